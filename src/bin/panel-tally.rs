@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    panel::run::main(panel::tally::command(), panel::tally::run)
+}

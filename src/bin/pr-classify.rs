@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    panel::run::main(panel::classify::command(), panel::classify::run)
+}

@@ -1,0 +1,200 @@
+//! Reading inputs: a file argument or standard input (`-` or absent), line by line, with
+//! line numbers and a bound on the length of one line.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+/// The longest line any tool reads: a longer one is an error, never an allocation.
+pub const MAX_LINE: usize = 64 << 20;
+
+/// One input: its name for messages and a buffered reader.
+pub struct Input {
+    pub name: String,
+    reader: Box<dyn BufRead>,
+    line: u64,
+}
+
+impl Input {
+    /// Opens `path`, or standard input when it is `-`.
+    pub fn open(path: &str) -> Result<Input> {
+        let (name, reader): (String, Box<dyn BufRead>) = if path == "-" {
+            (
+                "<stdin>".into(),
+                Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
+            )
+        } else {
+            let file =
+                File::open(Path::new(path)).with_context(|| format!("{path}: cannot open"))?;
+            (
+                path.to_string(),
+                Box::new(BufReader::with_capacity(1 << 16, file)),
+            )
+        };
+        Ok(Input {
+            name,
+            reader,
+            line: 0,
+        })
+    }
+
+    /// Wraps any reader (tests, in-memory input).
+    pub fn from_reader(name: &str, reader: impl Read + 'static) -> Input {
+        Input {
+            name: name.into(),
+            reader: Box::new(BufReader::new(reader)),
+            line: 0,
+        }
+    }
+
+    /// The number of the line last returned by [`Input::next_line`].
+    pub fn line_number(&self) -> u64 {
+        self.line
+    }
+
+    /// `file:line` of the line last read, for messages.
+    pub fn at(&self) -> String {
+        format!("{}: line {}", self.name, self.line)
+    }
+
+    /// Reads the next line into `buf` (without its newline). `Ok(false)` at the end.
+    /// Lines longer than [`MAX_LINE`] and lines that are not UTF-8 are errors naming the line.
+    pub fn next_line(&mut self, buf: &mut String) -> Result<bool> {
+        buf.clear();
+        let mut bytes = std::mem::take(buf).into_bytes();
+        let more = read_bounded_line(&mut self.reader, &mut bytes, MAX_LINE);
+        self.line += 1;
+        match more {
+            Ok(false) => {
+                *buf = String::new();
+                Ok(false)
+            }
+            Ok(true) => match String::from_utf8(bytes) {
+                Ok(s) => {
+                    *buf = s;
+                    Ok(true)
+                }
+                Err(_) => bail!("{}: not UTF-8", self.at()),
+            },
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                bail!("{}: longer than {} MiB", self.at(), MAX_LINE >> 20)
+            }
+            Err(e) => Err(e).with_context(|| format!("{}: cannot read", self.at())),
+        }
+    }
+
+    /// The whole rest of the input as text, bounded by `limit` bytes.
+    pub fn read_to_string(&mut self, limit: usize) -> Result<String> {
+        let mut bytes = Vec::new();
+        (&mut self.reader)
+            .take(limit as u64 + 1)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("{}: cannot read", self.name))?;
+        if bytes.len() > limit {
+            bail!("{}: larger than {} MiB", self.name, limit >> 20);
+        }
+        String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8", self.name))
+    }
+}
+
+/// Appends one line (newline and a preceding `\r` dropped) to `out`; `Ok(false)` at the end
+/// of input. A line past `cap` bytes fails with `InvalidData` once the cap is crossed, so memory
+/// stays bounded however long the line is.
+fn read_bounded_line(r: &mut dyn BufRead, out: &mut Vec<u8>, cap: usize) -> io::Result<bool> {
+    let mut any = false;
+    loop {
+        let (done, used) = {
+            let buf = match r.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if buf.is_empty() {
+                break;
+            }
+            any = true;
+            match memchr(b'\n', buf) {
+                Some(i) => {
+                    out.extend_from_slice(&buf[..i]);
+                    (true, i + 1)
+                }
+                None => {
+                    out.extend_from_slice(buf);
+                    (false, buf.len())
+                }
+            }
+        };
+        r.consume(used);
+        if out.len() > cap {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "line too long"));
+        }
+        if done {
+            break;
+        }
+    }
+    if out.last() == Some(&b'\r') {
+        out.pop();
+    }
+    Ok(any)
+}
+
+fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == needle)
+}
+
+/// The inputs named on a command line: none means standard input.
+pub fn paths_or_stdin(paths: &[String]) -> Vec<String> {
+    if paths.is_empty() {
+        vec!["-".into()]
+    } else {
+        paths.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &'static [u8]) -> Vec<Result<String>> {
+        let mut input = Input::from_reader("t", text);
+        let mut out = Vec::new();
+        let mut buf = String::new();
+        loop {
+            match input.next_line(&mut buf) {
+                Ok(true) => out.push(Ok(buf.clone())),
+                Ok(false) => break,
+                Err(e) => {
+                    out.push(Err(e));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn splits_lines_and_drops_carriage_returns() {
+        let got: Vec<String> = lines(b"a\r\nb\n\nc")
+            .into_iter()
+            .map(|l| l.unwrap())
+            .collect();
+        assert_eq!(got, ["a", "b", "", "c"]);
+    }
+
+    #[test]
+    fn names_the_line_that_is_not_utf8() {
+        let got = lines(b"ok\n\xff\xfe\n");
+        let err = got.last().unwrap().as_ref().unwrap_err().to_string();
+        assert_eq!(err, "t: line 2: not UTF-8");
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_an_error_not_an_allocation() {
+        let mut r: &[u8] = b"0123456789\n";
+        let mut out = Vec::new();
+        let err = read_bounded_line(&mut r, &mut out, 4).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    }
+}

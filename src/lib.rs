@@ -1,0 +1,21 @@
+//! panel: ask a panel of isolated LLM judges about one piece of work, and count what they say.
+//!
+//! Each tool's logic and its clap `Command` live here; the binaries only call [`run::main`].
+
+pub mod candidate;
+pub mod classify;
+pub mod contract;
+pub mod docs;
+pub mod extract;
+pub mod fanout;
+pub mod harness;
+pub mod input;
+pub mod judge;
+pub mod launch;
+pub mod merge;
+pub mod plan;
+pub mod prompt;
+pub mod record;
+pub mod run;
+pub mod tally;
+pub mod vote;

@@ -1,0 +1,1 @@
+//! The review panel planner for a classified pull request.

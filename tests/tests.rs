@@ -1,0 +1,4 @@
+//! The one integration-test crate: each file below is a module of it.
+
+mod generated;
+mod util;

@@ -1,0 +1,78 @@
+//! Shared helpers of the integration tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The path of one of our binaries, built by cargo for this test run.
+pub fn bin(name: &str) -> PathBuf {
+    match name {
+        "panel-judge" => env!("CARGO_BIN_EXE_panel-judge").into(),
+        "panel-tally" => env!("CARGO_BIN_EXE_panel-tally").into(),
+        "panel-merge" => env!("CARGO_BIN_EXE_panel-merge").into(),
+        "panel-vote" => env!("CARGO_BIN_EXE_panel-vote").into(),
+        "pr-classify" => env!("CARGO_BIN_EXE_pr-classify").into(),
+        other => panic!("no binary {other}"),
+    }
+}
+
+/// The repository's top folder.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh temporary folder, removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "panel-test-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs a command with `stdin` fed on a thread, and returns its output.
+pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut pipe = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = pipe.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait");
+    feeder.join().unwrap();
+    out
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
