@@ -2,6 +2,7 @@
 //!
 //! Each tool's logic and its clap `Command` live here; the binaries only call [`run::main`].
 
+pub mod ask;
 pub mod candidate;
 pub mod classify;
 pub mod contract;
