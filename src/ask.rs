@@ -2,7 +2,15 @@
 //! `panel-merge` and `panel-vote` reach models, with the same launcher, isolation, timeouts,
 //! retries and run folder as `panel-judge`.
 
+use crate::extract::{self, Found};
+use crate::harness::{AnswerAt, Kind, PromptVia, Seat, Table, Vars};
+use crate::launch::{self, Outcome, Spec};
+use anyhow::{Context, Result, anyhow};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::record::{Status, Usage};
 
@@ -52,4 +60,802 @@ pub trait Asker: Sync {
     /// Asks every question at once (in parallel where the asker can) and returns the replies
     /// in the order of the questions.
     fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The launcher: asks seats through their harnesses, each call sealed in private folders.
+
+/// How seats are launched; shared by `panel-judge`, `panel-merge` and `panel-vote`.
+#[derive(Clone, Debug)]
+pub struct LaunchOptions {
+    /// The run folder; a fresh temporary one when `None`.
+    pub run: Option<PathBuf>,
+    /// The deadline of one attempt, in seconds.
+    pub timeout_secs: f64,
+    /// How many times an unreadable or failed answer is asked for again.
+    pub retries: u32,
+    /// How many seats run at once; all when `None`.
+    pub jobs: Option<usize>,
+    pub harness_files: Vec<PathBuf>,
+    /// Families stated by the user, by seat as written.
+    pub families: BTreeMap<String, String>,
+    /// More of the user's variables to carry into every judge.
+    pub pass_env: Vec<String>,
+    pub max_budget_usd: Option<f64>,
+}
+
+impl Default for LaunchOptions {
+    fn default() -> Self {
+        LaunchOptions {
+            run: None,
+            timeout_secs: 300.0,
+            retries: 1,
+            jobs: None,
+            harness_files: Vec::new(),
+            families: BTreeMap::new(),
+            pass_env: Vec::new(),
+            max_budget_usd: None,
+        }
+    }
+}
+
+/// The real [`Asker`]: a launcher with its run folder.
+pub fn launcher(opts: &LaunchOptions) -> Result<Box<dyn Asker>> {
+    let mut l = Launcher::new(opts.clone())?;
+    l.start()?;
+    Ok(Box::new(l))
+}
+
+/// One call to make: a named question for a resolved seat.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub name: String,
+    pub seat: Seat,
+    pub prompt: String,
+    pub schema: Value,
+}
+
+/// How one call ended, after its retries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Done {
+    pub answer: Option<Map<String, Value>>,
+    pub status: Status,
+    pub cause: Option<String>,
+    pub excerpt: Option<String>,
+    pub attempts: u32,
+    pub duration: Duration,
+    pub exit_code: Option<i32>,
+    pub usage: Option<Usage>,
+}
+
+impl Done {
+    fn abstained(status: Status, cause: String) -> Done {
+        Done {
+            answer: None,
+            status,
+            cause: Some(crate::run::one_line(&cause)),
+            excerpt: None,
+            attempts: 1,
+            duration: Duration::ZERO,
+            exit_code: None,
+            usage: None,
+        }
+    }
+}
+
+impl From<Done> for Reply {
+    fn from(d: Done) -> Reply {
+        Reply {
+            answer: d.answer,
+            status: d.status,
+            cause: d.cause,
+            attempts: d.attempts,
+            usage: d.usage,
+        }
+    }
+}
+
+/// Marks an argument to leave out of argv.
+const DROPPED: &str = "\u{0}dropped\u{0}";
+
+/// The longest single argument Linux passes (MAX_ARG_STRLEN, with its NUL).
+pub const MAX_ARG: usize = 128 * 1024 - 1;
+/// Bytes of each stream kept in memory and in the run folder.
+pub const OUTPUT_CAP: usize = 16 << 20;
+
+/// Variables of the user's environment every judge keeps: finding programs, the locale,
+/// certificates and proxies. Everything else stays out unless a harness row asks for it.
+const BASE_ENV: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+];
+
+pub struct Launcher {
+    pub table: Table,
+    pub opts: LaunchOptions,
+    run: Option<PathBuf>,
+    sandbox: Option<PathBuf>,
+    user_env: BTreeMap<String, String>,
+    user_home: PathBuf,
+}
+
+impl Launcher {
+    /// Reads the harness table and the user's environment; creates nothing yet.
+    pub fn new(opts: LaunchOptions) -> Result<Launcher> {
+        let table = Table::load(&opts.harness_files)?;
+        let user_env: BTreeMap<String, String> = std::env::vars().collect();
+        let user_home = user_env
+            .get("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "/".into());
+        Ok(Launcher {
+            table,
+            opts,
+            run: None,
+            sandbox: None,
+            user_env,
+            user_home,
+        })
+    }
+
+    pub fn seat(&self, spec: &str) -> Result<Seat> {
+        Seat::parse(spec, &self.table, &self.opts.families)
+    }
+
+    /// Every seat's executable is on PATH; else the first missing one, and how to install it.
+    pub fn check_executables<'a>(&self, seats: impl IntoIterator<Item = &'a Seat>) -> Result<()> {
+        let path = self.user_env.get("PATH").cloned().unwrap_or_default();
+        for seat in seats {
+            seat.resolve_executable(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Creates the run folder and the sandbox for the judges' private folders.
+    pub fn start(&mut self) -> Result<&Path> {
+        let run = match &self.opts.run {
+            Some(dir) => {
+                fs::create_dir_all(dir)
+                    .with_context(|| format!("{}: cannot create the run folder", dir.display()))?;
+                dir.clone()
+            }
+            None => fresh_dir(&std::env::temp_dir(), "panel.")
+                .context("cannot create a run folder in the temporary folder")?,
+        };
+        let run = run.canonicalize().unwrap_or(run);
+        let sandbox = fresh_dir(&std::env::temp_dir(), "panel-sandbox.")
+            .context("cannot create the judges' private folders")?;
+        self.run = Some(run);
+        self.sandbox = Some(sandbox);
+        Ok(self.run.as_deref().expect("just set"))
+    }
+
+    pub fn run_dir(&self) -> Option<&Path> {
+        self.run.as_deref()
+    }
+
+    /// The values of argv's placeholders for one attempt, with the folders it would use.
+    fn vars(&self, job: &Job, prompt: &str, dirs: &AttemptDirs) -> Vars {
+        let mut v = Vars::new();
+        v.insert("prompt", prompt.to_string());
+        v.insert(
+            "prompt_file",
+            dirs.judge.join("prompt.txt").display().to_string(),
+        );
+        v.insert("schema", job.schema.to_string());
+        v.insert(
+            "schema_file",
+            dirs.judge.join("schema.json").display().to_string(),
+        );
+        v.insert(
+            "answer_file",
+            dirs.attempt.join("answer").display().to_string(),
+        );
+        v.insert("home", dirs.home.display().to_string());
+        v.insert("work", dirs.work.display().to_string());
+        if let Some(m) = &job.seat.model {
+            v.insert("model", m.clone());
+        }
+        if let Some(b) = self.opts.max_budget_usd {
+            v.insert("max_budget_usd", b.to_string());
+        }
+        v
+    }
+
+    /// The argv and how the prompt travels, or why the prompt cannot reach the harness.
+    fn argv(
+        &self,
+        job: &Job,
+        prompt: &str,
+        dirs: &AttemptDirs,
+    ) -> Result<(Vec<String>, Option<Vec<u8>>)> {
+        let h = &job.seat.harness;
+        let mut vars = self.vars(job, prompt, dirs);
+        let mut stdin = None;
+        match h.prompt {
+            PromptVia::Stdin => stdin = Some(prompt.as_bytes().to_vec()),
+            PromptVia::Argument if prompt.len() > MAX_ARG => match &h.stdin_prompt {
+                Some(instead) => {
+                    // An empty stand-in drops the argument rather than passing "".
+                    let arg = if instead.is_empty() { DROPPED } else { instead };
+                    vars.insert("prompt", arg.to_string());
+                    stdin = Some(prompt.as_bytes().to_vec());
+                }
+                None if h.argv_mentions("{prompt_file}") => {}
+                None => {
+                    return Err(anyhow!(
+                        "{}: the prompt is {} bytes, more than one argument carries (128 KiB), and {} takes it no other way",
+                        job.name,
+                        prompt.len(),
+                        h.name
+                    ));
+                }
+            },
+            PromptVia::Argument => {}
+        }
+        let user_env = |name: &str| self.user_env.get(name).is_some_and(|v| !v.is_empty());
+        let mut argv = h.render_argv(&vars, &user_env)?;
+        argv.retain(|a| a != DROPPED);
+        Ok((argv, stdin))
+    }
+
+    /// Checks that every job's prompt can reach its harness, before any starts.
+    pub fn check_prompts(&self, jobs: &[Job]) -> Result<()> {
+        let dirs = AttemptDirs::notional(Path::new("/nonexistent"), "x", 1);
+        for job in jobs {
+            self.argv(job, &job.prompt, &dirs)?;
+        }
+        Ok(())
+    }
+
+    /// The environment of one attempt: the base variables, the harness's own, the private folders.
+    fn env(&self, job: &Job, dirs: &AttemptDirs) -> Vec<(String, String)> {
+        let h = &job.seat.harness;
+        let mut env: BTreeMap<String, String> = BTreeMap::new();
+        let carried = BASE_ENV
+            .iter()
+            .map(|s| s.to_string())
+            .chain(h.pass_env.iter().cloned())
+            .chain(self.opts.pass_env.iter().cloned());
+        for name in carried {
+            if let Some(v) = self.user_env.get(&name) {
+                env.insert(name, v.clone());
+            }
+        }
+        let home = dirs.home.display().to_string();
+        env.insert("HOME".into(), home.clone());
+        env.insert("XDG_CONFIG_HOME".into(), format!("{home}/.config"));
+        env.insert("XDG_DATA_HOME".into(), format!("{home}/.local/share"));
+        env.insert("XDG_STATE_HOME".into(), format!("{home}/.local/state"));
+        env.insert("XDG_CACHE_HOME".into(), format!("{home}/.cache"));
+        env.insert("TMPDIR".into(), dirs.tmp.display().to_string());
+        let vars = self.vars(job, "", dirs);
+        for (k, v) in &h.env {
+            if let Some(v) = crate::harness::fill(v, &vars) {
+                env.insert(k.clone(), v);
+            }
+        }
+        env.into_iter().collect()
+    }
+
+    /// The exact command of a job's first attempt, shell-quoted on one line.
+    pub fn command_line(&self, job: &Job) -> Result<String> {
+        let base = self
+            .run
+            .clone()
+            .or_else(|| self.opts.run.clone())
+            .unwrap_or_else(|| std::env::temp_dir().join("panel.RUN"));
+        let dirs = AttemptDirs::notional(&base, &job.name, 1);
+        if job.seat.harness.kind == Kind::Replay {
+            return Ok(format!(
+                "# {}: replays {}",
+                job.name,
+                shell_quote(job.seat.model.as_deref().unwrap_or(""))
+            ));
+        }
+        let (argv, stdin) = self.argv(job, &job.prompt, &dirs)?;
+        let h = &job.seat.harness;
+        let vars = self.vars(job, "", &dirs);
+        let mut words: Vec<String> = h
+            .env
+            .iter()
+            .filter_map(|(k, v)| {
+                crate::harness::fill(v, &vars).map(|v| format!("{k}={}", shell_quote(&v)))
+            })
+            .collect();
+        words.push(shell_quote(&h.executable));
+        words.extend(argv.iter().map(|a| shell_quote(a)));
+        match stdin {
+            Some(text) => Ok(format!(
+                "printf '%s' {} | {}",
+                shell_quote(&String::from_utf8_lossy(&text)),
+                words.join(" ")
+            )),
+            None => Ok(format!("{} < /dev/null", words.join(" "))),
+        }
+    }
+
+    /// Asks one job, with its retries; never fails: a call that goes wrong is an abstention.
+    pub fn ask(&self, job: &Job, check: &Check) -> Done {
+        let started = Instant::now();
+        let judge_dir = self.run.as_ref().map(|r| r.join(&job.name));
+        if let Some(dir) = &judge_dir {
+            let _ = fs::create_dir_all(dir);
+            let _ = fs::write(dir.join("prompt.txt"), &job.prompt);
+            let _ = fs::write(dir.join("schema.json"), job.schema.to_string());
+        }
+        let mut prompt = job.prompt.clone();
+        let mut done = Done {
+            answer: None,
+            status: Status::Failed,
+            cause: Some("not started".into()),
+            excerpt: None,
+            attempts: 0,
+            duration: Duration::ZERO,
+            exit_code: None,
+            usage: None,
+        };
+        for n in 1..=1 + self.opts.retries {
+            if launch::stopped().is_some() {
+                done.status = Status::Interrupted;
+                done.cause = Some("stopped by a signal before it answered".into());
+                break;
+            }
+            let attempt = self.attempt(job, n, &prompt, check);
+            let retry = attempt.status.retryable() && n <= self.opts.retries;
+            if let Some(u) = &attempt.usage {
+                done.usage.get_or_insert_with(Usage::default).add(u);
+            }
+            done = Done {
+                attempts: n,
+                usage: done.usage,
+                ..attempt
+            };
+            if !retry {
+                break;
+            }
+            if done.status == Status::RateLimited {
+                std::thread::sleep(Duration::from_secs(2 * u64::from(n)).min(self.timeout() / 4));
+            }
+            prompt = format!(
+                "{}{}",
+                job.prompt,
+                crate::prompt::retry_note(done.cause.as_deref().unwrap_or("no answer"))
+            );
+        }
+        done.duration = started.elapsed();
+        done
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.opts.timeout_secs.max(0.001))
+    }
+
+    /// One attempt: launch (or replay), keep everything in the run folder, read the answer.
+    fn attempt(&self, job: &Job, n: u32, prompt: &str, check: &Check) -> Done {
+        let run = self.run.clone().unwrap_or_else(std::env::temp_dir);
+        let sandbox = self.sandbox.clone().unwrap_or_else(std::env::temp_dir);
+        let dirs = AttemptDirs::new(&run, &sandbox, &job.name, n);
+        let result = match job.seat.harness.kind {
+            Kind::Replay => self.replay(job, n),
+            Kind::Process => self.launch(job, prompt, &dirs),
+        };
+        let (outcome, answer_file) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let status = if e
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+                {
+                    Status::NotFound
+                } else {
+                    Status::Failed
+                };
+                return Done::abstained(status, format!("{e:#}"));
+            }
+        };
+        let _ = fs::create_dir_all(&dirs.attempt);
+        let _ = fs::write(dirs.attempt.join("stdout"), &outcome.stdout);
+        let _ = fs::write(dirs.attempt.join("stderr"), &outcome.stderr);
+        let _ = fs::write(
+            dirs.attempt.join("exit.json"),
+            serde_json::json!({
+                "exitCode": outcome.exit_code(),
+                "signal": outcome.signal(),
+                "timedOut": outcome.timed_out,
+                "interrupted": outcome.interrupted,
+                "durationMs": outcome.duration.as_millis() as u64,
+                "stdoutBytes": outcome.stdout_bytes,
+                "stderrBytes": outcome.stderr_bytes,
+            })
+            .to_string(),
+        );
+        let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, self.timeout());
+        done.attempts = n;
+        done
+    }
+
+    fn launch(
+        &self,
+        job: &Job,
+        prompt: &str,
+        dirs: &AttemptDirs,
+    ) -> Result<(Outcome, Option<String>)> {
+        let h = &job.seat.harness;
+        let (argv, stdin) = self.argv(job, prompt, dirs)?;
+        for d in [&dirs.attempt, &dirs.home, &dirs.work, &dirs.tmp] {
+            fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
+        }
+        if prompt.len() > MAX_ARG || h.argv_mentions("{prompt_file}") {
+            fs::write(dirs.judge.join("prompt.txt"), prompt)?;
+        }
+        let _ = fs::write(
+            dirs.attempt.join("argv.json"),
+            serde_json::to_string(&argv)?,
+        );
+        let copied = self.carry_credentials(job, dirs);
+        let vars = self.vars(job, prompt, dirs);
+        for (rel, text) in &h.files {
+            let path = dirs.home.join(rel);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            fs::write(
+                &path,
+                crate::harness::fill(text, &vars).unwrap_or_else(|| text.clone()),
+            )?;
+        }
+        let program = crate::harness::find_on_path(
+            &h.executable,
+            self.user_env.get("PATH").map_or("", String::as_str),
+        )
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{} not found on PATH", h.executable),
+            )
+        })?;
+        let spec = Spec {
+            program,
+            args: argv,
+            env: self.env(job, dirs),
+            cwd: dirs.work.clone(),
+            stdin,
+            timeout: self.timeout(),
+            cap: OUTPUT_CAP,
+        };
+        let outcome = launch::run(&spec);
+        // Logins never stay behind in the sandbox.
+        for path in copied {
+            let _ = fs::remove_file(path);
+        }
+        let outcome = outcome?;
+        let answer = match h.answer {
+            AnswerAt::File => fs::read(dirs.attempt.join("answer"))
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            AnswerAt::Stdout => None,
+        };
+        Ok((outcome, answer))
+    }
+
+    /// Copies the harness's credential files from the user's HOME; returns the copies.
+    fn carry_credentials(&self, job: &Job, dirs: &AttemptDirs) -> Vec<PathBuf> {
+        let env = |name: &str| self.user_env.get(name).cloned();
+        let mut copied = Vec::new();
+        for c in &job.seat.harness.credentials {
+            let from = crate::harness::expand_user_path(&c.from, &self.user_home, &env);
+            let to = dirs.home.join(&c.to);
+            if !from.is_file() {
+                continue;
+            }
+            if let Some(parent) = to.parent() {
+                let _ = fs::create_dir_all(parent);
+            }
+            if fs::copy(&from, &to).is_ok() {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = fs::set_permissions(&to, fs::Permissions::from_mode(0o600));
+                copied.push(to);
+            }
+        }
+        copied
+    }
+
+    /// A recorded answer: `FILE` maps each name to its answer, or to a list of answers by attempt.
+    fn replay(&self, job: &Job, n: u32) -> Result<(Outcome, Option<String>)> {
+        let file = job.seat.model.as_deref().unwrap_or_default();
+        let text =
+            fs::read_to_string(file).with_context(|| format!("replay: {file}: cannot read"))?;
+        let all: Value =
+            serde_json::from_str(&text).map_err(|e| anyhow!("replay: {file}: not JSON: {e}"))?;
+        let entry = all
+            .get(&job.name)
+            .ok_or_else(|| anyhow!("replay: {file} holds no answer for {}", job.name))?;
+        let entry = match entry {
+            Value::Array(list) if !list.is_empty() => &list[(n as usize - 1).min(list.len() - 1)],
+            other => other,
+        };
+        let out = match entry {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        Ok((
+            Outcome {
+                status: Some(std::os::unix::process::ExitStatusExt::from_raw(0)),
+                timed_out: false,
+                interrupted: false,
+                stdout_bytes: out.len() as u64,
+                stdout: out.into_bytes(),
+                stderr: Vec::new(),
+                stderr_bytes: 0,
+                duration: Duration::ZERO,
+            },
+            None,
+        ))
+    }
+
+    /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
+    pub fn ask_each(&self, jobs: &[Job], check: &Check, each: impl FnMut(usize, Done)) {
+        let workers = self.opts.jobs.unwrap_or(jobs.len()).max(1);
+        crate::fanout::run(
+            jobs.iter().collect(),
+            workers,
+            |_, job| self.ask(job, check),
+            each,
+        );
+    }
+}
+
+impl Drop for Launcher {
+    fn drop(&mut self) {
+        if let Some(s) = &self.sandbox {
+            let _ = fs::remove_dir_all(s);
+        }
+    }
+}
+
+impl Asker for Launcher {
+    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply> {
+        let mut jobs = Vec::new();
+        let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
+        let mut index = Vec::new();
+        for (i, q) in questions.iter().enumerate() {
+            match self.seat(&q.seat) {
+                Ok(seat) => {
+                    jobs.push(Job {
+                        name: q.name.clone(),
+                        seat,
+                        prompt: q.prompt.clone(),
+                        schema: q.schema.clone(),
+                    });
+                    index.push(i);
+                }
+                Err(e) => replies[i] = Some(Reply::abstained(Status::NotFound, format!("{e:#}"))),
+            }
+        }
+        self.ask_each(&jobs, check, |j, done| {
+            replies[index[j]] = Some(done.into())
+        });
+        replies
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Reply::abstained(Status::Interrupted, "not asked")))
+            .collect()
+    }
+}
+
+/// The folders of one attempt: in the run folder what is kept, in the sandbox what is private.
+struct AttemptDirs {
+    judge: PathBuf,
+    attempt: PathBuf,
+    home: PathBuf,
+    work: PathBuf,
+    tmp: PathBuf,
+}
+
+impl AttemptDirs {
+    fn new(run: &Path, sandbox: &Path, name: &str, n: u32) -> AttemptDirs {
+        let private = sandbox.join(format!("{name}.{n}"));
+        AttemptDirs {
+            judge: run.join(name),
+            attempt: run.join(name).join(format!("attempt-{n}")),
+            home: private.join("home"),
+            work: private.join("work"),
+            tmp: private.join("tmp"),
+        }
+    }
+
+    /// Where an attempt's folders would be, for messages and dry runs.
+    fn notional(run: &Path, name: &str, n: u32) -> AttemptDirs {
+        AttemptDirs::new(run, &run.join(".sandbox"), name, n)
+    }
+}
+
+/// Reads an attempt's answer and says how it ended. A valid answer counts whatever the exit
+/// status; exit 0 proves nothing without one.
+fn read_answer(
+    job: &Job,
+    o: &Outcome,
+    answer_file: Option<&str>,
+    check: &Check,
+    timeout: Duration,
+) -> Done {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let mut done = Done {
+        answer: None,
+        status: Status::Unreadable,
+        cause: None,
+        excerpt: None,
+        attempts: 1,
+        duration: o.duration,
+        exit_code: o.exit_code(),
+        usage: job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
+    };
+    if o.interrupted {
+        done.status = Status::Interrupted;
+        done.cause = Some("stopped by a signal before it answered".into());
+        return done;
+    }
+    if o.timed_out {
+        done.status = Status::Timeout;
+        done.cause = Some(format!(
+            "no answer within {}s; its process group was killed",
+            timeout.as_secs_f64()
+        ));
+        done.excerpt = nonempty_excerpt(&stdout);
+        return done;
+    }
+    let found = match answer_file.filter(|t| !t.trim().is_empty()) {
+        Some(text) => extract::answer(None, text),
+        None => extract::answer(job.seat.filter.as_deref(), &stdout),
+    };
+    let why = match &found {
+        Found::Object(obj) => match check(obj) {
+            Ok(()) => {
+                done.answer = Some(obj.clone());
+                done.status = Status::Ok;
+                return done;
+            }
+            Err(why) => why,
+        },
+        Found::Text(t) if t.trim().is_empty() => "no answer".to_string(),
+        Found::Text(_) => "no JSON object in the answer".to_string(),
+    };
+    done.excerpt = nonempty_excerpt(match &found {
+        Found::Text(t) => t,
+        Found::Object(_) => &stdout,
+    });
+    if let Some((status, line)) = job.seat.harness.classify_error(&stdout, &stderr) {
+        done.status = status;
+        done.cause = Some(line);
+    } else if let Some(sig) = o.signal() {
+        done.status = Status::Failed;
+        done.cause = Some(format!(
+            "{} was killed by signal {sig}",
+            job.seat.harness.executable
+        ));
+    } else if let Some(code) = o.exit_code().filter(|c| *c != 0) {
+        done.status = if code == 127 {
+            Status::NotFound
+        } else {
+            Status::Failed
+        };
+        let said = last_line(&stderr)
+            .or_else(|| last_line(&stdout))
+            .unwrap_or_default();
+        done.cause = Some(
+            format!(
+                "{} exited {code}: {why}; {said}",
+                job.seat.harness.executable
+            )
+            .trim_end_matches("; ")
+            .to_string(),
+        );
+    } else {
+        done.status = Status::Unreadable;
+        done.cause = Some(why);
+    }
+    done
+}
+
+fn nonempty_excerpt(text: &str) -> Option<String> {
+    let e = extract::excerpt(text, 300);
+    (!e.is_empty()).then_some(e)
+}
+
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| extract::excerpt(l, 200))
+}
+
+fn usage_of(filter: &extract::Filter, stdout: &str) -> Option<Usage> {
+    let outputs = filter.run_text(stdout)?;
+    let mut total: Option<Usage> = None;
+    for v in outputs {
+        if let Ok(u) = serde_json::from_value::<Usage>(v)
+            && !u.is_empty()
+        {
+            total.get_or_insert_with(Usage::default).add(&u);
+        }
+    }
+    total
+}
+
+/// Creates a new folder `prefix` + six random characters under `parent`.
+fn fresh_dir(parent: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+    for _ in 0..100 {
+        let nonce = crate::prompt::nonce_for("");
+        let dir = parent.join(format!("{prefix}{}", &nonce[..6]));
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free name"))
+}
+
+/// Quotes a word for bash so it stays one word on one line.
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
+    {
+        return word.to_string();
+    }
+    if word.chars().any(|c| c.is_control()) {
+        let mut out = String::from("$'");
+        for c in word.chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        return out;
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_one_word_on_one_line() {
+        assert_eq!(shell_quote("haiku"), "haiku");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote("a\nb's"), "$'a\\nb\\'s'");
+    }
 }

@@ -1,23 +1,148 @@
-//! `panel-judge`: Launch sealed judges in parallel, one per lens or seat, and write one verdict record each.
+//! `panel-judge`: launch sealed judges in parallel, one per lens or seat, and write one verdict
+//! record each, as each finishes.
 
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
-use clap::{CommandFactory, Parser};
+use anyhow::{Context, Result, bail};
+use clap::{CommandFactory, Parser, ValueEnum};
 
+use crate::ask::{Done, Job, LaunchOptions, Launcher};
+use crate::candidate::Candidate;
+use crate::contract;
 use crate::docs::ToolDoc;
+use crate::harness::Seat;
+use crate::prompt::{self, Lens};
+use crate::record::{Status, VerdictRecord};
 
-/// Launch sealed judges in parallel, one per lens or seat, and write one verdict record each.
+/// Launch sealed LLM judges in parallel and write one verdict record per judge.
+///
+/// Each judge gets one lens (one question) about the frozen candidate, runs in private empty
+/// folders with its harness's lockdown flags and stdin closed, in its own process group, under
+/// a deadline. Its answer is read and checked against the verdict contract; an answer that does
+/// not meet it is asked for once more, then recorded as an abstention, never guessed.
 #[derive(Parser, Debug)]
 #[command(name = "panel-judge", version)]
 pub struct Args {
-    /// Input files (JSON lines); standard input when none or `-`.
-    pub inputs: Vec<String>,
+    /// The work to judge: a file, or standard input when `-` or absent.
+    pub candidate: Option<String>,
+
+    /// A seat, HARNESS[:MODEL] (repeatable), e.g. claude:haiku, codex:gpt-5.6-luna, exec:'llm -m gpt-4o-mini', replay:answers.json.
+    #[arg(
+        long = "seat",
+        value_name = "HARNESS[:MODEL]",
+        default_value = "claude:haiku"
+    )]
+    pub seats: Vec<String>,
+
+    /// A lens, NAME=QUESTION (repeatable). Default: correctness, edges, evidence.
+    #[arg(long = "lens", value_name = "NAME=QUESTION")]
+    pub lenses: Vec<String>,
+
+    /// A file of lenses, one NAME=QUESTION (or the seed script's NAME|QUESTION) per line.
+    #[arg(long = "lenses", value_name = "FILE")]
+    pub lenses_file: Option<PathBuf>,
+
+    /// Run every lens on every seat.
+    #[arg(long)]
+    pub cross: bool,
+
+    /// What the judges answer.
+    #[arg(long, value_enum, default_value_t = Contract::Verdict)]
+    pub contract: Contract,
+
+    /// Run two judges that share a lens and a model family anyway (one opinion paid for twice).
+    #[arg(long)]
+    pub allow_correlated: bool,
+
+    /// State a seat's model family, SEAT=FAMILY (repeatable), e.g. 'exec:llm -m x=openai'.
+    #[arg(long = "family", value_name = "SEAT=FAMILY")]
+    pub families: Vec<String>,
+
+    /// Seconds one attempt of a judge may take before its process group is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    pub timeout: f64,
+
+    /// How many times an unreadable or failed answer is asked for again.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub retries: u32,
+
+    /// How many judges run at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// The run folder that keeps every prompt, argv, output and record (default: a new temporary folder).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Print each judge's exact command, shell-quoted, one per line, and launch nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// A spending cap in USD per judge, passed to the harnesses that enforce one.
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
+    /// A JSON file of harness rows that add to or replace the built-in ones (repeatable).
+    #[arg(long = "harness-file", value_name = "FILE")]
+    pub harness_files: Vec<PathBuf>,
+
+    /// Carry this variable of your environment into every judge (repeatable; also PANEL_PASS_ENV, comma-separated).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+
+    /// Print the harness table as JSON and exit.
+    #[arg(long)]
+    pub list_harnesses: bool,
+}
+
+/// The contract the judges answer to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Contract {
+    /// {"verdict": "holds"|"breaks", "reason", "confidence"}
+    Verdict,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
-    exit_status: crate::docs::FILTER_EXIT,
-    examples: &[("Show the help", "panel-judge --help")],
+    exit_status: &[
+        (
+            "0",
+            "Every judge ran and has a record (a verdict or an abstention); the records are on standard output.",
+        ),
+        (
+            "2",
+            "Usage or input error, a harness not installed, correlated judges, or a prompt too large for its harness: nothing was launched.",
+        ),
+        (
+            "130",
+            "Stopped by SIGINT: every judge's process group was killed, the finished records written, the rest recorded as interrupted.",
+        ),
+        ("143", "Stopped by SIGTERM, likewise."),
+    ],
+    examples: &[
+        (
+            "Three lenses on one Claude seat, counted",
+            "panel-judge --seat claude:haiku answer.md | panel-tally",
+        ),
+        (
+            "One lens across three model families",
+            "panel-judge --lens 'correctness=Does it do what it claims?' --seat claude:haiku --seat codex:gpt-5.6-luna --seat exec:'llm -m gemini-2.5-flash' answer.md",
+        ),
+        (
+            "The commands, for pasting into a script",
+            "panel-judge --dry-run --seat codex answer.md",
+        ),
+        (
+            "Offline, with recorded answers",
+            "panel-judge --seat replay:examples/answers.json examples/answer.md | panel-tally",
+        ),
+        (
+            "Copy a harness row to change it",
+            "panel-judge --list-harnesses | jq '.[] | select(.name == \"claude\")'",
+        ),
+    ],
 };
 
 /// The clap definition of `panel-judge`.
@@ -25,6 +150,453 @@ pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
 }
 
-pub fn run(_args: Args) -> Result<ExitCode> {
-    bail!("not built yet")
+/// One judge of the panel: a lens on a seat, under a unique name.
+#[derive(Clone, Debug)]
+pub struct Judge {
+    pub name: String,
+    pub lens: Lens,
+    pub seat: Seat,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let opts = launch_options(&args)?;
+    let mut launcher = Launcher::new(opts)?;
+    if args.list_harnesses {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, launcher.table.rows())?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let lenses = lenses(&args)?;
+    let seats = args
+        .seats
+        .iter()
+        .map(|s| launcher.seat(s))
+        .collect::<Result<Vec<_>>>()?;
+    let judges = pair(&lenses, &seats, args.cross)?;
+    if !args.allow_correlated
+        && let Some(msg) = correlated(&judges)
+    {
+        bail!("{msg}");
+    }
+    if !args.dry_run {
+        launcher.check_executables(judges.iter().map(|j| &j.seat))?;
+    }
+    let candidate = Candidate::read(args.candidate.as_deref().unwrap_or("-"))?;
+    let nonce = prompt::nonce_for(&candidate.text);
+    let schema = contract::verdict_schema();
+    let jobs: Vec<Job> = judges
+        .iter()
+        .map(|j| Job {
+            name: j.name.clone(),
+            seat: j.seat.clone(),
+            prompt: prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
+            schema: schema.clone(),
+        })
+        .collect();
+    launcher.check_prompts(&jobs)?;
+    if args.dry_run {
+        let mut out = std::io::stdout().lock();
+        for job in &jobs {
+            writeln!(out, "{}", launcher.command_line(job)?)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(b) = args.max_budget_usd {
+        let loose: Vec<&str> = unique(
+            judges
+                .iter()
+                .filter(|j| !j.seat.harness.caps_budget())
+                .map(|j| j.seat.harness.name.as_str()),
+        );
+        if !loose.is_empty() {
+            eprintln!(
+                "panel-judge: --max-budget-usd {b} is not enforced by {}",
+                loose.join(", ")
+            );
+        }
+    }
+    let run_dir = launcher.start()?.to_path_buf();
+    candidate.freeze_into(&run_dir)?;
+    crate::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
+    crate::launch::stop_when_stdout_closes();
+
+    let mut ledger = std::fs::File::create(run_dir.join("verdicts.jsonl"))
+        .with_context(|| format!("{}: cannot write", run_dir.display()))?;
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut stdout_open = true;
+    let progress = std::io::stderr().is_terminal();
+    let check =
+        |obj: &serde_json::Map<String, serde_json::Value>| contract::check_verdict(obj).map(|_| ());
+    let size = judges.len();
+    let mut pending: Vec<bool> = vec![true; size];
+    let mut write_record = |rec: &VerdictRecord| -> Result<()> {
+        let line = serde_json::to_string(rec)?;
+        let _ = writeln!(ledger, "{line}");
+        let _ = std::fs::write(
+            run_dir.join(&rec.judge).join("record.json"),
+            format!("{line}\n"),
+        );
+        if progress {
+            let what = rec
+                .verdict
+                .map(|v| v.as_str())
+                .unwrap_or(rec.status.as_str());
+            eprintln!(
+                "panel-judge: {} {what} ({:.1}s)",
+                rec.judge,
+                rec.duration_ms as f64 / 1000.0
+            );
+        }
+        if stdout_open {
+            let written = writeln!(stdout, "{line}").and_then(|_| stdout.flush());
+            if let Err(e) = written {
+                // Nobody reads any more (`| head -1`): stop the judges, keep the run folder whole.
+                stdout_open = false;
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    crate::launch::stop_all(crate::launch::SIGPIPE);
+                } else {
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(())
+    };
+    let mut failure = None;
+    launcher.ask_each(&jobs, &check, |i, done| {
+        pending[i] = false;
+        let rec = verdict_record(&judges[i], &candidate.seal, size, &run_dir, done);
+        if let Err(e) = write_record(&rec) {
+            failure.get_or_insert(e);
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    eprintln!("verdicts: {}", run_dir.display());
+    Ok(match crate::launch::stopped() {
+        Some(crate::launch::SIGPIPE) | None => ExitCode::SUCCESS,
+        Some(sig) => ExitCode::from(128 + sig as u8),
+    })
+}
+
+fn launch_options(args: &Args) -> Result<LaunchOptions> {
+    let mut families = BTreeMap::new();
+    for f in &args.families {
+        let (seat, family) = f
+            .rsplit_once('=')
+            .filter(|(s, fam)| !s.is_empty() && !fam.is_empty())
+            .with_context(|| format!("--family {f:?}: expected SEAT=FAMILY"))?;
+        families.insert(seat.to_string(), family.to_lowercase());
+    }
+    let mut pass_env = args.pass_env.clone();
+    if let Ok(list) = std::env::var("PANEL_PASS_ENV") {
+        pass_env.extend(
+            list.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from),
+        );
+    }
+    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
+        bail!(
+            "--timeout {}: must be a positive number of seconds",
+            args.timeout
+        );
+    }
+    if args.jobs == Some(0) {
+        bail!("--jobs 0: at least one judge must run at a time");
+    }
+    Ok(LaunchOptions {
+        run: args.out.clone(),
+        timeout_secs: args.timeout,
+        retries: args.retries,
+        jobs: args.jobs,
+        harness_files: args.harness_files.clone(),
+        families,
+        pass_env,
+        max_budget_usd: args.max_budget_usd,
+    })
+}
+
+/// The lenses: `--lens` and `--lenses FILE`, or the three defaults.
+fn lenses(args: &Args) -> Result<Vec<Lens>> {
+    let mut out = Vec::new();
+    if let Some(path) = &args.lenses_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            out.push(
+                parse_lens(line).with_context(|| format!("{}: line {}", path.display(), n + 1))?,
+            );
+        }
+    }
+    for l in &args.lenses {
+        out.push(parse_lens(l).with_context(|| format!("--lens {l:?}"))?);
+    }
+    if out.is_empty() {
+        out = prompt::default_lenses();
+    }
+    let mut seen = std::collections::HashSet::new();
+    for l in &out {
+        if !seen.insert(l.name.as_str()) {
+            bail!("lens {:?} is given twice", l.name);
+        }
+    }
+    Ok(out)
+}
+
+/// `NAME=QUESTION`, or the seed script's `NAME|QUESTION`.
+fn parse_lens(text: &str) -> Result<Lens> {
+    let split = match (text.find('='), text.find('|')) {
+        (Some(e), Some(b)) => Some(e.min(b)),
+        (e, b) => e.or(b),
+    };
+    let Some(at) = split else {
+        bail!("expected NAME=QUESTION");
+    };
+    let (name, question) = (text[..at].trim(), text[at + 1..].trim());
+    if name.is_empty() || question.is_empty() {
+        bail!("expected NAME=QUESTION with both parts");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        bail!("the lens name {name:?} may hold only letters, digits, '-', '_' and '.'");
+    }
+    Ok(Lens::new(name, question))
+}
+
+/// Pairs lenses with seats: one seat takes every lens; one lens goes to every seat; equal
+/// counts pair in order; `--cross` runs every lens on every seat.
+pub fn pair(lenses: &[Lens], seats: &[Seat], cross: bool) -> Result<Vec<Judge>> {
+    let pairs: Vec<(&Lens, &Seat)> = if cross {
+        lenses
+            .iter()
+            .flat_map(|l| seats.iter().map(move |s| (l, s)))
+            .collect()
+    } else if seats.len() == 1 {
+        lenses.iter().map(|l| (l, &seats[0])).collect()
+    } else if lenses.len() == 1 {
+        seats.iter().map(|s| (&lenses[0], s)).collect()
+    } else if lenses.len() == seats.len() {
+        lenses.iter().zip(seats).collect()
+    } else {
+        bail!(
+            "{} lenses and {} seats do not pair: give one seat, one lens, as many lenses as seats, or --cross for every lens on every seat",
+            lenses.len(),
+            seats.len()
+        );
+    };
+    let names = judge_names(&pairs);
+    Ok(pairs
+        .into_iter()
+        .zip(names)
+        .map(|((lens, seat), name)| Judge {
+            name,
+            lens: lens.clone(),
+            seat: seat.clone(),
+        })
+        .collect())
+}
+
+/// Judges are named after their lens; where a lens runs on several seats, after the seat too.
+fn judge_names(pairs: &[(&Lens, &Seat)]) -> Vec<String> {
+    let count = |name: &str| pairs.iter().filter(|(l, _)| l.name == name).count();
+    let mut names: Vec<String> = pairs
+        .iter()
+        .map(|(l, s)| {
+            if count(&l.name) == 1 {
+                l.name.clone()
+            } else {
+                format!("{}@{}", l.name, sanitize(&s.spec))
+            }
+        })
+        .collect();
+    // Two seats written alike (or alike once sanitized) still need distinct names.
+    for i in 0..names.len() {
+        let dups: Vec<usize> = (0..names.len()).filter(|&j| names[j] == names[i]).collect();
+        if dups.len() > 1 {
+            for (k, j) in dups.into_iter().enumerate() {
+                names[j] = format!("{}-{}", names[j], k + 1);
+            }
+        }
+    }
+    names
+}
+
+fn sanitize(text: &str) -> String {
+    let s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.chars().take(60).collect()
+}
+
+/// Two judges with the same lens and the same model family are one judge in two costumes.
+pub fn correlated(judges: &[Judge]) -> Option<String> {
+    for (i, a) in judges.iter().enumerate() {
+        for b in &judges[i + 1..] {
+            if a.lens.question == b.lens.question
+                && a.seat.family_or_seat() == b.seat.family_or_seat()
+            {
+                let family = match &a.seat.family {
+                    Some(f) => format!("the model family {f}"),
+                    None => format!(
+                        "the seat {} (its family is unknown: state it with --family)",
+                        a.seat.spec
+                    ),
+                };
+                return Some(format!(
+                    "judges {} and {} share the lens {:?} and {family}: one judge in two costumes. Give them different lenses or families, or pass --allow-correlated to pay twice for one opinion",
+                    a.name, b.name, a.lens.name
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// The record of one judge's end.
+fn verdict_record(
+    judge: &Judge,
+    seal: &str,
+    size: usize,
+    run: &std::path::Path,
+    done: Done,
+) -> VerdictRecord {
+    let answer = done
+        .answer
+        .as_ref()
+        .and_then(|a| contract::check_verdict(a).ok());
+    let status = if answer.is_some() {
+        Status::Ok
+    } else if done.status == Status::Ok {
+        Status::Unreadable
+    } else {
+        done.status
+    };
+    VerdictRecord {
+        kind: "verdict".into(),
+        judge: judge.name.clone(),
+        lens: judge.lens.name.clone(),
+        seat: judge.seat.spec.clone(),
+        harness: judge.seat.harness.name.clone(),
+        model: judge.seat.model.clone(),
+        family: judge.seat.family.clone(),
+        candidate: seal.to_string(),
+        verdict: answer.as_ref().map(|a| a.verdict),
+        reason: answer.as_ref().map(|a| a.reason.clone()),
+        confidence: answer.as_ref().map(|a| a.confidence),
+        status,
+        cause: if answer.is_some() { None } else { done.cause },
+        excerpt: if answer.is_some() { None } else { done.excerpt },
+        attempts: done.attempts,
+        duration_ms: done.duration.as_millis() as u64,
+        exit_code: done.exit_code,
+        usage: done.usage,
+        panel_size: size,
+        run: run.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Table;
+
+    fn seat(spec: &str) -> Seat {
+        Seat::parse(spec, &Table::builtin(), &BTreeMap::new()).unwrap()
+    }
+
+    fn names(j: &[Judge]) -> Vec<&str> {
+        j.iter().map(|j| j.name.as_str()).collect()
+    }
+
+    #[test]
+    fn pairing_follows_the_four_rules() {
+        let three = prompt::default_lenses();
+        let one = vec![three[0].clone()];
+        let seats = vec![seat("claude:haiku"), seat("codex:gpt-5"), seat("exec:x")];
+        assert_eq!(
+            names(&pair(&three, &seats[..1], false).unwrap()),
+            ["correctness", "edges", "evidence"]
+        );
+        assert_eq!(
+            names(&pair(&one, &seats, false).unwrap()),
+            [
+                "correctness@claude-haiku",
+                "correctness@codex-gpt-5",
+                "correctness@exec-x"
+            ]
+        );
+        assert_eq!(
+            names(&pair(&three, &seats, false).unwrap()),
+            ["correctness", "edges", "evidence"]
+        );
+        assert_eq!(pair(&three, &seats, true).unwrap().len(), 9);
+        let err = pair(&three, &seats[..2], false).unwrap_err().to_string();
+        assert!(err.contains("--cross"), "{err}");
+    }
+
+    #[test]
+    fn the_same_lens_on_the_same_family_is_refused() {
+        let one = vec![prompt::default_lenses()[0].clone()];
+        let judges = pair(&one, &[seat("claude:haiku"), seat("claude:sonnet")], false).unwrap();
+        let msg = correlated(&judges).unwrap();
+        assert!(
+            msg.contains("share the lens \"correctness\" and the model family anthropic"),
+            "{msg}"
+        );
+        let judges = pair(&one, &[seat("claude:haiku"), seat("codex:gpt-5")], false).unwrap();
+        assert_eq!(correlated(&judges), None);
+        let judges = pair(&prompt::default_lenses(), &[seat("claude:haiku")], false).unwrap();
+        assert_eq!(correlated(&judges), None);
+    }
+
+    #[test]
+    fn identical_seats_get_distinct_names() {
+        let one = vec![prompt::default_lenses()[0].clone()];
+        let judges = pair(&one, &[seat("exec:x"), seat("exec:x")], false).unwrap();
+        assert_eq!(
+            names(&judges),
+            ["correctness@exec-x-1", "correctness@exec-x-2"]
+        );
+        assert!(correlated(&judges).is_some());
+    }
+
+    #[test]
+    fn lenses_parse_in_both_notations() {
+        assert_eq!(
+            parse_lens("a=Is it? x=y").unwrap(),
+            Lens::new("a", "Is it? x=y")
+        );
+        assert_eq!(
+            parse_lens("edges|What input breaks it?").unwrap(),
+            Lens::new("edges", "What input breaks it?")
+        );
+        assert!(parse_lens("nope").is_err());
+        assert!(parse_lens("a b=c").is_err());
+    }
 }

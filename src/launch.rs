@@ -1,1 +1,408 @@
-//! launch
+//! Running one harness process: its own process group, stdin closed or fed then closed, stdout
+//! and stderr read at once and capped, a deadline, and the whole group killed afterwards (TERM,
+//! a grace period, KILL), after a normal exit too, so nothing of ours outlives the tool.
+
+use std::collections::HashSet;
+use std::io::{self, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, Once};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, bounded};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use wait_timeout::ChildExt;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The whole environment: nothing else of ours is inherited.
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Written to stdin, which is then closed; `None` is `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    pub timeout: Duration,
+    /// Bytes of stdout and of stderr kept; the rest is read, counted and dropped.
+    pub cap: usize,
+}
+
+/// How it ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// `None` when it could not be waited for (it was killed and reaped elsewhere).
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    /// A signal to panel-judge stopped it.
+    pub interrupted: bool,
+    pub stdout: Vec<u8>,
+    pub stdout_bytes: u64,
+    pub stderr: Vec<u8>,
+    pub stderr_bytes: u64,
+    pub duration: Duration,
+}
+
+impl Outcome {
+    pub fn exit_code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+
+    pub fn signal(&self) -> Option<i32> {
+        self.status.and_then(|s| s.signal())
+    }
+}
+
+/// How long a group has between TERM and KILL.
+pub const GRACE: Duration = Duration::from_millis(500);
+
+/// The process groups alive now, so a signal to us can end them all.
+static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+/// The signal that asked us to stop, or 0.
+static STOP: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that stopped the run, if one did.
+pub fn stopped() -> Option<i32> {
+    match STOP.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// On SIGINT or SIGTERM: remember it, then TERM and KILL every group of ours.
+/// Installed once per process.
+pub fn handle_signals() -> io::Result<()> {
+    static INSTALL: Once = Once::new();
+    let mut result = Ok(());
+    INSTALL.call_once(|| {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+            Ok(mut signals) => {
+                thread::spawn(move || {
+                    for sig in signals.forever() {
+                        STOP.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                            .ok();
+                        end_all_groups();
+                    }
+                });
+            }
+            Err(e) => result = Err(e),
+        }
+    });
+    result
+}
+
+/// Stops the run as a signal would: every group ended, every judge not yet done recorded as
+/// interrupted. `sig` is what [`stopped`] reports afterwards.
+pub fn stop_all(sig: i32) {
+    if STOP
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        thread::spawn(end_all_groups);
+    }
+}
+
+/// Watches standard output: when it is a pipe whose reader has gone (`| head -1`), stops the run
+/// at once instead of when the next record fails to write.
+pub fn stop_when_stdout_closes() {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    thread::spawn(|| {
+        let stdout = io::stdout();
+        loop {
+            let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+            match poll(&mut fds, PollTimeout::from(200u16)) {
+                Ok(n) if n > 0 => {
+                    let gone = fds[0]
+                        .revents()
+                        .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP));
+                    if gone {
+                        stop_all(SIGPIPE);
+                        return;
+                    }
+                    // Anything else (a regular file is always "ready"): nothing to watch.
+                    return;
+                }
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return,
+            }
+            if stopped().is_some() {
+                return;
+            }
+        }
+    });
+}
+
+/// SIGPIPE's number: what [`stopped`] reports when the reader went away.
+pub const SIGPIPE: i32 = 13;
+
+fn live_groups() -> Vec<i32> {
+    GROUPS
+        .lock()
+        .map(|g| {
+            g.as_ref()
+                .map(|s| s.iter().copied().collect())
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
+}
+
+fn end_all_groups() {
+    for pgid in live_groups() {
+        signal_group(pgid, Signal::SIGTERM);
+    }
+    thread::sleep(GRACE);
+    for pgid in live_groups() {
+        signal_group(pgid, Signal::SIGKILL);
+    }
+}
+
+fn signal_group(pgid: i32, sig: Signal) -> bool {
+    killpg(Pid::from_raw(pgid), sig).is_ok()
+}
+
+fn register(pgid: i32) {
+    if let Ok(mut g) = GROUPS.lock() {
+        g.get_or_insert_with(HashSet::new).insert(pgid);
+    }
+}
+
+fn unregister(pgid: i32) {
+    if let Ok(mut g) = GROUPS.lock()
+        && let Some(set) = g.as_mut()
+    {
+        set.remove(&pgid);
+    }
+}
+
+/// Runs `spec` to its end or its deadline. `Err` only when it could not be started.
+pub fn run(spec: &Spec) -> io::Result<Outcome> {
+    let started = Instant::now();
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn()?;
+    let pgid = child.id() as i32;
+    register(pgid);
+    if stopped().is_some() {
+        signal_group(pgid, Signal::SIGKILL);
+    }
+    let feeder = spec
+        .stdin
+        .clone()
+        .zip(child.stdin.take())
+        .map(|(bytes, mut pipe)| {
+            thread::spawn(move || {
+                // A child that exits without reading gives EPIPE here: that is its choice.
+                let _ = pipe.write_all(&bytes);
+            })
+        });
+    let out = capped_reader(child.stdout.take().expect("piped stdout"), spec.cap);
+    let err = capped_reader(child.stderr.take().expect("piped stderr"), spec.cap);
+
+    let (status, timed_out) = wait(&mut child, spec.timeout);
+    end_group(pgid, &mut child, status.is_none());
+    unregister(pgid);
+    let status = status.or_else(|| child.try_wait().ok().flatten());
+    let interrupted = stopped().is_some() && status.is_none_or(|s| s.code().is_none());
+
+    // The pipes close when the last holder dies; one that escaped the group may hold them.
+    let (stdout, stdout_bytes) = collect(out);
+    let (stderr, stderr_bytes) = collect(err);
+    if let Some(f) = feeder {
+        let _ = f.join();
+    }
+    Ok(Outcome {
+        status,
+        timed_out: timed_out && !interrupted,
+        interrupted,
+        stdout,
+        stdout_bytes,
+        stderr,
+        stderr_bytes,
+        duration: started.elapsed(),
+    })
+}
+
+/// Waits for the child until the deadline; `(status, timed_out)`.
+fn wait(child: &mut Child, timeout: Duration) -> (Option<ExitStatus>, bool) {
+    match child.wait_timeout(timeout) {
+        Ok(Some(status)) => (Some(status), false),
+        Ok(None) => (None, true),
+        Err(_) => (None, false),
+    }
+}
+
+/// Ends every process of the group: TERM, up to [`GRACE`] for the leader, then KILL.
+fn end_group(pgid: i32, child: &mut Child, leader_alive: bool) {
+    if !signal_group(pgid, Signal::SIGTERM) {
+        return; // the group is already gone
+    }
+    if leader_alive {
+        let _ = child.wait_timeout(GRACE);
+    } else {
+        // The leader is gone; give the rest of the group a moment to go on TERM.
+        let deadline = Instant::now() + GRACE;
+        while Instant::now() < deadline && group_has_live_members(pgid) {
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+    signal_group(pgid, Signal::SIGKILL);
+    if leader_alive {
+        let _ = child.wait();
+    }
+}
+
+/// Whether any process of the group still runs (zombies do not count: they are dead and only
+/// wait for whoever reaps them).
+fn group_has_live_members(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return signal_group_probe(pgid);
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            && let Some((state, group)) = stat_state_and_group(&stat)
+            && group == pgid
+            && state != 'Z'
+            && state != 'X'
+        {
+            return true;
+        }
+    }
+    false
+}
+
+fn signal_group_probe(pgid: i32) -> bool {
+    killpg(Pid::from_raw(pgid), None).is_ok()
+}
+
+/// The state letter and the process group of a `/proc/PID/stat` line.
+pub fn stat_state_and_group(stat: &str) -> Option<(char, i32)> {
+    // The command name is in parentheses and may hold spaces: read after the last `)`.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+type Captured = Receiver<(Vec<u8>, u64)>;
+
+/// Reads a pipe on its own thread: keeps `cap` bytes, counts and drops the rest.
+fn capped_reader(mut pipe: impl Read + Send + 'static, cap: usize) -> Captured {
+    let (tx, rx) = bounded(1);
+    thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut total = 0u64;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    total += n as u64;
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send((kept, total));
+    });
+    rx
+}
+
+/// What a reader collected; a pipe still held open by an escaped process is given up on.
+fn collect(rx: Captured) -> (Vec<u8>, u64) {
+    rx.recv_timeout(GRACE * 4).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, timeout: f64) -> Outcome {
+        run(&Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+            cwd: std::env::temp_dir(),
+            stdin: None,
+            timeout: Duration::from_secs_f64(timeout),
+            cap: 1024,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn output_is_capped_and_counted() {
+        let o = sh("head -c 100000 /dev/zero; echo oops >&2; exit 3", 10.0);
+        assert_eq!(o.exit_code(), Some(3));
+        assert_eq!(o.stdout.len(), 1024);
+        assert_eq!(o.stdout_bytes, 100000);
+        assert_eq!(o.stderr, b"oops\n");
+        assert!(!o.timed_out);
+    }
+
+    #[test]
+    fn the_deadline_kills_the_group_and_a_grandchild_holding_the_pipe() {
+        let t = Instant::now();
+        let o = sh("sleep 30 & echo started; sleep 30", 0.3);
+        assert!(o.timed_out);
+        assert_eq!(o.stdout, b"started\n");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_grandchild_left_after_a_normal_exit_is_ended_too() {
+        let t = Instant::now();
+        let o = sh("sleep 30 & echo done", 10.0);
+        assert_eq!(o.exit_code(), Some(0));
+        assert_eq!(o.stdout, b"done\n");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn stdin_is_fed_then_closed() {
+        let o = run(&Spec {
+            program: "cat".into(),
+            args: vec![],
+            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+            cwd: std::env::temp_dir(),
+            stdin: Some(b"hello".to_vec()),
+            timeout: Duration::from_secs(5),
+            cap: 1024,
+        })
+        .unwrap();
+        assert_eq!(o.stdout, b"hello");
+    }
+
+    #[test]
+    fn stat_lines_with_spaces_in_the_name_parse() {
+        assert_eq!(
+            stat_state_and_group("12 (a b) S 1 42 42 0"),
+            Some(('S', 42))
+        );
+    }
+}

@@ -140,6 +140,14 @@ pub enum Status {
 }
 
 impl Status {
+    /// Whether asking once more may bring an answer.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            Status::Unreadable | Status::Failed | Status::RateLimited
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
