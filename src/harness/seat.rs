@@ -144,7 +144,7 @@ mod tests {
         let err = Seat::parse("nope:x", &t, &none).unwrap_err().to_string();
         assert!(
             err.starts_with(
-                "--seat nope:x: no harness \"nope\" (known: claude, codex, exec, replay"
+                "--seat nope:x: no harness \"nope\" (known: claude, codex, copilot, opencode, gemini, qwen, kimi, cursor, agy, llm, exec, replay;"
             ),
             "{err}"
         );

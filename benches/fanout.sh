@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Fan-out: N stand-in claude judges that each take 1 s, through `panel-judge | panel-tally`
+# and through the seed's script (benches/baseline-judge-panel.sh), wall time of each.
+# Goal: our wall time <= 1.10 s for 32 judges, i.e. under 2 ms of overhead per judge.
+# Usage: benches/fanout.sh [N judges, default 32] [runs, default 5]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N="${1:-32}"
+RUNS="${2:-5}"
+cargo build --release --quiet
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export PATH="$PWD/tests/standins:$PWD/target/release:$PATH"
+export STANDIN_MODE=sleep:1 STANDIN_STDIN_WAIT=0
+export PANEL_PASS_ENV=STANDIN_MODE,STANDIN_STDIN_WAIT
+for i in $(seq 1 "$N"); do echo "lens$i|Is claim $i of the answer right?"; done > "$work/lenses"
+printf 'def first(xs):\n    """Return xs[0], or None when xs is empty."""\n    return xs[0]\n' > "$work/answer.md"
+
+best() { sort -n | head -1; }
+time_of() { # prints wall seconds of one run of "$@"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" > /dev/null 2>&1 || true
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
+}
+ours=() base=()
+for _ in $(seq 1 "$RUNS"); do
+  ours+=("$(time_of bash -c "panel-judge --seat claude:haiku --lenses '$work/lenses' '$work/answer.md' | panel-tally")")
+  base+=("$(time_of benches/baseline-judge-panel.sh "$work/answer.md" "$work/lenses")")
+done
+o=$(printf '%s\n' "${ours[@]}" | best)
+b=$(printf '%s\n' "${base[@]}" | best)
+printf 'judges: %s, each answering after 1 s; best of %s runs\n' "$N" "$RUNS"
+printf '%-34s %8.3f s\n' "panel-judge | panel-tally" "$o" "seed script (baseline)" "$b"
+printf '%-34s %8.2f ms\n' "our overhead per judge" "$(awk -v o="$o" -v n="$N" 'BEGIN { print (o - 1) * 1000 / n }')"
+printf '%-34s %8.2f x\n' "baseline / ours" "$(awk -v o="$o" -v b="$b" 'BEGIN { print b / o }')"
