@@ -53,3 +53,32 @@ pub trait Asker: Sync {
     /// in the order of the questions.
     fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply>;
 }
+
+/// How the launcher runs the seats it is asked for.
+#[derive(Clone, Debug)]
+pub struct LaunchOptions {
+    /// The run folder; a fresh one under the temporary folder when `None`.
+    pub run: Option<std::path::PathBuf>,
+    /// Seconds before a seat's whole process group is killed.
+    pub timeout_secs: u64,
+    /// How many times an unreadable answer is asked for again.
+    pub retries: u32,
+    /// How many seats run at once; all of them when `None`.
+    pub jobs: Option<usize>,
+}
+
+impl Default for LaunchOptions {
+    fn default() -> LaunchOptions {
+        LaunchOptions {
+            run: None,
+            timeout_secs: 600,
+            retries: 1,
+            jobs: None,
+        }
+    }
+}
+
+/// The real launcher behind the [`Asker`] interface.
+pub fn launcher(_opts: &LaunchOptions) -> anyhow::Result<Box<dyn Asker>> {
+    anyhow::bail!("launching seats is not available in this build")
+}
