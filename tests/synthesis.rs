@@ -692,3 +692,128 @@ fn replayed_judges_repeat_their_last_answer() {
     assert_eq!(vote::replay_answer(&file, 7).unwrap(), first);
     assert!(first.contains_key("finding-3"));
 }
+
+// ── bin/review-battery ─────────────────────────────────────────────────────
+
+/// Runs the battery with the stand-in panel-judge (tests/fixtures/synthesis/bin) and our
+/// built tools on PATH. One reviewer, so no voter has to be launched.
+fn battery(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let tools = bin("panel-merge").parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}:{}",
+        fixture("bin").display(),
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new(root().join("bin/review-battery"))
+        .env("PATH", path)
+        .args(["--stage", "write", "--run"])
+        .arg(dir.join("records"))
+        .args(extra)
+        .arg(dir.join("page.md"))
+        .output()
+        .unwrap()
+}
+
+fn battery_setup(tag: &str) -> crate::util::TempDir {
+    let dir = crate::util::TempDir::new(tag);
+    std::fs::copy(fixture("page.md"), dir.path().join("page.md")).unwrap();
+    // write-1 raises two findings in round one and passes in round two; the judge acts on the
+    // first and skips the second.
+    let answers = json!({"write-1": [
+        {"decision": "revise", "findings": [
+            {"severity": "should-fix", "evidence": "The page never says what happens when every retry fails.", "fix": "Say what the call raises."},
+            {"severity": "nice-to-have", "evidence": "\"Set max_retries to the number of extra attempts you want.\" could be shorter.", "fix": "Shorten it."}
+        ]},
+        {"decision": "pass", "findings": []}
+    ]});
+    std::fs::write(dir.path().join("answers.json"), answers.to_string()).unwrap();
+    let judge = json!([{"finding-1": {"decision": "act", "reason": "The reader must know."},
+                        "finding-2": {"decision": "skip", "reason": "Taste."}}]);
+    std::fs::write(dir.path().join("judge.json"), judge.to_string()).unwrap();
+    dir
+}
+
+fn have_jq() -> bool {
+    Command::new("jq").arg("--version").output().is_ok()
+}
+
+#[test]
+fn the_battery_runs_rounds_until_the_reviewers_pass() {
+    if !have_jq() {
+        eprintln!("skipped: no jq");
+        return;
+    }
+    let dir = battery_setup("battery");
+    let d = dir.path();
+    let seat = format!("replay:{}", d.join("answers.json").display());
+    let judge = format!("replay:{}", d.join("judge.json").display());
+    let writer = format!(
+        "cat > {0}/got.md; echo rewritten >> \"$PANEL_CANDIDATE\"",
+        d.display()
+    );
+    let out = battery(
+        d,
+        &["--seat", &seat, "--judge", &judge, "--writer", &writer],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The writer got only the finding acted on, with the judge's reason.
+    let got = std::fs::read_to_string(d.join("got.md")).unwrap();
+    assert_eq!(
+        got,
+        "- [should-fix] The page never says what happens when every retry fails.\n  fix: Say what the call raises.\n  why: The reader must know.\n"
+    );
+    assert!(
+        std::fs::read_to_string(d.join("page.md"))
+            .unwrap()
+            .ends_with("rewritten\n")
+    );
+    // Round two's reviewers were told what the judge skipped and why.
+    let brief = std::fs::read_to_string(d.join("records/round-2/brief.md")).unwrap();
+    assert!(
+        brief.contains("could be shorter. (skipped: Taste.)"),
+        "{brief}"
+    );
+    assert!(stderr(&out).contains("round 2: pass"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
+    if !have_jq() {
+        eprintln!("skipped: no jq");
+        return;
+    }
+    let dir = battery_setup("battery-stop");
+    let d = dir.path();
+    let seat = format!("replay:{}", d.join("answers.json").display());
+    let judge = format!("replay:{}", d.join("judge.json").display());
+    let out = battery(d, &["--seat", &seat, "--judge", &judge]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("there is no --writer"),
+        "{}",
+        stderr(&out)
+    );
+    let out = battery(
+        d,
+        &[
+            "--seat",
+            &seat,
+            "--judge",
+            &judge,
+            "--writer",
+            "true",
+            "--max-rounds",
+            "1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stopped after 1 rounds"),
+        "{}",
+        stderr(&out)
+    );
+    let out = battery(d, &["--judge", &judge]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no reviewers"), "{}", stderr(&out));
+}
