@@ -43,7 +43,7 @@ pub const NEAR_IDENTICAL: f64 = 0.75;
 
 /// Merge the findings of several reviews that name the same problem.
 #[derive(Parser, Debug)]
-#[command(name = "panel-merge", version)]
+#[command(name = "panel-merge", version, long_about = LONG_ABOUT)]
 pub struct Args {
     /// Review records (JSON lines, from `panel-judge --contract review`); standard input when
     /// none or `-`.
@@ -62,6 +62,14 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub retries: u32,
 }
+
+const LONG_ABOUT: &str = "Merge the findings of several reviews that name the same problem.
+
+Reads review records and writes one reviewer record per review, one finding record per problem (the strongest severity in its group, every raiser in raisedBy, the original ids in sources) and a closing merge record: the stream panel-vote reads.
+
+By default the findings are grouped in code. Two findings of different reviewers are one problem when they point at the same place (the same quoted claim of three words or more, or the same file with lines at most 3 apart) and are worded alike (word overlap of at least 0.4, leaving out the quoted claim). When only one of the two signals says so, they stay apart and each is marked possibleDuplicateOf the other. Code keeps the evidence that points at the work and the fix that says most.
+
+With --seat, one seat groups them instead. Its answer must place each finding in exactly one group; a seat that fails or answers badly, after being asked once more, leaves the findings unmerged, and the merge record says mergeFailed.";
 
 pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[

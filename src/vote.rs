@@ -32,7 +32,12 @@ use crate::run::exit;
 
 /// Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
 #[derive(Parser, Debug)]
-#[command(name = "panel-vote", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "panel-vote",
+    version,
+    args_conflicts_with_subcommands = true,
+    long_about = LONG_ABOUT
+)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Sub>,
@@ -59,6 +64,14 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }
+
+const LONG_ABOUT: &str = "Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
+
+Reads panel-merge's stream. Each reviewer with a readable review is asked once, in a fresh call, about the merged findings it did not raise, and answers each agree, disagree or better fix with a one-line reason. The votes are applied in code, counting only those who voted on a finding: when most disagree, the finding is dropped only if the disagreeing outnumber those who raised it, agreed or offered a better fix, else it is disputed; exactly half disagreeing makes it disputed; when most prefer a better fix, the first one offered replaces the finding's fix. Votes never drop a block, nor a finding shown to a voter whose vote is missing: such a finding stays, disputed.
+
+The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
+
+Writes vote records, one synthesis entry per finding, a panel record, the judge's decision records and a route record.";
 
 #[derive(Subcommand, Debug)]
 pub enum Sub {
@@ -1721,8 +1734,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
             route,
         });
     }
-    let (panel, votes) = Panel::from_records(read_records(&args.inputs, INPUT_TYPES)?)?;
-    debug_assert!(votes.is_empty());
+    let (panel, votes) = Panel::from_records(read_records(&args.inputs, APPLY_TYPES)?)?;
+    if !votes.is_empty() {
+        bail!("vote records in the input: `panel-vote apply` applies votes already collected");
+    }
     let judge = Judge::parse(args.rules.judge.as_deref());
     // Check the rules before launching anything.
     apply(&panel, &[], args.rules.agree)?;
