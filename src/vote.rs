@@ -71,6 +71,8 @@ Reads panel-merge's stream. Each reviewer with a readable review is asked once, 
 
 The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
 
+A recorded judge, --judge replay:FILE, reads FILE as a JSON array of answer objects, one per round (--round picks one; later rounds repeat the last), or as one answer object for every round. An answer holds finding-1, finding-2, … for the findings left in synthesis order, each {\"decision\": \"act\" or \"skip\", \"reason\": \"…\"}; other keys are let be.
+
 Writes vote records, one synthesis entry per finding, a panel record, the judge's decision records and a route record.";
 
 #[derive(Subcommand, Debug)]
@@ -602,6 +604,12 @@ fn finding_block(f: &MergedFinding, label: &str) -> String {
             Some(l) => s.push_str(&format!("at: {file}:{l}\n")),
             None => s.push_str(&format!("at: {file}\n")),
         }
+    }
+    if !f.possible_duplicate_of.is_empty() {
+        s.push_str(&format!(
+            "may name the same problem as: {}\n",
+            f.possible_duplicate_of.join(", ")
+        ));
     }
     s
 }
