@@ -23,7 +23,7 @@ _panel__judge() {
 
     case "${cmd}" in
         panel__judge)
-            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --family --timeout --retries --jobs --out --dry-run --max-budget-usd --harness-file --pass-env --list-harnesses --help --version"
+            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --dry-run --list-harnesses --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -45,7 +45,7 @@ _panel__judge() {
                     COMPREPLY=($(compgen -W "verdict" -- "${cur}"))
                     return 0
                     ;;
-                --family)
+                --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -61,15 +61,15 @@ _panel__judge() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --out)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --max-budget-usd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --harness-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --family)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

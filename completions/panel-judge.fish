@@ -2,14 +2,14 @@ complete -c panel-judge -l seat -d 'A seat, HARNESS[:MODEL] (repeatable), e.g. c
 complete -c panel-judge -l lens -d 'A lens, NAME=QUESTION (repeatable). Default: correctness, edges, evidence' -r
 complete -c panel-judge -l lenses -d 'A file of lenses, one NAME=QUESTION (or the seed script\'s NAME|QUESTION) per line' -r -F
 complete -c panel-judge -l contract -d 'What the judges answer' -r -f -a "verdict\t'{"verdict": "holds"|"breaks", "reason", "confidence"}'"
-complete -c panel-judge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
-complete -c panel-judge -l timeout -d 'Seconds one attempt of a judge may take before its process group is killed' -r
-complete -c panel-judge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
-complete -c panel-judge -l jobs -d 'How many judges run at once (default: all)' -r
 complete -c panel-judge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder)' -r -F
-complete -c panel-judge -l max-budget-usd -d 'A spending cap in USD per judge, passed to the harnesses that enforce one' -r
+complete -c panel-judge -l timeout -d 'Seconds one attempt of a seat may take before its process group is killed' -r
+complete -c panel-judge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
+complete -c panel-judge -l jobs -d 'How many seats run at once (default: all)' -r
+complete -c panel-judge -l max-budget-usd -d 'A spending cap in USD per call, passed to the harnesses that enforce one' -r
 complete -c panel-judge -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
-complete -c panel-judge -l pass-env -d 'Carry this variable of your environment into every judge (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
+complete -c panel-judge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
+complete -c panel-judge -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
 complete -c panel-judge -l cross -d 'Run every lens on every seat'
 complete -c panel-judge -l allow-correlated -d 'Run two judges that share a lens and a model family anyway (one opinion paid for twice)'
 complete -c panel-judge -l dry-run -d 'Print each judge\'s exact command, shell-quoted, one per line, and launch nothing'

@@ -1,2 +1,11 @@
+complete -c panel-merge -l seat -d 'Ask this seat (HARNESS[:MODEL]) to group the findings instead of grouping them in code; `first` uses the first reviewer\'s seat' -r
+complete -c panel-merge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder)' -r -F
+complete -c panel-merge -l timeout -d 'Seconds one attempt of a seat may take before its process group is killed' -r
+complete -c panel-merge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
+complete -c panel-merge -l jobs -d 'How many seats run at once (default: all)' -r
+complete -c panel-merge -l max-budget-usd -d 'A spending cap in USD per call, passed to the harnesses that enforce one' -r
+complete -c panel-merge -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
+complete -c panel-merge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
+complete -c panel-merge -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
 complete -c panel-merge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-merge -s V -l version -d 'Print version'

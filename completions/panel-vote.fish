@@ -1,2 +1,49 @@
-complete -c panel-vote -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c panel-vote -s V -l version -d 'Print version'
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_panel_vote_global_optspecs
+    string join \n candidate= brief= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= h/help V/version
+end
+
+function __fish_panel_vote_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_panel_vote_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_panel_vote_using_subcommand
+    set -l cmd (__fish_panel_vote_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l candidate -d 'The work under review, shown to every voter and to the judge' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l brief -d 'The brief the work was written to, shown to every voter and to the judge' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l agree -d 'How many reviewers must pass the work for the panel to pass (default: all)' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l round -d 'The round, counting from 1: picks the answer a replay:FILE judge gives' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder)' -r -F
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l timeout -d 'Seconds one attempt of a seat may take before its process group is killed' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l jobs -d 'How many seats run at once (default: all)' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l max-budget-usd -d 'A spending cap in USD per call, passed to the harnesses that enforce one' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -s V -l version -d 'Print version'
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -l agree -d 'How many reviewers must pass the work for the panel to pass (default: all)' -r
+complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r
+complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -l round -d 'The round, counting from 1: picks the answer a replay:FILE judge gives' -r
+complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -s h -l help -d 'Print help'
+complete -c panel-vote -n "__fish_panel_vote_using_subcommand help; and not __fish_seen_subcommand_from apply help" -f -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'
+complete -c panel-vote -n "__fish_panel_vote_using_subcommand help; and not __fish_seen_subcommand_from apply help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

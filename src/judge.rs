@@ -1,7 +1,6 @@
 //! `panel-judge`: launch sealed judges in parallel, one per lens or seat, and write one verdict
 //! record each, as each finishes.
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
 
-use crate::ask::{Done, Job, LaunchOptions, Launcher};
+use crate::ask::{Done, Job, LaunchArgs, Launcher};
 use crate::candidate::Candidate;
 use crate::contract;
 use crate::docs::ToolDoc;
@@ -57,41 +56,12 @@ pub struct Args {
     #[arg(long)]
     pub allow_correlated: bool,
 
-    /// State a seat's model family, SEAT=FAMILY (repeatable), e.g. 'exec:llm -m x=openai'.
-    #[arg(long = "family", value_name = "SEAT=FAMILY")]
-    pub families: Vec<String>,
-
-    /// Seconds one attempt of a judge may take before its process group is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
-    pub timeout: f64,
-
-    /// How many times an unreadable or failed answer is asked for again.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub retries: u32,
-
-    /// How many judges run at once (default: all).
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<usize>,
-
-    /// The run folder that keeps every prompt, argv, output and record (default: a new temporary folder).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
 
     /// Print each judge's exact command, shell-quoted, one per line, and launch nothing.
     #[arg(long)]
     pub dry_run: bool,
-
-    /// A spending cap in USD per judge, passed to the harnesses that enforce one.
-    #[arg(long, value_name = "USD")]
-    pub max_budget_usd: Option<f64>,
-
-    /// A JSON file of harness rows that add to or replace the built-in ones (repeatable).
-    #[arg(long = "harness-file", value_name = "FILE")]
-    pub harness_files: Vec<PathBuf>,
-
-    /// Carry this variable of your environment into every judge (repeatable; also PANEL_PASS_ENV, comma-separated).
-    #[arg(long = "pass-env", value_name = "NAME")]
-    pub pass_env: Vec<String>,
 
     /// Print the harness table as JSON and exit.
     #[arg(long)]
@@ -159,7 +129,7 @@ pub struct Judge {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let opts = launch_options(&args)?;
+    let opts = args.launch.options()?;
     let mut launcher = Launcher::new(opts)?;
     if args.list_harnesses {
         let mut out = std::io::stdout().lock();
@@ -202,7 +172,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(b) = args.max_budget_usd {
+    if let Some(b) = args.launch.max_budget_usd {
         let loose: Vec<&str> = unique(
             judges
                 .iter()
@@ -277,45 +247,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(match crate::launch::stopped() {
         Some(crate::launch::SIGPIPE) | None => ExitCode::SUCCESS,
         Some(sig) => ExitCode::from(128 + sig as u8),
-    })
-}
-
-fn launch_options(args: &Args) -> Result<LaunchOptions> {
-    let mut families = BTreeMap::new();
-    for f in &args.families {
-        let (seat, family) = f
-            .rsplit_once('=')
-            .filter(|(s, fam)| !s.is_empty() && !fam.is_empty())
-            .with_context(|| format!("--family {f:?}: expected SEAT=FAMILY"))?;
-        families.insert(seat.to_string(), family.to_lowercase());
-    }
-    let mut pass_env = args.pass_env.clone();
-    if let Ok(list) = std::env::var("PANEL_PASS_ENV") {
-        pass_env.extend(
-            list.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from),
-        );
-    }
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        bail!(
-            "--timeout {}: must be a positive number of seconds",
-            args.timeout
-        );
-    }
-    if args.jobs == Some(0) {
-        bail!("--jobs 0: at least one judge must run at a time");
-    }
-    Ok(LaunchOptions {
-        run: args.out.clone(),
-        timeout_secs: args.timeout,
-        retries: args.retries,
-        jobs: args.jobs,
-        harness_files: args.harness_files.clone(),
-        families,
-        pass_env,
-        max_budget_usd: args.max_budget_usd,
     })
 }
 
@@ -525,6 +456,7 @@ fn verdict_record(
 mod tests {
     use super::*;
     use crate::harness::Table;
+    use std::collections::BTreeMap;
 
     fn seat(spec: &str) -> Seat {
         Seat::parse(spec, &Table::builtin(), &BTreeMap::new()).unwrap()

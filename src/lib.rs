@@ -17,6 +17,7 @@ pub mod merge;
 pub mod plan;
 pub mod prompt;
 pub mod record;
+pub mod review;
 pub mod run;
 pub mod tally;
 pub mod vote;

@@ -16,8 +16,8 @@ pub fn destination(kind: &str) -> &'static str {
     match kind {
         "verdict" => "verdicts go through panel-tally",
         "review" => "reviews go through panel-merge",
-        "finding" | "reviewer" => "merged findings go through panel-vote",
-        "vote" | "synthesis" | "panel" | "decision" => {
+        "finding" | "reviewer" | "merge" => "merged findings go through panel-vote",
+        "vote" | "synthesis" | "panel" | "decision" | "route" => {
             "votes and their outcome go through panel-tally"
         }
         "tally" => {

@@ -2,4 +2,5 @@
 
 mod generated;
 mod judge;
+mod synthesis;
 mod util;

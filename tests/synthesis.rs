@@ -1,0 +1,819 @@
+//! The synthesised panel: the seed's worked example with recorded seats, through the library
+//! and through the built binaries, and the faults (seats that fail, hang or answer garbage).
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::Mutex;
+
+use panel::ask::{Asker, Check, Question, Reply};
+use panel::merge::{self, How};
+use panel::record::Status;
+use panel::review::ReviewRecord;
+use panel::vote::{self, Judge, Outcome, Outcomes, Panel, Record};
+use serde_json::{Map, Value, json};
+
+use crate::util::{bin, root, run_with_stdin, stderr, stdout};
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    root().join("tests/fixtures/synthesis").join(name)
+}
+
+fn text(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).unwrap()
+}
+
+fn reviews(name: &str) -> Vec<ReviewRecord> {
+    text(name)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn answers() -> Map<String, Value> {
+    serde_json::from_str(&text("answers.json")).unwrap()
+}
+
+/// What a stand-in seat does when asked, attempt by attempt (the last repeats).
+#[derive(Clone, Debug)]
+enum Act {
+    Answer(Value),
+    Garbage(&'static str),
+    Fail,
+    Hang,
+}
+
+/// A fake launcher: answers by asker name, runs the check, and asks an unreadable answer once
+/// more, as the real one does.
+#[derive(Default)]
+struct FakeAsker {
+    script: HashMap<String, Vec<Act>>,
+    asked: Mutex<Vec<Question>>,
+}
+
+impl FakeAsker {
+    fn recorded() -> FakeAsker {
+        let mut fake = FakeAsker::default();
+        for (name, answer) in answers() {
+            let answer = match answer {
+                Value::Array(mut rounds) => rounds.remove(0),
+                other => other,
+            };
+            fake.script.insert(name, vec![Act::Answer(answer)]);
+        }
+        fake
+    }
+
+    fn with(mut self, name: &str, acts: Vec<Act>) -> FakeAsker {
+        self.script.insert(name.into(), acts);
+        self
+    }
+
+    fn asked(&self, name: &str) -> Vec<Question> {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|q| q.name == name)
+            .cloned()
+            .collect()
+    }
+}
+
+impl Asker for FakeAsker {
+    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply> {
+        questions
+            .iter()
+            .map(|q| {
+                let acts = self.script.get(&q.name).cloned().unwrap_or_default();
+                let mut last = Reply::abstained(Status::NotFound, "no stand-in for this seat");
+                for attempt in 0..2 {
+                    self.asked.lock().unwrap().push(q.clone());
+                    let Some(act) = acts.get(attempt.min(acts.len().saturating_sub(1))) else {
+                        return last;
+                    };
+                    last = match act {
+                        Act::Fail => return Reply::abstained(Status::Failed, "exit status 1"),
+                        Act::Hang => {
+                            return Reply::abstained(Status::Timeout, "no answer within 600s");
+                        }
+                        Act::Garbage(text) => Reply::abstained(
+                            Status::Unreadable,
+                            format!("no JSON object in {text:?}"),
+                        ),
+                        Act::Answer(v) => {
+                            let obj = v.as_object().cloned().unwrap_or_default();
+                            match check(&obj) {
+                                Ok(()) => {
+                                    return Reply {
+                                        answer: Some(obj),
+                                        status: Status::Ok,
+                                        cause: None,
+                                        attempts: attempt as u32 + 1,
+                                        usage: None,
+                                    };
+                                }
+                                Err(why) => Reply::abstained(Status::Unreadable, why),
+                            }
+                        }
+                    };
+                }
+                last
+            })
+            .collect()
+    }
+}
+
+/// Runs one round through the library: merge with `how`, votes and judge through `asker`.
+fn round(reviews: &[ReviewRecord], how: &How, asker: &FakeAsker, judge: &Judge) -> Outcomes {
+    let merged = merge::merge(reviews, how, Some(asker)).unwrap();
+    let (panel, _) = Panel::from_records(merged.records()).unwrap();
+    let candidate = text("page.md");
+    let brief = text("brief.md");
+    let votes = vote::collect_votes(&panel, asker, Some(&brief), &candidate);
+    let applied = vote::apply(&panel, &votes, None).unwrap();
+    let (decisions, route) = vote::ask_judge(
+        &applied,
+        judge,
+        1,
+        Some(asker),
+        Some(&brief),
+        Some(&candidate),
+    );
+    Outcomes {
+        applied,
+        decisions,
+        route,
+    }
+}
+
+/// Our stream in the seed's printed shape: the round's entries and the judge's decisions.
+fn seed_shape(records: &[Record]) -> (Value, Value) {
+    let mut entries = Vec::new();
+    let mut kept = Vec::new();
+    let mut judged = Vec::new();
+    let mut route = None;
+    for r in records {
+        match r {
+            Record::Synthesis(e) => {
+                let f = &e.finding.finding;
+                entries.push(json!({
+                    "result": e.result,
+                    "raisedBy": f.raised_by,
+                    "severity": f.severity,
+                    "evidence": f.evidence,
+                    "votes": e.finding.votes.iter()
+                        .map(|v| format!("{} {}: {}", v.reviewer, v.vote.as_str(), v.reason))
+                        .collect::<Vec<_>>(),
+                }));
+                if e.result != Outcome::Dropped {
+                    kept.push(f.evidence.clone());
+                }
+            }
+            Record::Decision(d) => judged.push(d.clone()),
+            Record::Route(r) => route = Some(r.clone()),
+            _ => {}
+        }
+    }
+    let route = route.expect("a route record");
+    let judge = json!({
+        "route": route.route,
+        "reason": route.reason,
+        "findings": judged.iter().enumerate()
+            .map(|(k, d)| format!("{}: {} ({})", d.decision.as_str(), kept[k], d.reason))
+            .collect::<Vec<_>>(),
+    });
+    (Value::Array(entries), judge)
+}
+
+fn seed_output() -> Value {
+    serde_json::from_str(&text("seed-output.json")).unwrap()
+}
+
+fn parse_stream(out: &str) -> Vec<Record> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+#[test]
+fn worked_example_through_the_library_with_recorded_seats() {
+    let asker = FakeAsker::recorded();
+    let judge = Judge::Replay(fixture("judge.json").display().to_string());
+    let out = round(
+        &reviews("reviews-1.jsonl"),
+        &How::Seat("first".into()),
+        &asker,
+        &judge,
+    );
+    // The first reviewer's seat merged; each voter was asked once, in a fresh call.
+    assert_eq!(asker.asked("merge")[0].seat, "claude:claude-sonnet-4-5");
+    for voter in ["write-1", "write-2", "write-3"] {
+        assert_eq!(asker.asked(&format!("vote-{voter}")).len(), 1);
+    }
+    let seed = seed_output();
+    let (entries, judged) = seed_shape(&out.records());
+    assert_eq!(entries, seed["rounds"][0]);
+    assert_eq!(judged, seed["judge"][0]);
+    assert_eq!(out.exit(), 1, "the judge acts: another round");
+    // The merge kept write-1's evidence and write-2's fix.
+    let f1 = &out.applied.entries[0].finding.finding;
+    assert_eq!(f1.sources, ["write-1/1", "write-2/1"]);
+    assert!(f1.fix.starts_with("Explain the term"), "{}", f1.fix);
+    // Each voter saw only the findings it did not raise, with the brief and the work.
+    let q = &asker.asked("vote-write-3")[0];
+    assert!(q.prompt.contains("[F1]") && q.prompt.contains("[F2]"));
+    assert!(!q.prompt.contains("[F3]") && !q.prompt.contains("[F4]"));
+    assert!(q.prompt.contains("max_retries=5") && q.prompt.contains("just installed"));
+
+    // Round two: every reviewer passes, nothing to merge, vote on or judge.
+    let two = round(
+        &reviews("reviews-2.jsonl"),
+        &How::Seat("first".into()),
+        &asker,
+        &judge,
+    );
+    assert!(two.applied.entries.is_empty() && two.decisions.is_empty());
+    assert_eq!(two.applied.panel.status, "pass");
+    assert_eq!(two.exit(), 0);
+    assert_eq!(seed["status"], "pass");
+}
+
+#[test]
+fn code_grouping_of_the_worked_example_matches_the_recorded_seat() {
+    let rs = reviews("reviews-1.jsonl");
+    let by_seat = merge::merge(
+        &rs,
+        &How::Seat("first".into()),
+        Some(&FakeAsker::recorded()),
+    )
+    .unwrap();
+    let in_code = merge::merge(&rs, &How::Code, None).unwrap();
+    assert_eq!(by_seat.findings, in_code.findings);
+    assert_eq!(in_code.merge.how, "code");
+    assert_eq!((in_code.merge.findings, in_code.merge.merged), (5, 4));
+}
+
+#[test]
+fn worked_example_through_the_binaries() {
+    let merged = Command::new(bin("panel-merge"))
+        .arg(fixture("reviews-1.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    let mut input = merged.stdout.clone();
+    input.extend_from_slice(text("votes-1.jsonl").as_bytes());
+    let judge = format!("replay:{}", fixture("judge.json").display());
+    let voted = run_with_stdin(
+        Command::new(bin("panel-vote")).args(["apply", "--judge", &judge]),
+        &input,
+    );
+    assert_eq!(voted.status.code(), Some(1), "{}", stderr(&voted));
+    let records = parse_stream(&stdout(&voted));
+    let (entries, judged) = seed_shape(&records);
+    let seed = seed_output();
+    assert_eq!(entries, seed["rounds"][0]);
+    assert_eq!(judged, seed["judge"][0]);
+
+    // The report the tally prints: the writer's two findings with the judge's reasons, the
+    // skipped wording point, the split vote.
+    let report = vote::report(&records).unwrap();
+    assert_eq!(report.exit, 1);
+    let t = &report.text;
+    assert!(
+        t.contains("route: again: the judge acts on 2 of 3 findings"),
+        "{t}"
+    );
+    assert!(
+        t.contains("for the writer:\nF1 [should-fix] kept (raised by write-1, write-2)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  judge: A reader needs to know what the call does after the last retry."),
+        "{t}"
+    );
+    assert!(
+        t.contains("skipped by the judge:\nF4 [nice-to-have]"),
+        "{t}"
+    );
+    assert!(t.contains("split votes:\nF4 disputed: 1 of 2 voters disagree: exactly half\n  write-1 agree: Shorter reads better.\n  write-2 disagree: It is already one short line."), "{t}");
+    assert_eq!(report.json["findings"].as_array().unwrap().len(), 2);
+    assert_eq!(report.json["status"], "again");
+
+    // Round two through both binaries, no judge needed, nothing launched.
+    let merged = Command::new(bin("panel-merge"))
+        .arg(fixture("reviews-2.jsonl"))
+        .output()
+        .unwrap();
+    let voted = run_with_stdin(
+        Command::new(bin("panel-vote")).args([
+            "--candidate",
+            fixture("page.md").to_str().unwrap(),
+            "--judge",
+            &judge,
+        ]),
+        &merged.stdout,
+    );
+    assert_eq!(voted.status.code(), Some(0), "{}", stderr(&voted));
+    let records = parse_stream(&stdout(&voted));
+    let Some(Record::Route(route)) = records.last() else {
+        panic!("no route last");
+    };
+    assert_eq!(route.route, Some(vote::RouteKind::Pass));
+    assert_eq!(vote::report(&records).unwrap().exit, 0);
+}
+
+#[test]
+fn the_binaries_name_the_line_and_the_tool_of_a_wrong_record() {
+    let out = run_with_stdin(
+        &mut Command::new(bin("panel-merge")),
+        b"{\"type\":\"verdict\",\"judge\":\"x\"}\n",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim(),
+        "panel-merge: <stdin>: line 1: a verdict record; verdicts go through panel-tally"
+    );
+    let out = run_with_stdin(
+        &mut Command::new(bin("panel-vote")),
+        text("reviews-1.jsonl").as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("line 1: a review record; reviews go through panel-merge"),
+        "{}",
+        stderr(&out)
+    );
+    // The work given to the voters must be the work the reviewers read.
+    let merged = Command::new(bin("panel-merge"))
+        .arg(fixture("reviews-1.jsonl"))
+        .output()
+        .unwrap();
+    let out = run_with_stdin(
+        Command::new(bin("panel-vote"))
+            .args(["--candidate", fixture("brief.md").to_str().unwrap()]),
+        &merged.stdout,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not the work the reviewers read"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+// ── Faults ─────────────────────────────────────────────────────────────────
+
+fn no_judge() -> Judge {
+    Judge::None
+}
+
+#[test]
+fn a_merging_seat_that_fails_or_answers_garbage_leaves_the_findings_unmerged() {
+    let rs = reviews("reviews-1.jsonl");
+    for acts in [
+        vec![Act::Fail],
+        vec![Act::Hang],
+        vec![Act::Garbage("I think they are all different.")],
+        // Valid JSON, but write-2/2 is in no group and write-3/1 is in two.
+        vec![Act::Answer(json!({"groups": [
+            {"findings": ["write-1/1", "write-2/1", "write-3/1"]},
+            {"findings": ["write-3/1", "write-3/2"]}
+        ]}))],
+    ] {
+        let asker = FakeAsker::recorded().with("merge", acts.clone());
+        let out = round(&rs, &How::Seat("first".into()), &asker, &no_judge());
+        let p = &out.applied.panel;
+        assert!(p.merge_failed, "{acts:?}");
+        assert!(
+            p.merge_cause.as_deref().unwrap().contains("merging seat"),
+            "{p:?}"
+        );
+        assert_eq!(p.findings, 5, "unmerged: one finding per source");
+        // The pipeline went on: the voters were asked about the unmerged findings.
+        assert!(!out.applied.votes.is_empty());
+    }
+}
+
+#[test]
+fn a_grouping_that_is_bad_once_is_asked_for_once_more() {
+    let good = answers()["merge"].clone();
+    let asker = FakeAsker::recorded().with(
+        "merge",
+        vec![Act::Answer(json!({"groups": []})), Act::Answer(good)],
+    );
+    let merged = merge::merge(
+        &reviews("reviews-1.jsonl"),
+        &How::Seat("codex:gpt-5".into()),
+        Some(&asker),
+    )
+    .unwrap();
+    assert!(!merged.merge.merge_failed);
+    assert_eq!(merged.findings.len(), 4);
+    assert_eq!(asker.asked("merge").len(), 2);
+    assert_eq!(asker.asked("merge")[0].seat, "codex:gpt-5");
+}
+
+#[test]
+fn a_voter_that_fails_is_named_and_its_findings_are_never_dropped() {
+    // write-1 hangs: F3 has one disagree left (write-2), F4 one disagree (write-2).
+    let asker = FakeAsker::recorded().with("vote-write-1", vec![Act::Hang]);
+    let out = round(&reviews("reviews-1.jsonl"), &How::Code, &asker, &no_judge());
+    let p = &out.applied.panel;
+    assert_eq!(p.no_votes_from, ["write-1"]);
+    let f3 = &out.applied.entries[2];
+    assert_eq!(f3.no_votes_from, ["write-1"]);
+    assert_ne!(f3.result, Outcome::Dropped);
+    assert!(
+        out.applied
+            .entries
+            .iter()
+            .all(|e| e.result != Outcome::Dropped)
+    );
+    let missing: Vec<_> = out
+        .applied
+        .votes
+        .iter()
+        .filter(|v| v.vote.is_none())
+        .collect();
+    assert_eq!(
+        missing.len(),
+        3,
+        "one null vote per finding write-1 was shown"
+    );
+    assert!(missing.iter().all(|v| v.status == Status::Timeout));
+}
+
+#[test]
+fn a_garbage_vote_is_asked_once_more_then_counts_as_missing() {
+    let good = answers()["vote-write-2"].clone();
+    let asker = FakeAsker::recorded().with(
+        "vote-write-2",
+        vec![Act::Garbage("F3: no"), Act::Answer(good)],
+    );
+    let out = round(&reviews("reviews-1.jsonl"), &How::Code, &asker, &no_judge());
+    assert!(out.applied.panel.no_votes_from.is_empty());
+    assert_eq!(out.applied.entries[2].result, Outcome::Dropped);
+    assert_eq!(asker.asked("vote-write-2").len(), 2);
+
+    // A reply that leaves a finding out is unreadable too, twice: missing.
+    let partial =
+        json!({"votes": [{"finding": "F3", "vote": "disagree", "reason": "x", "fix": null}]});
+    let asker = FakeAsker::recorded().with("vote-write-2", vec![Act::Answer(partial)]);
+    let out = round(&reviews("reviews-1.jsonl"), &How::Code, &asker, &no_judge());
+    assert_eq!(out.applied.panel.no_votes_from, ["write-2"]);
+    let v = out
+        .applied
+        .votes
+        .iter()
+        .find(|v| v.reviewer == "write-2")
+        .unwrap();
+    assert_eq!(v.status, Status::Unreadable);
+    assert!(
+        v.cause.as_deref().unwrap().contains("no vote on F4"),
+        "{v:?}"
+    );
+    // F3: write-1 disagrees, 1 of 1, but it does not outnumber its raiser: disputed.
+    assert_eq!(out.applied.entries[2].result, Outcome::Disputed);
+}
+
+#[test]
+fn when_every_voter_fails_nothing_is_dropped_and_every_finding_goes_back() {
+    let asker = FakeAsker::recorded()
+        .with("vote-write-1", vec![Act::Fail])
+        .with("vote-write-2", vec![Act::Hang])
+        .with("vote-write-3", vec![Act::Garbage("sorry")]);
+    let out = round(&reviews("reviews-1.jsonl"), &How::Code, &asker, &no_judge());
+    let p = &out.applied.panel;
+    assert_eq!(p.no_votes_from, ["write-1", "write-2", "write-3"]);
+    assert!(
+        out.applied
+            .entries
+            .iter()
+            .all(|e| e.result == Outcome::Kept)
+    );
+    assert_eq!(p.status, "fail");
+    assert_eq!(out.route.findings, ["F1", "F2", "F3", "F4"]);
+    assert_eq!(out.exit(), 1);
+}
+
+#[test]
+fn a_judge_that_fails_leaves_the_route_undecided() {
+    for acts in [
+        vec![Act::Fail],
+        vec![Act::Hang],
+        vec![Act::Answer(
+            json!({"finding-1": {"decision": "act", "reason": "r"}}),
+        )],
+    ] {
+        let asker = FakeAsker::recorded().with("judge", acts.clone());
+        let out = round(
+            &reviews("reviews-1.jsonl"),
+            &How::Code,
+            &asker,
+            &Judge::Seat("claude:opus".into()),
+        );
+        assert_eq!(out.route.route, None, "{acts:?}");
+        assert!(out.route.cause.is_some());
+        assert!(out.decisions.is_empty());
+        assert_eq!(out.exit(), 3);
+        let report = vote::report(&out.records()).unwrap();
+        assert_eq!(report.exit, 3);
+        assert!(
+            report.text.contains("route: no decision"),
+            "{}",
+            report.text
+        );
+    }
+    // A live judge sees who raised each finding and how the others voted.
+    let asker = FakeAsker::recorded();
+    let out = round(
+        &reviews("reviews-1.jsonl"),
+        &How::Code,
+        &asker,
+        &Judge::Seat("claude:opus".into()),
+    );
+    assert_eq!(out.route.reason, "the judge acts on 2 of 3 findings");
+    let prompt = &asker.asked("judge")[0].prompt;
+    assert!(prompt.contains("[finding-3] nice-to-have"), "{prompt}");
+    assert!(prompt.contains("raised by: write-1, write-2"));
+    assert!(prompt.contains("- write-2 disagree: It is already one short line."));
+    assert!(
+        !prompt.contains("Add a table of every client setting."),
+        "dropped findings are not judged"
+    );
+}
+
+#[test]
+fn with_no_judge_a_block_goes_straight_back_even_from_a_passing_panel() {
+    let mut rs = reviews("reviews-2.jsonl");
+    rs[0].findings = vec![panel::review::Finding {
+        id: "write-1/1".into(),
+        severity: panel::review::Severity::Block,
+        evidence: "\"The default is 3.\" The client's default is 5.".into(),
+        fix: "Say the default is 5.".into(),
+        file: None,
+        line: None,
+    }];
+    // The other two disagree: a block is never dropped.
+    let asker = FakeAsker::recorded()
+        .with("vote-write-2", vec![Act::Answer(json!({"votes": [{"finding": "F1", "vote": "disagree", "reason": "3 is right", "fix": null}]}))])
+        .with("vote-write-3", vec![Act::Answer(json!({"votes": [{"finding": "F1", "vote": "disagree", "reason": "it is 3", "fix": null}]}))]);
+    let out = round(&rs, &How::Code, &asker, &no_judge());
+    assert_eq!(out.applied.panel.status, "pass");
+    assert_eq!(out.applied.entries[0].result, Outcome::Disputed);
+    assert!(out.applied.entries[0].why.contains("never drop a block"));
+    assert_eq!(out.route.route, Some(vote::RouteKind::Again));
+    assert_eq!(out.route.findings, ["F1"]);
+}
+
+// ── Applying votes already collected ───────────────────────────────────────
+
+fn four_reviewer_panel() -> Vec<Record> {
+    let reviewer = |n: usize| {
+        json!({"type": "reviewer", "name": format!("r-{n}"), "seat": format!("h{n}:m"),
+               "decision": "revise", "status": "ok", "candidate": "sha256:x"})
+    };
+    let lines = [
+        reviewer(1),
+        reviewer(2),
+        reviewer(3),
+        reviewer(4),
+        json!({"type": "finding", "id": "F1", "severity": "should-fix", "evidence": "e", "fix": "f",
+               "raisedBy": ["r-1"], "sources": ["r-1/1"]}),
+        json!({"type": "merge", "how": "code", "mergeFailed": false, "candidate": "sha256:x",
+               "reviews": 4, "findings": 1, "merged": 1}),
+    ];
+    lines
+        .iter()
+        .map(|v| serde_json::from_value(v.clone()).unwrap())
+        .collect()
+}
+
+fn vote_rec(who: &str, vote: Option<&str>) -> vote::VoteRecord {
+    serde_json::from_value(json!({
+        "reviewer": who, "finding": "F1", "vote": vote, "reason": vote.map(|_| "because"),
+        "status": if vote.is_some() { "ok" } else { "failed" },
+    }))
+    .unwrap()
+}
+
+#[test]
+fn apply_a_missing_voter_guards_what_the_others_would_drop() {
+    let (panel, _) = Panel::from_records(four_reviewer_panel()).unwrap();
+    // Two disagree against one raiser: dropped.
+    let votes = [
+        vote_rec("r-2", Some("disagree")),
+        vote_rec("r-3", Some("disagree")),
+        vote_rec("r-4", Some("disagree")),
+    ];
+    let a = vote::apply(&panel, &votes, None).unwrap();
+    assert_eq!(a.entries[0].result, Outcome::Dropped);
+    // The exception: the votes dropped every finding of a failing panel.
+    assert_eq!(a.panel.status, "pass");
+    assert!(a.panel.every_finding_dropped);
+    // r-4's seat failed: the same two disagree cannot drop it.
+    let votes = [
+        vote_rec("r-2", Some("disagree")),
+        vote_rec("r-3", Some("disagree")),
+        vote_rec("r-4", None),
+    ];
+    let a = vote::apply(&panel, &votes, None).unwrap();
+    assert_eq!(a.entries[0].result, Outcome::Disputed);
+    assert_eq!(a.panel.no_votes_from, ["r-4"]);
+    assert_eq!(a.panel.status, "fail");
+    // No vote record at all from r-4 counts as missing too.
+    let a = vote::apply(&panel, &votes[..2], None).unwrap();
+    assert_eq!(a.entries[0].result, Outcome::Disputed);
+    assert_eq!(a.entries[0].no_votes_from, ["r-4"]);
+    // Input that does not fit is refused.
+    let err = vote::apply(&panel, &[vote_rec("r-1", Some("agree"))], None).unwrap_err();
+    assert_eq!(err.to_string(), "r-1 voted on F1, which it raised");
+    let err = vote::apply(
+        &panel,
+        &[
+            vote_rec("r-2", Some("agree")),
+            vote_rec("r-2", Some("agree")),
+        ],
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(err.to_string(), "two votes from r-2 on F1");
+    assert!(vote::apply(&panel, &[], Some(5)).is_err());
+}
+
+#[test]
+fn apply_refuses_a_live_judge() {
+    let merged = Command::new(bin("panel-merge"))
+        .arg(fixture("reviews-1.jsonl"))
+        .output()
+        .unwrap();
+    let out = run_with_stdin(
+        Command::new(bin("panel-vote")).args(["apply", "--judge", "claude:opus"]),
+        &merged.stdout,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("must be given as replay:FILE"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn code_grouping_marks_what_it_keeps_apart() {
+    let mut rs = reviews("reviews-1.jsonl");
+    // write-1 also says the wording line is wrong, not long: same claim, another problem.
+    rs[0].findings.push(panel::review::Finding {
+        id: "write-1/2".into(),
+        severity: panel::review::Severity::Block,
+        evidence: "\"Set max_retries to the number of extra attempts you want.\" is wrong: the client counts the first call as an attempt too.".into(),
+        fix: "Say that max_retries counts every call, including the first.".into(),
+        file: None,
+        line: None,
+    });
+    let merged = merge::merge(&rs, &How::Code, None).unwrap();
+    let ids: Vec<(&str, &[String], &[String])> = merged
+        .findings
+        .iter()
+        .map(|f| (f.id.as_str(), &f.sources[..], &f.possible_duplicate_of[..]))
+        .collect();
+    assert_eq!(merged.findings.len(), 5, "{ids:?}");
+    let wrong = &merged.findings[1];
+    assert_eq!(wrong.sources, ["write-1/2"]);
+    assert_eq!(wrong.possible_duplicate_of, ["F5"]);
+    assert_eq!(merged.findings[4].possible_duplicate_of, ["F2"]);
+    assert_eq!(merged.findings[4].sources, ["write-3/2"]);
+}
+
+#[test]
+fn replayed_judges_repeat_their_last_answer() {
+    let file = fixture("judge.json");
+    let first = vote::replay_answer(&file, 1).unwrap();
+    assert_eq!(vote::replay_answer(&file, 7).unwrap(), first);
+    assert!(first.contains_key("finding-3"));
+}
+
+// ── bin/review-battery ─────────────────────────────────────────────────────
+
+/// Runs the battery with the stand-in panel-judge (tests/fixtures/synthesis/bin) and our
+/// built tools on PATH. One reviewer, so no voter has to be launched.
+fn battery(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let tools = bin("panel-merge").parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}:{}",
+        fixture("bin").display(),
+        tools.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new(root().join("bin/review-battery"))
+        .env("PATH", path)
+        .args(["--stage", "write", "--run"])
+        .arg(dir.join("records"))
+        .args(extra)
+        .arg(dir.join("page.md"))
+        .output()
+        .unwrap()
+}
+
+fn battery_setup(tag: &str) -> crate::util::TempDir {
+    let dir = crate::util::TempDir::new(tag);
+    std::fs::copy(fixture("page.md"), dir.path().join("page.md")).unwrap();
+    // write-1 raises two findings in round one and passes in round two; the judge acts on the
+    // first and skips the second.
+    let answers = json!({"write-1": [
+        {"decision": "revise", "findings": [
+            {"severity": "should-fix", "evidence": "The page never says what happens when every retry fails.", "fix": "Say what the call raises."},
+            {"severity": "nice-to-have", "evidence": "\"Set max_retries to the number of extra attempts you want.\" could be shorter.", "fix": "Shorten it."}
+        ]},
+        {"decision": "pass", "findings": []}
+    ]});
+    std::fs::write(dir.path().join("answers.json"), answers.to_string()).unwrap();
+    let judge = json!([{"finding-1": {"decision": "act", "reason": "The reader must know."},
+                        "finding-2": {"decision": "skip", "reason": "Taste."}}]);
+    std::fs::write(dir.path().join("judge.json"), judge.to_string()).unwrap();
+    dir
+}
+
+fn have_jq() -> bool {
+    Command::new("jq").arg("--version").output().is_ok()
+}
+
+#[test]
+fn the_battery_runs_rounds_until_the_reviewers_pass() {
+    if !have_jq() {
+        eprintln!("skipped: no jq");
+        return;
+    }
+    let dir = battery_setup("battery");
+    let d = dir.path();
+    let seat = format!("replay:{}", d.join("answers.json").display());
+    let judge = format!("replay:{}", d.join("judge.json").display());
+    let writer = format!(
+        "cat > {0}/got.md; echo rewritten >> \"$PANEL_CANDIDATE\"",
+        d.display()
+    );
+    let out = battery(
+        d,
+        &["--seat", &seat, "--judge", &judge, "--writer", &writer],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The writer got only the finding acted on, with the judge's reason.
+    let got = std::fs::read_to_string(d.join("got.md")).unwrap();
+    assert_eq!(
+        got,
+        "- [should-fix] The page never says what happens when every retry fails.\n  fix: Say what the call raises.\n  why: The reader must know.\n"
+    );
+    assert!(
+        std::fs::read_to_string(d.join("page.md"))
+            .unwrap()
+            .ends_with("rewritten\n")
+    );
+    // Round two's reviewers were told what the judge skipped and why.
+    let brief = std::fs::read_to_string(d.join("records/round-2/brief.md")).unwrap();
+    assert!(
+        brief.contains("could be shorter. (skipped: Taste.)"),
+        "{brief}"
+    );
+    assert!(stderr(&out).contains("round 2: pass"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
+    if !have_jq() {
+        eprintln!("skipped: no jq");
+        return;
+    }
+    let dir = battery_setup("battery-stop");
+    let d = dir.path();
+    let seat = format!("replay:{}", d.join("answers.json").display());
+    let judge = format!("replay:{}", d.join("judge.json").display());
+    let out = battery(d, &["--seat", &seat, "--judge", &judge]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("there is no --writer"),
+        "{}",
+        stderr(&out)
+    );
+    let out = battery(
+        d,
+        &[
+            "--seat",
+            &seat,
+            "--judge",
+            &judge,
+            "--writer",
+            "true",
+            "--max-rounds",
+            "1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("stopped after 1 rounds"),
+        "{}",
+        stderr(&out)
+    );
+    let out = battery(d, &["--judge", &judge]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no reviewers"), "{}", stderr(&out));
+}
