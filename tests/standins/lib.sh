@@ -169,6 +169,10 @@ si_parse() {
     fi
   done
 }
+si_join() { # REPLY = args joined by one space
+  local IFS=' '
+  REPLY="$*"
+}
 si_has() { [[ -n ${SI_SEEN[$1]-} ]]; }
 
 # ---------------------------------------------------------------- stdin
