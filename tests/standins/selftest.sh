@@ -174,7 +174,7 @@ for cli in "${CLIS[@]}"; do
   STANDIN_MODE=hang timeout 1 "${ARGV[@]}" </dev/null >/dev/null 2>&1; rc=$?
   check "$cli/hang" "$([[ $rc == 124 ]]; echo $?)" "rc=$rc"
   # killed
-  STANDIN_MODE=killed "${ARGV[@]}" </dev/null >/dev/null 2>&1; rc=$?
+  { STANDIN_MODE=killed "${ARGV[@]}" </dev/null >/dev/null 2>&1; rc=$?; } 2>/dev/null
   check "$cli/killed" "$([[ $rc == 137 ]]; echo $?)" "rc=$rc"
   # sleep:N
   t0=$EPOCHREALTIME
@@ -182,10 +182,10 @@ for cli in "${CLIS[@]}"; do
   t1=$EPOCHREALTIME; el=$(((${t1/./} - ${t0/./}) / 1000))
   check "$cli/sleep:0.3" "$([[ $RC == 0 && $el -ge 300 && $(verdict_of "$(answer "$cli" text <<<"$OUT")") == breaks ]]; echo $?)" "rc=$RC elapsed=${el}ms"
   # grandchild: stand-in hangs and leaves a grandchild holding stdout
-  before=$(wc -l <"$STANDIN_LOG/grandchildren" 2>/dev/null || echo 0)
+  before=$(wc -l 2>/dev/null <"$STANDIN_LOG/grandchildren" || echo 0)
   STANDIN_MODE=grandchild timeout 1 "${ARGV[@]}" </dev/null >"$T/gc.out" 2>/dev/null; rc=$?
   gc=$(tail -n 1 "$STANDIN_LOG/grandchildren" 2>/dev/null)
-  after=$(wc -l <"$STANDIN_LOG/grandchildren" 2>/dev/null || echo 0)
+  after=$(wc -l 2>/dev/null <"$STANDIN_LOG/grandchildren" || echo 0)
   check "$cli/grandchild" "$([[ $rc == 124 && $after -gt $before && -n $gc ]] && kill -0 "$gc" 2>/dev/null; echo $?)" "rc=$rc gc=$gc"
   [[ -n $gc ]] && kill "$gc" 2>/dev/null
   # grandchild-exit: valid answer, exit 0, grandchild still holds the pipe
@@ -354,6 +354,15 @@ if has claude && has codex; then
     check "$c/timing<100ms" "$([[ $el -lt 100 ]]; echo $?)" "${el}ms"
   done
 fi
+
+# symlinked stand-in (lib.sh found through the link) and no-log operation
+mkdir -p "$T/bin"; ln -s "$HERE/claude" "$T/bin/claude"
+( cd "$T" && PATH=$T/bin:$PATH; claude -p "via symlink" --no-session-persistence </dev/null >"$T/out" 2>&1 ); rc=$?
+check "symlink" "$([[ $rc == 0 && $(verdict_of "$(<"$T/out")") == breaks ]]; echo $?)" "rc=$rc out=$(head -c 200 "$T/out")"
+( unset STANDIN_LOG; export TMPDIR=$T/tmp; mkdir -p "$TMPDIR"
+  STANDIN_MODE=fence-once claude -p "nolog once" </dev/null >"$T/o1" 2>/dev/null
+  STANDIN_MODE=fence-once claude -p "nolog once" </dev/null >"$T/o2" 2>/dev/null )
+check "once-without-log" "$([[ $(<"$T/o1") == '```json'* && $(verdict_of "$(<"$T/o2")") == breaks && -d $T/tmp/standin-counters ]]; echo $?)"
 
 # every log line is valid JSON and below 4 KiB
 n=$(wc -l <"$STANDIN_LOG/calls.jsonl")
