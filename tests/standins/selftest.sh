@@ -355,6 +355,19 @@ if has claude && has codex; then
   done
 fi
 
+# JSON escaping of awkward text (prompt in the log, reason in the answer)
+if has claude; then
+  tricky=$'quote " backslash \\ tab \t cr \r nl\n ctrl \001\037 del \177 dollar $HOME `tick` \u00e9\u4e2d \U0001F600 end'
+  STANDIN_REASON=$'reason with "quotes"\nand \\ slash' STANDIN_VERDICT=holds \
+    claude -p "$tricky" --json-schema "$SCHEMA" --output-format json --no-session-persistence </dev/null >"$T/out" 2>/dev/null
+  check "escape/prompt-in-log" "$(lastlog | jq -e --arg p "$tricky" '.prompt==$p' >/dev/null; echo $?)" "$(lastlog | head -c 300)"
+  check "escape/reason" "$(jq -e '.structured_output.verdict=="holds" and .structured_output.reason=="reason with \"quotes\"\nand \\ slash" and (.result|fromjson|.verdict=="holds")' "$T/out" >/dev/null; echo $?)" "$(head -c 300 "$T/out")"
+  claude -p "closed stdin" --no-session-persistence <&- >/dev/null 2>&1; rc=$?
+  check "stdin/closed" "$([[ $rc == 0 ]] && lastlog | jq -e '.stdin=="closed"' >/dev/null; echo $?)" "rc=$rc $(lastlog | head -c 200)"
+  claude -p "devnull stdin" --no-session-persistence </dev/null >/dev/null 2>&1
+  check "stdin/devnull" "$(lastlog | jq -e '.stdin=="devnull" and .stdinText==""' >/dev/null; echo $?)"
+fi
+
 # symlinked stand-in (lib.sh found through the link) and no-log operation
 mkdir -p "$T/bin"; ln -s "$HERE/claude" "$T/bin/claude"
 ( cd "$T" && PATH=$T/bin:$PATH; claude -p "via symlink" --no-session-persistence </dev/null >"$T/out" 2>&1 ); rc=$?
