@@ -9,6 +9,7 @@ LC_ALL=C
 # ---------------------------------------------------------------- JSON
 # si_q STRING  -> REPLY = JSON string literal (with quotes)
 si_q() {
+  if [[ $1 != *[\"\\$'\001'-$'\037'$'\177']* ]]; then REPLY="\"$1\""; return 0; fi
   local s=$1
   s=${s//\\/\\\\}
   s=${s//\"/\\\"}
