@@ -230,6 +230,14 @@ SI_LOG_LIMIT=1024
 si_log() {
   si_log_dir || return 0
   si_mkdir "$STANDIN_LOG"
+  si_log_line "$SI_LOG_LIMIT"
+  # keep every line below 4 KiB (one write(2), no interleaving between parallel callers)
+  ((${#REPLY} < 4000)) || si_log_line 128
+  printf '%s\n' "$REPLY" >>"$STANDIN_LOG/calls.jsonl"
+}
+# si_log_line LIMIT -> REPLY; values longer than LIMIT bytes go to $STANDIN_LOG/prompts/
+si_log_line() {
+  local limit=$1
   local pid=$$ pgid=0 st rest
   if read -r st </proc/$$/stat 2>/dev/null; then
     rest=${st##*) }
@@ -238,7 +246,7 @@ si_log() {
   fi
   local args=() a i=0 pdir=$STANDIN_LOG/prompts extra=''
   for a in "${SI_ARGV[@]}"; do
-    if ((${#a} > SI_LOG_LIMIT)); then
+    if ((${#a} > limit)); then
       si_mkdir "$pdir"
       printf '%s' "$a" >"$pdir/$pid.arg$i.txt"
       args+=("@file:$pdir/$pid.arg$i.txt")
@@ -248,7 +256,7 @@ si_log() {
     ((i++))
   done
   si_qarr "${args[@]}"; local jargv=$REPLY
-  if ((${#SI_PROMPT} > SI_LOG_LIMIT)); then
+  if ((${#SI_PROMPT} > limit)); then
     si_mkdir "$pdir"
     printf '%s' "$SI_PROMPT" >"$pdir/$pid.txt"
     si_q "$pdir/$pid.txt"; extra+=",\"promptFile\":$REPLY"
@@ -256,7 +264,7 @@ si_log() {
     si_q "$SI_PROMPT"; extra+=",\"prompt\":$REPLY"
   fi
   if ((SI_STDIN_READ)); then
-    if ((${#SI_STDIN_TEXT} > SI_LOG_LIMIT)); then
+    if ((${#SI_STDIN_TEXT} > limit)); then
       si_mkdir "$pdir"
       printf '%s' "$SI_STDIN_TEXT" >"$pdir/$pid.stdin.txt"
       si_q "$pdir/$pid.stdin.txt"; extra+=",\"stdinFile\":$REPLY"
@@ -264,7 +272,7 @@ si_log() {
       si_q "$SI_STDIN_TEXT"; extra+=",\"stdinText\":$REPLY"
     fi
   fi
-  local env='' n
+  local env='' n v
   local -A seen=()
   for n in HOME XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME XDG_CACHE_HOME CODEX_HOME COPILOT_HOME \
     GEMINI_CLI_HOME CLAUDE_CONFIG_DIR TMPDIR \
@@ -273,7 +281,13 @@ si_log() {
     [[ -n ${seen[$n]-} ]] && continue
     seen[$n]=1
     [[ ${!n@a} == *x* ]] || continue   # exported variables only
-    si_q "${!n}"; local v=$REPLY
+    v=${!n}
+    if ((limit < 1024 && ${#v} > limit)); then
+      si_mkdir "$pdir"
+      printf '%s' "$v" >"$pdir/$pid.env.$n.txt"
+      v="@file:$pdir/$pid.env.$n.txt"
+    fi
+    si_q "$v"; v=$REPLY
     si_q "$n"; env+=${env:+,}$REPLY:$v
   done
   si_q "$SI_CLI"; local jcli=$REPLY
@@ -281,8 +295,7 @@ si_log() {
   si_q "${HOME-}"; local jhome=$REPLY
   si_q "$SI_MODE"; local jmode=$REPLY
   si_now_ms; local ts=$REPLY
-  local line="{\"cli\":$jcli,\"argv\":$jargv,\"cwd\":$jcwd,\"home\":$jhome,\"stdin\":\"$SI_STDIN_KIND\"$extra,\"mode\":$jmode,\"pid\":$pid,\"pgid\":$pgid,\"ts\":$ts,\"env\":{$env}}"
-  printf '%s\n' "$line" >>"$STANDIN_LOG/calls.jsonl"
+  REPLY="{\"cli\":$jcli,\"argv\":$jargv,\"cwd\":$jcwd,\"home\":$jhome,\"stdin\":\"$SI_STDIN_KIND\"$extra,\"mode\":$jmode,\"pid\":$pid,\"pgid\":$pgid,\"ts\":$ts,\"env\":{$env}}"
 }
 
 # ---------------------------------------------------------------- modes

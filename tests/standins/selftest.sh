@@ -325,6 +325,11 @@ if has claude && has codex; then
   pf=$(jq -r '.promptFile // empty' <<<"$l")
   check "log/long-prompt-file" "$([[ ${#l} -lt 4096 && -n $pf && $(<"$pf") == "$long" ]]; echo $?)" "len=${#l} pf=$pf"
 
+  big=$(printf 'y%.0s' {1..1000})
+  OPENCODE_CONFIG_CONTENT=$big$big claude -p "$big" --json-schema "{\"a\":\"$big\"}" --append-system-prompt "$big" --settings "$big" --no-session-persistence </dev/null >/dev/null 2>&1
+  l=$(lastlog)
+  check "log/4KiB-fallback" "$([[ ${#l} -lt 4096 ]] && jq -e '(.promptFile|type=="string") and (.env.OPENCODE_CONFIG_CONTENT|startswith("@file:")) and ([.argv[]|select(startswith("@file:"))]|length==4)' >/dev/null <<<"$l"; echo $?)" "len=${#l} $(head -c 300 <<<"$l")"
+
   ANTHROPIC_BASE_URL=http://127.0.0.1:1 CLAUDE_CODE_X=1 NOT_LOGGED=1 claude -p "env" --no-session-persistence </dev/null >/dev/null 2>&1
   check "log/env" "$(lastlog | jq -e '.env.ANTHROPIC_BASE_URL=="http://127.0.0.1:1" and .env.CLAUDE_CODE_X=="1" and (.env|has("NOT_LOGGED")|not) and .env.HOME==env.HOME and .home==env.HOME and (.pid|type=="number") and (.pgid|type=="number") and .cwd==env.PWD' >/dev/null; echo $?)" "$(lastlog | head -c 400)"
 
