@@ -5,6 +5,10 @@
 
 SI_VERSION_NOTE="panel-standin"
 LC_ALL=C
+# The HOME the caller gave us (logged as "home"). Like the real CLIs (os.homedir()),
+# fall back to the passwd home directory when HOME is unset or empty.
+SI_ENV_HOME=${HOME-}
+if [[ -z ${HOME-} ]]; then unset HOME; HOME=~; fi
 
 # ---------------------------------------------------------------- JSON
 # si_q STRING  -> REPLY = JSON string literal (with quotes)
@@ -292,7 +296,7 @@ si_log_line() {
   done
   si_q "$SI_CLI"; local jcli=$REPLY
   si_q "$PWD"; local jcwd=$REPLY
-  si_q "${HOME-}"; local jhome=$REPLY
+  si_q "$SI_ENV_HOME"; local jhome=$REPLY
   si_q "$SI_MODE"; local jmode=$REPLY
   si_now_ms; local ts=$REPLY
   REPLY="{\"cli\":$jcli,\"argv\":$jargv,\"cwd\":$jcwd,\"home\":$jhome,\"stdin\":\"$SI_STDIN_KIND\"$extra,\"mode\":$jmode,\"pid\":$pid,\"pgid\":$pgid,\"ts\":$ts,\"env\":{$env}}"
