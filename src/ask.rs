@@ -536,7 +536,7 @@ impl Launcher {
         let sandbox = self.sandbox.clone().unwrap_or_else(std::env::temp_dir);
         let dirs = AttemptDirs::new(&run, &sandbox, &job.name, n);
         let result = match job.seat.harness.kind {
-            Kind::Replay => self.replay(job, n),
+            Kind::Replay => self.replay(job),
             Kind::Process => self.launch(job, prompt, &dirs),
         };
         let (outcome, answer_file) = match result {
@@ -660,8 +660,9 @@ impl Launcher {
         copied
     }
 
-    /// A recorded answer: `FILE` maps each name to its answer, or to a list of answers by attempt.
-    fn replay(&self, job: &Job, n: u32) -> Result<(Outcome, Option<String>)> {
+    /// A recorded answer: `FILE` maps each name to its answer, or to a list of answers, one per
+    /// round (`PANEL_ROUND`, from 1), the last repeating, as the seed's recorded judge does.
+    fn replay(&self, job: &Job) -> Result<(Outcome, Option<String>)> {
         let file = job.seat.model.as_deref().unwrap_or_default();
         let text =
             fs::read_to_string(file).with_context(|| format!("replay: {file}: cannot read"))?;
@@ -671,7 +672,14 @@ impl Launcher {
             .get(&job.name)
             .ok_or_else(|| anyhow!("replay: {file} holds no answer for {}", job.name))?;
         let entry = match entry {
-            Value::Array(list) if !list.is_empty() => &list[(n as usize - 1).min(list.len() - 1)],
+            Value::Array(list) if !list.is_empty() => {
+                let round: usize = self
+                    .user_env
+                    .get("PANEL_ROUND")
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(1);
+                &list[round.clamp(1, list.len()) - 1]
+            }
             other => other,
         };
         let out = match entry {

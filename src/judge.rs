@@ -15,6 +15,7 @@ use crate::docs::ToolDoc;
 use crate::harness::Seat;
 use crate::prompt::{self, Lens};
 use crate::record::{Status, VerdictRecord};
+use crate::review::{self, ReviewRecord};
 
 /// Launch sealed LLM judges in parallel and write one verdict record per judge.
 ///
@@ -56,6 +57,18 @@ pub struct Args {
     #[arg(long)]
     pub allow_correlated: bool,
 
+    /// Reviews: the stage the reviewers are named after (<stage>-1, <stage>-2, … in seat order).
+    #[arg(long, value_name = "NAME", default_value = "review")]
+    pub stage: String,
+
+    /// Reviews: the brief the work was written to, shown to every reviewer.
+    #[arg(long, value_name = "FILE")]
+    pub brief: Option<PathBuf>,
+
+    /// Reviews: the writer's model family; a reviewer of the same family is refused.
+    #[arg(long, value_name = "FAMILY")]
+    pub writer_family: Option<String>,
+
     #[command(flatten)]
     pub launch: LaunchArgs,
 
@@ -71,8 +84,10 @@ pub struct Args {
 /// The contract the judges answer to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Contract {
-    /// {"verdict": "holds"|"breaks", "reason", "confidence"}
+    /// {"verdict": "holds"|"breaks", "reason", "confidence"}: one verdict record per judge.
     Verdict,
+    /// {"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge.
+    Review,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
@@ -137,31 +152,49 @@ pub fn run(args: Args) -> Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let lenses = lenses(&args)?;
     let seats = args
         .seats
         .iter()
         .map(|s| launcher.seat(s))
         .collect::<Result<Vec<_>>>()?;
-    let judges = pair(&lenses, &seats, args.cross)?;
-    if !args.allow_correlated
-        && let Some(msg) = correlated(&judges)
-    {
-        bail!("{msg}");
+    let judges = match args.contract {
+        Contract::Verdict => pair(&lenses(&args)?, &seats, args.cross)?,
+        Contract::Review => reviewers(&args, &seats)?,
+    };
+    if !args.allow_correlated {
+        let clash = match args.contract {
+            Contract::Verdict => correlated(&judges),
+            Contract::Review => family_clash(&judges, args.writer_family.as_deref()),
+        };
+        if let Some(msg) = clash {
+            bail!("{msg}");
+        }
     }
     if !args.dry_run {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
     let candidate = Candidate::read(args.candidate.as_deref().unwrap_or("-"))?;
-    let nonce = prompt::nonce_for(&candidate.text);
-    let schema = contract::verdict_schema();
+    let brief = match &args.brief {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read the brief", path.display()))?,
+        ),
+        None => None,
+    };
+    let nonce = review::fence_nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]);
     let jobs: Vec<Job> = judges
         .iter()
         .map(|j| Job {
             name: j.name.clone(),
             seat: j.seat.clone(),
-            prompt: prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
-            schema: schema.clone(),
+            prompt: match args.contract {
+                Contract::Verdict => prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
+                Contract::Review => review::prompt(brief.as_deref(), &candidate.text, &nonce, None),
+            },
+            schema: match args.contract {
+                Contract::Verdict => contract::verdict_schema(),
+                Contract::Review => review::schema(),
+            },
         })
         .collect();
     launcher.check_prompts(&jobs)?;
@@ -191,32 +224,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
     crate::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
     crate::launch::stop_when_stdout_closes();
 
-    let mut ledger = std::fs::File::create(run_dir.join("verdicts.jsonl"))
+    let ledger_name = match args.contract {
+        Contract::Verdict => "verdicts.jsonl",
+        Contract::Review => "reviews.jsonl",
+    };
+    let mut ledger = std::fs::File::create(run_dir.join(ledger_name))
         .with_context(|| format!("{}: cannot write", run_dir.display()))?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let mut stdout_open = true;
     let progress = std::io::stderr().is_terminal();
-    let check =
-        |obj: &serde_json::Map<String, serde_json::Value>| contract::check_verdict(obj).map(|_| ());
+    let contract = args.contract;
+    let check = move |obj: &serde_json::Map<String, serde_json::Value>| match contract {
+        Contract::Verdict => contract::check_verdict(obj).map(|_| ()),
+        Contract::Review => review::check(obj).map(|_| ()),
+    };
     let size = judges.len();
-    let mut pending: Vec<bool> = vec![true; size];
-    let mut write_record = |rec: &VerdictRecord| -> Result<()> {
-        let line = serde_json::to_string(rec)?;
+    let mut write_line = |name: &str, line: String, what: &str, ms: u64| -> Result<()> {
         let _ = writeln!(ledger, "{line}");
-        let _ = std::fs::write(
-            run_dir.join(&rec.judge).join("record.json"),
-            format!("{line}\n"),
-        );
+        let _ = std::fs::write(run_dir.join(name).join("record.json"), format!("{line}\n"));
         if progress {
-            let what = rec
-                .verdict
-                .map(|v| v.as_str())
-                .unwrap_or(rec.status.as_str());
-            eprintln!(
-                "panel-judge: {} {what} ({:.1}s)",
-                rec.judge,
-                rec.duration_ms as f64 / 1000.0
-            );
+            eprintln!("panel-judge: {name} {what} ({:.1}s)", ms as f64 / 1000.0);
         }
         if stdout_open {
             let written = writeln!(stdout, "{line}").and_then(|_| stdout.flush());
@@ -234,20 +261,113 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let mut failure = None;
     launcher.ask_each(&jobs, &check, |i, done| {
-        pending[i] = false;
-        let rec = verdict_record(&judges[i], &candidate.seal, size, &run_dir, done);
-        if let Err(e) = write_record(&rec) {
+        let judge = &judges[i];
+        let ms = done.duration.as_millis() as u64;
+        let written = match args.contract {
+            Contract::Verdict => {
+                let rec = verdict_record(judge, &candidate.seal, size, &run_dir, done);
+                let what = rec
+                    .verdict
+                    .map(|v| v.as_str())
+                    .unwrap_or(rec.status.as_str());
+                serde_json::to_string(&rec)
+                    .map_err(Into::into)
+                    .and_then(|l| write_line(&judge.name, l, what, ms))
+            }
+            Contract::Review => {
+                let rec = review_record(judge, &args.stage, &candidate.seal, size, &run_dir, done);
+                let what = rec
+                    .decision
+                    .map(|d| d.as_str())
+                    .unwrap_or(rec.status.as_str());
+                serde_json::to_string(&rec)
+                    .map_err(Into::into)
+                    .and_then(|l| write_line(&judge.name, l, what, ms))
+            }
+        };
+        if let Err(e) = written {
             failure.get_or_insert(e);
         }
     });
     if let Some(e) = failure {
         return Err(e);
     }
-    eprintln!("verdicts: {}", run_dir.display());
+    let label = match args.contract {
+        Contract::Verdict => "verdicts",
+        Contract::Review => "reviews",
+    };
+    eprintln!("{label}: {}", run_dir.display());
     Ok(match crate::launch::stopped() {
         Some(crate::launch::SIGPIPE) | None => ExitCode::SUCCESS,
         Some(sig) => ExitCode::from(128 + sig as u8),
     })
+}
+
+/// Reviewers, `<stage>-1`, `<stage>-2`, … in seat order; the lens flags are for verdicts.
+fn reviewers(args: &Args, seats: &[Seat]) -> Result<Vec<Judge>> {
+    if !args.lenses.is_empty() || args.lenses_file.is_some() || args.cross {
+        bail!("--lens, --lenses and --cross are for verdicts; reviewers review the whole work");
+    }
+    let lens = Lens::new("review", "the whole work");
+    Ok(seats
+        .iter()
+        .enumerate()
+        .map(|(i, seat)| Judge {
+            name: review::reviewer_name(&args.stage, i + 1),
+            lens: lens.clone(),
+            seat: seat.clone(),
+        })
+        .collect())
+}
+
+/// The family rule of a review panel. Replayed seats stand for recorded reviewers and never clash.
+fn family_clash(reviewers: &[Judge], writer: Option<&str>) -> Option<String> {
+    let families: Vec<(String, String)> = reviewers
+        .iter()
+        .filter(|r| r.seat.harness.kind != crate::harness::Kind::Replay)
+        .map(|r| (r.name.clone(), r.seat.family_or_seat()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = families
+        .iter()
+        .map(|(n, f)| (n.as_str(), f.as_str()))
+        .collect();
+    review::family_clash(&pairs, writer)
+}
+
+fn review_record(
+    judge: &Judge,
+    stage: &str,
+    seal: &str,
+    size: usize,
+    run: &std::path::Path,
+    done: Done,
+) -> ReviewRecord {
+    let mut rec = ReviewRecord::new(&judge.name, &judge.seat.spec, seal, stage);
+    rec.harness = judge.seat.harness.name.clone();
+    rec.model = judge.seat.model.clone();
+    rec.family = judge.seat.family.clone();
+    rec = match done.answer.as_ref().map(review::check) {
+        Some(Ok(review)) => rec.answered(&review),
+        Some(Err(why)) => rec.abstained(Status::Unreadable, &why),
+        None => {
+            let cause = done.cause.clone().unwrap_or_else(|| "no answer".into());
+            let status = if done.status == Status::Ok {
+                Status::Unreadable
+            } else {
+                done.status
+            };
+            rec.abstained(status, &cause)
+        }
+    };
+    if rec.status != Status::Ok {
+        rec.excerpt = done.excerpt;
+    }
+    rec.panel_size = size;
+    rec.attempts = done.attempts;
+    rec.duration_ms = done.duration.as_millis() as u64;
+    rec.usage = done.usage;
+    rec.run = run.display().to_string();
+    rec
 }
 
 /// The lenses: `--lens` and `--lenses FILE`, or the three defaults.

@@ -230,21 +230,7 @@ pub fn family_clash(reviewers: &[(&str, &str)], writer_family: Option<&str>) -> 
 
 /// A fence tag for the work that none of `texts` contains, so the work cannot close its fence.
 pub fn fence_nonce(texts: &[&str]) -> String {
-    use sha2::{Digest, Sha256};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    loop {
-        let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let digest = Sha256::digest(format!("{now}:{}:{n}", std::process::id()).as_bytes());
-        let nonce: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-        if !texts.iter().any(|t| t.contains(&nonce)) {
-            return nonce;
-        }
-    }
+    crate::prompt::nonce_for(&texts.join("\n"))
 }
 
 /// The work between two fence lines made from the nonce.
