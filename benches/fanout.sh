@@ -16,6 +16,12 @@ export PANEL_PASS_ENV=STANDIN_MODE,STANDIN_STDIN_WAIT
 for i in $(seq 1 "$N"); do echo "lens$i|Is claim $i of the answer right?"; done > "$work/lenses"
 printf 'def first(xs):\n    """Return xs[0], or None when xs is empty."""\n    return xs[0]\n' > "$work/answer.md"
 
+# Both must produce a whole report before their times mean anything.
+check=$(panel-judge --seat claude:haiku --lenses "$work/lenses" "$work/answer.md" 2>/dev/null | panel-tally || true)
+grep -q "PANEL: unanimous — all $N say breaks." <<<"$check" || { echo "panel-judge | panel-tally did not report $N verdicts:" >&2; echo "$check" >&2; exit 1; }
+check=$(benches/baseline-judge-panel.sh "$work/answer.md" "$work/lenses")
+grep -q "PANEL: $N breaks / 0 holds" <<<"$check" || { echo "the baseline did not report $N verdicts:" >&2; echo "$check" >&2; exit 1; }
+
 best() { sort -n | head -1; }
 time_of() { # prints wall seconds of one run of "$@"
   local t0 t1
