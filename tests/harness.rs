@@ -1,0 +1,373 @@
+//! panel-judge against the stand-in harness CLIs (tests/standins), put first on PATH: the
+//! lockdown argv, the private folders, closed stdin, and what each misbehaviour becomes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::judge::alive;
+use crate::util::{TempDir, bin, root, stderr, stdout};
+
+/// A panel-judge run against stand-ins, with a fake user HOME and a call log.
+pub struct Rig {
+    pub tmp: TempDir,
+}
+
+impl Rig {
+    pub fn new(tag: &str) -> Rig {
+        let tmp = TempDir::new(tag);
+        std::fs::create_dir_all(tmp.path().join("userhome")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("log")).unwrap();
+        Rig { tmp }
+    }
+
+    pub fn user_home(&self) -> PathBuf {
+        self.tmp.path().join("userhome")
+    }
+
+    pub fn log(&self) -> PathBuf {
+        self.tmp.path().join("log")
+    }
+
+    /// panel-judge with the stand-ins first on PATH; `env` sets STANDIN_* variables.
+    pub fn judge(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let path = format!(
+            "{}:{}",
+            root().join("tests/standins").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = Command::new(bin("panel-judge"));
+        cmd.args(args)
+            .arg(root().join("examples/answer.md"))
+            .env("PATH", path)
+            .env("HOME", self.user_home())
+            .env("STANDIN_LOG", self.log())
+            .env("STANDIN_STDIN_WAIT", "0")
+            .env(
+                "PANEL_PASS_ENV",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
+            )
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    pub fn calls(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.log().join("calls.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+pub fn records(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The argv a stand-in logged; long arguments it moved into files are read back.
+fn argv(call: &Value) -> Vec<String> {
+    call["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let a = a.as_str().unwrap();
+            match a.strip_prefix("@file:") {
+                Some(path) => std::fs::read_to_string(path).unwrap(),
+                None => a.to_string(),
+            }
+        })
+        .collect()
+}
+
+fn has_pair(argv: &[String], a: &str, b: &str) -> bool {
+    argv.windows(2).any(|w| w[0] == a && w[1] == b)
+}
+
+/// Files under a folder, as paths relative to it.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn claude_judges_run_locked_down_in_private_folders() {
+    let rig = Rig::new("claude-lockdown");
+    // A subscription login in the user's HOME is carried in, and nothing else of it.
+    let creds = rig.user_home().join(".claude/.credentials.json");
+    std::fs::create_dir_all(creds.parent().unwrap()).unwrap();
+    std::fs::write(&creds, "{\"token\":\"t\"}").unwrap();
+    std::fs::write(rig.user_home().join(".claude/CLAUDE.md"), "MEMORY").unwrap();
+    let before = files_under(&rig.user_home());
+    let out = rig.judge(&["--seat", "claude:haiku"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 3);
+    for r in &recs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["verdict"], "breaks");
+        assert_eq!(r["family"], "anthropic");
+        assert_eq!(r["usage"]["costUsd"], 0.0147, "{r}");
+        assert_eq!(r["usage"]["inputTokens"], 10 + 4290 + 21649);
+    }
+    let calls = rig.calls();
+    assert_eq!(calls.len(), 3);
+    let user_home = rig.user_home().display().to_string();
+    for c in &calls {
+        let a = argv(c);
+        assert_eq!(a[0], "-p");
+        assert!(a[1].starts_with("You are one judge on a panel."));
+        assert!(has_pair(&a, "--model", "haiku"));
+        assert!(has_pair(&a, "--tools", ""), "{a:?}");
+        assert!(a.contains(&"--no-session-persistence".to_string()));
+        assert!(has_pair(&a, "--output-format", "json"));
+        let schema: Value =
+            serde_json::from_str(&a[a.iter().position(|x| x == "--json-schema").unwrap() + 1])
+                .unwrap();
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["verdict", "reason", "confidence"])
+        );
+        assert!(
+            !a.contains(&"--bare".to_string()),
+            "no API key: --bare would drop the login"
+        );
+        assert_eq!(c["stdin"], "devnull");
+        assert_ne!(c["home"].as_str().unwrap(), user_home);
+        assert!(!c["cwd"].as_str().unwrap().starts_with(&user_home));
+        assert_eq!(c["env"]["DISABLE_TELEMETRY"], "1");
+        assert_eq!(c["env"]["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"], "1");
+    }
+    // Each judge had its own HOME and folder.
+    let homes: std::collections::HashSet<&str> =
+        calls.iter().map(|c| c["home"].as_str().unwrap()).collect();
+    assert_eq!(homes.len(), 3);
+    // Nothing landed in the user's HOME; the login copies were not left anywhere.
+    assert_eq!(files_under(&rig.user_home()), before);
+    let run = PathBuf::from(recs[0]["run"].as_str().unwrap());
+    assert!(files_under(&run).iter().all(|f| !f.contains("credentials")));
+    for c in &calls {
+        assert!(
+            !Path::new(c["home"].as_str().unwrap()).exists(),
+            "the private HOME is removed"
+        );
+    }
+}
+
+#[test]
+fn claude_with_an_api_key_runs_bare() {
+    let rig = Rig::new("claude-bare");
+    let out = rig.judge(
+        &["--seat", "claude:haiku", "--lens", "a=Q?"],
+        &[("ANTHROPIC_API_KEY", "k")],
+    );
+    assert_eq!(records(&out)[0]["status"], "ok", "{}", stderr(&out));
+    let c = &rig.calls()[0];
+    assert!(argv(c).contains(&"--bare".to_string()));
+    assert_eq!(c["env"]["ANTHROPIC_API_KEY"], "k");
+}
+
+#[test]
+fn codex_judges_answer_through_the_last_message_file_with_stdin_closed() {
+    let rig = Rig::new("codex");
+    let out = rig.judge(
+        &["--seat", "codex:gpt-5.6-luna", "--timeout", "20"],
+        &[("STANDIN_VERDICT", "holds")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records(&out);
+    for r in &recs {
+        assert_eq!(
+            (r["status"].as_str(), r["verdict"].as_str()),
+            (Some("ok"), Some("holds")),
+            "{r}"
+        );
+        assert_eq!(r["family"], "openai");
+        assert!(r["usage"]["inputTokens"].as_u64().is_some(), "{r}");
+    }
+    for c in rig.calls() {
+        let a = argv(&c);
+        assert_eq!(a[0], "exec");
+        for flag in [
+            "--ephemeral",
+            "--skip-git-repo-check",
+            "--ignore-rules",
+            "--json",
+        ] {
+            assert!(a.contains(&flag.to_string()), "{flag}: {a:?}");
+        }
+        assert!(has_pair(&a, "--sandbox", "read-only"));
+        for tool in [
+            "shell_tool",
+            "unified_exec",
+            "view_image",
+            "multi_agent",
+            "apps",
+            "plugins",
+        ] {
+            assert!(has_pair(&a, "--disable", tool), "{tool}");
+        }
+        assert!(has_pair(&a, "-c", "web_search=\"disabled\""));
+        assert_eq!(c["stdin"], "devnull");
+        assert_eq!(
+            c["env"]["CODEX_HOME"],
+            format!("{}/.codex", c["home"].as_str().unwrap())
+        );
+        // The answer file and the schema file live in the run folder.
+        let answer = &a[a.iter().position(|x| x == "--output-last-message").unwrap() + 1];
+        assert!(Path::new(answer).exists(), "{answer}");
+    }
+    assert!(files_under(&rig.user_home()).is_empty());
+}
+
+/// What each misbehaviour of a harness becomes, for claude and codex alike.
+#[test]
+fn every_fault_becomes_its_status() {
+    let cases: &[(&str, &str, &str, u64)] = &[
+        // mode, claude status, codex status, attempts (claude)
+        ("prose", "unreadable", "unreadable", 2),
+        ("fence", "ok", "ok", 1),
+        ("invalid", "unreadable", "unreadable", 2),
+        ("wrongschema", "unreadable", "unreadable", 2),
+        ("fail", "failed", "failed", 2),
+        ("error0", "failed", "failed", 2),
+        ("validfail", "ok", "ok", 1),
+        ("usage-limit", "usage-limit", "usage-limit", 1),
+        ("usage-limit2", "usage-limit", "usage-limit", 1),
+        ("killed", "failed", "failed", 2),
+        ("prose-once", "ok", "ok", 2),
+    ];
+    for (mode, claude_status, codex_status, attempts) in cases {
+        for (seat, want) in [
+            ("claude:haiku", claude_status),
+            ("codex:gpt-5", codex_status),
+        ] {
+            let rig = Rig::new("faults");
+            let out = rig.judge(
+                &["--seat", seat, "--lens", "a=Q?", "--timeout", "20"],
+                &[("STANDIN_MODE", mode)],
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{seat} {mode}: {}",
+                stderr(&out)
+            );
+            let r = &records(&out)[0];
+            assert_eq!(r["status"], *want, "{seat} {mode}: {r}");
+            if seat.starts_with("claude") {
+                assert_eq!(r["attempts"], *attempts, "{seat} {mode}: {r}");
+            }
+            if *want != "ok" {
+                assert_eq!(r["verdict"], Value::Null);
+                let cause = r["cause"].as_str().unwrap();
+                assert!(
+                    !cause.is_empty() && !cause.contains('\n'),
+                    "{seat} {mode}: {cause:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_rate_limited_judge_is_retried_then_abstains() {
+    let rig = Rig::new("rate");
+    let t = Instant::now();
+    let out = rig.judge(
+        &["--seat", "claude:haiku", "--lens", "a=Q?"],
+        &[("STANDIN_MODE", "rate-limit")],
+    );
+    let r = &records(&out)[0];
+    assert_eq!(r["status"], "rate-limited", "{r}");
+    assert_eq!(r["attempts"], 2);
+    assert!(
+        t.elapsed() >= Duration::from_secs(2),
+        "it waited before asking again"
+    );
+}
+
+#[test]
+fn a_flood_of_output_is_capped_and_read_as_unreadable() {
+    let rig = Rig::new("flood");
+    let out = rig.judge(
+        &["--seat", "claude:haiku", "--lens", "a=Q?", "--retries", "0"],
+        &[("STANDIN_MODE", "flood")],
+    );
+    let r = &records(&out)[0];
+    assert_eq!(r["status"], "unreadable", "{r}");
+    assert!(r["excerpt"].as_str().unwrap().len() < 1024);
+    let run = PathBuf::from(r["run"].as_str().unwrap());
+    let kept = std::fs::metadata(run.join("a/attempt-1/stdout"))
+        .unwrap()
+        .len();
+    assert_eq!(
+        kept,
+        16 << 20,
+        "stdout is capped at 16 MiB in the run folder"
+    );
+    let exit: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("a/attempt-1/exit.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        exit["stdoutBytes"], 104857600u64,
+        "the rest is read and counted"
+    );
+}
+
+#[test]
+fn hanging_judges_and_their_grandchildren_are_killed_at_the_deadline() {
+    for mode in ["hang", "grandchild"] {
+        for seat in ["claude:haiku", "codex:gpt-5"] {
+            let rig = Rig::new("hang");
+            let t = Instant::now();
+            let out = rig.judge(
+                &["--seat", seat, "--lens", "a=Q?", "--timeout", "1"],
+                &[("STANDIN_MODE", mode)],
+            );
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{mode} {seat}: {:?}",
+                t.elapsed()
+            );
+            let r = &records(&out)[0];
+            assert_eq!(r["status"], "timeout", "{mode} {seat}: {r}");
+            let pids: Vec<u32> = rig
+                .calls()
+                .iter()
+                .map(|c| c["pid"].as_u64().unwrap() as u32)
+                .collect();
+            let grandchildren: Vec<u32> = std::fs::read_to_string(rig.log().join("grandchildren"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if mode == "grandchild" {
+                assert!(!grandchildren.is_empty());
+            }
+            for pid in pids.into_iter().chain(grandchildren) {
+                assert!(!alive(pid), "{mode} {seat}: pid {pid} outlived its judge");
+            }
+        }
+    }
+}
