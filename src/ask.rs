@@ -191,6 +191,33 @@ pub struct Job {
     pub seat: Seat,
     pub prompt: String,
     pub schema: Value,
+    pub mode: Mode,
+    /// Retries for this job, in place of the launcher's.
+    pub retries: Option<u32>,
+}
+
+impl Job {
+    /// A sealed judge's call, with the launcher's retries.
+    pub fn sealed(name: &str, seat: Seat, prompt: String, schema: Value) -> Job {
+        Job {
+            name: name.into(),
+            seat,
+            prompt,
+            schema,
+            mode: Mode::Sealed,
+            retries: None,
+        }
+    }
+}
+
+/// How a call runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// In an empty private folder, no tools: the answer is a JSON object.
+    Sealed,
+    /// In a checkout it must read, with the harness's reviewer argv: the answer is the last
+    /// message's text, handed to the check as `{"text": …}`, and the calls it made are counted.
+    Reviewer { checkout: PathBuf },
 }
 
 /// How one call ended, after its retries.
@@ -204,6 +231,8 @@ pub struct Done {
     pub duration: Duration,
     pub exit_code: Option<i32>,
     pub usage: Option<Usage>,
+    /// A reviewer's tool calls, as its event stream shows them (`None`: not read).
+    pub tool_calls: Option<Vec<String>>,
 }
 
 impl Done {
@@ -217,6 +246,7 @@ impl Done {
             duration: Duration::ZERO,
             exit_code: None,
             usage: None,
+            tool_calls: None,
         }
     }
 }
@@ -393,7 +423,14 @@ impl Launcher {
             PromptVia::Argument => {}
         }
         let user_env = |name: &str| self.user_env.get(name).is_some_and(|v| !v.is_empty());
-        let mut argv = h.render_argv(&vars, &user_env)?;
+        let template = match &job.mode {
+            Mode::Sealed => &h.argv,
+            Mode::Reviewer { .. } => match &h.reviewer {
+                Some(r) => &r.argv,
+                None => return Err(anyhow!("harness {} has no reviewer mode: it cannot review a pull request", h.name)),
+            },
+        };
+        let mut argv = h.render(template, &vars, &user_env)?;
         argv.retain(|a| a != DROPPED);
         Ok((argv, stdin))
     }
@@ -429,7 +466,11 @@ impl Launcher {
         env.insert("XDG_CACHE_HOME".into(), format!("{home}/.cache"));
         env.insert("TMPDIR".into(), dirs.tmp.display().to_string());
         let vars = self.vars(job, "", dirs);
-        for (k, v) in &h.env {
+        let reviewer_env = match (&job.mode, &h.reviewer) {
+            (Mode::Reviewer { .. }, Some(r)) => Some(&r.env),
+            _ => None,
+        };
+        for (k, v) in h.env.iter().chain(reviewer_env.into_iter().flatten()) {
             if let Some(v) = crate::harness::fill(v, &vars) {
                 env.insert(k.clone(), v);
             }
@@ -493,15 +534,17 @@ impl Launcher {
             duration: Duration::ZERO,
             exit_code: None,
             usage: None,
+            tool_calls: None,
         };
-        for n in 1..=1 + self.opts.retries {
+        let retries = job.retries.unwrap_or(self.opts.retries);
+        for n in 1..=1 + retries {
             if launch::stopped().is_some() {
                 done.status = Status::Interrupted;
                 done.cause = Some("stopped by a signal before it answered".into());
                 break;
             }
             let attempt = self.attempt(job, n, &prompt, check);
-            let retry = attempt.status.retryable() && n <= self.opts.retries;
+            let retry = attempt.status.retryable() && n <= retries;
             if let Some(u) = &attempt.usage {
                 done.usage.get_or_insert_with(Usage::default).add(u);
             }
@@ -618,7 +661,10 @@ impl Launcher {
             program,
             args: argv,
             env: self.env(job, dirs),
-            cwd: dirs.work.clone(),
+            cwd: match &job.mode {
+                Mode::Sealed => dirs.work.clone(),
+                Mode::Reviewer { checkout } => checkout.clone(),
+            },
             stdin,
             timeout: self.timeout(),
             cap: OUTPUT_CAP,
@@ -629,7 +675,11 @@ impl Launcher {
             let _ = fs::remove_file(path);
         }
         let outcome = outcome?;
-        let answer = match h.answer {
+        let answer_at = match (&job.mode, &h.reviewer) {
+            (Mode::Reviewer { .. }, Some(r)) => r.answer,
+            _ => h.answer,
+        };
+        let answer = match answer_at {
             AnswerAt::File => fs::read(dirs.attempt.join("answer"))
                 .ok()
                 .map(|b| String::from_utf8_lossy(&b).into_owned()),
@@ -729,12 +779,7 @@ impl Asker for Launcher {
         for (i, q) in questions.iter().enumerate() {
             match self.seat(&q.seat) {
                 Ok(seat) => {
-                    jobs.push(Job {
-                        name: q.name.clone(),
-                        seat,
-                        prompt: q.prompt.clone(),
-                        schema: q.schema.clone(),
-                    });
+                    jobs.push(Job::sealed(&q.name, seat, q.prompt.clone(), q.schema.clone()));
                     index.push(i);
                 }
                 Err(e) => replies[i] = Some(Reply::abstained(Status::NotFound, format!("{e:#}"))),
@@ -797,6 +842,7 @@ fn read_answer(
         duration: o.duration,
         exit_code: o.exit_code(),
         usage: job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
+        tool_calls: None,
     };
     if o.interrupted {
         done.status = Status::Interrupted;
@@ -812,9 +858,27 @@ fn read_answer(
         done.excerpt = nonempty_excerpt(&stdout);
         return done;
     }
-    let found = match answer_file.filter(|t| !t.trim().is_empty()) {
-        Some(text) => extract::answer(None, text),
-        None => extract::answer(job.seat.filter.as_deref(), &stdout),
+    if let Mode::Reviewer { .. } = job.mode {
+        done.tool_calls = job.seat.tool_calls.as_ref().map(|f| {
+            f.run_text(&stdout)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect()
+        });
+    }
+    let found = match (&job.mode, answer_file.filter(|t| !t.trim().is_empty())) {
+        (Mode::Reviewer { .. }, file) => {
+            let text = match file {
+                Some(text) => text.to_string(),
+                None => last_message(job.seat.reviewer_filter.as_deref(), &stdout),
+            };
+            let mut obj = Map::new();
+            obj.insert("text".into(), Value::String(text));
+            Found::Object(obj)
+        }
+        (Mode::Sealed, Some(text)) => extract::answer(None, text),
+        (Mode::Sealed, None) => extract::answer(job.seat.filter.as_deref(), &stdout),
     };
     let why = match &found {
         Found::Object(obj) => match check(obj) {
@@ -863,6 +927,14 @@ fn read_answer(
         done.cause = Some(why);
     }
     done
+}
+
+/// A reviewer's reply: the last message its filter yields, or all of stdout without one.
+fn last_message(filter: Option<&extract::Filter>, stdout: &str) -> String {
+    let last = filter
+        .and_then(|f| f.run_text(stdout))
+        .and_then(|outs| outs.into_iter().filter_map(|v| v.as_str().map(String::from)).next_back());
+    last.unwrap_or_else(|| stdout.trim_end().to_string())
 }
 
 fn nonempty_excerpt(text: &str) -> Option<String> {

@@ -184,17 +184,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let nonce = review::fence_nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]);
     let jobs: Vec<Job> = judges
         .iter()
-        .map(|j| Job {
-            name: j.name.clone(),
-            seat: j.seat.clone(),
-            prompt: match args.contract {
-                Contract::Verdict => prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
-                Contract::Review => review::prompt(brief.as_deref(), &candidate.text, &nonce, None),
-            },
-            schema: match args.contract {
-                Contract::Verdict => contract::verdict_schema(),
-                Contract::Review => review::schema(),
-            },
+        .map(|j| {
+            let (prompt, schema) = match args.contract {
+                Contract::Verdict => (prompt::verdict_prompt(&j.lens, &candidate.text, &nonce), contract::verdict_schema()),
+                Contract::Review => (review::prompt(brief.as_deref(), &candidate.text, &nonce, None), review::schema()),
+            };
+            Job::sealed(&j.name, j.seat.clone(), prompt, schema)
         })
         .collect();
     launcher.check_prompts(&jobs)?;

@@ -67,6 +67,31 @@ pub struct Harness {
     /// Words in the output that mean a known failure, checked in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorRule>,
+    /// How the tool runs as a pull-request reviewer, when it can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<ReviewerMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// A pull-request reviewer must read the code: it runs in the checkout with the tool's read
+/// tools, and without tools that write or run commands wherever the tool allows that. Its
+/// answer is text (the last message), and its event stream shows the calls it made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReviewerMode {
+    pub argv: Vec<Arg>,
+    #[serde(default)]
+    pub answer: AnswerAt,
+    /// jq filter that yields the reviewer's messages from stdout; the last one is its reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// jq filter that yields one value per tool call the reviewer made (its name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<String>,
+    /// Variables set for a reviewer beside the row's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
 }
@@ -277,7 +302,14 @@ impl Harness {
         if self.answer == AnswerAt::File && !mentions("{answer_file}") {
             bail!("argv: the answer lands in a file but argv has no {{answer_file}}");
         }
-        for (field, filter) in [("filter", &self.filter), ("usage", &self.usage)] {
+        let reviewer_filters = self
+            .reviewer
+            .as_ref()
+            .map(|r| [("reviewer.filter", &r.filter), ("reviewer.toolCalls", &r.tool_calls)]);
+        for (field, filter) in [("filter", &self.filter), ("usage", &self.usage)]
+            .into_iter()
+            .chain(reviewer_filters.into_iter().flatten())
+        {
             if let Some(code) = filter {
                 crate::extract::Filter::compile(code).map_err(|e| anyhow!("{field}: {e:#}"))?;
             }
@@ -305,8 +337,13 @@ impl Harness {
 
     /// The argv with every placeholder filled; optional groups whose values are missing left out.
     pub fn render_argv(&self, vars: &Vars, user_env: &dyn Fn(&str) -> bool) -> Result<Vec<String>> {
+        self.render(&self.argv, vars, user_env)
+    }
+
+    /// Renders one argv template of this row (its own, or its reviewer mode's).
+    pub fn render(&self, argv: &[Arg], vars: &Vars, user_env: &dyn Fn(&str) -> bool) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        for arg in &self.argv {
+        for arg in argv {
             match arg {
                 Arg::Text(t) => out.push(fill(t, vars).ok_or_else(|| {
                     anyhow!(

@@ -20,6 +20,9 @@ pub struct Seat {
     pub family: Option<String>,
     pub filter: Option<Arc<Filter>>,
     pub usage: Option<Arc<Filter>>,
+    /// The reviewer mode's filters: its messages, and its tool calls.
+    pub reviewer_filter: Option<Arc<Filter>>,
+    pub tool_calls: Option<Arc<Filter>>,
 }
 
 impl Seat {
@@ -60,10 +63,13 @@ impl Seat {
                 .map(|c| Filter::compile(c).map(Arc::new))
                 .transpose()
         };
+        let reviewer = harness.reviewer.as_ref();
         Ok(Seat {
             spec: spec.to_string(),
             filter: compile(&harness.filter)?,
             usage: compile(&harness.usage)?,
+            reviewer_filter: compile(&reviewer.and_then(|r| r.filter.clone()))?,
+            tool_calls: compile(&reviewer.and_then(|r| r.tool_calls.clone()))?,
             harness: Arc::new(harness.clone()),
             model,
             family,
