@@ -59,6 +59,9 @@ pub struct Args {
     /// Print the rules table in force as JSON and exit.
     #[arg(long)]
     pub print_rules: bool,
+    /// Print the PR facts as read (numstat and gh output turned into facts) as JSON, and exit.
+    #[arg(long, conflicts_with_all = ["is", "text"])]
+    pub print_facts: bool,
     /// Also plan the review panel: a `plan` record after the `pr-class` record.
     #[arg(long)]
     pub plan: bool,
@@ -139,7 +142,11 @@ pub fn description() -> String {
          non-generated guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
          segment spans any number of them, and a leading ./ is dropped.\n\n",
     );
-    let _ = writeln!(s, "DEFAULT RULES (--print-rules; --rules FILE changes them)\n");
+    let _ = writeln!(
+        s,
+        "DEFAULT RULES (--print-rules prints them as JSON. In a --rules FILE each key given, and \
+         each touch flag, replaces the default's; with \"extend\": true it adds to it.)\n"
+    );
     let _ = writeln!(
         s,
         "largeLines {}; securitySliceLines {}; securityKinds: {}; strict: {}; guard: {}.\n",
@@ -153,7 +160,11 @@ pub fn description() -> String {
     for (flag, globs) in &r.touches {
         let _ = writeln!(s, "touches {flag}: {}.\n", list(globs));
     }
-    let _ = writeln!(s, "DEFAULT POLICY (--print-policy; --policy FILE changes it)\n");
+    let _ = writeln!(
+        s,
+        "DEFAULT POLICY (--print-policy prints it. In a --policy FILE each key given replaces the \
+         default's; with \"extend\": true maps are merged and panel rows follow the defaults.)\n"
+    );
     let roles: Vec<String> = p
         .roles
         .iter()
@@ -184,11 +195,11 @@ pub fn description() -> String {
     }
     let pairs = |m: &std::collections::BTreeMap<String, String>| {
         m.iter()
-            .map(|(a, b)| format!("{a} {b}"))
+            .map(|(a, b)| format!("{a}={b}"))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let points: Vec<String> = p.points.iter().map(|(a, b)| format!("{a} {b}")).collect();
+    let points: Vec<String> = p.points.iter().map(|(a, b)| format!("{a}={b}")).collect();
     let _ = write!(
         s,
         "maxMembers {}; maxOpus {}; sonnetFor: {}; seats: {}; points: {}.",
@@ -302,10 +313,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut facts = facts::parse(&name, &bytes, format)?;
     drop(bytes);
     fill(&mut facts, &args);
+    if args.print_facts {
+        crate::record::write(&mut out, &facts)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let cls = classify_pr(&facts, &rules);
     if let Some(what) = &args.is {
         let yes = is(&cls, what)?;
-        return Ok(ExitCode::from(if yes { exit::PASSED } else { exit::AGAINST }));
+        return Ok(ExitCode::from(if yes {
+            exit::PASSED
+        } else {
+            exit::AGAINST
+        }));
     }
     let plan = match &policy {
         Some(policy) if args.plan => Some(plan_panel(
@@ -365,9 +385,12 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
         (Some(n), Some(g)) => {
             let _ = writeln!(
                 s,
-                "  {n} changed lines in {files} ({g} generated left out); {} past {}",
-                if cls.large { "large" } else { "not large" },
-                cls.large_lines
+                "  {n} changed lines in {files} ({g} generated left out); {}",
+                if cls.large {
+                    format!("large (past {})", cls.large_lines)
+                } else {
+                    format!("not large ({} or fewer)", cls.large_lines)
+                }
             );
         }
         _ => {
@@ -418,7 +441,8 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
                 "; no opus headroom"
             }
         );
-        let w = |f: fn(&crate::plan::Member) -> usize| plan.members.iter().map(f).max().unwrap_or(0);
+        let w =
+            |f: fn(&crate::plan::Member) -> usize| plan.members.iter().map(f).max().unwrap_or(0);
         let (ws, wp, wt) = (
             w(|m| m.shape.len()),
             w(|m| m.profile.len()),

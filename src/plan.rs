@@ -71,7 +71,10 @@ impl Default for Policy {
     fn default() -> Policy {
         let s = |x: &str| x.to_string();
         Policy {
-            roles: BTreeMap::from([(Class::G10, s("reviewer")), (Class::Standard, s("bd-reviewer"))]),
+            roles: BTreeMap::from([
+                (Class::G10, s("reviewer")),
+                (Class::Standard, s("bd-reviewer")),
+            ]),
             panel: vec![
                 PanelRow {
                     shape: s("adversary"),
@@ -128,8 +131,8 @@ impl Policy {
     /// Applies a policy file: each key it names replaces the policy's, or with `"extend": true`
     /// adds to it (maps merged, panel rows appended after the policy's own, numbers replaced).
     pub fn apply_file(mut self, name: &str, text: &str) -> Result<Policy> {
-        let file: PolicyFile = serde_json::from_str(text)
-            .map_err(|e| crate::classify::facts::json_error(name, &e))?;
+        let file: PolicyFile =
+            serde_json::from_str(text).map_err(|e| crate::classify::facts::json_error(name, &e))?;
         merge(&mut self.roles, file.roles, file.extend);
         merge(&mut self.sonnet_for, file.sonnet_for, file.extend);
         merge(&mut self.seats, file.seats, file.extend);
@@ -165,7 +168,9 @@ impl Policy {
                 bail!("policy: a panel row without a shape");
             }
             if row.shape == CORRECTNESS {
-                bail!("policy: panel row {CORRECTNESS}: that member always runs, at its roles profile");
+                bail!(
+                    "policy: panel row {CORRECTNESS}: that member always runs, at its roles profile"
+                );
             }
             profiles.push(&row.profile);
         }
@@ -273,7 +278,13 @@ pub fn plan_panel(cls: &PrClass, policy: &Policy, headroom: Headroom) -> Result<
         }
         if let Some(reason) = row.applies(cls) {
             let brief = row.brief_id.clone().unwrap_or_else(|| row.shape.clone());
-            picked.push((row.shape.clone(), brief, row.profile.clone(), row.blocking, reason));
+            picked.push((
+                row.shape.clone(),
+                brief,
+                row.profile.clone(),
+                row.blocking,
+                reason,
+            ));
         }
     }
     let mut opus_left = policy.max_opus;
@@ -359,7 +370,10 @@ mod tests {
         let p = plan(&c, true);
         assert_eq!(
             summary(&p),
-            [row("correctness", "bd-reviewer", true), row("adversary", "reviewer", true)]
+            [
+                row("correctness", "bd-reviewer", true),
+                row("adversary", "reviewer", true)
+            ]
         );
         assert_eq!(p.members[0].seat, "claude:sonnet");
         assert_eq!(p.members[1].seat, "claude:opus");
@@ -389,7 +403,10 @@ mod tests {
         let p = plan(&cls(vec![ChangedFile::new("src/a.test.ts", 10, 2)]), true);
         assert_eq!(
             summary(&p),
-            [row("correctness", "bd-reviewer", true), row("tests", "bd-reviewer", false)]
+            [
+                row("correctness", "bd-reviewer", true),
+                row("tests", "bd-reviewer", false)
+            ]
         );
     }
 
@@ -442,7 +459,10 @@ mod tests {
         );
         let c = cls(vec![ChangedFile::new(".github/workflows/ci.yml", 4, 1)]);
         let p = plan(&c, false);
-        assert_eq!((p.members[1].profile.as_str(), p.members[1].degraded), ("bd-reviewer", true));
+        assert_eq!(
+            (p.members[1].profile.as_str(), p.members[1].degraded),
+            ("bd-reviewer", true)
+        );
         assert!(!p.members[0].degraded);
     }
 
@@ -459,8 +479,14 @@ mod tests {
 
     #[test]
     fn names_and_missing_targets() {
-        assert_eq!(member_name("acme/app", Some(7), "abc", "tests"), "rp-acme-app-7-abc-tests");
-        assert_eq!(member_name("acme/app", None, "0123456789", "tests"), "rp-acme-app-01234567-tests");
+        assert_eq!(
+            member_name("acme/app", Some(7), "abc", "tests"),
+            "rp-acme-app-7-abc-tests"
+        );
+        assert_eq!(
+            member_name("acme/app", None, "0123456789", "tests"),
+            "rp-acme-app-01234567-tests"
+        );
         let mut c = p_cls_g10();
         c.head = None;
         let err = plan_panel(&c, &Policy::default(), Headroom { opus: true }).unwrap_err();
@@ -476,14 +502,23 @@ mod tests {
     #[test]
     fn policy_files_replace_extend_and_are_checked() {
         let p = Policy::default()
-            .apply_file("p.json", r#"{"extend": true, "seats": {"reviewer": "codex:gpt-5"}}"#)
+            .apply_file(
+                "p.json",
+                r#"{"extend": true, "seats": {"reviewer": "codex:gpt-5"}}"#,
+            )
             .unwrap();
         assert_eq!(p.seats["reviewer"], "codex:gpt-5");
         assert_eq!(p.seats["bd-reviewer"], "claude:sonnet");
         let p = Policy::default()
-            .apply_file("p.json", r#"{"panel": [{"shape": "x", "profile": "nobody", "blocking": true}]}"#)
+            .apply_file(
+                "p.json",
+                r#"{"panel": [{"shape": "x", "profile": "nobody", "blocking": true}]}"#,
+            )
             .unwrap();
-        assert_eq!(p.check().unwrap_err().to_string(), "policy: profile nobody has no seat");
+        assert_eq!(
+            p.check().unwrap_err().to_string(),
+            "policy: profile nobody has no seat"
+        );
         let text = serde_json::to_string(&Policy::default()).unwrap();
         let back = Policy::default().apply_file("p", &text).unwrap();
         assert_eq!(back, Policy::default());

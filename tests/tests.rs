@@ -1,4 +1,5 @@
 //! The one integration-test crate: each file below is a module of it.
 
+mod classify;
 mod generated;
 mod util;

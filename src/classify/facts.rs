@@ -57,10 +57,10 @@ impl ChangedFile {
         if let std::borrow::Cow::Owned(p) = normalize(&self.path) {
             self.path = p;
         }
-        if let Some(prev) = &self.previous_path {
-            if let std::borrow::Cow::Owned(p) = normalize(prev) {
-                self.previous_path = Some(p);
-            }
+        if let Some(prev) = &self.previous_path
+            && let std::borrow::Cow::Owned(p) = normalize(prev)
+        {
+            self.previous_path = Some(p);
         }
         self
     }
@@ -205,7 +205,11 @@ pub(crate) fn json_error(name: &str, e: &serde_json::Error) -> anyhow::Error {
 
 fn parse_json(name: &str, bytes: &[u8], gh_only: bool) -> Result<PrFacts> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
         anyhow!("{name}: line {line}: not UTF-8")
     })?;
     let mut de = serde_json::Deserializer::from_str(text);
@@ -226,7 +230,9 @@ fn parse_json(name: &str, bytes: &[u8], gh_only: bool) -> Result<PrFacts> {
             "{name}: line 1: no changed files: PR facts carry \"changedFiles\", gh pr view --json carries \"files\""
         ),
     };
-    let repo = input.repo.or_else(|| input.url.as_deref().and_then(repo_from_url));
+    let repo = input
+        .repo
+        .or_else(|| input.url.as_deref().and_then(repo_from_url));
     let repo = repo.or_else(|| {
         let owner = input.head_repository_owner?.login?;
         let repo = input.head_repository?.name?;
@@ -317,12 +323,18 @@ fn numstat_path(rest: &str) -> Result<(String, Option<String>), String> {
             return Ok((old, None));
         }
         let Some(new) = tail.strip_prefix(" => ") else {
-            return Err(format!("unexpected text after a quoted path: {:?}", short(tail)));
+            return Err(format!(
+                "unexpected text after a quoted path: {:?}",
+                short(tail)
+            ));
         };
         let new = if new.starts_with('"') {
             let (new, tail) = unquote(new)?;
             if !tail.is_empty() {
-                return Err(format!("unexpected text after a quoted path: {:?}", short(tail)));
+                return Err(format!(
+                    "unexpected text after a quoted path: {:?}",
+                    short(tail)
+                ));
             }
             new
         } else {
@@ -333,14 +345,14 @@ fn numstat_path(rest: &str) -> Result<(String, Option<String>), String> {
     let Some(arrow) = rest.find(" => ") else {
         return Ok((rest.to_string(), None));
     };
-    if let Some(open) = rest[..arrow].rfind('{') {
-        if let Some(close) = rest[arrow + 4..].find('}').map(|c| c + arrow + 4) {
-            let (prefix, suffix) = (&rest[..open], &rest[close + 1..]);
-            let old = format!("{prefix}{}{suffix}", &rest[open + 1..arrow]);
-            let new = format!("{prefix}{}{suffix}", &rest[arrow + 4..close]);
-            // An empty side leaves `dir//file`; normalising makes it `dir/file`.
-            return Ok((new, Some(old)));
-        }
+    if let Some(open) = rest[..arrow].rfind('{')
+        && let Some(close) = rest[arrow + 4..].find('}').map(|c| c + arrow + 4)
+    {
+        let (prefix, suffix) = (&rest[..open], &rest[close + 1..]);
+        let old = format!("{prefix}{}{suffix}", &rest[open + 1..arrow]);
+        let new = format!("{prefix}{}{suffix}", &rest[arrow + 4..close]);
+        // An empty side leaves `dir//file`; normalising makes it `dir/file`.
+        return Ok((new, Some(old)));
     }
     if rest.starts_with(" => ") {
         return Err(format!("a rename without its old path: {:?}", short(rest)));
@@ -380,7 +392,8 @@ fn unquote(s: &str) -> Result<(String, &str), String> {
                 if let Some(byte) = simple {
                     out.push(byte);
                     i += 2;
-                } else if i + 3 < b.len() && b[i + 1..i + 4].iter().all(|d| (b'0'..=b'7').contains(d))
+                } else if i + 3 < b.len()
+                    && b[i + 1..i + 4].iter().all(|d| (b'0'..=b'7').contains(d))
                 {
                     let v = b[i + 1..i + 4]
                         .iter()
@@ -388,7 +401,10 @@ fn unquote(s: &str) -> Result<(String, &str), String> {
                     out.push(u8::try_from(v).map_err(|_| "an octal escape past \\377")?);
                     i += 4;
                 } else {
-                    return Err(format!("an unknown escape in a quoted path: {:?}", short(s)));
+                    return Err(format!(
+                        "an unknown escape in a quoted path: {:?}",
+                        short(s)
+                    ));
                 }
             }
             c => {
@@ -397,7 +413,10 @@ fn unquote(s: &str) -> Result<(String, &str), String> {
             }
         }
     }
-    Err(format!("a quoted path without its closing quote: {:?}", short(s)))
+    Err(format!(
+        "a quoted path without its closing quote: {:?}",
+        short(s)
+    ))
 }
 
 /// `git diff --numstat -z`: `A\tD\tpath\0`, or for a rename `A\tD\t\0old\0new\0`.
@@ -451,7 +470,10 @@ mod tests {
     fn numstat_plain_binary_and_deleted_lines() {
         assert_eq!(one("4\t1\tsrc/a.rs"), ChangedFile::new("src/a.rs", 4, 1));
         let bin = one("-\t-\tlogo.png");
-        assert_eq!((bin.additions, bin.deletions, bin.lines()), (None, None, None));
+        assert_eq!(
+            (bin.additions, bin.deletions, bin.lines()),
+            (None, None, None)
+        );
         assert_eq!(one("0\t12\tgone.txt"), ChangedFile::new("gone.txt", 0, 12));
         assert_eq!(one("1\t0\tname with spaces.md").path, "name with spaces.md");
     }
@@ -493,30 +515,63 @@ mod tests {
         assert_eq!(one("1\t0\t\"a\\tb.txt\"").path, "a\tb.txt");
         assert_eq!(one("1\t0\t\"caf\\303\\251.md\"").path, "café.md");
         let r = one("1\t0\t\"a\\\"q.txt\" => \"b\\\"q.txt\"");
-        assert_eq!((r.path.as_str(), r.previous_path.as_deref()), ("b\"q.txt", Some("a\"q.txt")));
+        assert_eq!(
+            (r.path.as_str(), r.previous_path.as_deref()),
+            ("b\"q.txt", Some("a\"q.txt"))
+        );
         let r = one("1\t0\t\"caf\\303\\251\" => plain");
-        assert_eq!((r.path.as_str(), r.previous_path.as_deref()), ("plain", Some("café")));
+        assert_eq!(
+            (r.path.as_str(), r.previous_path.as_deref()),
+            ("plain", Some("café"))
+        );
     }
 
     #[test]
     fn numstat_malformed_lines_say_why() {
-        assert!(numstat_line("4 1 a.rs").unwrap_err().starts_with("not a numstat line"));
-        assert!(numstat_line("x\t1\ta.rs").unwrap_err().contains("added count \"x\""));
-        assert!(numstat_line("1\t-2\ta.rs").unwrap_err().contains("deleted count"));
-        assert_eq!(numstat_line("1\t2\t").unwrap_err(), "no path after the counts");
-        assert!(numstat_line("1\t2\t\"open").unwrap_err().contains("closing quote"));
+        assert!(
+            numstat_line("4 1 a.rs")
+                .unwrap_err()
+                .starts_with("not a numstat line")
+        );
+        assert!(
+            numstat_line("x\t1\ta.rs")
+                .unwrap_err()
+                .contains("added count \"x\"")
+        );
+        assert!(
+            numstat_line("1\t-2\ta.rs")
+                .unwrap_err()
+                .contains("deleted count")
+        );
+        assert_eq!(
+            numstat_line("1\t2\t").unwrap_err(),
+            "no path after the counts"
+        );
+        assert!(
+            numstat_line("1\t2\t\"open")
+                .unwrap_err()
+                .contains("closing quote")
+        );
     }
 
     #[test]
     fn numstat_errors_name_the_line() {
         let err = parse("in", b"1\t2\ta\n\nbad\n", Format::Numstat).unwrap_err();
-        assert!(err.to_string().starts_with("in: line 3: not a numstat line"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("in: line 3: not a numstat line"),
+            "{err}"
+        );
     }
 
     #[test]
     fn numstat_z_records() {
-        let facts = parse("in", b"1\t2\ta b.txt\0-\t-\tbin\0003\t0\t\0old/x\0new/x\0", Format::Detect)
-            .unwrap();
+        let facts = parse(
+            "in",
+            b"1\t2\ta b.txt\0-\t-\tbin\x003\t0\t\0old/x\0new/x\0",
+            Format::Detect,
+        )
+        .unwrap();
         assert_eq!(
             facts.changed_files,
             vec![
@@ -529,7 +584,10 @@ mod tests {
             ]
         );
         let err = parse("in", b"1\t2\t\0only\0", Format::Numstat).unwrap_err();
-        assert_eq!(err.to_string(), "in: record 1: a rename without both of its paths");
+        assert_eq!(
+            err.to_string(),
+            "in: record 1: a rename without both of its paths"
+        );
     }
 
     #[test]
@@ -537,10 +595,16 @@ mod tests {
         let gh = br#"{"baseRefOid":"b0","files":[{"path":"./a.ts","additions":4,"deletions":1,"changeType":"MODIFIED"}],"headRefOid":"h1","number":7,"url":"https://github.com/acme/app/pull/7"}"#;
         let facts = parse("gh", gh, Format::Detect).unwrap();
         assert_eq!(facts.repo.as_deref(), Some("acme/app"));
-        assert_eq!((facts.pr, facts.head.as_deref(), facts.base.as_deref()), (Some(7), Some("h1"), Some("b0")));
+        assert_eq!(
+            (facts.pr, facts.head.as_deref(), facts.base.as_deref()),
+            (Some(7), Some("h1"), Some("b0"))
+        );
         assert_eq!(facts.changed_files, vec![ChangedFile::new("a.ts", 4, 1)]);
         let gh = br#"{"number":7,"files":[],"headRepository":{"id":"x","name":"app"},"headRepositoryOwner":{"id":"y","login":"acme"}}"#;
-        assert_eq!(parse("gh", gh, Format::Gh).unwrap().repo.as_deref(), Some("acme/app"));
+        assert_eq!(
+            parse("gh", gh, Format::Gh).unwrap().repo.as_deref(),
+            Some("acme/app")
+        );
     }
 
     #[test]
@@ -551,22 +615,45 @@ mod tests {
         assert_eq!(f.kind.as_deref(), Some("feature"));
         assert_eq!(f.changed_files[0].lines(), None);
         assert_eq!(f.changed_files[1].previous_path.as_deref(), Some("o"));
-        let err = parse("f.json", b"{\"changedFiles\":\n[{\"path\":1}]}", Format::Detect).unwrap_err();
-        assert!(err.to_string().starts_with("f.json: line 2: invalid type"), "{err}");
+        let err = parse(
+            "f.json",
+            b"{\"changedFiles\":\n[{\"path\":1}]}",
+            Format::Detect,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("f.json: line 2: invalid type"),
+            "{err}"
+        );
         let err = parse("f.json", b"{\"pr\":1}", Format::Detect).unwrap_err();
         assert!(err.to_string().contains("no changed files"), "{err}");
         let err = parse("f.json", b"{\"type\":\"verdict\"}", Format::Detect).unwrap_err();
-        assert_eq!(err.to_string(), "f.json: line 1: a verdict record; verdicts go through panel-tally");
+        assert_eq!(
+            err.to_string(),
+            "f.json: line 1: a verdict record; verdicts go through panel-tally"
+        );
         let err = parse("f.json", b"{} {}", Format::Detect).unwrap_err();
-        assert!(err.to_string().starts_with("f.json: line 1: trailing characters"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("f.json: line 1: trailing characters"),
+            "{err}"
+        );
         let err = parse("f.json", b"  \n", Format::Detect).unwrap_err();
         assert!(err.to_string().contains("empty input"), "{err}");
-        assert!(parse("f.json", b"", Format::Numstat).unwrap().changed_files.is_empty());
+        assert!(
+            parse("f.json", b"", Format::Numstat)
+                .unwrap()
+                .changed_files
+                .is_empty()
+        );
     }
 
     #[test]
     fn repo_urls() {
-        assert_eq!(repo_from_url("https://github.com/acme/app/pull/7").as_deref(), Some("acme/app"));
+        assert_eq!(
+            repo_from_url("https://github.com/acme/app/pull/7").as_deref(),
+            Some("acme/app")
+        );
         assert_eq!(repo_from_url("https://github.com/acme/app"), None);
     }
 }

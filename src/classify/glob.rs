@@ -9,11 +9,12 @@ use std::borrow::Cow;
 
 /// Drops leading `./`, doubled slashes and a trailing slash, so `./a//b/` reads as `a/b`.
 pub fn normalize(path: &str) -> Cow<'_, str> {
-    let clean = !path.starts_with("./")
-        && !path.contains("//")
-        && !path.contains("/./")
-        && !(path.ends_with('/') && path.len() > 1);
-    if clean {
+    let dirty = path.starts_with("./")
+        || path.contains("//")
+        || path.contains("/./")
+        || path.ends_with("/.")
+        || (path.ends_with('/') && path.len() > 1);
+    if !dirty {
         return Cow::Borrowed(path);
     }
     let parts: Vec<&str> = path
@@ -228,7 +229,10 @@ mod tests {
     fn star_stays_inside_one_segment() {
         assert!(m("packages/*/api/*.d.ts", "packages/core/api/core.d.ts"));
         assert!(!m("packages/*/api/*.d.ts", "packages/a/b/api/core.d.ts"));
-        assert!(!m("packages/*/api/*.d.ts", "packages/core/api/sub/core.d.ts"));
+        assert!(!m(
+            "packages/*/api/*.d.ts",
+            "packages/core/api/sub/core.d.ts"
+        ));
         assert!(!m("*.md", "docs/a.md"));
         assert!(m("*.md", "a.md"));
         assert!(m(".changeset/*.md", ".changeset/brave-cats.md"));

@@ -191,11 +191,9 @@ const SECURITY: &[&str] = &[
     "SECURITY.md",
     "**/security/**",
     "**/crypto/**",
-    "**/*crypto*.*",
     "**/*secret*",
     "**/*credential*",
     "**/*password*",
-    "**/*token*.*",
     "**/*.pem",
     "**/sandbox/**",
 ];
@@ -243,7 +241,7 @@ pub(crate) fn append(list: &mut Vec<String>, more: Vec<String>) {
 
 impl Rules {
     /// Applies a rules file: each key it names replaces the table's, or with `"extend": true`
-    /// adds to it (lists appended, touch flags merged by name, numbers replaced).
+    /// adds to it (lists appended, numbers replaced). Touch flags count as keys of their own.
     pub fn apply_file(mut self, name: &str, text: &str) -> Result<Rules> {
         let file: RulesFile =
             serde_json::from_str(text).map_err(|e| super::facts::json_error(name, &e))?;
@@ -266,14 +264,15 @@ impl Rules {
                 None => {}
             }
         }
-        match file.touches {
-            Some(more) if file.extend => {
-                for (flag, globs) in more {
-                    append(self.touches.entry(flag).or_default(), globs);
-                }
+        // Touch flags are keyed one level down: a flag the file names is replaced (or added
+        // to), and the flags it leaves out stay, so one flag can change alone.
+        for (flag, globs) in file.touches.unwrap_or_default() {
+            let list = self.touches.entry(flag).or_default();
+            if file.extend {
+                append(list, globs);
+            } else {
+                *list = globs;
             }
-            Some(new) => self.touches = new,
-            None => {}
         }
         Ok(self)
     }
@@ -283,7 +282,9 @@ impl Rules {
         for (key, flags) in [("strict", &self.strict), ("guard", &self.guard)] {
             for flag in flags {
                 if !self.touches.contains_key(flag) {
-                    bail!("rules: {key} names the touch flag {flag:?}, which \"touches\" does not define");
+                    bail!(
+                        "rules: {key} names the touch flag {flag:?}, which \"touches\" does not define"
+                    );
                 }
             }
         }
@@ -331,7 +332,9 @@ pub struct ClassRules {
 
 impl Default for ClassRules {
     fn default() -> ClassRules {
-        Rules::default().compile().expect("the default rules compile")
+        Rules::default()
+            .compile()
+            .expect("the default rules compile")
     }
 }
 
@@ -631,7 +634,10 @@ mod tests {
 
     #[test]
     fn count_is_additions_plus_deletions() {
-        let files = [ChangedFile::new("src/a.ts", 4, 1), ChangedFile::new("src/b.ts", 0, 7)];
+        let files = [
+            ChangedFile::new("src/a.ts", 4, 1),
+            ChangedFile::new("src/b.ts", 0, 7),
+        ];
         assert_eq!(changed_line_count(&files, &rules()), Some(12));
         assert_eq!(changed_line_count(&[], &rules()), Some(0));
     }
@@ -667,7 +673,10 @@ mod tests {
         let files = [f("src/a.ts", 10), unread("logo.png")];
         assert_eq!(changed_line_count(&files, &rules()), None);
         // Even a generated file without counts.
-        assert_eq!(changed_line_count(&[unread("CAPABILITIES.md")], &rules()), None);
+        assert_eq!(
+            changed_line_count(&[unread("CAPABILITIES.md")], &rules()),
+            None
+        );
         let half = ChangedFile {
             additions: Some(3),
             ..unread("a")
@@ -694,7 +703,8 @@ mod tests {
     #[test]
     fn generated_lines_that_alone_pass_the_threshold_count_in_full() {
         let r = rules();
-        let at = |lines: u64| changed_line_count(&[f("src/a.ts", 5), f("CAPABILITIES.md", lines)], &r);
+        let at =
+            |lines: u64| changed_line_count(&[f("src/a.ts", 5), f("CAPABILITIES.md", lines)], &r);
         assert_eq!(at(400), Some(5));
         assert_eq!(at(401), Some(406));
         // Split over several generated files, the sum is what counts.
@@ -751,7 +761,10 @@ mod tests {
     fn classify_reasons() {
         let r = rules();
         let cls = classify_pr(&facts(vec![unread("a.png")]), &r);
-        assert_eq!((cls.class, cls.reasons.clone()), (Class::G10, vec!["unread".to_string()]));
+        assert_eq!(
+            (cls.class, cls.reasons.clone()),
+            (Class::G10, vec!["unread".to_string()])
+        );
         assert_eq!((cls.changed_lines, cls.generated_lines), (None, None));
         assert_eq!(cls.unread_paths, ["a.png"]);
         let mut held = facts(vec![f("src/a.ts", 3)]);
@@ -765,7 +778,10 @@ mod tests {
 
     #[test]
     fn the_seed_example_touches_policy_only() {
-        let cls = classify_pr(&facts(vec![ChangedFile::new(".github/workflows/ci.yml", 4, 1)]), &rules());
+        let cls = classify_pr(
+            &facts(vec![ChangedFile::new(".github/workflows/ci.yml", 4, 1)]),
+            &rules(),
+        );
         assert_eq!(cls.class, Class::Standard);
         assert_eq!(cls.changed_lines, Some(5));
         let set: Vec<&str> = cls
@@ -829,6 +845,16 @@ mod tests {
         assert_eq!(replaced.large_lines, 100);
         assert_eq!(replaced.generated, ["out/**"]);
         assert_eq!(replaced.touches, base.touches);
+        let one_flag = base
+            .clone()
+            .apply_file(
+                "r.json",
+                r#"{"touches": {"dependency": ["deps.edn"], "tests": []}}"#,
+            )
+            .unwrap();
+        assert_eq!(one_flag.touches["dependency"], ["deps.edn"]);
+        assert!(one_flag.touches["tests"].is_empty());
+        assert_eq!(one_flag.touches["policy"], base.touches["policy"]);
         let extended = base
             .clone()
             .apply_file(
@@ -840,9 +866,18 @@ mod tests {
         assert!(extended.touches["dependency"].contains(&"deps.edn".to_string()));
         assert!(extended.touches["dependency"].contains(&"**/package.json".to_string()));
         assert_eq!(extended.touches["infra"], ["terraform/**"]);
-        let err = base.clone().apply_file("r.json", "{\n\"largeLine\": 3}").unwrap_err();
-        assert!(err.to_string().starts_with("r.json: line 2: unknown field `largeLine`"), "{err}");
-        let bad = base.apply_file("r.json", r#"{"strict": ["deps"]}"#).unwrap();
+        let err = base
+            .clone()
+            .apply_file("r.json", "{\n\"largeLine\": 3}")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("r.json: line 2: unknown field `largeLine`"),
+            "{err}"
+        );
+        let bad = base
+            .apply_file("r.json", r#"{"strict": ["deps"]}"#)
+            .unwrap();
         assert!(bad.compile().is_err());
     }
 
