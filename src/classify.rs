@@ -278,6 +278,19 @@ fn fill(facts: &mut PrFacts, args: &Args) {
     facts.g10_hold |= args.g10_hold;
 }
 
+/// Writes one value as a JSON line. Serialising first keeps a write error an `io::Error`, so a
+/// closed pipe stays a quiet exit.
+fn emit<T: serde::Serialize>(out: &mut impl Write, value: &T, pretty: bool) -> Result<()> {
+    let mut bytes = if pretty {
+        serde_json::to_vec_pretty(value)?
+    } else {
+        serde_json::to_vec(value)?
+    };
+    bytes.push(b'\n');
+    out.write_all(&bytes)?;
+    Ok(())
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let rules = load_rules(args.rules.as_deref())?;
     let policy = if args.plan || args.print_policy || args.policy.is_some() {
@@ -289,12 +302,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.print_rules || args.print_policy {
         if args.print_rules {
-            serde_json::to_writer_pretty(&mut out, &rules)?;
-            out.write_all(b"\n")?;
+            emit(&mut out, &rules, true)?;
         }
         if let Some(policy) = policy.filter(|_| args.print_policy) {
-            serde_json::to_writer_pretty(&mut out, &policy)?;
-            out.write_all(b"\n")?;
+            emit(&mut out, &policy, true)?;
         }
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
@@ -314,7 +325,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     drop(bytes);
     fill(&mut facts, &args);
     if args.print_facts {
-        crate::record::write(&mut out, &facts)?;
+        emit(&mut out, &facts, false)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -340,9 +351,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.text {
         out.write_all(text(&cls, plan.as_ref()).as_bytes())?;
     } else {
-        crate::record::write(&mut out, &cls)?;
+        emit(&mut out, &cls, false)?;
         if let Some(plan) = &plan {
-            crate::record::write(&mut out, plan)?;
+            emit(&mut out, plan, false)?;
         }
     }
     out.flush()?;

@@ -6,6 +6,8 @@
 //! Everything else is literal. Paths and patterns lose a leading `./` and doubled slashes first.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Drops leading `./`, doubled slashes and a trailing slash, so `./a//b/` reads as `a/b`.
 pub fn normalize(path: &str) -> Cow<'_, str> {
@@ -25,23 +27,90 @@ pub fn normalize(path: &str) -> Cow<'_, str> {
     Cow::Owned(format!("{lead}{}", parts.join("/")))
 }
 
-/// A path split once into segments, so many globs can test it without splitting again.
+/// A path ready to be tested by many globs: its text and its last segment.
 pub struct Candidate<'a> {
     pub text: &'a str,
-    segs: Vec<&'a str>,
+    name: &'a str,
 }
 
 impl<'a> Candidate<'a> {
     pub fn new(text: &'a str) -> Candidate<'a> {
-        Candidate {
-            text,
-            segs: text.split('/').collect(),
+        let name = text.rsplit('/').next().unwrap_or(text);
+        Candidate { text, name }
+    }
+
+    /// The folders the path is in, outermost first.
+    fn dirs(&self) -> impl Iterator<Item = &'a str> {
+        let dir = &self.text[..self.text.len() - self.name.len()];
+        dir.split('/').filter(|s| !s.is_empty())
+    }
+}
+
+/// One segment with wildcards.
+#[derive(Clone, Debug)]
+enum Wild {
+    /// Only `*`: the literal pieces between the stars, which must appear in order.
+    Stars(Vec<String>),
+    /// With `?` too: matched character by character.
+    Any(String),
+}
+
+impl Wild {
+    fn new(seg: &str) -> Wild {
+        if seg.contains('?') {
+            Wild::Any(seg.to_string())
+        } else {
+            Wild::Stars(seg.split('*').map(str::to_string).collect())
         }
     }
 
-    fn name(&self) -> &'a str {
-        self.segs.last().copied().unwrap_or("")
+    fn matches(&self, text: &str) -> bool {
+        match self {
+            Wild::Any(p) => wild(p.as_bytes(), text.as_bytes()),
+            Wild::Stars(pieces) => {
+                // At least two pieces: the text before the first star and after the last.
+                let (first, last) = (&pieces[0], &pieces[pieces.len() - 1]);
+                if text.len() < first.len() + last.len()
+                    || !text.starts_with(first.as_str())
+                    || !text.ends_with(last.as_str())
+                {
+                    return false;
+                }
+                let mut rest = &text.as_bytes()[first.len()..text.len() - last.len()];
+                for piece in &pieces[1..pieces.len() - 1] {
+                    match find(rest, piece.as_bytes()) {
+                        Some(i) => rest = &rest[i + piece.len()..],
+                        None => return false,
+                    }
+                }
+                true
+            }
+        }
     }
+}
+
+/// Where `needle` first occurs in `hay`. Names are short, so a plain scan beats building a
+/// substring searcher for each test.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let Some(&first) = needle.first() else {
+        return Some(0);
+    };
+    let last_start = hay.len().checked_sub(needle.len())?;
+    (0..=last_start).find(|&i| hay[i] == first && &hay[i..i + needle.len()] == needle)
+}
+
+/// The extension a name must end in for a `*`-only pattern to match it: the text after the
+/// last dot of its last piece, when that piece has a dot (`*.min.js` needs `js`).
+fn required_ext(w: &Wild) -> Option<&str> {
+    match w {
+        Wild::Stars(pieces) => pieces.last()?.rsplit_once('.').map(|(_, ext)| ext),
+        Wild::Any(_) => None,
+    }
+}
+
+/// The extension of a name: the text after its last dot, or nothing.
+fn ext(name: &str) -> &str {
+    name.rsplit_once('.').map_or("", |(_, e)| e)
 }
 
 #[derive(Clone, Debug)]
@@ -49,7 +118,7 @@ enum Seg {
     /// `**`: any number of segments.
     Deep,
     Lit(String),
-    Wild(String),
+    Wild(Wild),
 }
 
 /// The common shapes get a direct test; the rest walk the segments.
@@ -57,13 +126,16 @@ enum Seg {
 enum Shape {
     /// No wildcard at all.
     Exact(String),
-    /// `**/NAME` with a literal name: the last segment equals it.
+    /// `**/NAME`: the last segment is NAME.
     AnyDepthName(String),
-    /// `**/WILD` with one wildcard segment: only the last segment is tested.
-    AnyDepthWild(String),
-    /// `DIR/**` with a literal prefix.
+    /// `**/DIR/**`: some folder on the path is DIR.
+    AnyDepthDir(String),
+    /// `**/WILD`: the last segment matches WILD.
+    AnyDepthWild(Wild),
+    /// `DIR/**` with a literal DIR: the path is under it.
     Under(String),
-    Segments(Vec<Seg>),
+    /// Anything else, after a literal prefix every match starts with (maybe empty).
+    Segments(String, Vec<Seg>),
 }
 
 /// One compiled pattern.
@@ -93,7 +165,7 @@ impl Glob {
                 }
                 Seg::Deep
             } else if is_wild(part) {
-                Seg::Wild(part.to_string())
+                Seg::Wild(Wild::new(part))
             } else {
                 Seg::Lit(part.to_string())
             };
@@ -101,14 +173,29 @@ impl Glob {
         }
         let shape = match segs.as_slice() {
             [Seg::Deep, Seg::Lit(name)] => Shape::AnyDepthName(name.clone()),
-            [Seg::Deep, Seg::Wild(name)] => Shape::AnyDepthWild(name.clone()),
+            [Seg::Deep, Seg::Lit(dir), Seg::Deep] => Shape::AnyDepthDir(dir.clone()),
+            [Seg::Deep, Seg::Wild(w)] => Shape::AnyDepthWild(w.clone()),
             _ if !is_wild(&norm) => Shape::Exact(norm.to_string()),
             [head @ .., Seg::Deep]
                 if !head.is_empty() && head.iter().all(|s| matches!(s, Seg::Lit(_))) =>
             {
                 Shape::Under(format!("{}/", &norm[..norm.len() - 3]))
             }
-            _ => Shape::Segments(segs),
+            _ => {
+                let lits: Vec<&str> = segs
+                    .iter()
+                    .map_while(|s| match s {
+                        Seg::Lit(l) => Some(l.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let prefix = if lits.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}/", lits.join("/"))
+                };
+                Shape::Segments(prefix, segs)
+            }
         };
         Ok(Glob {
             source: pattern.to_string(),
@@ -120,10 +207,19 @@ impl Glob {
     pub fn matches(&self, path: &Candidate) -> bool {
         match &self.shape {
             Shape::Exact(s) => path.text == s,
-            Shape::AnyDepthName(name) => path.name() == name,
-            Shape::AnyDepthWild(pat) => wild(pat.as_bytes(), path.name().as_bytes()),
+            Shape::AnyDepthName(name) => path.name == name,
+            Shape::AnyDepthDir(dir) => path.dirs().any(|d| d == dir),
+            Shape::AnyDepthWild(w) => w.matches(path.name),
             Shape::Under(prefix) => path.text.len() > prefix.len() && path.text.starts_with(prefix),
-            Shape::Segments(segs) => walk(segs, &path.segs),
+            Shape::Segments(prefix, segs) => {
+                // The last segment rejects most paths before any walking.
+                let last_ok = match segs.last() {
+                    Some(Seg::Lit(l)) => path.name == l,
+                    Some(Seg::Wild(w)) => w.matches(path.name),
+                    _ => true,
+                };
+                last_ok && path.text.starts_with(prefix.as_str()) && walk(segs, Some(path.text))
+            }
         }
     }
 
@@ -134,19 +230,40 @@ impl Glob {
     }
 }
 
-/// Segment-by-segment matching; `**` tries every split.
-fn walk(pat: &[Seg], path: &[&str]) -> bool {
+/// The first segment of a path and the rest (`None` after the last segment).
+fn split_first(path: &str) -> (&str, Option<&str>) {
+    match path.split_once('/') {
+        Some((first, rest)) => (first, Some(rest)),
+        None => (path, None),
+    }
+}
+
+/// Segment-by-segment matching on the text itself (no allocation); `path` is `None` once
+/// every segment is used. `**` tries every split.
+fn walk(pat: &[Seg], path: Option<&str>) -> bool {
     match pat.split_first() {
-        None => path.is_empty(),
+        None => path.is_none(),
         // A trailing `**` needs something under it: `dir/**` is what is inside `dir`.
-        Some((Seg::Deep, [])) => !path.is_empty(),
-        Some((Seg::Deep, rest)) => (0..=path.len()).any(|i| walk(rest, &path[i..])),
-        Some((seg, rest)) => match path.split_first() {
+        Some((Seg::Deep, [])) => path.is_some(),
+        Some((Seg::Deep, rest)) => {
+            let mut at = path;
+            loop {
+                if walk(rest, at) {
+                    return true;
+                }
+                match at {
+                    Some(p) => at = split_first(p).1,
+                    None => return false,
+                }
+            }
+        }
+        Some((seg, rest)) => match path {
             None => false,
-            Some((first, tail)) => {
+            Some(p) => {
+                let (first, tail) = split_first(p);
                 let hit = match seg {
                     Seg::Lit(s) => first == s,
-                    Seg::Wild(p) => wild(p.as_bytes(), first.as_bytes()),
+                    Seg::Wild(w) => w.matches(first),
                     Seg::Deep => unreachable!(),
                 };
                 hit && walk(rest, tail)
@@ -193,27 +310,94 @@ fn wild(pat: &[u8], text: &[u8]) -> bool {
     pat[p..].iter().all(|&c| c == b'*') && t == text.len()
 }
 
-/// Several globs, tested in order.
-#[derive(Clone, Debug, Default)]
-pub struct GlobSet {
-    globs: Vec<Glob>,
+/// A small fast hash for the short pattern names the table looks up (the keys are the
+/// rules' own names, so a path cannot make lookups degrade).
+#[derive(Clone, Copy, Default)]
+pub struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
-impl GlobSet {
-    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<GlobSet, String> {
-        let globs = patterns
-            .iter()
-            .map(|p| Glob::new(p.as_ref()))
-            .collect::<Result<_, _>>()?;
-        Ok(GlobSet { globs })
+type FxMap = HashMap<String, u64, BuildHasherDefault<Fx>>;
+
+/// Up to 64 sets of globs tested together: [`GlobTable::mask`] answers, for one path, which
+/// sets match it, as bits. Whole paths, last segments and `**/DIR/**` folders are looked up in
+/// hash maps, so long lists of manifest names cost one lookup; the rest are tested in turn.
+#[derive(Clone, Default)]
+pub struct GlobTable {
+    exact: FxMap,
+    names: FxMap,
+    dirs: FxMap,
+    /// `**/WILD` patterns that need a given extension, by that extension.
+    by_ext: HashMap<String, Vec<(Wild, u64)>, BuildHasherDefault<Fx>>,
+    others: Vec<(Glob, u64)>,
+}
+
+/// The most sets one table holds.
+pub const MAX_SETS: usize = 64;
+
+impl GlobTable {
+    /// Set `i` of `sets` answers as bit `i`.
+    pub fn new<S: AsRef<str>>(sets: &[&[S]]) -> Result<GlobTable, String> {
+        if sets.len() > MAX_SETS {
+            return Err(format!("more than {MAX_SETS} sets of globs"));
+        }
+        let mut table = GlobTable::default();
+        for (i, patterns) in sets.iter().enumerate() {
+            let bit = 1u64 << i;
+            for p in patterns.iter() {
+                let glob = Glob::new(p.as_ref())?;
+                match glob.shape {
+                    Shape::Exact(s) => *table.exact.entry(s).or_default() |= bit,
+                    Shape::AnyDepthName(n) => *table.names.entry(n).or_default() |= bit,
+                    Shape::AnyDepthDir(d) => *table.dirs.entry(d).or_default() |= bit,
+                    Shape::AnyDepthWild(ref w) if required_ext(w).is_some() => {
+                        let ext = required_ext(w).unwrap_or_default().to_string();
+                        table.by_ext.entry(ext).or_default().push((w.clone(), bit));
+                    }
+                    _ => table.others.push((glob, bit)),
+                }
+            }
+        }
+        Ok(table)
     }
 
-    pub fn matches(&self, path: &Candidate) -> bool {
-        self.globs.iter().any(|g| g.matches(path))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.globs.is_empty()
+    /// The sets that match the path, as bits.
+    pub fn mask(&self, path: &Candidate) -> u64 {
+        let mut mask = self.names.get(path.name).copied().unwrap_or(0);
+        if !self.exact.is_empty() {
+            mask |= self.exact.get(path.text).copied().unwrap_or(0);
+        }
+        if !self.dirs.is_empty() {
+            for dir in path.dirs() {
+                mask |= self.dirs.get(dir).copied().unwrap_or(0);
+            }
+        }
+        if let Some(wilds) = self.by_ext.get(ext(path.name)) {
+            for (w, bit) in wilds {
+                if mask & bit == 0 && w.matches(path.name) {
+                    mask |= bit;
+                }
+            }
+        }
+        for (glob, bit) in &self.others {
+            if mask & bit == 0 && glob.matches(path) {
+                mask |= bit;
+            }
+        }
+        mask
     }
 }
 
@@ -281,6 +465,39 @@ mod tests {
         assert_eq!(normalize("./././a//b/"), "a/b");
         assert_eq!(normalize("a/./b"), "a/b");
         assert_eq!(normalize("plain/path"), "plain/path");
+    }
+
+    #[test]
+    fn a_table_answers_every_set_at_once() {
+        let sets: [&[&str]; 3] = [
+            &["**/package.json", "docs/**"],
+            &["**/tests/**", "**/*_test.*", "Makefile"],
+            &["src/*/mod.rs", "**/*.r?"],
+        ];
+        let table = GlobTable::new(&sets).unwrap();
+        let mask = |p: &str| table.mask(&Candidate::new(p));
+        assert_eq!(mask("package.json"), 0b001);
+        assert_eq!(mask("docs/tests/package.json"), 0b011);
+        assert_eq!(mask("Makefile"), 0b010);
+        assert_eq!(mask("src/a/mod.rs"), 0b100);
+        assert_eq!(mask("src/a_test.rs"), 0b110);
+        assert_eq!(mask("tests"), 0);
+        assert_eq!(mask("x/y.txt"), 0);
+        assert_eq!(mask("x/y.rs"), 0b100);
+        assert_eq!(mask("x/y.rb"), 0b100);
+        let many: Vec<&[&str]> = vec![&["a"]; MAX_SETS + 1];
+        assert!(GlobTable::new(&many).is_err());
+    }
+
+    #[test]
+    fn stars_with_several_pieces() {
+        assert!(m("a*b*c", "abc"));
+        assert!(m("a*b*c", "aXbYc"));
+        assert!(!m("a*b*c", "acb"));
+        assert!(!m("ab*ba", "aba"));
+        assert!(m("**/*_test.*", "pkg/x_test.go"));
+        assert!(!m("**/*_test.*", "pkg/x_test"));
+        assert!(m("**/a*b/**", "x/aXb/y"));
     }
 
     #[test]

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use super::facts::{ChangedFile, PrFacts};
-use super::glob::{Candidate, GlobSet};
+use super::glob::{Candidate, GlobTable};
 
 /// Every default the classifier uses. `--print-rules` prints it; `--rules FILE` replaces keys
 /// of it, or with `"extend": true` adds to them.
@@ -288,46 +288,45 @@ impl Rules {
                 }
             }
         }
-        let generated = GlobSet::new(&self.generated)
-            .map_err(anyhow::Error::msg)
-            .context("rules: generated")?;
-        let touches = self
-            .touches
-            .iter()
-            .map(|(flag, globs)| {
-                GlobSet::new(globs)
-                    .map(|set| (flag.clone(), set))
-                    .map_err(|e| anyhow::anyhow!("rules: touches.{flag}: {e}"))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let index = |names: &[String]| -> Vec<usize> {
-            touches
+        if self.touches.len() >= super::glob::MAX_SETS {
+            bail!("rules: at most {} touch flags", super::glob::MAX_SETS - 1);
+        }
+        // Set 0 is the generated globs; set i + 1 is touch flag i, in the table's order.
+        let mut sets: Vec<&[String]> = vec![&self.generated];
+        sets.extend(self.touches.values().map(Vec::as_slice));
+        let globs = GlobTable::new(&sets).map_err(|e| anyhow!("rules: {e}"))?;
+        let flags: Vec<String> = self.touches.keys().cloned().collect();
+        let bits = |names: &[String]| -> u64 {
+            flags
                 .iter()
                 .enumerate()
-                .filter(|(_, (flag, _))| names.contains(flag))
-                .map(|(i, _)| i)
-                .collect()
+                .filter(|(_, f)| names.contains(f))
+                .fold(0, |m, (i, _)| m | flag_bit(i))
         };
-        let strict = index(&self.strict);
-        let guard = index(&self.guard);
         Ok(ClassRules {
-            generated,
-            strict,
-            guard,
-            touches,
+            globs,
+            strict: bits(&self.strict),
+            guard: bits(&self.guard),
+            flags,
             table: self,
         })
     }
 }
 
+const GENERATED_BIT: u64 = 1;
+
+fn flag_bit(i: usize) -> u64 {
+    1 << (i + 1)
+}
+
 /// The rules table with its globs compiled.
 pub struct ClassRules {
     pub table: Rules,
-    generated: GlobSet,
-    /// In the order of the table's (sorted) flag names.
-    touches: Vec<(String, GlobSet)>,
-    strict: Vec<usize>,
-    guard: Vec<usize>,
+    globs: GlobTable,
+    /// The touch flags, in output order; flag i answers as `flag_bit(i)`.
+    flags: Vec<String>,
+    strict: u64,
+    guard: u64,
 }
 
 impl Default for ClassRules {
@@ -338,29 +337,66 @@ impl Default for ClassRules {
     }
 }
 
+/// What the globs say of one file: the sets its path matches, and those of the path it was
+/// renamed from.
+#[derive(Clone, Copy)]
+struct Marks {
+    path: u64,
+    prev: Option<u64>,
+}
+
+impl Marks {
+    /// Generated: the path is, and so is the path a rename came from.
+    fn generated(self) -> bool {
+        self.path & GENERATED_BIT != 0 && self.prev.is_none_or(|p| p & GENERATED_BIT != 0)
+    }
+
+    /// Touch flags are set by either path.
+    fn touches(self) -> u64 {
+        (self.path | self.prev.unwrap_or(0)) & !GENERATED_BIT
+    }
+
+    /// The path that set `bits`: the changed path, or the rename source when only it did.
+    fn setter(self, file: &ChangedFile, bits: u64) -> Option<&str> {
+        if self.path & bits != 0 {
+            Some(&file.path)
+        } else if self.prev.unwrap_or(0) & bits != 0 {
+            file.previous_path.as_deref()
+        } else {
+            None
+        }
+    }
+}
+
 impl ClassRules {
     /// The names of the touch flags, in output order.
     pub fn flags(&self) -> impl Iterator<Item = &str> {
-        self.touches.iter().map(|(f, _)| f.as_str())
+        self.flags.iter().map(String::as_str)
     }
 
-    fn matches_either(&self, set: &GlobSet, file: &ChangedFile) -> Option<String> {
-        if set.matches(&Candidate::new(&file.path)) {
-            return Some(file.path.clone());
+    fn marks(&self, file: &ChangedFile) -> Marks {
+        Marks {
+            path: self.globs.mask(&Candidate::new(&file.path)),
+            prev: file
+                .previous_path
+                .as_deref()
+                .map(|p| self.globs.mask(&Candidate::new(p))),
         }
-        let prev = file.previous_path.as_deref()?;
-        set.matches(&Candidate::new(prev)).then(|| prev.to_string())
+    }
+
+    fn all_marks(&self, files: &[ChangedFile]) -> Vec<Marks> {
+        files.iter().map(|f| self.marks(f)).collect()
+    }
+
+    fn flag_bit(&self, flag: &str) -> Option<u64> {
+        self.flags.iter().position(|f| f == flag).map(flag_bit)
     }
 }
 
 /// Whether a file is generated: its path matches a generated glob, and, for a rename, the path
 /// it came from does too (moving a hand-written file into a generated place is a hand edit).
 pub fn is_generated(file: &ChangedFile, rules: &ClassRules) -> bool {
-    rules.generated.matches(&Candidate::new(&file.path))
-        && file
-            .previous_path
-            .as_deref()
-            .is_none_or(|p| rules.generated.matches(&Candidate::new(p)))
+    rules.marks(file).generated()
 }
 
 /// The changed-line count, with what was left out.
@@ -372,12 +408,12 @@ pub struct LineCount {
     pub left_out: u64,
 }
 
-/// Counts lines given each file's generated flag; `None` when any file has no counts.
-fn count_lines(files: &[ChangedFile], generated: &[bool], large_lines: u64) -> Option<LineCount> {
+/// Counts lines given each file's marks; `None` when any file has no counts.
+fn count_lines(files: &[ChangedFile], marks: &[Marks], large_lines: u64) -> Option<LineCount> {
     let (mut hand, mut machine) = (0u64, 0u64);
-    for (file, &is_gen) in files.iter().zip(generated) {
+    for (file, m) in files.iter().zip(marks) {
         let n = file.lines()?;
-        if is_gen {
+        if m.generated() {
             machine = machine.saturating_add(n);
         } else {
             hand = hand.saturating_add(n);
@@ -400,8 +436,7 @@ fn count_lines(files: &[ChangedFile], generated: &[bool], large_lines: u64) -> O
 /// The seed's changedLineCount: additions plus deletions without generated files, or `None`
 /// when any file's counts are unknown.
 pub fn changed_line_count(files: &[ChangedFile], rules: &ClassRules) -> Option<u64> {
-    let generated: Vec<bool> = files.iter().map(|f| is_generated(f, rules)).collect();
-    count_lines(files, &generated, rules.table.large_lines).map(|c| c.counted)
+    count_lines(files, &rules.all_marks(files), rules.table.large_lines).map(|c| c.counted)
 }
 
 /// Whether a count is large: past the threshold. An unread count is not large; it is unread.
@@ -409,29 +444,39 @@ pub fn is_large(count: Option<u64>, rules: &ClassRules) -> bool {
     count.is_some_and(|n| n > rules.table.large_lines)
 }
 
+fn touch_lists(
+    files: &[ChangedFile],
+    marks: &[Marks],
+    rules: &ClassRules,
+) -> BTreeMap<String, Vec<String>> {
+    let mut lists: Vec<Vec<String>> = vec![Vec::new(); rules.flags.len()];
+    for (file, m) in files.iter().zip(marks) {
+        let touched = m.touches();
+        if touched == 0 {
+            continue;
+        }
+        for (i, list) in lists.iter_mut().enumerate() {
+            if let Some(p) = m.setter(file, flag_bit(i)) {
+                list.push(p.to_string());
+            }
+        }
+    }
+    rules.flags.iter().cloned().zip(lists).collect()
+}
+
 /// Each touch flag with the paths that set it (the changed path, or the rename source when
 /// only that matched). Every flag is present; an empty list means untouched.
 pub fn touch_paths(files: &[ChangedFile], rules: &ClassRules) -> BTreeMap<String, Vec<String>> {
-    rules
-        .touches
-        .iter()
-        .map(|(flag, set)| {
-            let paths = files
-                .iter()
-                .filter_map(|f| rules.matches_either(set, f))
-                .collect();
-            (flag.clone(), paths)
-        })
-        .collect()
+    touch_lists(files, &rules.all_marks(files), rules)
 }
 
 /// The seed's touchesDependency: a changed path, or the path it was renamed from, matches the
 /// `dependency` touch globs.
 pub fn touches_dependency(files: &[ChangedFile], rules: &ClassRules) -> bool {
-    let Some((_, set)) = rules.touches.iter().find(|(f, _)| f == "dependency") else {
+    let Some(bit) = rules.flag_bit("dependency") else {
         return false;
     };
-    files.iter().any(|f| rules.matches_either(set, f).is_some())
+    files.iter().any(|f| rules.marks(f).touches() & bit != 0)
 }
 
 /// The advisory security-slice flag.
@@ -446,11 +491,11 @@ pub struct SecuritySlice {
     pub guard_paths: Vec<String>,
 }
 
-/// The seed's securitySliceFlag, given each file's generated flag.
+/// The seed's securitySliceFlag, given each file's marks.
 fn slice_flag(
     kind: Option<&str>,
     files: &[ChangedFile],
-    generated: &[bool],
+    marks: &[Marks],
     count: Option<LineCount>,
     rules: &ClassRules,
 ) -> Option<SecuritySlice> {
@@ -461,14 +506,9 @@ fn slice_flag(
     }
     let guard_paths: Vec<String> = files
         .iter()
-        .zip(generated)
-        .filter(|(_, is_gen)| !**is_gen)
-        .filter_map(|(f, _)| {
-            rules
-                .guard
-                .iter()
-                .find_map(|&i| rules.matches_either(&rules.touches[i].1, f))
-        })
+        .zip(marks)
+        .filter(|(_, m)| !m.generated())
+        .filter_map(|(f, m)| m.setter(f, rules.guard).map(str::to_string))
         .collect();
     let security_kind = kind.is_some_and(|k| rules.table.security_kinds.iter().any(|s| s == k));
     (security_kind || !guard_paths.is_empty()).then_some(SecuritySlice {
@@ -486,9 +526,9 @@ pub fn security_slice_flag(
     files: &[ChangedFile],
     rules: &ClassRules,
 ) -> Option<SecuritySlice> {
-    let generated: Vec<bool> = files.iter().map(|f| is_generated(f, rules)).collect();
-    let count = count_lines(files, &generated, rules.table.large_lines);
-    slice_flag(kind, files, &generated, count, rules)
+    let marks = rules.all_marks(files);
+    let count = count_lines(files, &marks, rules.table.large_lines);
+    slice_flag(kind, files, &marks, count, rules)
 }
 
 /// The two classes of the seed.
@@ -549,11 +589,11 @@ impl PrClass {
 /// touched, or a g10 hold is held; standard otherwise.
 pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
     let files = &facts.changed_files;
-    let generated: Vec<bool> = files.iter().map(|f| is_generated(f, rules)).collect();
-    let count = count_lines(files, &generated, rules.table.large_lines);
+    let marks = rules.all_marks(files);
+    let count = count_lines(files, &marks, rules.table.large_lines);
     let changed_lines = count.map(|c| c.counted);
     let large = is_large(changed_lines, rules);
-    let touches = touch_paths(files, rules);
+    let touches = touch_lists(files, &marks, rules);
     let mut reasons = Vec::new();
     if count.is_none() {
         reasons.push("unread".to_string());
@@ -561,16 +601,15 @@ pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
     if large {
         reasons.push("large".to_string());
     }
-    for &i in &rules.strict {
-        let flag = &rules.touches[i].0;
-        if touches.get(flag).is_some_and(|p| !p.is_empty()) {
+    for (i, flag) in rules.flags.iter().enumerate() {
+        if rules.strict & flag_bit(i) != 0 && touches.get(flag).is_some_and(|p| !p.is_empty()) {
             reasons.push(flag.clone());
         }
     }
     if facts.g10_hold {
         reasons.push("g10-hold".to_string());
     }
-    let security_slice = slice_flag(facts.kind.as_deref(), files, &generated, count, rules);
+    let security_slice = slice_flag(facts.kind.as_deref(), files, &marks, count, rules);
     PrClass {
         record_type: "pr-class".into(),
         repo: facts.repo.clone(),
