@@ -1,4 +1,4 @@
-complete -c pr-classify -l repo -d 'The repository, where the input does not say (numstat) or to override it' -r
+complete -c pr-classify -l repo -d 'The repository, where the input does not say (numstat, gh output without url) or to override it. Without it and without one in the input, GH_REPO is read, as gh does' -r
 complete -c pr-classify -l pr -d 'The pull request number' -r
 complete -c pr-classify -l head -d 'The head commit under review' -r
 complete -c pr-classify -l base -d 'The base commit' -r

@@ -35,7 +35,8 @@ pub struct Args {
     /// The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath}]}.
     #[arg(long, group = "format")]
     pub facts: bool,
-    /// The repository, where the input does not say (numstat) or to override it.
+    /// The repository, where the input does not say (numstat, gh output without url) or to
+    /// override it. Without it and without one in the input, GH_REPO is read, as gh does.
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
     /// The pull request number.
@@ -261,7 +262,19 @@ pub fn is(cls: &PrClass, what: &str) -> Result<bool> {
     })
 }
 
-/// Puts the flags' facts over the input's.
+/// `GH_REPO`, which gh itself reads: `[HOST/]OWNER/REPO`.
+fn gh_repo_env() -> Option<String> {
+    let value = std::env::var("GH_REPO").ok()?;
+    let parts: Vec<&str> = value.trim().split('/').collect();
+    match parts.as_slice() {
+        [.., owner, repo] if !owner.is_empty() && !repo.is_empty() => {
+            Some(format!("{owner}/{repo}"))
+        }
+        _ => None,
+    }
+}
+
+/// Puts the flags' facts over the input's; the repository falls back to `GH_REPO`.
 fn fill(facts: &mut PrFacts, args: &Args) {
     let set = |slot: &mut Option<String>, v: &Option<String>| {
         if v.is_some() {
@@ -269,6 +282,9 @@ fn fill(facts: &mut PrFacts, args: &Args) {
         }
     };
     set(&mut facts.repo, &args.repo);
+    if facts.repo.is_none() {
+        facts.repo = gh_repo_env();
+    }
     set(&mut facts.head, &args.head);
     set(&mut facts.base, &args.base);
     set(&mut facts.kind, &args.kind);

@@ -252,7 +252,9 @@ pub fn member_name(repo: &str, pr: Option<u64>, head: &str, shape: &str) -> Stri
 /// degraded.
 pub fn plan_panel(cls: &PrClass, policy: &Policy, headroom: Headroom) -> Result<PanelPlan> {
     let Some(repo) = cls.repo.as_deref() else {
-        bail!("a plan needs the repository: pass --repo OWNER/NAME");
+        bail!(
+            "a plan needs the repository: pass --repo OWNER/NAME or set GH_REPO (gh pr view --json gives it with url)"
+        );
     };
     if repo.split('/').filter(|p| !p.is_empty()).count() != 2 || repo.matches('/').count() != 1 {
         bail!("repository {repo:?} is not OWNER/NAME");

@@ -6,11 +6,13 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, bin, run_with_stdin, stderr, stdout};
+use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
 
 fn classify(args: &[&str], stdin: &str) -> Output {
     run_with_stdin(
-        Command::new(bin("pr-classify")).args(args),
+        Command::new(bin("pr-classify"))
+            .args(args)
+            .env_remove("GH_REPO"),
         stdin.as_bytes(),
     )
 }
@@ -258,10 +260,17 @@ fn gh_pr_view_output_as_it_is() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out).trim(),
-        "pr-classify: a plan needs the repository: pass --repo OWNER/NAME"
+        "pr-classify: a plan needs the repository: pass --repo OWNER/NAME or set GH_REPO (gh pr view --json gives it with url)"
     );
     let recs = records(&classify(&["--plan", "--repo", "acme/app"], &bare));
     assert_eq!(recs[1]["repo"], "acme/app");
+    let with_env = run_with_stdin(
+        Command::new(bin("pr-classify"))
+            .arg("--plan")
+            .env("GH_REPO", "github.com/acme/web"),
+        bare.as_bytes(),
+    );
+    assert_eq!(records(&with_env)[1]["repo"], "acme/web");
     // Classifying alone needs no repository.
     assert_eq!(records(&classify(&[], &bare))[0]["class"], "standard");
 }
@@ -409,6 +418,8 @@ fn policy_print_and_replace() {
             member("adversary", "reviewer", "codex:gpt-5", true, false),
         ]
     );
+    let dir = TempDir::new("classify-policy");
+    let path = dir.path().join("policy.json");
     std::fs::write(&path, r#"{"panel": []}"#).unwrap();
     let recs = records(&classify(
         &["--plan", "--policy", path.to_str().unwrap()],
@@ -638,4 +649,127 @@ fn a_renamed_dependency_manifest_is_a_dependency_touch() {
     assert_eq!(cls["class"], "g10");
     assert_eq!(cls["reasons"], json!(["dependency"]));
     assert_eq!(cls["touches"]["dependency"], json!(["web/package.json"]));
+}
+
+fn fixture(name: &str) -> String {
+    root()
+        .join("tests/fixtures/classify")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn fixture_seed_example_as_a_file_argument() {
+    let recs = records(&classify(&["--plan", &fixture("seed-example.json")], ""));
+    assert_eq!(
+        members(&recs[1]),
+        [
+            member("correctness", "bd-reviewer", "claude:sonnet", true, false),
+            member("adversary", "reviewer", "claude:opus", true, false),
+        ]
+    );
+}
+
+#[test]
+fn fixture_gh_output_of_a_dependency_and_auth_change() {
+    let recs = records(&classify(&["--plan", &fixture("gh-pr-view.json")], ""));
+    let (cls, plan) = (&recs[0], &recs[1]);
+    // 155 + 88 counted, the API report (17) left out; gh gives a binary file 0 and 0.
+    assert_eq!(
+        (&cls["changedLines"], &cls["generatedLines"]),
+        (&json!(243), &json!(17))
+    );
+    assert_eq!(cls["class"], "g10");
+    assert_eq!(cls["reasons"], json!(["dependency"]));
+    assert_eq!(cls["touches"]["dependency"], json!(["pnpm-lock.yaml"]));
+    assert_eq!(
+        cls["touches"]["authority"],
+        json!([
+            "src/server/auth/session.ts",
+            "src/server/auth/session.test.ts"
+        ])
+    );
+    assert_eq!(
+        cls["touches"]["tests"],
+        json!(["src/server/auth/session.test.ts"])
+    );
+    assert_eq!(cls["securitySlice"], Value::Null);
+    // g10: correctness takes the one opus seat; the adversary is planned at sonnet.
+    assert_eq!(
+        members(plan),
+        [
+            member("correctness", "reviewer", "claude:opus", true, false),
+            member("adversary", "bd-reviewer", "claude:sonnet", true, false),
+            member("tests", "bd-reviewer", "claude:sonnet", false, false),
+        ]
+    );
+    assert_eq!(plan["members"][1]["downgradedFrom"], "reviewer");
+    assert_eq!(
+        plan["members"][0]["name"],
+        "rp-acme-app-42-4be0f1d2-correctness"
+    );
+    assert_eq!(plan["spendEstimate"], 7);
+}
+
+#[test]
+fn fixture_numstat_in_every_notation() {
+    let read = records(&classify(&["--print-facts", &fixture("numstat.txt")], ""));
+    let files: Vec<(String, Option<String>, String)> = read[0]["changedFiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["previousPath"].as_str().map(String::from),
+                format!("{}/{}", f["additions"], f["deletions"]),
+            )
+        })
+        .collect();
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        files,
+        [
+            (s("src/lib.rs"), None, s("12/3")),
+            (s("assets/logo.png"), None, s("null/null")),
+            (s("src/removed.rs"), None, s("0/40")),
+            (s("docs/v2/guide.md"), Some(s("docs/guide.md")), s("0/0")),
+            (
+                s("src/strings.rs"),
+                Some(s("src/util/strings.rs")),
+                s("2/1")
+            ),
+            (
+                s("crates/new/src/lib.rs"),
+                Some(s("crates/old/src/lib.rs")),
+                s("5/5")
+            ),
+            (s("README.md"), Some(s("README")), s("0/0")),
+            (s("docs/café menu.md"), None, s("1/0")),
+            (s("tests/a b.rs"), Some(s("tests/a\tb.rs")), s("3/3")),
+            (s("web/package.json"), None, s("7/0")),
+        ]
+    );
+    let cls = &records(&classify(&[&fixture("numstat.txt")], ""))[0];
+    assert_eq!(cls["reasons"], json!(["unread", "dependency"]));
+}
+
+#[test]
+fn fixture_rules_extend_with_a_new_flag() {
+    let rules = fixture("rules-extend.json");
+    let input = facts(json!([
+        {"path": "terraform/main.tf", "additions": 3, "deletions": 0},
+        {"path": "svc/project.clj", "additions": 1, "deletions": 0},
+    ]));
+    let cls = &records(&classify(&["--rules", &rules], &input))[0];
+    assert_eq!(cls["touches"]["infra"], json!(["terraform/main.tf"]));
+    assert_eq!(cls["reasons"], json!(["dependency"]));
+    assert_eq!(
+        classify(&["--rules", &rules, "--is", "infra"], &input)
+            .status
+            .code(),
+        Some(0)
+    );
 }
