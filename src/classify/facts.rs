@@ -50,7 +50,7 @@ impl ChangedFile {
 
     /// Additions plus deletions, or `None` when either is unknown.
     pub fn lines(&self) -> Option<u64> {
-        Some(self.additions? + self.deletions?)
+        Some(self.additions?.saturating_add(self.deletions?))
     }
 
     fn normalized(mut self) -> ChangedFile {
@@ -122,17 +122,18 @@ pub fn parse(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
         .unwrap_or(bytes)
         .iter()
         .position(|b| !b.is_ascii_whitespace());
-    let format = match (format, text_start) {
+    let numstat = match (format, text_start) {
+        (Format::Numstat, _) => true,
         (Format::Detect, None) => {
             bail!("{name}: empty input: no PR facts (pass --numstat if the diff is empty)")
         }
-        (Format::Detect, Some(i)) if bytes[i] == b'{' || bytes[i] == b'[' => Format::Facts,
-        (Format::Detect, Some(_)) => Format::Numstat,
-        (f, _) => f,
+        (Format::Detect, Some(i)) => !matches!(bytes[i], b'{' | b'['),
+        _ => false,
     };
-    match format {
-        Format::Numstat => parse_numstat(name, bytes),
-        f => parse_json(name, bytes, f == Format::Gh),
+    if numstat {
+        parse_numstat(name, bytes)
+    } else {
+        parse_json(name, bytes, format)
     }
 }
 
@@ -203,7 +204,7 @@ pub(crate) fn json_error(name: &str, e: &serde_json::Error) -> anyhow::Error {
     anyhow!("{name}: line {}: {msg}", e.line().max(1))
 }
 
-fn parse_json(name: &str, bytes: &[u8], gh_only: bool) -> Result<PrFacts> {
+fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()
@@ -222,14 +223,20 @@ fn parse_json(name: &str, bytes: &[u8], gh_only: bool) -> Result<PrFacts> {
         );
     }
     let files = match (input.changed_files, input.files) {
-        (Some(_), _) if gh_only => {
+        (Some(_), _) if format == Format::Gh => {
             bail!("{name}: line 1: PR facts (changedFiles), not gh pr view output (files)")
+        }
+        (None, Some(_)) if format == Format::Facts => {
+            bail!("{name}: line 1: gh pr view output (files), not PR facts (changedFiles)")
         }
         (Some(f), _) | (None, Some(f)) => f,
         (None, None) => bail!(
             "{name}: line 1: no changed files: PR facts carry \"changedFiles\", gh pr view --json carries \"files\""
         ),
     };
+    if let Some(i) = files.iter().position(|f| f.path.trim().is_empty()) {
+        bail!("{name}: changed file {} has an empty path", i + 1);
+    }
     let repo = input
         .repo
         .or_else(|| input.url.as_deref().and_then(repo_from_url));
@@ -625,6 +632,13 @@ mod tests {
             err.to_string().starts_with("f.json: line 2: invalid type"),
             "{err}"
         );
+        let err = parse(
+            "f.json",
+            br#"{"files":[{"path":"a"},{"path":""}]}"#,
+            Format::Detect,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "f.json: changed file 2 has an empty path");
         let err = parse("f.json", b"{\"pr\":1}", Format::Detect).unwrap_err();
         assert!(err.to_string().contains("no changed files"), "{err}");
         let err = parse("f.json", b"{\"type\":\"verdict\"}", Format::Detect).unwrap_err();
