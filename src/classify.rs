@@ -225,22 +225,37 @@ fn read_text(path: &str) -> Result<String> {
 }
 
 /// The rules table in force: the defaults, changed by `--rules`.
-pub fn load_rules(path: Option<&str>) -> Result<Rules> {
+pub fn load_rules(path: Option<&str>) -> Result<ClassRules> {
     match path {
-        Some(p) => Rules::default().apply_file(p, &read_text(p)?),
-        None => Ok(Rules::default()),
+        Some(p) => Rules::default()
+            .apply_file(p, &read_text(p)?)?
+            .compile()
+            .with_context(|| p.to_string()),
+        None => Rules::default().compile(),
     }
 }
 
 /// The planner policy in force: the defaults, changed by `--policy`.
 pub fn load_policy(path: Option<&str>) -> Result<Policy> {
-    let policy = match path {
-        Some(p) => Policy::default().apply_file(p, &read_text(p)?)?,
-        None => Policy::default(),
-    };
-    policy.check()?;
-    Ok(policy)
+    match path {
+        Some(p) => {
+            let policy = Policy::default().apply_file(p, &read_text(p)?)?;
+            policy.check().with_context(|| p.to_string())?;
+            Ok(policy)
+        }
+        None => Ok(Policy::default()),
+    }
 }
+
+/// What `--is` answers besides the touch flags.
+const IS_NAMES: &[&str] = &[
+    "g10",
+    "standard",
+    "large",
+    "unread",
+    "security-slice",
+    "g10-hold",
+];
 
 /// The answer to `--is WHAT`, or an error for a name that means nothing.
 pub fn is(cls: &PrClass, what: &str) -> Result<bool> {
@@ -255,7 +270,8 @@ pub fn is(cls: &PrClass, what: &str) -> Result<bool> {
         other => {
             let flags: Vec<&str> = cls.touches.keys().map(String::as_str).collect();
             bail!(
-                "--is {other}: not one of g10, standard, large, unread, security-slice, g10-hold, {}",
+                "--is {other}: not one of {}, {}",
+                IS_NAMES.join(", "),
                 flags.join(", ")
             )
         }
@@ -309,6 +325,17 @@ fn emit<T: serde::Serialize>(out: &mut impl Write, value: &T, pretty: bool) -> R
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let rules = load_rules(args.rules.as_deref())?;
+    if let Some(what) = &args.is {
+        // Refuse a name that means nothing before waiting on standard input.
+        let flags: Vec<String> = rules.flags().map(str::to_string).collect();
+        if !IS_NAMES.contains(&what.as_str()) && !flags.contains(what) {
+            bail!(
+                "--is {what}: not one of {}, {}",
+                IS_NAMES.join(", "),
+                flags.join(", ")
+            );
+        }
+    }
     let policy = if args.plan || args.print_policy || args.policy.is_some() {
         Some(load_policy(args.policy.as_deref())?)
     } else {
@@ -318,7 +345,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.print_rules || args.print_policy {
         if args.print_rules {
-            emit(&mut out, &rules, true)?;
+            emit(&mut out, &rules.table, true)?;
         }
         if let Some(policy) = policy.filter(|_| args.print_policy) {
             emit(&mut out, &policy, true)?;
@@ -326,7 +353,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let rules = rules.compile()?;
     let format = if args.numstat {
         Format::Numstat
     } else if args.gh {
