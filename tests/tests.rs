@@ -1,5 +1,6 @@
 //! The one integration-test crate: each file below is a module of it.
 
+mod classify;
 mod generated;
 mod harness;
 mod judge;
