@@ -1,4 +1,6 @@
 //! The one integration-test crate: each file below is a module of it.
 
 mod generated;
+mod mockserver;
+mod real_cli;
 mod util;
