@@ -112,7 +112,7 @@ struct Outcome {
 struct Spec {
     bin: &'static str,
     /// Writes the CLI's config into the throwaway HOME; returns argv and env.
-    prepare: fn(&Ctx, Argv, &str) -> (Vec<String>, Vec<(&'static str, String)>),
+    prepare: fn(&Ctx, Argv, &str) -> Setup,
     /// The answer as harnesses.md says to take it: a schema channel's object, or text.
     answer: fn(&Outcome) -> Option<Answer>,
     /// Tool names on the wire under the sealed argv.
@@ -125,6 +125,9 @@ struct Spec {
     /// Extra files in the `-o` style, read after the run.
     out_file: Option<&'static str>,
 }
+
+/// A CLI's argv and the env it needs on top of the common one.
+type Setup = (Vec<String>, Vec<(&'static str, String)>);
 
 enum Answer {
     Object(Value),
@@ -141,7 +144,7 @@ fn argv(items: &[&str]) -> Vec<String> {
 
 // ---------------------------------------------------------------- the CLIs
 
-fn claude(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn claude(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     let env = vec![
         ("ANTHROPIC_BASE_URL", ctx.url.clone()),
         ("ANTHROPIC_API_KEY", s("dummy")),
@@ -180,7 +183,7 @@ fn claude_answer(o: &Outcome) -> Option<Answer> {
     }
 }
 
-fn codex(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn codex(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     let env = vec![
         (
             "CODEX_HOME",
@@ -248,7 +251,7 @@ fn codex_answer(o: &Outcome) -> Option<Answer> {
     o.out_file.clone().map(Answer::Text)
 }
 
-fn copilot(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn copilot(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     let env = vec![
         ("COPILOT_OFFLINE", s("true")),
         ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", ctx.url)),
@@ -274,7 +277,7 @@ fn stdout_answer(o: &Outcome) -> Option<Answer> {
     Some(Answer::Text(o.stdout.clone()))
 }
 
-fn opencode(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn opencode(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     let mut config = json!({
         "$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
         "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
@@ -310,7 +313,7 @@ fn opencode(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str
     (a, env)
 }
 
-fn gemini(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn gemini(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     let mut settings = json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": false},
@@ -379,7 +382,7 @@ const QWEN_TOOLS: &[&str] = &[
     "monitor",
 ];
 
-fn qwen(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn qwen(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     let mut settings = json!({
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},
@@ -435,7 +438,7 @@ fn qwen_answer(o: &Outcome) -> Option<Answer> {
     }
 }
 
-fn kimi(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn kimi(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     ctx.write_home(
         ".kimi/config.toml",
         &format!(
@@ -478,14 +481,14 @@ fn kimi(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, St
 fn kimi_answer(o: &Outcome) -> Option<Answer> {
     o.stdout
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["role"] == "assistant")
-        .filter_map(|v| v["content"].as_str().map(str::to_string))
-        .last()
+        .find_map(|v| v["content"].as_str().map(str::to_string))
         .map(Answer::Text)
 }
 
-fn llm(ctx: &Ctx, v: Argv, prompt: &str) -> (Vec<String>, Vec<(&'static str, String)>) {
+fn llm(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     // llm reads extra OpenAI-compatible models from its user dir; api_base points one at
     // the mock and drops the need for a key.
     let user = ".config/io.datasette.llm";
@@ -725,10 +728,11 @@ fn gist(o: &Outcome) -> String {
         }
     }
     let pick = |t: &str| -> Option<String> {
-        if let Ok(v) = serde_json::from_str::<Value>(t.trim()) {
-            if let Some(s) = in_json(&v) {
-                return Some(s);
-            }
+        if let Some(s) = serde_json::from_str::<Value>(t.trim())
+            .ok()
+            .and_then(|v| in_json(&v))
+        {
+            return Some(s);
         }
         // Skips echoes of the prompt, whose marker would look like an error line.
         let lines: Vec<&str> = t
@@ -1014,10 +1018,13 @@ fn qwen_code() {
         sealed_tools: &["structured_output"],
         state: &[".qwen"],
         expect: |m| match m {
-            Mode::Prose => b(Exit(1), false, Stderr),
-            Mode::Fence => b(Exit(1), false, Stderr),
-            Mode::Hang => b(Killed, false, Nothing),
-            _ => b(Exit(1), false, Stderr),
+            // No tool call is a hard error (a result event with is_error, on stdout in json mode),
+            // fenced or not.
+            Mode::Prose | Mode::Fence => b(Exit(1), false, Stdout),
+            // Seven tries, then "[API Error: 429 ...]".
+            Mode::RateLimit => b(Exit(1), false, Stdout),
+            // Quota errors and 500s are retried past the deadline (maxRetries 0 or not).
+            _ => b(Killed, false, Stderr),
         },
         out_file: None,
     });
