@@ -161,6 +161,23 @@ impl Logged {
         Some(self.body_bytes.saturating_sub(escaped))
     }
 
+    /// The longest string in the body that contains `marker`: the prompt as the CLI sent
+    /// it (with whatever the CLI wrapped around it in the same string).
+    pub fn prompt_containing(&self, marker: &str) -> Option<String> {
+        let mut best: Option<String> = None;
+        walk_strings(&self.body, &mut |s| {
+            if s.contains(marker) && best.as_ref().is_none_or(|b| s.len() > b.len()) {
+                best = Some(s.to_string());
+            }
+        });
+        best
+    }
+
+    /// Like [`Logged::bytes_beyond_prompt`], for a prompt known only by a marker in it.
+    pub fn bytes_beyond_marked(&self, marker: &str) -> Option<usize> {
+        self.bytes_beyond_prompt(&self.prompt_containing(marker)?)
+    }
+
     /// Is this a request for a model answer (not a token count or a model list)?
     pub fn is_generation(&self) -> bool {
         matches!(
@@ -1801,6 +1818,8 @@ mod tests {
         assert_eq!(l.body_bytes, body.to_string().len());
         assert_eq!(l.bytes_beyond_prompt(prompt), Some(l.body_bytes - escaped));
         assert_eq!(l.bytes_beyond_prompt("not in there"), None);
+        assert_eq!(l.prompt_containing("a tab").as_deref(), Some(prompt));
+        assert_eq!(l.bytes_beyond_marked("a tab"), Some(l.body_bytes - escaped));
     }
 
     #[test]

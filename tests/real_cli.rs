@@ -6,7 +6,24 @@
 //! `shared/research/harnesses.md`, a throwaway HOME, stdin from /dev/null and a deadline
 //! that kills its process group. The tests check that the verdict can be read back, that no
 //! tool but the schema tool reached the wire, that the real HOME was left alone, and record
-//! what each CLI does when the model misbehaves. `--nocapture` prints the tables.
+//! what each CLI does when the model misbehaves. `--nocapture` prints the tables:
+//! `BYTES` rows (what the first request carries beyond the prompt, sealed vs the seed's
+//! argv) and `MODE` rows (exit, time, requests, verdict, where the message went).
+//!
+//! How each CLI is pointed at a local server is in its `prepare` function below. PyPI `llm`,
+//! which harnesses.md does not cover: it reads extra OpenAI-compatible models from
+//! `extra-openai-models.yaml` in its user dir (`$LLM_USER_PATH`, else
+//! `$XDG_CONFIG_HOME/io.datasette.llm`); an entry with `api_base` needs no key:
+//!
+//! ```yaml
+//! - model_id: mock
+//!   model_name: mock-model
+//!   api_base: "http://127.0.0.1:PORT/v1"
+//!   supports_schema: true
+//! ```
+//!
+//! then `llm prompt "$PROMPT" -m mock --schema schema.json --no-log` sends one Chat
+//! Completions request with `response_format` json_schema and prints the answer text.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -122,7 +139,7 @@ struct Spec {
     state: &'static [&'static str],
     /// What the CLI does in each failure mode (measured; see `Behaviour`).
     expect: fn(Mode) -> Behaviour,
-    /// Extra files in the `-o` style, read after the run.
+    /// The file the CLI writes its answer to (`-o`), read after the run.
     out_file: Option<&'static str>,
 }
 
@@ -955,7 +972,7 @@ fn copilot_cli() {
         prepare: copilot,
         answer: stdout_answer,
         sealed_tools: &[],
-        state: &[".copilot"],
+        state: &[".copilot", ".cache/Microsoft"],
         expect: |m| match m {
             Mode::Prose => b(Exit(0), false, Stdout),
             Mode::Fence => b(Exit(0), true, Stdout),
