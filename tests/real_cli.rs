@@ -835,10 +835,6 @@ fn check(spec: &Spec) {
         );
     }
     let sealed = &o.requests;
-    let sealed_bytes = sealed
-        .iter()
-        .filter_map(|r| r.bytes_beyond_prompt(PROMPT))
-        .max();
     let _ = writeln!(
         report,
         "{name}: ok in {:.1} s, {} request(s), tools {:?}, schema format {}",
@@ -848,21 +844,21 @@ fn check(spec: &Spec) {
         sealed[0].schema_format
     );
 
-    // The seed's line, for what it costs on the wire.
+    // The seed's line, for what it costs on the wire. Measured on the largest request (the
+    // main one when a CLI also asks for a session title).
     let (seed, _) = run(spec, &bin, Argv::Seed, Mode::Ok, Deadline::Total(DEADLINE));
-    let seed_bytes = seed
-        .requests
-        .iter()
-        .filter_map(|r| r.bytes_beyond_prompt(PROMPT))
-        .max();
-    let show = |b: Option<usize>| b.map_or("-".to_string(), |b| b.to_string());
+    let largest = |rs: &[Logged]| -> Option<(usize, usize)> {
+        rs.iter()
+            .filter_map(|r| Some((r.bytes_beyond_prompt(PROMPT)?, r.tools.len())))
+            .max()
+    };
+    let show =
+        |x: Option<(usize, usize)>| x.map_or("-".to_string(), |(b, t)| format!("{b} B, {t} tools"));
     let _ = writeln!(
         report,
-        "BYTES {name:9} sealed {:>7} ({} tools)  seed {:>7} ({} tools, {} request(s), exit {:?})",
-        show(sealed_bytes),
-        sealed[0].tools.len(),
-        show(seed_bytes),
-        seed.requests.first().map_or(0, |r| r.tools.len()),
+        "BYTES {name:9} sealed {:>18}  seed {:>18} ({} request(s), exit {:?})",
+        show(largest(sealed)),
+        show(largest(&seed.requests)),
         seed.requests.len(),
         seed.code
     );
