@@ -4,5 +4,7 @@ mod classify;
 mod generated;
 mod harness;
 mod judge;
+mod mockserver;
+mod real_cli;
 mod synthesis;
 mod util;

@@ -1,0 +1,1836 @@
+//! A stand-in model server on 127.0.0.1 for tests that run real coding-agent CLIs.
+//!
+//! It speaks enough of four wire protocols to finish a judge's turn: Anthropic Messages,
+//! OpenAI Responses, OpenAI Chat Completions and the Gemini API, each streaming (SSE) or
+//! not. It answers the verdict the way the real services would: by calling the schema tool
+//! when the request offers one, as text otherwise. A [`Mode`] makes it misbehave instead
+//! (prose, fenced JSON, 429s, 500s, no answer at all), set per server or per request by a
+//! `MOCK-MODE:<name>` marker in the prompt. Every request is logged for assertions.
+//!
+//! ```ignore
+//! let server = MockServer::start();
+//! // point the CLI at server.url() (+ "/v1" for OpenAI-style clients)
+//! server.set_mode(Mode::Prose);
+//! let first = &server.requests()[0];
+//! assert_eq!(first.tools, ["StructuredOutput"]);
+//! ```
+
+#![allow(dead_code)]
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+/// The verdict the server gives unless told otherwise.
+pub fn default_answer() -> Value {
+    json!({"verdict": "breaks", "reason": "IndexError on empty list", "confidence": 0.9})
+}
+
+/// Prose that holds no JSON object: what a model that ignores the format says.
+pub const PROSE: &str = "I looked at the claim. It breaks, because indexing an empty list raises.";
+
+/// Seconds sent in `retry-after` for [`Mode::RateLimit`]; short so clients that wait stay fast.
+pub const RATE_LIMIT_RETRY_AFTER: u64 = 1;
+/// Seconds until a [`Mode::UsageLimit`] quota "resets"; long, as a real usage cap is.
+pub const USAGE_LIMIT_RESET: u64 = 3600;
+
+/// How the server answers a model request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The verdict: a call of the schema tool when one is offered, else compact JSON text.
+    Ok,
+    /// The verdict JSON inside a ```json fence, as text; never calls a tool.
+    Fence,
+    /// Plain prose without JSON; never calls a tool, so a CLI that nudges gets prose again.
+    Prose,
+    /// HTTP 429, the API's rate-limit error body, a short `retry-after`.
+    RateLimit,
+    /// HTTP 429 with the API's quota / usage-cap body (not worth retrying soon).
+    UsageLimit,
+    /// HTTP 500 with the API's internal-error body.
+    Error500,
+    /// Reads the request and never answers (until the client leaves or the server stops).
+    Hang,
+    /// Like `Ok`, with `"verdict":"holds"`.
+    Holds,
+    /// Like `Ok`, with `"verdict":"breaks"`.
+    Breaks,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 9] = [
+        Mode::Ok,
+        Mode::Fence,
+        Mode::Prose,
+        Mode::RateLimit,
+        Mode::UsageLimit,
+        Mode::Error500,
+        Mode::Hang,
+        Mode::Holds,
+        Mode::Breaks,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Ok => "ok",
+            Mode::Fence => "fence",
+            Mode::Prose => "prose",
+            Mode::RateLimit => "ratelimit",
+            Mode::UsageLimit => "usagelimit",
+            Mode::Error500 => "error500",
+            Mode::Hang => "hang",
+            Mode::Holds => "holds",
+            Mode::Breaks => "breaks",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The text to put in a prompt so that the server uses this mode for that request.
+    pub fn marker(self) -> String {
+        format!("{MARKER}{}", self.name())
+    }
+}
+
+const MARKER: &str = "MOCK-MODE:";
+
+/// Which API a request was routed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    Anthropic,
+    AnthropicCountTokens,
+    Responses,
+    Chat,
+    Gemini,
+    GeminiCountTokens,
+    Models,
+    Unknown,
+}
+
+/// One request as the server saw it.
+#[derive(Clone, Debug)]
+pub struct Logged {
+    pub method: String,
+    /// Path with the query string.
+    pub path: String,
+    /// Lower-cased names; values of auth headers are replaced by `<redacted>`.
+    pub headers: Vec<(String, String)>,
+    /// The parsed body (`Null` when empty or not JSON).
+    pub body: Value,
+    pub body_bytes: usize,
+    pub api: Api,
+    pub stream: bool,
+    /// Names of the tools offered, in request order.
+    pub tools: Vec<String>,
+    /// The offered tool whose schema has a `verdict` property, if any.
+    pub schema_tool: Option<String>,
+    /// A response format was asked for (`text.format`, `response_format`, `output_format`,
+    /// `generationConfig.responseSchema`...).
+    pub schema_format: bool,
+    /// The mode used for this request (server mode or prompt marker).
+    pub mode: Mode,
+    /// What the server did: `tool`, `text`, `error <status>`, `hang` or `-`.
+    pub reply: String,
+}
+
+impl Logged {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Bytes the body carries beyond the prompt: the body size minus the prompt's length as
+    /// a JSON string (escaped, without quotes). `None` if no string in the body contains it.
+    pub fn bytes_beyond_prompt(&self, prompt: &str) -> Option<usize> {
+        let mut found = false;
+        walk_strings(&self.body, &mut |s| found |= s.contains(prompt));
+        if !found {
+            return None;
+        }
+        let escaped = serde_json::to_string(prompt).unwrap().len() - 2;
+        Some(self.body_bytes.saturating_sub(escaped))
+    }
+
+    /// The longest string in the body that contains `marker`: the prompt as the CLI sent
+    /// it (with whatever the CLI wrapped around it in the same string).
+    pub fn prompt_containing(&self, marker: &str) -> Option<String> {
+        let mut best: Option<String> = None;
+        walk_strings(&self.body, &mut |s| {
+            if s.contains(marker) && best.as_ref().is_none_or(|b| s.len() > b.len()) {
+                best = Some(s.to_string());
+            }
+        });
+        best
+    }
+
+    /// Like [`Logged::bytes_beyond_prompt`], for a prompt known only by a marker in it.
+    pub fn bytes_beyond_marked(&self, marker: &str) -> Option<usize> {
+        self.bytes_beyond_prompt(&self.prompt_containing(marker)?)
+    }
+
+    /// Is this a request for a model answer (not a token count or a model list)?
+    pub fn is_generation(&self) -> bool {
+        matches!(
+            self.api,
+            Api::Anthropic | Api::Responses | Api::Chat | Api::Gemini
+        )
+    }
+}
+
+struct Shared {
+    mode: Mutex<Mode>,
+    answer: Mutex<Value>,
+    log: Mutex<Vec<Logged>>,
+    stop: AtomicBool,
+    ids: AtomicU64,
+    conns: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// The server. Dropping it stops it and joins its threads.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl MockServer {
+    pub fn start() -> MockServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().unwrap();
+        let shared = Arc::new(Shared {
+            mode: Mutex::new(Mode::Ok),
+            answer: Mutex::new(default_answer()),
+            log: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+            ids: AtomicU64::new(0),
+            conns: Mutex::new(Vec::new()),
+        });
+        let s = shared.clone();
+        let acceptor = std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if s.stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let s2 = s.clone();
+                let handle = std::thread::spawn(move || serve(stream, &s2));
+                let mut conns = s.conns.lock().unwrap();
+                conns.retain(|h| !h.is_finished());
+                conns.push(handle);
+            }
+        });
+        MockServer {
+            addr,
+            shared,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    pub fn set_mode(&self, mode: Mode) {
+        *self.shared.mode.lock().unwrap() = mode;
+    }
+
+    /// The verdict object to answer with (in modes `Ok`, `Fence`).
+    pub fn set_answer(&self, answer: Value) {
+        *self.shared.answer.lock().unwrap() = answer;
+    }
+
+    pub fn requests(&self) -> Vec<Logged> {
+        self.shared.log.lock().unwrap().clone()
+    }
+
+    /// The logged requests that asked for a model answer.
+    pub fn generations(&self) -> Vec<Logged> {
+        self.requests()
+            .into_iter()
+            .filter(Logged::is_generation)
+            .collect()
+    }
+
+    pub fn clear_log(&self) {
+        self.shared.log.lock().unwrap().clear();
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wakes the blocking accept so the loop sees the flag.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(a) = self.acceptor.take() {
+            let _ = a.join();
+        }
+        let conns = std::mem::take(&mut *self.shared.conns.lock().unwrap());
+        for c in conns {
+            let _ = c.join();
+        }
+    }
+}
+
+/// How often a connection thread looks at the stop flag while it waits.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A connection's read side, buffered by hand so a read timeout never loses bytes.
+struct Conn<'a> {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    shared: &'a Shared,
+}
+
+impl Conn<'_> {
+    /// Reads more bytes; false at end of stream or when the server stops.
+    fn fill(&mut self) -> bool {
+        let mut chunk = [0u8; 16384];
+        loop {
+            if self.shared.stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    return true;
+                }
+                Err(e) if is_timeout(&e) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    fn line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Some(i) = self.buf.windows(2).position(|w| w == b"\r\n") {
+                let line = self.buf[..i].to_vec();
+                self.buf.drain(..i + 2);
+                return Some(line);
+            }
+            if !self.fill() {
+                return None;
+            }
+        }
+    }
+
+    fn take(&mut self, n: usize) -> Option<Vec<u8>> {
+        while self.buf.len() < n {
+            if !self.fill() {
+                return None;
+            }
+        }
+        Some(self.buf.drain(..n).collect())
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
+struct Request {
+    method: String,
+    target: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn read_request(conn: &mut Conn) -> Option<Request> {
+    let mut first = conn.line()?;
+    // Tolerates stray blank lines between keep-alive requests.
+    while first.is_empty() {
+        first = conn.line()?;
+    }
+    let first = String::from_utf8_lossy(&first).into_owned();
+    let mut parts = first.split_whitespace();
+    let method = parts.next()?.to_string();
+    let target = parts.next()?.to_string();
+    let mut headers = Vec::new();
+    loop {
+        let line = conn.line()?;
+        if line.is_empty() {
+            break;
+        }
+        let line = String::from_utf8_lossy(&line).into_owned();
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let mut req = Request {
+        method,
+        target,
+        headers,
+        body: Vec::new(),
+    };
+    if req
+        .header("expect")
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
+    {
+        let _ = conn.stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+    }
+    let chunked = req
+        .header("transfer-encoding")
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    if chunked {
+        loop {
+            let size_line = String::from_utf8_lossy(&conn.line()?).into_owned();
+            let size = usize::from_str_radix(size_line.split(';').next()?.trim(), 16).ok()?;
+            if size == 0 {
+                // Trailers end with an empty line.
+                while !conn.line()?.is_empty() {}
+                break;
+            }
+            let data = conn.take(size)?;
+            req.body.extend_from_slice(&data);
+            conn.line()?;
+        }
+    } else if let Some(n) = req.header("content-length") {
+        let n: usize = n.parse().ok()?;
+        req.body = conn.take(n)?;
+    }
+    Some(req)
+}
+
+fn serve(stream: TcpStream, shared: &Shared) {
+    if shared.stop.load(Ordering::SeqCst) {
+        return;
+    }
+    let _ = stream.set_read_timeout(Some(POLL));
+    let _ = stream.set_nodelay(true);
+    let mut conn = Conn {
+        stream,
+        buf: Vec::new(),
+        shared,
+    };
+    while let Some(req) = read_request(&mut conn) {
+        let close = req
+            .header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        let reply = respond(&req, shared);
+        let keep = match reply {
+            Reply::Json(status, body, extra) => {
+                write_json(&mut conn.stream, status, &body, &extra).is_ok()
+            }
+            Reply::Sse(events) => {
+                let _ = write_sse(&mut conn.stream, &events);
+                false
+            }
+            Reply::Hang => {
+                hang(&mut conn);
+                false
+            }
+        };
+        if !keep || close {
+            break;
+        }
+    }
+}
+
+/// Holds the connection open without answering until the client goes or the server stops.
+fn hang(conn: &mut Conn) {
+    while conn.fill() {
+        conn.buf.clear();
+    }
+}
+
+enum Reply {
+    Json(u16, Value, Vec<(String, String)>),
+    /// SSE events `(event name, data)`; sent with `Connection: close`.
+    Sse(Vec<(Option<String>, String)>),
+    Hang,
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        _ => "Unknown",
+    }
+}
+
+fn write_json(
+    out: &mut TcpStream,
+    status: u16,
+    body: &Value,
+    extra: &[(String, String)],
+) -> io::Result<()> {
+    let data = serde_json::to_vec(body).unwrap();
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        reason(status),
+        data.len()
+    );
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    out.write_all(head.as_bytes())?;
+    out.write_all(&data)?;
+    out.flush()
+}
+
+fn write_sse(out: &mut TcpStream, events: &[(Option<String>, String)]) -> io::Result<()> {
+    out.write_all(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+    )?;
+    for (event, data) in events {
+        let mut s = String::new();
+        if let Some(e) = event {
+            s.push_str(&format!("event: {e}\n"));
+        }
+        s.push_str(&format!("data: {data}\n\n"));
+        out.write_all(s.as_bytes())?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn walk_strings(v: &Value, f: &mut dyn FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(a) => a.iter().for_each(|x| walk_strings(x, f)),
+        Value::Object(o) => o.values().for_each(|x| walk_strings(x, f)),
+        _ => {}
+    }
+}
+
+/// The mode named by the first `MOCK-MODE:` marker in the body's strings.
+fn marker_mode(body: &Value) -> Option<Mode> {
+    let mut found = None;
+    walk_strings(body, &mut |s| {
+        if found.is_some() {
+            return;
+        }
+        if let Some(i) = s.find(MARKER) {
+            let rest = &s[i + MARKER.len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            found = Mode::from_name(&name.to_ascii_lowercase());
+        }
+    });
+    found
+}
+
+fn has_verdict(schema: &Value) -> bool {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return false;
+    };
+    // Some CLIs wrap the caller's schema one level down.
+    props.contains_key("verdict") || props.values().any(has_verdict)
+}
+
+/// `(name, schema)` of every tool offered, whatever the API's shape.
+fn tool_list(body: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for t in body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(decls) = t.get("functionDeclarations").and_then(Value::as_array) {
+            for d in decls {
+                let schema = d
+                    .get("parameters")
+                    .or_else(|| d.get("parametersJsonSchema"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                out.push((str_of(d, "name"), schema));
+            }
+            continue;
+        }
+        let f = t.get("function").filter(|f| f.is_object()).unwrap_or(t);
+        let schema = ["input_schema", "parameters", "inputSchema"]
+            .iter()
+            .find_map(|k| f.get(*k))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let name = f
+            .get("name")
+            .or_else(|| t.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        out.push((name, schema));
+    }
+    out
+}
+
+fn str_of(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn has_tool_result(v: &Value) -> bool {
+    match v {
+        Value::Object(o) => {
+            let ty = o.get("type").and_then(Value::as_str);
+            matches!(ty, Some("tool_result" | "function_call_output"))
+                || o.get("role").and_then(Value::as_str) == Some("tool")
+                || o.contains_key("functionResponse")
+                || o.values().any(has_tool_result)
+        }
+        Value::Array(a) => a.iter().any(has_tool_result),
+        _ => false,
+    }
+}
+
+fn asks_format(body: &Value) -> bool {
+    let text_format = body.pointer("/text/format/type").and_then(Value::as_str);
+    matches!(text_format, Some("json_schema" | "json_object"))
+        || body.get("response_format").is_some()
+        || body.get("output_format").is_some()
+        || body.pointer("/output_config/format").is_some()
+        || body.pointer("/generationConfig/responseSchema").is_some()
+        || body
+            .pointer("/generationConfig/responseJsonSchema")
+            .is_some()
+}
+
+fn route(method: &str, path: &str) -> Api {
+    if method == "GET" {
+        return if path.ends_with("/models") {
+            Api::Models
+        } else {
+            Api::Unknown
+        };
+    }
+    if path.ends_with("/messages/count_tokens") {
+        Api::AnthropicCountTokens
+    } else if path.ends_with("/messages") {
+        Api::Anthropic
+    } else if path.ends_with("/responses") {
+        Api::Responses
+    } else if path.ends_with("/chat/completions") {
+        Api::Chat
+    } else if path.ends_with(":countTokens") {
+        Api::GeminiCountTokens
+    } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
+        Api::Gemini
+    } else {
+        Api::Unknown
+    }
+}
+
+/// What to answer, decided once per request.
+enum Answer {
+    Tool(String, Value),
+    Text(String),
+}
+
+fn respond(req: &Request, shared: &Shared) -> Reply {
+    let id = shared.ids.fetch_add(1, Ordering::SeqCst) + 1;
+    let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
+    let api = route(&req.method, path);
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let tools = tool_list(&body);
+    let schema_tool = tools
+        .iter()
+        .find(|(_, s)| has_verdict(s))
+        .map(|(n, _)| n.clone());
+    let mode = marker_mode(&body).unwrap_or(*shared.mode.lock().unwrap());
+    let stream = body.get("stream").and_then(Value::as_bool) == Some(true)
+        || (api == Api::Gemini && path.ends_with(":streamGenerateContent"));
+    let mut answer = shared.answer.lock().unwrap().clone();
+    match mode {
+        Mode::Holds => answer["verdict"] = json!("holds"),
+        Mode::Breaks => answer["verdict"] = json!("breaks"),
+        _ => {}
+    }
+    let compact = serde_json::to_string(&answer).unwrap();
+    let chosen = match mode {
+        Mode::Fence => Answer::Text(format!("```json\n{compact}\n```")),
+        Mode::Prose => Answer::Text(PROSE.to_string()),
+        _ => match &schema_tool {
+            Some(name) if !has_tool_result(&body) => Answer::Tool(name.clone(), answer.clone()),
+            _ => Answer::Text(compact),
+        },
+    };
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            // Gemini names the model in the path: .../models/NAME:action
+            let seg = path.rsplit('/').next()?;
+            Some(seg.split(':').next()?.to_string())
+        })
+        .unwrap_or_else(|| "mock-model".into());
+
+    let generation = matches!(
+        api,
+        Api::Anthropic | Api::Responses | Api::Chat | Api::Gemini
+    );
+    let reply = match api {
+        Api::Models => Reply::Json(200, models_list(), vec![]),
+        Api::AnthropicCountTokens => Reply::Json(200, json!({"input_tokens": 42}), vec![]),
+        Api::GeminiCountTokens => Reply::Json(200, json!({"totalTokens": 42}), vec![]),
+        Api::Unknown if req.method == "HEAD" => Reply::Json(200, json!({}), vec![]),
+        Api::Unknown => Reply::Json(
+            404,
+            json!({"error": {"message": format!("mock: no route for {} {path}", req.method)}}),
+            vec![],
+        ),
+        _ if body.is_null() => Reply::Json(
+            400,
+            json!({"error": {"message": "mock: the body is not JSON"}}),
+            vec![],
+        ),
+        _ => match mode {
+            Mode::RateLimit | Mode::UsageLimit | Mode::Error500 => error_reply(api, mode),
+            Mode::Hang => Reply::Hang,
+            _ => {
+                let gemini_sse = query.split('&').any(|kv| kv == "alt=sse");
+                answer_reply(api, stream, gemini_sse, &model, id, &chosen)
+            }
+        },
+    };
+    let reply_name = match (&reply, generation) {
+        (Reply::Hang, _) => "hang".to_string(),
+        (Reply::Json(s, ..), _) if *s >= 400 => format!("error {s}"),
+        (_, false) => "-".to_string(),
+        _ => match chosen {
+            Answer::Tool(..) => "tool".into(),
+            Answer::Text(_) => "text".into(),
+        },
+    };
+    let headers = req
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            let secret = matches!(
+                k.as_str(),
+                "authorization" | "x-api-key" | "api-key" | "x-goog-api-key" | "cookie"
+            );
+            let v = if secret { "<redacted>" } else { v.as_str() };
+            (k.clone(), v.to_string())
+        })
+        .collect();
+    shared.log.lock().unwrap().push(Logged {
+        method: req.method.clone(),
+        path: req.target.clone(),
+        headers,
+        body_bytes: req.body.len(),
+        api,
+        stream,
+        tools: tools.into_iter().map(|(n, _)| n).collect(),
+        schema_tool,
+        schema_format: asks_format(&body),
+        mode,
+        reply: reply_name,
+        body,
+    });
+    reply
+}
+
+fn models_list() -> Value {
+    // One shape that OpenAI- and Anthropic-style listers both read; codex reads `models`
+    // as its own metadata list and accepts it empty.
+    json!({
+        "object": "list",
+        "data": [{"id": "mock-model", "object": "model", "created": 0, "owned_by": "mock",
+                  "type": "model", "display_name": "mock-model"}],
+        "has_more": false,
+        "models": []
+    })
+}
+
+/// Each API's own error body for the failure modes.
+fn error_reply(api: Api, mode: Mode) -> Reply {
+    let reset = now() + USAGE_LIMIT_RESET;
+    let (status, body, retry) = match (api, mode) {
+        (Api::Anthropic, Mode::RateLimit) => (
+            429,
+            json!({"type": "error", "error": {"type": "rate_limit_error",
+                "message": "This request would exceed the rate limit for your organization. Please retry later."}}),
+            RATE_LIMIT_RETRY_AFTER,
+        ),
+        // A subscription cap: same error type, the "unified" headers say it is the plan's limit.
+        (Api::Anthropic, Mode::UsageLimit) => (
+            429,
+            json!({"type": "error", "error": {"type": "rate_limit_error",
+                "message": "You have reached your usage limit for this period."}}),
+            USAGE_LIMIT_RESET,
+        ),
+        (Api::Anthropic, _) => (
+            500,
+            json!({"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}),
+            0,
+        ),
+        (Api::Gemini, Mode::RateLimit) => (
+            429,
+            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "Resource has been exhausted (e.g. check quota).",
+                "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                             "retryDelay": format!("{RATE_LIMIT_RETRY_AFTER}s")}]}}),
+            RATE_LIMIT_RETRY_AFTER,
+        ),
+        (Api::Gemini, Mode::UsageLimit) => (
+            429,
+            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                             "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                                             "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                                             "quotaValue": "250"}]}]}}),
+            USAGE_LIMIT_RESET,
+        ),
+        (Api::Gemini, _) => (
+            500,
+            json!({"error": {"code": 500, "status": "INTERNAL",
+                "message": "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"}}),
+            0,
+        ),
+        (_, Mode::RateLimit) => (
+            429,
+            json!({"error": {"message": format!("Rate limit reached for requests. Please try again in {RATE_LIMIT_RETRY_AFTER}s."),
+                "type": "requests", "param": null, "code": "rate_limit_exceeded"}}),
+            RATE_LIMIT_RETRY_AFTER,
+        ),
+        // The Responses API's plan cap (what ChatGPT-plan clients see) ...
+        (Api::Responses, Mode::UsageLimit) => (
+            429,
+            json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                "plan_type": "plus", "resets_at": reset, "resets_in_seconds": USAGE_LIMIT_RESET}}),
+            USAGE_LIMIT_RESET,
+        ),
+        // ... and Chat Completions' out-of-quota error.
+        (_, Mode::UsageLimit) => (
+            429,
+            json!({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}),
+            USAGE_LIMIT_RESET,
+        ),
+        _ => (
+            500,
+            json!({"error": {"message": "The server had an error while processing your request. Sorry about that!",
+                "type": "server_error", "param": null, "code": null}}),
+            0,
+        ),
+    };
+    let mut headers = Vec::new();
+    if retry > 0 {
+        headers.push(("retry-after".to_string(), retry.to_string()));
+    }
+    if api == Api::Anthropic && mode == Mode::UsageLimit {
+        headers.push((
+            "anthropic-ratelimit-unified-status".into(),
+            "rejected".into(),
+        ));
+        headers.push((
+            "anthropic-ratelimit-unified-reset".into(),
+            reset.to_string(),
+        ));
+    }
+    Reply::Json(status, body, headers)
+}
+
+/// Splits text in two at a char boundary, so streams carry more than one delta.
+fn halves(s: &str) -> [&str; 2] {
+    let mut mid = s.len() / 2;
+    while !s.is_char_boundary(mid) {
+        mid += 1;
+    }
+    [&s[..mid], &s[mid..]]
+}
+
+fn data(v: Value) -> String {
+    v.to_string()
+}
+
+fn answer_reply(
+    api: Api,
+    stream: bool,
+    gemini_sse: bool,
+    model: &str,
+    id: u64,
+    answer: &Answer,
+) -> Reply {
+    match api {
+        Api::Anthropic => anthropic(stream, model, id, answer),
+        Api::Responses => responses(stream, model, id, answer),
+        Api::Chat => chat(stream, model, id, answer),
+        _ => gemini(stream, gemini_sse, model, id, answer),
+    }
+}
+
+fn anthropic(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
+    let usage = json!({"input_tokens": 10, "output_tokens": 20,
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+    let tool_id = format!("toolu_mock{id}");
+    let (content, stop) = match answer {
+        Answer::Tool(name, args) => (
+            json!([{"type": "tool_use", "id": tool_id, "name": name, "input": args}]),
+            "tool_use",
+        ),
+        Answer::Text(t) => (json!([{"type": "text", "text": t}]), "end_turn"),
+    };
+    let message = json!({"id": format!("msg_mock{id}"), "type": "message", "role": "assistant",
+        "model": model, "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": usage});
+    if !stream {
+        return Reply::Json(200, message, vec![]);
+    }
+    let mut start = message.clone();
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    start["usage"]["output_tokens"] = json!(1);
+    let ev = |name: &str, v: Value| (Some(name.to_string()), data(v));
+    let mut events = vec![ev(
+        "message_start",
+        json!({"type": "message_start", "message": start}),
+    )];
+    match answer {
+        Answer::Tool(name, args) => {
+            events.push(ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block":
+                    {"type": "tool_use", "id": tool_id, "name": name, "input": {}}}),
+            ));
+            let args = args.to_string();
+            for piece in halves(&args) {
+                events.push(ev(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0,
+                        "delta": {"type": "input_json_delta", "partial_json": piece}}),
+                ));
+            }
+        }
+        Answer::Text(t) => {
+            events.push(ev(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "text", "text": ""}}),
+            ));
+            for piece in halves(t) {
+                events.push(ev(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0,
+                        "delta": {"type": "text_delta", "text": piece}}),
+                ));
+            }
+        }
+    }
+    events.push(ev(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
+    events.push(ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": 20}}),
+    ));
+    events.push(ev("message_stop", json!({"type": "message_stop"})));
+    Reply::Sse(events)
+}
+
+fn responses(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
+    let usage = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 30});
+    let item_id = format!("msg_mock{id}");
+    let item = match answer {
+        Answer::Tool(name, args) => json!({"type": "function_call", "id": format!("fc_mock{id}"),
+            "call_id": format!("call_mock{id}"), "name": name, "arguments": args.to_string(),
+            "status": "completed"}),
+        Answer::Text(t) => json!({"type": "message", "id": item_id, "status": "completed",
+            "role": "assistant", "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+    };
+    let full = json!({"id": format!("resp_mock{id}"), "object": "response", "created_at": now(),
+        "status": "completed", "model": model, "output": [item], "usage": usage, "error": null,
+        "incomplete_details": null});
+    if !stream {
+        return Reply::Json(200, full, vec![]);
+    }
+    let mut events = Vec::new();
+    let mut push = |kind: &str, mut v: Value| {
+        v["type"] = json!(kind);
+        v["sequence_number"] = json!(events.len());
+        events.push((Some(kind.to_string()), data(v)));
+    };
+    let mut pending = full.clone();
+    pending["status"] = json!("in_progress");
+    pending["output"] = json!([]);
+    pending["usage"] = Value::Null;
+    push("response.created", json!({"response": pending}));
+    push("response.in_progress", json!({"response": pending}));
+    let mut added = item.clone();
+    added["status"] = json!("in_progress");
+    match answer {
+        Answer::Tool(_, args) => {
+            added["arguments"] = json!("");
+            push(
+                "response.output_item.added",
+                json!({"output_index": 0, "item": added}),
+            );
+            let fc = item["id"].clone();
+            push(
+                "response.function_call_arguments.delta",
+                json!({"item_id": fc, "output_index": 0, "delta": args.to_string()}),
+            );
+            push(
+                "response.function_call_arguments.done",
+                json!({"item_id": fc, "output_index": 0, "arguments": args.to_string()}),
+            );
+        }
+        Answer::Text(t) => {
+            added["content"] = json!([]);
+            push(
+                "response.output_item.added",
+                json!({"output_index": 0, "item": added}),
+            );
+            let at = json!({"item_id": item_id, "output_index": 0, "content_index": 0});
+            let with = |k: &str, v: Value| {
+                let mut o = at.clone();
+                o[k] = v;
+                o
+            };
+            push(
+                "response.content_part.added",
+                with(
+                    "part",
+                    json!({"type": "output_text", "text": "", "annotations": []}),
+                ),
+            );
+            for piece in halves(t) {
+                push("response.output_text.delta", with("delta", json!(piece)));
+            }
+            push("response.output_text.done", with("text", json!(t)));
+            push(
+                "response.content_part.done",
+                with("part", item["content"][0].clone()),
+            );
+        }
+    }
+    push(
+        "response.output_item.done",
+        json!({"output_index": 0, "item": item}),
+    );
+    push("response.completed", json!({"response": full}));
+    Reply::Sse(events)
+}
+
+fn chat(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
+    let usage = json!({"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30});
+    let cid = format!("chatcmpl-mock{id}");
+    let created = now();
+    let call = |args: &Value, name: &str| {
+        json!({"id": format!("call_mock{id}"), "type": "function",
+            "function": {"name": name, "arguments": args.to_string()}})
+    };
+    let finish = match answer {
+        Answer::Tool(..) => "tool_calls",
+        Answer::Text(_) => "stop",
+    };
+    if !stream {
+        let message = match answer {
+            Answer::Tool(name, args) => {
+                json!({"role": "assistant", "content": null, "tool_calls": [call(args, name)]})
+            }
+            Answer::Text(t) => json!({"role": "assistant", "content": t}),
+        };
+        return Reply::Json(
+            200,
+            json!({"id": cid, "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage}),
+            vec![],
+        );
+    }
+    let chunk = |delta: Value, finish: Value| {
+        (
+            None,
+            data(
+                json!({"id": cid, "object": "chat.completion.chunk", "created": created,
+                "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+            ),
+        )
+    };
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    match answer {
+        Answer::Tool(name, args) => {
+            let mut c = call(args, name);
+            c["index"] = json!(0);
+            events.push(chunk(json!({"tool_calls": [c]}), Value::Null));
+        }
+        Answer::Text(t) => {
+            for piece in halves(t) {
+                events.push(chunk(json!({"content": piece}), Value::Null));
+            }
+        }
+    }
+    events.push(chunk(json!({}), json!(finish)));
+    // Clients that ask for usage get it in a last chunk with no choices; sending it always
+    // is what most compatible servers do and no client rejects it.
+    events.push((
+        None,
+        data(
+            json!({"id": cid, "object": "chat.completion.chunk", "created": created,
+            "model": model, "choices": [], "usage": usage}),
+        ),
+    ));
+    events.push((None, "[DONE]".to_string()));
+    Reply::Sse(events)
+}
+
+fn gemini(stream: bool, sse: bool, model: &str, id: u64, answer: &Answer) -> Reply {
+    let part = match answer {
+        Answer::Tool(name, args) => json!({"functionCall": {"name": name, "args": args}}),
+        Answer::Text(t) => json!({"text": t}),
+    };
+    let resp = json!({"candidates": [{"content": {"parts": [part], "role": "model"},
+            "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 20, "totalTokenCount": 30},
+        "modelVersion": model, "responseId": format!("mock{id}")});
+    match (stream, sse) {
+        (false, _) => Reply::Json(200, resp, vec![]),
+        (true, true) => Reply::Sse(vec![(None, data(resp))]),
+        // Without alt=sse the stream method answers one JSON array.
+        (true, false) => Reply::Json(200, json!([resp]), vec![]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A response as the raw test client read it.
+    struct Resp {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    }
+
+    impl Resp {
+        fn header(&self, name: &str) -> Option<&str> {
+            self.headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+
+        fn json(&self) -> Value {
+            serde_json::from_str(&self.body).expect("JSON body")
+        }
+
+        /// `(event, data)` of each SSE event.
+        fn events(&self) -> Vec<(Option<String>, String)> {
+            self.body
+                .split("\n\n")
+                .filter(|b| !b.trim().is_empty())
+                .map(|block| {
+                    let mut event = None;
+                    let mut data = String::new();
+                    for line in block.lines() {
+                        if let Some(e) = line.strip_prefix("event: ") {
+                            event = Some(e.to_string());
+                        } else if let Some(d) = line.strip_prefix("data: ") {
+                            data.push_str(d);
+                        }
+                    }
+                    (event, data)
+                })
+                .collect()
+        }
+
+        fn data(&self) -> Vec<Value> {
+            self.events()
+                .into_iter()
+                .filter(|(_, d)| d != "[DONE]")
+                .map(|(_, d)| serde_json::from_str(&d).unwrap())
+                .collect()
+        }
+    }
+
+    /// Reads one response from a stream: Content-Length bodies, or to EOF.
+    fn read_response(s: &mut TcpStream) -> Resp {
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        while !buf.ends_with(b"\r\n\r\n") {
+            assert_eq!(
+                s.read(&mut byte).unwrap(),
+                1,
+                "connection closed in the head"
+            );
+            buf.push(byte[0]);
+        }
+        let head = String::from_utf8(buf).unwrap();
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .unwrap()
+            .split(' ')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        let len = headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+            .map(|(_, v)| v.parse::<usize>().unwrap());
+        let mut body = Vec::new();
+        match len {
+            Some(n) => {
+                body.resize(n, 0);
+                s.read_exact(&mut body).unwrap();
+            }
+            None => {
+                s.read_to_end(&mut body).unwrap();
+            }
+        }
+        Resp {
+            status,
+            headers,
+            body: String::from_utf8(body).unwrap(),
+        }
+    }
+
+    fn send(s: &mut TcpStream, method: &str, path: &str, body: &Value, extra: &str) {
+        let data = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-key\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{data}",
+            data.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+    }
+
+    fn request(server: &MockServer, method: &str, path: &str, body: Value) -> Resp {
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        send(&mut s, method, path, &body, "");
+        read_response(&mut s)
+    }
+
+    fn post(server: &MockServer, path: &str, body: Value) -> Resp {
+        request(server, "POST", path, body)
+    }
+
+    fn verdict_schema() -> Value {
+        json!({"type": "object", "properties": {"verdict": {"type": "string"},
+            "reason": {"type": "string"}, "confidence": {"type": "number"}}})
+    }
+
+    const PROMPT: &str = "Judge the claim \"first(xs) never raises\". Reply with JSON.";
+
+    fn anthropic_body(stream: bool, tools: bool, prompt: &str) -> Value {
+        let mut b = json!({"model": "claude-haiku", "max_tokens": 100, "stream": stream,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]});
+        if tools {
+            b["tools"] = json!([
+                {"name": "Read", "input_schema": {"type": "object", "properties": {"path": {}}}},
+                {"name": "StructuredOutput", "input_schema": verdict_schema()}
+            ]);
+        }
+        b
+    }
+
+    fn chat_body(stream: bool, tools: bool, prompt: &str) -> Value {
+        let mut b = json!({"model": "mock-model", "stream": stream,
+            "stream_options": {"include_usage": true},
+            "messages": [{"role": "system", "content": "You judge."},
+                         {"role": "user", "content": prompt}]});
+        if tools {
+            b["tools"] = json!([{"type": "function", "function":
+                {"name": "structured_output", "parameters": verdict_schema()}}]);
+        }
+        b
+    }
+
+    fn responses_body(stream: bool, prompt: &str) -> Value {
+        json!({"model": "mock-model", "stream": stream, "tool_choice": "auto",
+            "tools": [{"type": "function", "name": "exec_command",
+                       "parameters": {"type": "object", "properties": {"cmd": {}}}}],
+            "text": {"format": {"type": "json_schema", "strict": true, "name": "out",
+                                "schema": verdict_schema()}},
+            "input": [{"type": "message", "role": "user",
+                       "content": [{"type": "input_text", "text": prompt}]}]})
+    }
+
+    fn gemini_body(tools: bool, prompt: &str) -> Value {
+        let mut b = json!({"contents": [{"role": "user", "parts": [{"text": prompt}]}]});
+        if tools {
+            b["tools"] = json!([{"functionDeclarations": [
+                {"name": "list_directory", "parameters": {"type": "object"}},
+                {"name": "answer", "parametersJsonSchema": verdict_schema()}]}]);
+        }
+        b
+    }
+
+    fn text_of_anthropic_stream(r: &Resp) -> String {
+        r.data()
+            .iter()
+            .filter_map(|d| d.pointer("/delta/text").and_then(Value::as_str))
+            .collect()
+    }
+
+    #[test]
+    fn anthropic_plain_and_streamed() {
+        let server = MockServer::start();
+        let r = post(
+            &server,
+            "/v1/messages",
+            anthropic_body(false, false, PROMPT),
+        );
+        assert_eq!(r.status, 200);
+        let v = r.json();
+        assert_eq!(v["stop_reason"], "end_turn");
+        let text = v["content"][0]["text"].as_str().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap(),
+            default_answer()
+        );
+
+        // A schema tool is offered: the answer is a call of it, streamed in pieces.
+        let r = post(
+            &server,
+            "/v1/messages?beta=true",
+            anthropic_body(true, true, PROMPT),
+        );
+        assert_eq!(r.header("content-type"), Some("text/event-stream"));
+        let names: Vec<String> = r.events().into_iter().filter_map(|(e, _)| e).collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        let d = r.data();
+        assert_eq!(d[1]["content_block"]["name"], "StructuredOutput");
+        let args: String = d
+            .iter()
+            .filter_map(|x| x.pointer("/delta/partial_json").and_then(Value::as_str))
+            .collect();
+        assert_eq!(
+            serde_json::from_str::<Value>(&args).unwrap(),
+            default_answer()
+        );
+        assert_eq!(d[5]["delta"]["stop_reason"], "tool_use");
+        assert_eq!(d[5]["usage"]["output_tokens"], 20);
+
+        // Once the tool result is back, it answers text.
+        let mut b = anthropic_body(true, true, PROMPT);
+        b["messages"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"role": "user", "content":
+            [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}));
+        let r = post(&server, "/v1/messages", b);
+        assert!(text_of_anthropic_stream(&r).contains("breaks"));
+
+        let r = post(
+            &server,
+            "/v1/messages/count_tokens",
+            json!({"messages": []}),
+        );
+        assert_eq!(r.json()["input_tokens"], 42);
+
+        let log = server.requests();
+        assert_eq!(log.len(), 4);
+        assert_eq!(log[1].tools, ["Read", "StructuredOutput"]);
+        assert_eq!(log[1].schema_tool.as_deref(), Some("StructuredOutput"));
+        assert_eq!(log[1].reply, "tool");
+        assert_eq!(log[2].reply, "text");
+        assert_eq!(log[3].api, Api::AnthropicCountTokens);
+        assert_eq!(log[0].header("authorization"), Some("<redacted>"));
+        assert_eq!(server.generations().len(), 3);
+    }
+
+    #[test]
+    fn responses_plain_and_streamed() {
+        let server = MockServer::start();
+        let r = post(&server, "/v1/responses", responses_body(false, PROMPT));
+        let v = r.json();
+        assert_eq!(v["status"], "completed");
+        let text = v["output"][0]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap(),
+            default_answer()
+        );
+
+        let r = post(&server, "/v1/responses", responses_body(true, PROMPT));
+        let names: Vec<String> = r.events().into_iter().filter_map(|(e, _)| e).collect();
+        assert_eq!(names.first().unwrap(), "response.created");
+        assert_eq!(names.last().unwrap(), "response.completed");
+        assert!(names.contains(&"response.output_item.added".to_string()));
+        assert!(names.contains(&"response.output_item.done".to_string()));
+        let d = r.data();
+        let text: String = d
+            .iter()
+            .filter(|x| x["type"] == "response.output_text.delta")
+            .map(|x| x["delta"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            default_answer()
+        );
+        assert_eq!(d.last().unwrap()["response"]["usage"]["total_tokens"], 30);
+        // Sequence numbers count up from 0.
+        for (i, x) in d.iter().enumerate() {
+            assert_eq!(x["sequence_number"], i);
+        }
+
+        let log = server.requests();
+        assert_eq!(log[1].api, Api::Responses);
+        assert!(log[1].schema_format);
+        assert_eq!(log[1].tools, ["exec_command"]);
+        assert_eq!(log[1].schema_tool, None);
+    }
+
+    #[test]
+    fn responses_calls_a_schema_tool() {
+        let server = MockServer::start();
+        let mut b = responses_body(true, PROMPT);
+        b["tools"] = json!([{"type": "function", "name": "emit", "parameters": verdict_schema()}]);
+        let d = post(&server, "/v1/responses", b).data();
+        let done = d
+            .iter()
+            .find(|x| x["type"] == "response.output_item.done")
+            .unwrap();
+        assert_eq!(done["item"]["type"], "function_call");
+        assert_eq!(done["item"]["name"], "emit");
+        let args = done["item"]["arguments"].as_str().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(args).unwrap(),
+            default_answer()
+        );
+    }
+
+    #[test]
+    fn chat_plain_and_streamed() {
+        let server = MockServer::start();
+        let v = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, false, PROMPT),
+        )
+        .json();
+        assert_eq!(v["object"], "chat.completion");
+        assert_eq!(v["choices"][0]["finish_reason"], "stop");
+        let text = v["choices"][0]["message"]["content"].as_str().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap(),
+            default_answer()
+        );
+
+        let v = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, true, PROMPT),
+        )
+        .json();
+        assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
+        let f = &v["choices"][0]["message"]["tool_calls"][0]["function"];
+        assert_eq!(f["name"], "structured_output");
+
+        let r = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(true, false, PROMPT),
+        );
+        let events = r.events();
+        assert_eq!(events.last().unwrap().1, "[DONE]");
+        let d = r.data();
+        assert!(d.iter().all(|x| x["object"] == "chat.completion.chunk"));
+        let text: String = d
+            .iter()
+            .filter_map(|x| {
+                x.pointer("/choices/0/delta/content")
+                    .and_then(Value::as_str)
+            })
+            .collect();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            default_answer()
+        );
+        let last = d.last().unwrap();
+        assert_eq!(last["usage"]["total_tokens"], 30);
+        assert_eq!(d[d.len() - 2]["choices"][0]["finish_reason"], "stop");
+
+        let d = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(true, true, PROMPT),
+        )
+        .data();
+        let call = &d[1]["choices"][0]["delta"]["tool_calls"][0];
+        assert_eq!(call["index"], 0);
+        assert_eq!(call["function"]["name"], "structured_output");
+        assert_eq!(d[2]["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(server.requests()[3].tools, ["structured_output"]);
+    }
+
+    #[test]
+    fn gemini_routes() {
+        let server = MockServer::start();
+        let path = "/v1beta/models/gemini-2.5-flash";
+        let v = post(
+            &server,
+            &format!("{path}:generateContent"),
+            gemini_body(false, PROMPT),
+        )
+        .json();
+        let text = v["candidates"][0]["content"]["parts"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap(),
+            default_answer()
+        );
+        assert_eq!(v["modelVersion"], "gemini-2.5-flash");
+
+        let r = post(
+            &server,
+            &format!("{path}:streamGenerateContent?alt=sse"),
+            gemini_body(true, PROMPT),
+        );
+        assert_eq!(r.header("content-type"), Some("text/event-stream"));
+        let d = r.data();
+        assert_eq!(d.len(), 1);
+        let call = &d[0]["candidates"][0]["content"]["parts"][0]["functionCall"];
+        assert_eq!(call["name"], "answer");
+        assert_eq!(call["args"], default_answer());
+
+        let v = post(
+            &server,
+            &format!("{path}:streamGenerateContent"),
+            gemini_body(false, PROMPT),
+        )
+        .json();
+        assert!(v.as_array().unwrap()[0]["candidates"].is_array());
+
+        let v = post(
+            &server,
+            &format!("{path}:countTokens"),
+            gemini_body(false, PROMPT),
+        )
+        .json();
+        assert_eq!(v["totalTokens"], 42);
+
+        let log = server.requests();
+        assert_eq!(log[1].tools, ["list_directory", "answer"]);
+        assert!(log[1].stream);
+        assert_eq!(log[3].api, Api::GeminiCountTokens);
+    }
+
+    #[test]
+    fn models_and_unknown_routes() {
+        let server = MockServer::start();
+        let v = request(&server, "GET", "/v1/models?client_version=1", Value::Null).json();
+        assert_eq!(v["data"][0]["id"], "mock-model");
+        assert_eq!(v["data"].as_array().unwrap().len(), 1);
+        let r = post(&server, "/v1/nothing", json!({}));
+        assert_eq!(r.status, 404);
+        let r = request(&server, "POST", "/v1/messages", Value::Null);
+        assert_eq!(r.status, 400);
+    }
+
+    #[test]
+    fn fence_and_prose_never_call_tools() {
+        let server = MockServer::start();
+        server.set_mode(Mode::Fence);
+        let r = post(&server, "/v1/messages", anthropic_body(true, true, PROMPT));
+        let text = text_of_anthropic_stream(&r);
+        assert!(
+            text.starts_with("```json\n") && text.ends_with("\n```"),
+            "{text}"
+        );
+        server.set_mode(Mode::Prose);
+        let v = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, true, PROMPT),
+        )
+        .json();
+        assert_eq!(v["choices"][0]["message"]["content"], PROSE);
+        let v = post(
+            &server,
+            "/v1beta/models/g:generateContent",
+            gemini_body(true, PROMPT),
+        )
+        .json();
+        assert_eq!(v["candidates"][0]["content"]["parts"][0]["text"], PROSE);
+        let v = post(&server, "/v1/responses", responses_body(false, PROMPT)).json();
+        assert_eq!(v["output"][0]["content"][0]["text"], PROSE);
+    }
+
+    #[test]
+    fn markers_override_the_server_mode() {
+        let server = MockServer::start();
+        server.set_mode(Mode::Error500);
+        let prompt = format!("{PROMPT} {}", Mode::Holds.marker());
+        let v = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, false, &prompt),
+        )
+        .json();
+        let text = v["choices"][0]["message"]["content"].as_str().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(text).unwrap()["verdict"],
+            "holds"
+        );
+        let r = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, false, PROMPT),
+        );
+        assert_eq!(r.status, 500);
+        server.set_mode(Mode::Ok);
+        let prompt = format!("{}\n{PROMPT}", Mode::Prose.marker());
+        let v = post(
+            &server,
+            "/v1/messages",
+            anthropic_body(false, true, &prompt),
+        )
+        .json();
+        assert_eq!(v["content"][0]["text"], PROSE);
+        let log = server.requests();
+        assert_eq!(
+            log.iter().map(|l| l.mode).collect::<Vec<_>>(),
+            [Mode::Holds, Mode::Error500, Mode::Prose]
+        );
+    }
+
+    #[test]
+    fn custom_answer() {
+        let server = MockServer::start();
+        let mine = json!({"verdict": "holds", "reason": "guarded", "confidence": 0.4});
+        server.set_answer(mine.clone());
+        let v = post(&server, "/v1/messages", anthropic_body(false, true, PROMPT)).json();
+        assert_eq!(v["content"][0]["input"], mine);
+        server.set_mode(Mode::Breaks);
+        let v = post(&server, "/v1/messages", anthropic_body(false, true, PROMPT)).json();
+        assert_eq!(v["content"][0]["input"]["verdict"], "breaks");
+        assert_eq!(v["content"][0]["input"]["reason"], "guarded");
+    }
+
+    #[test]
+    fn error_modes_use_each_apis_bodies() {
+        let server = MockServer::start();
+        let bodies = [
+            ("/v1/messages", anthropic_body(true, true, PROMPT)),
+            ("/v1/responses", responses_body(true, PROMPT)),
+            ("/v1/chat/completions", chat_body(true, true, PROMPT)),
+            (
+                "/v1beta/models/g:streamGenerateContent?alt=sse",
+                gemini_body(true, PROMPT),
+            ),
+        ];
+        let kind = |v: &Value| -> String {
+            let e = &v["error"];
+            [&e["type"], &e["status"], &e["code"]]
+                .iter()
+                .find_map(|x| x.as_str())
+                .unwrap()
+                .to_string()
+        };
+        let expect = [
+            (
+                Mode::RateLimit,
+                429,
+                [
+                    "rate_limit_error",
+                    "requests",
+                    "requests",
+                    "RESOURCE_EXHAUSTED",
+                ],
+            ),
+            (
+                Mode::UsageLimit,
+                429,
+                [
+                    "rate_limit_error",
+                    "usage_limit_reached",
+                    "insufficient_quota",
+                    "RESOURCE_EXHAUSTED",
+                ],
+            ),
+            (
+                Mode::Error500,
+                500,
+                ["api_error", "server_error", "server_error", "INTERNAL"],
+            ),
+        ];
+        for (mode, status, kinds) in expect {
+            server.set_mode(mode);
+            for ((path, body), want) in bodies.iter().zip(kinds) {
+                let r = post(&server, path, body.clone());
+                assert_eq!(r.status, status, "{mode:?} {path}");
+                let v = r.json();
+                assert_eq!(kind(&v), want, "{mode:?} {path}");
+                let retry: Option<u64> = r.header("retry-after").map(|s| s.parse().unwrap());
+                match mode {
+                    Mode::RateLimit => assert_eq!(retry, Some(RATE_LIMIT_RETRY_AFTER)),
+                    Mode::UsageLimit => assert_eq!(retry, Some(USAGE_LIMIT_RESET)),
+                    _ => assert_eq!(retry, None),
+                }
+            }
+        }
+        server.set_mode(Mode::UsageLimit);
+        let r = post(
+            &server,
+            "/v1/messages",
+            anthropic_body(false, false, PROMPT),
+        );
+        assert_eq!(
+            r.header("anthropic-ratelimit-unified-status"),
+            Some("rejected")
+        );
+        let v = post(&server, "/v1/responses", responses_body(false, PROMPT)).json();
+        assert!(v["error"]["resets_at"].as_u64().unwrap() > now());
+        let v = post(
+            &server,
+            "/v1beta/models/g:generateContent",
+            gemini_body(false, PROMPT),
+        )
+        .json();
+        assert!(v.to_string().contains("PerDay"));
+        assert!(
+            server
+                .requests()
+                .iter()
+                .all(|l| l.reply.starts_with("error "))
+        );
+    }
+
+    #[test]
+    fn hang_answers_nothing_and_does_not_block_shutdown() {
+        let server = MockServer::start();
+        server.set_mode(Mode::Hang);
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        send(
+            &mut s,
+            "POST",
+            "/v1/messages",
+            &anthropic_body(true, true, PROMPT),
+            "",
+        );
+        let mut buf = [0u8; 64];
+        let err = s.read(&mut buf).unwrap_err();
+        assert!(is_timeout(&err), "{err}");
+        assert_eq!(server.requests()[0].reply, "hang");
+        let t = Instant::now();
+        drop(server);
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        // The server closed the hanging connection on its way out.
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        assert_eq!(s.read(&mut buf).unwrap_or(0), 0);
+    }
+
+    #[test]
+    fn keep_alive_and_chunked_bodies() {
+        let server = MockServer::start();
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        send(
+            &mut s,
+            "POST",
+            "/v1/chat/completions",
+            &chat_body(false, false, PROMPT),
+            "",
+        );
+        assert_eq!(read_response(&mut s).status, 200);
+        // Second request on the same connection, its body chunked in two.
+        let body = chat_body(false, true, PROMPT).to_string();
+        let (a, b) = body.split_at(10);
+        let req = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n{:x}\r\n{b}\r\n0\r\n\r\n",
+            a.len(),
+            b.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let r = read_response(&mut s);
+        assert_eq!(r.json()["choices"][0]["finish_reason"], "tool_calls");
+        let log = server.requests();
+        assert_eq!(log.len(), 2);
+        assert_eq!(log[1].body_bytes, body.len());
+        assert_eq!(log[1].tools, ["structured_output"]);
+    }
+
+    #[test]
+    fn bytes_beyond_prompt() {
+        let server = MockServer::start();
+        let prompt = "Quote \"this\"\nand a tab\there";
+        let body = chat_body(false, false, prompt);
+        post(&server, "/v1/chat/completions", body.clone());
+        let l = &server.requests()[0];
+        let escaped = serde_json::to_string(prompt).unwrap().len() - 2;
+        assert_eq!(l.body_bytes, body.to_string().len());
+        assert_eq!(l.bytes_beyond_prompt(prompt), Some(l.body_bytes - escaped));
+        assert_eq!(l.bytes_beyond_prompt("not in there"), None);
+        assert_eq!(l.prompt_containing("a tab").as_deref(), Some(prompt));
+        assert_eq!(l.bytes_beyond_marked("a tab"), Some(l.body_bytes - escaped));
+    }
+
+    #[test]
+    fn drop_stops_the_server() {
+        let server = MockServer::start();
+        let addr = server.addr;
+        // An idle keep-alive connection must not hold the drop up.
+        let _idle = TcpStream::connect(addr).unwrap();
+        let t = Instant::now();
+        drop(server);
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert!(TcpStream::connect(addr).is_err());
+    }
+}
