@@ -23,7 +23,7 @@ _panel__judge() {
 
     case "${cmd}" in
         panel__judge)
-            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --writer-family --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --dry-run --list-harnesses --help --version"
+            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --writer-family --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --dry-run --list-harnesses --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -86,6 +86,10 @@ _panel__judge() {
                     return 0
                     ;;
                 --pass-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --harness-cap)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

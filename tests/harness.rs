@@ -291,19 +291,33 @@ fn every_fault_becomes_its_status() {
 }
 
 #[test]
-fn a_rate_limited_judge_is_retried_then_abstains() {
+fn a_rate_limited_judge_waits_with_backoff_within_its_deadline_then_abstains() {
     let rig = Rig::new("rate");
     let t = Instant::now();
     let out = rig.judge(
-        &["--seat", "claude:haiku", "--lens", "a=Q?"],
+        &["--seat", "claude:haiku", "--lens", "a=Q?", "--timeout", "5"],
         &[("STANDIN_MODE", "rate-limit")],
     );
     let r = &records(&out)[0];
     assert_eq!(r["status"], "rate-limited", "{r}");
-    assert_eq!(r["attempts"], 2);
+    // Asked at 0 s, 1 s and 3 s; waiting 4 s more would pass the 5 s deadline.
+    assert_eq!(r["attempts"], 3, "{r}");
+    let took = t.elapsed();
     assert!(
-        t.elapsed() >= Duration::from_secs(2),
-        "it waited before asking again"
+        took >= Duration::from_secs(3) && took < Duration::from_secs(8),
+        "{took:?}"
+    );
+    // Once the limit lifts, the judge answers.
+    let rig = Rig::new("rate-once");
+    let out = rig.judge(
+        &["--seat", "claude:haiku", "--lens", "a=Q?", "--timeout", "5"],
+        &[("STANDIN_MODE", "rate-limit-once")],
+    );
+    let r = &records(&out)[0];
+    assert_eq!(
+        (r["status"].as_str(), r["attempts"].as_u64()),
+        (Some("ok"), Some(2)),
+        "{r}"
     );
 }
 
