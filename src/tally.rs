@@ -757,7 +757,7 @@ impl<W: Write> Sink<W> {
     pub fn tally(&mut self, t: Tally) -> Result<()> {
         let status = t.status();
         if self.json {
-            record::write(&mut self.out, &t)?;
+            write_json(&mut self.out, &t)?;
         } else {
             if self.totals.panels > 0 {
                 writeln!(self.out)?;
@@ -780,19 +780,24 @@ impl<W: Write> Sink<W> {
     /// The summary that closes a stream of many panels.
     pub fn summary(&mut self) -> Result<()> {
         if self.json {
-            record::write(
-                &mut self.out,
-                &Summary {
-                    kind: "tally-summary",
-                    totals: &self.totals,
-                },
-            )?;
+            let summary = Summary {
+                kind: "tally-summary",
+                totals: &self.totals,
+            };
+            write_json(&mut self.out, &summary)?;
         } else {
             writeln!(self.out)?;
             writeln!(self.out, "{}", panels_line(&self.totals))?;
         }
         Ok(())
     }
+}
+
+/// One compact JSON line. The write error stays an `io::Error`, so that a broken pipe is
+/// still recognised as one (a `serde_json::Error` hides it from the error chain).
+fn write_json<W: Write, T: Serialize>(out: &mut W, rec: &T) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, rec).map_err(io::Error::from)?;
+    out.write_all(b"\n")
 }
 
 #[cfg(test)]
