@@ -2,12 +2,16 @@
 //!
 //! The pieces, so that other streams (reviews, a synthesis, PR verdicts) can be added later:
 //! a *source* turns one input record into a [`Ballot`]; a [`Panel`] keeps the counts and one
-//! short [`Row`] per judge; a [`Batch`] routes ballots to panels and closes each one into a
+//! short row per judge; a [`Batch`] routes ballots to panels and closes each one into a
 //! [`Tally`]; a [`Sink`] writes tallies as text or JSON. The rules themselves (outcome,
 //! threshold, exit status, the report's lines) are small named functions below.
+//!
+//! Memory is bounded by the largest open panel, never by the stream: a panel keeps its judges'
+//! text in one buffer that the next panel reuses.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -15,7 +19,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::{CommandFactory, Parser};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::docs::ToolDoc;
 use crate::input::{Input, paths_or_stdin};
@@ -112,9 +116,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 continue;
             }
             let at = || input.at();
-            let ballot = verdict_ballot(parse_verdict(&line, &at)?, &at)?;
+            let rec = parse_verdict(&line, &at)?;
+            batch.add(&verdict_ballot(&rec, &at)?, &at, &mut sink)?;
             any = true;
-            batch.add(ballot, &at, &mut sink)?;
         }
     }
     if !any {
@@ -134,21 +138,75 @@ pub fn run(args: Args) -> Result<ExitCode> {
 // ---------------------------------------------------------------------------------------------
 // Sources: one input record becomes one ballot.
 
-/// What the counter needs from one record, whatever stream it came from.
-#[derive(Debug)]
-pub struct Ballot {
+/// What the counter needs from one record, whatever stream it came from. It borrows from the
+/// parsed line; a panel copies what it keeps.
+#[derive(Clone, Debug)]
+pub struct Ballot<'a> {
     /// The seal of the candidate; a panel is about one candidate.
-    pub candidate: String,
+    pub candidate: &'a str,
     /// How many judges the panel has; 0 when unknown.
     pub panel_size: usize,
-    pub usage: Option<Usage>,
-    pub row: Row,
+    pub usage: Option<&'a Usage>,
+    pub judge: Judge<'a>,
+    /// The run folder the answer is kept in.
+    pub run: &'a str,
 }
 
-/// Parses a verdict record with one pass over the line; only a bad line is read again, to say
-/// precisely what is wrong with it.
-fn parse_verdict(line: &str, at: &dyn Fn() -> String) -> Result<VerdictRecord> {
-    match serde_json::from_str::<VerdictRecord>(line) {
+/// A [`VerdictRecord`] read in place: the same fields and types, but text borrowed from the
+/// line wherever it has no escapes, so counting a record allocates nothing it does not keep.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VerdictView<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    judge: Cow<'a, str>,
+    #[serde(borrow)]
+    lens: Cow<'a, str>,
+    #[serde(borrow)]
+    seat: Cow<'a, str>,
+    #[serde(borrow)]
+    #[allow(dead_code)]
+    harness: Cow<'a, str>,
+    #[serde(default, borrow)]
+    #[allow(dead_code)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    family: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    candidate: Cow<'a, str>,
+    verdict: Option<Verdict>,
+    #[serde(default, borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    confidence: Option<f64>,
+    status: Status,
+    #[serde(default, borrow)]
+    cause: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    #[allow(dead_code)]
+    excerpt: Option<Cow<'a, str>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    attempts: u32,
+    #[serde(default)]
+    #[allow(dead_code)]
+    duration_ms: u64,
+    #[serde(default)]
+    #[allow(dead_code)]
+    exit_code: Option<i32>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    panel_size: usize,
+    #[serde(default, borrow)]
+    run: Cow<'a, str>,
+}
+
+/// Parses a verdict record with one pass over the line; only a bad line is read again, by
+/// [`record::parse`], to say precisely what is wrong with it.
+fn parse_verdict<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<VerdictView<'a>> {
+    match serde_json::from_str::<VerdictView>(line) {
         Ok(rec) if rec.kind == "verdict" => Ok(rec),
         Ok(rec) => bail!(
             "{}: a {} record; {}",
@@ -156,13 +214,16 @@ fn parse_verdict(line: &str, at: &dyn Fn() -> String) -> Result<VerdictRecord> {
             rec.kind,
             record::destination(&rec.kind)
         ),
-        Err(_) => record::parse(line, at, &["verdict"]),
+        Err(e) => {
+            record::parse::<VerdictRecord>(line, at, &["verdict"])?;
+            bail!("{}: a verdict record that does not fit: {e}", at())
+        }
     }
 }
 
 /// A verdict record as a ballot. A verdict with an abstainer's status, or an `ok` without a
 /// verdict, contradicts itself and is refused rather than guessed.
-fn verdict_ballot(rec: VerdictRecord, at: &dyn Fn() -> String) -> Result<Ballot> {
+fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Result<Ballot<'a>> {
     match (rec.verdict, rec.status) {
         (Some(v), s) if s != Status::Ok => bail!(
             "{}: judge {:?} says {} but its status is {}",
@@ -179,20 +240,20 @@ fn verdict_ballot(rec: VerdictRecord, at: &dyn Fn() -> String) -> Result<Ballot>
         _ => {}
     }
     Ok(Ballot {
-        candidate: rec.candidate,
+        candidate: &rec.candidate,
         panel_size: rec.panel_size,
-        usage: rec.usage,
-        row: Row {
-            judge: rec.judge,
-            lens: rec.lens,
-            seat: rec.seat,
-            family: rec.family,
+        usage: rec.usage.as_ref(),
+        run: &rec.run,
+        judge: Judge {
+            judge: &rec.judge,
+            lens: &rec.lens,
+            seat: &rec.seat,
+            family: rec.family.as_deref(),
             verdict: rec.verdict,
             status: rec.status,
-            reason: rec.reason,
+            reason: rec.reason.as_deref(),
             confidence: rec.confidence,
-            cause: rec.cause,
-            run: rec.run,
+            cause: rec.cause.as_deref(),
         },
     })
 }
@@ -208,23 +269,20 @@ fn input_names(inputs: &[String]) -> String {
 // ---------------------------------------------------------------------------------------------
 // Counting one panel.
 
-/// One judge's answer, cut down to what a tally reports.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Row {
-    pub judge: String,
-    pub lens: String,
-    pub seat: String,
-    pub family: Option<String>,
+/// One judge's answer as a tally reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Judge<'a> {
+    pub judge: &'a str,
+    pub lens: &'a str,
+    pub seat: &'a str,
+    pub family: Option<&'a str>,
     pub verdict: Option<Verdict>,
     pub status: Status,
-    pub reason: Option<String>,
+    pub reason: Option<&'a str>,
     pub confidence: Option<f64>,
     /// Reported in `abstentions`, not per judge.
     #[serde(skip)]
-    pub cause: Option<String>,
-    /// Reported in `runs`; kept here to tell a judge counted twice from a rerun.
-    #[serde(skip)]
-    pub run: String,
+    pub cause: Option<&'a str>,
 }
 
 /// Holds, breaks and abstentions of a group of judges.
@@ -259,44 +317,141 @@ pub enum Outcome {
     Inconclusive,
 }
 
-/// One panel being counted: counts and one row per judge, never the whole records.
-#[derive(Debug)]
+/// A piece of a panel's text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    fn of(self, text: &str) -> &str {
+        &text[self.start..self.end]
+    }
+}
+
+fn keep(text: &mut String, s: &str) -> Span {
+    let start = text.len();
+    text.push_str(s);
+    Span {
+        start,
+        end: text.len(),
+    }
+}
+
+/// One judge of a panel, its text kept in the panel's one buffer.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    judge: Span,
+    lens: Span,
+    seat: Span,
+    family: Option<Span>,
+    verdict: Option<Verdict>,
+    status: Status,
+    reason: Option<Span>,
+    confidence: Option<f64>,
+    cause: Option<Span>,
+    /// Index into the panel's runs.
+    run: usize,
+}
+
+/// Rows and groups are searched one by one up to this many; past it, through a hash.
+const SCAN: usize = 32;
+
+/// Counts by a key (lens, family), in first-seen order until reported.
+#[derive(Debug, Default)]
+struct Groups {
+    keys: Vec<(Span, Counts)>,
+    /// Filled only once there are more than [`SCAN`] keys.
+    index: HashMap<String, usize>,
+}
+
+impl Groups {
+    fn add(&mut self, text: &mut String, key: &str, verdict: Option<Verdict>) {
+        let found = if self.keys.len() <= SCAN {
+            self.keys.iter().position(|(k, _)| k.of(text) == key)
+        } else {
+            self.index.get(key).copied()
+        };
+        let i = match found {
+            Some(i) => i,
+            None => {
+                self.keys.push((keep(text, key), Counts::default()));
+                if self.keys.len() > SCAN {
+                    for (i, (k, _)) in self.keys.iter().enumerate().skip(self.index.len()) {
+                        self.index.insert(k.of(text).to_string(), i);
+                    }
+                }
+                self.keys.len() - 1
+            }
+        };
+        self.keys[i].1.add(verdict);
+    }
+
+    /// Sorted by key, bytewise.
+    fn report<'a>(&self, text: &'a str) -> Vec<(&'a str, Counts)> {
+        let mut out: Vec<(&str, Counts)> =
+            self.keys.iter().map(|(k, c)| (k.of(text), *c)).collect();
+        out.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        out
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.index.clear();
+    }
+}
+
+/// One panel being counted: counts and one short row per judge, never the whole records.
+/// A closed panel's buffers are reused for the next one.
+#[derive(Debug, Default)]
 pub struct Panel {
     candidate: String,
     /// Declared by the records; 0 when unknown.
     size: usize,
+    /// When it was first seen in the stream.
+    seq: u64,
     counts: Counts,
+    text: String,
     rows: Vec<Row>,
-    /// Hashes of (judge, run) seen, to refuse a judge counted twice without scanning the rows.
+    /// Hashes of (judge, run), once the rows are too many to scan.
     seen: HashSet<u64>,
-    by_lens: BTreeMap<String, Counts>,
-    by_family: BTreeMap<String, Counts>,
-    runs: Vec<String>,
+    by_lens: Groups,
+    by_family: Groups,
+    runs: Vec<Span>,
     usage: Option<Usage>,
 }
 
 impl Panel {
-    pub fn new(candidate: String, size: usize) -> Panel {
-        Panel {
-            candidate,
-            size,
-            counts: Counts::default(),
-            rows: Vec::new(),
-            seen: HashSet::new(),
-            by_lens: BTreeMap::new(),
-            by_family: BTreeMap::new(),
-            runs: Vec::new(),
-            usage: None,
-        }
+    pub fn new(candidate: &str, size: usize) -> Panel {
+        let mut p = Panel::default();
+        p.start(candidate, size, 0);
+        p
+    }
+
+    /// Empties the panel for another candidate, keeping its buffers.
+    fn start(&mut self, candidate: &str, size: usize, seq: u64) {
+        self.candidate.clear();
+        self.candidate.push_str(candidate);
+        self.size = size;
+        self.seq = seq;
+        self.counts = Counts::default();
+        self.text.clear();
+        self.rows.clear();
+        self.seen.clear();
+        self.by_lens.clear();
+        self.by_family.clear();
+        self.runs.clear();
+        self.usage = None;
     }
 
     /// Counts one ballot of this panel's candidate.
-    pub fn add(&mut self, b: Ballot, at: &dyn Fn() -> String) -> Result<()> {
+    pub fn add(&mut self, b: &Ballot, at: &dyn Fn() -> String) -> Result<()> {
         if b.candidate != self.candidate {
             bail!(
                 "{}: a record about candidate {}, but the records before it are about {}",
                 at(),
-                short_seal(&b.candidate),
+                short_seal(b.candidate),
                 short_seal(&self.candidate)
             );
         }
@@ -312,36 +467,60 @@ impl Panel {
                 );
             }
         }
-        let row = b.row;
-        if !self.seen.insert(seat_hash(&row.judge, &row.run)) && self.counted(&row) {
+        let j = &b.judge;
+        let run = match self.runs.iter().position(|r| r.of(&self.text) == b.run) {
+            Some(i) => i,
+            None => {
+                self.runs.push(keep(&mut self.text, b.run));
+                self.runs.len() - 1
+            }
+        };
+        if self.counted(j.judge, run) {
             bail!(
                 "{}: judge {:?} of run {:?} is already counted",
                 at(),
-                row.judge,
-                row.run
+                j.judge,
+                b.run
             );
         }
-        self.counts.add(row.verdict);
-        count_in(&mut self.by_lens, &row.lens, row.verdict);
-        count_in(
-            &mut self.by_family,
-            row.family.as_deref().unwrap_or("unknown"),
-            row.verdict,
-        );
-        if !self.runs.contains(&row.run) {
-            self.runs.push(row.run.clone());
-        }
-        if let Some(u) = &b.usage {
+        self.counts.add(j.verdict);
+        self.by_lens.add(&mut self.text, j.lens, j.verdict);
+        let family = j.family.unwrap_or("unknown");
+        self.by_family.add(&mut self.text, family, j.verdict);
+        let t = &mut self.text;
+        let row = Row {
+            judge: keep(t, j.judge),
+            lens: keep(t, j.lens),
+            seat: keep(t, j.seat),
+            family: j.family.map(|s| keep(t, s)),
+            verdict: j.verdict,
+            status: j.status,
+            reason: j.reason.map(|s| keep(t, s)),
+            confidence: j.confidence,
+            cause: j.cause.map(|s| keep(t, s)),
+            run,
+        };
+        self.rows.push(row);
+        if let Some(u) = b.usage {
             self.usage.get_or_insert_with(Usage::default).add(u);
         }
-        self.rows.push(row);
         Ok(())
     }
 
-    fn counted(&self, row: &Row) -> bool {
-        self.rows
-            .iter()
-            .any(|r| r.judge == row.judge && r.run == row.run)
+    /// True when this judge of this run is counted already; remembers it otherwise.
+    fn counted(&mut self, judge: &str, run: usize) -> bool {
+        let text = &self.text;
+        let same = |r: &Row| r.run == run && r.judge.of(text) == judge;
+        if self.rows.len() < SCAN {
+            return self.rows.iter().any(same);
+        }
+        if self.seen.is_empty() {
+            for r in &self.rows {
+                self.seen.insert(seat_hash(r.judge.of(text), r.run));
+            }
+        }
+        // A hash seen before is most likely the same judge; the scan makes sure.
+        !self.seen.insert(seat_hash(judge, run)) && self.rows.iter().any(same)
     }
 
     /// True when every judge the records announced has been counted.
@@ -349,29 +528,45 @@ impl Panel {
         self.size != 0 && self.counts.judges >= self.size
     }
 
-    /// Closes the panel into its tally. `agree` is checked against the panel's size here,
-    /// because the size is known only once the records are read.
-    pub fn close(self, agree: Option<usize>) -> Result<Tally> {
+    /// The panel's tally. `agree` is checked against the panel's size here, because the
+    /// size is known only once the records are read.
+    pub fn close(&self, agree: Option<usize>) -> Result<Tally<'_>> {
+        let text = &self.text;
         let missing = missing(self.size, self.counts.judges);
         let mut counts = self.counts;
         counts.judges += missing;
         counts.abstained += missing;
         let threshold = threshold(agree, counts.judges)?;
         let status = exit_status(counts.holds, counts.abstained, threshold);
-        let mut judges = self.rows;
-        judges.sort_by(|a, b| glob_order(&a.judge, &b.judge));
+        let opt = |s: Option<Span>| s.map(|s| s.of(text));
+        let mut judges: Vec<Judge> = self
+            .rows
+            .iter()
+            .map(|r| Judge {
+                judge: r.judge.of(text),
+                lens: r.lens.of(text),
+                seat: r.seat.of(text),
+                family: opt(r.family),
+                verdict: r.verdict,
+                status: r.status,
+                reason: opt(r.reason),
+                confidence: r.confidence,
+                cause: opt(r.cause),
+            })
+            .collect();
+        judges.sort_by(|a, b| glob_order(a.judge, b.judge));
         let abstentions = judges
             .iter()
-            .filter(|r| r.verdict.is_none())
-            .map(|r| Abstention {
-                judge: r.judge.clone(),
-                status: r.status,
-                cause: r.cause.clone(),
+            .filter(|j| j.verdict.is_none())
+            .map(|j| Abstention {
+                judge: j.judge,
+                status: j.status,
+                cause: j.cause,
             })
             .collect();
         Ok(Tally {
             kind: "tally",
-            candidate: self.candidate,
+            candidate: &self.candidate,
             outcome: outcome(&counts),
             passed: status == exit::PASSED,
             decided: status != exit::UNDECIDED,
@@ -379,27 +574,21 @@ impl Panel {
             counts,
             missing,
             judges,
-            by_lens: self.by_lens,
-            by_family: self.by_family,
+            by_lens: self.by_lens.report(text),
+            by_family: self.by_family.report(text),
             abstentions,
-            runs: self.runs.into_iter().filter(|r| !r.is_empty()).collect(),
-            usage: self.usage.filter(|u| !u.is_empty()),
+            runs: self
+                .runs
+                .iter()
+                .map(|r| r.of(text))
+                .filter(|r| !r.is_empty())
+                .collect(),
+            usage: self.usage.clone().filter(|u| !u.is_empty()),
         })
     }
 }
 
-fn count_in(map: &mut BTreeMap<String, Counts>, key: &str, verdict: Option<Verdict>) {
-    match map.get_mut(key) {
-        Some(c) => c.add(verdict),
-        None => {
-            let mut c = Counts::default();
-            c.add(verdict);
-            map.insert(key.to_string(), c);
-        }
-    }
-}
-
-fn seat_hash(judge: &str, run: &str) -> u64 {
+fn seat_hash(judge: &str, run: usize) -> u64 {
     let mut h = DefaultHasher::new();
     judge.hash(&mut h);
     run.hash(&mut h);
@@ -407,20 +596,20 @@ fn seat_hash(judge: &str, run: &str) -> u64 {
 }
 
 /// A judge who gave no verdict, and why.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Abstention {
-    pub judge: String,
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Abstention<'a> {
+    pub judge: &'a str,
     pub status: Status,
-    pub cause: Option<String>,
+    pub cause: Option<&'a str>,
 }
 
 /// One panel counted: the `tally` record.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tally {
+pub struct Tally<'a> {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub candidate: String,
+    pub candidate: &'a str,
     pub outcome: Outcome,
     pub passed: bool,
     /// False when the missing answers could have changed the result (exit 3).
@@ -431,16 +620,22 @@ pub struct Tally {
     /// Judges the records announced (`panelSize`) but that never sent a record.
     pub missing: usize,
     /// In the order the seed script's glob lists their files.
-    pub judges: Vec<Row>,
-    pub by_lens: BTreeMap<String, Counts>,
-    pub by_family: BTreeMap<String, Counts>,
-    pub abstentions: Vec<Abstention>,
-    pub runs: Vec<String>,
+    pub judges: Vec<Judge<'a>>,
+    #[serde(serialize_with = "as_map")]
+    pub by_lens: Vec<(&'a str, Counts)>,
+    #[serde(serialize_with = "as_map")]
+    pub by_family: Vec<(&'a str, Counts)>,
+    pub abstentions: Vec<Abstention<'a>>,
+    pub runs: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
 }
 
-impl Tally {
+fn as_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(groups.iter().map(|(k, c)| (k, c)))
+}
+
+impl Tally<'_> {
     /// The exit status this panel alone would give.
     pub fn status(&self) -> u8 {
         exit_status(self.counts.holds, self.counts.abstained, self.threshold)
@@ -530,7 +725,7 @@ pub fn short_seal(seal: &str) -> String {
 }
 
 /// What the status column says: the verdict, or the way the judge abstained.
-pub fn status_column(row: &Row) -> &str {
+pub fn status_column<'a>(row: &Judge<'a>) -> &'a str {
     match row.verdict {
         Some(v) => v.as_str(),
         None => row.status.as_str(),
@@ -539,17 +734,17 @@ pub fn status_column(row: &Row) -> &str {
 
 /// What the reason column says. The script printed an unreadable judge's `reason` (usually
 /// none); for the other abstentions we print the cause it could not know.
-pub fn reason_column(row: &Row) -> &str {
+pub fn reason_column<'a>(row: &Judge<'a>) -> &'a str {
     let text = match (row.verdict, row.status) {
-        (Some(_), _) | (None, Status::Unreadable) => row.reason.as_deref(),
-        (None, _) => row.cause.as_deref(),
+        (Some(_), _) | (None, Status::Unreadable) => row.reason,
+        (None, _) => row.cause,
     };
     // `$(jq -r …)` drops trailing newlines.
     text.unwrap_or("").trim_end_matches('\n')
 }
 
 /// One judge's line, as `printf '%-12s %-10s %s\n'` pads it: by bytes, never cut.
-pub fn judge_line(row: &Row) -> Vec<u8> {
+pub fn judge_line(row: &Judge) -> Vec<u8> {
     let name = row.judge.trim_end_matches('\n');
     let mut line = Vec::with_capacity(64);
     pad(&mut line, name, 12);
@@ -635,16 +830,18 @@ pub fn panels_line(t: &Totals) -> String {
 
 /// The panels of one stream. Without `each` there is one panel and a second candidate is an
 /// error; with `each`, one open panel per candidate, closed as soon as it is complete.
+#[derive(Default)]
 pub struct Batch {
     each: bool,
     agree: Option<usize>,
-    /// Open panels by candidate, with the order they were first seen in.
-    open: HashMap<String, (u64, Panel)>,
+    /// The panel of the previous ballot's candidate: the common case of records that arrive
+    /// panel by panel never touches `waiting`.
+    current: Option<Panel>,
+    /// Other open panels, when panels interleave.
+    waiting: HashMap<String, Panel>,
+    /// A closed panel whose buffers the next one reuses.
+    spare: Option<Panel>,
     next: u64,
-    /// The candidate of the previous ballot: a panel of unknown size closes when it changes.
-    last: Option<String>,
-    /// The one panel when not `each`.
-    single: Option<Panel>,
 }
 
 impl Batch {
@@ -652,71 +849,70 @@ impl Batch {
         Batch {
             each,
             agree,
-            open: HashMap::new(),
-            next: 0,
-            last: None,
-            single: None,
+            ..Batch::default()
         }
     }
 
     pub fn add<W: Write>(
         &mut self,
-        b: Ballot,
+        b: &Ballot,
         at: &dyn Fn() -> String,
         sink: &mut Sink<W>,
     ) -> Result<()> {
         if !self.each {
             // One panel: it closes only at the end, and Panel::add refuses another candidate.
             let panel = self
-                .single
-                .get_or_insert_with(|| Panel::new(b.candidate.clone(), b.panel_size));
+                .current
+                .get_or_insert_with(|| Panel::new(b.candidate, b.panel_size));
             return panel.add(b, at);
         }
-        if self.last.as_deref() != Some(b.candidate.as_str()) {
-            if let Some(prev) = self.last.take() {
-                let size_unknown = self.open.get(&prev).is_some_and(|(_, p)| p.size == 0);
-                if size_unknown {
-                    let (_, panel) = self.open.remove(&prev).expect("open panel");
-                    sink.tally(panel.close(self.agree)?)?;
-                }
-            }
-            self.last = Some(b.candidate.clone());
-        }
-        let full = match self.open.entry(b.candidate.clone()) {
-            Entry::Occupied(mut e) => {
-                let panel = &mut e.get_mut().1;
-                panel.add(b, at)?;
-                panel.is_full().then(|| e.remove().1)
-            }
-            Entry::Vacant(e) => {
-                let mut panel = Panel::new(b.candidate.clone(), b.panel_size);
-                panel.add(b, at)?;
-                if panel.is_full() {
-                    Some(panel)
+        let same = self
+            .current
+            .as_ref()
+            .is_some_and(|p| p.candidate == b.candidate);
+        if !same {
+            if let Some(prev) = self.current.take() {
+                if prev.size == 0 {
+                    // Unknown size: its records are taken to arrive together.
+                    self.emit(prev, sink)?;
                 } else {
-                    e.insert((self.next, panel));
-                    self.next += 1;
-                    None
+                    self.waiting.insert(prev.candidate.clone(), prev);
                 }
             }
-        };
-        if let Some(panel) = full {
-            sink.tally(panel.close(self.agree)?)?;
+            let panel = match self.waiting.remove(b.candidate) {
+                Some(p) => p,
+                None => {
+                    let mut p = self.spare.take().unwrap_or_default();
+                    p.start(b.candidate, b.panel_size, self.next);
+                    self.next += 1;
+                    p
+                }
+            };
+            self.current = Some(panel);
         }
+        let panel = self.current.as_mut().expect("a current panel");
+        panel.add(b, at)?;
+        if panel.is_full() {
+            let full = self.current.take().expect("a current panel");
+            self.emit(full, sink)?;
+        }
+        Ok(())
+    }
+
+    fn emit<W: Write>(&mut self, panel: Panel, sink: &mut Sink<W>) -> Result<()> {
+        sink.tally(&panel.close(self.agree)?)?;
+        self.spare = Some(panel);
         Ok(())
     }
 
     /// Closes the panels still open, in the order they were first seen.
     pub fn finish<W: Write>(&mut self, sink: &mut Sink<W>) -> Result<()> {
-        if let Some(panel) = self.single.take() {
-            sink.tally(panel.close(self.agree)?)?;
+        let mut rest: Vec<Panel> = self.waiting.drain().map(|(_, p)| p).collect();
+        rest.extend(self.current.take());
+        rest.sort_by_key(|p| p.seq);
+        for panel in rest {
+            self.emit(panel, sink)?;
         }
-        let mut rest: Vec<(u64, Panel)> = self.open.drain().map(|(_, v)| v).collect();
-        rest.sort_by_key(|(seq, _)| *seq);
-        for (_, panel) in rest {
-            sink.tally(panel.close(self.agree)?)?;
-        }
-        self.last = None;
         Ok(())
     }
 }
@@ -754,15 +950,15 @@ impl<W: Write> Sink<W> {
         }
     }
 
-    pub fn tally(&mut self, t: Tally) -> Result<()> {
+    pub fn tally(&mut self, t: &Tally) -> Result<()> {
         let status = t.status();
         if self.json {
-            write_json(&mut self.out, &t)?;
+            write_json(&mut self.out, t)?;
         } else {
             if self.totals.panels > 0 {
                 writeln!(self.out)?;
             }
-            write_report(&mut self.out, &t)?;
+            write_report(&mut self.out, t)?;
         }
         self.totals.panels += 1;
         match status {
@@ -808,22 +1004,22 @@ mod tests {
         "in: line 7".into()
     }
 
-    fn ballot(judge: &str, verdict: Option<Verdict>, status: Status) -> Ballot {
+    fn ballot(judge: &str, verdict: Option<Verdict>, status: Status) -> Ballot<'_> {
         Ballot {
-            candidate: "sha256:aaaa".into(),
+            candidate: "sha256:aaaa",
             panel_size: 0,
             usage: None,
-            row: Row {
-                judge: judge.into(),
-                lens: "edges".into(),
-                seat: "claude:haiku".into(),
-                family: Some("claude".into()),
+            run: "/tmp/run",
+            judge: Judge {
+                judge,
+                lens: "edges",
+                seat: "claude:haiku",
+                family: Some("claude"),
                 verdict,
                 status,
-                reason: Some("because".into()),
+                reason: Some("because"),
                 confidence: Some(0.5),
-                cause: Some("no answer in 60 s".into()),
-                run: "/tmp/run".into(),
+                cause: Some("no answer in 60 s"),
             },
         }
     }
@@ -837,9 +1033,9 @@ mod tests {
         }
     }
 
-    fn abstained(status: Status) -> Abstention {
+    fn abstained(status: Status) -> Abstention<'static> {
         Abstention {
-            judge: "j".into(),
+            judge: "j",
             status,
             cause: None,
         }
@@ -921,12 +1117,12 @@ mod tests {
 
     #[test]
     fn judge_lines_pad_by_bytes_and_never_cut() {
-        let mut b = ballot("édges", Some(Verdict::Holds), Status::Ok).row;
+        let mut b = ballot("édges", Some(Verdict::Holds), Status::Ok).judge;
         assert_eq!(
             String::from_utf8(judge_line(&b)).unwrap(),
             "édges       holds      because\n"
         );
-        b.judge = "a-very-long-judge-name".into();
+        b.judge = "a-very-long-judge-name";
         b.verdict = None;
         b.status = Status::Timeout;
         assert_eq!(
@@ -959,32 +1155,82 @@ mod tests {
 
     #[test]
     fn a_panel_refuses_a_judge_counted_twice_and_another_candidate() {
-        let mut p = Panel::new("sha256:aaaa".into(), 0);
-        p.add(ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
+        let mut p = Panel::new("sha256:aaaa", 0);
+        p.add(&ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
             .unwrap();
         let err = p
-            .add(ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
+            .add(&ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
             .unwrap_err();
         assert_eq!(
             err.to_string(),
             "in: line 7: judge \"edges\" of run \"/tmp/run\" is already counted"
         );
         let mut rerun = ballot("edges", None, Status::Timeout);
-        rerun.row.run = "/tmp/run2".into();
-        p.add(rerun, &at).unwrap();
+        rerun.run = "/tmp/run2";
+        p.add(&rerun, &at).unwrap();
         let mut other = ballot("x", Some(Verdict::Holds), Status::Ok);
-        other.candidate = "sha256:bbbb".into();
-        assert!(p.add(other, &at).unwrap_err().to_string().contains(
+        other.candidate = "sha256:bbbb";
+        assert!(p.add(&other, &at).unwrap_err().to_string().contains(
             "about candidate sha256:bbbb, but the records before it are about sha256:aaaa"
         ));
     }
 
     #[test]
+    fn large_panels_find_a_judge_counted_twice_through_the_hash() {
+        let names: Vec<String> = (0..100).map(|i| format!("j{i}")).collect();
+        let mut p = Panel::new("sha256:aaaa", 0);
+        for (i, name) in names.iter().enumerate() {
+            let mut b = ballot(name, Some(Verdict::Holds), Status::Ok);
+            let lens = format!("lens{i}");
+            b.judge.lens = &lens;
+            p.add(&b, &at).unwrap();
+        }
+        for name in ["j0", "j40", "j99"] {
+            assert!(
+                p.add(&ballot(name, Some(Verdict::Holds), Status::Ok), &at)
+                    .is_err()
+            );
+        }
+        p.add(&ballot("j100", None, Status::Failed), &at).unwrap();
+        let t = p.close(None).unwrap();
+        assert_eq!(t.counts, counts(100, 0, 1));
+        assert_eq!(t.by_lens.len(), 101);
+        assert_eq!(t.by_lens[0], ("edges", counts(0, 0, 1)));
+        assert_eq!(t.by_lens[1], ("lens0", counts(1, 0, 0)));
+    }
+
+    #[test]
+    fn the_view_reads_what_the_record_reads() {
+        let lines = [
+            r#"{"type":"verdict","judge":"j\n","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":"holds","reason":"a \"b\"","status":"ok","usage":{"inputTokens":3},"panelSize":2,"run":"r"}"#,
+            r#"{"type":"verdict","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":null,"status":"timeout","cause":"slow"}"#,
+        ];
+        for line in lines {
+            let rec: VerdictRecord = record::parse(line, &at, &["verdict"]).unwrap();
+            let view = parse_verdict(line, &at).unwrap();
+            let b = verdict_ballot(&view, &at).unwrap();
+            assert_eq!(b.judge.judge, rec.judge);
+            assert_eq!(b.judge.reason, rec.reason.as_deref());
+            assert_eq!(b.judge.cause, rec.cause.as_deref());
+            assert_eq!(b.usage, rec.usage.as_ref());
+            assert_eq!((b.panel_size, b.run), (rec.panel_size, rec.run.as_str()));
+        }
+        // Wrong types are refused as VerdictRecord refuses them.
+        let bad = r#"{"type":"verdict","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":null,"status":"timeout","attempts":-1}"#;
+        assert!(record::parse::<VerdictRecord>(bad, &at, &["verdict"]).is_err());
+        let err = parse_verdict(bad, &at).unwrap_err().to_string();
+        assert!(
+            err.starts_with("in: line 7: a verdict record that does not fit: invalid value"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_closed_panel_counts_missing_judges_as_abstained() {
-        let mut p = Panel::new("sha256:aaaa".into(), 3);
-        p.add(ballot("b", Some(Verdict::Holds), Status::Ok), &at)
+        let mut p = Panel::new("sha256:aaaa", 3);
+        p.add(&ballot("b", Some(Verdict::Holds), Status::Ok), &at)
             .unwrap();
-        p.add(ballot("a", None, Status::Timeout), &at).unwrap();
+        p.add(&ballot("a", None, Status::Timeout), &at).unwrap();
         assert!(!p.is_full());
         let t = p.close(None).unwrap();
         assert_eq!(t.counts, counts(1, 0, 2));
@@ -995,7 +1241,7 @@ mod tests {
         assert_eq!(t.judges[0].judge, "a");
         assert_eq!(t.abstentions.len(), 1);
         assert_eq!(t.runs, ["/tmp/run"]);
-        assert_eq!(t.by_lens["edges"], counts(1, 0, 1));
+        assert_eq!(t.by_lens, [("edges", counts(1, 0, 1))]);
     }
 
     #[test]
@@ -1003,7 +1249,7 @@ mod tests {
         let line = r#"{"type":"verdict","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":"holds","status":"timeout"}"#;
         let rec = parse_verdict(line, &at).unwrap();
         assert_eq!(
-            verdict_ballot(rec, &at).unwrap_err().to_string(),
+            verdict_ballot(&rec, &at).unwrap_err().to_string(),
             "in: line 7: judge \"j\" says holds but its status is timeout"
         );
     }
