@@ -61,11 +61,11 @@ sys=$(field 'System time (seconds)')
 rss_kb=$(field 'Maximum resident set size (kbytes)')
 
 printf '\n%-52s %12s\n' "benchmark" "result"
-printf '%-52s %12s\n' "seed script loop, $JUDGES answer files (bash + jq)" "${script_s} s"
-printf '%-52s %12s\n' "panel-tally, the same $JUDGES verdicts (mean of $runs)" "${tally_s} s"
-printf '%-52s %12s\n' "  speed-up" "$(awk -v a="$script_s" -v b="$tally_s" 'BEGIN { printf "%.0fx", a / b }')"
+printf '%-52s %12s\n' "seed script loop, $JUDGES answer files (bash + jq)" "$(awk -v a="$script_s" 'BEGIN { printf "%.2f s", a }')"
+printf '%-52s %12s\n' "panel-tally, the same $JUDGES verdicts (mean of $runs)" "$(awk -v a="$tally_s" 'BEGIN { printf "%.1f ms", a * 1000 }')"
+printf '%-52s %12s\n' "  speed-up (same report, byte for byte)" "$(awk -v a="$script_s" -v b="$tally_s" 'BEGIN { printf "%.0fx", a / b }')"
 printf '%-52s %12s\n' "panel-tally --each --json, $LINES lines" "$wall wall"
-printf '%-52s %12s\n' "  ($panels panels, $((bytes / 1048576)) MiB in)" "${user} user"
-printf '%-52s %12s\n' "" "${sys} sys"
+printf '%-52s %12s\n' "  ($panels panels, $((bytes / 1048576)) MiB in)" "${user} s user"
+printf '%-52s %12s\n' "" "${sys} s sys"
 printf '%-52s %12s\n' "  peak resident memory" "$((rss_kb / 1024)) MiB"
 printf '%-52s %s\n' "  closing record" "$(cat "$tmp/summary.json")"

@@ -6,8 +6,8 @@
 //! [`Tally`]; a [`Sink`] writes tallies as text or JSON. The rules themselves (outcome,
 //! threshold, exit status, the report's lines) are small named functions below.
 //!
-//! Memory is bounded by the largest open panel, never by the stream: a panel keeps its judges'
-//! text in one buffer that the next panel reuses.
+//! Memory grows with the panels open at once, never with the length of the stream: a panel
+//! keeps one short row per judge, its text in one buffer that the next panel reuses.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
