@@ -16,9 +16,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{CommandFactory, Parser};
+use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
 
 use crate::docs::ToolDoc;
@@ -107,18 +109,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
     );
     let mut batch = Batch::new(args.each, args.agree);
     let inputs = paths_or_stdin(&args.inputs);
+    let names: Vec<&str> = inputs.iter().map(|p| input_name(p)).collect();
     let mut any = false;
-    for path in &inputs {
-        let mut lines = Lines::open(path)?;
-        while let Some((line, name, number)) = lines.next_line()? {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at = || format!("{name}: line {number}");
-            let rec = parse_verdict(line, &at)?;
-            batch.add(&verdict_ballot(&rec, &at)?, &at, &mut sink)?;
+    let mut complete = false;
+    for chunk in read_ahead(inputs.clone(), BLOCK) {
+        for o in &chunk.ballots {
+            let at = || format!("{}: line {}", names[o.input], o.line);
+            batch.add(&o.ballot(&chunk.text), &at, &mut sink)?;
             any = true;
         }
+        if let Some(err) = chunk.error {
+            return Err(err);
+        }
+        if chunk.last {
+            complete = true;
+            break;
+        }
+    }
+    if !complete {
+        bail!("reading the input stopped before its end");
     }
     if !any {
         bail!("no verdict records in {}", input_names(&inputs));
@@ -257,10 +266,313 @@ fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Resu
     })
 }
 
+/// Ballots read ahead of the counting, their text in one buffer.
+#[derive(Default)]
+struct Chunk {
+    seq: u64,
+    text: String,
+    ballots: Vec<Parsed>,
+    /// What stopped the reading early, after the ballots before it.
+    error: Option<anyhow::Error>,
+    /// The end of the inputs: without it, the reading thread died and the count is short.
+    last: bool,
+}
+
+/// A ballot of a [`Chunk`], with where it was read.
+struct Parsed {
+    input: usize,
+    line: u64,
+    candidate: Span,
+    panel_size: usize,
+    usage: Option<Usage>,
+    judge: Span,
+    lens: Span,
+    seat: Span,
+    family: Option<Span>,
+    verdict: Option<Verdict>,
+    status: Status,
+    reason: Option<Span>,
+    confidence: Option<f64>,
+    cause: Option<Span>,
+    run: Span,
+}
+
+impl Parsed {
+    fn new(b: &Ballot, text: &mut String, input: usize, line: u64) -> Parsed {
+        let j = &b.judge;
+        Parsed {
+            input,
+            line,
+            candidate: keep(text, b.candidate),
+            panel_size: b.panel_size,
+            usage: b.usage.cloned(),
+            judge: keep(text, j.judge),
+            lens: keep(text, j.lens),
+            seat: keep(text, j.seat),
+            family: j.family.map(|s| keep(text, s)),
+            verdict: j.verdict,
+            status: j.status,
+            reason: j.reason.map(|s| keep(text, s)),
+            confidence: j.confidence,
+            cause: j.cause.map(|s| keep(text, s)),
+            run: keep(text, b.run),
+        }
+    }
+
+    fn ballot<'a>(&'a self, text: &'a str) -> Ballot<'a> {
+        let opt = |s: Option<Span>| s.map(|s| s.of(text));
+        Ballot {
+            candidate: self.candidate.of(text),
+            panel_size: self.panel_size,
+            usage: self.usage.as_ref(),
+            run: self.run.of(text),
+            judge: Judge {
+                judge: self.judge.of(text),
+                lens: self.lens.of(text),
+                seat: self.seat.of(text),
+                family: opt(self.family),
+                verdict: self.verdict,
+                status: self.status,
+                reason: opt(self.reason),
+                confidence: self.confidence,
+                cause: opt(self.cause),
+            },
+        }
+    }
+}
+
+/// At most this many bytes are read at once; a parser takes the whole lines among them.
+const BLOCK: usize = 1 << 18;
+
+/// Whole lines of one input, handed from the reading thread to a parser.
+#[derive(Default)]
+struct Work {
+    seq: u64,
+    input: usize,
+    /// The number of the first line in `bytes`.
+    first: u64,
+    bytes: Vec<u8>,
+    error: Option<anyhow::Error>,
+    last: bool,
+}
+
+/// Reads the inputs on one thread and parses them on a few more, ahead of the counting:
+/// parsing is most of the work of a long stream. The chunks come out in input order. The
+/// threads are left to end with the process, so that a broken pipe never waits for an input
+/// that has not finished.
+fn read_ahead(inputs: Vec<String>, block: usize) -> InOrder {
+    let names: Arc<Vec<String>> = Arc::new(
+        inputs
+            .iter()
+            .map(|p| {
+                if p == "-" {
+                    "<stdin>".into()
+                } else {
+                    p.clone()
+                }
+            })
+            .collect(),
+    );
+    let parsers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(parsers * 2);
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<Chunk>(parsers * 2);
+    let reader_names = Arc::clone(&names);
+    std::thread::spawn(move || split_inputs(&inputs, &reader_names, block, &work_tx));
+    for _ in 0..parsers {
+        let (rx, tx, names) = (work_rx.clone(), done_tx.clone(), Arc::clone(&names));
+        std::thread::spawn(move || {
+            for work in rx {
+                if tx.send(parse_block(work, &names)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    InOrder {
+        rx: done_rx,
+        pending: BTreeMap::new(),
+        next: 0,
+    }
+}
+
+/// The parsed chunks in the order their lines were read.
+struct InOrder {
+    rx: crossbeam_channel::Receiver<Chunk>,
+    /// Chunks that came before their turn; bounded by the chunks in flight.
+    pending: BTreeMap<u64, Chunk>,
+    next: u64,
+}
+
+impl Iterator for InOrder {
+    type Item = Chunk;
+
+    fn next(&mut self) -> Option<Chunk> {
+        loop {
+            if let Some(chunk) = self.pending.remove(&self.next) {
+                self.next += 1;
+                return Some(chunk);
+            }
+            let chunk = self.rx.recv().ok()?;
+            self.pending.insert(chunk.seq, chunk);
+        }
+    }
+}
+
+/// The reading thread: cuts each input into blocks of whole lines. An error goes down the
+/// same road, in its place.
+fn split_inputs(inputs: &[String], names: &[String], block: usize, tx: &Sender<Work>) {
+    let mut seq = 0;
+    for (input, path) in inputs.iter().enumerate() {
+        match split_input(input, path, &names[input], block, &mut seq, tx) {
+            Ok(true) => {}
+            // Nobody counts any more.
+            Ok(false) => return,
+            Err(err) => {
+                let _ = tx.send(Work {
+                    seq,
+                    error: Some(err),
+                    ..Work::default()
+                });
+                return;
+            }
+        }
+    }
+    let _ = tx.send(Work {
+        seq,
+        last: true,
+        ..Work::default()
+    });
+}
+
+/// Sends one input's blocks; false when nobody receives them any more. A block is sent as
+/// soon as a read brings whole lines, so a slow pipe is counted as it comes.
+fn split_input(
+    input: usize,
+    path: &str,
+    name: &str,
+    block: usize,
+    seq: &mut u64,
+    tx: &Sender<Work>,
+) -> Result<bool> {
+    let mut reader: Box<dyn io::Read> = if path == "-" {
+        Box::new(io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path).with_context(|| format!("{path}: cannot open"))?)
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    // The number of the first line in `buf`.
+    let mut line: u64 = 1;
+    loop {
+        let start = buf.len();
+        buf.resize(start + block, 0);
+        let n = loop {
+            match reader.read(&mut buf[start..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        let at = line + newlines(&buf[..start]);
+                        format!("{name}: line {at}: cannot read")
+                    });
+                }
+            }
+        };
+        buf.truncate(start + n);
+        let end = n == 0;
+        let cut = match buf[start..].iter().rposition(|&b| b == b'\n') {
+            _ if end => buf.len(),
+            Some(i) => start + i + 1,
+            None if buf.len() > MAX_LINE => {
+                bail!("{name}: line {line}: longer than {} MiB", MAX_LINE >> 20)
+            }
+            None => continue,
+        };
+        if cut > 0 {
+            let rest = buf.split_off(cut);
+            let bytes = std::mem::replace(&mut buf, rest);
+            let first = line;
+            line += newlines(&bytes);
+            let work = Work {
+                seq: *seq,
+                input,
+                first,
+                bytes,
+                ..Work::default()
+            };
+            *seq += 1;
+            if tx.send(work).is_err() {
+                return Ok(false);
+            }
+        }
+        if end {
+            return Ok(true);
+        }
+    }
+}
+
+fn newlines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// A parser thread's work: the ballots of a block's lines, up to the first bad one. The same
+/// rules as [`crate::input::Input`]: a line's length is bounded, a trailing `\r` is dropped,
+/// UTF-8 is required, blank lines are skipped.
+fn parse_block(work: Work, names: &[String]) -> Chunk {
+    let mut chunk = Chunk {
+        seq: work.seq,
+        error: work.error,
+        last: work.last,
+        ..Chunk::default()
+    };
+    if chunk.error.is_some() || chunk.last {
+        return chunk;
+    }
+    let name = &names[work.input];
+    let mut rest = &work.bytes[..];
+    let mut number = work.first;
+    while !rest.is_empty() {
+        let (mut line, next) = match find_newline(rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        let at = || format!("{name}: line {number}");
+        if let [text @ .., b'\r'] = line {
+            line = text;
+        }
+        let parsed = if line.len() > MAX_LINE {
+            Err(anyhow!("{}: longer than {} MiB", at(), MAX_LINE >> 20))
+        } else {
+            match std::str::from_utf8(line) {
+                Err(_) => Err(anyhow!("{}: not UTF-8", at())),
+                Ok(text) if text.trim().is_empty() => Ok(()),
+                Ok(text) => parse_verdict(text, &at).and_then(|rec| {
+                    let b = verdict_ballot(&rec, &at)?;
+                    chunk
+                        .ballots
+                        .push(Parsed::new(&b, &mut chunk.text, work.input, number));
+                    Ok(())
+                }),
+            }
+        };
+        if let Err(err) = parsed {
+            chunk.error = Some(err);
+            break;
+        }
+        number += 1;
+    }
+    chunk
+}
+
+/// An input as messages name it.
+fn input_name(path: &str) -> &str {
+    if path == "-" { "<stdin>" } else { path }
+}
+
 fn input_names(inputs: &[String]) -> String {
     inputs
         .iter()
-        .map(|p| if p == "-" { "<stdin>" } else { p.as_str() })
+        .map(|p| input_name(p))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -1149,104 +1461,6 @@ fn json_opt_str(buf: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
-/// The lines of one input, read in place from one buffer. Input::next_line copies every line
-/// into a String and searches for its end byte by byte; for a million records that was a fifth
-/// of the time. Same rules and messages: line numbers, a bound on a line's length, a trailing
-/// `\r` dropped, UTF-8 required.
-struct Lines {
-    name: String,
-    reader: Box<dyn io::Read>,
-    buf: Vec<u8>,
-    /// The unread bytes are `buf[start..end]`.
-    start: usize,
-    end: usize,
-    eof: bool,
-    line: u64,
-}
-
-impl Lines {
-    fn open(path: &str) -> Result<Lines> {
-        let (name, reader): (String, Box<dyn io::Read>) = if path == "-" {
-            ("<stdin>".into(), Box::new(io::stdin()))
-        } else {
-            let file = std::fs::File::open(path).with_context(|| format!("{path}: cannot open"))?;
-            (path.to_string(), Box::new(file))
-        };
-        Ok(Lines::from_reader(name, reader, 1 << 18))
-    }
-
-    fn from_reader(name: String, reader: Box<dyn io::Read>, capacity: usize) -> Lines {
-        Lines {
-            name,
-            reader,
-            buf: vec![0; capacity.max(1)],
-            start: 0,
-            end: 0,
-            eof: false,
-            line: 0,
-        }
-    }
-
-    fn at(&self) -> String {
-        format!("{}: line {}", self.name, self.line)
-    }
-
-    /// The next line, with the input's name and the line's number for messages.
-    fn next_line(&mut self) -> Result<Option<(&str, &str, u64)>> {
-        let (from, to) = loop {
-            let unread = &self.buf[self.start..self.end];
-            if let Some(i) = find_newline(unread) {
-                let from = self.start;
-                self.start += i + 1;
-                break (from, from + i);
-            }
-            if self.eof {
-                if self.start == self.end {
-                    return Ok(None);
-                }
-                let from = self.start;
-                self.start = self.end;
-                break (from, self.end);
-            }
-            if self.end - self.start > MAX_LINE {
-                self.line += 1;
-                bail!("{}: longer than {} MiB", self.at(), MAX_LINE >> 20);
-            }
-            // Keep the unfinished line, at the front of a buffer with room to read into.
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-            if self.end == self.buf.len() {
-                self.buf.resize(self.buf.len() * 2, 0);
-            }
-            let n = loop {
-                match self.reader.read(&mut self.buf[self.end..]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        let at = format!("{}: line {}", self.name, self.line + 1);
-                        return Err(e).with_context(|| format!("{at}: cannot read"));
-                    }
-                }
-            };
-            self.eof = n == 0;
-            self.end += n;
-        };
-        self.line += 1;
-        let mut bytes = &self.buf[from..to];
-        if bytes.len() > MAX_LINE {
-            bail!("{}: longer than {} MiB", self.at(), MAX_LINE >> 20);
-        }
-        if let [rest @ .., b'\r'] = bytes {
-            bytes = rest;
-        }
-        match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(Some((s, &self.name, self.line))),
-            Err(_) => bail!("{}: not UTF-8", self.at()),
-        }
-    }
-}
-
 /// The first `\n`, eight bytes at a time.
 fn find_newline(hay: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -1497,43 +1711,89 @@ mod tests {
         );
     }
 
-    fn read_all(text: &'static [u8], capacity: usize) -> Vec<Result<(String, u64), String>> {
-        let mut lines = Lines::from_reader("t".into(), Box::new(text), capacity);
-        let mut out = Vec::new();
-        loop {
-            match lines.next_line() {
-                Ok(Some((s, name, n))) => {
-                    assert_eq!(name, "t");
-                    out.push(Ok((s.to_string(), n)));
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    out.push(Err(e.to_string()));
-                    break;
-                }
+    fn verdict_line(judge: &str) -> String {
+        format!(
+            r#"{{"type":"verdict","judge":"{judge}","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":"holds","status":"ok"}}"#
+        )
+    }
+
+    /// What the reading threads make of `text`, as (judge, line) pairs and the error, if any.
+    fn read_through(text: &[u8], block: usize) -> (Vec<(String, u64)>, Option<String>) {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "panel-tally-unit-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        std::fs::write(&path, text).unwrap();
+        let mut got = Vec::new();
+        let mut error = None;
+        let mut last = false;
+        for chunk in read_ahead(vec![path.to_str().unwrap().to_string()], block) {
+            for p in &chunk.ballots {
+                got.push((p.judge.of(&chunk.text).to_string(), p.line));
             }
+            if let Some(e) = chunk.error {
+                error = Some(e.to_string().replace(path.to_str().unwrap(), "t"));
+                break;
+            }
+            last = chunk.last;
         }
-        out
+        std::fs::remove_file(&path).unwrap();
+        assert!(last || error.is_some(), "no end of input");
+        (got, error)
     }
 
     #[test]
-    fn lines_are_read_in_place_with_numbers() {
-        for capacity in [1, 3, 8, 64, 1 << 18] {
-            let got = read_all(b"a\r\nbb\n\nthe longest line here\nlast", capacity);
-            let want: Vec<Result<(String, u64), String>> = vec![
-                Ok(("a".into(), 1)),
-                Ok(("bb".into(), 2)),
-                Ok(("".into(), 3)),
-                Ok(("the longest line here".into(), 4)),
-                Ok(("last".into(), 5)),
-            ];
-            assert_eq!(got, want, "capacity {capacity}");
-        }
-        assert_eq!(read_all(b"", 4), []);
-        assert_eq!(
-            read_all(b"ok\n\xff\n", 4).last().unwrap(),
-            &Err("t: line 2: not UTF-8".to_string())
+    fn lines_are_read_in_order_with_their_numbers() {
+        let text = format!(
+            "{}\r\n{}\n\n  \n{}\n{}",
+            verdict_line("a"),
+            verdict_line("b"),
+            verdict_line("c"),
+            verdict_line("d")
         );
+        let want: Vec<(String, u64)> = [("a", 1), ("b", 2), ("c", 5), ("d", 6)]
+            .iter()
+            .map(|(j, n)| (j.to_string(), *n))
+            .collect();
+        for block in [1, 7, 100, 1 << 18] {
+            assert_eq!(
+                read_through(text.as_bytes(), block),
+                (want.clone(), None),
+                "block {block}"
+            );
+        }
+        let many: String = (0..500)
+            .map(|i| verdict_line(&format!("j{i}")) + "\n")
+            .collect();
+        let (got, err) = read_through(many.as_bytes(), 300);
+        assert_eq!(err, None);
+        assert_eq!(got.len(), 500);
+        assert!(
+            got.iter()
+                .enumerate()
+                .all(|(i, (j, n))| *j == format!("j{i}") && *n == i as u64 + 1)
+        );
+    }
+
+    #[test]
+    fn a_bad_line_stops_the_reading_after_the_lines_before_it() {
+        let mut text = format!("{}\n{}\n", verdict_line("a"), verdict_line("b")).into_bytes();
+        text.extend_from_slice(b"\xff\n");
+        text.extend_from_slice(verdict_line("c").as_bytes());
+        for block in [5, 1 << 18] {
+            let (got, err) = read_through(&text, block);
+            assert_eq!(got.len(), 2);
+            assert_eq!(err.as_deref(), Some("t: line 3: not UTF-8"));
+        }
+        let (got, err) = read_through(b"\n{\"type\":\"review\"}\n", 4);
+        assert!(got.is_empty());
+        assert_eq!(
+            err.as_deref(),
+            Some("t: line 2: a review record; reviews go through panel-merge")
+        );
+        assert_eq!(read_through(b"", 4), (vec![], None));
     }
 
     #[test]
