@@ -342,7 +342,7 @@ impl Parsed {
 }
 
 /// At most this many bytes are read at once; a parser takes the whole lines among them.
-const BLOCK: usize = 1 << 18;
+const BLOCK: usize = 1 << 16;
 
 /// Whole lines of one input, handed from the reading thread to a parser.
 #[derive(Default)]
@@ -374,8 +374,8 @@ fn read_ahead(inputs: Vec<String>, block: usize) -> InOrder {
             .collect(),
     );
     let parsers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
-    let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(parsers * 2);
-    let (done_tx, done_rx) = crossbeam_channel::bounded::<Chunk>(parsers * 2);
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(parsers);
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<Chunk>(parsers);
     let reader_names = Arc::clone(&names);
     std::thread::spawn(move || split_inputs(&inputs, &reader_names, block, &work_tx));
     for _ in 0..parsers {
@@ -728,8 +728,6 @@ impl Groups {
 #[derive(Debug, Default)]
 pub struct Panel {
     candidate: String,
-    /// Declared by the records; 0 when unknown.
-    size: usize,
     /// When it was first seen in the stream.
     seq: u64,
     counts: Counts,
@@ -739,22 +737,31 @@ pub struct Panel {
     seen: HashSet<u64>,
     by_lens: Groups,
     by_family: Groups,
-    runs: Vec<Span>,
+    /// The runs (panel-judge invocations) whose records make up the panel.
+    runs: Vec<Run>,
     usage: Option<Usage>,
 }
 
+/// One run folder: how many judges its records announced (`panelSize`, 0 when unknown) and
+/// how many of them were counted.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    folder: Span,
+    size: usize,
+    counted: usize,
+}
+
 impl Panel {
-    pub fn new(candidate: &str, size: usize) -> Panel {
+    pub fn new(candidate: &str) -> Panel {
         let mut p = Panel::default();
-        p.start(candidate, size, 0);
+        p.start(candidate, 0);
         p
     }
 
     /// Empties the panel for another candidate, keeping its buffers.
-    fn start(&mut self, candidate: &str, size: usize, seq: u64) {
+    fn start(&mut self, candidate: &str, seq: u64) {
         self.candidate.clear();
         self.candidate.push_str(candidate);
-        self.size = size;
         self.seq = seq;
         self.counts = Counts::default();
         self.text.clear();
@@ -776,26 +783,8 @@ impl Panel {
                 short_seal(&self.candidate)
             );
         }
-        if b.panel_size != 0 {
-            if self.size == 0 {
-                self.size = b.panel_size;
-            } else if self.size != b.panel_size {
-                bail!(
-                    "{}: panelSize {} here, but {} in the records before it",
-                    at(),
-                    b.panel_size,
-                    self.size
-                );
-            }
-        }
         let j = &b.judge;
-        let run = match self.runs.iter().position(|r| r.of(&self.text) == b.run) {
-            Some(i) => i,
-            None => {
-                self.runs.push(keep(&mut self.text, b.run));
-                self.runs.len() - 1
-            }
-        };
+        let run = self.run(b.run, b.panel_size, at)?;
         if self.counted(j.judge, run) {
             bail!(
                 "{}: judge {:?} of run {:?} is already counted",
@@ -805,6 +794,7 @@ impl Panel {
             );
         }
         self.counts.add(j.verdict);
+        self.runs[run].counted += 1;
         self.by_lens.add(&mut self.text, j.lens, j.verdict);
         let family = j.family.unwrap_or("unknown");
         self.by_family.add(&mut self.text, family, j.verdict);
@@ -828,6 +818,34 @@ impl Panel {
         Ok(())
     }
 
+    /// The index of the ballot's run, checking the size it announces against its run's.
+    fn run(&mut self, folder: &str, size: usize, at: &dyn Fn() -> String) -> Result<usize> {
+        let Some(i) = self
+            .runs
+            .iter()
+            .position(|r| r.folder.of(&self.text) == folder)
+        else {
+            let folder = keep(&mut self.text, folder);
+            self.runs.push(Run {
+                folder,
+                size,
+                counted: 0,
+            });
+            return Ok(self.runs.len() - 1);
+        };
+        let run = &mut self.runs[i];
+        if run.size == 0 {
+            run.size = size;
+        } else if size != 0 && size != run.size {
+            bail!(
+                "{}: panelSize {size} here, but {} in the records of run {folder:?} before it",
+                at(),
+                run.size
+            );
+        }
+        Ok(i)
+    }
+
     /// True when this judge of this run is counted already; remembers it otherwise.
     fn counted(&mut self, judge: &str, run: usize) -> bool {
         let text = &self.text;
@@ -846,14 +864,19 @@ impl Panel {
 
     /// True when every judge the records announced has been counted.
     pub fn is_full(&self) -> bool {
-        self.size != 0 && self.counts.judges >= self.size
+        !self.runs.is_empty() && self.runs.iter().all(|r| r.size != 0 && r.counted >= r.size)
+    }
+
+    /// True when some run did not say how many judges it has.
+    fn size_unknown(&self) -> bool {
+        self.runs.iter().any(|r| r.size == 0)
     }
 
     /// The panel's tally. `agree` is checked against the panel's size here, because the
     /// size is known only once the records are read.
     pub fn close(&self, agree: Option<usize>) -> Result<Tally<'_>> {
         let text = &self.text;
-        let missing = missing(self.size, self.counts.judges);
+        let missing = self.runs.iter().map(|r| missing(r.size, r.counted)).sum();
         let mut counts = self.counts;
         counts.judges += missing;
         counts.abstained += missing;
@@ -901,7 +924,7 @@ impl Panel {
             runs: self
                 .runs
                 .iter()
-                .map(|r| r.of(text))
+                .map(|r| r.folder.of(text))
                 .filter(|r| !r.is_empty())
                 .collect(),
             usage: self.usage.clone().filter(|u| !u.is_empty()),
@@ -999,7 +1022,7 @@ pub fn exit_status(holds: usize, abstained: usize, threshold: usize) -> u8 {
     }
 }
 
-/// Judges the records announced but never sent.
+/// Judges a run announced but never sent.
 pub fn missing(size: usize, counted: usize) -> usize {
     size.saturating_sub(counted)
 }
@@ -1182,9 +1205,7 @@ impl Batch {
     ) -> Result<()> {
         if !self.each {
             // One panel: it closes only at the end, and Panel::add refuses another candidate.
-            let panel = self
-                .current
-                .get_or_insert_with(|| Panel::new(b.candidate, b.panel_size));
+            let panel = self.current.get_or_insert_with(|| Panel::new(b.candidate));
             return panel.add(b, at);
         }
         let same = self
@@ -1193,7 +1214,7 @@ impl Batch {
             .is_some_and(|p| p.candidate == b.candidate);
         if !same {
             if let Some(prev) = self.current.take() {
-                if prev.size == 0 {
+                if prev.size_unknown() {
                     // Unknown size: its records are taken to arrive together.
                     self.emit(prev, sink)?;
                 } else {
@@ -1204,7 +1225,7 @@ impl Batch {
                 Some(p) => p,
                 None => {
                     let mut p = self.spare.take().unwrap_or_default();
-                    p.start(b.candidate, b.panel_size, self.next);
+                    p.start(b.candidate, self.next);
                     self.next += 1;
                     p
                 }
@@ -1642,7 +1663,7 @@ mod tests {
 
     #[test]
     fn a_panel_refuses_a_judge_counted_twice_and_another_candidate() {
-        let mut p = Panel::new("sha256:aaaa", 0);
+        let mut p = Panel::new("sha256:aaaa");
         p.add(&ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
             .unwrap();
         let err = p
@@ -1665,7 +1686,7 @@ mod tests {
     #[test]
     fn hand_written_json_is_serde_jsons() {
         let seal = "sha256:aa\"bb";
-        let mut p = Panel::new(seal, 0);
+        let mut p = Panel::new(seal);
         let mut b = ballot("j\n1", Some(Verdict::Breaks), Status::Ok);
         b.candidate = seal;
         b.judge.reason = Some("tab\there, “quoted” \\ and \u{1}");
@@ -1699,7 +1720,7 @@ mod tests {
                 String::from_utf8(theirs).unwrap()
             );
         }
-        let mut q = Panel::new("sha256:aaaa", 0);
+        let mut q = Panel::new("sha256:aaaa");
         q.add(&ballot("x", Some(Verdict::Holds), Status::Ok), &at)
             .unwrap();
         let t = q.close(None).unwrap();
@@ -1812,7 +1833,7 @@ mod tests {
     #[test]
     fn large_panels_find_a_judge_counted_twice_through_the_hash() {
         let names: Vec<String> = (0..100).map(|i| format!("j{i}")).collect();
-        let mut p = Panel::new("sha256:aaaa", 0);
+        let mut p = Panel::new("sha256:aaaa");
         for (i, name) in names.iter().enumerate() {
             let mut b = ballot(name, Some(Verdict::Holds), Status::Ok);
             let lens = format!("lens{i}");
@@ -1861,11 +1882,43 @@ mod tests {
 
     #[test]
     fn a_closed_panel_counts_missing_judges_as_abstained() {
-        let mut p = Panel::new("sha256:aaaa", 3);
-        p.add(&ballot("b", Some(Verdict::Holds), Status::Ok), &at)
+        let mut p = Panel::new("sha256:aaaa");
+        let sized = |mut b: Ballot<'static>, size| {
+            b.panel_size = size;
+            b
+        };
+        p.add(
+            &sized(ballot("b", Some(Verdict::Holds), Status::Ok), 3),
+            &at,
+        )
+        .unwrap();
+        p.add(&sized(ballot("a", None, Status::Timeout), 0), &at)
             .unwrap();
-        p.add(&ballot("a", None, Status::Timeout), &at).unwrap();
         assert!(!p.is_full());
+        let err = p
+            .add(&sized(ballot("c", None, Status::Timeout), 4), &at)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: line 7: panelSize 4 here, but 3 in the records of run \"/tmp/run\" before it"
+        );
+        // A rerun of one judge is a run of its own, with its own size.
+        let mut rerun = sized(ballot("a", Some(Verdict::Holds), Status::Ok), 1);
+        rerun.run = "/tmp/rerun";
+        p.add(&rerun, &at).unwrap();
+        assert!(!p.is_full());
+        let t = p.close(None).unwrap();
+        assert_eq!(t.counts, counts(2, 0, 2));
+        assert_eq!(t.missing, 1);
+        assert_eq!(t.runs, ["/tmp/run", "/tmp/rerun"]);
+        let mut p = Panel::new("sha256:aaaa");
+        p.add(
+            &sized(ballot("b", Some(Verdict::Holds), Status::Ok), 3),
+            &at,
+        )
+        .unwrap();
+        p.add(&sized(ballot("a", None, Status::Timeout), 3), &at)
+            .unwrap();
         let t = p.close(None).unwrap();
         assert_eq!(t.counts, counts(1, 0, 2));
         assert_eq!(t.missing, 1);

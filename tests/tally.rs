@@ -428,3 +428,35 @@ fn a_broken_pipe_is_a_quiet_exit() {
     assert_eq!(stdout(&out).trim(), "0");
     assert_eq!(std::fs::read_to_string(&err).unwrap(), "");
 }
+
+#[test]
+fn several_inputs_are_one_stream_and_a_missing_one_is_named() {
+    let dir = TempDir::new("tally-inputs");
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    // Three runs about one candidate: the first, and two reruns of one judge each.
+    let first = [
+        record("x", A::Holds("ok"), SEAL, 2, "/r/1"),
+        record("y", A::Abstains("timeout"), SEAL, 2, "/r/1"),
+    ];
+    std::fs::write(&a, lines(&first)).unwrap();
+    std::fs::write(&b, lines(&[record("y", A::Holds("ok"), SEAL, 1, "/r/3")])).unwrap();
+    let stdin = lines(&[record("y", A::Abstains("failed"), SEAL, 1, "/r/2")]);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = tally(&["--json", "--agree", "2", a, "-", b], &stdin);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let t: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        t["counts"],
+        json!({"judges": 4, "holds": 2, "breaks": 0, "abstained": 2})
+    );
+    assert_eq!(t["runs"], json!(["/r/1", "/r/2", "/r/3"]));
+    let gone = dir.path().join("gone.jsonl");
+    let out = tally(&[a, gone.to_str().unwrap()], b"");
+    assert_eq!(code(&out), 2);
+    assert!(
+        error_line(&out).starts_with(&format!("panel-tally: {}: cannot open", gone.display())),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty());
+}
