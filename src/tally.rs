@@ -6,6 +6,8 @@
 //! [`Tally`]; a [`Sink`] writes tallies as text or JSON. The rules themselves (outcome,
 //! threshold, exit status, the report's lines) are small named functions below.
 //!
+//! Reading and parsing run on threads of their own, a few blocks of lines ahead of the
+//! counting, and hand their ballots back in input order: the counting sees one ordered stream.
 //! Memory grows with the panels open at once, never with the length of the stream: a panel
 //! keeps one short row per judge, its text in one buffer that the next panel reuses.
 
@@ -49,8 +51,9 @@ pub struct Args {
 
     /// Count many panels in one stream: one tally per candidate, then a summary.
     ///
-    /// A panel closes as soon as it has as many records as its `panelSize`; panels of unknown
-    /// size close when the candidate changes; the rest close at the end of input.
+    /// A panel closes as soon as its run has sent as many records as their `panelSize` says;
+    /// a panel of unknown size closes when the candidate changes; the rest close at the end of
+    /// input. Judges announced but never sent count as abstentions.
     #[arg(long)]
     pub each: bool,
 }
