@@ -7,4 +7,5 @@ mod judge;
 mod mockserver;
 mod real_cli;
 mod synthesis;
+mod tally;
 mod util;
