@@ -817,3 +817,48 @@ fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no reviewers"), "{}", stderr(&out));
 }
+
+/// The first seed's threshold panel through the binaries: two reviewers, `agree: 1`; one
+/// accepts, the other returns no decision (asked once more, then an engine error).
+#[test]
+fn the_seeds_threshold_panel_passes_on_one_acceptance() {
+    let tmp = crate::util::TempDir::new("threshold");
+    let answers = tmp.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"review-1": {"decision": "pass", "findings": []}, "review-2": "I looked at it and it seems fine overall."}"#,
+    )
+    .unwrap();
+    let seat = format!("replay:{}", answers.display());
+    let reviews = std::process::Command::new(crate::util::bin("panel-judge"))
+        .args(["--contract", "review", "--seat", &seat, "--seat", &seat])
+        .arg(crate::util::root().join("examples/review-battery/page.md"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        reviews.status.code(),
+        Some(0),
+        "{}",
+        crate::util::stderr(&reviews)
+    );
+    let tally = |agree: &str| {
+        crate::util::run_with_stdin(
+            std::process::Command::new(crate::util::bin("panel-tally")).args(["--agree", agree]),
+            &reviews.stdout,
+        )
+    };
+    let one = tally("1");
+    assert_eq!(one.status.code(), Some(0), "{}", crate::util::stdout(&one));
+    assert!(
+        crate::util::stdout(&one).contains("1 of 2"),
+        "{}",
+        crate::util::stdout(&one)
+    );
+    let two = tally("2");
+    assert_eq!(
+        two.status.code(),
+        Some(3),
+        "an engine error is not an acceptance: {}",
+        crate::util::stdout(&two)
+    );
+}
