@@ -862,3 +862,111 @@ fn the_seeds_threshold_panel_passes_on_one_acceptance() {
         crate::util::stdout(&two)
     );
 }
+
+/// The seed's worked example through every binary: replayed reviewers, voters and judge, the
+/// merge in code, `bin/review-battery` running the rounds.
+#[test]
+fn the_seeds_worked_example_runs_through_the_whole_pipeline() {
+    if std::process::Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: jq is not installed (bin/review-battery needs it)");
+        return;
+    }
+    let bins = crate::util::bin("panel-judge")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let out = std::process::Command::new("bash")
+        .arg(crate::util::root().join("examples/review-battery/run.sh"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bins.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    let err = crate::util::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let records = err
+        .lines()
+        .find_map(|l| l.strip_prefix("review-battery: records: "))
+        .map(std::path::PathBuf::from)
+        .unwrap();
+    let voted = std::fs::read_to_string(records.join("round-1/voted.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = voted
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let synthesis: Vec<(String, Vec<String>, Vec<String>)> = lines
+        .iter()
+        .filter(|r| r["type"] == "synthesis")
+        .map(|r| {
+            let strings = |v: &serde_json::Value| -> Vec<String> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect()
+            };
+            let votes = r["finding"]["votes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| {
+                    format!(
+                        "{} {}",
+                        v["reviewer"].as_str().unwrap(),
+                        v["vote"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            (
+                r["result"].as_str().unwrap().to_string(),
+                strings(&r["finding"]["raisedBy"]),
+                votes,
+            )
+        })
+        .collect();
+    let s = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        synthesis,
+        vec![
+            (
+                "kept".into(),
+                s(&["write-1", "write-2"]),
+                s(&["write-3 agree"])
+            ),
+            (
+                "kept".into(),
+                s(&["write-2"]),
+                s(&["write-1 agree", "write-3 agree"])
+            ),
+            (
+                "dropped".into(),
+                s(&["write-3"]),
+                s(&["write-1 disagree", "write-2 disagree"])
+            ),
+            (
+                "disputed".into(),
+                s(&["write-3"]),
+                s(&["write-1 agree", "write-2 disagree"])
+            ),
+        ]
+    );
+    let decisions: Vec<&str> = lines
+        .iter()
+        .filter(|r| r["type"] == "decision")
+        .map(|r| r["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["act", "act", "skip"]);
+    let route = lines.iter().find(|r| r["type"] == "route").unwrap();
+    assert_eq!(route["route"], "again");
+    assert!(err.contains("review-battery: round 2: pass"), "{err}");
+    let _ = std::fs::remove_dir_all(records.parent().unwrap());
+}
