@@ -4,6 +4,7 @@ mod classify;
 mod generated;
 mod harness;
 mod judge;
+mod pr;
 mod mockserver;
 mod real_cli;
 mod synthesis;

@@ -150,16 +150,14 @@ pub fn usage_limit_from_harness(done: &Done) -> bool {
     done.status == Status::UsageLimit && done.exit_code != Some(0)
 }
 
-/// The reset time of a usage limit: from the launcher's cause, else from the attempt's output.
+/// The reset time of a usage limit, read from the attempt's whole output in the run folder
+/// (the launcher's cause is cut short), else from the cause.
 fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
-    if let Some(t) = done.cause.as_deref().and_then(accept::reset_time) {
-        return Some(t);
-    }
     let dir = run.join(job).join(format!("attempt-{}", done.attempts.max(1)));
-    ["stdout", "stderr"].iter().find_map(|f| {
-        let text = std::fs::read_to_string(dir.join(f)).ok()?;
-        accept::reset_time(&text)
-    })
+    ["stderr", "stdout"]
+        .iter()
+        .find_map(|f| accept::reset_time(&std::fs::read_to_string(dir.join(f)).ok()?))
+        .or_else(|| done.cause.as_deref().and_then(accept::reset_time))
 }
 
 /// One member from its first launch to its record: one correction for a refused block, one
@@ -252,11 +250,8 @@ pub fn review_member(
             },
             (Status::UsageLimit, _) if usage_limit_from_harness(&done) => {
                 rec.status = PrStatus::UsageLimit;
-                rec.reason = Some(format!(
-                    "{}: {}",
-                    accept::USAGE_LIMIT_REASON,
-                    done.cause.clone().unwrap_or_default()
-                ));
+                rec.reason = Some(accept::USAGE_LIMIT_REASON.into());
+                rec.excerpt = done.cause.clone();
                 rec.resets_at = resets_at(&done, run, &job_name);
                 return finish(rec);
             }
