@@ -8,6 +8,7 @@ pub mod block;
 pub mod brief;
 pub mod checkout;
 pub mod followups;
+pub mod report;
 pub mod run;
 
 use serde::{Deserialize, Serialize};
