@@ -134,6 +134,10 @@ pub const DOC: ToolDoc = ToolDoc {
             "panel-judge --seat replay:examples/answers.json examples/answer.md | panel-tally",
         ),
         (
+            "Review a pull request with its planned panel",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
+        ),
+        (
             "Copy a harness row to change it",
             "panel-judge --list-harnesses | jq '.[] | select(.name == \"claude\")'",
         ),
@@ -142,7 +146,13 @@ pub const DOC: ToolDoc = ToolDoc {
 
 /// The clap definition of `panel-judge`.
 pub fn command() -> clap::Command {
-    Args::command().after_long_help(DOC.help())
+    let cmd = Args::command();
+    let about = cmd
+        .get_long_about()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    cmd.long_about(format!("{about}\n\n{}", crate::pr::JUDGE_DOC))
+        .after_long_help(DOC.help())
 }
 
 /// One judge of the panel: a lens on a seat, under a unique name.
@@ -205,8 +215,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|j| {
             let (prompt, schema) = match args.contract {
-                Contract::Verdict => (prompt::verdict_prompt(&j.lens, &candidate.text, &nonce), contract::verdict_schema()),
-                Contract::Review | Contract::Pr => (review::prompt(brief.as_deref(), &candidate.text, &nonce, None), review::schema()),
+                Contract::Verdict => (
+                    prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
+                    contract::verdict_schema(),
+                ),
+                Contract::Review | Contract::Pr => (
+                    review::prompt(brief.as_deref(), &candidate.text, &nonce, None),
+                    review::schema(),
+                ),
             };
             Job::sealed(&j.name, j.seat.clone(), prompt, schema)
         })

@@ -49,7 +49,11 @@ impl Pr {
         git(&repo, &["add", "."]);
         git(&repo, &["commit", "-qm", "base"]);
         let base = git(&repo, &["rev-parse", "HEAD"]);
-        std::fs::write(repo.join("src/lib.rs"), lines.replace("line 3", "line three")).unwrap();
+        std::fs::write(
+            repo.join("src/lib.rs"),
+            lines.replace("line 3", "line three"),
+        )
+        .unwrap();
         git(&repo, &["commit", "-qam", "head"]);
         let head = git(&repo, &["rev-parse", "HEAD"]);
         git(&repo, &["checkout", "-q", &base]);
@@ -91,7 +95,9 @@ impl Pr {
             "MERGE" => "CI-policy: unchanged\nFollow-ups:\n- Add a doc line | the README says it | low\n".to_string(),
             _ => "Defect class: wrong constant\nFindings:\n- src/lib.rs:3 — says three\n- src/gone.rs:1 — missing\n".to_string(),
         };
-        let text = format!("I read src/lib.rs.\n\nVerdict: {verdict}\nPR: acme/app#7\nHead: {head}\n{body}");
+        let text = format!(
+            "I read src/lib.rs.\n\nVerdict: {verdict}\nPR: acme/app#7\nHead: {head}\n{body}"
+        );
         let path = self.path(name);
         std::fs::write(&path, text).unwrap();
         path.display().to_string()
@@ -149,7 +155,15 @@ impl Pr {
     fn called(&self) -> Vec<String> {
         self.calls()
             .iter()
-            .map(|c| c["cwd"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .map(|c| {
+                c["cwd"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
     }
 }
@@ -171,9 +185,16 @@ fn one(out: &Output) -> Value {
 #[test]
 fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
     let pr = Pr::new("pr-accept");
-    let plan = pr.plan(&[("correctness", "claude:sonnet", true), ("adversary", "codex:gpt-5", true)]);
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
     let reply = pr.reply("merge.txt", "MERGE", &pr.head);
-    let out = pr.judge(&plan, &[], &[("STANDIN_MODE", &format!("review-read:{reply}"))]);
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{reply}"))],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut recs = records(&out);
     recs.sort_by_key(|r| r["shape"].as_str().unwrap().to_string());
@@ -189,7 +210,10 @@ fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
         assert_eq!(r["launches"], 1);
     }
     assert_eq!(recs[0]["shape"], "adversary");
-    assert_eq!(recs[0]["toolCalls"], json!(["/bin/bash -lc 'cat src/lib.rs'"]));
+    assert_eq!(
+        recs[0]["toolCalls"],
+        json!(["/bin/bash -lc 'cat src/lib.rs'"])
+    );
     assert_eq!(recs[1]["toolCalls"], json!(["Read"]));
     assert_ne!(recs[0]["briefHash"], recs[1]["briefHash"]);
     // Each reviewer ran in its own checkout of the head, with read tools only; the checkouts are gone.
@@ -199,15 +223,34 @@ fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
         let cwd = c["cwd"].as_str().unwrap();
         assert!(!cwd.starts_with(pr.repo().to_str().unwrap()));
         assert!(!Path::new(cwd).exists(), "{cwd} was left behind");
-        let argv: Vec<&str> = c["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        let argv: Vec<&str> = c["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
         match c["cli"].as_str().unwrap() {
-            "claude" => assert!(argv.windows(2).any(|w| w == ["--tools", "Read,Grep,Glob"]), "{argv:?}"),
-            _ => assert!(argv.windows(2).any(|w| w == ["--sandbox", "read-only"]), "{argv:?}"),
+            "claude" => assert!(
+                argv.windows(2).any(|w| w == ["--tools", "Read,Grep,Glob"]),
+                "{argv:?}"
+            ),
+            _ => assert!(
+                argv.windows(2).any(|w| w == ["--sandbox", "read-only"]),
+                "{argv:?}"
+            ),
         }
     }
-    assert_eq!(git(&pr.repo(), &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1);
+    assert_eq!(
+        git(&pr.repo(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
     assert!(pr.path("run/pr-verdicts.jsonl").exists());
-    assert!(pr.path(&format!("run/{}/record.json", pr.name("correctness"))).exists());
+    assert!(
+        pr.path(&format!("run/{}/record.json", pr.name("correctness")))
+            .exists()
+    );
 }
 
 #[test]
@@ -217,7 +260,11 @@ fn a_verdict_without_looking_is_under_the_depth_floor() {
         let plan = pr.plan(&[("correctness", seat, true)]);
         let reply = pr.reply("merge.txt", "MERGE", &pr.head);
         let _ = std::fs::remove_dir_all(pr.path("run"));
-        let r = one(&pr.judge(&plan, &[], &[("STANDIN_MODE", &format!("review-blind:{reply}"))]));
+        let r = one(&pr.judge(
+            &plan,
+            &[],
+            &[("STANDIN_MODE", &format!("review-blind:{reply}"))],
+        ));
         assert_eq!(r["status"], "depth-floor", "{r}");
         assert_eq!(r["verdict"], Value::Null);
         assert!(r["reason"].as_str().unwrap().contains("investigative"));
@@ -230,15 +277,25 @@ fn a_misaimed_block_is_corrected_once_then_malformed() {
     let pr = Pr::new("pr-misaimed");
     let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
     let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
-    let r = one(&pr.judge(&plan, &[], &[("STANDIN_MODE", &format!("review-read:{wrong}"))]));
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{wrong}"))],
+    ));
     assert_eq!(r["status"], "malformed", "{r}");
-    assert!(r["reason"].as_str().unwrap().starts_with("wrong-target"), "{r}");
+    assert!(
+        r["reason"].as_str().unwrap().starts_with("wrong-target"),
+        "{r}"
+    );
     assert_eq!(r["corrected"], true);
     assert_eq!(r["launches"], 2);
     let calls = pr.calls();
     assert_eq!(calls.len(), 2);
     let second = std::fs::read_to_string(calls[1]["promptFile"].as_str().unwrap()).unwrap();
-    assert!(second.contains("Your previous reply was refused (wrong-target"), "{second}");
+    assert!(
+        second.contains("Your previous reply was refused (wrong-target"),
+        "{second}"
+    );
 
     // A corrected block is accepted.
     let pr = Pr::new("pr-corrected");
@@ -249,12 +306,22 @@ fn a_misaimed_block_is_corrected_once_then_malformed() {
     let r = one(&pr.judge(
         &plan,
         &[],
-        &[("STANDIN_MODE", &format!("review-read:{wrong}")), ("STANDIN_RULES", &rules)],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{wrong}")),
+            ("STANDIN_RULES", &rules),
+        ],
     ));
-    assert_eq!((r["status"].as_str(), r["verdict"].as_str()), (Some("ok"), Some("FIX_FIRST")), "{r}");
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].as_str()),
+        (Some("ok"), Some("FIX_FIRST")),
+        "{r}"
+    );
     assert_eq!(r["corrected"], true);
     assert_eq!(r["defectClass"], "wrong constant");
-    assert_eq!(r["findings"][0], json!({"path": "src/lib.rs", "line": 3, "text": "says three"}));
+    assert_eq!(
+        r["findings"][0],
+        json!({"path": "src/lib.rs", "line": 3, "text": "says three"})
+    );
 }
 
 #[test]
@@ -269,7 +336,10 @@ fn a_reviewer_that_writes_into_its_checkout_is_refused() {
     ));
     assert_eq!(r["status"], "checkout-changed", "{r}");
     assert_eq!(r["verdict"], Value::Null);
-    assert!(r["reason"].as_str().unwrap().contains("changed src/lib.rs"), "{r}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("changed src/lib.rs"),
+        "{r}"
+    );
     // The user's own checkout is untouched.
     assert_eq!(git(&pr.repo(), &["status", "--porcelain"]), "");
 }
@@ -293,9 +363,16 @@ fn silence_gets_one_fresh_reviewer_then_timeout() {
     let r = one(&pr.judge(
         &plan,
         &["--timeout", "1"],
-        &[("STANDIN_MODE", "hang-once"), ("STANDIN_THEN", &format!("review-read:{reply}"))],
+        &[
+            ("STANDIN_MODE", "hang-once"),
+            ("STANDIN_THEN", &format!("review-read:{reply}")),
+        ],
     ));
-    assert_eq!((r["status"].as_str(), r["verdict"].as_str()), (Some("ok"), Some("MERGE")), "{r}");
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].as_str()),
+        (Some("ok"), Some("MERGE")),
+        "{r}"
+    );
     assert!(r["reviewer"].as_str().unwrap().ends_with("-r2"));
 }
 
@@ -313,15 +390,28 @@ fn a_usage_limit_from_the_harness_is_final_and_the_same_words_from_the_reviewer_
     let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
     let _ = std::fs::remove_dir_all(pr.path("run"));
     let words = pr.text("words.txt", "Claude AI usage limit reached|1767225600");
-    let r = one(&pr.judge(&plan, &[], &[("STANDIN_MODE", &format!("review-read:{words}"))]));
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{words}"))],
+    ));
     assert_eq!(r["status"], "malformed", "{r}");
-    assert!(r["reason"].as_str().unwrap().starts_with("usage-limit-words"), "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("usage-limit-words"),
+        "{r}"
+    );
 }
 
 #[test]
 fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_member_reruns() {
     let pr = Pr::new("pr-repeat");
-    let plan = pr.plan(&[("correctness", "claude:sonnet", true), ("adversary", "codex:gpt-5", true)]);
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
     let reply = pr.reply("merge.txt", "MERGE", &pr.head);
     let mode = format!("review-read:{reply}");
     let first = pr.judge(&plan, &[], &[("STANDIN_MODE", &mode)]);
@@ -339,7 +429,10 @@ fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_memb
 
     // Interrupt a run in which the adversary hangs, once the correctness member has answered.
     let pr = Pr::new("pr-interrupt");
-    let plan = pr.plan(&[("correctness", "claude:sonnet", true), ("adversary", "codex:gpt-5", true)]);
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
     let reply = pr.reply("merge.txt", "MERGE", &pr.head);
     let mode = format!("review-read:{reply}");
     let rules = format!("adversary=>hang\ncorrectness=>{mode}");
@@ -364,7 +457,11 @@ fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_memb
     assert_eq!(pr.calls().len(), 2);
     let again = pr.judge(&plan, &[], &[("STANDIN_MODE", &mode)]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
-    assert_eq!(pr.called()[2..], [pr.name("adversary")], "only the missing member reruns");
+    assert_eq!(
+        pr.called()[2..],
+        [pr.name("adversary")],
+        "only the missing member reruns"
+    );
     let recs = records(&again);
     assert_eq!(recs.len(), 2);
     assert!(recs.iter().all(|r| r["verdict"] == "MERGE"));
@@ -383,14 +480,23 @@ fn nix_kill(pid: u32, sig: &str) {
 #[test]
 fn the_plan_is_required_and_a_head_not_in_the_repository_is_refused() {
     let pr = Pr::new("pr-errors");
-    let out = Command::new(bin("panel-judge")).args(["--contract", "pr"]).output().unwrap();
+    let out = Command::new(bin("panel-judge"))
+        .args(["--contract", "pr"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--plan"), "{}", stderr(&out));
     let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
-    let text = std::fs::read_to_string(&plan).unwrap().replace(&pr.head, &"a".repeat(40));
+    let text = std::fs::read_to_string(&plan)
+        .unwrap()
+        .replace(&pr.head, &"a".repeat(40));
     std::fs::write(&plan, text).unwrap();
     let out = pr.judge(&plan, &[], &[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not in this repository"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not in this repository"),
+        "{}",
+        stderr(&out)
+    );
     assert!(pr.calls().is_empty());
 }

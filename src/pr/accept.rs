@@ -99,11 +99,20 @@ pub struct Refused {
 /// The seed's isInvestigativeCall: a call that reads the code. Claude's read tools by name;
 /// a shell command line (codex reads through its shell) when a program in it reads files.
 pub fn is_investigative_call(call: &str) -> bool {
-    const TOOLS: &[&str] = &["read", "grep", "glob", "ls", "notebookread", "bash", "view", "search"];
+    const TOOLS: &[&str] = &[
+        "read",
+        "grep",
+        "glob",
+        "ls",
+        "notebookread",
+        "bash",
+        "view",
+        "search",
+    ];
     const PROGRAMS: &[&str] = &[
         "cat", "sed", "head", "tail", "less", "more", "nl", "rg", "grep", "egrep", "ag", "find",
-        "fd", "ls", "tree", "git", "wc", "awk", "jq", "diff", "stat", "file", "bat", "cut",
-        "sort", "xxd", "od",
+        "fd", "ls", "tree", "git", "wc", "awk", "jq", "diff", "stat", "file", "bat", "cut", "sort",
+        "xxd", "od",
     ];
     let call = call.trim();
     if !call.contains(char::is_whitespace) {
@@ -121,9 +130,14 @@ pub fn is_investigative_call(call: &str) -> bool {
 pub fn is_usage_limit_notice(text: &str) -> bool {
     let t = text.trim().to_ascii_lowercase();
     t.len() <= 400
-        && ["usage limit", "hit your limit", "limit reached", "limit will reset"]
-            .iter()
-            .any(|w| t.contains(w))
+        && [
+            "usage limit",
+            "hit your limit",
+            "limit reached",
+            "limit will reset",
+        ]
+        .iter()
+        .any(|w| t.contains(w))
 }
 
 /// The reset time a usage-limit notice gives: claude's `…|<unix seconds>`, codex's
@@ -187,7 +201,11 @@ pub fn read_malformed(b: &Block, target: &Target) -> Result<PrVerdict, String> {
 
 /// The seed's boundedFindings: the first findings that fit in the bound, the one that crosses
 /// it cut short; `true` when anything was cut.
-pub fn bounded_findings(findings: &[Finding], max_chars: usize, max_items: usize) -> (Vec<Finding>, bool) {
+pub fn bounded_findings(
+    findings: &[Finding],
+    max_chars: usize,
+    max_items: usize,
+) -> (Vec<Finding>, bool) {
     let mut out = Vec::new();
     let mut left = max_chars;
     for f in findings.iter().take(max_items) {
@@ -198,7 +216,12 @@ pub fn bounded_findings(findings: &[Finding], max_chars: usize, max_items: usize
         } else {
             if left > 0 {
                 let mut cut = f.clone();
-                cut.text = f.text.chars().take(left.saturating_sub(1)).collect::<String>() + "…";
+                cut.text = f
+                    .text
+                    .chars()
+                    .take(left.saturating_sub(1))
+                    .collect::<String>()
+                    + "…";
                 out.push(cut);
             }
             return (out, true);
@@ -209,7 +232,11 @@ pub fn bounded_findings(findings: &[Finding], max_chars: usize, max_items: usize
 
 /// The seed's acceptVerdict over a reviewer's last message and the calls it made (`None`:
 /// the harness shows none).
-pub fn accept_verdict(text: &str, target: &Target, tool_calls: Option<&[String]>) -> Result<Accepted, Refused> {
+pub fn accept_verdict(
+    text: &str,
+    target: &Target,
+    tool_calls: Option<&[String]>,
+) -> Result<Accepted, Refused> {
     let malformed = |reason: String| Refused {
         status: PrStatus::Malformed,
         reason,
@@ -323,18 +350,45 @@ mod tests {
     #[test]
     fn refused_and_misaimed_blocks_are_malformed() {
         assert_eq!(code(accept("I think it is fine.")), "no-verdict");
-        assert_eq!(code(accept(&format!("Verdict: LGTM\nPR: acme/app#7\nHead: {HEAD}"))), "bad-verdict");
-        assert_eq!(code(accept("Verdict: MERGE\nPR: acme/app#7")), "no-target");
-        assert_eq!(code(accept(&format!("Verdict: MERGE\nPR: acme/app#8\nHead: {HEAD}"))), "wrong-target");
-        assert_eq!(code(accept("Verdict: MERGE\nPR: acme/app#7\nHead: ffffffffffff")), "wrong-target");
         assert_eq!(
-            code(accept(&format!("Verdict: MERGE\nVerdict: MERGE\nPR: acme/app#7\nHead: {HEAD}"))),
+            code(accept(&format!(
+                "Verdict: LGTM\nPR: acme/app#7\nHead: {HEAD}"
+            ))),
+            "bad-verdict"
+        );
+        assert_eq!(code(accept("Verdict: MERGE\nPR: acme/app#7")), "no-target");
+        assert_eq!(
+            code(accept(&format!(
+                "Verdict: MERGE\nPR: acme/app#8\nHead: {HEAD}"
+            ))),
+            "wrong-target"
+        );
+        assert_eq!(
+            code(accept("Verdict: MERGE\nPR: acme/app#7\nHead: ffffffffffff")),
+            "wrong-target"
+        );
+        assert_eq!(
+            code(accept(&format!(
+                "Verdict: MERGE\nVerdict: MERGE\nPR: acme/app#7\nHead: {HEAD}"
+            ))),
             "repeated-key"
         );
         let ff = format!("Verdict: FIX_FIRST\nPR: acme/app#7\nHead: {HEAD}\n");
-        assert_eq!(code(accept(&format!("{ff}Findings:\n- a.rs:1 x"))), "no-defect-class");
+        assert_eq!(
+            code(accept(&format!("{ff}Findings:\n- a.rs:1 x"))),
+            "no-defect-class"
+        );
         assert_eq!(code(accept(&format!("{ff}Defect class: x"))), "no-findings");
-        for c in ["no-verdict", "bad-verdict", "no-target", "wrong-target", "repeated-key", "no-findings", "no-defect-class", "usage-limit-words"] {
+        for c in [
+            "no-verdict",
+            "bad-verdict",
+            "no-target",
+            "wrong-target",
+            "repeated-key",
+            "no-findings",
+            "no-defect-class",
+            "usage-limit-words",
+        ] {
             assert!(MALFORMED_REFUSALS.contains(&c));
         }
     }
@@ -342,7 +396,11 @@ mod tests {
     #[test]
     fn a_verdict_from_a_reviewer_that_read_nothing_is_under_the_depth_floor() {
         let text = format!("Verdict: MERGE\nPR: acme/app#7\nHead: {HEAD}");
-        for calls in [None, Some(vec![]), Some(vec!["TodoWrite".to_string(), "file_change".into()])] {
+        for calls in [
+            None,
+            Some(vec![]),
+            Some(vec!["TodoWrite".to_string(), "file_change".into()]),
+        ] {
             let r = accept_verdict(&text, &target(), calls.as_deref()).unwrap_err();
             assert_eq!(r.status, PrStatus::DepthFloor);
             assert_eq!(r.reason, DEPTH_FLOOR_REASON);
@@ -353,34 +411,66 @@ mod tests {
 
     #[test]
     fn investigative_calls() {
-        for yes in ["Read", "Grep", "Glob", "LS", "bash -lc 'rg foo src | head'", "sed -n 1,40p a.rs", "/usr/bin/git show HEAD"] {
+        for yes in [
+            "Read",
+            "Grep",
+            "Glob",
+            "LS",
+            "bash -lc 'rg foo src | head'",
+            "sed -n 1,40p a.rs",
+            "/usr/bin/git show HEAD",
+        ] {
             assert!(is_investigative_call(yes), "{yes}");
         }
-        for no in ["Write", "Edit", "TodoWrite", "StructuredOutput", "bash -lc 'echo MERGE'", "file_change", "mcp_tool_call"] {
+        for no in [
+            "Write",
+            "Edit",
+            "TodoWrite",
+            "StructuredOutput",
+            "bash -lc 'echo MERGE'",
+            "file_change",
+            "mcp_tool_call",
+        ] {
             assert!(!is_investigative_call(no), "{no}");
         }
     }
 
     #[test]
     fn usage_limit_words_from_the_reviewer_are_malformed() {
-        assert_eq!(code(accept("Claude AI usage limit reached|1767225600")), "usage-limit-words");
-        assert!(!is_usage_limit_notice(&"a review that mentions the usage limit code. ".repeat(20)));
+        assert_eq!(
+            code(accept("Claude AI usage limit reached|1767225600")),
+            "usage-limit-words"
+        );
+        assert!(!is_usage_limit_notice(
+            &"a review that mentions the usage limit code. ".repeat(20)
+        ));
     }
 
     #[test]
     fn reset_times_of_each_harness() {
-        assert_eq!(reset_time("Claude AI usage limit reached|1767225600").as_deref(), Some("1767225600"));
         assert_eq!(
-            reset_time("ERROR: You've hit your usage limit. Upgrade … or try again at 3:15 PM.").as_deref(),
+            reset_time("Claude AI usage limit reached|1767225600").as_deref(),
+            Some("1767225600")
+        );
+        assert_eq!(
+            reset_time("ERROR: You've hit your usage limit. Upgrade … or try again at 3:15 PM.")
+                .as_deref(),
             Some("3:15 PM")
         );
-        assert_eq!(reset_time("You've hit your limit · resets 3pm (UTC)").as_deref(), Some("3pm (UTC)"));
+        assert_eq!(
+            reset_time("You've hit your limit · resets 3pm (UTC)").as_deref(),
+            Some("3pm (UTC)")
+        );
         assert_eq!(reset_time("usage limit"), None);
     }
 
     #[test]
     fn findings_are_bounded() {
-        let f = |t: &str| Finding { path: None, line: None, text: t.into() };
+        let f = |t: &str| Finding {
+            path: None,
+            line: None,
+            text: t.into(),
+        };
         let (kept, cut) = bounded_findings(&[f("aaaa"), f("bbbb"), f("cccc")], 10, 30);
         assert!(cut);
         assert_eq!(kept.len(), 3);

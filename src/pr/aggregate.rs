@@ -137,7 +137,12 @@ fn counted(rec: Option<&PrVerdictRecord>, head: &str) -> Option<PrVerdict> {
 
 /// The seed's satisfiesG10: a g10 class, a MERGE, no degraded member, the correctness member
 /// at an opus profile (a key of sonnetFor) and the adversary's MERGE.
-pub fn satisfies_g10(plan: &PanelPlan, outcome: Outcome, verdicts: &BTreeMap<String, Option<PrVerdict>>, degraded: bool) -> bool {
+pub fn satisfies_g10(
+    plan: &PanelPlan,
+    outcome: Outcome,
+    verdicts: &BTreeMap<String, Option<PrVerdict>>,
+    degraded: bool,
+) -> bool {
     let by_shape = |shape: &str| plan.members.iter().find(|m| m.shape == shape);
     plan.class == Class::G10
         && outcome == Outcome::Merge
@@ -209,18 +214,22 @@ pub fn aggregate(
     } else {
         Outcome::NoVerdict
     };
-    let (findings, findings_dropped, findings_truncated) = panel_findings(plan, &last, &members, cites);
+    let (findings, findings_dropped, findings_truncated) =
+        panel_findings(plan, &last, &members, cites);
     let follow_ups = plan
         .members
         .iter()
         .filter(|m| verdicts.get(&m.name).is_some_and(Option::is_some))
         .flat_map(|m| {
-            last[m.name.as_str()].follow_ups.iter().map(|f| PanelFollowUp {
-                member: m.name.clone(),
-                title: f.title.clone(),
-                done_when: f.done_when.clone(),
-                severity: f.severity.clone(),
-            })
+            last[m.name.as_str()]
+                .follow_ups
+                .iter()
+                .map(|f| PanelFollowUp {
+                    member: m.name.clone(),
+                    title: f.title.clone(),
+                    done_when: f.done_when.clone(),
+                    severity: f.severity.clone(),
+                })
         })
         .collect();
     PanelVerdict {
@@ -393,7 +402,11 @@ mod tests {
         let mut r = rec(shape, Some(PrVerdict::FixFirst), PrStatus::Ok);
         r.findings = cites
             .iter()
-            .map(|(p, l)| Finding { path: Some(p.to_string()), line: Some(*l), text: format!("{p} is wrong") })
+            .map(|(p, l)| Finding {
+                path: Some(p.to_string()),
+                line: Some(*l),
+                text: format!("{p} is wrong"),
+            })
             .collect();
         r
     }
@@ -413,7 +426,14 @@ mod tests {
     #[test]
     fn merge_needs_every_blocking_merge_and_advisory_never_blocks() {
         let p = g10();
-        let v = agg(&p, &[merge("correctness"), merge("adversary"), fix("tests", &[("src/real.rs", 3)])]);
+        let v = agg(
+            &p,
+            &[
+                merge("correctness"),
+                merge("adversary"),
+                fix("tests", &[("src/real.rs", 3)]),
+            ],
+        );
         assert_eq!(v.verdict, Outcome::Merge);
         assert!(v.dissent.is_empty());
         assert_eq!(v.findings.len(), 1);
@@ -425,7 +445,10 @@ mod tests {
     #[test]
     fn any_blocking_fix_first_decides_and_dissents() {
         let p = g10();
-        let v = agg(&p, &[merge("correctness"), fix("adversary", &[("nowhere.rs", 1)])]);
+        let v = agg(
+            &p,
+            &[merge("correctness"), fix("adversary", &[("nowhere.rs", 1)])],
+        );
         assert_eq!(v.verdict, Outcome::FixFirst);
         assert_eq!(v.dissent, ["rp-acme-app-7-01234567-adversary"]);
         // A blocking finding is kept whatever it cites.
@@ -443,11 +466,26 @@ mod tests {
         let p = g10();
         let v = agg(&p, &[merge("correctness")]);
         assert_eq!((v.verdict, v.missing.len()), (Outcome::NoVerdict, 1));
-        let v = agg(&p, &[merge("correctness"), none("adversary", PrStatus::Timeout)]);
+        let v = agg(
+            &p,
+            &[merge("correctness"), none("adversary", PrStatus::Timeout)],
+        );
         assert_eq!(v.verdict, Outcome::Timeout);
-        let v = agg(&p, &[none("correctness", PrStatus::Timeout), none("adversary", PrStatus::Malformed)]);
+        let v = agg(
+            &p,
+            &[
+                none("correctness", PrStatus::Timeout),
+                none("adversary", PrStatus::Malformed),
+            ],
+        );
         assert_eq!(v.verdict, Outcome::NoVerdict);
-        let v = agg(&p, &[none("correctness", PrStatus::Timeout), none("adversary", PrStatus::Timeout)]);
+        let v = agg(
+            &p,
+            &[
+                none("correctness", PrStatus::Timeout),
+                none("adversary", PrStatus::Timeout),
+            ],
+        );
         assert_eq!(v.verdict, Outcome::Timeout);
         assert_eq!(Outcome::Timeout.exit_code(), 3);
     }
@@ -461,7 +499,10 @@ mod tests {
         assert_eq!(v.verdict, Outcome::NoVerdict);
         let mut depth = merge("adversary");
         depth.status = PrStatus::DepthFloor;
-        assert_eq!(agg(&p, &[merge("correctness"), depth]).verdict, Outcome::NoVerdict);
+        assert_eq!(
+            agg(&p, &[merge("correctness"), depth]).verdict,
+            Outcome::NoVerdict
+        );
     }
 
     #[test]
@@ -473,20 +514,41 @@ mod tests {
     #[test]
     fn a_weak_fix_proof_makes_tests_block() {
         let p = g10();
-        let recs = [merge("correctness"), merge("adversary"), fix("tests", &[("x", 1)])];
+        let recs = [
+            merge("correctness"),
+            merge("adversary"),
+            fix("tests", &[("x", 1)]),
+        ];
         for weak in [FixProof::Vacuous, FixProof::NoTests, FixProof::Error] {
             let v = aggregate(&p, &recs, Some(weak), &exists);
             assert_eq!(v.verdict, Outcome::FixFirst);
             assert_eq!(v.dissent, ["rp-acme-app-7-01234567-tests"]);
-            assert!(v.findings[0].blocking, "kept although it cites nothing that exists");
+            assert!(
+                v.findings[0].blocking,
+                "kept although it cites nothing that exists"
+            );
         }
-        assert_eq!(aggregate(&p, &recs, Some(FixProof::Ok), &exists).verdict, Outcome::Merge);
+        assert_eq!(
+            aggregate(&p, &recs, Some(FixProof::Ok), &exists).verdict,
+            Outcome::Merge
+        );
         let v = aggregate(&p, &recs[..2], Some(FixProof::Vacuous), &exists);
         assert_eq!(v.verdict, Outcome::NoVerdict);
         // No tests member at all: that seat is missing.
-        let p = plan(vec![member("correctness", "reviewer", true)], Class::Standard);
-        let v = aggregate(&p, &[merge("correctness")], Some(FixProof::NoTests), &exists);
-        assert_eq!((v.verdict, v.missing.clone()), (Outcome::NoVerdict, vec!["tests".to_string()]));
+        let p = plan(
+            vec![member("correctness", "reviewer", true)],
+            Class::Standard,
+        );
+        let v = aggregate(
+            &p,
+            &[merge("correctness")],
+            Some(FixProof::NoTests),
+            &exists,
+        );
+        assert_eq!(
+            (v.verdict, v.missing.clone()),
+            (Outcome::NoVerdict, vec!["tests".to_string()])
+        );
     }
 
     #[test]
@@ -494,7 +556,14 @@ mod tests {
         let p = g10();
         let v = agg(
             &p,
-            &[merge("correctness"), merge("adversary"), fix("tests", &[("src/real.rs", 99), ("gone.rs", 1), ("src/real.rs", 1)])],
+            &[
+                merge("correctness"),
+                merge("adversary"),
+                fix(
+                    "tests",
+                    &[("src/real.rs", 99), ("gone.rs", 1), ("src/real.rs", 1)],
+                ),
+            ],
         );
         assert_eq!(v.findings_dropped, 2);
         assert_eq!(v.findings.len(), 1);
@@ -534,7 +603,11 @@ mod tests {
     fn follow_ups_ride_along_with_counted_verdicts() {
         let p = g10();
         let mut c = merge("correctness");
-        c.follow_ups = vec![crate::pr::FollowUp { title: "t".into(), done_when: "d".into(), severity: "low".into() }];
+        c.follow_ups = vec![crate::pr::FollowUp {
+            title: "t".into(),
+            done_when: "d".into(),
+            severity: "low".into(),
+        }];
         let v = agg(&p, &[c, merge("adversary")]);
         assert_eq!(v.follow_ups.len(), 1);
         assert_eq!(v.follow_ups[0].member, "rp-acme-app-7-01234567-correctness");

@@ -254,10 +254,7 @@ pub fn parse_finding(item: &str) -> Finding {
 pub fn names_target(pr: &str, head: &str, target: &Target) -> Result<(), String> {
     let (repo, number) = split_pr(pr).ok_or_else(|| format!("PR: {pr:?} is not OWNER/REPO#N"))?;
     if !repo.eq_ignore_ascii_case(&target.repo) || number != target.pr {
-        return Err(format!(
-            "it names {pr}, not {}",
-            target.pr_label()
-        ));
+        return Err(format!("it names {pr}, not {}", target.pr_label()));
     }
     let head = head.trim();
     let hex = head.len() >= 8 && head.chars().all(|c| c.is_ascii_hexdigit());
@@ -363,7 +360,10 @@ mod tests {
                 text: "overflow on empty input".into()
             }
         );
-        assert_eq!((f[1].path.as_deref(), f[1].line), (Some("src/b.rs"), Some(3)));
+        assert_eq!(
+            (f[1].path.as_deref(), f[1].line),
+            (Some("src/b.rs"), Some(3))
+        );
         assert_eq!(f[2].path, None);
         assert!(b.repeated.is_empty());
     }
@@ -380,12 +380,26 @@ mod tests {
         let t = target();
         assert!(names_target("Acme/App#7", "0123456789ABCDEF", &t).is_ok());
         assert!(names_target("https://github.com/acme/app/pull/7", &t.head, &t).is_ok());
-        assert!(names_target("acme/app#8", &t.head, &t).unwrap_err().contains("acme/app#8"));
+        assert!(
+            names_target("acme/app#8", &t.head, &t)
+                .unwrap_err()
+                .contains("acme/app#8")
+        );
         assert!(names_target("acme/other#7", &t.head, &t).is_err());
-        assert!(names_target("acme/app#7", "0123456", &t).is_err(), "too short");
-        assert!(names_target("acme/app#7", "fedcba9876", &t).unwrap_err().contains("head"));
+        assert!(
+            names_target("acme/app#7", "0123456", &t).is_err(),
+            "too short"
+        );
+        assert!(
+            names_target("acme/app#7", "fedcba9876", &t)
+                .unwrap_err()
+                .contains("head")
+        );
         assert!(names_target("app", &t.head, &t).is_err());
-        let local = Target { pr: None, ..target() };
+        let local = Target {
+            pr: None,
+            ..target()
+        };
         assert!(names_target("acme/app", &t.head, &local).is_ok());
         assert!(names_target("acme/app#7", &t.head, &local).is_err());
     }
@@ -394,7 +408,9 @@ mod tests {
     fn ci_policy_lines() {
         assert_eq!(parse_ci_policy("unchanged").unwrap().state, "unchanged");
         assert_eq!(
-            parse_ci_policy("weakened required-checks, triggers").unwrap().keys,
+            parse_ci_policy("weakened required-checks, triggers")
+                .unwrap()
+                .keys,
             ["required-checks", "triggers"]
         );
         assert_eq!(parse_ci_policy("weakened"), None);
@@ -405,6 +421,9 @@ mod tests {
     fn findings_without_a_line_number_cite_nothing() {
         assert_eq!(parse_finding("src/a.rs: bad").path, None);
         assert_eq!(parse_finding("see https://x.io:443 now").path, None);
-        assert_eq!(parse_finding("./src/a.rs:9 bad").path.as_deref(), Some("src/a.rs"));
+        assert_eq!(
+            parse_finding("./src/a.rs:9 bad").path.as_deref(),
+            Some("src/a.rs")
+        );
     }
 }

@@ -8,10 +8,22 @@ use super::followups::FOLLOW_UPS_RULE;
 
 /// The CI-policy keys a MERGE may name as weakened, each with its meaning.
 pub const CI_POLICY_KEYS: &[(&str, &str)] = &[
-    ("required-checks", "a required check removed, skipped or made optional"),
-    ("triggers", "workflow triggers narrowed so checks no longer run on some changes"),
-    ("permissions", "a workflow token or job given wider permissions"),
-    ("pinning", "an action or tool no longer pinned to a fixed version"),
+    (
+        "required-checks",
+        "a required check removed, skipped or made optional",
+    ),
+    (
+        "triggers",
+        "workflow triggers narrowed so checks no longer run on some changes",
+    ),
+    (
+        "permissions",
+        "a workflow token or job given wider permissions",
+    ),
+    (
+        "pinning",
+        "an action or tool no longer pinned to a fixed version",
+    ),
     ("thresholds", "a coverage, lint or size threshold lowered"),
     ("secrets", "secrets made reachable from untrusted code"),
 ];
@@ -111,7 +123,13 @@ pub struct Change {
 }
 
 /// The whole prompt of one reviewer: base, overlay, the change, the answer rule.
-pub fn shape_brief(brief_id: &str, target: &Target, checkout: &str, change: &Change, nonce: &str) -> String {
+pub fn shape_brief(
+    brief_id: &str,
+    target: &Target,
+    checkout: &str,
+    change: &Change,
+    nonce: &str,
+) -> String {
     let fill = |s: &str| {
         s.replace("{pr}", &target.pr_label())
             .replace("{head}", &target.head)
@@ -124,7 +142,10 @@ pub fn shape_brief(brief_id: &str, target: &Target, checkout: &str, change: &Cha
     p.push_str(&overlay(brief_id));
     p.push_str("\n\n");
     if let Some(base) = &change.base {
-        p.push_str(&format!("The change is from base {base} to head {}.\n", target.head));
+        p.push_str(&format!(
+            "The change is from base {base} to head {}.\n",
+            target.head
+        ));
     }
     if !change.files.is_empty() {
         p.push_str("Changed files:\n");
@@ -158,7 +179,10 @@ or `CI-policy: weakened KEY` ({}); a FIX_FIRST adds `Defect class: …` and `Fin
         keys.join(", ")
     );
     let room = MAX_CORRECTION_PROMPT_CHARS.saturating_sub(rule.chars().count());
-    let reason: String = crate::run::one_line(reason).chars().take(room.min(300)).collect();
+    let reason: String = crate::run::one_line(reason)
+        .chars()
+        .take(room.min(300))
+        .collect();
     rule.replace("{reason}", &reason)
 }
 
@@ -196,7 +220,10 @@ mod tests {
         assert!(p.contains("attacker"));
         assert!(p.contains("<<<DIFF-N0NCE\n+x\nDIFF-N0NCE>>>"));
         assert!(p.contains("Follow-ups:"));
-        assert!(shape_brief("docs", &target(), "/c", &Change::default(), "n").contains("Your question is docs"));
+        assert!(
+            shape_brief("docs", &target(), "/c", &Change::default(), "n")
+                .contains("Your question is docs")
+        );
     }
 
     #[test]

@@ -81,11 +81,16 @@ pub fn snapshot(dir: &Path) -> Result<Snapshot> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).with_context(|| format!("{}: cannot read", d.display()))?;
+        let entries =
+            std::fs::read_dir(&d).with_context(|| format!("{}: cannot read", d.display()))?;
         for e in entries {
             let e = e?;
             let path = e.path();
-            let rel = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             if rel == ".git" {
                 continue;
             }
@@ -97,8 +102,13 @@ pub fn snapshot(dir: &Path) -> Result<Snapshot> {
                 "dir".to_string()
             } else {
                 use std::os::unix::fs::PermissionsExt;
-                let bytes = std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-                format!("{:o}:{:x}", meta.permissions().mode() & 0o111, Sha256::digest(&bytes))
+                let bytes = std::fs::read(&path)
+                    .with_context(|| format!("{}: cannot read", path.display()))?;
+                format!(
+                    "{:o}:{:x}",
+                    meta.permissions().mode() & 0o111,
+                    Sha256::digest(&bytes)
+                )
             };
             files.insert(rel, digest);
         }
@@ -110,7 +120,10 @@ pub fn snapshot(dir: &Path) -> Result<Snapshot> {
 pub fn changes(before: &Snapshot, after: &Snapshot) -> Option<String> {
     let mut what = Vec::new();
     if before.head != after.head {
-        what.push(format!("HEAD moved to {}", &after.head[..after.head.len().min(12)]));
+        what.push(format!(
+            "HEAD moved to {}",
+            &after.head[..after.head.len().min(12)]
+        ));
     }
     for (path, digest) in &after.files {
         match before.files.get(path) {
@@ -129,8 +142,15 @@ pub fn changes(before: &Snapshot, after: &Snapshot) -> Option<String> {
     }
     let n = what.len();
     what.truncate(5);
-    let more = if n > 5 { format!(", +{} more", n - 5) } else { String::new() };
-    Some(format!("the reviewer changed its checkout: {}{more}", what.join(", ")))
+    let more = if n > 5 {
+        format!(", +{} more", n - 5)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "the reviewer changed its checkout: {}{more}",
+        what.join(", ")
+    ))
 }
 
 /// Whether `path` has line `line` at `commit` in `repo`, read with `git cat-file`; without
@@ -157,7 +177,12 @@ pub fn cites(repo: &Path, commit: &str, path: &str, line: u64) -> bool {
 
 /// The changed files (`git diff --name-status`) and, when small enough, the diff, from base to
 /// head; `None` parts when the base is not in the repository.
-pub fn change(repo: &Path, base: Option<&str>, head: &str, max_diff: usize) -> super::brief::Change {
+pub fn change(
+    repo: &Path,
+    base: Option<&str>,
+    head: &str,
+    max_diff: usize,
+) -> super::brief::Change {
     let mut c = super::brief::Change {
         base: base.map(str::to_string),
         ..Default::default()
@@ -185,7 +210,10 @@ mod tests {
     fn snap(files: &[(&str, &str)]) -> Snapshot {
         Snapshot {
             head: "abc".into(),
-            files: files.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            files: files
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
         }
     }
 
@@ -195,7 +223,10 @@ mod tests {
         assert_eq!(changes(&a, &a.clone()), None);
         let b = snap(&[("a", "9"), ("c", "3")]);
         let msg = changes(&a, &b).unwrap();
-        assert!(msg.contains("changed a") && msg.contains("added c") && msg.contains("removed b"), "{msg}");
+        assert!(
+            msg.contains("changed a") && msg.contains("added c") && msg.contains("removed b"),
+            "{msg}"
+        );
         let mut moved = a.clone();
         moved.head = "def".into();
         assert!(changes(&a, &moved).unwrap().contains("HEAD moved"));

@@ -53,10 +53,21 @@ pub enum FollowUps {
 
 /// Words a model leaves in when it copies the template instead of filling it.
 fn is_placeholder(s: &str) -> bool {
-    let t = s.trim().trim_matches(['<', '>', '[', ']', '`']).to_ascii_lowercase();
+    let t = s
+        .trim()
+        .trim_matches(['<', '>', '[', ']', '`'])
+        .to_ascii_lowercase();
     matches!(
         t.as_str(),
-        "" | "title" | "done_when" | "done when" | "severity" | "tbd" | "todo" | "..." | "…" | "n/a"
+        "" | "title"
+            | "done_when"
+            | "done when"
+            | "severity"
+            | "tbd"
+            | "todo"
+            | "..."
+            | "…"
+            | "n/a"
     )
 }
 
@@ -71,7 +82,9 @@ fn is_heading(line: &str) -> Option<&str> {
 /// The seed's parseFollowUps over the visible lines of a reply.
 pub fn parse_follow_ups(text: &str) -> FollowUps {
     let lines = visible_lines(text);
-    let headings: Vec<usize> = (0..lines.len()).filter(|&i| is_heading(lines[i]).is_some()).collect();
+    let headings: Vec<usize> = (0..lines.len())
+        .filter(|&i| is_heading(lines[i]).is_some())
+        .collect();
     let Some(&at) = headings.first() else {
         return FollowUps::Absent;
     };
@@ -117,7 +130,9 @@ pub fn parse_follow_ups(text: &str) -> FollowUps {
                 "bad_severity"
             });
         }
-        if title.chars().count() > MAX_TITLE_CHARS || done_when.chars().count() > MAX_DONE_WHEN_CHARS {
+        if title.chars().count() > MAX_TITLE_CHARS
+            || done_when.chars().count() > MAX_DONE_WHEN_CHARS
+        {
             return FollowUps::Dropped("too_long");
         }
         tasks.push(FollowUp {
@@ -142,7 +157,8 @@ mod tests {
 
     #[test]
     fn a_block_before_or_after_the_verdict() {
-        let after = "Verdict: MERGE\nFollow-ups:\n- Add a fuzz test | cargo fuzz runs in CI | Medium\n";
+        let after =
+            "Verdict: MERGE\nFollow-ups:\n- Add a fuzz test | cargo fuzz runs in CI | Medium\n";
         let t = tasks(after);
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].severity, "medium");
@@ -153,7 +169,10 @@ mod tests {
     #[test]
     fn none_and_absent_propose_nothing() {
         assert_eq!(parse_follow_ups("Verdict: MERGE"), FollowUps::Absent);
-        assert_eq!(parse_follow_ups("Follow-ups: none\nVerdict: MERGE"), FollowUps::Absent);
+        assert_eq!(
+            parse_follow_ups("Follow-ups: none\nVerdict: MERGE"),
+            FollowUps::Absent
+        );
         assert_eq!(
             parse_follow_ups("```\nFollow-ups:\n- a | b | low\n```"),
             FollowUps::Absent
@@ -168,9 +187,15 @@ mod tests {
             FollowUps::Dropped("multiple_blocks")
         );
         assert_eq!(d("Follow-ups:\n- a | b"), FollowUps::Dropped("bad_item"));
-        assert_eq!(d("Follow-ups:\n\n- a | b | low"), FollowUps::Dropped("bad_item"));
+        assert_eq!(
+            d("Follow-ups:\n\n- a | b | low"),
+            FollowUps::Dropped("bad_item")
+        );
         assert_eq!(d("Follow-ups: later"), FollowUps::Dropped("bad_item"));
-        assert_eq!(d("Follow-ups:\n- a | b | urgent"), FollowUps::Dropped("bad_severity"));
+        assert_eq!(
+            d("Follow-ups:\n- a | b | urgent"),
+            FollowUps::Dropped("bad_severity")
+        );
         let six = format!("Follow-ups:\n{}", "- a | b | low\n".repeat(6));
         assert_eq!(d(&six), FollowUps::Dropped("too_many"));
         let long = format!("Follow-ups:\n- {} | b | low", "x".repeat(121));
@@ -183,7 +208,14 @@ mod tests {
             d("Follow-ups:\n- a | b | severity"),
             FollowUps::Dropped("placeholder")
         );
-        for w in ["multiple_blocks", "bad_item", "bad_severity", "too_many", "too_long", "placeholder"] {
+        for w in [
+            "multiple_blocks",
+            "bad_item",
+            "bad_severity",
+            "too_many",
+            "too_long",
+            "placeholder",
+        ] {
             assert!(FOLLOW_UPS_WARNINGS.contains(&w));
         }
     }

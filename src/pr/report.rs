@@ -55,7 +55,12 @@ pub fn text(v: &PanelVerdict) -> String {
         Some(n) => format!("{}#{n}", v.repo),
         None => v.repo.clone(),
     };
-    let _ = writeln!(s, "{pr} at {}: {}", &v.head[..v.head.len().min(8)], v.verdict.as_str());
+    let _ = writeln!(
+        s,
+        "{pr} at {}: {}",
+        &v.head[..v.head.len().min(8)],
+        v.verdict.as_str()
+    );
     let width = v.members.iter().map(|m| m.shape.len()).max().unwrap_or(0);
     for m in &v.members {
         let said = match (m.verdict, m.reason.as_deref()) {
@@ -92,7 +97,11 @@ pub fn text(v: &PanelVerdict) -> String {
         );
     }
     if v.findings_truncated {
-        let _ = writeln!(s, "  (findings cut to {} characters)", aggregate::MAX_PANEL_FINDINGS_CHARS);
+        let _ = writeln!(
+            s,
+            "  (findings cut to {} characters)",
+            aggregate::MAX_PANEL_FINDINGS_CHARS
+        );
     }
     if !v.follow_ups.is_empty() {
         let _ = writeln!(s, "\nfollow-ups:");
@@ -103,7 +112,11 @@ pub fn text(v: &PanelVerdict) -> String {
     let _ = writeln!(
         s,
         "\ng10 bar: {}",
-        if v.satisfies_g10 { "satisfied" } else { "not satisfied" }
+        if v.satisfies_g10 {
+            "satisfied"
+        } else {
+            "not satisfied"
+        }
     );
     s
 }

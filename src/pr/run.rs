@@ -37,17 +37,25 @@ pub fn read_plan(path: &str) -> Result<PanelPlan> {
         match value.get("type").and_then(Value::as_str) {
             Some("plan") if plan.is_some() => bail!("{}: a second plan record", input.at()),
             Some("plan") => {
-                plan = Some(
-                    serde_json::from_value::<PanelPlan>(value)
-                        .map_err(|e| anyhow::anyhow!("{}: a plan record that does not fit: {e}", input.at()))?,
-                )
+                plan = Some(serde_json::from_value::<PanelPlan>(value).map_err(|e| {
+                    anyhow::anyhow!("{}: a plan record that does not fit: {e}", input.at())
+                })?)
             }
             Some("pr-class") => {}
-            Some(other) => bail!("{}: a {other} record; {}", input.at(), crate::record::destination(other)),
+            Some(other) => bail!(
+                "{}: a {other} record; {}",
+                input.at(),
+                crate::record::destination(other)
+            ),
             None => bail!("{}: a record without a \"type\"", input.at()),
         }
     }
-    plan.with_context(|| format!("{}: no plan record (make one with pr-classify --plan)", input.name))
+    plan.with_context(|| {
+        format!(
+            "{}: no plan record (make one with pr-classify --plan)",
+            input.name
+        )
+    })
 }
 
 /// The PR and head a plan reviews.
@@ -124,7 +132,9 @@ fn reply_check(seat: &Seat) -> impl Fn(&Map<String, Value>) -> Result<(), String
         if text.trim().is_empty() {
             return Err("no answer".into());
         }
-        if block::parse_verdict_block(text).verdict.is_none() && harness.classify_error(text, "").is_some() {
+        if block::parse_verdict_block(text).verdict.is_none()
+            && harness.classify_error(text, "").is_some()
+        {
             return Err("the harness's own notice, no verdict".into());
         }
         Ok(())
@@ -153,7 +163,9 @@ pub fn usage_limit_from_harness(done: &Done) -> bool {
 /// The reset time of a usage limit, read from the attempt's whole output in the run folder
 /// (the launcher's cause is cut short), else from the cause.
 fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
-    let dir = run.join(job).join(format!("attempt-{}", done.attempts.max(1)));
+    let dir = run
+        .join(job)
+        .join(format!("attempt-{}", done.attempts.max(1)));
     ["stderr", "stdout"]
         .iter()
         .find_map(|f| accept::reset_time(&std::fs::read_to_string(dir.join(f)).ok()?))
@@ -218,7 +230,9 @@ pub fn review_member(
             }
             Err(e) => {
                 rec.status = PrStatus::CheckoutChanged;
-                rec.reason = Some(format!("the checkout cannot be read after the reviewer: {e:#}"));
+                rec.reason = Some(format!(
+                    "the checkout cannot be read after the reviewer: {e:#}"
+                ));
                 return finish(rec);
             }
         }
@@ -285,7 +299,10 @@ pub fn review_member(
         if refused.status == PrStatus::Malformed && !rec.corrected {
             rec.corrected = true;
             job_name = format!("{}-correction", rec.reviewer);
-            job_prompt = format!("{prompt}{}", brief::correction_prompt(&refused.reason, target));
+            job_prompt = format!(
+                "{prompt}{}",
+                brief::correction_prompt(&refused.reason, target)
+            );
             continue;
         }
         rec.status = refused.status;
@@ -323,7 +340,12 @@ impl Drop for Checkouts {
 }
 
 /// The `--contract pr` run of panel-judge.
-pub fn judge(plan_path: &str, repo: &Path, dry_run: bool, mut launcher: Launcher) -> Result<ExitCode> {
+pub fn judge(
+    plan_path: &str,
+    repo: &Path,
+    dry_run: bool,
+    mut launcher: Launcher,
+) -> Result<ExitCode> {
     let plan = read_plan(plan_path)?;
     if plan.members.is_empty() {
         bail!("{plan_path}: the plan has no members");
@@ -352,7 +374,13 @@ pub fn judge(plan_path: &str, repo: &Path, dry_run: bool, mut launcher: Launcher
     let change = checkout::change(&repo, plan.base.as_deref(), &plan.head, MAX_BRIEF_DIFF);
     let nonce = crate::prompt::nonce_for(change.diff.as_deref().unwrap_or(""));
     let prompt_for = |m: &Member, dir: &Path| {
-        brief::shape_brief(&m.brief_id, &target, &dir.display().to_string(), &change, &nonce)
+        brief::shape_brief(
+            &m.brief_id,
+            &target,
+            &dir.display().to_string(),
+            &change,
+            &nonce,
+        )
     };
     if dry_run {
         let notional = std::env::temp_dir().join("panel-pr.CHECKOUT");
@@ -372,8 +400,14 @@ pub fn judge(plan_path: &str, repo: &Path, dry_run: bool, mut launcher: Launcher
         return Ok(ExitCode::SUCCESS);
     }
     let run = launcher.start()?.to_path_buf();
-    let kept: Vec<Option<PrVerdictRecord>> = plan.members.iter().map(|m| kept_record(&run, &plan, m)).collect();
-    let to_run: Vec<usize> = (0..plan.members.len()).filter(|&i| kept[i].is_none()).collect();
+    let kept: Vec<Option<PrVerdictRecord>> = plan
+        .members
+        .iter()
+        .map(|m| kept_record(&run, &plan, m))
+        .collect();
+    let to_run: Vec<usize> = (0..plan.members.len())
+        .filter(|&i| kept[i].is_none())
+        .collect();
     launcher.check_executables(to_run.iter().map(|&i| &seats[i]))?;
     crate::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
     crate::launch::stop_when_stdout_closes();
@@ -393,7 +427,11 @@ pub fn judge(plan_path: &str, repo: &Path, dry_run: bool, mut launcher: Launcher
         }
         if progress {
             let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
-            let how = if fresh { format!("{:.1}s", rec.duration_ms as f64 / 1000.0) } else { "kept".into() };
+            let how = if fresh {
+                format!("{:.1}s", rec.duration_ms as f64 / 1000.0)
+            } else {
+                "kept".into()
+            };
             eprintln!("panel-judge: {} {what} ({how})", rec.member);
         }
         if stdout_open && let Err(e) = writeln!(stdout, "{line}").and_then(|_| stdout.flush()) {
@@ -448,4 +486,3 @@ pub fn judge(plan_path: &str, repo: &Path, dry_run: bool, mut launcher: Launcher
         Some(sig) => ExitCode::from(128 + sig as u8),
     })
 }
-
