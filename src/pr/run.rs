@@ -281,9 +281,9 @@ pub fn review_member(
                     done.cause.clone().unwrap_or_else(|| "no answer".into())
                 ),
             },
-            (Status::Timeout, _) if !rec.reviewer.ends_with("-r2") => {
+            (Status::Timeout, _) if rec.reviewer == rec.member => {
                 // Silence: one fresh reviewer, with the brief alone.
-                rec.reviewer = format!("{}-r2", rec.member);
+                rec.reviewer = fresh_name(&rec.member);
                 job_name = rec.reviewer.clone();
                 job_prompt = prompt.to_string();
                 calls = None;
@@ -309,6 +309,11 @@ pub fn review_member(
         rec.reason = Some(refused.reason);
         return finish(rec);
     }
+}
+
+/// The seed's name for the fresh reviewer that replaces a silent member.
+pub fn fresh_name(member: &str) -> String {
+    format!("{member}-r2")
 }
 
 /// A fresh folder under the temporary folder for the run's checkouts.
@@ -485,4 +490,113 @@ pub fn judge(
         Some(crate::launch::SIGPIPE) | None => ExitCode::SUCCESS,
         Some(sig) => ExitCode::from(128 + sig as u8),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Table;
+    use std::collections::BTreeMap;
+
+    fn plan() -> PanelPlan {
+        let text = r#"{"type":"plan","repo":"acme/app","pr":7,"head":"0123456789abcdef","base":null,"kind":null,
+            "class":"standard","headroom":{"opus":true},"members":[{"name":"rp-acme-app-7-01234567-correctness",
+            "shape":"correctness","briefId":"correctness","profile":"bd-reviewer","seat":"claude:sonnet",
+            "blocking":true,"degraded":false,"reason":"always"}],"spendEstimate":1,"sonnetFor":{}}"#;
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn seat() -> Seat {
+        Seat::parse("claude:sonnet", &Table::builtin(), &BTreeMap::new()).unwrap()
+    }
+
+    #[test]
+    fn a_kept_record_is_reused_only_for_the_same_input_and_an_answer() {
+        let p = plan();
+        let m = &p.members[0];
+        let mut rec = record(&p, m, &seat(), Path::new("/run"));
+        rec.status = PrStatus::Ok;
+        assert!(reusable(&rec, &p, m));
+        let mut other = rec.clone();
+        other.repo = "ACME/app".into();
+        assert!(reusable(&other, &p, m), "repository case is ignored");
+        for change in [
+            |r: &mut PrVerdictRecord| r.head = "f".repeat(16),
+            |r: &mut PrVerdictRecord| r.pr = Some(8),
+            |r: &mut PrVerdictRecord| r.brief_hash = "sha256:old".into(),
+            |r: &mut PrVerdictRecord| r.status = PrStatus::Timeout,
+            |r: &mut PrVerdictRecord| r.status = PrStatus::Interrupted,
+            |r: &mut PrVerdictRecord| r.status = PrStatus::UsageLimit,
+        ] {
+            let mut r = rec.clone();
+            change(&mut r);
+            assert!(!reusable(&r, &p, m), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn the_fresh_reviewer_is_named_r2() {
+        assert_eq!(
+            fresh_name("rp-acme-app-7-01234567-tests"),
+            "rp-acme-app-7-01234567-tests-r2"
+        );
+    }
+
+    #[test]
+    fn a_usage_limit_is_the_harness_s_only_when_it_failed() {
+        let mut done = Done {
+            answer: None,
+            status: Status::UsageLimit,
+            cause: None,
+            excerpt: None,
+            attempts: 1,
+            duration: std::time::Duration::ZERO,
+            exit_code: Some(1),
+            usage: None,
+            tool_calls: None,
+        };
+        assert!(usage_limit_from_harness(&done));
+        done.exit_code = Some(0);
+        assert!(!usage_limit_from_harness(&done));
+        done.exit_code = None;
+        assert!(
+            usage_limit_from_harness(&done),
+            "killed by a signal: not the model's doing"
+        );
+    }
+
+    #[test]
+    fn the_reply_check_hands_the_harness_its_own_notices() {
+        let check = reply_check(&seat());
+        let obj = |t: &str| {
+            let mut m = Map::new();
+            m.insert("text".into(), Value::String(t.into()));
+            m
+        };
+        assert!(check(&obj("I looked; it is fine.")).is_ok());
+        assert!(check(&obj("Verdict: MERGE\nAPI Error: none here")).is_ok());
+        assert!(check(&obj("  ")).is_err());
+        assert!(check(&obj("Claude AI usage limit reached|1767225600")).is_err());
+    }
+
+    #[test]
+    fn the_plan_is_read_after_its_pr_class_record() {
+        let dir = std::env::temp_dir().join(format!("panel-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("plan.jsonl");
+        let plan_line = serde_json::to_string(&plan()).unwrap();
+        std::fs::write(&path, format!("{{\"type\":\"pr-class\"}}\n{plan_line}\n")).unwrap();
+        assert_eq!(read_plan(path.to_str().unwrap()).unwrap(), plan());
+        std::fs::write(&path, "{\"type\":\"pr-class\"}\n").unwrap();
+        assert!(
+            read_plan(path.to_str().unwrap())
+                .unwrap_err()
+                .to_string()
+                .contains("no plan record")
+        );
+        std::fs::write(&path, "{\"type\":\"verdict\"}\n").unwrap();
+        let err = read_plan(path.to_str().unwrap()).unwrap_err().to_string();
+        assert!(err.contains("line 1: a verdict record"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
