@@ -500,3 +500,49 @@ fn the_plan_is_required_and_a_head_not_in_the_repository_is_refused() {
     );
     assert!(pr.calls().is_empty());
 }
+
+/// Recorded transcripts in claude's stream-json and codex's --json shapes, read with the
+/// built-in rows' reviewer filters and judged by acceptance.
+#[test]
+fn recorded_transcripts_through_the_built_in_reviewer_filters() {
+    use panel::harness::{Seat, Table};
+    use panel::pr::accept::{PrStatus, accept_verdict};
+    use panel::pr::block::{PrVerdict, Target};
+    let target = Target {
+        repo: "acme/app".into(),
+        pr: Some(7),
+        head: "0123456789abcdef0123456789abcdef01234567".into(),
+    };
+    let judge = |seat: &str, file: &str| {
+        let seat = Seat::parse(seat, &Table::builtin(), &Default::default()).unwrap();
+        let text = std::fs::read_to_string(root().join("tests/fixtures/pr").join(file)).unwrap();
+        let strings = |f: &panel::extract::Filter| -> Vec<String> {
+            f.run_text(&text)
+                .unwrap()
+                .into_iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect()
+        };
+        let reply = strings(seat.reviewer_filter.as_ref().unwrap())
+            .pop()
+            .unwrap();
+        let calls = strings(seat.tool_calls.as_ref().unwrap());
+        (accept_verdict(&reply, &target, Some(&calls)), calls)
+    };
+    let (claude, calls) = judge("claude:sonnet", "claude-reads.jsonl");
+    assert_eq!(calls, ["Glob", "Read", "Grep"]);
+    let a = claude.unwrap();
+    assert_eq!(a.verdict, PrVerdict::FixFirst);
+    assert_eq!(a.findings[0].path.as_deref(), Some("src/lib.rs"));
+    let (codex, calls) = judge("codex:gpt-5", "codex-reads.jsonl");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(codex.unwrap().defect_class.as_deref(), Some("stale caller"));
+    for (seat, file) in [
+        ("claude:sonnet", "claude-blind.jsonl"),
+        ("codex:gpt-5", "codex-blind.jsonl"),
+    ] {
+        let (r, calls) = judge(seat, file);
+        assert!(calls.is_empty());
+        assert_eq!(r.unwrap_err().status, PrStatus::DepthFloor);
+    }
+}
