@@ -546,3 +546,149 @@ fn recorded_transcripts_through_the_built_in_reviewer_filters() {
         assert_eq!(r.unwrap_err().status, PrStatus::DepthFloor);
     }
 }
+
+fn tally(pr: &Pr, plan: &Path, verdicts: &str, extra: &[&str]) -> Output {
+    let file = pr.path("verdicts.jsonl");
+    std::fs::write(&file, verdicts).unwrap();
+    Command::new(bin("panel-tally"))
+        .args(["--pr", "--plan"])
+        .arg(plan)
+        .arg("--repo")
+        .arg(pr.repo())
+        .args(extra)
+        .arg(&file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn panel_tally_pr_aggregates_with_exit_codes_0_1_3() {
+    let pr = Pr::new("pr-tally");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+        ("tests", "claude:sonnet", false),
+    ]);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let fix = pr.reply("fix.txt", "FIX_FIRST", &pr.head);
+    // Everyone MERGE but the advisory tests member, whose findings ride along.
+    let rules = format!("Your question is the tests=>review-read:{fix}");
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{merge}")),
+            ("STANDIN_RULES", &rules),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let verdicts = stdout(&out);
+    let t = tally(&pr, &plan, &verdicts, &[]);
+    assert_eq!(t.status.code(), Some(0), "{}{}", stdout(&t), stderr(&t));
+    let text = stdout(&t);
+    assert!(
+        text.starts_with(&format!("acme/app#7 at {}: MERGE", &pr.head[..8])),
+        "{text}"
+    );
+    // src/lib.rs:3 exists at the head; src/gone.rs:1 does not, so it is dropped.
+    assert!(
+        text.contains("[tests, non-blocking] src/lib.rs:3 says three"),
+        "{text}"
+    );
+    assert!(!text.contains("gone.rs"), "{text}");
+    assert!(text.contains("1 advisory finding dropped"), "{text}");
+    assert!(
+        text.contains("- Add a doc line | the README says it | low"),
+        "{text}"
+    );
+    let j = tally(&pr, &plan, &verdicts, &["--json"]);
+    let rec: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
+    assert_eq!(rec["type"], "pr-panel");
+    assert_eq!(rec["verdict"], "MERGE");
+    assert_eq!(rec["findingsDropped"], 1);
+    assert_eq!(rec["satisfiesG10"], false);
+    // A weak fix proof makes the tests member block: FIX_FIRST, with it in dissent.
+    let t = tally(&pr, &plan, &verdicts, &["--json", "--fix-proof", "vacuous"]);
+    assert_eq!(t.status.code(), Some(1), "{}", stderr(&t));
+    let rec: Value = serde_json::from_str(stdout(&t).trim()).unwrap();
+    assert_eq!(rec["dissent"], json!([pr.name("tests")]));
+    // Without the adversary's record the panel has no verdict.
+    let partial: String = verdicts
+        .lines()
+        .filter(|l| !l.contains("\"shape\":\"adversary\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let t = tally(&pr, &plan, &partial, &[]);
+    assert_eq!(t.status.code(), Some(3), "{}", stdout(&t));
+    assert!(stdout(&t).contains("no-verdict"));
+    // A record of another PR is an error naming its line.
+    let t = tally(
+        &pr,
+        &plan,
+        &verdicts.replace(&pr.name("tests"), "rp-x-y-1-abcdefgh-tests"),
+        &[],
+    );
+    assert_eq!(t.status.code(), Some(2));
+    assert!(
+        stderr(&t).contains("line 3: member rp-x-y-1-abcdefgh-tests is not in the plan")
+            || stderr(&t).contains("is not in the plan"),
+        "{}",
+        stderr(&t)
+    );
+}
+
+#[test]
+fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
+    let pr = Pr::new("pr-review");
+    git(&pr.repo(), &["checkout", "-q", "-b", "feature", &pr.head]);
+    git(&pr.repo(), &["branch", "-q", "-f", "main", &pr.base]);
+    let reply = pr.text(
+        "merge.txt",
+        &format!(
+            "Verdict: MERGE\nPR: acme/app\nHead: {}\nCI-policy: unchanged\n",
+            pr.head
+        ),
+    );
+    let bins = Path::new(env!("CARGO_BIN_EXE_panel-judge"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}:{}",
+        root().join("tests/standins").display(),
+        bins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(root().join("bin/pr-review"));
+        cmd.current_dir(pr.repo())
+            .env("PATH", &path)
+            .env("HOME", pr.path("home"))
+            .env("STANDIN_LOG", pr.path("log"))
+            .env("STANDIN_READ", "src/lib.rs")
+            .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
+            .env("PR_REVIEW_REPO", "acme/app")
+            .env_remove("GH_REPO")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(&[("STANDIN_MODE", &format!("review-read:{reply}"))]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains(": MERGE"), "{}", stdout(&out));
+    let calls = pr.calls().len();
+    assert!(calls >= 1);
+    // Run again: the run folder under .git keeps the answers, so nothing is launched.
+    let out = run(&[("STANDIN_MODE", "hang")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(pr.calls().len(), calls);
+}
