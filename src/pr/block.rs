@@ -258,8 +258,9 @@ pub fn names_target(pr: &str, head: &str, target: &Target) -> Result<(), String>
     }
     let head = head.trim();
     let hex = head.len() >= 8 && head.chars().all(|c| c.is_ascii_hexdigit());
-    let full = target.head.to_ascii_lowercase();
-    if !hex || !full.starts_with(&head.to_ascii_lowercase()) {
+    let (ours, theirs) = (target.head.to_ascii_lowercase(), head.to_ascii_lowercase());
+    // Either may be abbreviated (a plan made with a short --head); both name one commit.
+    if !hex || !(ours.starts_with(&theirs) || (ours.len() >= 8 && theirs.starts_with(&ours))) {
         return Err(format!(
             "it names head {head}, not {}",
             &target.head[..target.head.len().min(12)]
@@ -396,6 +397,12 @@ mod tests {
                 .contains("head")
         );
         assert!(names_target("app", &t.head, &t).is_err());
+        let short = Target {
+            head: "01234567".into(),
+            ..target()
+        };
+        assert!(names_target("acme/app#7", &t.head, &short).is_ok());
+        assert!(names_target("acme/app#7", "0123456f", &short).is_err());
         let local = Target {
             pr: None,
             ..target()
