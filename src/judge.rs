@@ -181,6 +181,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         return crate::pr::run::judge(plan, &args.repo, args.dry_run, launcher);
     }
+    if args.plan.is_some() {
+        bail!("--plan is for --contract pr");
+    }
     let seats = args
         .seats
         .iter()
