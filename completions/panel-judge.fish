@@ -17,6 +17,7 @@ complete -c panel-judge -l max-budget-usd -d 'A spending cap in USD per call, pa
 complete -c panel-judge -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
 complete -c panel-judge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-judge -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
+complete -c panel-judge -l harness-cap -d 'At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N (repeatable; also PANEL_HARNESS_CAP, comma-separated)' -r
 complete -c panel-judge -l cross -d 'Run every lens on every seat'
 complete -c panel-judge -l allow-correlated -d 'Run two judges that share a lens and a model family anyway (one opinion paid for twice)'
 complete -c panel-judge -l dry-run -d 'Print each judge\'s exact command, shell-quoted, one per line, and launch nothing'

@@ -23,7 +23,7 @@ _panel__merge() {
 
     case "${cmd}" in
         panel__merge)
-            opts="-h -V --seat --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --help --version"
+            opts="-h -V --seat --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,6 +62,10 @@ _panel__merge() {
                     return 0
                     ;;
                 --pass-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --harness-cap)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -7,5 +7,6 @@ complete -c panel-merge -l max-budget-usd -d 'A spending cap in USD per call, pa
 complete -c panel-merge -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
 complete -c panel-merge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-merge -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
+complete -c panel-merge -l harness-cap -d 'At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N (repeatable; also PANEL_HARNESS_CAP, comma-separated)' -r
 complete -c panel-merge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-merge -s V -l version -d 'Print version'

@@ -23,12 +23,16 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --help --version"
+            opts="-h -V --json --agree --each --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --agree)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

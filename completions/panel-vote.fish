@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
-    string join \n candidate= brief= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= h/help V/version
+    string join \n candidate= brief= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= h/help V/version
 end
 
 function __fish_panel_vote_needs_command
@@ -37,6 +37,7 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -l max-budget-usd -d
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l harness-cap -d 'At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N (repeatable; also PANEL_HARNESS_CAP, comma-separated)' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s V -l version -d 'Print version'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'

@@ -82,6 +82,8 @@ pub struct LaunchOptions {
     /// More of the user's variables to carry into every judge.
     pub pass_env: Vec<String>,
     pub max_budget_usd: Option<f64>,
+    /// At most this many judges of a harness at once, machine-wide.
+    pub harness_caps: BTreeMap<String, usize>,
 }
 
 impl Default for LaunchOptions {
@@ -95,6 +97,7 @@ impl Default for LaunchOptions {
             families: BTreeMap::new(),
             pass_env: Vec::new(),
             max_budget_usd: None,
+            harness_caps: BTreeMap::new(),
         }
     }
 }
@@ -133,6 +136,11 @@ pub struct LaunchArgs {
     /// Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated).
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
+
+    /// At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N
+    /// (repeatable; also PANEL_HARNESS_CAP, comma-separated).
+    #[arg(long = "harness-cap", value_name = "HARNESS=N")]
+    pub harness_caps: Vec<String>,
 }
 
 impl LaunchArgs {
@@ -155,6 +163,27 @@ impl LaunchArgs {
                     .map(String::from),
             );
         }
+        let mut harness_caps = BTreeMap::new();
+        let from_env = std::env::var("PANEL_HARNESS_CAP").unwrap_or_default();
+        let listed = from_env
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .chain(self.harness_caps.iter().cloned());
+        for cap in listed {
+            let parsed = cap.split_once('=').and_then(|(h, n)| {
+                n.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .map(|n| (h.trim().to_string(), n))
+            });
+            let (harness, n) = parsed.with_context(|| {
+                format!("--harness-cap {cap:?}: expected HARNESS=N with N at least 1")
+            })?;
+            harness_caps.insert(harness, n);
+        }
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
             anyhow::bail!(
                 "--timeout {}: must be a positive number of seconds",
@@ -173,6 +202,7 @@ impl LaunchArgs {
             families,
             pass_env,
             max_budget_usd: self.max_budget_usd,
+            harness_caps,
         })
     }
 }
@@ -542,14 +572,15 @@ impl Launcher {
             tool_calls: None,
         };
         let retries = job.retries.unwrap_or(self.opts.retries);
-        for n in 1..=1 + retries {
+        let mut asked_again = 0;
+        let mut backoff = Duration::from_secs(1);
+        for n in 1.. {
             if launch::stopped().is_some() {
                 done.status = Status::Interrupted;
                 done.cause = Some("stopped by a signal before it answered".into());
                 break;
             }
             let attempt = self.attempt(job, n, &prompt, check);
-            let retry = attempt.status.retryable() && n <= retries;
             if let Some(u) = &attempt.usage {
                 done.usage.get_or_insert_with(Usage::default).add(u);
             }
@@ -558,12 +589,17 @@ impl Launcher {
                 usage: done.usage,
                 ..attempt
             };
-            if !retry {
+            // A rate limit is waited out, with backoff, for as long as the judge's deadline allows.
+            if done.status == Status::RateLimited && started.elapsed() + backoff < self.timeout() {
+                sleep_unless_stopped(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(60));
+                continue;
+            }
+            let waited_out = done.status == Status::RateLimited;
+            if waited_out || !(done.status.retryable() && asked_again < retries) {
                 break;
             }
-            if done.status == Status::RateLimited {
-                std::thread::sleep(Duration::from_secs(2 * u64::from(n)).min(self.timeout() / 4));
-            }
+            asked_again += 1;
             prompt = format!(
                 "{}{}",
                 job.prompt,
@@ -662,6 +698,15 @@ impl Launcher {
                 format!("{} not found on PATH", h.executable),
             )
         })?;
+        let _slot = match self.opts.harness_caps.get(&h.name) {
+            Some(&cap) => {
+                match crate::slots::acquire(&h.name, cap, &|| launch::stopped().is_some())? {
+                    Some(slot) => Some(slot),
+                    None => anyhow::bail!("stopped while waiting for a {} slot", h.name),
+                }
+            }
+            None => None,
+        };
         let spec = Spec {
             program,
             args: argv,
@@ -910,7 +955,13 @@ fn read_answer(
         Found::Text(t) => t,
         Found::Object(_) => &stdout,
     });
-    if let Some((status, line)) = job.seat.harness.classify_error(&stdout, &stderr) {
+    // The words are looked for in what the filter read (claude's `.result`) before raw stdout.
+    let said = match &found {
+        Found::Text(t) => job.seat.harness.classify_error(t, &stderr),
+        Found::Object(_) => None,
+    };
+    if let Some((status, line)) = said.or_else(|| job.seat.harness.classify_error(&stdout, &stderr))
+    {
         done.status = status;
         done.cause = Some(line);
     } else if let Some(sig) = o.signal() {
@@ -941,6 +992,14 @@ fn read_answer(
         done.cause = Some(why);
     }
     done
+}
+
+/// Sleeps, waking early when a signal stops the run.
+fn sleep_unless_stopped(total: Duration) {
+    let until = Instant::now() + total;
+    while Instant::now() < until && launch::stopped().is_none() {
+        std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
+    }
 }
 
 /// A reviewer's reply: the last message its filter yields, or all of stdout without one.

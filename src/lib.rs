@@ -20,5 +20,6 @@ pub mod prompt;
 pub mod record;
 pub mod review;
 pub mod run;
+pub mod slots;
 pub mod tally;
 pub mod vote;

@@ -95,7 +95,8 @@ pub fn for_each<T: DeserializeOwned>(
 
 /// Writes one record as a compact JSON line.
 pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
-    serde_json::to_writer(&mut *out, rec)?;
+    // Keep an I/O error an I/O error, so a closed pipe is still seen as one.
+    serde_json::to_writer(&mut *out, rec).map_err(std::io::Error::from)?;
     out.write_all(b"\n")?;
     Ok(())
 }
@@ -279,6 +280,21 @@ mod tests {
                 .starts_with("in: line 3: a verdict record that does not fit: missing field"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_closed_pipe_while_writing_stays_a_broken_pipe() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = write(&mut Closed, &serde_json::json!({"type": "x"})).unwrap_err();
+        assert!(crate::run::is_broken_pipe(&err), "{err:#}");
     }
 
     #[test]

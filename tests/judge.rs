@@ -564,3 +564,59 @@ fn list_harnesses_prints_rows_a_user_can_copy() {
         .unwrap();
     assert!(stdout(&out).contains("\"myclaude\""), "{}", stderr(&out));
 }
+
+#[test]
+fn a_harness_cap_holds_across_panel_judge_processes() {
+    let tmp = TempDir::new("cap");
+    let log = tmp.path().join("log");
+    // Each judge notes when it starts and ends; with a cap of one, no two overlap.
+    let script = format!(
+        "cat >/dev/null; echo \"start $(date +%s.%N)\" >> {l}; sleep 0.3; echo \"end $(date +%s.%N)\" >> {l}; echo '{HOLDS}'",
+        l = log.display()
+    );
+    let slots = tmp.path().join("slots");
+    let spawn = || {
+        judge(&[
+            "--seat",
+            &format!("exec:{script}"),
+            "--seat",
+            &format!("exec:{script} "),
+            "--lens",
+            "a=Q?",
+            "--allow-correlated",
+            "--harness-cap",
+            "exec=1",
+            "examples/answer.md",
+        ])
+        .current_dir(root())
+        .env("XDG_RUNTIME_DIR", &slots)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            records(&out).iter().all(|r| r["status"] == "ok"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let mut events: Vec<(f64, bool)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (kind, t) = l.split_once(' ').unwrap();
+            (t.parse().unwrap(), kind == "start")
+        })
+        .collect();
+    events.sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap());
+    let (mut running, mut most) = (0i32, 0i32);
+    for (_, start) in events {
+        running += if start { 1 } else { -1 };
+        most = most.max(running);
+    }
+    assert_eq!(most, 1, "four judges in two processes ran one at a time");
+}

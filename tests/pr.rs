@@ -691,4 +691,5 @@ fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
     let out = run(&[("STANDIN_MODE", "hang")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(pr.calls().len(), calls);
-}
+}let err = stderr(&t);
+    assert!(err.contains(": line 3: member rp-x-y-1-abcdefgh-tests is not in the plan"), "{err}")

@@ -8,4 +8,5 @@ mod mockserver;
 mod pr;
 mod real_cli;
 mod synthesis;
+mod tally;
 mod util;
