@@ -116,6 +116,64 @@ pub const DOC: ToolDoc = ToolDoc {
     ],
 };
 
+/// The type of the first record of the first input, read without consuming it: verdicts are
+/// counted as they stream, the other streams this tool reads are small and read whole.
+fn stream_kind(inputs: &[String]) -> Result<Option<String>> {
+    use std::io::{BufRead, Read};
+    let Some(first) = inputs.first() else {
+        return Ok(None);
+    };
+    let mut head = Vec::new();
+    if first == "-" {
+        let stdin = io::stdin();
+        let mut lock = stdin.lock();
+        // fill_buf leaves what it read in stdin's buffer for the reader that follows.
+        head.extend_from_slice(lock.fill_buf().context("<stdin>: cannot read")?);
+    } else if let Ok(file) = std::fs::File::open(first) {
+        file.take(8192).read_to_end(&mut head).ok();
+    }
+    let text = String::from_utf8_lossy(&head);
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    // Our records carry "type" first; a partial first line still shows it.
+    let kind = line
+        .split_once("\"type\":\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(kind, _)| kind.to_string());
+    Ok(kind)
+}
+
+/// Review records: the threshold panel counts acceptances.
+fn threshold_panel(args: &Args) -> Result<ExitCode> {
+    let mut reviews = Vec::new();
+    record::for_each::<crate::review::ReviewRecord>(&args.inputs, &["review"], |r, _| {
+        reviews.push(r);
+        Ok(())
+    })?;
+    let outcome = crate::review::threshold(&reviews, args.agree)?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        record::write(&mut out, &outcome.json())?;
+    } else {
+        out.write_all(outcome.text().as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::from(outcome.exit))
+}
+
+/// panel-vote's stream: the findings the writer gets, the split votes, the route.
+fn synthesis(args: &Args) -> Result<ExitCode> {
+    let records = crate::vote::read_records(&args.inputs, crate::vote::OUTPUT_TYPES)?;
+    let report = crate::vote::report(&records)?;
+    let mut out = io::stdout().lock();
+    if args.json {
+        record::write(&mut out, &report.json)?;
+    } else {
+        out.write_all(report.text.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::from(report.exit))
+}
+
 /// The clap definition of `panel-tally`.
 pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
@@ -136,6 +194,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     if args.agree == Some(0) {
         bail!("--agree 0: a panel needs at least one hold to pass");
+    }
+    match stream_kind(&paths_or_stdin(&args.inputs))?.as_deref() {
+        Some("review") => return threshold_panel(&args),
+        Some(kind) if crate::vote::OUTPUT_TYPES.contains(&kind) => return synthesis(&args),
+        _ => {}
     }
     let stdout = io::stdout();
     // Like stdio: flush each report at once on a terminal, in blocks into a pipe or file.
