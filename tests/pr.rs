@@ -454,6 +454,9 @@ fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_memb
     let recs = records(&out);
     let adv = recs.iter().find(|r| r["shape"] == "adversary").unwrap();
     assert_eq!(adv["status"], "interrupted");
+    // The checkouts went with the run.
+    let trees = git(&pr.repo(), &["worktree", "list", "--porcelain"]);
+    assert_eq!(trees.matches("worktree ").count(), 1, "{trees}");
     assert_eq!(pr.calls().len(), 2);
     let again = pr.judge(&plan, &[], &[("STANDIN_MODE", &mode)]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
@@ -691,4 +694,34 @@ fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
     let out = run(&[("STANDIN_MODE", "hang")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(pr.calls().len(), calls);
+}
+
+#[test]
+fn a_dry_run_prints_each_reviewer_s_command_and_launches_nothing() {
+    let pr = Pr::new("pr-dry");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let out = pr.judge(&plan, &["--dry-run"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].contains("claude -p") && lines[0].contains("Read,Grep,Glob"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("codex exec") && lines[1].contains("read-only"),
+        "{}",
+        lines[1]
+    );
+    assert!(pr.calls().is_empty());
+    assert_eq!(
+        git(&pr.repo(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
 }
