@@ -23,6 +23,9 @@ pub fn destination(kind: &str) -> &'static str {
         "tally" => {
             "a tally is panel-tally's output and is read by people and scripts, not by the tools"
         }
+        "pr-panel" => {
+            "a PR panel's verdict is panel-tally --pr's output and is read by people and scripts, not by the tools"
+        }
         "pr-class" | "plan" => "plans go to panel-judge --contract pr and panel-tally --pr",
         "pr-verdict" => "PR verdicts go through panel-tally --pr",
         _ => "no tool of this suite reads it",

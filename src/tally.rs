@@ -56,17 +56,36 @@ pub struct Args {
     /// input. Judges announced but never sent count as abstentions.
     #[arg(long)]
     pub each: bool,
+
+    /// Pull requests: aggregate pr-verdict records (panel-judge --contract pr) by the plan
+    /// into the panel's MERGE, FIX_FIRST, no-verdict or timeout.
+    #[arg(long, requires = "plan", conflicts_with_all = ["agree", "each"])]
+    pub pr: bool,
+
+    /// Pull requests: the plan the records answer (pr-classify --plan).
+    #[arg(long, value_name = "FILE", requires = "pr")]
+    pub plan: Option<String>,
+
+    /// Pull requests: the git repository where an advisory finding's path:line must exist, read
+    /// at the plan's head (git cat-file), or in the working tree when the head is not there.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: std::path::PathBuf,
+
+    /// Pull requests: what the fix-proof check said of the tests; vacuous, no-tests and error
+    /// make the tests member block.
+    #[arg(long, value_enum, value_name = "PROOF")]
+    pub fix_proof: Option<crate::pr::aggregate::FixProof>,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE.",
         ),
         (
             "1",
-            "The panel decided against: too few holds even if every abstainer had said holds. With --each: at least one panel did.",
+            "The panel decided against: too few holds even if every abstainer had said holds. With --each: at least one panel did. With --pr: FIX_FIRST.",
         ),
         (
             "2",
@@ -74,10 +93,14 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "3",
-            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided.",
+            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict).",
         ),
     ],
     examples: &[
+        (
+            "The verdict of a pull request's planned panel",
+            "panel-judge --contract pr --plan plan.json --repo . | panel-tally --pr --plan plan.json",
+        ),
         (
             "Judge an answer with one seat and read the report",
             "panel-judge --seat claude:haiku answer.md | panel-tally",
@@ -157,6 +180,18 @@ pub fn command() -> clap::Command {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    if let (true, Some(plan)) = (args.pr, &args.plan) {
+        return crate::pr::report::tally(&crate::pr::report::TallyInput {
+            plan,
+            inputs: &args.inputs,
+            repo: &args.repo,
+            fix_proof: args.fix_proof,
+            json: args.json,
+        });
+    }
+    if args.fix_proof.is_some() {
+        bail!("--fix-proof is for --pr");
+    }
     if args.agree == Some(0) {
         bail!("--agree 0: a panel needs at least one hold to pass");
     }

@@ -5,6 +5,7 @@ mod generated;
 mod harness;
 mod judge;
 mod mockserver;
+mod pr;
 mod real_cli;
 mod synthesis;
 mod tally;
