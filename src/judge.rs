@@ -261,10 +261,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Contract::Verdict => "verdicts.jsonl",
         Contract::Review | Contract::Pr => "reviews.jsonl",
     };
-    let mut ledger = std::fs::File::create(run_dir.join(ledger_name))
-        .with_context(|| format!("{}: cannot write", run_dir.display()))?;
-    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut stdout_open = true;
+    let mut out = crate::record::Emitter::new(&run_dir.join(ledger_name))?;
     let progress = std::io::stderr().is_terminal();
     let contract = args.contract;
     let check = move |obj: &serde_json::Map<String, serde_json::Value>| match contract {
@@ -273,24 +270,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let size = judges.len();
     let mut write_line = |name: &str, line: String, what: &str, ms: u64| -> Result<()> {
-        let _ = writeln!(ledger, "{line}");
         let _ = std::fs::write(run_dir.join(name).join("record.json"), format!("{line}\n"));
         if progress {
             eprintln!("panel-judge: {name} {what} ({:.1}s)", ms as f64 / 1000.0);
         }
-        if stdout_open {
-            let written = writeln!(stdout, "{line}").and_then(|_| stdout.flush());
-            if let Err(e) = written {
-                // Nobody reads any more (`| head -1`): stop the judges, keep the run folder whole.
-                stdout_open = false;
-                if e.kind() == std::io::ErrorKind::BrokenPipe {
-                    crate::launch::stop_all(crate::launch::SIGPIPE);
-                } else {
-                    return Err(e.into());
-                }
-            }
-        }
-        Ok(())
+        out.emit(&line)
     };
     let mut failure = None;
     launcher.ask_each(&jobs, &check, |i, done| {

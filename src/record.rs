@@ -104,6 +104,45 @@ pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
     Ok(())
 }
 
+/// Records written as each judge ends: to standard output, flushed at once so the next stage
+/// sees them, and to the run folder's ledger. When nobody reads standard output any more
+/// (`| head -1`), the run is stopped (every judge's process group ended) and the ledger still
+/// gets every record.
+pub struct Emitter {
+    stdout: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    open: bool,
+    ledger: std::fs::File,
+}
+
+impl Emitter {
+    /// Creates (or empties) the ledger file.
+    pub fn new(ledger: &std::path::Path) -> Result<Emitter> {
+        let file = std::fs::File::create(ledger)
+            .map_err(|e| anyhow!("{}: cannot write: {e}", ledger.display()))?;
+        Ok(Emitter {
+            stdout: std::io::BufWriter::new(std::io::stdout().lock()),
+            open: true,
+            ledger: file,
+        })
+    }
+
+    pub fn emit(&mut self, line: &str) -> Result<()> {
+        // The run folder keeps what it can; a full disk must not cost the records on stdout.
+        let _ = writeln!(self.ledger, "{line}");
+        if !self.open {
+            return Ok(());
+        }
+        if let Err(e) = writeln!(self.stdout, "{line}").and_then(|_| self.stdout.flush()) {
+            self.open = false;
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(e.into());
+            }
+            crate::launch::stop_all(crate::launch::SIGPIPE);
+        }
+        Ok(())
+    }
+}
+
 /// The two verdicts of the contract.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -417,14 +417,10 @@ pub fn judge(
     crate::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
     crate::launch::stop_when_stdout_closes();
 
-    let mut ledger = std::fs::File::create(run.join("pr-verdicts.jsonl"))
-        .with_context(|| format!("{}: cannot write", run.display()))?;
-    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut stdout_open = true;
+    let mut out = crate::record::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
     let progress = std::io::stderr().is_terminal();
     let mut emit = |rec: &PrVerdictRecord, fresh: bool| -> Result<()> {
         let line = serde_json::to_string(rec)?;
-        let _ = writeln!(ledger, "{line}");
         if fresh {
             let dir = run.join(&rec.member);
             let _ = std::fs::create_dir_all(&dir);
@@ -439,15 +435,7 @@ pub fn judge(
             };
             eprintln!("panel-judge: {} {what} ({how})", rec.member);
         }
-        if stdout_open && let Err(e) = writeln!(stdout, "{line}").and_then(|_| stdout.flush()) {
-            stdout_open = false;
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                crate::launch::stop_all(crate::launch::SIGPIPE);
-            } else {
-                return Err(e.into());
-            }
-        }
-        Ok(())
+        out.emit(&line)
     };
     for rec in kept.iter().flatten() {
         emit(rec, false)?;
