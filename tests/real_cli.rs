@@ -65,7 +65,7 @@ fn harness_dir() -> PathBuf {
     }
 }
 
-fn installed(bin: &str) -> Option<PathBuf> {
+pub(crate) fn installed(bin: &str) -> Option<PathBuf> {
     // PANEL_REAL_CLI=0 skips these slow tests even where the CLIs are installed.
     if std::env::var("PANEL_REAL_CLI").as_deref() == Ok("0") {
         return None;
@@ -537,6 +537,50 @@ fn llm(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
         a.push(s("--no-log"));
     }
     (a, env)
+}
+
+/// The seed's argv for one CLI, run once against a fresh server: `(bytes beyond the prompt,
+/// tools)` of its first model request and of its largest, and how many requests it made.
+/// For real_judge's BYTES table.
+pub(crate) fn seed_bytes(name: &str) -> Option<((usize, usize), (usize, usize), usize)> {
+    let (prepare, out_file): (fn(&Ctx, Argv, &str) -> Setup, _) = match name {
+        "claude" => (claude, None),
+        "codex" => (codex, Some("out.json")),
+        "copilot" => (copilot, None),
+        "opencode" => (opencode, None),
+        "gemini" => (gemini, None),
+        "qwen" => (qwen, None),
+        "kimi" => (kimi, None),
+        "llm" => (llm, None),
+        _ => return None,
+    };
+    let bin = installed(name)?;
+    let spec = Spec {
+        bin: match name {
+            "claude" => "claude",
+            "codex" => "codex",
+            "copilot" => "copilot",
+            "opencode" => "opencode",
+            "gemini" => "gemini",
+            "qwen" => "qwen",
+            "kimi" => "kimi",
+            _ => "llm",
+        },
+        prepare,
+        answer: stdout_answer,
+        sealed_tools: &[],
+        state: &[],
+        host_writes_state: false,
+        expect: |_| b(End::Killed, false, Said::Nothing),
+        out_file,
+    };
+    let (o, _) = run(&spec, &bin, Argv::Seed, Mode::Ok, Deadline::Total(DEADLINE));
+    let each: Vec<(usize, usize)> = o
+        .requests
+        .iter()
+        .filter_map(|r| Some((r.bytes_beyond_prompt(PROMPT)?, r.tools.len())))
+        .collect();
+    Some((*each.first()?, *each.iter().max()?, o.requests.len()))
 }
 
 // ---------------------------------------------------------------- running

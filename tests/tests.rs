@@ -6,5 +6,6 @@ mod harness;
 mod judge;
 mod mockserver;
 mod real_cli;
+mod real_judge;
 mod synthesis;
 mod util;
