@@ -112,8 +112,8 @@ fn normalise(arg: &str, tmp: &str, run: &str) -> String {
     out
 }
 
-/// The words of a `--dry-run` line, as bash reads them: the executable becomes a function
-/// that prints its arguments.
+/// The argv of a `--dry-run` line, as bash reads it: the executable becomes a function that
+/// prints its arguments (the row's VAR=value prefixes and `< /dev/null` drop out).
 fn dry_words(line: &str, exe: &str) -> Vec<String> {
     let out = Command::new("bash")
         .arg("-c")
@@ -201,17 +201,12 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let (t, r) = (scratch.display().to_string(), run.display().to_string());
     let norm = |v: Vec<String>| -> Vec<String> { v.iter().map(|a| normalise(a, &t, &r)).collect() };
     let words = dry_words(line.trim_end(), case.harness);
-    // The dry run's words: the row's VAR=value settings, then the executable and its argv.
-    let at = words
-        .iter()
-        .position(|w| w == case.harness)
-        .unwrap_or_else(|| panic!("{}: no executable in {line}", case.harness));
     Run {
         record,
         requests: server.generations(),
         prompt,
         argv: norm(argv),
-        dry: norm(words[at + 1..].to_vec()),
+        dry: norm(words),
         stderr,
         secs,
     }
