@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Condvar, Mutex};
 use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
@@ -129,8 +130,36 @@ fn dry_words(line: &str, exe: &str) -> Vec<String> {
     words
 }
 
+/// How many judges start at once across these tests: the CLIs take seconds of CPU to start,
+/// and on two cores a dozen at once would not reach the server within their deadline.
+const AT_ONCE: usize = 3;
+static SLOTS: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+/// Holds one of the [`AT_ONCE`] slots while alive.
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let mut n = SLOTS.lock().unwrap();
+        while *n >= AT_ONCE {
+            n = FREED.wait(n).unwrap();
+        }
+        *n += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *SLOTS.lock().unwrap() -= 1;
+        FREED.notify_one();
+    }
+}
+
 /// Runs panel-judge once (and its dry run) for `case` against a server of its own.
 fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
+    let _slot = Slot::take();
     let server = MockServer::start();
     let tmp = TempDir::new(&format!("judge-{}", case.harness));
     let root = tmp.path().canonicalize().unwrap();
@@ -246,7 +275,10 @@ fn check(case: &Case) {
             })
             .collect();
         let ok = judge(case, &bindir, Mode::Ok, 90.0);
-        let seed = seed_bytes(name);
+        let seed = {
+            let _slot = Slot::take();
+            seed_bytes(name)
+        };
         let modes: Vec<(Mode, Run)> = modes.into_iter().map(|h| h.join().unwrap()).collect();
         (ok, modes, seed)
     });
@@ -279,7 +311,7 @@ fn check(case: &Case) {
 
     let first = |rs: &[Logged], prompt: &str| -> Option<(usize, usize)> {
         rs.iter()
-            .find_map(|q| Some((q.bytes_beyond_prompt(prompt)?, q.tools.len())))
+            .find_map(|q| Some((q.bytes_beyond_prompt(prompt.trim())?, q.tools.len())))
     };
     let show = |x: Option<(usize, usize)>| {
         x.map_or("-".to_string(), |(b, t)| format!("{b} B, {t} tools"))
@@ -340,11 +372,17 @@ fn claude_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn codex_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
-    vec![
-        ("OPENAI_BASE_URL", format!("{url}/v1")),
-        ("OPENAI_API_KEY", s("dummy")),
-    ]
+fn codex_user(home: &Path, url: &str) -> Vec<(&'static str, String)> {
+    // Codex reads no base URL from the environment: a user names their endpoint in config.toml.
+    write(
+        &home.join(".codex/config.toml"),
+        &format!(
+            "model_provider = \"mine\"\n\n[model_providers.mine]\nname = \"Mine\"\n\
+             base_url = \"{url}/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n\
+             request_max_retries = 0\nstream_max_retries = 0\n"
+        ),
+    );
+    vec![("OPENAI_API_KEY", s("dummy"))]
 }
 
 fn copilot_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
