@@ -318,6 +318,13 @@ fn check(case: &Case) {
     let show = |x: Option<(usize, usize)>| {
         x.map_or("-".to_string(), |(b, t)| format!("{b} B, {t} tools"))
     };
+    if first(&ok.requests, &ok.prompt).is_none() {
+        // Shows how the CLI changed the prompt, when the table cannot find it.
+        println!(
+            "{name}: prompt not found verbatim in {}",
+            ok.requests[0].body.to_string().chars().take(3000).collect::<String>()
+        );
+    }
     let mut report = format!(
         "BYTES {name:9} ours {:>16} ({} req)  seed {:>16} ({} req, largest {})\n",
         show(first(&ok.requests, &ok.prompt)),
