@@ -427,7 +427,12 @@ impl Launcher {
             Mode::Sealed => &h.argv,
             Mode::Reviewer { .. } => match &h.reviewer {
                 Some(r) => &r.argv,
-                None => return Err(anyhow!("harness {} has no reviewer mode: it cannot review a pull request", h.name)),
+                None => {
+                    return Err(anyhow!(
+                        "harness {} has no reviewer mode: it cannot review a pull request",
+                        h.name
+                    ));
+                }
             },
         };
         let mut argv = h.render(template, &vars, &user_env)?;
@@ -779,7 +784,12 @@ impl Asker for Launcher {
         for (i, q) in questions.iter().enumerate() {
             match self.seat(&q.seat) {
                 Ok(seat) => {
-                    jobs.push(Job::sealed(&q.name, seat, q.prompt.clone(), q.schema.clone()));
+                    jobs.push(Job::sealed(
+                        &q.name,
+                        seat,
+                        q.prompt.clone(),
+                        q.schema.clone(),
+                    ));
                     index.push(i);
                 }
                 Err(e) => replies[i] = Some(Reply::abstained(Status::NotFound, format!("{e:#}"))),
@@ -863,7 +873,11 @@ fn read_answer(
             f.run_text(&stdout)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
                 .collect()
         });
     }
@@ -931,9 +945,11 @@ fn read_answer(
 
 /// A reviewer's reply: the last message its filter yields, or all of stdout without one.
 fn last_message(filter: Option<&extract::Filter>, stdout: &str) -> String {
-    let last = filter
-        .and_then(|f| f.run_text(stdout))
-        .and_then(|outs| outs.into_iter().filter_map(|v| v.as_str().map(String::from)).next_back());
+    let last = filter.and_then(|f| f.run_text(stdout)).and_then(|outs| {
+        outs.into_iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .next_back()
+    });
     last.unwrap_or_else(|| stdout.trim_end().to_string())
 }
 

@@ -186,8 +186,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|j| {
             let (prompt, schema) = match args.contract {
-                Contract::Verdict => (prompt::verdict_prompt(&j.lens, &candidate.text, &nonce), contract::verdict_schema()),
-                Contract::Review => (review::prompt(brief.as_deref(), &candidate.text, &nonce, None), review::schema()),
+                Contract::Verdict => (
+                    prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
+                    contract::verdict_schema(),
+                ),
+                Contract::Review => (
+                    review::prompt(brief.as_deref(), &candidate.text, &nonce, None),
+                    review::schema(),
+                ),
             };
             Job::sealed(&j.name, j.seat.clone(), prompt, schema)
         })

@@ -539,10 +539,16 @@ fn llm(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     (a, env)
 }
 
-/// The seed's argv for one CLI, run once against a fresh server: `(bytes beyond the prompt,
-/// tools)` of its first model request and of its largest, and how many requests it made.
-/// For real_judge's BYTES table.
-pub(crate) fn seed_bytes(name: &str) -> Option<((usize, usize), (usize, usize), usize)> {
+/// What the seed's argv sends: `(bytes beyond the prompt, tools)` of the first model request
+/// and of the largest, and how many requests it made.
+pub(crate) struct SeedBytes {
+    pub first: (usize, usize),
+    pub largest: (usize, usize),
+    pub requests: usize,
+}
+
+/// The seed's argv for one CLI, run once against a fresh server, for real_judge's BYTES table.
+pub(crate) fn seed_bytes(name: &str) -> Option<SeedBytes> {
     let (prepare, out_file): (fn(&Ctx, Argv, &str) -> Setup, _) = match name {
         "claude" => (claude, None),
         "codex" => (codex, Some("out.json")),
@@ -580,7 +586,11 @@ pub(crate) fn seed_bytes(name: &str) -> Option<((usize, usize), (usize, usize), 
         .iter()
         .filter_map(|r| Some((r.bytes_beyond_prompt(PROMPT)?, r.tools.len())))
         .collect();
-    Some((*each.first()?, *each.iter().max()?, o.requests.len()))
+    Some(SeedBytes {
+        first: *each.first()?,
+        largest: *each.iter().max()?,
+        requests: o.requests.len(),
+    })
 }
 
 // ---------------------------------------------------------------- running

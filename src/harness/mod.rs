@@ -302,10 +302,12 @@ impl Harness {
         if self.answer == AnswerAt::File && !mentions("{answer_file}") {
             bail!("argv: the answer lands in a file but argv has no {{answer_file}}");
         }
-        let reviewer_filters = self
-            .reviewer
-            .as_ref()
-            .map(|r| [("reviewer.filter", &r.filter), ("reviewer.toolCalls", &r.tool_calls)]);
+        let reviewer_filters = self.reviewer.as_ref().map(|r| {
+            [
+                ("reviewer.filter", &r.filter),
+                ("reviewer.toolCalls", &r.tool_calls),
+            ]
+        });
         for (field, filter) in [("filter", &self.filter), ("usage", &self.usage)]
             .into_iter()
             .chain(reviewer_filters.into_iter().flatten())
@@ -341,7 +343,12 @@ impl Harness {
     }
 
     /// Renders one argv template of this row (its own, or its reviewer mode's).
-    pub fn render(&self, argv: &[Arg], vars: &Vars, user_env: &dyn Fn(&str) -> bool) -> Result<Vec<String>> {
+    pub fn render(
+        &self,
+        argv: &[Arg],
+        vars: &Vars,
+        user_env: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<String>> {
         let mut out = Vec::new();
         for arg in argv {
             match arg {
