@@ -41,6 +41,8 @@ struct Case {
     usage: &'static [&'static str],
     /// The record's status for each failure mode.
     expect: fn(Mode) -> &'static str,
+    /// Failure modes the CLI retries on and on: they run with a short deadline, to a timeout.
+    endless: &'static [Mode],
 }
 
 /// One panel-judge run and what it left.
@@ -253,6 +255,9 @@ const MODES: [Mode; 5] = [
     Mode::Hang,
 ];
 
+/// Seconds for a failure mode the CLI would retry past any deadline.
+const ENDLESS: f64 = 20.0;
+
 /// Seconds a failure mode may take, from launch: long enough for a CLI that gives up on its
 /// own to do so on a busy two-core machine, where a CLI takes up to 30 s to start.
 fn timeout_of(mode: Mode) -> f64 {
@@ -277,7 +282,12 @@ fn check(case: &Case) {
             .iter()
             .map(|&m| {
                 let bindir = &bindir;
-                sc.spawn(move || (m, judge(case, bindir, m, timeout_of(m))))
+                let t = if case.endless.contains(&m) {
+                    ENDLESS
+                } else {
+                    timeout_of(m)
+                };
+                sc.spawn(move || (m, judge(case, bindir, m, t)))
             })
             .collect();
         let ok = judge(case, &bindir, Mode::Ok, 90.0);
@@ -491,6 +501,7 @@ fn claude_judge() {
             Mode::Error500 => "failed",
             _ => "timeout",
         },
+        endless: &[],
     });
 }
 
@@ -510,6 +521,7 @@ fn codex_judge() {
             Mode::Error500 => "failed",
             _ => "timeout",
         },
+        endless: &[],
     });
 }
 
@@ -528,6 +540,7 @@ fn copilot_judge() {
             Mode::Error500 => "failed",
             _ => "timeout",
         },
+        endless: &[],
     });
 }
 
@@ -542,9 +555,10 @@ fn opencode_judge() {
         expect: |m| match m {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
-            Mode::RateLimit => "rate-limited",
+            // It backs off and retries a 429 for half a minute, a 500 for longer.
             _ => "timeout",
         },
+        endless: &[Mode::RateLimit, Mode::Error500],
     });
 }
 
@@ -563,6 +577,7 @@ fn gemini_judge() {
             Mode::Error500 => "failed",
             _ => "timeout",
         },
+        endless: &[],
     });
 }
 
@@ -575,10 +590,12 @@ fn qwen_judge() {
         tools: &["structured_output"],
         usage: &["inputTokens", "outputTokens"],
         expect: |m| match m {
+            // Text instead of the schema tool call is an error of its own (exit 1).
             Mode::Prose | Mode::Fence => "failed",
             Mode::RateLimit => "rate-limited",
             _ => "timeout",
         },
+        endless: &[Mode::Error500],
     });
 }
 
@@ -597,6 +614,7 @@ fn kimi_judge() {
             Mode::Error500 => "failed",
             _ => "timeout",
         },
+        endless: &[],
     });
 }
 
@@ -615,5 +633,6 @@ fn llm_judge() {
             Mode::Error500 => "failed",
             _ => "timeout",
         },
+        endless: &[],
     });
 }
