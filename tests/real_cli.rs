@@ -65,7 +65,7 @@ fn harness_dir() -> PathBuf {
     }
 }
 
-fn installed(bin: &str) -> Option<PathBuf> {
+pub(crate) fn installed(bin: &str) -> Option<PathBuf> {
     // PANEL_REAL_CLI=0 skips these slow tests even where the CLIs are installed.
     if std::env::var("PANEL_REAL_CLI").as_deref() == Ok("0") {
         return None;
@@ -539,6 +539,74 @@ fn llm(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
     (a, env)
 }
 
+/// What the seed's argv sends: `(bytes beyond the prompt, tools)` of the first model request
+/// and of the largest, and how many requests it made.
+#[derive(Clone)]
+pub(crate) struct SeedBytes {
+    pub first: (usize, usize),
+    pub largest: (usize, usize),
+    pub requests: usize,
+}
+
+/// Seed measurements already made by this module's tests, so real_judge need not run the
+/// seed's argv again in the same test process.
+static SEEDS: std::sync::Mutex<BTreeMap<&'static str, SeedBytes>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+fn seed_of(o: &Outcome) -> Option<SeedBytes> {
+    let each: Vec<(usize, usize)> = o
+        .requests
+        .iter()
+        .filter_map(|r| Some((r.bytes_beyond_prompt(PROMPT)?, r.tools.len())))
+        .collect();
+    Some(SeedBytes {
+        first: *each.first()?,
+        largest: *each.iter().max()?,
+        requests: o.requests.len(),
+    })
+}
+
+/// The seed's argv for one CLI, for real_judge's BYTES table: as this module measured it, or
+/// run once now against a fresh server.
+pub(crate) fn seed_bytes(name: &str) -> Option<SeedBytes> {
+    if let Some(s) = SEEDS.lock().unwrap().get(name) {
+        return Some(s.clone());
+    }
+    let (prepare, out_file): (fn(&Ctx, Argv, &str) -> Setup, _) = match name {
+        "claude" => (claude, None),
+        "codex" => (codex, Some("out.json")),
+        "copilot" => (copilot, None),
+        "opencode" => (opencode, None),
+        "gemini" => (gemini, None),
+        "qwen" => (qwen, None),
+        "kimi" => (kimi, None),
+        "llm" => (llm, None),
+        _ => return None,
+    };
+    let bin = installed(name)?;
+    let spec = Spec {
+        bin: match name {
+            "claude" => "claude",
+            "codex" => "codex",
+            "copilot" => "copilot",
+            "opencode" => "opencode",
+            "gemini" => "gemini",
+            "qwen" => "qwen",
+            "kimi" => "kimi",
+            _ => "llm",
+        },
+        prepare,
+        answer: stdout_answer,
+        sealed_tools: &[],
+        state: &[],
+        host_writes_state: false,
+        expect: |_| b(End::Killed, false, Said::Nothing),
+        out_file,
+    };
+    let (o, _) = run(&spec, &bin, Argv::Seed, Mode::Ok, Deadline::Total(DEADLINE));
+    seed_of(&o)
+}
+
 // ---------------------------------------------------------------- running
 
 /// When to give up on a run.
@@ -847,6 +915,9 @@ fn check(spec: &Spec) {
     // The seed's line, for what it costs on the wire. Measured on the largest request (the
     // main one when a CLI also asks for a session title).
     let (seed, _) = run(spec, &bin, Argv::Seed, Mode::Ok, Deadline::Total(DEADLINE));
+    if let Some(m) = seed_of(&seed) {
+        SEEDS.lock().unwrap().insert(spec.bin, m);
+    }
     let largest = |rs: &[Logged]| -> Option<(usize, usize)> {
         rs.iter()
             .filter_map(|r| Some((r.bytes_beyond_prompt(PROMPT)?, r.tools.len())))

@@ -7,6 +7,7 @@ mod judge;
 mod mockserver;
 mod pr;
 mod real_cli;
+mod real_judge;
 mod synthesis;
 mod tally;
 mod util;

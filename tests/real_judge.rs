@@ -1,0 +1,638 @@
+//! Runs our `panel-judge` with each real coding-agent CLI (from `scripts/install-harnesses`)
+//! against the stand-in model server, through the built-in harness rows as a user would:
+//! the CLI's bin folder first on PATH, a fake user HOME holding only what a user keeps there
+//! to reach their own endpoint, and the variables a user would export. A CLI that is not
+//! installed is skipped with a note; `PANEL_REAL_CLI=0` skips them all.
+//!
+//! Each test checks the verdict record (and the usage the CLI reports), that the model
+//! requests offered no tool but the schema tool (read from the server's log, so the lockdown
+//! is proven), that the fake HOME is byte for byte as before, that `--dry-run` prints the argv
+//! the run used, and the status each failure the server plays (prose, fenced JSON, 429, 500,
+//! no answer) becomes. `--nocapture` prints `BYTES` rows: what the first model request carries
+//! beyond the prompt with our row's argv and with the seed's (from `real_cli`), and `MODE`
+//! rows.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Condvar, Mutex};
+use std::time::{Instant, SystemTime};
+
+use serde_json::Value;
+
+use crate::mockserver::{Logged, MockServer, Mode};
+use crate::real_cli::{installed, seed_bytes};
+use crate::util::{TempDir, bin};
+
+/// The work the judge reads; a `MOCK-MODE:` marker is appended to play a failure.
+const WORK: &str = "# first\n\n`first(xs)` returns `xs[0]` and never raises.\n";
+const LENS: &str = "correctness=Does the work do what it claims?";
+
+/// What a user has in place for one CLI, and what the test expects of it.
+struct Case {
+    /// The harness row, which is also the executable.
+    harness: &'static str,
+    model: Option<&'static str>,
+    /// Writes the user's own files under the fake HOME; returns the variables a user exports.
+    user: fn(home: &Path, url: &str) -> Vec<(&'static str, String)>,
+    /// Tools the model may see: the schema tool, or what the CLI cannot drop.
+    tools: &'static [&'static str],
+    /// The usage fields the record must carry (the CLI reports them).
+    usage: &'static [&'static str],
+    /// The record's status for each failure mode.
+    expect: fn(Mode) -> &'static str,
+    /// Failure modes the CLI retries on and on: they run with a short deadline, to a timeout.
+    endless: &'static [Mode],
+}
+
+/// One panel-judge run and what it left.
+struct Run {
+    record: Value,
+    requests: Vec<Logged>,
+    prompt: String,
+    /// `attempt-1/argv.json`, private paths and the nonce normalised.
+    argv: Vec<String>,
+    /// The dry run's argv, normalised alike.
+    dry: Vec<String>,
+    stderr: String,
+    secs: f64,
+}
+
+fn s(x: &str) -> String {
+    x.to_string()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Every path under `root` with its size and mtime.
+fn listing(root: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        out.insert(p.clone(), (meta.len(), meta.modified().ok()));
+        if meta.is_dir() {
+            for e in std::fs::read_dir(&p).into_iter().flatten().flatten() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Replaces what differs between two launches of the same judge: the private folders
+/// (`$TMPDIR/panel-sandbox.XXXXXX` in a run, `RUN/.sandbox` in a dry run) and the fence
+/// nonce (32 random hex digits).
+fn normalise(arg: &str, tmp: &str, run: &str) -> String {
+    let mut t = arg.replace(&format!("{run}/.sandbox"), "<private>");
+    let lead = format!("{tmp}/panel-sandbox.");
+    while let Some(i) = t.find(&lead) {
+        let end = (i + lead.len() + 6).min(t.len());
+        t.replace_range(i..end, "<private>");
+    }
+    let b = t.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let run_len = b[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            .count();
+        if run_len == 32 {
+            out.push_str("<nonce>");
+            i += 32;
+        } else {
+            let n = run_len.max(1);
+            out.push_str(&t[i..i + n]);
+            i += n;
+        }
+    }
+    out
+}
+
+/// The argv of a `--dry-run` line, as bash reads it: the executable becomes a function that
+/// prints its arguments (the row's VAR=value prefixes and `< /dev/null` drop out).
+fn dry_words(line: &str, exe: &str) -> Vec<String> {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("{exe}() {{ printf '%s\\0' \"$@\"; }}; eval \"$1\""))
+        .arg("_")
+        .arg(line)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "bash could not read {line}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut words: Vec<String> = text.split('\0').map(String::from).collect();
+    words.pop();
+    words
+}
+
+/// How many judges start at once across these tests: the CLIs take seconds of CPU to start,
+/// and on two cores a dozen at once would not reach the server within their deadline.
+const AT_ONCE: usize = 3;
+static SLOTS: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+/// Holds one of the [`AT_ONCE`] slots while alive.
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let mut n = SLOTS.lock().unwrap();
+        while *n >= AT_ONCE {
+            n = FREED.wait(n).unwrap();
+        }
+        *n += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *SLOTS.lock().unwrap() -= 1;
+        FREED.notify_one();
+    }
+}
+
+/// Runs panel-judge once (and its dry run) for `case` against a server of its own.
+fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
+    let _slot = Slot::take();
+    let server = MockServer::start();
+    let tmp = TempDir::new(&format!("judge-{}", case.harness));
+    let root = tmp.path().canonicalize().unwrap();
+    let home = root.join("home");
+    let (run, scratch) = (root.join("run"), root.join("tmp"));
+    for d in [&home, &scratch] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let env = (case.user)(&home, &server.url());
+    let work = match mode {
+        Mode::Ok => WORK.to_string(),
+        m => format!("{WORK}\n{}\n", m.marker()),
+    };
+    let candidate = root.join("work.md");
+    std::fs::write(&candidate, &work).unwrap();
+    let seat = match case.model {
+        Some(m) => format!("{}:{m}", case.harness),
+        None => case.harness.to_string(),
+    };
+    let cmd = |extra: &[&str]| {
+        let mut c = Command::new(bin("panel-judge"));
+        c.args(["--seat", &seat, "--lens", LENS, "--retries", "0"])
+            .args(["--timeout", &timeout.to_string()])
+            .arg("--out")
+            .arg(&run)
+            .args(extra)
+            .arg(&candidate)
+            .env_clear()
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    bindir.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env("HOME", &home)
+            .env("TMPDIR", &scratch)
+            .env("LANG", "C.UTF-8")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
+        c
+    };
+    let before = listing(&home);
+    let dry: Output = cmd(&["--dry-run"]).output().unwrap();
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let line = String::from_utf8(dry.stdout).unwrap();
+    let started = Instant::now();
+    let out = cmd(&[]).output().unwrap();
+    let secs = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}: {stderr}", case.harness);
+    assert_eq!(
+        listing(&home),
+        before,
+        "{}: something wrote under the user's HOME",
+        case.harness
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let record: Value = serde_json::from_str(stdout.lines().next().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{}: {e}: {stdout}\n{stderr}", case.harness));
+    let judge_dir = run.join(record["judge"].as_str().unwrap());
+    let prompt = std::fs::read_to_string(judge_dir.join("prompt.txt")).unwrap();
+    let argv: Vec<String> = serde_json::from_str(
+        &std::fs::read_to_string(judge_dir.join("attempt-1/argv.json")).unwrap(),
+    )
+    .unwrap();
+    let (t, r) = (scratch.display().to_string(), run.display().to_string());
+    let norm = |v: Vec<String>| -> Vec<String> { v.iter().map(|a| normalise(a, &t, &r)).collect() };
+    let words = dry_words(line.trim_end(), case.harness);
+    Run {
+        record,
+        requests: server.generations(),
+        prompt,
+        argv: norm(argv),
+        dry: norm(words),
+        stderr,
+        secs,
+    }
+}
+
+const MODES: [Mode; 5] = [
+    Mode::Prose,
+    Mode::Fence,
+    Mode::RateLimit,
+    Mode::Error500,
+    Mode::Hang,
+];
+
+/// Seconds for a failure mode the CLI would retry past any deadline.
+const ENDLESS: f64 = 20.0;
+
+/// Seconds a failure mode may take, from launch: long enough for a CLI that gives up on its
+/// own to do so on a busy two-core machine, where a CLI takes up to 30 s to start.
+fn timeout_of(mode: Mode) -> f64 {
+    match mode {
+        Mode::Hang => 8.0,
+        Mode::Prose | Mode::Fence => 60.0,
+        _ => 50.0,
+    }
+}
+
+fn check(case: &Case) {
+    let name = case.harness;
+    let Some(exe) = installed(name) else {
+        println!("skipped: {name} not installed (scripts/install-harnesses) or PANEL_REAL_CLI=0");
+        return;
+    };
+    let bindir = exe.parent().unwrap().to_path_buf();
+
+    // The modes run beside the verdict run: most of their time is waiting.
+    let (ok, modes, seed) = std::thread::scope(|sc| {
+        let modes: Vec<_> = MODES
+            .iter()
+            .map(|&m| {
+                let bindir = &bindir;
+                let t = if case.endless.contains(&m) {
+                    ENDLESS
+                } else {
+                    timeout_of(m)
+                };
+                sc.spawn(move || (m, judge(case, bindir, m, t)))
+            })
+            .collect();
+        let ok = judge(case, &bindir, Mode::Ok, 90.0);
+        let seed = {
+            let _slot = Slot::take();
+            seed_bytes(name)
+        };
+        let modes: Vec<(Mode, Run)> = modes.into_iter().map(|h| h.join().unwrap()).collect();
+        (ok, modes, seed)
+    });
+
+    // (1) the verdict record and its usage.
+    let r = &ok.record;
+    assert_eq!(r["status"], "ok", "{name}: {r}\n{}", ok.stderr);
+    assert_eq!(r["verdict"], "breaks", "{name}: {r}");
+    assert_eq!(r["confidence"], 0.9, "{name}: {r}");
+    assert_eq!(r["harness"], name);
+    for field in case.usage {
+        let v = &r["usage"][field];
+        assert!(
+            v.as_f64().is_some_and(|x| x > 0.0),
+            "{name}: usage.{field} not recorded: {r}"
+        );
+    }
+    if case.usage.contains(&"inputTokens") {
+        // The server reports 10 in, 20 out on every API.
+        assert_eq!(r["usage"]["inputTokens"], 10, "{name}: {r}");
+        assert_eq!(r["usage"]["outputTokens"], 20, "{name}: {r}");
+    }
+    // (2) the lockdown, on the wire.
+    assert!(!ok.requests.is_empty(), "{name}: no model request");
+    for q in &ok.requests {
+        assert_eq!(q.tools, case.tools, "{name}: tools offered to the model");
+    }
+    // (5) the dry run shows the command that ran.
+    assert_eq!(ok.dry, ok.argv, "{name}: --dry-run differs from the run");
+
+    // The prompt as sent; a CLI that reworded it (opencode) is measured from the longest
+    // string holding its first line, marked `*`.
+    let first = |rs: &[Logged], prompt: &str| -> Option<String> {
+        let head = prompt.lines().next().unwrap_or_default();
+        rs.iter().find_map(|q| {
+            let (b, mark) = match q.bytes_beyond_prompt(prompt.trim()) {
+                Some(b) => (b, ""),
+                None => (q.bytes_beyond_marked(head)?, "*"),
+            };
+            Some(format!("{b}{mark} B, {} tools", q.tools.len()))
+        })
+    };
+    let show =
+        |x: Option<(usize, usize)>| x.map_or("-".to_string(), |(b, t)| format!("{b} B, {t} tools"));
+    let mut report = format!(
+        "BYTES {name:9} ours {:>16} ({} req)  seed {:>16} ({} req, largest {})\n",
+        first(&ok.requests, &ok.prompt).unwrap_or_else(|| "-".into()),
+        ok.requests.len(),
+        show(seed.as_ref().map(|s| s.first)),
+        seed.as_ref().map_or(0, |s| s.requests),
+        show(seed.as_ref().map(|s| s.largest)),
+    );
+    report.push_str(&format!(
+        "MODE  {name:9} {:10} {:>12} {:5.1}s req {}\n",
+        "ok",
+        "ok",
+        ok.secs,
+        ok.requests.len()
+    ));
+
+    // (4) each failure mode's status.
+    let mut wrong = Vec::new();
+    for (mode, run) in &modes {
+        let status = run.record["status"].as_str().unwrap_or("?");
+        report.push_str(&format!(
+            "MODE  {name:9} {:10} {:>12} {:5.1}s req {} | {}\n",
+            mode.name(),
+            status,
+            run.secs,
+            run.requests.len(),
+            run.record["cause"]
+                .as_str()
+                .unwrap_or("")
+                .chars()
+                .take(90)
+                .collect::<String>()
+        ));
+        let want = (case.expect)(*mode);
+        if status != want {
+            wrong.push(format!(
+                "{name} {}: expected {want}, got {}",
+                mode.name(),
+                run.record
+            ));
+        }
+        for q in &run.requests {
+            assert_eq!(
+                q.tools,
+                case.tools,
+                "{name} {}: tools offered in {}",
+                mode.name(),
+                q.body.to_string().chars().take(1500).collect::<String>()
+            );
+        }
+        assert_eq!(
+            run.dry,
+            run.argv,
+            "{name} {}: --dry-run differs",
+            mode.name()
+        );
+    }
+    println!("{report}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+// ---------------------------------------------------------------- what a user has in place
+
+fn claude_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", s(url)),
+        ("ANTHROPIC_API_KEY", s("dummy")),
+        // Else a 429 or a 500 is retried for minutes.
+        ("CLAUDE_CODE_MAX_RETRIES", s("0")),
+    ]
+}
+
+fn codex_user(home: &Path, url: &str) -> Vec<(&'static str, String)> {
+    // Codex reads no base URL from the environment: a user names their endpoint in config.toml.
+    write(
+        &home.join(".codex/config.toml"),
+        &format!(
+            "model_provider = \"mine\"\n\n[model_providers.mine]\nname = \"Mine\"\n\
+             base_url = \"{url}/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n\
+             request_max_retries = 0\nstream_max_retries = 0\n"
+        ),
+    );
+    vec![("OPENAI_API_KEY", s("dummy"))]
+}
+
+fn copilot_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("COPILOT_OFFLINE", s("true")),
+        ("COPILOT_PROVIDER_BASE_URL", format!("{url}/v1")),
+        ("COPILOT_PROVIDER_API_KEY", s("dummy")),
+        ("COPILOT_MODEL", s("mock-model")),
+    ]
+}
+
+fn opencode_user(home: &Path, url: &str) -> Vec<(&'static str, String)> {
+    let file = home.join(".config/opencode/mock.json");
+    let config = serde_json::json!({
+        "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+            "options": {"baseURL": format!("{url}/v1"), "apiKey": "dummy"},
+            "models": {"mock-model": {"name": "Mock model"}}}}
+    });
+    write(&file, &config.to_string());
+    vec![
+        ("OPENCODE_CONFIG", file.display().to_string()),
+        // Its first run looks its plugin up on the npm registry: the user's registry.
+        ("npm_config_registry", format!("{url}/npm/")),
+    ]
+}
+
+fn gemini_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("GEMINI_API_KEY", s("dummy")),
+        ("GOOGLE_GEMINI_BASE_URL", s(url)),
+    ]
+}
+
+fn qwen_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("OPENAI_API_KEY", s("dummy")),
+        ("OPENAI_BASE_URL", format!("{url}/v1")),
+    ]
+}
+
+fn kimi_user(home: &Path, url: &str) -> Vec<(&'static str, String)> {
+    write(
+        &home.join(".kimi/config.toml"),
+        &format!(
+            "default_model = \"mock\"\n\n[models.mock]\nprovider = \"mock\"\nmodel = \"mock-model\"\n\
+             max_context_size = 128000\n\n[providers.mock]\ntype = \"openai_legacy\"\n\
+             base_url = \"{url}/v1\"\napi_key = \"dummy\"\n"
+        ),
+    );
+    vec![]
+}
+
+fn llm_user(home: &Path, url: &str) -> Vec<(&'static str, String)> {
+    write(
+        &home.join(".config/io.datasette.llm/extra-openai-models.yaml"),
+        &format!(
+            "- model_id: mock\n  model_name: mock-model\n  api_base: \"{url}/v1\"\n  supports_schema: true\n"
+        ),
+    );
+    vec![]
+}
+
+// ---------------------------------------------------------------- one test per CLI
+
+#[test]
+fn claude_judge() {
+    check(&Case {
+        harness: "claude",
+        model: Some("haiku"),
+        user: claude_user,
+        tools: &["StructuredOutput"],
+        usage: &["inputTokens", "outputTokens", "costUsd"],
+        expect: |m| match m {
+            Mode::Prose => "unreadable",
+            Mode::Fence => "ok",
+            Mode::RateLimit => "rate-limited",
+            Mode::Error500 => "failed",
+            _ => "timeout",
+        },
+        endless: &[],
+    });
+}
+
+#[test]
+fn codex_judge() {
+    check(&Case {
+        harness: "codex",
+        model: Some("mock-model"),
+        user: codex_user,
+        // The one tool no flag removes.
+        tools: &["request_user_input"],
+        usage: &["inputTokens", "outputTokens"],
+        expect: |m| match m {
+            Mode::Prose => "unreadable",
+            Mode::Fence => "ok",
+            Mode::RateLimit => "rate-limited",
+            Mode::Error500 => "failed",
+            _ => "timeout",
+        },
+        endless: &[],
+    });
+}
+
+#[test]
+fn copilot_judge() {
+    check(&Case {
+        harness: "copilot",
+        model: None,
+        user: copilot_user,
+        tools: &[],
+        usage: &[],
+        expect: |m| match m {
+            Mode::Prose => "unreadable",
+            Mode::Fence => "ok",
+            Mode::RateLimit => "rate-limited",
+            Mode::Error500 => "failed",
+            _ => "timeout",
+        },
+        endless: &[],
+    });
+}
+
+#[test]
+fn opencode_judge() {
+    check(&Case {
+        harness: "opencode",
+        model: Some("mock/mock-model"),
+        user: opencode_user,
+        tools: &[],
+        usage: &["inputTokens", "outputTokens"],
+        expect: |m| match m {
+            Mode::Prose => "unreadable",
+            Mode::Fence => "ok",
+            // It backs off and retries a 429 for half a minute, a 500 for longer.
+            _ => "timeout",
+        },
+        endless: &[Mode::RateLimit, Mode::Error500],
+    });
+}
+
+#[test]
+fn gemini_judge() {
+    check(&Case {
+        harness: "gemini",
+        model: Some("gemini-2.5-flash"),
+        user: gemini_user,
+        tools: &[],
+        usage: &["inputTokens", "outputTokens"],
+        expect: |m| match m {
+            Mode::Prose => "unreadable",
+            Mode::Fence => "ok",
+            Mode::RateLimit => "rate-limited",
+            Mode::Error500 => "failed",
+            _ => "timeout",
+        },
+        endless: &[],
+    });
+}
+
+#[test]
+fn qwen_judge() {
+    check(&Case {
+        harness: "qwen",
+        model: Some("mock-model"),
+        user: qwen_user,
+        tools: &["structured_output"],
+        usage: &["inputTokens", "outputTokens"],
+        expect: |m| match m {
+            // Text instead of the schema tool call is an error of its own (exit 1).
+            Mode::Prose | Mode::Fence => "failed",
+            Mode::RateLimit => "rate-limited",
+            _ => "timeout",
+        },
+        endless: &[Mode::Error500],
+    });
+}
+
+#[test]
+fn kimi_judge() {
+    check(&Case {
+        harness: "kimi",
+        model: None,
+        user: kimi_user,
+        tools: &[],
+        usage: &[],
+        expect: |m| match m {
+            Mode::Prose => "unreadable",
+            Mode::Fence => "ok",
+            Mode::RateLimit => "rate-limited",
+            Mode::Error500 => "failed",
+            _ => "timeout",
+        },
+        endless: &[],
+    });
+}
+
+#[test]
+fn llm_judge() {
+    check(&Case {
+        harness: "llm",
+        model: Some("mock"),
+        user: llm_user,
+        tools: &[],
+        usage: &[],
+        expect: |m| match m {
+            Mode::Prose => "unreadable",
+            Mode::Fence => "ok",
+            Mode::RateLimit => "rate-limited",
+            Mode::Error500 => "failed",
+            _ => "timeout",
+        },
+        endless: &[],
+    });
+}
