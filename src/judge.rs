@@ -23,6 +23,12 @@ use crate::review::{self, ReviewRecord};
 /// folders with its harness's lockdown flags and stdin closed, in its own process group, under
 /// a deadline. Its answer is read and checked against the verdict contract; an answer that does
 /// not meet it is asked for once more, then recorded as an abstention, never guessed.
+///
+/// Built-in harnesses (--list-harnesses prints each row): claude, codex, copilot, opencode,
+/// gemini, qwen, kimi and llm, each proven against the real CLI; cursor (Cursor's `agent`) and
+/// agy (Antigravity), UNVERIFIED: built from their documentation, never run against the real
+/// CLI; exec:COMMAND (any program: the prompt on stdin, the answer on stdout); replay:FILE
+/// (recorded answers by judge name).
 #[derive(Parser, Debug)]
 #[command(name = "panel-judge", version)]
 pub struct Args {
