@@ -105,10 +105,34 @@ pub fn read_input(path: &str) -> Result<(String, Vec<u8>)> {
         (path.to_string(), Box::new(file))
     };
     let mut bytes = Vec::new();
-    reader
-        .take(MAX_INPUT as u64 + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("{name}: cannot read"))?;
+    let mut reader = reader.take(MAX_INPUT as u64 + 1);
+    // Read in blocks so one endless line is refused at the line cap, not at MAX_INPUT.
+    let (mut line, mut line_start) = (1usize, 0usize);
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).with_context(|| format!("{name}: cannot read")),
+        };
+        let from = bytes.len();
+        bytes.extend_from_slice(&block[..n]);
+        for (i, _) in bytes[from..]
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+        {
+            line += 1;
+            line_start = from + i + 1;
+        }
+        if bytes.len() - line_start > crate::input::MAX_LINE {
+            bail!(
+                "{name}: line {line}: longer than {} MiB",
+                crate::input::MAX_LINE >> 20
+            );
+        }
+    }
     if bytes.len() > MAX_INPUT {
         bail!("{name}: larger than {} MiB", MAX_INPUT >> 20);
     }
@@ -169,9 +193,9 @@ struct JsonInput {
     files: Option<Vec<ChangedFile>>,
     #[serde(default)]
     url: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::record::object_only")]
     head_repository: Option<GhName>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::record::object_only")]
     head_repository_owner: Option<GhLogin>,
 }
 
@@ -213,6 +237,11 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
             + 1;
         anyhow!("{name}: line {line}: not UTF-8")
     })?;
+    // serde would read the input struct from an array, by position: facts are an object.
+    if let Some(rest) = text.trim_start().strip_prefix('[') {
+        let line = text[..text.len() - rest.len()].matches('\n').count() + 1;
+        bail!("{name}: line {line}: not a JSON object");
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let input = JsonInput::deserialize(&mut de).map_err(|e| json_error(name, &e))?;
     de.end().map_err(|e| json_error(name, &e))?;
@@ -660,6 +689,20 @@ mod tests {
                 .changed_files
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn arrays_are_not_objects() {
+        // serde reads a struct from an array by position; facts and gh objects are objects.
+        let gh =
+            br#"{"files":[{"path":"a"}],"headRepository":[],"headRepositoryOwner":{"login":"o"}}"#;
+        let err = parse("gh", gh, Format::Gh).unwrap_err().to_string();
+        assert!(
+            err.starts_with("gh: line 1: invalid type: sequence"),
+            "{err}"
+        );
+        let err = parse("f", b"\n [null,null,null,null,null,[]]", Format::Detect).unwrap_err();
+        assert_eq!(err.to_string(), "f: line 2: not a JSON object");
     }
 
     #[test]
