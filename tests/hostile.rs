@@ -1033,3 +1033,68 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
     }
     Ok(())
 }
+
+// ── The fuzz corpora as regression tests ───────────────────────────────────
+
+/// Every input the fuzzers kept (fuzz/corpus/<target>/) and every crash they found
+/// (fuzz/regressions/<target>/), through the same parsers as the fuzz targets, without a
+/// fuzzer: none may panic.
+#[test]
+fn every_fuzz_corpus_input_parses_without_a_panic() {
+    use panel::classify::facts::{self, Format};
+    use panel::extract;
+    let filter = extract::Filter::compile(".structured_output // .result").unwrap();
+    let targets: [(&str, &dyn Fn(&[u8])); 5] = [
+        ("extract", &|data| {
+            if let Ok(text) = std::str::from_utf8(data) {
+                let _ = extract::answer(Some(&filter), text);
+                let _ = extract::answer(None, text);
+                let _ = extract::strip_fences(text);
+                let _ = extract::first_object(text);
+            }
+        }),
+        ("records", &|data| {
+            let mut input = panel::input::Input::from_reader("f", std::io::Cursor::new(data.to_vec()));
+            let mut buf = String::new();
+            while let Ok(true) = input.next_line(&mut buf) {
+                let at = || input.at();
+                let _ = panel::record::parse::<panel::record::VerdictRecord>(&buf, &at, &["verdict"]);
+                let _ = panel::record::parse::<panel::review::ReviewRecord>(&buf, &at, &["review"]);
+            }
+        }),
+        ("numstat", &|data| {
+            let _ = facts::parse("f", data, Format::Numstat);
+            if let Ok(line) = std::str::from_utf8(data) {
+                let _ = facts::numstat_line(line);
+            }
+        }),
+        ("gh", &|data| {
+            for format in [Format::Gh, Format::Facts, Format::Detect] {
+                let _ = facts::parse("f", data, format);
+            }
+        }),
+        ("review_check", &|data| {
+            if let Ok(Value::Object(answer)) = serde_json::from_slice(data) {
+                let _ = panel::review::check(&answer);
+            }
+        }),
+    ];
+    let mut total = 0;
+    for (target, run) in targets {
+        for folder in ["corpus", "regressions"] {
+            let dir = crate::util::root().join("fuzz").join(folder).join(target);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                assert_ne!(folder, "corpus", "no corpus for {target} in {}", dir.display());
+                continue;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                let data = std::fs::read(&path).unwrap();
+                let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&data)));
+                assert!(caught.is_ok(), "{target}: {} panics", path.display());
+                total += 1;
+            }
+        }
+    }
+    assert!(total > 0);
+}
