@@ -30,14 +30,20 @@ time_of() { # prints wall seconds of one run of "$@"
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
 }
-ours=() base=()
+# The same panel with the lightest judge there is (sh running sleep), to show what the tool
+# itself costs apart from starting a bash stand-in.
+light="exec:cat >/dev/null; sleep 1; echo '{\"verdict\":\"breaks\",\"reason\":\"r\",\"confidence\":0.9}'"
+ours=() base=() bare=()
 for _ in $(seq 1 "$RUNS"); do
   ours+=("$(time_of bash -c "panel-judge --seat claude:haiku --lenses '$work/lenses' '$work/answer.md' | panel-tally")")
   base+=("$(time_of benches/baseline-judge-panel.sh "$work/answer.md" "$work/lenses")")
+  bare+=("$(time_of bash -c "panel-judge --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
 done
 o=$(printf '%s\n' "${ours[@]}" | best)
 b=$(printf '%s\n' "${base[@]}" | best)
-printf 'judges: %s, each answering after 1 s; best of %s runs\n' "$N" "$RUNS"
-printf '%-34s %8.3f s\n' "panel-judge | panel-tally" "$o" "seed script (baseline)" "$b"
-printf '%-34s %8.2f ms\n' "our overhead per judge" "$(awk -v o="$o" -v n="$N" 'BEGIN { print (o - 1) * 1000 / n }')"
-printf '%-34s %8.2f x\n' "baseline / ours" "$(awk -v o="$o" -v b="$b" 'BEGIN { print b / o }')"
+e=$(printf '%s\n' "${bare[@]}" | best)
+printf 'judges: %s, each answering after 1 s; best of %s runs; load average %s\n' "$N" "$RUNS" "$(cut -d' ' -f1 /proc/loadavg)"
+printf '%-44s %8.3f s\n' "panel-judge | panel-tally (stand-in claude)" "$o" "seed script (baseline, stand-in claude)" "$b" "panel-judge | panel-tally (sh seat)" "$e"
+printf '%-44s %8.2f x\n' "baseline / ours" "$(awk -v o="$o" -v b="$b" 'BEGIN { print b / o }')"
+printf '%-44s %8.2f ms\n' "overhead per judge (stand-in claude)" "$(awk -v o="$o" -v n="$N" 'BEGIN { print (o - 1) * 1000 / n }')"
+printf '%-44s %8.2f ms\n' "overhead per judge (sh seat)" "$(awk -v o="$e" -v n="$N" 'BEGIN { print (o - 1) * 1000 / n }')"

@@ -23,7 +23,7 @@ _panel__judge() {
 
     case "${cmd}" in
         panel__judge)
-            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --writer-family --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --dry-run --list-harnesses --help --version"
+            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --writer-family --plan --repo --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --dry-run --list-harnesses --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -42,7 +42,7 @@ _panel__judge() {
                     return 0
                     ;;
                 --contract)
-                    COMPREPLY=($(compgen -W "verdict review" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "verdict review pr" -- "${cur}"))
                     return 0
                     ;;
                 --stage)
@@ -54,6 +54,14 @@ _panel__judge() {
                     return 0
                     ;;
                 --writer-family)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repo)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

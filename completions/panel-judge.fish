@@ -2,10 +2,13 @@ complete -c panel-judge -l seat -d 'A seat, HARNESS[:MODEL] (repeatable), e.g. c
 complete -c panel-judge -l lens -d 'A lens, NAME=QUESTION (repeatable). Default: correctness, edges, evidence' -r
 complete -c panel-judge -l lenses -d 'A file of lenses, one NAME=QUESTION (or the seed script\'s NAME|QUESTION) per line' -r -F
 complete -c panel-judge -l contract -d 'What the judges answer' -r -f -a "verdict\t'{"verdict": "holds"|"breaks", "reason", "confidence"}: one verdict record per judge'
-review\t'{"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge'"
+review\t'{"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge'
+pr\t'A pull request\'s planned panel (--plan, --repo): one pr-verdict record per member, for panel-tally --pr'"
 complete -c panel-judge -l stage -d 'Reviews: the stage the reviewers are named after (<stage>-1, <stage>-2, … in seat order)' -r
 complete -c panel-judge -l brief -d 'Reviews: the brief the work was written to, shown to every reviewer' -r -F
 complete -c panel-judge -l writer-family -d 'Reviews: the writer\'s model family; a reviewer of the same family is refused' -r
+complete -c panel-judge -l plan -d 'Pull requests: the plan from pr-classify --plan (its pr-class record may come first); `-` reads standard input' -r
+complete -c panel-judge -l repo -d 'Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it' -r -F
 complete -c panel-judge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder)' -r -F
 complete -c panel-judge -l timeout -d 'Seconds one attempt of a seat may take before its process group is killed' -r
 complete -c panel-judge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r

@@ -23,12 +23,28 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --help --version"
+            opts="-h -V --json --agree --each --pr --plan --repo --fix-proof --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --agree)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plan)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fix-proof)
+                    COMPREPLY=($(compgen -W "ok vacuous no-tests error" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

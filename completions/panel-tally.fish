@@ -1,2 +1,12 @@
+complete -c panel-tally -l agree -d 'Holds needed to pass [default: every judge of the panel, abstainers included]' -r
+complete -c panel-tally -l plan -d 'Pull requests: the plan the records answer (pr-classify --plan)' -r
+complete -c panel-tally -l repo -d 'Pull requests: the git repository where an advisory finding\'s path:line must exist, read at the plan\'s head (git cat-file), or in the working tree when the head is not there' -r -F
+complete -c panel-tally -l fix-proof -d 'Pull requests: what the fix-proof check said of the tests; vacuous, no-tests and error make the tests member block' -r -f -a "ok\t''
+vacuous\t''
+no-tests\t''
+error\t''"
+complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel instead of the text report'
+complete -c panel-tally -l each -d 'Count many panels in one stream: one tally per candidate, then a summary'
+complete -c panel-tally -l pr -d 'Pull requests: aggregate pr-verdict records (panel-judge --contract pr) by the plan into the panel\'s MERGE, FIX_FIRST, no-verdict or timeout'
 complete -c panel-tally -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-tally -s V -l version -d 'Print version'

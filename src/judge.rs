@@ -69,6 +69,14 @@ pub struct Args {
     #[arg(long, value_name = "FAMILY")]
     pub writer_family: Option<String>,
 
+    /// Pull requests: the plan from pr-classify --plan (its pr-class record may come first); `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<String>,
+
+    /// Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+
     #[command(flatten)]
     pub launch: LaunchArgs,
 
@@ -88,6 +96,8 @@ pub enum Contract {
     Verdict,
     /// {"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge.
     Review,
+    /// A pull request's planned panel (--plan, --repo): one pr-verdict record per member, for panel-tally --pr.
+    Pr,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
@@ -124,6 +134,10 @@ pub const DOC: ToolDoc = ToolDoc {
             "panel-judge --seat replay:examples/answers.json examples/answer.md | panel-tally",
         ),
         (
+            "Review a pull request with its planned panel",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
+        ),
+        (
             "Copy a harness row to change it",
             "panel-judge --list-harnesses | jq '.[] | select(.name == \"claude\")'",
         ),
@@ -132,7 +146,13 @@ pub const DOC: ToolDoc = ToolDoc {
 
 /// The clap definition of `panel-judge`.
 pub fn command() -> clap::Command {
-    Args::command().after_long_help(DOC.help())
+    let cmd = Args::command();
+    let about = cmd
+        .get_long_about()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    cmd.long_about(format!("{about}\n\n{}", crate::pr::JUDGE_DOC))
+        .after_long_help(DOC.help())
 }
 
 /// One judge of the panel: a lens on a seat, under a unique name.
@@ -152,6 +172,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.contract == Contract::Pr {
+        let Some(plan) = &args.plan else {
+            bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
+        };
+        if args.candidate.is_some() {
+            bail!("--contract pr reviews the plan's head in --repo; it takes no candidate file");
+        }
+        return crate::pr::run::judge(plan, &args.repo, args.dry_run, launcher);
+    }
+    if args.plan.is_some() {
+        bail!("--plan is for --contract pr");
+    }
     let seats = args
         .seats
         .iter()
@@ -159,12 +191,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     let judges = match args.contract {
         Contract::Verdict => pair(&lenses(&args)?, &seats, args.cross)?,
-        Contract::Review => reviewers(&args, &seats)?,
+        Contract::Review | Contract::Pr => reviewers(&args, &seats)?,
     };
     if !args.allow_correlated {
         let clash = match args.contract {
             Contract::Verdict => correlated(&judges),
-            Contract::Review => family_clash(&judges, args.writer_family.as_deref()),
+            Contract::Review | Contract::Pr => family_clash(&judges, args.writer_family.as_deref()),
         };
         if let Some(msg) = clash {
             bail!("{msg}");
@@ -190,7 +222,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
                     contract::verdict_schema(),
                 ),
-                Contract::Review => (
+                Contract::Review | Contract::Pr => (
                     review::prompt(brief.as_deref(), &candidate.text, &nonce, None),
                     review::schema(),
                 ),
@@ -227,7 +259,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
     let ledger_name = match args.contract {
         Contract::Verdict => "verdicts.jsonl",
-        Contract::Review => "reviews.jsonl",
+        Contract::Review | Contract::Pr => "reviews.jsonl",
     };
     let mut ledger = std::fs::File::create(run_dir.join(ledger_name))
         .with_context(|| format!("{}: cannot write", run_dir.display()))?;
@@ -237,7 +269,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let contract = args.contract;
     let check = move |obj: &serde_json::Map<String, serde_json::Value>| match contract {
         Contract::Verdict => contract::check_verdict(obj).map(|_| ()),
-        Contract::Review => review::check(obj).map(|_| ()),
+        Contract::Review | Contract::Pr => review::check(obj).map(|_| ()),
     };
     let size = judges.len();
     let mut write_line = |name: &str, line: String, what: &str, ms: u64| -> Result<()> {
@@ -275,7 +307,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     .map_err(Into::into)
                     .and_then(|l| write_line(&judge.name, l, what, ms))
             }
-            Contract::Review => {
+            Contract::Review | Contract::Pr => {
                 let rec = review_record(judge, &args.stage, &candidate.seal, size, &run_dir, done);
                 let what = rec
                     .decision
@@ -295,7 +327,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let label = match args.contract {
         Contract::Verdict => "verdicts",
-        Contract::Review => "reviews",
+        Contract::Review | Contract::Pr => "reviews",
     };
     eprintln!("{label}: {}", run_dir.display());
     Ok(match crate::launch::stopped() {

@@ -15,6 +15,7 @@ pub mod judge;
 pub mod launch;
 pub mod merge;
 pub mod plan;
+pub mod pr;
 pub mod prompt;
 pub mod record;
 pub mod review;

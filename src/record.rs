@@ -23,6 +23,9 @@ pub fn destination(kind: &str) -> &'static str {
         "tally" => {
             "a tally is panel-tally's output and is read by people and scripts, not by the tools"
         }
+        "pr-panel" => {
+            "a PR panel's verdict is panel-tally --pr's output and is read by people and scripts, not by the tools"
+        }
         "pr-class" | "plan" => "plans go to panel-judge --contract pr and panel-tally --pr",
         "pr-verdict" => "PR verdicts go through panel-tally --pr",
         _ => "no tool of this suite reads it",
@@ -111,7 +114,8 @@ where
 
 /// Writes one record as a compact JSON line.
 pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
-    serde_json::to_writer(&mut *out, rec)?;
+    // Keep an I/O error an I/O error, so a closed pipe is still seen as one.
+    serde_json::to_writer(&mut *out, rec).map_err(std::io::Error::from)?;
     out.write_all(b"\n")?;
     Ok(())
 }
@@ -312,6 +316,21 @@ mod tests {
         let ok = line.replace("[]", r#"{"inputTokens":3}"#);
         let rec = parse::<VerdictRecord>(&ok, &at, &["verdict"]).unwrap();
         assert_eq!(rec.usage.unwrap().input_tokens, Some(3));
+    }
+
+    #[test]
+    fn a_closed_pipe_while_writing_stays_a_broken_pipe() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = write(&mut Closed, &serde_json::json!({"type": "x"})).unwrap_err();
+        assert!(crate::run::is_broken_pipe(&err), "{err:#}");
     }
 
     #[test]

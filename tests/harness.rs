@@ -385,3 +385,114 @@ fn hanging_judges_and_their_grandchildren_are_killed_at_the_deadline() {
         }
     }
 }
+
+/// `bin/judge-panel`, the seed script's replacement: same usage, same report, honest exits.
+fn judge_panel(rig: &Rig, candidate: &Path, env: &[(&str, &str)]) -> Output {
+    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}:{}",
+        root().join("tests/standins").display(),
+        bins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new(root().join("bin/judge-panel"));
+    cmd.arg(candidate)
+        .env("PATH", path)
+        .env("HOME", rig.user_home())
+        .env("STANDIN_LOG", rig.log())
+        .env("STANDIN_STDIN_WAIT", "0")
+        .env(
+            "PANEL_PASS_ENV",
+            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
+        )
+        .env_remove("JUDGE_MODEL")
+        .env_remove("JUDGE_SEAT")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn bin_judge_panel_reports_like_the_seed_script_and_exits_honestly() {
+    let answer = root().join("examples/answer.md");
+    let rig = Rig::new("judge-panel");
+    let out = judge_panel(&rig, &answer, &[("JUDGE_MODEL", "sonnet")]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "unanimous breaks: {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "correctness  breaks     IndexError on empty list");
+    assert_eq!(lines[3], "");
+    assert_eq!(lines[4], "PANEL: unanimous — all 3 say breaks.");
+    assert!(lines[5].starts_with("verdicts: "), "{text}");
+    assert!(
+        rig.calls()
+            .iter()
+            .all(|c| argv(c).windows(2).any(|w| w == ["--model", "sonnet"]))
+    );
+
+    let rig = Rig::new("judge-panel-holds");
+    let out = judge_panel(&rig, &answer, &[("STANDIN_VERDICT", "holds")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    // One judge that never answers readably: no decision, exit 3.
+    let rig = Rig::new("judge-panel-abstain");
+    let out = judge_panel(
+        &rig,
+        &answer,
+        &[
+            ("STANDIN_VERDICT", "holds"),
+            ("STANDIN_RULES", "Name the input=>prose"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("PANEL: 0 breaks / 2 holds, and 1 judge(s) came back unreadable."),
+        "{}",
+        stdout(&out)
+    );
+
+    // No argument: the script's usage line, exit 1 as bash's ${1:?} gives.
+    let out = Command::new(root().join("bin/judge-panel"))
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("usage: judge-panel"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_readme_first_command_runs_offline() {
+    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            "JUDGE_SEAT=replay:examples/answers.json bin/judge-panel examples/answer.md",
+        ])
+        .current_dir(root())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bins.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("PANEL: unanimous — all 3 say breaks."),
+        "{}",
+        stdout(&out)
+    );
+}

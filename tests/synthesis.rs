@@ -817,3 +817,156 @@ fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no reviewers"), "{}", stderr(&out));
 }
+
+/// The first seed's threshold panel through the binaries: two reviewers, `agree: 1`; one
+/// accepts, the other returns no decision (asked once more, then an engine error).
+#[test]
+fn the_seeds_threshold_panel_passes_on_one_acceptance() {
+    let tmp = crate::util::TempDir::new("threshold");
+    let answers = tmp.path().join("answers.json");
+    std::fs::write(
+        &answers,
+        r#"{"review-1": {"decision": "pass", "findings": []}, "review-2": "I looked at it and it seems fine overall."}"#,
+    )
+    .unwrap();
+    let seat = format!("replay:{}", answers.display());
+    let reviews = std::process::Command::new(crate::util::bin("panel-judge"))
+        .args(["--contract", "review", "--seat", &seat, "--seat", &seat])
+        .arg(crate::util::root().join("examples/review-battery/page.md"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        reviews.status.code(),
+        Some(0),
+        "{}",
+        crate::util::stderr(&reviews)
+    );
+    let tally = |agree: &str| {
+        crate::util::run_with_stdin(
+            std::process::Command::new(crate::util::bin("panel-tally")).args(["--agree", agree]),
+            &reviews.stdout,
+        )
+    };
+    let one = tally("1");
+    assert_eq!(one.status.code(), Some(0), "{}", crate::util::stdout(&one));
+    assert!(
+        crate::util::stdout(&one).contains("1 of 2"),
+        "{}",
+        crate::util::stdout(&one)
+    );
+    let two = tally("2");
+    assert_eq!(
+        two.status.code(),
+        Some(3),
+        "an engine error is not an acceptance: {}",
+        crate::util::stdout(&two)
+    );
+}
+
+/// The seed's worked example through every binary: replayed reviewers, voters and judge, the
+/// merge in code, `bin/review-battery` running the rounds.
+#[test]
+fn the_seeds_worked_example_runs_through_the_whole_pipeline() {
+    if std::process::Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: jq is not installed (bin/review-battery needs it)");
+        return;
+    }
+    let bins = crate::util::bin("panel-judge")
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let out = std::process::Command::new("bash")
+        .arg(crate::util::root().join("examples/review-battery/run.sh"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bins.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    let err = crate::util::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let records = err
+        .lines()
+        .find_map(|l| l.strip_prefix("review-battery: records: "))
+        .map(std::path::PathBuf::from)
+        .unwrap();
+    let voted = std::fs::read_to_string(records.join("round-1/voted.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = voted
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let synthesis: Vec<(String, Vec<String>, Vec<String>)> = lines
+        .iter()
+        .filter(|r| r["type"] == "synthesis")
+        .map(|r| {
+            let strings = |v: &serde_json::Value| -> Vec<String> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect()
+            };
+            let votes = r["finding"]["votes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| {
+                    format!(
+                        "{} {}",
+                        v["reviewer"].as_str().unwrap(),
+                        v["vote"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            (
+                r["result"].as_str().unwrap().to_string(),
+                strings(&r["finding"]["raisedBy"]),
+                votes,
+            )
+        })
+        .collect();
+    let s = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        synthesis,
+        vec![
+            (
+                "kept".into(),
+                s(&["write-1", "write-2"]),
+                s(&["write-3 agree"])
+            ),
+            (
+                "kept".into(),
+                s(&["write-2"]),
+                s(&["write-1 agree", "write-3 agree"])
+            ),
+            (
+                "dropped".into(),
+                s(&["write-3"]),
+                s(&["write-1 disagree", "write-2 disagree"])
+            ),
+            (
+                "disputed".into(),
+                s(&["write-3"]),
+                s(&["write-1 agree", "write-2 disagree"])
+            ),
+        ]
+    );
+    let decisions: Vec<&str> = lines
+        .iter()
+        .filter(|r| r["type"] == "decision")
+        .map(|r| r["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["act", "act", "skip"]);
+    let route = lines.iter().find(|r| r["type"] == "route").unwrap();
+    assert_eq!(route["route"], "again");
+    assert!(err.contains("review-battery: round 2: pass"), "{err}");
+    let _ = std::fs::remove_dir_all(records.parent().unwrap());
+}

@@ -6,6 +6,8 @@ mod harness;
 mod hostile;
 mod judge;
 mod mockserver;
+mod pr;
 mod real_cli;
 mod synthesis;
+mod tally;
 mod util;

@@ -87,7 +87,18 @@ impl Seat {
     /// The executable on PATH, for a seat that launches one.
     pub fn resolve_executable(&self, path_var: &str) -> Result<Option<PathBuf>> {
         if self.harness.kind == Kind::Replay {
-            return Ok(None);
+            // Recorded answers are the user's input: a bad file stops the panel before it starts.
+            let file = self.model.as_deref().unwrap_or_default();
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| anyhow!("--seat {}: {file}: {e}", self.spec))?;
+            match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(serde_json::Value::Object(_)) => return Ok(None),
+                Ok(_) => bail!(
+                    "--seat {}: {file}: expected a JSON object of answers by name",
+                    self.spec
+                ),
+                Err(e) => bail!("--seat {}: {file}: not JSON: {e}", self.spec),
+            }
         }
         let exe = &self.harness.executable;
         find_on_path(exe, path_var).map(Some).ok_or_else(|| {

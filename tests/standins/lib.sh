@@ -333,7 +333,7 @@ si_resolve_mode() {
     if mkdir "$dir/$h" 2>/dev/null; then
       mode=${mode%-once}
     else
-      mode=ok
+      mode=${STANDIN_THEN:-ok}
     fi
   fi
   SI_MODE=$mode
@@ -396,10 +396,38 @@ si_run() {
       fi
       si_model_text ok; cli_answer ok; exit 0 ;;
     killed) kill -9 $$; exit 137 ;;
+    review-read|review-read:*|review-blind|review-blind:*|review-write|review-write:*)
+      si_review "$mode"; exit 0 ;;
     *)
       printf 'standin: unknown STANDIN_MODE %q\n' "$mode" >&2
       exit 3 ;;
   esac
+}
+
+# ---------------------------------------------------------------- reviewers
+# si_review MODE: a PR reviewer in its checkout (the working folder). review-read reads a file
+# first (SI_READ_FILE, SI_READ_TEXT), review-blind answers without looking, review-write also
+# appends a line to a file of the checkout. The reply is the file after the colon, else
+# $STANDIN_REPLY. The CLI's cli_review KIND REPLY prints it in its event-stream shape.
+si_review() {
+  local mode=$1 kind=${1%%:*} reply=${STANDIN_REPLY-}
+  if [[ $mode == *:* ]]; then
+    IFS= read -r -d '' reply <"${mode#*:}"
+  fi
+  SI_READ_FILE= SI_READ_TEXT=
+  if [[ $kind != review-blind ]]; then
+    local f
+    SI_READ_FILE=${STANDIN_READ-}
+    if [[ -z $SI_READ_FILE ]]; then
+      for f in *; do [[ -f $f ]] && { SI_READ_FILE=$f; break; }; done
+    fi
+    [[ -n $SI_READ_FILE && -r $SI_READ_FILE ]] && IFS= read -r -d '' SI_READ_TEXT <"$SI_READ_FILE"
+    SI_READ_TEXT=${SI_READ_TEXT:0:2000}
+  fi
+  if [[ $kind == review-write ]]; then
+    printf 'a reviewer wrote this\n' >>"${SI_READ_FILE:-standin-wrote.txt}"
+  fi
+  cli_review "$kind" "$reply"
 }
 
 # ---------------------------------------------------------------- state

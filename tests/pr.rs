@@ -1,0 +1,727 @@
+//! panel-judge --contract pr against the stand-in claude and codex in reviewer mode, in a
+//! temporary git repository: acceptance, the depth floor, the correction, a reviewer that writes,
+//! silence and its fresh reviewer, usage limits, and the repeat run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{TempDir, bin, root, stderr, stdout};
+
+/// Git with a fixed identity and no user or system configuration, so it works anywhere.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    stdout(&out).trim().to_string()
+}
+
+/// A repository with a base and a head commit, a plan, reply files and a call log.
+struct Pr {
+    tmp: TempDir,
+    base: String,
+    head: String,
+}
+
+impl Pr {
+    fn new(tag: &str) -> Pr {
+        let tmp = TempDir::new(tag);
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        for d in ["home", "log"] {
+            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+        }
+        git(&repo, &["-c", "init.defaultBranch=main", "init", "-q"]);
+        let lines: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(repo.join("src/lib.rs"), &lines).unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-qm", "base"]);
+        let base = git(&repo, &["rev-parse", "HEAD"]);
+        std::fs::write(
+            repo.join("src/lib.rs"),
+            lines.replace("line 3", "line three"),
+        )
+        .unwrap();
+        git(&repo, &["commit", "-qam", "head"]);
+        let head = git(&repo, &["rev-parse", "HEAD"]);
+        git(&repo, &["checkout", "-q", &base]);
+        Pr { tmp, base, head }
+    }
+
+    fn repo(&self) -> PathBuf {
+        self.tmp.path().join("repo")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    fn name(&self, shape: &str) -> String {
+        format!("rp-acme-app-7-{}-{shape}", &self.head[..8])
+    }
+
+    /// A plan of (shape, seat, blocking) members, written to plan.json.
+    fn plan(&self, members: &[(&str, &str, bool)]) -> PathBuf {
+        let members: Vec<Value> = members
+            .iter()
+            .map(|(shape, seat, blocking)| {
+                json!({"name": self.name(shape), "shape": shape, "briefId": shape, "profile": "bd-reviewer",
+                       "seat": seat, "blocking": blocking, "degraded": false, "reason": "always"})
+            })
+            .collect();
+        let plan = json!({"type": "plan", "repo": "acme/app", "pr": 7, "head": self.head, "base": self.base,
+            "kind": null, "class": "standard", "headroom": {"opus": true}, "members": members,
+            "spendEstimate": 1, "sonnetFor": {"reviewer": "bd-reviewer"}});
+        let path = self.path("plan.json");
+        std::fs::write(&path, format!("{{\"type\":\"pr-class\"}}\n{plan}\n")).unwrap();
+        path
+    }
+
+    /// A reply file: a verdict block about `head`.
+    fn reply(&self, name: &str, verdict: &str, head: &str) -> String {
+        let body = match verdict {
+            "MERGE" => "CI-policy: unchanged\nFollow-ups:\n- Add a doc line | the README says it | low\n".to_string(),
+            _ => "Defect class: wrong constant\nFindings:\n- src/lib.rs:3 — says three\n- src/gone.rs:1 — missing\n".to_string(),
+        };
+        let text = format!(
+            "I read src/lib.rs.\n\nVerdict: {verdict}\nPR: acme/app#7\nHead: {head}\n{body}"
+        );
+        let path = self.path(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    }
+
+    fn text(&self, name: &str, text: &str) -> String {
+        let path = self.path(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    }
+
+    fn command(&self, plan: &Path, extra: &[&str], env: &[(&str, &str)]) -> Command {
+        let path = format!(
+            "{}:{}",
+            root().join("tests/standins").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = Command::new(bin("panel-judge"));
+        cmd.args(["--contract", "pr", "--plan"])
+            .arg(plan)
+            .arg("--repo")
+            .arg(self.repo())
+            .arg("--out")
+            .arg(self.path("run"))
+            .args(extra)
+            .env("PATH", path)
+            .env("HOME", self.path("home"))
+            .env("STANDIN_LOG", self.path("log"))
+            .env(
+                "PANEL_PASS_ENV",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ",
+            )
+            .env("STANDIN_READ", "src/lib.rs")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    fn judge(&self, plan: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+        self.command(plan, extra, env).output().unwrap()
+    }
+
+    fn calls(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.path("log/calls.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Which member each logged call reviewed for: the checkout folder is named after it.
+    fn called(&self) -> Vec<String> {
+        self.calls()
+            .iter()
+            .map(|c| {
+                c["cwd"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+}
+
+fn records(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn one(out: &Output) -> Value {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    let recs = records(out);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    recs.into_iter().next().unwrap()
+}
+
+#[test]
+fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
+    let pr = Pr::new("pr-accept");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{reply}"))],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut recs = records(&out);
+    recs.sort_by_key(|r| r["shape"].as_str().unwrap().to_string());
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_eq!(r["type"], "pr-verdict");
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["verdict"], "MERGE");
+        assert_eq!(r["head"], pr.head.as_str());
+        assert_eq!(r["ciPolicy"]["state"], "unchanged");
+        assert_eq!(r["followUps"][0]["severity"], "low");
+        assert!(r["briefHash"].as_str().unwrap().starts_with("sha256:"));
+        assert_eq!(r["launches"], 1);
+    }
+    assert_eq!(recs[0]["shape"], "adversary");
+    assert_eq!(
+        recs[0]["toolCalls"],
+        json!(["/bin/bash -lc 'cat src/lib.rs'"])
+    );
+    assert_eq!(recs[1]["toolCalls"], json!(["Read"]));
+    assert_ne!(recs[0]["briefHash"], recs[1]["briefHash"]);
+    // Each reviewer ran in its own checkout of the head, with read tools only; the checkouts are gone.
+    let calls = pr.calls();
+    assert_eq!(calls.len(), 2);
+    for c in &calls {
+        let cwd = c["cwd"].as_str().unwrap();
+        assert!(!cwd.starts_with(pr.repo().to_str().unwrap()));
+        assert!(!Path::new(cwd).exists(), "{cwd} was left behind");
+        let argv: Vec<&str> = c["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        match c["cli"].as_str().unwrap() {
+            "claude" => assert!(
+                argv.windows(2).any(|w| w == ["--tools", "Read,Grep,Glob"]),
+                "{argv:?}"
+            ),
+            _ => assert!(
+                argv.windows(2).any(|w| w == ["--sandbox", "read-only"]),
+                "{argv:?}"
+            ),
+        }
+    }
+    assert_eq!(
+        git(&pr.repo(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    assert!(pr.path("run/pr-verdicts.jsonl").exists());
+    assert!(
+        pr.path(&format!("run/{}/record.json", pr.name("correctness")))
+            .exists()
+    );
+}
+
+#[test]
+fn a_verdict_without_looking_is_under_the_depth_floor() {
+    let pr = Pr::new("pr-depth");
+    for seat in ["claude:sonnet", "codex:gpt-5"] {
+        let plan = pr.plan(&[("correctness", seat, true)]);
+        let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+        let _ = std::fs::remove_dir_all(pr.path("run"));
+        let r = one(&pr.judge(
+            &plan,
+            &[],
+            &[("STANDIN_MODE", &format!("review-blind:{reply}"))],
+        ));
+        assert_eq!(r["status"], "depth-floor", "{r}");
+        assert_eq!(r["verdict"], Value::Null);
+        assert!(r["reason"].as_str().unwrap().contains("investigative"));
+        assert_eq!(r["toolCalls"], json!([]));
+    }
+}
+
+#[test]
+fn a_misaimed_block_is_corrected_once_then_malformed() {
+    let pr = Pr::new("pr-misaimed");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{wrong}"))],
+    ));
+    assert_eq!(r["status"], "malformed", "{r}");
+    assert!(
+        r["reason"].as_str().unwrap().starts_with("wrong-target"),
+        "{r}"
+    );
+    assert_eq!(r["corrected"], true);
+    assert_eq!(r["launches"], 2);
+    let calls = pr.calls();
+    assert_eq!(calls.len(), 2);
+    let second = std::fs::read_to_string(calls[1]["promptFile"].as_str().unwrap()).unwrap();
+    assert!(
+        second.contains("Your previous reply was refused (wrong-target"),
+        "{second}"
+    );
+
+    // A corrected block is accepted.
+    let pr = Pr::new("pr-corrected");
+    let plan = pr.plan(&[("correctness", "codex:gpt-5", true)]);
+    let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
+    let good = pr.reply("good.txt", "FIX_FIRST", &pr.head);
+    let rules = format!("Your previous reply was refused=>review-read:{good}");
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{wrong}")),
+            ("STANDIN_RULES", &rules),
+        ],
+    ));
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].as_str()),
+        (Some("ok"), Some("FIX_FIRST")),
+        "{r}"
+    );
+    assert_eq!(r["corrected"], true);
+    assert_eq!(r["defectClass"], "wrong constant");
+    assert_eq!(
+        r["findings"][0],
+        json!({"path": "src/lib.rs", "line": 3, "text": "says three"})
+    );
+}
+
+#[test]
+fn a_reviewer_that_writes_into_its_checkout_is_refused() {
+    let pr = Pr::new("pr-write");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-write:{reply}"))],
+    ));
+    assert_eq!(r["status"], "checkout-changed", "{r}");
+    assert_eq!(r["verdict"], Value::Null);
+    assert!(
+        r["reason"].as_str().unwrap().contains("changed src/lib.rs"),
+        "{r}"
+    );
+    // The user's own checkout is untouched.
+    assert_eq!(git(&pr.repo(), &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn silence_gets_one_fresh_reviewer_then_timeout() {
+    let pr = Pr::new("pr-hang");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let t = Instant::now();
+    let r = one(&pr.judge(&plan, &["--timeout", "1"], &[("STANDIN_MODE", "hang")]));
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert_eq!(r["status"], "timeout", "{r}");
+    assert_eq!(r["reviewer"], format!("{}-r2", pr.name("correctness")));
+    assert_eq!(r["launches"], 2);
+    assert_eq!(pr.calls().len(), 2);
+
+    // The fresh reviewer's answer counts.
+    let pr = Pr::new("pr-hang-once");
+    let plan = pr.plan(&[("correctness", "codex:gpt-5", true)]);
+    let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+    let r = one(&pr.judge(
+        &plan,
+        &["--timeout", "1"],
+        &[
+            ("STANDIN_MODE", "hang-once"),
+            ("STANDIN_THEN", &format!("review-read:{reply}")),
+        ],
+    ));
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].as_str()),
+        (Some("ok"), Some("MERGE")),
+        "{r}"
+    );
+    assert!(r["reviewer"].as_str().unwrap().ends_with("-r2"));
+}
+
+#[test]
+fn a_usage_limit_from_the_harness_is_final_and_the_same_words_from_the_reviewer_are_malformed() {
+    let pr = Pr::new("pr-usage");
+    for (seat, reset) in [("claude:sonnet", "1767225600"), ("codex:gpt-5", "3:15 PM")] {
+        let plan = pr.plan(&[("correctness", seat, true)]);
+        let _ = std::fs::remove_dir_all(pr.path("run"));
+        let r = one(&pr.judge(&plan, &[], &[("STANDIN_MODE", "usage-limit")]));
+        assert_eq!(r["status"], "usage-limit", "{r}");
+        assert_eq!(r["resetsAt"], reset, "{r}");
+        assert_eq!(r["launches"], 1);
+    }
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let _ = std::fs::remove_dir_all(pr.path("run"));
+    let words = pr.text("words.txt", "Claude AI usage limit reached|1767225600");
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{words}"))],
+    ));
+    assert_eq!(r["status"], "malformed", "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("usage-limit-words"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_member_reruns() {
+    let pr = Pr::new("pr-repeat");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+    let mode = format!("review-read:{reply}");
+    let first = pr.judge(&plan, &[], &[("STANDIN_MODE", &mode)]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(pr.calls().len(), 2);
+    let second = pr.judge(&plan, &[], &[("STANDIN_MODE", &mode)]);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(pr.calls().len(), 2, "the repeat run launched a reviewer");
+    let sorted = |o: &Output| {
+        let mut v: Vec<String> = stdout(o).lines().map(String::from).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(&first), sorted(&second));
+
+    // Interrupt a run in which the adversary hangs, once the correctness member has answered.
+    let pr = Pr::new("pr-interrupt");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+    let mode = format!("review-read:{reply}");
+    let rules = format!("adversary=>hang\ncorrectness=>{mode}");
+    let child = pr
+        .command(&plan, &["--timeout", "60"], &[("STANDIN_RULES", &rules)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let kept = pr.path(&format!("run/{}/record.json", pr.name("correctness")));
+    let t = Instant::now();
+    while !kept.exists() || pr.calls().len() < 2 {
+        assert!(t.elapsed() < Duration::from_secs(20), "no record");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nix_kill(child.id(), "TERM");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let recs = records(&out);
+    let adv = recs.iter().find(|r| r["shape"] == "adversary").unwrap();
+    assert_eq!(adv["status"], "interrupted");
+    // The checkouts went with the run.
+    let trees = git(&pr.repo(), &["worktree", "list", "--porcelain"]);
+    assert_eq!(trees.matches("worktree ").count(), 1, "{trees}");
+    assert_eq!(pr.calls().len(), 2);
+    let again = pr.judge(&plan, &[], &[("STANDIN_MODE", &mode)]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        pr.called()[2..],
+        [pr.name("adversary")],
+        "only the missing member reruns"
+    );
+    let recs = records(&again);
+    assert_eq!(recs.len(), 2);
+    assert!(recs.iter().all(|r| r["verdict"] == "MERGE"));
+}
+
+/// Sends a signal with kill(1), so the tests need no signal crate.
+fn nix_kill(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+#[test]
+fn the_plan_is_required_and_a_head_not_in_the_repository_is_refused() {
+    let pr = Pr::new("pr-errors");
+    let out = Command::new(bin("panel-judge"))
+        .args(["--contract", "pr"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--plan"), "{}", stderr(&out));
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let text = std::fs::read_to_string(&plan)
+        .unwrap()
+        .replace(&pr.head, &"a".repeat(40));
+    std::fs::write(&plan, text).unwrap();
+    let out = pr.judge(&plan, &[], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not in this repository"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(pr.calls().is_empty());
+}
+
+/// Recorded transcripts in claude's stream-json and codex's --json shapes, read with the
+/// built-in rows' reviewer filters and judged by acceptance.
+#[test]
+fn recorded_transcripts_through_the_built_in_reviewer_filters() {
+    use panel::harness::{Seat, Table};
+    use panel::pr::accept::{PrStatus, accept_verdict};
+    use panel::pr::block::{PrVerdict, Target};
+    let target = Target {
+        repo: "acme/app".into(),
+        pr: Some(7),
+        head: "0123456789abcdef0123456789abcdef01234567".into(),
+    };
+    let judge = |seat: &str, file: &str| {
+        let seat = Seat::parse(seat, &Table::builtin(), &Default::default()).unwrap();
+        let text = std::fs::read_to_string(root().join("tests/fixtures/pr").join(file)).unwrap();
+        let strings = |f: &panel::extract::Filter| -> Vec<String> {
+            f.run_text(&text)
+                .unwrap()
+                .into_iter()
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect()
+        };
+        let reply = strings(seat.reviewer_filter.as_ref().unwrap())
+            .pop()
+            .unwrap();
+        let calls = strings(seat.tool_calls.as_ref().unwrap());
+        (accept_verdict(&reply, &target, Some(&calls)), calls)
+    };
+    let (claude, calls) = judge("claude:sonnet", "claude-reads.jsonl");
+    assert_eq!(calls, ["Glob", "Read", "Grep"]);
+    let a = claude.unwrap();
+    assert_eq!(a.verdict, PrVerdict::FixFirst);
+    assert_eq!(a.findings[0].path.as_deref(), Some("src/lib.rs"));
+    let (codex, calls) = judge("codex:gpt-5", "codex-reads.jsonl");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(codex.unwrap().defect_class.as_deref(), Some("stale caller"));
+    for (seat, file) in [
+        ("claude:sonnet", "claude-blind.jsonl"),
+        ("codex:gpt-5", "codex-blind.jsonl"),
+    ] {
+        let (r, calls) = judge(seat, file);
+        assert!(calls.is_empty());
+        assert_eq!(r.unwrap_err().status, PrStatus::DepthFloor);
+    }
+}
+
+fn tally(pr: &Pr, plan: &Path, verdicts: &str, extra: &[&str]) -> Output {
+    let file = pr.path("verdicts.jsonl");
+    std::fs::write(&file, verdicts).unwrap();
+    Command::new(bin("panel-tally"))
+        .args(["--pr", "--plan"])
+        .arg(plan)
+        .arg("--repo")
+        .arg(pr.repo())
+        .args(extra)
+        .arg(&file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn panel_tally_pr_aggregates_with_exit_codes_0_1_3() {
+    let pr = Pr::new("pr-tally");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+        ("tests", "claude:sonnet", false),
+    ]);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let fix = pr.reply("fix.txt", "FIX_FIRST", &pr.head);
+    // Everyone MERGE but the advisory tests member, whose findings ride along.
+    let rules = format!("Your question is the tests=>review-read:{fix}");
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{merge}")),
+            ("STANDIN_RULES", &rules),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let verdicts = stdout(&out);
+    let t = tally(&pr, &plan, &verdicts, &[]);
+    assert_eq!(t.status.code(), Some(0), "{}{}", stdout(&t), stderr(&t));
+    let text = stdout(&t);
+    assert!(
+        text.starts_with(&format!("acme/app#7 at {}: MERGE", &pr.head[..8])),
+        "{text}"
+    );
+    // src/lib.rs:3 exists at the head; src/gone.rs:1 does not, so it is dropped.
+    assert!(
+        text.contains("[tests, non-blocking] src/lib.rs:3 says three"),
+        "{text}"
+    );
+    assert!(!text.contains("gone.rs"), "{text}");
+    assert!(text.contains("1 advisory finding dropped"), "{text}");
+    assert!(
+        text.contains("- Add a doc line | the README says it | low"),
+        "{text}"
+    );
+    let j = tally(&pr, &plan, &verdicts, &["--json"]);
+    let rec: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
+    assert_eq!(rec["type"], "pr-panel");
+    assert_eq!(rec["verdict"], "MERGE");
+    assert_eq!(rec["findingsDropped"], 1);
+    assert_eq!(rec["satisfiesG10"], false);
+    // A weak fix proof makes the tests member block: FIX_FIRST, with it in dissent.
+    let t = tally(&pr, &plan, &verdicts, &["--json", "--fix-proof", "vacuous"]);
+    assert_eq!(t.status.code(), Some(1), "{}", stderr(&t));
+    let rec: Value = serde_json::from_str(stdout(&t).trim()).unwrap();
+    assert_eq!(rec["dissent"], json!([pr.name("tests")]));
+    // Without the adversary's record the panel has no verdict.
+    let partial: String = verdicts
+        .lines()
+        .filter(|l| !l.contains("\"shape\":\"adversary\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let t = tally(&pr, &plan, &partial, &[]);
+    assert_eq!(t.status.code(), Some(3), "{}", stdout(&t));
+    assert!(stdout(&t).contains("no-verdict"));
+    // A record of another PR is an error naming its line.
+    let t = tally(
+        &pr,
+        &plan,
+        &verdicts.replace(&pr.name("tests"), "rp-x-y-1-abcdefgh-tests"),
+        &[],
+    );
+    assert_eq!(t.status.code(), Some(2));
+    let err = stderr(&t);
+    assert!(
+        err.contains("verdicts.jsonl: line ")
+            && err.contains(": member rp-x-y-1-abcdefgh-tests is not in the plan"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
+    let pr = Pr::new("pr-review");
+    git(&pr.repo(), &["checkout", "-q", "-b", "feature", &pr.head]);
+    git(&pr.repo(), &["branch", "-q", "-f", "main", &pr.base]);
+    let reply = pr.text(
+        "merge.txt",
+        &format!(
+            "Verdict: MERGE\nPR: acme/app\nHead: {}\nCI-policy: unchanged\n",
+            pr.head
+        ),
+    );
+    let bins = Path::new(env!("CARGO_BIN_EXE_panel-judge"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}:{}",
+        root().join("tests/standins").display(),
+        bins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(root().join("bin/pr-review"));
+        cmd.current_dir(pr.repo())
+            .env("PATH", &path)
+            .env("HOME", pr.path("home"))
+            .env("STANDIN_LOG", pr.path("log"))
+            .env("STANDIN_READ", "src/lib.rs")
+            .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
+            .env("PR_REVIEW_REPO", "acme/app")
+            .env_remove("GH_REPO")
+            .env_remove("ANTHROPIC_API_KEY")
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(&[("STANDIN_MODE", &format!("review-read:{reply}"))]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains(": MERGE"), "{}", stdout(&out));
+    let calls = pr.calls().len();
+    assert!(calls >= 1);
+    // Run again: the run folder under .git keeps the answers, so nothing is launched.
+    let out = run(&[("STANDIN_MODE", "hang")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(pr.calls().len(), calls);
+}
+
+#[test]
+fn a_dry_run_prints_each_reviewer_s_command_and_launches_nothing() {
+    let pr = Pr::new("pr-dry");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let out = pr.judge(&plan, &["--dry-run"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0].contains("claude -p") && lines[0].contains("Read,Grep,Glob"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("codex exec") && lines[1].contains("read-only"),
+        "{}",
+        lines[1]
+    );
+    assert!(pr.calls().is_empty());
+    assert_eq!(
+        git(&pr.repo(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+}
