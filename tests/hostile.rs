@@ -1092,7 +1092,8 @@ fn every_fuzz_corpus_input_parses_without_a_panic() {
     use panel::classify::facts::{self, Format};
     use panel::extract;
     let filter = extract::Filter::compile(".structured_output // .result").unwrap();
-    let targets: [(&str, &dyn Fn(&[u8])); 5] = [
+    type Target<'a> = (&'a str, &'a dyn Fn(&[u8]));
+    let targets: [Target; 7] = [
         ("extract", &|data| {
             if let Ok(text) = std::str::from_utf8(data) {
                 let _ = extract::answer(Some(&filter), text);
@@ -1121,6 +1122,20 @@ fn every_fuzz_corpus_input_parses_without_a_panic() {
         ("gh", &|data| {
             for format in [Format::Gh, Format::Facts, Format::Detect] {
                 let _ = facts::parse("f", data, format);
+            }
+        }),
+        ("verdict_block", &|data| {
+            if let Ok(text) = std::str::from_utf8(data) {
+                let _ = panel::pr::block::parse_verdict_block(text);
+                for line in panel::pr::block::visible_lines(text) {
+                    let _ = panel::pr::block::parse_finding(line);
+                    let _ = panel::pr::block::parse_ci_policy(line);
+                }
+            }
+        }),
+        ("followups", &|data| {
+            if let Ok(text) = std::str::from_utf8(data) {
+                let _ = panel::pr::followups::parse_follow_ups(text);
             }
         }),
         ("review_check", &|data| {
