@@ -41,7 +41,7 @@ run first
 read -r wall fleet_kib < <(tail -n 1 "$work/first.time")
 
 # Each panel's wall and peak, and the judges' own time (the slowest judge of each panel).
-panel_stats=$(cat "$work"/out/*/time | awk '{w+=$1; if($2>m)m=$2; k+=$2} END {printf "%.3f %d %d", w/NR, m, k/NR}')
+panel_stats=$(tail -q -n 1 "$work"/out/*/time | awk '{w+=$1; if($2+0>m+0)m=$2; k+=$2} END {printf "%.3f %d %d", w/NR, m, k/NR}')
 read -r panel_wall judge_peak judge_mean <<<"$panel_stats"
 judge_own=$(cat "$work"/out/*/records.jsonl | grep -o '"durationMs":[0-9]*' | cut -d: -f2 |
   awk -v n="$n" '{s+=$1} END {printf "%.3f", s/NR/1000}')
