@@ -263,7 +263,11 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
             "{name}: line 1: no changed files: PR facts carry \"changedFiles\", gh pr view --json carries \"files\""
         ),
     };
-    if let Some(i) = files.iter().position(|f| f.path.trim().is_empty()) {
+    let files: Vec<ChangedFile> = files.into_iter().map(ChangedFile::normalized).collect();
+    if let Some(i) = files
+        .iter()
+        .position(|f| f.path.trim().is_empty() || f.previous_path.as_deref() == Some(""))
+    {
         bail!("{name}: changed file {} has an empty path", i + 1);
     }
     let repo = input
@@ -298,7 +302,8 @@ fn parse_numstat(name: &str, bytes: &[u8]) -> Result<PrFacts> {
             }
             let at = || format!("{name}: line {}", i + 1);
             let line = std::str::from_utf8(line).map_err(|_| anyhow!("{}: not UTF-8", at()))?;
-            files.push(numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?);
+            let file = numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?;
+            files.push(non_empty(file.normalized()).map_err(|e| anyhow!("{}: {e}", at()))?);
         }
         files
     };
@@ -306,6 +311,14 @@ fn parse_numstat(name: &str, bytes: &[u8]) -> Result<PrFacts> {
         changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
         ..PrFacts::default()
     })
+}
+
+/// A path that normalises to nothing (`""`, `./`) names no file.
+fn non_empty(file: ChangedFile) -> Result<ChangedFile, String> {
+    if file.path.is_empty() || file.previous_path.as_deref() == Some("") {
+        return Err("an empty path".into());
+    }
+    Ok(file)
 }
 
 /// `ADDED<TAB>DELETED<TAB>rest`: the counts, and what follows the second tab.
@@ -484,12 +497,13 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
         } else {
             (rest.to_string(), None)
         };
-        files.push(ChangedFile {
+        let file = ChangedFile {
             path,
             additions,
             deletions,
             previous_path,
-        });
+        };
+        files.push(non_empty(file.normalized()).map_err(at)?);
     }
     Ok(files)
 }
@@ -689,6 +703,22 @@ mod tests {
                 .changed_files
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn paths_that_normalise_to_nothing_are_refused() {
+        // Found by the numstat fuzzer: a quoted empty path was accepted as "".
+        let crash = b"4\t1\tsrc/a.rs\n1\t0\t\"\"\n";
+        let err = parse("in", crash, Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 2: an empty path");
+        let err = parse("in", b"1\t0\t./\n", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 1: an empty path");
+        let err = parse("in", b"1\t0\t{a => }\n", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 1: an empty path");
+        let err = parse("in", b"1\t0\t./\0", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: record 1: an empty path");
+        let err = parse("in", br#"{"files":[{"path":"./"}]}"#, Format::Gh).unwrap_err();
+        assert_eq!(err.to_string(), "in: changed file 1 has an empty path");
     }
 
     #[test]
