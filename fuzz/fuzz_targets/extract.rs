@@ -26,7 +26,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let which = data.first().map_or(0, |b| *b as usize);
     let filter = &filters()[which % filters().len()];
-    for found in [extract::answer(Some(filter), text), extract::answer(None, text)] {
+    for found in [
+        extract::answer(Some(filter), text),
+        extract::answer(None, text),
+    ] {
         if let Found::Object(obj) = found {
             // What was found must print as JSON and read back the same.
             let printed = serde_json::to_string(&obj).unwrap();
