@@ -315,7 +315,8 @@ fn parse_numstat(name: &str, bytes: &[u8]) -> Result<PrFacts> {
 
 /// A path that normalises to nothing (`""`, `./`) names no file.
 fn non_empty(file: ChangedFile) -> Result<ChangedFile, String> {
-    if file.path.is_empty() || file.previous_path.as_deref() == Some("") {
+    let blank = |p: &str| p.trim().is_empty();
+    if blank(&file.path) || file.previous_path.as_deref().is_some_and(blank) {
         return Err("an empty path".into());
     }
     Ok(file)
@@ -742,5 +743,22 @@ mod tests {
             Some("acme/app")
         );
         assert_eq!(repo_from_url("https://github.com/acme/app"), None);
+    }
+}
+
+#[cfg(test)]
+mod fuzz_found {
+    use super::*;
+
+    #[test]
+    fn facts_we_accept_read_back_as_facts() {
+        // Found by the gh fuzzer: `-z` numstat took a blank path ("\t\r") that the facts
+        // reader then refused.
+        let crash = b"333\t3\t\t\r\0\0\0\0\0\x0033\t3\t\t3@@:\"acm";
+        let err = parse("in", crash, Format::Detect).unwrap_err();
+        assert_eq!(err.to_string(), "in: record 1: an empty path");
+        let facts = parse("in", b"1\t2\ta b\0", Format::Detect).unwrap();
+        let printed = serde_json::to_vec(&facts).unwrap();
+        assert!(parse("again", &printed, Format::Facts).is_ok());
     }
 }
