@@ -800,8 +800,22 @@ fn ask_seat(asker: &dyn Asker, seat: &str, sources: &[Source]) -> Result<Vec<Gro
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let mut reviews = Vec::new();
-    crate::record::for_each::<ReviewRecord>(&args.inputs, &["review"], |r, _| {
+    let mut reviews: Vec<ReviewRecord> = Vec::new();
+    let mut names = HashSet::new();
+    crate::record::for_each::<ReviewRecord>(&args.inputs, &["review"], |r, at| {
+        // merge() checks these too; here the line that breaks the panel can be named.
+        if let Some(first) = reviews.first().filter(|f| f.candidate != r.candidate) {
+            bail!(
+                "{at}: {} reviewed {}, but {} reviewed {}: one candidate at a time",
+                r.reviewer,
+                r.candidate,
+                first.reviewer,
+                first.candidate
+            );
+        }
+        if !names.insert(r.reviewer.clone()) {
+            bail!("{at}: a second review from {}", r.reviewer);
+        }
         reviews.push(r);
         Ok(())
     })?;

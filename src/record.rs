@@ -35,8 +35,10 @@ pub fn destination(kind: &str) -> &'static str {
 /// Parses one line as a record of type `want`, or says precisely why it is not one.
 pub fn parse<T: DeserializeOwned>(line: &str, at: &dyn Fn() -> String, want: &[&str]) -> Result<T> {
     // The fast path: one parse straight into the record type.
+    // serde reads a struct from a JSON array too (by position): a record is an object only.
     let first = match serde_json::from_str::<T>(line) {
-        Ok(rec) => return check_kind(line, rec, at, want),
+        Ok(rec) if line.trim_start().starts_with('{') => return check_kind(line, rec, at, want),
+        Ok(_) => bail!("{}: not a JSON object", at()),
         Err(e) => e,
     };
     let value: serde_json::Value =
@@ -94,6 +96,20 @@ pub fn for_each<T: DeserializeOwned>(
         }
     }
     Ok(())
+}
+
+/// Reads an optional nested object, refusing serde's positional (array) form of a struct.
+pub fn object_only<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let Some(map) = Option::<serde_json::Map<String, serde_json::Value>>::deserialize(d)? else {
+        return Ok(None);
+    };
+    serde_json::from_value(serde_json::Value::Object(map))
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// Writes one record as a compact JSON line.
@@ -276,7 +292,11 @@ pub struct VerdictRecord {
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "object_only",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub usage: Option<Usage>,
     /// How many judges the panel has, so a stream of many panels can close each one.
     #[serde(default)]
@@ -314,6 +334,9 @@ mod tests {
         );
         let err = parse::<VerdictRecord>("[1]", &at, &["verdict"]).unwrap_err();
         assert_eq!(err.to_string(), "in: line 3: not a JSON object");
+        // A struct's positional form is not a record.
+        let err = parse::<Usage>("[1,2,3,0.5]", &at, &["verdict"]).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 3: not a JSON object");
         let err = parse::<VerdictRecord>(r#"{"a":1}"#, &at, &["verdict"]).unwrap_err();
         assert_eq!(err.to_string(), "in: line 3: a record without a \"type\"");
         let err = parse::<VerdictRecord>(r#"{"type":"verdict"}"#, &at, &["verdict"]).unwrap_err();
@@ -322,6 +345,16 @@ mod tests {
                 .starts_with("in: line 3: a verdict record that does not fit: missing field"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_nested_object_given_as_an_array_is_refused() {
+        let line = r#"{"type":"verdict","judge":"a","lens":"a","seat":"s","harness":"s","candidate":"c","verdict":null,"status":"timeout","usage":[]}"#;
+        let err = parse::<VerdictRecord>(line, &at, &["verdict"]).unwrap_err();
+        assert!(err.to_string().contains("invalid type: sequence"), "{err}");
+        let ok = line.replace("[]", r#"{"inputTokens":3}"#);
+        let rec = parse::<VerdictRecord>(&ok, &at, &["verdict"]).unwrap();
+        assert_eq!(rec.usage.unwrap().input_tokens, Some(3));
     }
 
     #[test]

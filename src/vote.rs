@@ -451,6 +451,105 @@ impl Panel {
         Ok((panel, votes))
     }
 
+    /// [`Panel::from_records`] for records read with their `file: line N`: a record that does
+    /// not fit the panel is named by its line.
+    pub fn from_records_at(records: Vec<(Record, String)>) -> Result<(Panel, Vec<VoteRecord>)> {
+        let mut names: HashMap<&str, &Reviewer> = HashMap::new();
+        let mut ids = HashSet::new();
+        let (mut candidate, mut merge) = (None, false);
+        for (rec, at) in &records {
+            match rec {
+                Record::Reviewer(r) => {
+                    if names.insert(&r.name, r).is_some() {
+                        bail!("{at}: a second reviewer record for {}", r.name);
+                    }
+                    let (first, seal) = *candidate.get_or_insert((&r.name, &r.candidate));
+                    if seal != &r.candidate {
+                        bail!(
+                            "{at}: {} and {} reviewed different candidates",
+                            first,
+                            r.name
+                        );
+                    }
+                }
+                Record::Finding(f) if !ids.insert(f.id.as_str()) => {
+                    bail!("{at}: a second finding with the id {}", f.id)
+                }
+                Record::Merge(_) if merge => {
+                    bail!("{at}: a second merge record: one panel at a time")
+                }
+                Record::Merge(_) => merge = true,
+                Record::Vote(_) | Record::Finding(_) => {}
+                other => bail!(
+                    "{at}: a {} record is panel-vote's output, not its input",
+                    kind_of(other)
+                ),
+            }
+        }
+        // Findings and votes refer to reviewers and findings that may come later in the stream.
+        let mut voted = HashSet::new();
+        let findings: HashMap<&str, &MergedFinding> = records
+            .iter()
+            .filter_map(|(r, _)| match r {
+                Record::Finding(f) => Some((f.id.as_str(), f)),
+                _ => None,
+            })
+            .collect();
+        for (rec, at) in &records {
+            match rec {
+                Record::Finding(f) => {
+                    if f.raised_by.is_empty() {
+                        bail!("{at}: finding {} names no reviewer in raisedBy", f.id);
+                    }
+                    if let Some(who) = f.raised_by.iter().find(|w| !names.contains_key(w.as_str()))
+                    {
+                        bail!(
+                            "{at}: finding {} is raised by {who}, who is not a reviewer of this panel",
+                            f.id
+                        );
+                    }
+                }
+                Record::Vote(v) => {
+                    let voter = names.get(v.reviewer.as_str());
+                    let Some(f) = findings.get(v.finding.as_str()) else {
+                        bail!(
+                            "{at}: {} voted on {}, which is not a finding of this panel",
+                            v.reviewer,
+                            v.finding
+                        );
+                    };
+                    if voter.is_none_or(|r| r.decision.is_none()) {
+                        bail!(
+                            "{at}: a vote from {}, who is not a voter of this panel",
+                            v.reviewer
+                        );
+                    }
+                    if f.raised_by.contains(&v.reviewer) {
+                        bail!(
+                            "{at}: {} voted on {}, which it raised",
+                            v.reviewer,
+                            v.finding
+                        );
+                    }
+                    if v.vote == Some(VoteKind::BetterFix)
+                        && v.fix.as_deref().is_none_or(|f| f.trim().is_empty())
+                    {
+                        bail!(
+                            "{at}: {}'s better fix on {} gives no fix",
+                            v.reviewer,
+                            v.finding
+                        );
+                    }
+                    if !voted.insert((v.reviewer.as_str(), v.finding.as_str())) {
+                        bail!("{at}: a second vote from {} on {}", v.reviewer, v.finding);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Panel::from_records(records.into_iter().map(|(r, _)| r).collect())
+    }
+
     pub fn candidate(&self) -> &str {
         &self.reviewers[0].candidate
     }
@@ -479,6 +578,16 @@ fn kind_of(rec: &Record) -> &'static str {
         Record::Decision(_) => "decision",
         Record::Route(_) => "route",
     }
+}
+
+/// Reads records of the given types, each with its `file: line N`.
+pub fn read_records_at(inputs: &[String], want: &[&str]) -> Result<Vec<(Record, String)>> {
+    let mut out = Vec::new();
+    crate::record::for_each::<Record>(inputs, want, |r, at| {
+        out.push((r, at.to_string()));
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// Reads records of the given types from files or standard input.
@@ -1717,7 +1826,7 @@ fn write_out(outcomes: &Outcomes) -> Result<ExitCode> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(Sub::Apply(a)) = args.command {
-        let (panel, votes) = Panel::from_records(read_records(&a.inputs, APPLY_TYPES)?)?;
+        let (panel, votes) = Panel::from_records_at(read_records_at(&a.inputs, APPLY_TYPES)?)?;
         let judge = Judge::parse(a.rules.judge.as_deref());
         if let Judge::Seat(seat) = &judge {
             bail!(
@@ -1732,7 +1841,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             route,
         });
     }
-    let (panel, votes) = Panel::from_records(read_records(&args.inputs, APPLY_TYPES)?)?;
+    let (panel, votes) = Panel::from_records_at(read_records_at(&args.inputs, APPLY_TYPES)?)?;
     if !votes.is_empty() {
         bail!("vote records in the input: `panel-vote apply` applies votes already collected");
     }

@@ -3,6 +3,7 @@
 mod classify;
 mod generated;
 mod harness;
+mod hostile;
 mod judge;
 mod mockserver;
 mod pr;

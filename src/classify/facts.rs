@@ -105,10 +105,34 @@ pub fn read_input(path: &str) -> Result<(String, Vec<u8>)> {
         (path.to_string(), Box::new(file))
     };
     let mut bytes = Vec::new();
-    reader
-        .take(MAX_INPUT as u64 + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("{name}: cannot read"))?;
+    let mut reader = reader.take(MAX_INPUT as u64 + 1);
+    // Read in blocks so one endless line is refused at the line cap, not at MAX_INPUT.
+    let (mut line, mut line_start) = (1usize, 0usize);
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).with_context(|| format!("{name}: cannot read")),
+        };
+        let from = bytes.len();
+        bytes.extend_from_slice(&block[..n]);
+        for (i, _) in bytes[from..]
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+        {
+            line += 1;
+            line_start = from + i + 1;
+        }
+        if bytes.len() - line_start > crate::input::MAX_LINE {
+            bail!(
+                "{name}: line {line}: longer than {} MiB",
+                crate::input::MAX_LINE >> 20
+            );
+        }
+    }
     if bytes.len() > MAX_INPUT {
         bail!("{name}: larger than {} MiB", MAX_INPUT >> 20);
     }
@@ -169,9 +193,9 @@ struct JsonInput {
     files: Option<Vec<ChangedFile>>,
     #[serde(default)]
     url: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::record::object_only")]
     head_repository: Option<GhName>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::record::object_only")]
     head_repository_owner: Option<GhLogin>,
 }
 
@@ -213,6 +237,11 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
             + 1;
         anyhow!("{name}: line {line}: not UTF-8")
     })?;
+    // serde would read the input struct from an array, by position: facts are an object.
+    if let Some(rest) = text.trim_start().strip_prefix('[') {
+        let line = text[..text.len() - rest.len()].matches('\n').count() + 1;
+        bail!("{name}: line {line}: not a JSON object");
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let input = JsonInput::deserialize(&mut de).map_err(|e| json_error(name, &e))?;
     de.end().map_err(|e| json_error(name, &e))?;
@@ -234,7 +263,11 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
             "{name}: line 1: no changed files: PR facts carry \"changedFiles\", gh pr view --json carries \"files\""
         ),
     };
-    if let Some(i) = files.iter().position(|f| f.path.trim().is_empty()) {
+    let files: Vec<ChangedFile> = files.into_iter().map(ChangedFile::normalized).collect();
+    if let Some(i) = files
+        .iter()
+        .position(|f| f.path.trim().is_empty() || f.previous_path.as_deref() == Some(""))
+    {
         bail!("{name}: changed file {} has an empty path", i + 1);
     }
     let repo = input
@@ -269,7 +302,8 @@ fn parse_numstat(name: &str, bytes: &[u8]) -> Result<PrFacts> {
             }
             let at = || format!("{name}: line {}", i + 1);
             let line = std::str::from_utf8(line).map_err(|_| anyhow!("{}: not UTF-8", at()))?;
-            files.push(numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?);
+            let file = numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?;
+            files.push(non_empty(file.normalized()).map_err(|e| anyhow!("{}: {e}", at()))?);
         }
         files
     };
@@ -277,6 +311,15 @@ fn parse_numstat(name: &str, bytes: &[u8]) -> Result<PrFacts> {
         changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
         ..PrFacts::default()
     })
+}
+
+/// A path that normalises to nothing (`""`, `./`) names no file.
+fn non_empty(file: ChangedFile) -> Result<ChangedFile, String> {
+    let blank = |p: &str| p.trim().is_empty();
+    if blank(&file.path) || file.previous_path.as_deref().is_some_and(blank) {
+        return Err("an empty path".into());
+    }
+    Ok(file)
 }
 
 /// `ADDED<TAB>DELETED<TAB>rest`: the counts, and what follows the second tab.
@@ -455,12 +498,13 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
         } else {
             (rest.to_string(), None)
         };
-        files.push(ChangedFile {
+        let file = ChangedFile {
             path,
             additions,
             deletions,
             previous_path,
-        });
+        };
+        files.push(non_empty(file.normalized()).map_err(at)?);
     }
     Ok(files)
 }
@@ -663,11 +707,58 @@ mod tests {
     }
 
     #[test]
+    fn paths_that_normalise_to_nothing_are_refused() {
+        // Found by the numstat fuzzer: a quoted empty path was accepted as "".
+        let crash = b"4\t1\tsrc/a.rs\n1\t0\t\"\"\n";
+        let err = parse("in", crash, Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 2: an empty path");
+        let err = parse("in", b"1\t0\t./\n", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 1: an empty path");
+        let err = parse("in", b"1\t0\t{a => }\n", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 1: an empty path");
+        let err = parse("in", b"1\t0\t./\0", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: record 1: an empty path");
+        let err = parse("in", br#"{"files":[{"path":"./"}]}"#, Format::Gh).unwrap_err();
+        assert_eq!(err.to_string(), "in: changed file 1 has an empty path");
+    }
+
+    #[test]
+    fn arrays_are_not_objects() {
+        // serde reads a struct from an array by position; facts and gh objects are objects.
+        let gh =
+            br#"{"files":[{"path":"a"}],"headRepository":[],"headRepositoryOwner":{"login":"o"}}"#;
+        let err = parse("gh", gh, Format::Gh).unwrap_err().to_string();
+        assert!(
+            err.starts_with("gh: line 1: invalid type: sequence"),
+            "{err}"
+        );
+        let err = parse("f", b"\n [null,null,null,null,null,[]]", Format::Detect).unwrap_err();
+        assert_eq!(err.to_string(), "f: line 2: not a JSON object");
+    }
+
+    #[test]
     fn repo_urls() {
         assert_eq!(
             repo_from_url("https://github.com/acme/app/pull/7").as_deref(),
             Some("acme/app")
         );
         assert_eq!(repo_from_url("https://github.com/acme/app"), None);
+    }
+}
+
+#[cfg(test)]
+mod fuzz_found {
+    use super::*;
+
+    #[test]
+    fn facts_we_accept_read_back_as_facts() {
+        // Found by the gh fuzzer: `-z` numstat took a blank path ("\t\r") that the facts
+        // reader then refused.
+        let crash = b"333\t3\t\t\r\0\0\0\0\0\x0033\t3\t\t3@@:\"acm";
+        let err = parse("in", crash, Format::Detect).unwrap_err();
+        assert_eq!(err.to_string(), "in: record 1: an empty path");
+        let facts = parse("in", b"1\t2\ta b\0", Format::Detect).unwrap();
+        let printed = serde_json::to_vec(&facts).unwrap();
+        assert!(parse("again", &printed, Format::Facts).is_ok());
     }
 }
