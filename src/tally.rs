@@ -304,7 +304,7 @@ struct VerdictView<'a> {
     #[serde(default)]
     #[allow(dead_code)]
     exit_code: Option<i32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "record::object_only")]
     usage: Option<Usage>,
     #[serde(default)]
     panel_size: usize,
@@ -347,6 +347,13 @@ fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Resu
             rec.judge
         ),
         _ => {}
+    }
+    if let Some(c) = rec.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
+        bail!(
+            "{}: judge {:?} has confidence {c}, outside 0 to 1",
+            at(),
+            rec.judge
+        );
     }
     Ok(Ballot {
         candidate: &rec.candidate,

@@ -607,7 +607,6 @@ fn tally_accepts_today(input: &[u8]) -> bool {
 }
 
 #[test]
-#[ignore = "src/tally.rs accepts these (owned by the tally rewrite): confidence outside [0, 1] or on an abstention, usage as an array"]
 fn panel_tally_refuses_records_that_break_the_verdict_contract() {
     let stream = lines(&[VERDICT_1, VERDICT_2]);
     let mut c = Corpus::default();
