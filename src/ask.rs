@@ -4,6 +4,7 @@
 
 use crate::extract::{self, Found};
 use crate::harness::{AnswerAt, Kind, PromptVia, Seat, Table, Vars};
+use crate::keep;
 use crate::launch::{self, Outcome, Spec};
 use anyhow::{Context, Result, anyhow};
 use serde_json::{Map, Value};
@@ -397,19 +398,10 @@ impl Launcher {
     fn vars(&self, job: &Job, prompt: &str, dirs: &AttemptDirs) -> Vars {
         let mut v = Vars::new();
         v.insert("prompt", prompt.to_string());
-        v.insert(
-            "prompt_file",
-            dirs.judge.join("prompt.txt").display().to_string(),
-        );
+        v.insert("prompt_file", dirs.prompt_file().display().to_string());
         v.insert("schema", job.schema.to_string());
-        v.insert(
-            "schema_file",
-            dirs.judge.join("schema.json").display().to_string(),
-        );
-        v.insert(
-            "answer_file",
-            dirs.attempt.join("answer").display().to_string(),
-        );
+        v.insert("schema_file", dirs.schema_file().display().to_string());
+        v.insert("answer_file", dirs.answer_file().display().to_string());
         v.insert("home", dirs.home.display().to_string());
         v.insert("work", dirs.work.display().to_string());
         if let Some(m) = &job.seat.model {
@@ -554,10 +546,9 @@ impl Launcher {
     pub fn ask(&self, job: &Job, check: &Check) -> Done {
         let started = Instant::now();
         let judge_dir = self.run.as_ref().map(|r| r.join(&job.name));
-        if let Some(dir) = &judge_dir {
-            let _ = fs::create_dir_all(dir);
-            let _ = fs::write(dir.join("prompt.txt"), &job.prompt);
-            let _ = fs::write(dir.join("schema.json"), job.schema.to_string());
+        if let Some(dir) = judge_dir.filter(|d| keep::dir(d)) {
+            keep::file(&dir.join("prompt.txt"), &job.prompt);
+            keep::file(&dir.join("schema.json"), job.schema.to_string());
         }
         let mut prompt = job.prompt.clone();
         let mut done = Done {
@@ -637,22 +628,26 @@ impl Launcher {
                 return Done::abstained(status, format!("{e:#}"));
             }
         };
-        let _ = fs::create_dir_all(&dirs.attempt);
-        let _ = fs::write(dirs.attempt.join("stdout"), &outcome.stdout);
-        let _ = fs::write(dirs.attempt.join("stderr"), &outcome.stderr);
-        let _ = fs::write(
-            dirs.attempt.join("exit.json"),
-            serde_json::json!({
-                "exitCode": outcome.exit_code(),
-                "signal": outcome.signal(),
-                "timedOut": outcome.timed_out,
-                "interrupted": outcome.interrupted,
-                "durationMs": outcome.duration.as_millis() as u64,
-                "stdoutBytes": outcome.stdout_bytes,
-                "stderrBytes": outcome.stderr_bytes,
-            })
-            .to_string(),
-        );
+        if keep::dir(&dirs.attempt) {
+            keep::file(&dirs.attempt.join("stdout"), &outcome.stdout);
+            keep::file(&dirs.attempt.join("stderr"), &outcome.stderr);
+            if let Some(answer) = &answer_file {
+                keep::file(&dirs.attempt.join("answer"), answer);
+            }
+            keep::file(
+                &dirs.attempt.join("exit.json"),
+                serde_json::json!({
+                    "exitCode": outcome.exit_code(),
+                    "signal": outcome.signal(),
+                    "timedOut": outcome.timed_out,
+                    "interrupted": outcome.interrupted,
+                    "durationMs": outcome.duration.as_millis() as u64,
+                    "stdoutBytes": outcome.stdout_bytes,
+                    "stderrBytes": outcome.stderr_bytes,
+                })
+                .to_string(),
+            );
+        }
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, self.timeout());
         done.attempts = n;
         done
@@ -666,16 +661,23 @@ impl Launcher {
     ) -> Result<(Outcome, Option<String>)> {
         let h = &job.seat.harness;
         let (argv, stdin) = self.argv(job, prompt, dirs)?;
-        for d in [&dirs.attempt, &dirs.home, &dirs.work, &dirs.tmp] {
+        // What the judge reads and writes is private; the run folder only keeps copies, so a
+        // full disk there cannot cost an answer.
+        for d in [&dirs.home, &dirs.work, &dirs.tmp] {
             fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
         }
         if prompt.len() > MAX_ARG || h.argv_mentions("{prompt_file}") {
-            fs::write(dirs.judge.join("prompt.txt"), prompt)?;
+            fs::write(dirs.prompt_file(), prompt)?;
         }
-        let _ = fs::write(
-            dirs.attempt.join("argv.json"),
-            serde_json::to_string(&argv)?,
-        );
+        if h.argv_mentions("{schema_file}") {
+            fs::write(dirs.schema_file(), job.schema.to_string())?;
+        }
+        if keep::dir(&dirs.attempt) {
+            keep::file(
+                &dirs.attempt.join("argv.json"),
+                serde_json::to_string(&argv)?,
+            );
+        }
         let copied = self.carry_credentials(job, dirs);
         let vars = self.vars(job, prompt, dirs);
         for (rel, text) in &h.files {
@@ -730,7 +732,7 @@ impl Launcher {
             _ => h.answer,
         };
         let answer = match answer_at {
-            AnswerAt::File => fs::read(dirs.attempt.join("answer"))
+            AnswerAt::File => fs::read(dirs.answer_file())
                 .ok()
                 .map(|b| String::from_utf8_lossy(&b).into_owned()),
             AnswerAt::Stdout => None,
@@ -852,8 +854,8 @@ impl Asker for Launcher {
 
 /// The folders of one attempt: in the run folder what is kept, in the sandbox what is private.
 struct AttemptDirs {
-    judge: PathBuf,
     attempt: PathBuf,
+    private: PathBuf,
     home: PathBuf,
     work: PathBuf,
     tmp: PathBuf,
@@ -863,12 +865,24 @@ impl AttemptDirs {
     fn new(run: &Path, sandbox: &Path, name: &str, n: u32) -> AttemptDirs {
         let private = sandbox.join(format!("{name}.{n}"));
         AttemptDirs {
-            judge: run.join(name),
             attempt: run.join(name).join(format!("attempt-{n}")),
             home: private.join("home"),
             work: private.join("work"),
             tmp: private.join("tmp"),
+            private,
         }
+    }
+
+    fn prompt_file(&self) -> PathBuf {
+        self.private.join("prompt.txt")
+    }
+
+    fn schema_file(&self) -> PathBuf {
+        self.private.join("schema.json")
+    }
+
+    fn answer_file(&self) -> PathBuf {
+        self.private.join("answer")
     }
 
     /// Where an attempt's folders would be, for messages and dry runs.
@@ -899,11 +913,6 @@ fn read_answer(
         usage: job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
         tool_calls: None,
     };
-    if o.interrupted {
-        done.status = Status::Interrupted;
-        done.cause = Some("stopped by a signal before it answered".into());
-        return done;
-    }
     if o.timed_out {
         done.status = Status::Timeout;
         done.cause = Some(format!(
@@ -951,6 +960,11 @@ fn read_answer(
         Found::Text(t) if t.trim().is_empty() => "no answer".to_string(),
         Found::Text(_) => "no JSON object in the answer".to_string(),
     };
+    if o.interrupted {
+        done.status = Status::Interrupted;
+        done.cause = Some("stopped by a signal before it answered".into());
+        return done;
+    }
     done.excerpt = nonempty_excerpt(match &found {
         Found::Text(t) => t,
         Found::Object(_) => &stdout,

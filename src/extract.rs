@@ -163,7 +163,8 @@ pub fn first_object(text: &str) -> Option<Map<String, Value>> {
 
 /// The first `n` characters of a text, on one line, for records and messages.
 pub fn excerpt(text: &str, n: usize) -> String {
-    let flat: String = text
+    let flat = without_ansi(text);
+    let flat: String = flat
         .trim()
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -176,6 +177,30 @@ pub fn excerpt(text: &str, n: usize) -> String {
     }
 }
 
+/// `text` without terminal colour codes (ESC `[` … final byte), which some CLIs print even to
+/// a pipe; a message is for reading.
+fn without_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\x1b') {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+        } else if chars.next_if_eq(&'[').is_some() {
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        } else {
+            chars.next();
+        }
+    }
+    out.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +208,14 @@ mod tests {
 
     fn obj(v: Value) -> Found {
         Found::Object(v.as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn an_excerpt_drops_colour_codes() {
+        let line = "\x1b[91m\x1b[1mError: \x1b[0mCannot connect to API";
+        assert_eq!(excerpt(line, 200), "Error: Cannot connect to API");
+        assert_eq!(excerpt("a\x1b", 200), "a");
+        assert_eq!(excerpt("\x1b[", 200), "");
     }
 
     #[test]

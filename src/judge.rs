@@ -276,7 +276,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let size = judges.len();
     let mut write_line = |name: &str, line: String, what: &str, ms: u64| -> Result<()> {
-        let _ = std::fs::write(run_dir.join(name).join("record.json"), format!("{line}\n"));
+        crate::keep::file(&run_dir.join(name).join("record.json"), format!("{line}\n"));
         if progress {
             eprintln!("panel-judge: {name} {what} ({:.1}s)", ms as f64 / 1000.0);
         }

@@ -220,7 +220,9 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     end_group(pgid, &mut child, status.is_none());
     unregister(pgid);
     let status = status.or_else(|| child.try_wait().ok().flatten());
-    let interrupted = stopped().is_some() && status.is_none_or(|s| s.code().is_none());
+    // Stopped while it ran: whatever it exited with (a CLI may trap SIGTERM and exit 143), it
+    // was cut short; a valid answer it managed to give still counts (see ask::read_answer).
+    let interrupted = stopped().is_some();
 
     // The pipes close when the last holder dies; one that escaped the group may hold them.
     let (stdout, stdout_bytes) = collect(out);

@@ -12,6 +12,7 @@ pub mod fanout;
 pub mod harness;
 pub mod input;
 pub mod judge;
+pub mod keep;
 pub mod launch;
 pub mod merge;
 pub mod plan;

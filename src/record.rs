@@ -127,24 +127,21 @@ pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
 pub struct Emitter {
     stdout: std::io::BufWriter<std::io::StdoutLock<'static>>,
     open: bool,
-    ledger: std::fs::File,
+    ledger: crate::keep::Ledger,
 }
 
 impl Emitter {
     /// Creates (or empties) the ledger file.
     pub fn new(ledger: &std::path::Path) -> Result<Emitter> {
-        let file = std::fs::File::create(ledger)
-            .map_err(|e| anyhow!("{}: cannot write: {e}", ledger.display()))?;
         Ok(Emitter {
             stdout: std::io::BufWriter::new(std::io::stdout().lock()),
             open: true,
-            ledger: file,
+            ledger: crate::keep::Ledger::create(ledger)?,
         })
     }
 
     pub fn emit(&mut self, line: &str) -> Result<()> {
-        // The run folder keeps what it can; a full disk must not cost the records on stdout.
-        let _ = writeln!(self.ledger, "{line}");
+        self.ledger.push(line);
         if !self.open {
             return Ok(());
         }

@@ -45,7 +45,20 @@ pub fn main_from<A: Parser>(
         }
     };
     match tool(args) {
-        Ok(code) => code,
+        Ok(code) => match crate::keep::loss() {
+            // The output is whole, but the run folder is not: say so, and never exit green.
+            Some(loss) => {
+                eprintln!(
+                    "{name}: the run folder is incomplete: {}; what went to standard output is whole",
+                    one_line(&loss)
+                );
+                match crate::launch::stopped() {
+                    Some(sig) if sig != crate::launch::SIGPIPE => code,
+                    _ => ExitCode::from(exit::USAGE),
+                }
+            }
+            None => code,
+        },
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("{name}: {}", one_line(&format!("{err:#}")));

@@ -233,9 +233,17 @@ fn codex_judges_answer_through_the_last_message_file_with_stdin_closed() {
             c["env"]["CODEX_HOME"],
             format!("{}/.codex", c["home"].as_str().unwrap())
         );
-        // The answer file and the schema file live in the run folder.
+        // The answer file is private to the judge (gone with its folders); the run folder
+        // keeps a copy.
         let answer = &a[a.iter().position(|x| x == "--output-last-message").unwrap() + 1];
-        assert!(Path::new(answer).exists(), "{answer}");
+        assert!(!Path::new(answer).exists(), "{answer} outlived the run");
+    }
+    for r in &recs {
+        let kept = Path::new(r["run"].as_str().unwrap())
+            .join(r["judge"].as_str().unwrap())
+            .join("attempt-1/answer");
+        let kept = std::fs::read_to_string(&kept).unwrap();
+        assert!(kept.contains(r#""verdict":"holds""#), "{kept}");
     }
     assert!(files_under(&rig.user_home()).is_empty());
 }

@@ -620,3 +620,49 @@ fn a_harness_cap_holds_across_panel_judge_processes() {
     }
     assert_eq!(most, 1, "four judges in two processes ran one at a time");
 }
+
+/// A CLI that traps SIGTERM and exits with a code of its own (claude exits 143, some exit 0)
+/// was still cut short: interrupted, not failed or unreadable.
+#[test]
+fn a_judge_that_traps_sigterm_is_still_interrupted() {
+    let tmp = TempDir::new("trap");
+    let pids = tmp.path().join("pids");
+    let mut seats = Vec::new();
+    for code in [143, 0] {
+        seats.push("--seat".to_string());
+        seats.push(format!(
+            "exec:trap 'exit {code}' TERM; echo $$ >> {p}; sleep 300 & wait",
+            p = pids.display()
+        ));
+    }
+    let mut args: Vec<&str> = seats.iter().map(String::as_str).collect();
+    // No retry: the first attempt's own status is the one under test.
+    args.extend([
+        "--lens",
+        "a=Q?",
+        "--allow-correlated",
+        "--retries",
+        "0",
+        "examples/answer.md",
+    ]);
+    let child = judge(&args)
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while pids_in(&pids).len() < 2 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    for r in records(&out) {
+        assert_eq!(r["status"], "interrupted", "{r}");
+    }
+}

@@ -160,6 +160,117 @@ impl Drop for Slot {
     }
 }
 
+/// Where a user runs panel-judge from: the CLI's bin folder first on PATH, their HOME, the
+/// temporary folder (where the judges' private folders go) and what they export.
+struct User<'a> {
+    bindir: &'a Path,
+    home: &'a Path,
+    scratch: &'a Path,
+    env: &'a [(&'static str, String)],
+}
+
+impl User<'_> {
+    fn panel_judge(
+        &self,
+        seat: &str,
+        timeout: f64,
+        run: &Path,
+        extra: &[&str],
+        candidate: &Path,
+    ) -> Command {
+        let mut c = Command::new(bin("panel-judge"));
+        c.args(["--seat", seat, "--lens", LENS, "--retries", "0"])
+            .args(["--timeout", &timeout.to_string()])
+            .arg("--out")
+            .arg(run)
+            .args(extra)
+            .arg(candidate)
+            .env_clear()
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    self.bindir.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env("HOME", self.home)
+            .env("TMPDIR", self.scratch)
+            .env("LANG", "C.UTF-8")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+/// SIGINT to panel-judge while the CLI waits on a model that never answers: exit 130, the
+/// judge recorded as interrupted, and nothing the CLI started still running (no process
+/// carries a HOME inside the judges' private folders). Returns what went wrong.
+fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
+    let _slot = Slot::take();
+    let server = MockServer::start();
+    let tmp = TempDir::new(&format!("sigint-{}", case.harness));
+    let root = tmp.path().canonicalize().unwrap();
+    let (home, scratch) = (root.join("home"), root.join("tmp"));
+    for d in [&home, &scratch] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let env = (case.user)(&home, &server.url());
+    let candidate = root.join("work.md");
+    std::fs::write(&candidate, format!("{WORK}\n{}\n", Mode::Hang.marker())).unwrap();
+    let seat = match case.model {
+        Some(m) => format!("{}:{m}", case.harness),
+        None => case.harness.to_string(),
+    };
+    let user = User {
+        bindir,
+        home: &home,
+        scratch: &scratch,
+        env: &env,
+    };
+    let child = user
+        .panel_judge(&seat, 120.0, &root.join("run"), &[], &candidate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while server.generations().is_empty() && started.elapsed().as_secs() < 90 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let asked = !server.generations().is_empty();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let name = case.harness;
+    let mut wrong = Vec::new();
+    if !asked {
+        wrong.push(format!("{name}: never reached the server in 90 s"));
+    }
+    if out.status.code() != Some(130) {
+        wrong.push(format!(
+            "{name}: SIGINT: exit {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let record: Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or_default()).unwrap_or(Value::Null);
+    if record["status"] != "interrupted" {
+        wrong.push(format!("{name}: SIGINT: {record}"));
+    }
+    let left = crate::util::processes_with_env(&format!("HOME={}/", scratch.display()));
+    if !left.is_empty() {
+        wrong.push(format!(
+            "{name}: SIGINT: pids {left:?} outlived panel-judge"
+        ));
+    }
+    wrong
+}
+
 /// Runs panel-judge once (and its dry run) for `case` against a server of its own.
 fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let _slot = Slot::take();
@@ -182,30 +293,13 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
         Some(m) => format!("{}:{m}", case.harness),
         None => case.harness.to_string(),
     };
-    let cmd = |extra: &[&str]| {
-        let mut c = Command::new(bin("panel-judge"));
-        c.args(["--seat", &seat, "--lens", LENS, "--retries", "0"])
-            .args(["--timeout", &timeout.to_string()])
-            .arg("--out")
-            .arg(&run)
-            .args(extra)
-            .arg(&candidate)
-            .env_clear()
-            .env(
-                "PATH",
-                format!(
-                    "{}:{}",
-                    bindir.display(),
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .env("HOME", &home)
-            .env("TMPDIR", &scratch)
-            .env("LANG", "C.UTF-8")
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null());
-        c
+    let user = User {
+        bindir,
+        home: &home,
+        scratch: &scratch,
+        env: &env,
     };
+    let cmd = |extra: &[&str]| user.panel_judge(&seat, timeout, &run, extra, &candidate);
     let before = listing(&home);
     let dry: Output = cmd(&["--dry-run"]).output().unwrap();
     assert!(
@@ -278,7 +372,7 @@ fn check(case: &Case) {
     let bindir = exe.parent().unwrap().to_path_buf();
 
     // The modes run beside the verdict run: most of their time is waiting.
-    let (ok, modes, seed) = std::thread::scope(|sc| {
+    let (ok, modes, seed, stopped) = std::thread::scope(|sc| {
         let modes: Vec<_> = MODES
             .iter()
             .map(|&m| {
@@ -291,13 +385,14 @@ fn check(case: &Case) {
                 sc.spawn(move || (m, judge(case, bindir, m, t)))
             })
             .collect();
+        let stopped = sc.spawn(|| interrupted(case, &bindir));
         let ok = judge(case, &bindir, Mode::Ok, 90.0);
         let seed = {
             let _slot = Slot::take();
             seed_bytes(name)
         };
         let modes: Vec<(Mode, Run)> = modes.into_iter().map(|h| h.join().unwrap()).collect();
-        (ok, modes, seed)
+        (ok, modes, seed, stopped.join().unwrap())
     });
 
     // (1) the verdict record and its usage.
@@ -401,6 +496,7 @@ fn check(case: &Case) {
             mode.name()
         );
     }
+    wrong.extend(stopped);
     println!("{report}");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

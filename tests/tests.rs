@@ -5,6 +5,7 @@ mod generated;
 mod harness;
 mod hostile;
 mod judge;
+mod matrix;
 mod mockserver;
 mod pr;
 mod real_cli;

@@ -76,3 +76,27 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// Pids of the live processes with an environment entry (`NAME=VALUE`) that starts with
+/// `prefix`: a marker every descendant of a launch inherits, to find what outlived it.
+pub fn processes_with_env(prefix: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() || !crate::judge::alive(pid) {
+            continue;
+        }
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if env
+            .split(|&b| b == 0)
+            .any(|kv| kv.starts_with(prefix.as_bytes()))
+        {
+            found.push(pid);
+        }
+    }
+    found
+}

@@ -423,8 +423,9 @@ pub fn judge(
         let line = serde_json::to_string(rec)?;
         if fresh {
             let dir = run.join(&rec.member);
-            let _ = std::fs::create_dir_all(&dir);
-            let _ = std::fs::write(dir.join("record.json"), format!("{line}\n"));
+            if crate::keep::dir(&dir) {
+                crate::keep::file(&dir.join("record.json"), format!("{line}\n"));
+            }
         }
         if progress {
             let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());

@@ -355,6 +355,7 @@ si_model_text() {
     holds|breaks) v=$1; si_verdict_obj "$v"; SI_TEXT=$REPLY; SI_OBJ=$REPLY ;;
     ok|validfail) si_verdict_obj "$v"; SI_TEXT=$REPLY; SI_OBJ=$REPLY ;;
     prose) SI_TEXT=$SI_PROSE; SI_OBJ= ;;
+    empty) SI_TEXT=; SI_OBJ= ;;
     fence) si_verdict_obj "$v"; SI_TEXT=$'```json\n'"$REPLY"$'\n```'; SI_OBJ= ;;
     invalid)
       si_q "${STANDIN_REASON:-IndexError on empty list}"
@@ -364,7 +365,7 @@ si_model_text() {
 }
 
 # si_run: the common mode dispatcher. The stand-in defines:
-#   cli_answer KIND           print the answer (KIND: ok prose fence invalid wrongschema)
+#   cli_answer KIND           print the answer (KIND: ok prose fence invalid wrongschema empty)
 #   cli_fail | cli_error0 | cli_usage_limit [VARIANT] | cli_rate_limit   (each exits)
 #   SI_FAIL_CODE              exit code for validfail (default 1)
 si_run() {
@@ -375,7 +376,7 @@ si_run() {
       mode=ok ;;
   esac
   case $mode in
-    ok|holds|breaks|prose|fence|invalid|wrongschema)
+    ok|holds|breaks|prose|fence|invalid|wrongschema|empty)
       si_model_text "$mode"; cli_answer "$mode"; exit 0 ;;
     validfail)
       si_model_text ok; cli_answer ok; exit "${SI_FAIL_CODE:-1}" ;;
