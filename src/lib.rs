@@ -21,5 +21,6 @@ pub mod record;
 pub mod review;
 pub mod run;
 pub mod slots;
+pub mod strict;
 pub mod tally;
 pub mod vote;

@@ -168,6 +168,21 @@ fn field_mutations(line: &str, shape: &Shape) -> Vec<Vec<u8>> {
             _ => None,
         };
         if let Some(inner) = inner {
+            // The inner object as a JSON array of its values: serde's positional form.
+            let positional = Value::Array(inner.values().cloned().collect());
+            let mut m = obj.clone();
+            m.insert(
+                key.clone(),
+                match v {
+                    Value::Array(items) => {
+                        let mut items = items.clone();
+                        items[0] = positional;
+                        Value::Array(items)
+                    }
+                    _ => positional,
+                },
+            );
+            out.push(render(&m).into_bytes());
             for (ik, iv) in inner {
                 if shape.ignored.contains(&format!("{key}.{ik}").as_str()) {
                     continue;

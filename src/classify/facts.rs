@@ -193,9 +193,9 @@ struct JsonInput {
     files: Option<Vec<ChangedFile>>,
     #[serde(default)]
     url: Option<String>,
-    #[serde(default, deserialize_with = "crate::record::object_only")]
+    #[serde(default)]
     head_repository: Option<GhName>,
-    #[serde(default, deserialize_with = "crate::record::object_only")]
+    #[serde(default)]
     head_repository_owner: Option<GhLogin>,
 }
 
@@ -243,7 +243,9 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
         bail!("{name}: line {line}: not a JSON object");
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let input = JsonInput::deserialize(&mut de).map_err(|e| json_error(name, &e))?;
+    // Every struct inside (changed files, gh's owner and repository) is an object too.
+    let input =
+        JsonInput::deserialize(crate::strict::Strict(&mut de)).map_err(|e| json_error(name, &e))?;
     de.end().map_err(|e| json_error(name, &e))?;
     if let Some(t) = input.record_type.as_deref() {
         bail!(
