@@ -70,7 +70,9 @@ struct Shape {
     ignored: &'static [&'static str],
 }
 
-const ENUMS: &[&str] = &["type", "verdict", "status", "decision", "severity", "vote"];
+const ENUMS: &[&str] = &[
+    "type", "verdict", "status", "decision", "severity", "vote", "how",
+];
 
 /// Values of the wrong JSON type for a field that now holds `v`.
 fn wrong_values(key: &str, v: &Value, nullable: bool) -> Vec<Value> {
