@@ -785,9 +785,8 @@ fn classify_corpus() -> Corpus {
     }
     for g in garbage() {
         // Text that does not start with { or [ is read as numstat, and fails as numstat; with
-        // a NUL it is `-z` numstat, which has records. A lone NUL is an empty -z diff.
+        // a NUL it is `-z` numstat, which has records. A lone NUL is an empty record, not a diff.
         match &g[..] {
-            b"\0" => {}
             b"\xEF\xBB\xBF" => c.add(g, Want::Empty),
             _ if g.contains(&0) && g[0] != b'{' => c.add(g, Want::Record(1)),
             _ => c.add(g, Want::Line(1)),
