@@ -1043,7 +1043,7 @@ fn usage_of(filter: &extract::Filter, stdout: &str) -> Option<Usage> {
     let outputs = filter.run_text(stdout)?;
     let mut total: Option<Usage> = None;
     for v in outputs {
-        if let Ok(u) = serde_json::from_value::<Usage>(v)
+        if let Ok(u) = crate::strict::from_value::<Usage>(v)
             && !u.is_empty()
         {
             total.get_or_insert_with(Usage::default).add(&u);

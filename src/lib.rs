@@ -22,5 +22,6 @@ pub mod record;
 pub mod review;
 pub mod run;
 pub mod slots;
+pub mod strict;
 pub mod tally;
 pub mod vote;

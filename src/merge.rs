@@ -171,7 +171,7 @@ pub struct MergedFinding {
 #[serde(rename_all = "camelCase")]
 pub struct MergeRecord {
     /// `code`, `seat`, or `none` when there was nothing to merge.
-    pub how: String,
+    pub how: MergeHow,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seat: Option<String>,
     /// True when the merging seat failed or answered badly: the findings went on unmerged.
@@ -184,6 +184,19 @@ pub struct MergeRecord {
     pub findings: usize,
     /// Findings written.
     pub merged: usize,
+}
+
+/// How the findings were grouped, as the merge record says. A record read back with any other
+/// word is refused: nothing downstream could tell what such a merge did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeHow {
+    /// By the code's own signals.
+    Code,
+    /// By a seat's answer (`seat` names it).
+    Seat,
+    /// Not at all: fewer than two reviewers raised findings.
+    None,
 }
 
 /// How to group.
@@ -272,7 +285,7 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
     }
     let raisers: BTreeSet<&str> = sources.iter().map(|s| s.reviewer.as_str()).collect();
     let mut record = MergeRecord {
-        how: "code".into(),
+        how: MergeHow::Code,
         seat: None,
         merge_failed: false,
         cause: None,
@@ -292,7 +305,7 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
         possible: Vec::new(),
     };
     let grouping = if raisers.len() < 2 {
-        record.how = "none".into();
+        record.how = MergeHow::None;
         record.cause = Some(if sources.is_empty() {
             "no findings to merge".into()
         } else {
@@ -308,7 +321,7 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
                 } else {
                     seat.clone()
                 };
-                record.how = "seat".into();
+                record.how = MergeHow::Seat;
                 record.seat = Some(seat.clone());
                 let Some(asker) = asker else {
                     bail!("merging with a seat needs a launcher");

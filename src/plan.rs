@@ -131,8 +131,8 @@ impl Policy {
     /// Applies a policy file: each key it names replaces the policy's, or with `"extend": true`
     /// adds to it (maps merged, panel rows appended after the policy's own, numbers replaced).
     pub fn apply_file(mut self, name: &str, text: &str) -> Result<Policy> {
-        let file: PolicyFile =
-            serde_json::from_str(text).map_err(|e| crate::classify::facts::json_error(name, &e))?;
+        let file: PolicyFile = crate::strict::from_str(text)
+            .map_err(|e| crate::classify::facts::json_error(name, &e))?;
         merge(&mut self.roles, file.roles, file.extend);
         merge(&mut self.sonnet_for, file.sonnet_for, file.extend);
         merge(&mut self.seats, file.seats, file.extend);
@@ -520,6 +520,14 @@ mod tests {
         assert_eq!(
             p.check().unwrap_err().to_string(),
             "policy: profile nobody has no seat"
+        );
+        // A panel row is an object, never its values by position.
+        let err = Policy::default()
+            .apply_file("p.json", r#"{"panel": [["x", "nobody", true]]}"#)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "p.json: line 1: invalid type: sequence, expected an object"
         );
         let text = serde_json::to_string(&Policy::default()).unwrap();
         let back = Policy::default().apply_file("p", &text).unwrap();

@@ -35,8 +35,8 @@ pub fn destination(kind: &str) -> &'static str {
 /// Parses one line as a record of type `want`, or says precisely why it is not one.
 pub fn parse<T: DeserializeOwned>(line: &str, at: &dyn Fn() -> String, want: &[&str]) -> Result<T> {
     // The fast path: one parse straight into the record type.
-    // serde reads a struct from a JSON array too (by position): a record is an object only.
-    let first = match serde_json::from_str::<T>(line) {
+    // A record is an object, and so is every struct inside it (see crate::strict).
+    let first = match crate::strict::from_str::<T>(line) {
         Ok(rec) if line.trim_start().starts_with('{') => return check_kind(line, rec, at, want),
         Ok(_) => bail!("{}: not a JSON object", at()),
         Err(e) => e,
@@ -96,20 +96,6 @@ pub fn for_each<T: DeserializeOwned>(
         }
     }
     Ok(())
-}
-
-/// Reads an optional nested object, refusing serde's positional (array) form of a struct.
-pub fn object_only<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: DeserializeOwned,
-{
-    let Some(map) = Option::<serde_json::Map<String, serde_json::Value>>::deserialize(d)? else {
-        return Ok(None);
-    };
-    serde_json::from_value(serde_json::Value::Object(map))
-        .map(Some)
-        .map_err(serde::de::Error::custom)
 }
 
 /// Writes one record as a compact JSON line.
@@ -289,11 +275,7 @@ pub struct VerdictRecord {
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    #[serde(
-        default,
-        deserialize_with = "object_only",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// How many judges the panel has, so a stream of many panels can close each one.
     #[serde(default)]

@@ -326,11 +326,7 @@ pub struct ReviewRecord {
     pub attempts: u32,
     #[serde(default)]
     pub duration_ms: u64,
-    #[serde(
-        default,
-        deserialize_with = "crate::record::object_only",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// The run folder that keeps everything about this reviewer.
     #[serde(default)]

@@ -304,7 +304,7 @@ struct VerdictView<'a> {
     #[serde(default)]
     #[allow(dead_code)]
     exit_code: Option<i32>,
-    #[serde(default, deserialize_with = "record::object_only")]
+    #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
     panel_size: usize,
@@ -315,7 +315,7 @@ struct VerdictView<'a> {
 /// Parses a verdict record with one pass over the line; only a bad line is read again, by
 /// [`record::parse`], to say precisely what is wrong with it.
 fn parse_verdict<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<VerdictView<'a>> {
-    match serde_json::from_str::<VerdictView>(line) {
+    match crate::strict::from_str::<VerdictView>(line) {
         Ok(rec) if rec.kind == "verdict" => Ok(rec),
         Ok(rec) => bail!(
             "{}: a {} record; {}",

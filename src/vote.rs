@@ -142,7 +142,7 @@ pub fn command() -> clap::Command {
 // ── Records ─────────────────────────────────────────────────────────────────
 
 /// Every record of the synthesis stream: `panel-merge`'s output and `panel-vote`'s.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Record {
     Reviewer(Reviewer),
@@ -153,6 +153,46 @@ pub enum Record {
     Panel(PanelRecord),
     Decision(DecisionRecord),
     Route(RouteRecord),
+}
+
+impl<'de> Deserialize<'de> for Record {
+    /// By hand: serde's derived form of a tagged enum reads the variant from a buffer of its
+    /// own, which would read a nested struct by position; the variant is read strictly here.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Record, D::Error> {
+        use serde::de::Error;
+        const TYPES: &[&str] = &[
+            "reviewer",
+            "finding",
+            "merge",
+            "vote",
+            "synthesis",
+            "panel",
+            "decision",
+            "route",
+        ];
+        let mut map = crate::strict::object(d)?;
+        let kind = match map.remove("type") {
+            Some(Value::String(kind)) => kind,
+            Some(_) => return Err(D::Error::custom("\"type\" is not a string")),
+            None => return Err(D::Error::missing_field("type")),
+        };
+        let body = Value::Object(map);
+        fn read<T: serde::de::DeserializeOwned>(body: Value) -> serde_json::Result<T> {
+            crate::strict::from_value(body)
+        }
+        let rec = match kind.as_str() {
+            "reviewer" => read(body).map(Record::Reviewer),
+            "finding" => read(body).map(Record::Finding),
+            "merge" => read(body).map(Record::Merge),
+            "vote" => read(body).map(Record::Vote),
+            "synthesis" => read(body).map(Record::Synthesis),
+            "panel" => read(body).map(Record::Panel),
+            "decision" => read(body).map(Record::Decision),
+            "route" => read(body).map(Record::Route),
+            other => return Err(D::Error::unknown_variant(other, TYPES)),
+        };
+        rec.map_err(D::Error::custom)
+    }
 }
 
 /// The record types `panel-vote` reads.
@@ -2089,6 +2129,61 @@ mod tests {
         assert_eq!(
             decision_schema(2)["required"],
             json!(["finding-1", "finding-2"])
+        );
+    }
+
+    #[test]
+    fn records_refuse_nested_structs_given_by_position() {
+        let at = || "in: line 2".to_string();
+        let entry = Record::Synthesis(SynthesisEntry {
+            result: Outcome::Kept,
+            finding: SynthesisFinding {
+                finding: MergedFinding {
+                    id: "F1".into(),
+                    severity: Severity::Block,
+                    evidence: "e".into(),
+                    fix: "f".into(),
+                    file: None,
+                    line: None,
+                    raised_by: vec!["review-1".into()],
+                    sources: vec!["review-1/1".into()],
+                    possible_duplicate_of: vec![],
+                },
+                votes: vec![v("review-2", A)],
+                original_fix: None,
+            },
+            why: "w".into(),
+            no_votes_from: vec![],
+        });
+        let line = serde_json::to_string(&entry).unwrap();
+        let back: Record = crate::record::parse(&line, &at, OUTPUT_TYPES).unwrap();
+        assert_eq!(back, entry);
+        // The vote, then the finding, as its values in a JSON array.
+        let by_position = [
+            line.replace(
+                r#"{"reviewer":"review-2","vote":"agree","reason":"r"}"#,
+                r#"["review-2","agree","r"]"#,
+            ),
+            r#"{"type":"synthesis","result":"kept","finding":["F1","block","e","f",null,null,["review-1"],["review-1/1"],[],[]],"why":"w"}"#.to_string(),
+        ];
+        for bad in by_position {
+            assert_ne!(bad, line);
+            let err = crate::record::parse::<Record>(&bad, &at, OUTPUT_TYPES).unwrap_err();
+            // A struct with a flattened part is read as a map, which serde never reads by
+            // position: its message names the struct instead.
+            assert!(
+                err.to_string().starts_with(
+                    "in: line 2: a synthesis record that does not fit: invalid type: sequence, expected "
+                ),
+                "{bad}: {err}"
+            );
+        }
+        let err = crate::record::parse::<Record>(r#"{"type":"route","x":1}"#, &at, OUTPUT_TYPES)
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("in: line 2: a route record that does not fit: missing field"),
+            "{err}"
         );
     }
 }

@@ -504,3 +504,158 @@ fn the_readme_first_command_runs_offline() {
         stdout(&out)
     );
 }
+
+/// Whether `name` is an executable on PATH.
+fn on_path(name: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join(name).is_file())
+}
+
+/// `bin/panel-fleet -S`: each panel runs on "another machine" through GNU parallel's ssh (a
+/// stand-in, tests/fixtures/fleet/ssh, whose remote is a folder of its own), the candidate
+/// goes there with --transferfile (rsync over that ssh) and the panel's folder comes back.
+#[test]
+fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
+    for tool in ["parallel", "rsync"] {
+        if !on_path(tool) {
+            eprintln!("skipped: {tool} is not installed (apt-get install parallel rsync)");
+            return;
+        }
+    }
+    let tmp = TempDir::new("fleet-ssh");
+    let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote-home"));
+    let ssh_log = tmp.path().join("ssh.log");
+    std::fs::create_dir_all(local.join("cands")).unwrap();
+    std::fs::create_dir_all(&remote).unwrap();
+    std::fs::create_dir_all(tmp.path().join("userhome")).unwrap();
+    let names = ["a.md", "b.md", "c.md", "d.md"];
+    for (name, text) in names.iter().zip([
+        "It returns the sum of a list.",
+        "It is WRONG about empty lists.",
+        "It returns 0 for an empty list.",
+        "Its judges answer UNREADABLE prose.",
+    ]) {
+        std::fs::write(local.join("cands").join(name), format!("{text}\n")).unwrap();
+    }
+    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    let fleet = |rules: &str| {
+        let path = format!(
+            "{}:{}:{}:{}:{}",
+            root().join("tests/fixtures/fleet").display(),
+            root().join("tests/standins").display(),
+            bins.display(),
+            root().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = Command::new(root().join("bin/panel-fleet"));
+        // Relative paths, as panel-fleet asks of a run across machines.
+        cmd.current_dir(&local)
+            .args(["-o", "out", "-j", "2", "-S", "fakehost"])
+            .args(names.map(|n| format!("cands/{n}")))
+            .args(["--", "--seat", "claude:haiku", "--timeout", "60"])
+            .env("PATH", path)
+            .env("HOME", tmp.path().join("userhome"))
+            .env("FAKE_SSH_HOME", &remote)
+            .env("FAKE_SSH_LOG", &ssh_log)
+            .env("STANDIN_VERDICT", "holds")
+            .env("STANDIN_RULES", rules)
+            .env("STANDIN_STDIN_WAIT", "0")
+            .env(
+                "PANEL_PASS_ENV",
+                "STANDIN_VERDICT,STANDIN_RULES,STANDIN_STDIN_WAIT",
+            )
+            .stdin(Stdio::null());
+        cmd.output().unwrap()
+    };
+    let log = || std::fs::read_to_string(&ssh_log).unwrap_or_default();
+    let records = |name: &str| -> Vec<Value> {
+        let text = std::fs::read_to_string(local.join("out").join(name).join("records.jsonl"))
+            .unwrap_or_else(|e| panic!("{name}: no records came back: {e}"));
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+
+    // d's judges never answer readably: its panel decides nothing (and runs again below).
+    let out = fleet("WRONG=>breaks\nUNREADABLE=>prose");
+    assert_eq!(out.status.code(), Some(1), "b breaks: {}", stderr(&out));
+    for name in names {
+        let recs = records(name);
+        assert_eq!(recs.len(), 3, "{name}: one record per lens");
+        assert!(recs.iter().all(|r| r["type"] == "verdict"), "{name}");
+        // The run folder came back beside the records, and the panel ran in the remote home.
+        assert!(
+            local
+                .join("out")
+                .join(name)
+                .join("run/verdicts.jsonl")
+                .is_file()
+        );
+        assert!(
+            recs.iter().all(|r| r["run"]
+                .as_str()
+                .unwrap()
+                .starts_with(remote.to_str().unwrap())),
+            "{name}: {recs:?}"
+        );
+    }
+    let tally = std::fs::read_to_string(local.join("out/tally.jsonl")).unwrap();
+    let tallies: Vec<Value> = tally
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (name, outcome) in names
+        .iter()
+        .zip([Some(true), Some(false), Some(true), None])
+    {
+        let seal = records(name)[0]["candidate"].clone();
+        let t = tallies
+            .iter()
+            .find(|t| t["type"] == "tally" && t["candidate"] == seal)
+            .unwrap_or_else(|| panic!("{name}: not in the tally: {tally}"));
+        assert_eq!(t["decided"], outcome.is_some(), "{name}: {t}");
+        if let Some(passed) = outcome {
+            assert_eq!(t["passed"], passed, "{name}: {t}");
+        }
+    }
+    assert_eq!(stdout(&out), tally);
+    // The stand-in ssh carried everything: the candidates there, the panels, their folders back.
+    let calls = log();
+    assert!(calls.lines().all(|l| l.starts_with("fakehost ")), "{calls}");
+    assert!(calls.contains("rsync --server "), "{calls}");
+    assert!(calls.contains("rsync --server --sender "), "{calls}");
+    assert_eq!(calls.matches("GNU_Parallel_worker").count(), names.len());
+    // The first run of d retried its unreadable judges.
+    let retried = |run: &str| {
+        local
+            .join("out/d.md")
+            .join(run)
+            .join("correctness/attempt-2")
+            .exists()
+    };
+    assert!(retried("run"));
+
+    // A rerun skips the three decided panels; d runs again, over ssh, and its first run is
+    // kept as run.1, not merged into the new one.
+    let out = fleet("WRONG=>breaks");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 panels to run, 3 already decided"),
+        "{}",
+        stderr(&out)
+    );
+    let again = log()[calls.len()..].to_string();
+    assert_eq!(again.matches("GNU_Parallel_worker").count(), 1, "{again}");
+    assert!(again.contains("d.md") && !again.contains("a.md"), "{again}");
+    assert!(records("d.md").iter().all(|r| r["verdict"] == "holds"));
+    assert!(retried("run.1") && !retried("run"));
+    assert!(!local.join("out/d.md/run.2").exists());
+    let tally = std::fs::read_to_string(local.join("out/tally.jsonl")).unwrap();
+    assert_eq!(
+        tally
+            .lines()
+            .filter(|l| l.contains("\"decided\":true"))
+            .count(),
+        4
+    );
+}

@@ -70,7 +70,9 @@ struct Shape {
     ignored: &'static [&'static str],
 }
 
-const ENUMS: &[&str] = &["type", "verdict", "status", "decision", "severity", "vote"];
+const ENUMS: &[&str] = &[
+    "type", "verdict", "status", "decision", "severity", "vote", "how",
+];
 
 /// Values of the wrong JSON type for a field that now holds `v`.
 fn wrong_values(key: &str, v: &Value, nullable: bool) -> Vec<Value> {
@@ -168,6 +170,21 @@ fn field_mutations(line: &str, shape: &Shape) -> Vec<Vec<u8>> {
             _ => None,
         };
         if let Some(inner) = inner {
+            // The inner object as a JSON array of its values: serde's positional form.
+            let positional = Value::Array(inner.values().cloned().collect());
+            let mut m = obj.clone();
+            m.insert(
+                key.clone(),
+                match v {
+                    Value::Array(items) => {
+                        let mut items = items.clone();
+                        items[0] = positional;
+                        Value::Array(items)
+                    }
+                    _ => positional,
+                },
+            );
+            out.push(render(&m).into_bytes());
             for (ik, iv) in inner {
                 if shape.ignored.contains(&format!("{key}.{ik}").as_str()) {
                     continue;
@@ -768,9 +785,8 @@ fn classify_corpus() -> Corpus {
     }
     for g in garbage() {
         // Text that does not start with { or [ is read as numstat, and fails as numstat; with
-        // a NUL it is `-z` numstat, which has records. A lone NUL is an empty -z diff.
+        // a NUL it is `-z` numstat, which has records. A lone NUL is an empty record, not a diff.
         match &g[..] {
-            b"\0" => {}
             b"\xEF\xBB\xBF" => c.add(g, Want::Empty),
             _ if g.contains(&0) && g[0] != b'{' => c.add(g, Want::Record(1)),
             _ => c.add(g, Want::Line(1)),

@@ -249,7 +249,7 @@ fn code_grouping_of_the_worked_example_matches_the_recorded_seat() {
     .unwrap();
     let in_code = merge::merge(&rs, &How::Code, None).unwrap();
     assert_eq!(by_seat.findings, in_code.findings);
-    assert_eq!(in_code.merge.how, "code");
+    assert_eq!(in_code.merge.how, merge::MergeHow::Code);
     assert_eq!((in_code.merge.findings, in_code.merge.merged), (5, 4));
 }
 

@@ -193,9 +193,9 @@ struct JsonInput {
     files: Option<Vec<ChangedFile>>,
     #[serde(default)]
     url: Option<String>,
-    #[serde(default, deserialize_with = "crate::record::object_only")]
+    #[serde(default)]
     head_repository: Option<GhName>,
-    #[serde(default, deserialize_with = "crate::record::object_only")]
+    #[serde(default)]
     head_repository_owner: Option<GhLogin>,
 }
 
@@ -243,7 +243,9 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
         bail!("{name}: line {line}: not a JSON object");
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let input = JsonInput::deserialize(&mut de).map_err(|e| json_error(name, &e))?;
+    // Every struct inside (changed files, gh's owner and repository) is an object too.
+    let input =
+        JsonInput::deserialize(crate::strict::Strict(&mut de)).map_err(|e| json_error(name, &e))?;
     de.end().map_err(|e| json_error(name, &e))?;
     if let Some(t) = input.record_type.as_deref() {
         bail!(
@@ -480,10 +482,16 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
     while let Some(field) = fields.next() {
         // Records may be separated by newlines too when several diffs are concatenated.
         let field = field.trim_ascii_start();
-        if field.is_empty() {
-            continue;
-        }
         record += 1;
+        // git ends every record in a NUL and writes no empty ones (an empty diff is no bytes
+        // at all), so a NUL with nothing before it is no diff: a lone NUL is refused, not read
+        // as an empty diff. Only what follows the last NUL may be blank: the end of input.
+        if field.is_empty() {
+            if fields.peek().is_none() {
+                break;
+            }
+            bail!("{name}: record {record}: an empty record (a NUL with no numstat before it)");
+        }
         let line = text(field, record)?;
         let at = |e: String| anyhow!("{name}: record {record}: {e}");
         let (additions, deletions, rest) = counts(&line).map_err(at)?;
@@ -638,6 +646,35 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "in: record 1: a rename without both of its paths"
+        );
+        // A NUL with no record before it is no diff, alone or among records.
+        for (bytes, record) in [
+            (&b"\0"[..], 1),
+            (b"\n\0", 1),
+            (b"\0\0", 1),
+            (b"1\t2\ta\0\0", 2),
+            (b"1\t2\ta\0\n\0", 2),
+        ] {
+            for format in [Format::Detect, Format::Numstat] {
+                let err = parse("in", bytes, format).unwrap_err();
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "in: record {record}: an empty record (a NUL with no numstat before it)"
+                    ),
+                    "{bytes:?}"
+                );
+            }
+        }
+        // Diffs joined by newlines, and a newline after the last NUL, are still read.
+        let facts = parse("in", b"1\t2\ta\0\n3\t4\tb\0\n", Format::Detect).unwrap();
+        assert_eq!(facts.changed_files.len(), 2);
+        // An empty diff is no bytes at all, as git writes it.
+        assert!(
+            parse("in", b"", Format::Numstat)
+                .unwrap()
+                .changed_files
+                .is_empty()
         );
     }
 

@@ -244,7 +244,7 @@ impl Rules {
     /// adds to it (lists appended, numbers replaced). Touch flags count as keys of their own.
     pub fn apply_file(mut self, name: &str, text: &str) -> Result<Rules> {
         let file: RulesFile =
-            serde_json::from_str(text).map_err(|e| super::facts::json_error(name, &e))?;
+            crate::strict::from_str(text).map_err(|e| super::facts::json_error(name, &e))?;
         if let Some(n) = file.large_lines {
             self.large_lines = n;
         }

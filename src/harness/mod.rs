@@ -129,7 +129,7 @@ pub enum AnswerAt {
 ///   `schema`, `schema_file`, `answer_file`, `model`, `home`, `work`, `max_budget_usd`).
 /// - `["--model", "{model}"]`: present only when every placeholder in it has a value.
 /// - `{"whenEnv": "NAME", "args": [...]}`: present only when the user's environment sets NAME.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Arg {
     Text(String),
@@ -139,6 +139,37 @@ pub enum Arg {
         when_env: String,
         args: Vec<String>,
     },
+}
+
+impl<'de> Deserialize<'de> for Arg {
+    /// By hand: serde's untagged form would read `["NAME", ["a"]]` as a `whenEnv` object by
+    /// position. The JSON kind decides the variant instead.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Arg, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct WhenEnv {
+            when_env: String,
+            args: Vec<String>,
+        }
+        fn read<T: serde::de::DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, E> {
+            crate::strict::from_value(v).map_err(E::custom)
+        }
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(t) => Ok(Arg::Text(t)),
+            group @ serde_json::Value::Array(_) => read::<_, D::Error>(group).map(Arg::Group),
+            obj @ serde_json::Value::Object(_) => {
+                let w: WhenEnv = read::<_, D::Error>(obj)?;
+                Ok(Arg::WhenEnv {
+                    when_env: w.when_env,
+                    args: w.args,
+                })
+            }
+            _ => Err(D::Error::custom(
+                "an argument is a string, a list of strings, or {\"whenEnv\", \"args\"}",
+            )),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -204,7 +235,7 @@ impl Table {
                 .and_then(|n| n.as_str())
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("row {}", i + 1));
-            let harness: Harness = serde_json::from_value(row)
+            let harness: Harness = crate::strict::from_value(row)
                 .map_err(|e| anyhow!("{}: harness {name}: {e}", path.display()))?;
             harness
                 .check()
@@ -633,6 +664,28 @@ mod tests {
         .unwrap();
         let err = Table::builtin().add_file(&file).unwrap_err().to_string();
         assert!(err.contains("harness mine: unknown field `promt`"), "{err}");
+        // serde's untagged form read a whenEnv group from an array, by position.
+        std::fs::write(
+            &file,
+            r#"{"name":"mine","executable":"x","argv":[["KEY",["--key","{model}"]]]}"#,
+        )
+        .unwrap();
+        let err = Table::builtin().add_file(&file).unwrap_err().to_string();
+        assert!(
+            err.contains("harness mine: invalid type: sequence"),
+            "{err}"
+        );
+        std::fs::write(
+            &file,
+            r#"{"name":"mine","executable":"x","argv":["{prompt}",["-m","{model}"],{"whenEnv":"KEY","args":["--key"]}]}"#,
+        )
+        .unwrap();
+        Table::builtin().add_file(&file).unwrap();
+        let row =
+            r#"{"name":"mine","executable":"x","argv":[{"whenEnv":"KEY","args":["a"],"x":1}]}"#;
+        std::fs::write(&file, row).unwrap();
+        let err = Table::builtin().add_file(&file).unwrap_err().to_string();
+        assert!(err.contains("harness mine: unknown field `x`"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

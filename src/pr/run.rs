@@ -37,7 +37,7 @@ pub fn read_plan(path: &str) -> Result<PanelPlan> {
         match value.get("type").and_then(Value::as_str) {
             Some("plan") if plan.is_some() => bail!("{}: a second plan record", input.at()),
             Some("plan") => {
-                plan = Some(serde_json::from_value::<PanelPlan>(value).map_err(|e| {
+                plan = Some(crate::strict::from_value::<PanelPlan>(value).map_err(|e| {
                     anyhow::anyhow!("{}: a plan record that does not fit: {e}", input.at())
                 })?)
             }
@@ -80,7 +80,7 @@ pub fn reusable(rec: &PrVerdictRecord, plan: &PanelPlan, m: &Member) -> bool {
 
 fn kept_record(run: &Path, plan: &PanelPlan, m: &Member) -> Option<PrVerdictRecord> {
     let text = std::fs::read_to_string(run.join(&m.name).join("record.json")).ok()?;
-    let rec: PrVerdictRecord = serde_json::from_str(text.trim()).ok()?;
+    let rec: PrVerdictRecord = crate::strict::from_str(text.trim()).ok()?;
     reusable(&rec, plan, m).then_some(rec)
 }
 
