@@ -342,10 +342,11 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     }
 }
 
-const MODES: [Mode; 5] = [
+const MODES: [Mode; 6] = [
     Mode::Prose,
     Mode::Fence,
     Mode::RateLimit,
+    Mode::UsageLimit,
     Mode::Error500,
     Mode::Hang,
 ];
@@ -599,6 +600,7 @@ fn claude_judge() {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
@@ -619,6 +621,7 @@ fn codex_judge() {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
@@ -638,6 +641,7 @@ fn copilot_judge() {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
@@ -656,12 +660,13 @@ fn opencode_judge() {
         expect: |m| match m {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
-            // It backs off and retries a 429 for half a minute, a 500 for longer.
+            // It backs off and retries a 429 for half a minute, a 500 or a quota error for longer.
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
-        endless: &[Mode::RateLimit, Mode::Error500],
+        endless: &[Mode::RateLimit, Mode::UsageLimit, Mode::Error500],
     });
 }
 
@@ -677,6 +682,7 @@ fn gemini_judge() {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
@@ -696,10 +702,11 @@ fn qwen_judge() {
             // Text instead of the schema tool call is an error of its own (exit 1).
             Mode::Prose | Mode::Fence => "failed",
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
-        endless: &[Mode::Error500],
+        endless: &[Mode::UsageLimit, Mode::Error500],
     });
 }
 
@@ -715,6 +722,7 @@ fn kimi_judge() {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
@@ -734,6 +742,7 @@ fn llm_judge() {
             Mode::Prose => "unreadable",
             Mode::Fence => "ok",
             Mode::RateLimit => "rate-limited",
+            Mode::UsageLimit => "usage-limit",
             Mode::Error500 => "failed",
             _ => "timeout",
         },
