@@ -17,9 +17,10 @@ use serde_json::Value;
 use crate::util::{TempDir, bin, processes_with_env, root};
 
 /// The cell's pipeline, run by bash: `$1` the cell's folder, the rest panel-judge's arguments.
-/// ACTION says what happens mid-panel: INT or TERM to panel-judge once judge `b` has started,
-/// `fill` the run folder's disk once `a`'s record is out. DISK is a folder to mount a small
-/// tmpfs on (in a private mount namespace, see [`run_cell`]); FULL fills it before the start.
+/// ACTION says what happens mid-panel: INT or TERM to panel-judge once judge `b` hangs and
+/// `a`'s record is out; `fill` the run folder's disk once `a`'s record is out (`b` answers 5 s
+/// after it starts). DISK is a folder to mount a small tmpfs on (in a private mount namespace,
+/// see [`run_cell`]); FULL fills it before the start.
 const DRIVER: &str = r#"
 w=$1; shift
 cd "$w" || exit 90
@@ -37,7 +38,9 @@ pipeline=$!
 waited=0
 case ${ACTION:-} in
   INT|TERM)
-    until grep -q '"mode":"hang"' log/calls.jsonl 2>/dev/null || [ $waited -ge 1000 ]; do
+    # b is hanging and a's record is out (a must be untouched by the signal).
+    until { grep -q '"mode":"hang"' log/calls.jsonl && [ -s records.jsonl ]; } 2>/dev/null ||
+      [ $waited -ge 1000 ]; do
       sleep 0.02; waited=$((waited + 1))
     done
     sleep 0.1
@@ -119,7 +122,7 @@ const FAULTS: &[Fault] = &[
     Fault {
         disk: Disk::Fills,
         action: Some("fill"),
-        ..fault("disk fills mid-panel", "sleep:3")
+        ..fault("disk fills mid-panel", "sleep:5")
     },
     Fault {
         disk: Disk::Uncreatable,
