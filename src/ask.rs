@@ -568,7 +568,7 @@ impl Launcher {
         for n in 1.. {
             if launch::stopped().is_some() {
                 done.status = Status::Interrupted;
-                done.cause = Some("stopped by a signal before it answered".into());
+                done.cause = Some(INTERRUPTED.into());
                 break;
             }
             let attempt = self.attempt(job, n, &prompt, check);
@@ -631,9 +631,6 @@ impl Launcher {
         if keep::dir(&dirs.attempt) {
             keep::file(&dirs.attempt.join("stdout"), &outcome.stdout);
             keep::file(&dirs.attempt.join("stderr"), &outcome.stderr);
-            if let Some(answer) = &answer_file {
-                keep::file(&dirs.attempt.join("answer"), answer);
-            }
             keep::file(
                 &dirs.attempt.join("exit.json"),
                 serde_json::json!({
@@ -666,17 +663,18 @@ impl Launcher {
         for d in [&dirs.home, &dirs.work, &dirs.tmp] {
             fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
         }
-        if prompt.len() > MAX_ARG || h.argv_mentions("{prompt_file}") {
-            fs::write(dirs.prompt_file(), prompt)?;
-        }
-        if h.argv_mentions("{schema_file}") {
-            fs::write(dirs.schema_file(), job.schema.to_string())?;
-        }
+        // Any placeholder (argv, env, files, a reviewer's argv) may name them.
+        fs::write(dirs.prompt_file(), prompt)?;
+        fs::write(dirs.schema_file(), job.schema.to_string())?;
         if keep::dir(&dirs.attempt) {
             keep::file(
                 &dirs.attempt.join("argv.json"),
                 serde_json::to_string(&argv)?,
             );
+            // A retry's prompt differs from the judge's prompt.txt: keep it too.
+            if prompt != job.prompt {
+                keep::file(&dirs.attempt.join("prompt.txt"), prompt);
+            }
         }
         let copied = self.carry_credentials(job, dirs);
         let vars = self.vars(job, prompt, dirs);
@@ -732,9 +730,10 @@ impl Launcher {
             _ => h.answer,
         };
         let answer = match answer_at {
-            AnswerAt::File => fs::read(dirs.answer_file())
-                .ok()
-                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            AnswerAt::File => fs::read(dirs.answer_file()).ok().map(|bytes| {
+                keep::file(&dirs.attempt.join("answer"), &bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
+            }),
             AnswerAt::Stdout => None,
         };
         Ok((outcome, answer))
@@ -891,6 +890,8 @@ impl AttemptDirs {
     }
 }
 
+const INTERRUPTED: &str = "stopped by a signal before it answered";
+
 /// Reads an attempt's answer and says how it ended. A valid answer counts whatever the exit
 /// status; exit 0 proves nothing without one.
 fn read_answer(
@@ -948,8 +949,11 @@ fn read_answer(
         (Mode::Sealed, Some(text)) => extract::answer(None, text),
         (Mode::Sealed, None) => extract::answer(job.seat.filter.as_deref(), &stdout),
     };
+    // Cut short, only a sealed answer that meets its contract proves it was whole; a reviewer's
+    // text (any text passes its check) may be a first message.
+    let reviewer = matches!(job.mode, Mode::Reviewer { .. });
     let why = match &found {
-        Found::Object(obj) => match check(obj) {
+        Found::Object(obj) if !(o.interrupted && reviewer) => match check(obj) {
             Ok(()) => {
                 done.answer = Some(obj.clone());
                 done.status = Status::Ok;
@@ -957,12 +961,13 @@ fn read_answer(
             }
             Err(why) => why,
         },
+        Found::Object(_) => INTERRUPTED.to_string(),
         Found::Text(t) if t.trim().is_empty() => "no answer".to_string(),
         Found::Text(_) => "no JSON object in the answer".to_string(),
     };
     if o.interrupted {
         done.status = Status::Interrupted;
-        done.cause = Some("stopped by a signal before it answered".into());
+        done.cause = Some(INTERRUPTED.into());
         return done;
     }
     done.excerpt = nonempty_excerpt(match &found {
@@ -1097,6 +1102,47 @@ pub fn shell_quote(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cut_short(stdout: &str) -> Outcome {
+        Outcome {
+            status: None,
+            timed_out: false,
+            interrupted: true,
+            stdout: stdout.as_bytes().to_vec(),
+            stdout_bytes: stdout.len() as u64,
+            stderr: Vec::new(),
+            stderr_bytes: 0,
+            duration: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_cut_short_reviewer_is_interrupted_whatever_it_said_first() {
+        let table = Table::builtin();
+        let seat = Seat::parse("exec:true", &table, &BTreeMap::new()).unwrap();
+        let any_text: &Check = &|_| Ok(());
+        let mut job = Job::sealed("r", seat, "p".into(), Value::Null);
+        job.mode = Mode::Reviewer {
+            checkout: PathBuf::from("/nonexistent"),
+        };
+        let first_message = "Let me read src/lib.rs first.";
+        let done = read_answer(
+            &job,
+            &cut_short(first_message),
+            None,
+            any_text,
+            Duration::ZERO,
+        );
+        assert_eq!(done.status, Status::Interrupted);
+        // A sealed judge's answer that meets its contract was whole, cut short or not.
+        job.mode = Mode::Sealed;
+        let verdict = r#"{"verdict":"holds","reason":"r","confidence":0.5}"#;
+        let check: &Check = &|obj| crate::contract::check_verdict(obj).map(|_| ());
+        let done = read_answer(&job, &cut_short(verdict), None, check, Duration::ZERO);
+        assert_eq!(done.status, Status::Ok);
+        let done = read_answer(&job, &cut_short("half an ans"), None, check, Duration::ZERO);
+        assert_eq!(done.status, Status::Interrupted);
+    }
 
     #[test]
     fn quoting_keeps_one_word_on_one_line() {

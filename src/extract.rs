@@ -177,8 +177,9 @@ pub fn excerpt(text: &str, n: usize) -> String {
     }
 }
 
-/// `text` without terminal colour codes (ESC `[` … final byte), which some CLIs print even to
-/// a pipe; a message is for reading.
+/// `text` without terminal control sequences, which some CLIs print even to a pipe: colour
+/// codes (ESC `[` … final byte) and OSC strings such as links and titles (ESC `]` … BEL or
+/// ESC `\`); a message is for reading.
 fn without_ansi(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains('\x1b') {
         return text.into();
@@ -191,6 +192,12 @@ fn without_ansi(text: &str) -> std::borrow::Cow<'_, str> {
         } else if chars.next_if_eq(&'[').is_some() {
             for c in chars.by_ref() {
                 if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        } else if chars.next_if_eq(&']').is_some() {
+            while let Some(c) = chars.next() {
+                if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
                     break;
                 }
             }
@@ -215,6 +222,8 @@ mod tests {
         let line = "\x1b[91m\x1b[1mError: \x1b[0mCannot connect to API";
         assert_eq!(excerpt(line, 200), "Error: Cannot connect to API");
         assert_eq!(excerpt("a\x1b", 200), "a");
+        let link = "see \x1b]8;;https://x.example\x07the log\x1b]8;;\x1b\\ now";
+        assert_eq!(excerpt(link, 200), "see the log now");
         assert_eq!(excerpt("\x1b[", 200), "");
     }
 

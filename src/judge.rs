@@ -114,7 +114,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "2",
-            "Usage or input error, a harness not installed, correlated judges, or a prompt too large for its harness: nothing was launched.",
+            "Usage or input error, a harness not installed, correlated judges, or a prompt too large for its harness: nothing was launched. Also when the judges ran but the run folder could not keep everything (a full disk): the records on standard output are whole, and the last line on standard error names the first file not kept.",
         ),
         (
             "130",

@@ -269,6 +269,12 @@ fn end_group(pgid: i32, child: &mut Child, leader_alive: bool) {
     if leader_alive {
         let _ = child.wait();
     }
+    // A killed process is gone only once the kernel has torn it down: wait (briefly) until no
+    // member runs, so that "no process left behind" holds when we return.
+    let deadline = Instant::now() + GRACE;
+    while Instant::now() < deadline && group_has_live_members(pgid) {
+        thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Whether any process of the group still runs (zombies do not count: they are dead and only

@@ -72,7 +72,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "2",
-            "Usage or input error: one line on standard error names the file and line.",
+            "Usage or input error: one line on standard error names the file and line. Also when the run was done but its run folder could not keep everything (a full disk): standard output is whole, and the last line on standard error names the first file not kept.",
         ),
     ],
     examples: &[

@@ -46,17 +46,7 @@ pub fn main_from<A: Parser>(
     };
     match tool(args) {
         Ok(code) => match crate::keep::loss() {
-            // The output is whole, but the run folder is not: say so, and never exit green.
-            Some(loss) => {
-                eprintln!(
-                    "{name}: the run folder is incomplete: {}; what went to standard output is whole",
-                    one_line(&loss)
-                );
-                match crate::launch::stopped() {
-                    Some(sig) if sig != crate::launch::SIGPIPE => code,
-                    _ => ExitCode::from(exit::USAGE),
-                }
-            }
+            Some(loss) => run_folder_incomplete(&name, &loss, code),
             None => code,
         },
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -64,6 +54,26 @@ pub fn main_from<A: Parser>(
             eprintln!("{name}: {}", one_line(&format!("{err:#}")));
             ExitCode::from(exit::USAGE)
         }
+    }
+}
+
+/// The work is done but the run folder could not keep all of it (a full disk): say so, and
+/// never exit green. A decision (1, 3) or a signal's status stands; a closed pipe stays quiet.
+fn run_folder_incomplete(name: &str, loss: &str, code: ExitCode) -> ExitCode {
+    let piped = crate::launch::stopped() == Some(crate::launch::SIGPIPE);
+    let whole = if piped {
+        ""
+    } else {
+        "; what went to standard output is whole"
+    };
+    eprintln!(
+        "{name}: the run folder is incomplete: {}{whole}",
+        one_line(loss)
+    );
+    if code == ExitCode::SUCCESS && !piped {
+        ExitCode::from(exit::USAGE)
+    } else {
+        code
     }
 }
 

@@ -666,3 +666,35 @@ fn a_judge_that_traps_sigterm_is_still_interrupted() {
         assert_eq!(r["status"], "interrupted", "{r}");
     }
 }
+
+/// `{schema_file}` and `{prompt_file}` name files that exist wherever a row puts them: in argv,
+/// in its environment or in a file it writes under the judge's HOME.
+#[test]
+fn a_row_may_name_the_schema_and_prompt_files_in_its_environment() {
+    let tmp = TempDir::new("envfiles");
+    let rows = tmp.path().join("rows.json");
+    let answer = HOLDS.replace('"', "\\\"");
+    std::fs::write(
+        &rows,
+        format!(
+            r#"{{"name":"envfiles","executable":"sh","prompt":"stdin","argv":["-c","grep -q verdict \"$SCHEMA\" && grep -q 'Q?' \"$PROMPT\" && echo '{answer}'"],"env":{{"SCHEMA":"{{schema_file}}","PROMPT":"{{prompt_file}}"}}}}"#
+        ),
+    )
+    .unwrap();
+    let out = judge(&[
+        "--harness-file",
+        rows.to_str().unwrap(),
+        "--seat",
+        "envfiles",
+        "--lens",
+        "a=Q?",
+        "--retries",
+        "0",
+        "examples/answer.md",
+    ])
+    .current_dir(root())
+    .output()
+    .unwrap();
+    let r = &records(&out)[0];
+    assert_eq!(r["status"], "ok", "{r} {}", stderr(&out));
+}

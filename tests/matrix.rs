@@ -18,8 +18,8 @@ use crate::util::{TempDir, bin, processes_with_env, root};
 
 /// The cell's pipeline, run by bash: `$1` the cell's folder, the rest panel-judge's arguments.
 /// ACTION says what happens mid-panel: INT or TERM to panel-judge once judge `b` hangs and
-/// `a`'s record is out; `fill` the run folder's disk once `a`'s record is out (`b` answers 5 s
-/// after it starts). DISK is a folder to mount a small tmpfs on (in a private mount namespace,
+/// `a`'s record is out; `fill` the run folder's disk once `a`'s record is out, then let `b`
+/// answer (it waits for the file `go`). DISK is a folder to mount a small tmpfs on (in a private mount namespace,
 /// see [`run_cell`]); FULL fills it before the start.
 const DRIVER: &str = r#"
 w=$1; shift
@@ -47,7 +47,8 @@ case ${ACTION:-} in
     kill -"$ACTION" "$(cat judge.pid)" ;;
   fill)
     until [ -s records.jsonl ] || [ $waited -ge 1000 ]; do sleep 0.02; waited=$((waited + 1)); done
-    head -c 8m /dev/zero > "$DISK/filler" 2>/dev/null ;;
+    head -c 8m /dev/zero > "$DISK/filler" 2>/dev/null
+    touch go ;;
 esac
 wait $pipeline
 if [ -n "${DISK:-}" ] && [ -d "$DISK/run" ]; then cp -a "$DISK/run" kept-run; fi
@@ -93,17 +94,17 @@ const FAULTS: &[Fault] = &[
     fault("error, exit 0", "error0"),
     fault("valid, exit 1", "validfail"),
     Fault {
-        timeout: "3",
+        timeout: "5",
         ..fault("hang", "hang")
     },
     Fault {
-        timeout: "3",
+        timeout: "5",
         ..fault("grandchild holds the pipe", "grandchild")
     },
     fault("100 MiB out", "flood"),
     fault("usage limit", "usage-limit"),
     Fault {
-        timeout: "3.5",
+        timeout: "5.5",
         ..fault("rate limit", "rate-limit")
     },
     fault("killed by a signal", "killed"),
@@ -122,7 +123,7 @@ const FAULTS: &[Fault] = &[
     Fault {
         disk: Disk::Fills,
         action: Some("fill"),
-        ..fault("disk fills mid-panel", "sleep:5")
+        ..fault("disk fills mid-panel", "waitfor:{cell}/go")
     },
     Fault {
         disk: Disk::Uncreatable,
@@ -258,7 +259,10 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, bad: &Mutex<Vec<String>>) 
         .env("STANDIN_STDIN_WAIT", "0")
         .env("STANDIN_MODE", "holds")
         .env("STANDIN_VERDICT", "holds")
-        .env("STANDIN_RULES", format!("FAULTY=>{}", f.mode))
+        .env(
+            "STANDIN_RULES",
+            format!("FAULTY=>{}", f.mode.replace("{cell}", w.to_str().unwrap())),
+        )
         .env(
             "PANEL_PASS_ENV",
             "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
@@ -398,8 +402,13 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, bad: &Mutex<Vec<String>>) 
 
     // No process left behind: nothing still running carries this cell's STANDIN_LOG.
     let marker = format!("STANDIN_LOG={}", w.join("log").display());
-    for pid in processes_with_env(&marker) {
-        fail(format!("pid {pid} outlived the panel"));
+    let left = processes_with_env(&marker);
+    if !left.is_empty() {
+        let cmds: Vec<String> = left
+            .iter()
+            .map(|p| std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default())
+            .collect();
+        fail(format!("pids {left:?} outlived the panel: {cmds:?}"));
     }
     let left: Vec<_> = std::fs::read_dir(w.join("tmp"))
         .unwrap()
@@ -507,6 +516,13 @@ const END: &str = "<!-- fault matrix: end -->";
 
 #[test]
 fn every_harness_row_meets_every_fault_honestly() {
+    let probe = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "true"])
+        .output();
+    assert!(
+        probe.is_ok_and(|o| o.status.success()),
+        "the disk columns need a private mount namespace: `unshare --user --map-root-user --mount true` fails here"
+    );
     let bad = Mutex::new(Vec::new());
     // A few rows at a time: the cells mostly wait, but their stand-ins need the CPU on time.
     let next = std::sync::atomic::AtomicUsize::new(0);

@@ -374,6 +374,9 @@ si_run() {
     sleep:*)
       sleep "${mode#sleep:}"
       mode=ok ;;
+    waitfor:*)
+      while [[ ! -e ${mode#waitfor:} ]]; do sleep 0.05; done
+      mode=ok ;;
   esac
   case $mode in
     ok|holds|breaks|prose|fence|invalid|wrongschema|empty)
