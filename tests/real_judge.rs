@@ -502,6 +502,18 @@ fn check(case: &Case) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The status each failure mode gets from a CLI that says what happened in its own words.
+fn usual(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Prose => "unreadable",
+        Mode::Fence => "ok",
+        Mode::RateLimit => "rate-limited",
+        Mode::UsageLimit => "usage-limit",
+        Mode::Error500 => "failed",
+        _ => "timeout",
+    }
+}
+
 // ---------------------------------------------------------------- what a user has in place
 
 fn claude_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
@@ -596,14 +608,7 @@ fn claude_judge() {
         user: claude_user,
         tools: &["StructuredOutput"],
         usage: &["inputTokens", "outputTokens", "costUsd"],
-        expect: |m| match m {
-            Mode::Prose => "unreadable",
-            Mode::Fence => "ok",
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
-        },
+        expect: usual,
         endless: &[],
     });
 }
@@ -617,14 +622,7 @@ fn codex_judge() {
         // The one tool no flag removes.
         tools: &["request_user_input"],
         usage: &["inputTokens", "outputTokens"],
-        expect: |m| match m {
-            Mode::Prose => "unreadable",
-            Mode::Fence => "ok",
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
-        },
+        expect: usual,
         endless: &[],
     });
 }
@@ -637,14 +635,7 @@ fn copilot_judge() {
         user: copilot_user,
         tools: &[],
         usage: &[],
-        expect: |m| match m {
-            Mode::Prose => "unreadable",
-            Mode::Fence => "ok",
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
-        },
+        expect: usual,
         endless: &[],
     });
 }
@@ -657,15 +648,8 @@ fn opencode_judge() {
         user: opencode_user,
         tools: &[],
         usage: &["inputTokens", "outputTokens"],
-        expect: |m| match m {
-            Mode::Prose => "unreadable",
-            Mode::Fence => "ok",
-            // It backs off and retries a 429 for half a minute, a 500 or a quota error for longer.
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
-        },
+        expect: usual,
+        // It backs off and retries a 429 for half a minute, a 500 or a quota error for longer.
         endless: &[Mode::RateLimit, Mode::UsageLimit, Mode::Error500],
     });
 }
@@ -678,14 +662,7 @@ fn gemini_judge() {
         user: gemini_user,
         tools: &[],
         usage: &["inputTokens", "outputTokens"],
-        expect: |m| match m {
-            Mode::Prose => "unreadable",
-            Mode::Fence => "ok",
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
-        },
+        expect: usual,
         endless: &[],
     });
 }
@@ -701,10 +678,7 @@ fn qwen_judge() {
         expect: |m| match m {
             // Text instead of the schema tool call is an error of its own (exit 1).
             Mode::Prose | Mode::Fence => "failed",
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
+            m => usual(m),
         },
         endless: &[Mode::UsageLimit, Mode::Error500],
     });
@@ -718,14 +692,7 @@ fn kimi_judge() {
         user: kimi_user,
         tools: &[],
         usage: &[],
-        expect: |m| match m {
-            Mode::Prose => "unreadable",
-            Mode::Fence => "ok",
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
-        },
+        expect: usual,
         endless: &[],
     });
 }
@@ -738,14 +705,7 @@ fn llm_judge() {
         user: llm_user,
         tools: &[],
         usage: &[],
-        expect: |m| match m {
-            Mode::Prose => "unreadable",
-            Mode::Fence => "ok",
-            Mode::RateLimit => "rate-limited",
-            Mode::UsageLimit => "usage-limit",
-            Mode::Error500 => "failed",
-            _ => "timeout",
-        },
+        expect: usual,
         endless: &[],
     });
 }
