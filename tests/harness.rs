@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::judge::alive;
-use crate::util::{TempDir, bin, root, stderr, stdout};
+use crate::util::{TempDir, bin, root, stderr, stdout, with_standins};
 
 /// A panel-judge run against stand-ins, with a fake user HOME and a call log.
 pub struct Rig {
@@ -33,23 +33,11 @@ impl Rig {
 
     /// panel-judge with the stand-ins first on PATH; `env` sets STANDIN_* variables.
     pub fn judge(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let path = format!(
-            "{}:{}",
-            root().join("tests/standins").display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
         let mut cmd = Command::new(bin("panel-judge"));
-        cmd.args(args)
+        with_standins(&mut cmd, &self.log(), &[])
+            .args(args)
             .arg(root().join("examples/answer.md"))
-            .env("PATH", path)
             .env("HOME", self.user_home())
-            .env("STANDIN_LOG", self.log())
-            .env("STANDIN_STDIN_WAIT", "0")
-            .env(
-                "PANEL_PASS_ENV",
-                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
-            )
-            .env_remove("ANTHROPIC_API_KEY")
             .stdin(Stdio::null());
         for (k, v) in env {
             cmd.env(k, v);
@@ -397,22 +385,10 @@ fn hanging_judges_and_their_grandchildren_are_killed_at_the_deadline() {
 /// `bin/judge-panel`, the seed script's replacement: same usage, same report, honest exits.
 fn judge_panel(rig: &Rig, candidate: &Path, env: &[(&str, &str)]) -> Output {
     let bins = bin("panel-judge").parent().unwrap().to_path_buf();
-    let path = format!(
-        "{}:{}:{}",
-        root().join("tests/standins").display(),
-        bins.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let mut cmd = Command::new(root().join("bin/judge-panel"));
-    cmd.arg(candidate)
-        .env("PATH", path)
+    with_standins(&mut cmd, &rig.log(), &[bins])
+        .arg(candidate)
         .env("HOME", rig.user_home())
-        .env("STANDIN_LOG", rig.log())
-        .env("STANDIN_STDIN_WAIT", "0")
-        .env(
-            "PANEL_PASS_ENV",
-            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
-        )
         .env_remove("JUDGE_MODEL")
         .env_remove("JUDGE_SEAT")
         .stdin(Stdio::null());
@@ -538,32 +514,26 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
         std::fs::write(local.join("cands").join(name), format!("{text}\n")).unwrap();
     }
     let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    let standin_log = tmp.path().join("standin-log");
+    std::fs::create_dir_all(&standin_log).unwrap();
     let fleet = |rules: &str| {
-        let path = format!(
-            "{}:{}:{}:{}:{}",
-            root().join("tests/fixtures/fleet").display(),
-            root().join("tests/standins").display(),
-            bins.display(),
-            root().join("bin").display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
         let mut cmd = Command::new(root().join("bin/panel-fleet"));
+        let more = [
+            root().join("tests/fixtures/fleet"),
+            bins.clone(),
+            root().join("bin"),
+        ];
         // Relative paths, as panel-fleet asks of a run across machines.
-        cmd.current_dir(&local)
+        with_standins(&mut cmd, &standin_log, &more)
+            .current_dir(&local)
             .args(["-o", "out", "-j", "2", "-S", "fakehost"])
             .args(names.map(|n| format!("cands/{n}")))
             .args(["--", "--seat", "claude:haiku", "--timeout", "60"])
-            .env("PATH", path)
             .env("HOME", tmp.path().join("userhome"))
             .env("FAKE_SSH_HOME", &remote)
             .env("FAKE_SSH_LOG", &ssh_log)
             .env("STANDIN_VERDICT", "holds")
             .env("STANDIN_RULES", rules)
-            .env("STANDIN_STDIN_WAIT", "0")
-            .env(
-                "PANEL_PASS_ENV",
-                "STANDIN_VERDICT,STANDIN_RULES,STANDIN_STDIN_WAIT",
-            )
             .stdin(Stdio::null());
         cmd.output().unwrap()
     };

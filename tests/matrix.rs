@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::util::{TempDir, bin, processes_with_env, root};
+use crate::util::{TempDir, bin, processes_with_env, root, with_standins};
 
 /// The cell's pipeline, run by bash: `$1` the cell's folder, the rest panel-judge's arguments.
 /// ACTION says what happens mid-panel: INT or TERM to panel-judge once judge `b` hangs and
@@ -215,11 +215,6 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, bad: &Mutex<Vec<String>>) 
             w.join("afile/run")
         }
     };
-    let path = format!(
-        "{}:{}",
-        root().join("tests/standins").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let judge_args: Vec<String> = [
         "--seat",
         &seat,
@@ -247,27 +242,20 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, bad: &Mutex<Vec<String>>) 
         c.args(["-c", DRIVER]);
         c
     };
-    cmd.arg("driver")
+    with_standins(&mut cmd, &w.join("log"), &[])
+        .arg("driver")
         .arg(w)
         .args(&judge_args)
-        .env("PATH", path)
         .env("HOME", w.join("home"))
         .env("TMPDIR", w.join("tmp"))
         .env("PANEL_JUDGE", bin("panel-judge"))
         .env("PANEL_TALLY", bin("panel-tally"))
-        .env("STANDIN_LOG", w.join("log"))
-        .env("STANDIN_STDIN_WAIT", "0")
         .env("STANDIN_MODE", "holds")
         .env("STANDIN_VERDICT", "holds")
         .env(
             "STANDIN_RULES",
             format!("FAULTY=>{}", f.mode.replace("{cell}", w.to_str().unwrap())),
         )
-        .env(
-            "PANEL_PASS_ENV",
-            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
-        )
-        .env_remove("ANTHROPIC_API_KEY")
         .env_remove("PANEL_ROUND");
     if let Some(a) = f.action {
         cmd.env("ACTION", a);

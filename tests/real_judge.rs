@@ -160,31 +160,62 @@ impl Drop for Slot {
     }
 }
 
-/// Where a user runs panel-judge from: the CLI's bin folder first on PATH, their HOME, the
-/// temporary folder (where the judges' private folders go) and what they export.
-struct User<'a> {
-    bindir: &'a Path,
-    home: &'a Path,
-    scratch: &'a Path,
-    env: &'a [(&'static str, String)],
+/// One run's world, as a user has it: a model server of its own, their HOME, the temporary
+/// folder (where the judges' private folders go), what they export, the CLI's bin folder first
+/// on PATH, and the work the judge reads (with `mode`'s marker to play a failure).
+struct Stage {
+    server: MockServer,
+    _tmp: TempDir,
+    home: PathBuf,
+    scratch: PathBuf,
+    run: PathBuf,
+    env: Vec<(&'static str, String)>,
+    candidate: PathBuf,
+    seat: String,
+    bindir: PathBuf,
 }
 
-impl User<'_> {
-    fn panel_judge(
-        &self,
-        seat: &str,
-        timeout: f64,
-        run: &Path,
-        extra: &[&str],
-        candidate: &Path,
-    ) -> Command {
+impl Stage {
+    fn new(case: &Case, bindir: &Path, tag: &str, mode: Mode) -> Stage {
+        let server = MockServer::start();
+        let tmp = TempDir::new(&format!("{tag}-{}", case.harness));
+        let root = tmp.path().canonicalize().unwrap();
+        let (home, scratch) = (root.join("home"), root.join("tmp"));
+        for d in [&home, &scratch] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let env = (case.user)(&home, &server.url());
+        let work = match mode {
+            Mode::Ok => WORK.to_string(),
+            m => format!("{WORK}\n{}\n", m.marker()),
+        };
+        let candidate = root.join("work.md");
+        std::fs::write(&candidate, work).unwrap();
+        let seat = match case.model {
+            Some(m) => format!("{}:{m}", case.harness),
+            None => case.harness.to_string(),
+        };
+        Stage {
+            server,
+            _tmp: tmp,
+            home,
+            scratch,
+            run: root.join("run"),
+            env,
+            candidate,
+            seat,
+            bindir: bindir.to_path_buf(),
+        }
+    }
+
+    fn panel_judge(&self, timeout: f64, extra: &[&str]) -> Command {
         let mut c = Command::new(bin("panel-judge"));
-        c.args(["--seat", seat, "--lens", LENS, "--retries", "0"])
+        c.args(["--seat", &self.seat, "--lens", LENS, "--retries", "0"])
             .args(["--timeout", &timeout.to_string()])
             .arg("--out")
-            .arg(run)
+            .arg(&self.run)
             .args(extra)
-            .arg(candidate)
+            .arg(&self.candidate)
             .env_clear()
             .env(
                 "PATH",
@@ -194,8 +225,8 @@ impl User<'_> {
                     std::env::var("PATH").unwrap_or_default()
                 ),
             )
-            .env("HOME", self.home)
-            .env("TMPDIR", self.scratch)
+            .env("HOME", &self.home)
+            .env("TMPDIR", &self.scratch)
             .env("LANG", "C.UTF-8")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
@@ -208,28 +239,10 @@ impl User<'_> {
 /// carries a HOME inside the judges' private folders). Returns what went wrong.
 fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
     let _slot = Slot::take();
-    let server = MockServer::start();
-    let tmp = TempDir::new(&format!("sigint-{}", case.harness));
-    let root = tmp.path().canonicalize().unwrap();
-    let (home, scratch) = (root.join("home"), root.join("tmp"));
-    for d in [&home, &scratch] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    let env = (case.user)(&home, &server.url());
-    let candidate = root.join("work.md");
-    std::fs::write(&candidate, format!("{WORK}\n{}\n", Mode::Hang.marker())).unwrap();
-    let seat = match case.model {
-        Some(m) => format!("{}:{m}", case.harness),
-        None => case.harness.to_string(),
-    };
-    let user = User {
-        bindir,
-        home: &home,
-        scratch: &scratch,
-        env: &env,
-    };
-    let child = user
-        .panel_judge(&seat, 120.0, &root.join("run"), &[], &candidate)
+    let stage = Stage::new(case, bindir, "sigint", Mode::Hang);
+    let server = &stage.server;
+    let child = stage
+        .panel_judge(120.0, &[])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -262,7 +275,7 @@ fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
     if record["status"] != "interrupted" {
         wrong.push(format!("{name}: SIGINT: {record}"));
     }
-    let left = crate::util::processes_with_env(&format!("HOME={}/", scratch.display()));
+    let left = crate::util::processes_with_env(&format!("HOME={}/", stage.scratch.display()));
     if !left.is_empty() {
         wrong.push(format!(
             "{name}: SIGINT: pids {left:?} outlived panel-judge"
@@ -274,33 +287,10 @@ fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
 /// Runs panel-judge once (and its dry run) for `case` against a server of its own.
 fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let _slot = Slot::take();
-    let server = MockServer::start();
-    let tmp = TempDir::new(&format!("judge-{}", case.harness));
-    let root = tmp.path().canonicalize().unwrap();
-    let home = root.join("home");
-    let (run, scratch) = (root.join("run"), root.join("tmp"));
-    for d in [&home, &scratch] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    let env = (case.user)(&home, &server.url());
-    let work = match mode {
-        Mode::Ok => WORK.to_string(),
-        m => format!("{WORK}\n{}\n", m.marker()),
-    };
-    let candidate = root.join("work.md");
-    std::fs::write(&candidate, &work).unwrap();
-    let seat = match case.model {
-        Some(m) => format!("{}:{m}", case.harness),
-        None => case.harness.to_string(),
-    };
-    let user = User {
-        bindir,
-        home: &home,
-        scratch: &scratch,
-        env: &env,
-    };
-    let cmd = |extra: &[&str]| user.panel_judge(&seat, timeout, &run, extra, &candidate);
-    let before = listing(&home);
+    let stage = Stage::new(case, bindir, "judge", mode);
+    let (home, scratch, run) = (&stage.home, &stage.scratch, &stage.run);
+    let cmd = |extra: &[&str]| stage.panel_judge(timeout, extra);
+    let before = listing(home);
     let dry: Output = cmd(&["--dry-run"]).output().unwrap();
     assert!(
         dry.status.success(),
@@ -314,7 +304,7 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{}: {stderr}", case.harness);
     assert_eq!(
-        listing(&home),
+        listing(home),
         before,
         "{}: something wrote under the user's HOME",
         case.harness
@@ -333,7 +323,7 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let words = dry_words(line.trim_end(), case.harness);
     Run {
         record,
-        requests: server.generations(),
+        requests: stage.server.generations(),
         prompt,
         argv: norm(argv),
         dry: norm(words),

@@ -100,3 +100,21 @@ pub fn processes_with_env(prefix: &str) -> Vec<u32> {
     }
     found
 }
+
+/// Sets `cmd` up to run against the stand-in harness CLIs: tests/standins, then `more` folders,
+/// first on PATH; the stand-ins' call log in `log`; no wait for stdin; every STANDIN_ variable
+/// carried into the judges' cleared environment; no API key that would change claude's argv.
+pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> &'a mut Command {
+    let mut path = vec![root().join("tests/standins")];
+    path.extend(more.iter().cloned());
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    path.extend(std::env::split_paths(&rest));
+    cmd.env("PATH", std::env::join_paths(path).unwrap())
+        .env("STANDIN_LOG", log)
+        .env("STANDIN_STDIN_WAIT", "0")
+        .env(
+            "PANEL_PASS_ENV",
+            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
+        )
+        .env_remove("ANTHROPIC_API_KEY")
+}
