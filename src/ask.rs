@@ -767,8 +767,8 @@ impl Launcher {
         let file = job.seat.model.as_deref().unwrap_or_default();
         let text =
             fs::read_to_string(file).with_context(|| format!("replay: {file}: cannot read"))?;
-        let all: Value =
-            serde_json::from_str(&text).map_err(|e| anyhow!("replay: {file}: not JSON: {e}"))?;
+        let all =
+            crate::strict::value(&text).map_err(|e| anyhow!("replay: {file}: not JSON: {e}"))?;
         let entry = all
             .get(&job.name)
             .ok_or_else(|| anyhow!("replay: {file} holds no answer for {}", job.name))?;

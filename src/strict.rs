@@ -32,6 +32,16 @@ pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> serde_json::
     T::deserialize(Strict(value))
 }
 
+/// Parses one JSON text (the whole text) as a value, refusing a key given twice at any depth:
+/// for files read by hand (harness rows, recorded answers), where serde_json's own `Value`
+/// would keep the last of the two silently.
+pub fn value(text: &str) -> serde_json::Result<serde_json::Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = UniqueKeys.deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
 /// Reads a JSON object as a map for a type that picks its variant by hand, refusing a key given
 /// twice at any depth, as a derived struct does (a map would keep the last one silently).
 pub fn object<'de, D: Deserializer<'de>>(
@@ -398,6 +408,26 @@ mod tests {
             );
         }
         assert!(object(&mut serde_json::Deserializer::from_str("[1]")).is_err());
+    }
+
+    #[test]
+    fn a_value_read_by_hand_refuses_a_key_given_twice_at_any_depth() {
+        let text = r#"[{"a":{"b":[1,-2,0.5,null,true,"s"]}}, 18446744073709551615, 1e400]"#;
+        let value = value(text);
+        assert!(
+            value.is_err(),
+            "an infinite number is refused as serde_json does"
+        );
+        let text = r#"[{"a":{"b":[1,-2,0.5,null,true,"s"]}}, 18446744073709551615, "x"]"#;
+        assert_eq!(
+            super::value(text).unwrap(),
+            serde_json::from_str::<serde_json::Value>(text).unwrap()
+        );
+        for text in [r#"{"a":1,"a":1}"#, r#"[{"a":[{"b":1,"b":2}]}]"#] {
+            let err = super::value(text).unwrap_err().to_string();
+            assert!(err.starts_with("duplicate field"), "{text}: {err}");
+        }
+        assert!(super::value("{} {}").is_err(), "one text, not two");
     }
 
     #[test]

@@ -1391,8 +1391,8 @@ pub fn judge_prompt(
 pub fn replay_answer(file: &Path, round: usize) -> Result<Map<String, Value>, String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
+    let value =
+        crate::strict::value(&text).map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
     let pick = match &value {
         Value::Array(rounds) if !rounds.is_empty() => {
             rounds[round.clamp(1, rounds.len()) - 1].clone()

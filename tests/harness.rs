@@ -532,6 +532,9 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
             .env("HOME", tmp.path().join("userhome"))
             .env("FAKE_SSH_HOME", &remote)
             .env("FAKE_SSH_LOG", &ssh_log)
+            // As on a machine with no login shell around the tests: the stand-in ssh gives
+            // the remote command SHELL, as sshd does (parallel's remote worker needs it).
+            .env_remove("SHELL")
             .env("STANDIN_VERDICT", "holds")
             .env("STANDIN_RULES", rules)
             .stdin(Stdio::null());

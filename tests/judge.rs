@@ -423,6 +423,15 @@ fn usage_errors_are_one_line_and_launch_nothing() {
             &["--timeout", "0"],
             "--timeout 0: must be a positive number",
         ),
+        // A key given twice would be read as the last of the two, silently.
+        (
+            &["--harness-file", "tests/fixtures/twice/harness.json"],
+            "tests/fixtures/twice/harness.json: not JSON: duplicate field `argv` at line 1",
+        ),
+        (
+            &["--seat", "replay:tests/fixtures/twice/replay.json"],
+            "tests/fixtures/twice/replay.json: not JSON: duplicate field `correctness` at line 2",
+        ),
     ];
     for (args, msg) in cases {
         let mut all = args.to_vec();

@@ -12,7 +12,7 @@ use panel::review::ReviewRecord;
 use panel::vote::{self, Judge, Outcome, Outcomes, Panel, Record};
 use serde_json::{Map, Value, json};
 
-use crate::util::{bin, root, run_with_stdin, stderr, stdout};
+use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
 
 fn fixture(name: &str) -> std::path::PathBuf {
     root().join("tests/fixtures/synthesis").join(name)
@@ -691,6 +691,15 @@ fn replayed_judges_repeat_their_last_answer() {
     let first = vote::replay_answer(&file, 1).unwrap();
     assert_eq!(vote::replay_answer(&file, 7).unwrap(), first);
     assert!(first.contains_key("finding-3"));
+    // A name given twice is refused, not read as the last of the two.
+    let tmp = TempDir::new("replay-twice");
+    let twice = tmp.path().join("judge.json");
+    std::fs::write(&twice, r#"{"finding-1":"act","finding-1":"skip"}"#).unwrap();
+    let err = vote::replay_answer(&twice, 1).unwrap_err();
+    assert!(
+        err.contains("not JSON: duplicate field `finding-1`"),
+        "{err}"
+    );
 }
 
 // ── bin/review-battery ─────────────────────────────────────────────────────

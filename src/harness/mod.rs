@@ -223,7 +223,7 @@ impl Table {
     pub fn add_file(&mut self, path: &Path) -> Result<()> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{}: cannot read", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
+        let value = crate::strict::value(&text)
             .map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))?;
         let rows = match value {
             serde_json::Value::Array(rows) => rows,

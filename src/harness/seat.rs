@@ -91,7 +91,7 @@ impl Seat {
             let file = self.model.as_deref().unwrap_or_default();
             let text = std::fs::read_to_string(file)
                 .map_err(|e| anyhow!("--seat {}: {file}: {e}", self.spec))?;
-            match serde_json::from_str::<serde_json::Value>(&text) {
+            match crate::strict::value(&text) {
                 Ok(serde_json::Value::Object(_)) => return Ok(None),
                 Ok(_) => bail!(
                     "--seat {}: {file}: expected a JSON object of answers by name",

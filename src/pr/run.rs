@@ -32,7 +32,7 @@ pub fn read_plan(path: &str) -> Result<PanelPlan> {
         if buf.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(&buf)
+        let value = crate::strict::value(&buf)
             .map_err(|e| anyhow::anyhow!("{}: not a JSON record: {e}", input.at()))?;
         match value.get("type").and_then(Value::as_str) {
             Some("plan") if plan.is_some() => bail!("{}: a second plan record", input.at()),
@@ -586,6 +586,14 @@ mod tests {
         std::fs::write(&path, "{\"type\":\"verdict\"}\n").unwrap();
         let err = read_plan(path.to_str().unwrap()).unwrap_err().to_string();
         assert!(err.contains("line 1: a verdict record"), "{err}");
+        // A key given twice is not read as the last of the two.
+        let twice = plan_line.replacen("{", "{\"type\":\"plan\",", 1);
+        std::fs::write(&path, format!("{twice}\n")).unwrap();
+        let err = read_plan(path.to_str().unwrap()).unwrap_err().to_string();
+        assert!(
+            err.contains("line 1: not a JSON record: duplicate field `type`"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
