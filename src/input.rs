@@ -5,10 +5,34 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 /// The longest line any tool reads: a longer one is an error, never an allocation.
 pub const MAX_LINE: usize = 64 << 20;
+
+/// The rules every tool reads a line of records by: a trailing `\r` is dropped, the line holds
+/// at most [`MAX_LINE`] bytes, and it is UTF-8. `at` names the line (`file: line N`).
+pub fn line_text<'a>(line: &'a [u8], at: &dyn Fn() -> String) -> Result<&'a str> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.len() > MAX_LINE {
+        return Err(too_long(&at()));
+    }
+    std::str::from_utf8(line).map_err(|_| not_utf8(&at()))
+}
+
+/// A line past [`MAX_LINE`], as every reader says it.
+pub fn too_long(at: &str) -> anyhow::Error {
+    anyhow!("{at}: longer than {} MiB", MAX_LINE >> 20)
+}
+
+fn not_utf8(at: &str) -> anyhow::Error {
+    anyhow!("{at}: not UTF-8")
+}
+
+/// An input as messages name it: its path, or `<stdin>` for `-`.
+pub fn display_name(path: &str) -> &str {
+    if path == "-" { "<stdin>" } else { path }
+}
 
 /// One input: its name for messages and a buffered reader.
 pub struct Input {
@@ -20,21 +44,15 @@ pub struct Input {
 impl Input {
     /// Opens `path`, or standard input when it is `-`.
     pub fn open(path: &str) -> Result<Input> {
-        let (name, reader): (String, Box<dyn BufRead>) = if path == "-" {
-            (
-                "<stdin>".into(),
-                Box::new(BufReader::with_capacity(1 << 16, io::stdin())),
-            )
+        let reader: Box<dyn BufRead> = if path == "-" {
+            Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
         } else {
             let file =
                 File::open(Path::new(path)).with_context(|| format!("{path}: cannot open"))?;
-            (
-                path.to_string(),
-                Box::new(BufReader::with_capacity(1 << 16, file)),
-            )
+            Box::new(BufReader::with_capacity(1 << 16, file))
         };
         Ok(Input {
-            name,
+            name: display_name(path).to_string(),
             reader,
             line: 0,
         })
@@ -60,7 +78,8 @@ impl Input {
     }
 
     /// Reads the next line into `buf` (without its newline). `Ok(false)` at the end.
-    /// Lines longer than [`MAX_LINE`] and lines that are not UTF-8 are errors naming the line.
+    /// The rules of [`line_text`] hold, and a line is refused once it passes [`MAX_LINE`],
+    /// before the rest of it is read.
     pub fn next_line(&mut self, buf: &mut String) -> Result<bool> {
         buf.clear();
         let mut bytes = std::mem::take(buf).into_bytes();
@@ -76,11 +95,9 @@ impl Input {
                     *buf = s;
                     Ok(true)
                 }
-                Err(_) => bail!("{}: not UTF-8", self.at()),
+                Err(_) => Err(not_utf8(&self.at())),
             },
-            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-                bail!("{}: longer than {} MiB", self.at(), MAX_LINE >> 20)
-            }
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => Err(too_long(&self.at())),
             Err(e) => Err(e).with_context(|| format!("{}: cannot read", self.at())),
         }
     }
@@ -115,7 +132,7 @@ fn read_bounded_line(r: &mut dyn BufRead, out: &mut Vec<u8>, cap: usize) -> io::
                 break;
             }
             any = true;
-            match memchr(b'\n', buf) {
+            match find_newline(buf) {
                 Some(i) => {
                     out.extend_from_slice(&buf[..i]);
                     (true, i + 1)
@@ -140,8 +157,26 @@ fn read_bounded_line(r: &mut dyn BufRead, out: &mut Vec<u8>, cap: usize) -> io::
     Ok(any)
 }
 
-fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == needle)
+/// The first `\n`, eight bytes at a time (long streams of records spend their time here).
+pub fn find_newline(hay: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = ONES * b'\n' as u64;
+    let mut chunks = hay.chunks_exact(8);
+    for (n, chunk) in chunks.by_ref().enumerate() {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ NL;
+        // A zero byte of `w` is a newline; the lowest flagged byte is the first one.
+        let found = w.wrapping_sub(ONES) & !w & HIGH;
+        if found != 0 {
+            return Some(n * 8 + (found.trailing_zeros() / 8) as usize);
+        }
+    }
+    let done = hay.len() - chunks.remainder().len();
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| done + i)
 }
 
 /// The inputs named on a command line: none means standard input.
@@ -188,6 +223,32 @@ mod tests {
         let got = lines(b"ok\n\xff\xfe\n");
         let err = got.last().unwrap().as_ref().unwrap_err().to_string();
         assert_eq!(err, "t: line 2: not UTF-8");
+    }
+
+    #[test]
+    fn newlines_are_found_eight_bytes_at_a_time() {
+        let mut hay = vec![b'x'; 40];
+        assert_eq!(find_newline(&hay), None);
+        for i in 0..hay.len() {
+            hay[i] = b'\n';
+            assert_eq!(find_newline(&hay), Some(i));
+            assert_eq!(find_newline(&hay[..i]), None);
+            // Bytes around a newline's value must not be taken for one.
+            hay[i] = if i % 2 == 0 { 0x0b } else { 0x8a };
+        }
+    }
+
+    #[test]
+    fn line_text_holds_the_line_rules() {
+        let at = || "t: line 3".to_string();
+        assert_eq!(line_text(b"a b\r", &at).unwrap(), "a b");
+        assert_eq!(line_text(b"a\rb", &at).unwrap(), "a\rb");
+        let err = line_text(b"\xff", &at).unwrap_err().to_string();
+        assert_eq!(err, "t: line 3: not UTF-8");
+        let long = vec![b'x'; MAX_LINE + 1];
+        let err = line_text(&long, &at).unwrap_err().to_string();
+        assert_eq!(err, "t: line 3: longer than 64 MiB");
+        assert!(line_text(&long[..MAX_LINE], &at).is_ok());
     }
 
     #[test]

@@ -20,13 +20,13 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser};
 use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
 
 use crate::docs::ToolDoc;
-use crate::input::{MAX_LINE, paths_or_stdin};
+use crate::input::{MAX_LINE, display_name, find_newline, line_text, paths_or_stdin, too_long};
 use crate::record::{self, Status, Usage, Verdict, VerdictRecord};
 use crate::run::exit;
 
@@ -210,7 +210,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     );
     let mut batch = Batch::new(args.each, args.agree);
     let inputs = paths_or_stdin(&args.inputs);
-    let names: Vec<&str> = inputs.iter().map(|p| input_name(p)).collect();
+    let names: Vec<&str> = inputs.iter().map(|p| display_name(p)).collect();
     let mut any = false;
     let mut complete = false;
     for chunk in read_ahead(inputs.clone(), BLOCK) {
@@ -469,18 +469,7 @@ struct Work {
 /// threads are left to end with the process, so that a broken pipe never waits for an input
 /// that has not finished.
 fn read_ahead(inputs: Vec<String>, block: usize) -> InOrder {
-    let names: Arc<Vec<String>> = Arc::new(
-        inputs
-            .iter()
-            .map(|p| {
-                if p == "-" {
-                    "<stdin>".into()
-                } else {
-                    p.clone()
-                }
-            })
-            .collect(),
-    );
+    let names: Arc<Vec<String>> = Arc::new(inputs.iter().map(|p| display_name(p).into()).collect());
     let parsers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
     let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(parsers);
     let (done_tx, done_rx) = crossbeam_channel::bounded::<Chunk>(parsers);
@@ -590,9 +579,7 @@ fn split_input(
         let cut = match buf[start..].iter().rposition(|&b| b == b'\n') {
             _ if end => buf.len(),
             Some(i) => start + i + 1,
-            None if buf.len() > MAX_LINE => {
-                bail!("{name}: line {line}: longer than {} MiB", MAX_LINE >> 20)
-            }
+            None if buf.len() > MAX_LINE => return Err(too_long(&format!("{name}: line {line}"))),
             None => continue,
         };
         if cut > 0 {
@@ -622,9 +609,8 @@ fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-/// A parser thread's work: the ballots of a block's lines, up to the first bad one. The same
-/// rules as [`crate::input::Input`]: a line's length is bounded, a trailing `\r` is dropped,
-/// UTF-8 is required, blank lines are skipped.
+/// A parser thread's work: the ballots of a block's lines, up to the first bad one, each line
+/// read by [`line_text`]'s rules; blank lines are skipped.
 fn parse_block(work: Work, names: &[String]) -> Chunk {
     let mut chunk = Chunk {
         seq: work.seq,
@@ -639,29 +625,22 @@ fn parse_block(work: Work, names: &[String]) -> Chunk {
     let mut rest = &work.bytes[..];
     let mut number = work.first;
     while !rest.is_empty() {
-        let (mut line, next) = match find_newline(rest) {
+        let (line, next) = match find_newline(rest) {
             Some(i) => (&rest[..i], &rest[i + 1..]),
             None => (rest, &rest[rest.len()..]),
         };
         rest = next;
         let at = || format!("{name}: line {number}");
-        if let [text @ .., b'\r'] = line {
-            line = text;
-        }
-        let parsed = if line.len() > MAX_LINE {
-            Err(anyhow!("{}: longer than {} MiB", at(), MAX_LINE >> 20))
-        } else {
-            match std::str::from_utf8(line) {
-                Err(_) => Err(anyhow!("{}: not UTF-8", at())),
-                Ok(text) if text.trim().is_empty() => Ok(()),
-                Ok(text) => parse_verdict(text, &at).and_then(|rec| {
-                    let b = verdict_ballot(&rec, &at)?;
-                    chunk
-                        .ballots
-                        .push(Parsed::new(&b, &mut chunk.text, work.input, number));
-                    Ok(())
-                }),
-            }
+        let parsed = match line_text(line, &at) {
+            Err(err) => Err(err),
+            Ok(text) if text.trim().is_empty() => Ok(()),
+            Ok(text) => parse_verdict(text, &at).and_then(|rec| {
+                let b = verdict_ballot(&rec, &at)?;
+                chunk
+                    .ballots
+                    .push(Parsed::new(&b, &mut chunk.text, work.input, number));
+                Ok(())
+            }),
         };
         if let Err(err) = parsed {
             chunk.error = Some(err);
@@ -672,15 +651,10 @@ fn parse_block(work: Work, names: &[String]) -> Chunk {
     chunk
 }
 
-/// An input as messages name it.
-fn input_name(path: &str) -> &str {
-    if path == "-" { "<stdin>" } else { path }
-}
-
 fn input_names(inputs: &[String]) -> String {
     inputs
         .iter()
-        .map(|p| input_name(p))
+        .map(|p| display_name(p))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -1590,28 +1564,6 @@ fn json_opt_str(buf: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
-/// The first `\n`, eight bytes at a time.
-fn find_newline(hay: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const NL: u64 = ONES * b'\n' as u64;
-    let mut chunks = hay.chunks_exact(8);
-    for (n, chunk) in chunks.by_ref().enumerate() {
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ NL;
-        // A zero byte of `w` is a newline; the lowest flagged byte is the first one.
-        let found = w.wrapping_sub(ONES) & !w & HIGH;
-        if found != 0 {
-            return Some(n * 8 + (found.trailing_zeros() / 8) as usize);
-        }
-    }
-    let done = hay.len() - chunks.remainder().len();
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| done + i)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1923,19 +1875,6 @@ mod tests {
             Some("t: line 2: a review record; reviews go through panel-merge")
         );
         assert_eq!(read_through(b"", 4), (vec![], None));
-    }
-
-    #[test]
-    fn newlines_are_found_eight_bytes_at_a_time() {
-        let mut hay = vec![b'x'; 40];
-        assert_eq!(find_newline(&hay), None);
-        for i in 0..hay.len() {
-            hay[i] = b'\n';
-            assert_eq!(find_newline(&hay), Some(i));
-            assert_eq!(find_newline(&hay[..i]), None);
-            // Bytes around a newline's value must not be taken for one.
-            hay[i] = if i % 2 == 0 { 0x0b } else { 0x8a };
-        }
     }
 
     #[test]

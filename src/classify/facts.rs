@@ -98,11 +98,11 @@ pub enum Format {
 
 /// Reads one whole input (a path, or standard input for `-`) as bytes, with its name.
 pub fn read_input(path: &str) -> Result<(String, Vec<u8>)> {
-    let (name, reader): (String, Box<dyn Read>) = if path == "-" {
-        ("<stdin>".into(), Box::new(std::io::stdin().lock()))
+    let name = crate::input::display_name(path).to_string();
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin().lock())
     } else {
-        let file = std::fs::File::open(path).with_context(|| format!("{path}: cannot open"))?;
-        (path.to_string(), Box::new(file))
+        Box::new(std::fs::File::open(path).with_context(|| format!("{path}: cannot open"))?)
     };
     let mut bytes = Vec::new();
     let mut reader = reader.take(MAX_INPUT as u64 + 1);
@@ -127,10 +127,7 @@ pub fn read_input(path: &str) -> Result<(String, Vec<u8>)> {
             line_start = from + i + 1;
         }
         if bytes.len() - line_start > crate::input::MAX_LINE {
-            bail!(
-                "{name}: line {line}: longer than {} MiB",
-                crate::input::MAX_LINE >> 20
-            );
+            return Err(crate::input::too_long(&format!("{name}: line {line}")));
         }
     }
     if bytes.len() > MAX_INPUT {
@@ -298,12 +295,11 @@ fn parse_numstat(name: &str, bytes: &[u8]) -> Result<PrFacts> {
     } else {
         let mut files = Vec::new();
         for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.iter().all(u8::is_ascii_whitespace) {
+            let at = || format!("{name}: line {}", i + 1);
+            let line = crate::input::line_text(line, &at)?;
+            if line.trim_ascii().is_empty() {
                 continue;
             }
-            let at = || format!("{name}: line {}", i + 1);
-            let line = std::str::from_utf8(line).map_err(|_| anyhow!("{}: not UTF-8", at()))?;
             let file = numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?;
             files.push(non_empty(file.normalized()).map_err(|e| anyhow!("{}: {e}", at()))?);
         }
