@@ -8,7 +8,7 @@
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration matrix
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
@@ -543,21 +543,5 @@ fn every_harness_row_meets_every_fault_honestly() {
         bad.join("\n")
     );
 
-    let readme_path: PathBuf = root().join("README.md");
-    let readme = std::fs::read_to_string(&readme_path).unwrap();
-    let (Some(b), Some(e)) = (readme.find(BEGIN), readme.find(END)) else {
-        panic!("README.md has no fault matrix markers");
-    };
-    let want = table(&cells);
-    let have = &readme[b + BEGIN.len()..e];
-    if have != want {
-        if std::env::var_os("UPDATE_GENERATED").is_some() {
-            let updated = format!("{}{want}{}", &readme[..b + BEGIN.len()], &readme[e..]);
-            std::fs::write(&readme_path, updated).unwrap();
-        } else {
-            panic!(
-                "README.md's fault matrix is not what the cells observed; if the change is right, run `UPDATE_GENERATED=1 cargo test --test integration matrix`:\n{want}"
-            );
-        }
-    }
+    crate::util::readme_section(BEGIN, END, &table(&cells), "matrix");
 }

@@ -10,7 +10,9 @@
 //! the run used, and the status each failure the server plays (prose, fenced JSON, 429, 500,
 //! no answer) becomes. `--nocapture` prints `BYTES` rows: what the first model request carries
 //! beyond the prompt with our row's argv and with the seed's (from `real_cli`), and `MODE`
-//! rows.
+//! rows. The README's table of the statuses asserted is rendered from [`CASES`]:
+//!
+//!     UPDATE_GENERATED=1 cargo test --test integration real_judge
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -590,9 +592,9 @@ fn llm_user(home: &Path, url: &str) -> Vec<(&'static str, String)> {
 
 // ---------------------------------------------------------------- one test per CLI
 
-#[test]
-fn claude_judge() {
-    check(&Case {
+/// Every installed CLI, what a user has in place for it and what the test holds it to.
+const CASES: [Case; 8] = [
+    Case {
         harness: "claude",
         model: Some("haiku"),
         user: claude_user,
@@ -600,12 +602,8 @@ fn claude_judge() {
         usage: &["inputTokens", "outputTokens", "costUsd"],
         expect: usual,
         endless: &[],
-    });
-}
-
-#[test]
-fn codex_judge() {
-    check(&Case {
+    },
+    Case {
         harness: "codex",
         model: Some("mock-model"),
         user: codex_user,
@@ -614,12 +612,8 @@ fn codex_judge() {
         usage: &["inputTokens", "outputTokens"],
         expect: usual,
         endless: &[],
-    });
-}
-
-#[test]
-fn copilot_judge() {
-    check(&Case {
+    },
+    Case {
         harness: "copilot",
         model: None,
         user: copilot_user,
@@ -627,12 +621,8 @@ fn copilot_judge() {
         usage: &[],
         expect: usual,
         endless: &[],
-    });
-}
-
-#[test]
-fn opencode_judge() {
-    check(&Case {
+    },
+    Case {
         harness: "opencode",
         model: Some("mock/mock-model"),
         user: opencode_user,
@@ -641,12 +631,8 @@ fn opencode_judge() {
         expect: usual,
         // It backs off and retries a 429 for half a minute, a 500 or a quota error for longer.
         endless: &[Mode::RateLimit, Mode::UsageLimit, Mode::Error500],
-    });
-}
-
-#[test]
-fn gemini_judge() {
-    check(&Case {
+    },
+    Case {
         harness: "gemini",
         model: Some("gemini-2.5-flash"),
         user: gemini_user,
@@ -654,29 +640,17 @@ fn gemini_judge() {
         usage: &["inputTokens", "outputTokens"],
         expect: usual,
         endless: &[],
-    });
-}
-
-#[test]
-fn qwen_judge() {
-    check(&Case {
+    },
+    Case {
         harness: "qwen",
         model: Some("mock-model"),
         user: qwen_user,
         tools: &["structured_output"],
         usage: &["inputTokens", "outputTokens"],
-        expect: |m| match m {
-            // Text instead of the schema tool call is an error of its own (exit 1).
-            Mode::Prose | Mode::Fence => "failed",
-            m => usual(m),
-        },
+        expect: qwen_status,
         endless: &[Mode::UsageLimit, Mode::Error500],
-    });
-}
-
-#[test]
-fn kimi_judge() {
-    check(&Case {
+    },
+    Case {
         harness: "kimi",
         model: None,
         user: kimi_user,
@@ -684,12 +658,8 @@ fn kimi_judge() {
         usage: &[],
         expect: usual,
         endless: &[],
-    });
-}
-
-#[test]
-fn llm_judge() {
-    check(&Case {
+    },
+    Case {
         harness: "llm",
         model: Some("mock"),
         user: llm_user,
@@ -697,5 +667,83 @@ fn llm_judge() {
         usage: &[],
         expect: usual,
         endless: &[],
-    });
+    },
+];
+
+/// qwen answers text instead of its schema tool call with an error of its own (exit 1).
+fn qwen_status(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Prose | Mode::Fence => "failed",
+        m => usual(m),
+    }
+}
+
+fn case(harness: &str) -> &'static Case {
+    CASES.iter().find(|c| c.harness == harness).unwrap()
+}
+
+#[test]
+fn claude_judge() {
+    check(case("claude"));
+}
+
+#[test]
+fn codex_judge() {
+    check(case("codex"));
+}
+
+#[test]
+fn copilot_judge() {
+    check(case("copilot"));
+}
+
+#[test]
+fn opencode_judge() {
+    check(case("opencode"));
+}
+
+#[test]
+fn gemini_judge() {
+    check(case("gemini"));
+}
+
+#[test]
+fn qwen_judge() {
+    check(case("qwen"));
+}
+
+#[test]
+fn kimi_judge() {
+    check(case("kimi"));
+}
+
+#[test]
+fn llm_judge() {
+    check(case("llm"));
+}
+
+const BEGIN: &str = "<!-- real CLIs: begin (tests/real_judge.rs renders it) -->\n";
+const END: &str = "<!-- real CLIs: end -->";
+
+/// The README's table of what each real CLI's test holds it to: rendered from [`CASES`], so
+/// it says what the tests assert, whether or not the CLIs are installed where it runs.
+#[test]
+fn readme_says_what_each_real_cli_is_held_to() {
+    let mut out = String::from(
+        "| CLI | verdict | prose | fenced | rate limit (429) | usage limit | server error (500) | no answer | SIGINT mid-panel |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for c in &CASES {
+        out.push_str(&format!("| {} | ok |", c.harness));
+        for mode in MODES {
+            let status = (c.expect)(mode);
+            let or = if c.endless.contains(&mode) && status != "timeout" {
+                " or timeout"
+            } else {
+                ""
+            };
+            out.push_str(&format!(" {status}{or} |"));
+        }
+        out.push_str(" interrupted, exit 130 |\n");
+    }
+    crate::util::readme_section(BEGIN, END, &out, "real_judge");
 }

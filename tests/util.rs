@@ -118,3 +118,26 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
         )
         .env_remove("ANTHROPIC_API_KEY")
 }
+
+/// Holds the README's text between `begin` and `end` to `want`, a table a test renders: with
+/// `UPDATE_GENERATED` set the README is rewritten, otherwise a drift fails the test and says
+/// how to refresh it (`filter`, the test's name filter).
+pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (Some(b), Some(e)) = (readme.find(begin), readme.find(end)) else {
+        panic!("README.md has no `{}` markers", begin.trim());
+    };
+    let from = b + begin.len();
+    if readme[from..e] == *want {
+        return;
+    }
+    if std::env::var_os("UPDATE_GENERATED").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &readme[..from], &readme[e..])).unwrap();
+    } else {
+        panic!(
+            "README.md's table after `{}` is not what the test renders; if the change is right, run `UPDATE_GENERATED=1 cargo test --test integration {filter}`:\n{want}",
+            begin.trim()
+        );
+    }
+}
