@@ -640,6 +640,41 @@ fn panel_tally_pr_aggregates_with_exit_codes_0_1_3() {
     );
 }
 
+/// bin/pr-review run in `dir` with the stand-in reviewers, our tools and `more` first on PATH.
+fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str, &str)]) -> Output {
+    let bins = Path::new(env!("CARGO_BIN_EXE_panel-judge"))
+        .parent()
+        .unwrap();
+    let mut path = vec![root().join("tests/standins"), bins.to_path_buf()];
+    path.extend(more.iter().cloned());
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let mut cmd = Command::new(root().join("bin/pr-review"));
+    cmd.current_dir(dir)
+        .args(args)
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("HOME", pr.path("home"))
+        .env("STANDIN_LOG", pr.path("log"))
+        .env("STANDIN_READ", "src/lib.rs")
+        .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
+        .env("PR_REVIEW_REPO", "acme/app")
+        .env_remove("GH_REPO")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("ANTHROPIC_API_KEY")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// pr-review printed a MERGE and exited 0.
+fn assert_merged(out: &Output) {
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(out), stderr(out));
+    assert!(stdout(out).contains(": MERGE"), "{}", stdout(out));
+}
+
 #[test]
 fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
     let pr = Pr::new("pr-review");
@@ -652,47 +687,142 @@ fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
             pr.head
         ),
     );
-    let bins = Path::new(env!("CARGO_BIN_EXE_panel-judge"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let path = format!(
-        "{}:{}:{}",
-        root().join("tests/standins").display(),
-        bins.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let run = |env: &[(&str, &str)]| {
-        let mut cmd = Command::new(root().join("bin/pr-review"));
-        cmd.current_dir(pr.repo())
-            .env("PATH", &path)
-            .env("HOME", pr.path("home"))
-            .env("STANDIN_LOG", pr.path("log"))
-            .env("STANDIN_READ", "src/lib.rs")
-            .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
-            .env("PR_REVIEW_REPO", "acme/app")
-            .env_remove("GH_REPO")
-            .env_remove("ANTHROPIC_API_KEY")
-            .stdin(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.output().unwrap()
-    };
-    let out = run(&[("STANDIN_MODE", &format!("review-read:{reply}"))]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(stdout(&out).contains(": MERGE"), "{}", stdout(&out));
+    let run = |mode: &str| pr_review(&pr, &pr.repo(), &[], &[], &[("STANDIN_MODE", mode)]);
+    let out = run(&format!("review-read:{reply}"));
+    assert_merged(&out);
     let calls = pr.calls().len();
     assert!(calls >= 1);
     // Run again: the run folder under .git keeps the answers, so nothing is launched.
-    let out = run(&[("STANDIN_MODE", "hang")]);
+    let out = run("hang");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(pr.calls().len(), calls);
+    // No base to diff against: one line and exit 2, never a status that reads as a verdict.
+    git(&pr.repo(), &["branch", "-q", "-D", "main"]);
+    let out = run("hang");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "pr-review: no base: HEAD shares no commit with origin/main or main; set PR_REVIEW_BASE"
+    );
+    assert_eq!(pr.calls().len(), calls);
+}
+
+/// `pr-review N`: the facts come from gh (a stand-in, tests/fixtures/pr/gh, answering as gh
+/// does), and a head this clone has never seen is fetched from GitHub's pull ref.
+#[test]
+fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
+    let pr = Pr::new("pr-review-gh");
+    let tmp = pr.tmp.path();
+    // The remote: main at the base, the head only under refs/pull/7/head.
+    let origin = pr.path("origin.git");
+    let (repo, origin_s) = (pr.repo(), origin.display().to_string());
+    git(
+        tmp,
+        &["clone", "-q", "--bare", repo.to_str().unwrap(), &origin_s],
+    );
+    git(&origin, &["update-ref", "refs/heads/main", &pr.base]);
+    git(&origin, &["update-ref", "refs/pull/7/head", &pr.head]);
+    let work = pr.path("work");
+    let url = format!("file://{origin_s}");
+    git(
+        tmp,
+        &["clone", "-q", "--no-local", &url, work.to_str().unwrap()],
+    );
+    let has_head = || {
+        Command::new("git")
+            .current_dir(&work)
+            .args(["cat-file", "-e", &format!("{}^{{commit}}", pr.head)])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(!has_head(), "the clone must not have the head yet");
+    // gh's view of PR 7, and of PR 8 whose head the remote does not have.
+    let prs = pr.path("prs");
+    std::fs::create_dir_all(&prs).unwrap();
+    for (n, head) in [
+        (7, pr.head.as_str()),
+        (8, "0123456789abcdef0123456789abcdef01234567"),
+    ] {
+        let facts = json!({
+            "number": n, "headRefOid": head, "baseRefOid": pr.base, "title": "Spell out line 3",
+            "url": format!("https://github.com/acme/app/pull/{n}"), "state": "OPEN",
+            "files": [{"path": "src/lib.rs", "additions": 1, "deletions": 1, "changeType": "MODIFIED"}],
+        });
+        std::fs::write(prs.join(format!("{n}.json")), facts.to_string()).unwrap();
+    }
+    let reply = pr.text(
+        "merge.txt",
+        &format!(
+            "Verdict: MERGE\nPR: acme/app#7\nHead: {}\nCI-policy: unchanged\n",
+            &pr.head[..12]
+        ),
+    );
+    let mode = format!("review-read:{reply}");
+    let gh_log = pr.path("gh.log");
+    let (prs_s, gh_log_s) = (prs.display().to_string(), gh_log.display().to_string());
+    let gh = [root().join("tests/fixtures/pr/gh")];
+    let run = |n: &str, token: &str| {
+        pr_review(
+            &pr,
+            &work,
+            &[n],
+            &gh,
+            &[
+                ("STANDIN_MODE", mode.as_str()),
+                ("GH_STANDIN_PRS", prs_s.as_str()),
+                ("GH_STANDIN_LOG", gh_log_s.as_str()),
+                ("GH_TOKEN", token),
+                ("GH_REPO", "acme/app"),
+            ],
+        )
+    };
+
+    let out = run("7", "token");
+    assert_merged(&out);
+    assert!(has_head(), "the head was fetched from origin's pull/7/head");
+    assert_eq!(
+        std::fs::read_to_string(&gh_log).unwrap(),
+        "pr view 7 --json number\\,headRefOid\\,baseRefOid\\,files\\,url \n\
+         pr view 7 --json headRefOid --jq .headRefOid \n"
+    );
+    // The members are named after the PR, and the run folder after the PR and its head.
+    assert!(
+        pr.called().contains(&pr.name("correctness")),
+        "{:?}",
+        pr.called()
+    );
+    assert!(
+        work.join(format!(".git/panel-pr/7-{}", &pr.head[..12]))
+            .is_dir()
+    );
+
+    // gh or git failing before the panel: one line naming the step, exit 2, nothing launched
+    // (gh and git exit 1 for their errors, which would read as FIX_FIRST).
+    let calls = pr.calls().len();
+    for (n, token, want) in [
+        (
+            "99",
+            "token",
+            "pr-review: gh pr view 99: GraphQL: Could not resolve to a PullRequest with the number of 99. (repository.pullRequest)",
+        ),
+        (
+            "7",
+            "",
+            "pr-review: gh pr view 7: Alternatively, populate the GH_TOKEN environment variable with a GitHub API authentication token.",
+        ),
+        (
+            "8",
+            "token",
+            "pr-review: git fetch origin pull/8/head: fatal: couldn't find remote ref pull/8/head",
+        ),
+    ] {
+        let out = run(n, token);
+        assert_eq!(out.status.code(), Some(2), "{n}: {}", stderr(&out));
+        assert_eq!(stderr(&out).trim(), want, "{n}");
+        assert!(stdout(&out).is_empty(), "{n}: {}", stdout(&out));
+    }
     assert_eq!(pr.calls().len(), calls);
 }
 
