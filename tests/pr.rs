@@ -763,21 +763,20 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
     let gh_log = pr.path("gh.log");
     let (prs_s, gh_log_s) = (prs.display().to_string(), gh_log.display().to_string());
     let gh = [root().join("tests/fixtures/pr/gh")];
-    let run = |n: &str, token: &str| {
-        pr_review(
-            &pr,
-            &work,
-            &[n],
-            &gh,
-            &[
-                ("STANDIN_MODE", mode.as_str()),
-                ("GH_STANDIN_PRS", prs_s.as_str()),
-                ("GH_STANDIN_LOG", gh_log_s.as_str()),
-                ("GH_TOKEN", token),
-                ("GH_REPO", "acme/app"),
-            ],
-        )
+    let run_as = |n: &str, token: &str, mode: &str, out: &str| {
+        let mut env = vec![
+            ("STANDIN_MODE", mode),
+            ("GH_STANDIN_PRS", prs_s.as_str()),
+            ("GH_STANDIN_LOG", gh_log_s.as_str()),
+            ("GH_TOKEN", token),
+            ("GH_REPO", "acme/app"),
+        ];
+        if !out.is_empty() {
+            env.push(("PR_REVIEW_OUT", out));
+        }
+        pr_review(&pr, &work, &[n], &gh, &env)
     };
+    let run = |n: &str, token: &str| run_as(n, token, &mode, "");
 
     let out = run("7", "token");
     assert_merged(&out);
@@ -797,6 +796,25 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
         work.join(format!(".git/panel-pr/7-{}", &pr.head[..12]))
             .is_dir()
     );
+
+    // A FIX_FIRST (in a run folder of its own) is exit 1 with its finding.
+    let fix = pr.text(
+        "fix.txt",
+        &format!(
+            "Verdict: FIX_FIRST\nPR: acme/app#7\nHead: {}\nDefect class: wrong text\nFindings:\n- src/lib.rs:3 — line 3 is spelled out\n",
+            pr.head
+        ),
+    );
+    let other = pr.path("fix-run").display().to_string();
+    let out = run_as("7", "token", &format!("review-read:{fix}"), &other);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("src/lib.rs:3"), "{}", stdout(&out));
 
     // gh or git failing before the panel: one line naming the step, exit 2, nothing launched
     // (gh and git exit 1 for their errors, which would read as FIX_FIRST).

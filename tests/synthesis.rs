@@ -825,6 +825,27 @@ fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
     let out = battery(d, &["--judge", &judge]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no reviewers"), "{}", stderr(&out));
+    // An option without its value is a usage error, not "findings left" (exit 1).
+    let out = Command::new(root().join("bin/review-battery"))
+        .arg(d.join("page.md"))
+        .arg("--seat")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "review-battery: --seat needs a value\n");
+    // A step that fails (no records folder under a file) is a tool error, not findings left.
+    let out = battery(
+        d,
+        &[
+            "--seat",
+            &seat,
+            "--run",
+            &format!("{}/x", d.join("page.md").display()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let last = stderr(&out).lines().last().unwrap_or_default().to_string();
+    assert!(last.ends_with(": mkdir -p \"$run\" failed"), "{last}");
 }
 
 /// The first seed's threshold panel through the binaries: two reviewers, `agree: 1`; one
