@@ -707,6 +707,10 @@ fn replayed_judges_repeat_their_last_answer() {
 /// Runs the battery with the stand-in panel-judge (tests/fixtures/synthesis/bin) and our
 /// built tools on PATH. One reviewer, so no voter has to be launched.
 fn battery(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    battery_cmd(dir, extra).output().unwrap()
+}
+
+fn battery_cmd(dir: &std::path::Path, extra: &[&str]) -> Command {
     let tools = bin("panel-merge").parent().unwrap().to_path_buf();
     let path = format!(
         "{}:{}:{}",
@@ -714,14 +718,13 @@ fn battery(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
         tools.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    Command::new(root().join("bin/review-battery"))
-        .env("PATH", path)
+    let mut cmd = Command::new(root().join("bin/review-battery"));
+    cmd.env("PATH", path)
         .args(["--stage", "write", "--run"])
         .arg(dir.join("records"))
         .args(extra)
-        .arg(dir.join("page.md"))
-        .output()
-        .unwrap()
+        .arg(dir.join("page.md"));
+    cmd
 }
 
 fn battery_setup(tag: &str) -> crate::util::TempDir {
@@ -846,6 +849,13 @@ fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let last = stderr(&out).lines().last().unwrap_or_default().to_string();
     assert!(last.ends_with(": mkdir -p \"$run\" failed"), "{last}");
+    // panel-judge stopped by SIGINT (exit 130): the battery stops with it, merging nothing.
+    let out = battery_cmd(d, &["--seat", &seat, "--judge", &judge])
+        .env("STANDIN_JUDGE_EXIT", "130")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("merge"), "{}", stderr(&out));
 }
 
 /// The first seed's threshold panel through the binaries: two reviewers, `agree: 1`; one
