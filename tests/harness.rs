@@ -486,6 +486,53 @@ fn on_path(name: &str) -> bool {
         .any(|d| d.join(name).is_file())
 }
 
+/// panel-fleet's errors before any panel runs: one line and exit 2, never 1 ("a panel failed").
+#[test]
+fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
+    if !on_path("parallel") {
+        eprintln!("skipped: parallel is not installed (apt-get install parallel)");
+        return;
+    }
+    let tmp = TempDir::new("fleet-errors");
+    let cand = tmp.path().join("a.md");
+    std::fs::write(&cand, "It returns the sum.\n").unwrap();
+    let (cand, under_file) = (
+        cand.display().to_string(),
+        format!("{}/out", cand.display()),
+    );
+    let bins = bin("panel-judge").parent().unwrap().display().to_string();
+    let path = format!("{bins}:{}", std::env::var("PATH").unwrap_or_default());
+    for (args, want) in [
+        (
+            vec![cand.as_str()],
+            "panel-fleet: -o OUT is needed".to_string(),
+        ),
+        (vec!["-o", "out"], "panel-fleet: no candidates".to_string()),
+        (
+            vec!["-o", "out", "-a", "missing.txt"],
+            "panel-fleet: -a missing.txt: cannot read".to_string(),
+        ),
+        (
+            vec!["-o", under_file.as_str(), cand.as_str()],
+            format!(
+                "panel-fleet: -o {under_file}: cannot create directory '{cand}': Not a directory"
+            ),
+        ),
+    ] {
+        let out = Command::new(root().join("bin/panel-fleet"))
+            .args(&args)
+            .current_dir(tmp.path())
+            .env("PATH", &path)
+            // mkdir's own words, without the quotes of a UTF-8 locale.
+            .env("LC_ALL", "C")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), format!("{want}\n"), "{args:?}");
+        assert!(stdout(&out).is_empty());
+    }
+}
+
 /// `bin/panel-fleet -S`: each panel runs on "another machine" through GNU parallel's ssh (a
 /// stand-in, tests/fixtures/fleet/ssh, whose remote is a folder of its own), the candidate
 /// goes there with --transferfile (rsync over that ssh) and the panel's folder comes back.
