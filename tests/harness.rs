@@ -533,6 +533,85 @@ fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
     }
 }
 
+/// SIGINT or SIGTERM to panel-fleet alone (as `kill` sends it; Ctrl-C reaches parallel too):
+/// parallel ends every running panel, each judge is recorded as interrupted, nothing is left
+/// running, and the fleet exits 130 or 143 at once, not after the panels' deadline.
+#[test]
+fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
+    if !on_path("parallel") {
+        eprintln!("skipped: parallel is not installed (apt-get install parallel)");
+        return;
+    }
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let tmp = TempDir::new(&format!("fleet-{signal}"));
+        let log = tmp.path().join("log");
+        std::fs::create_dir_all(tmp.path().join("c")).unwrap();
+        std::fs::create_dir_all(&log).unwrap();
+        let names = ["1.md", "2.md", "3.md"];
+        for n in names {
+            std::fs::write(tmp.path().join("c").join(n), format!("Candidate {n}.\n")).unwrap();
+        }
+        let more = [bin("panel-judge").parent().unwrap().to_path_buf()];
+        let mut cmd = Command::new(root().join("bin/panel-fleet"));
+        let child = with_standins(&mut cmd, &log, &more)
+            .current_dir(tmp.path())
+            .args(["-o", "out", "-j", "2"])
+            .args(names.map(|n| format!("c/{n}")))
+            .args(["--", "--seat", "claude:haiku", "--timeout", "120"])
+            .env("STANDIN_MODE", "hang")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Two panels of three judges each are waiting on their model.
+        let calls = || {
+            std::fs::read_to_string(log.join("calls.jsonl"))
+                .unwrap_or_default()
+                .lines()
+                .count()
+        };
+        let start = Instant::now();
+        while calls() < 6 && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(calls(), 6, "{signal}: the first two panels' judges started");
+        let stopped = Instant::now();
+        Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(stopped.elapsed() < Duration::from_secs(30), "{signal}");
+        assert_eq!(out.status.code(), Some(code), "{signal}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).lines().last(),
+            Some(
+                "panel-fleet: stopped by a signal; the panels it ended are undecided: rerun to run them"
+            ),
+            "{signal}"
+        );
+        let marker = format!("STANDIN_LOG={}", log.display());
+        assert_eq!(
+            crate::util::processes_with_env(&marker),
+            Vec::<u32>::new(),
+            "{signal}"
+        );
+        // The panels it ended kept their judges' records, as interrupted, and look undecided.
+        for n in &names[..2] {
+            let dir = tmp.path().join("out").join(n);
+            assert!(!dir.join("records.jsonl").exists(), "{signal} {n}");
+            let part = std::fs::read_to_string(dir.join("records.jsonl.part")).unwrap();
+            let statuses: Vec<Value> = part
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap()["status"].clone())
+                .collect();
+            assert_eq!(statuses, ["interrupted"; 3], "{signal} {n}");
+        }
+        assert_eq!(calls(), 6, "{signal}: the third panel never started");
+    }
+}
+
 /// `bin/panel-fleet -S`: each panel runs on "another machine" through GNU parallel's ssh (a
 /// stand-in, tests/fixtures/fleet/ssh, whose remote is a folder of its own), the candidate
 /// goes there with --transferfile (rsync over that ssh) and the panel's folder comes back.
