@@ -144,8 +144,9 @@ fn read_bounded_line(r: &mut dyn BufRead, out: &mut Vec<u8>, cap: usize) -> io::
             }
         };
         r.consume(used);
-        if out.len() > cap {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "line too long"));
+        // One byte more for a `\r`, which does not count.
+        if out.len() > cap + 1 {
+            return Err(too_long_io());
         }
         if done {
             break;
@@ -154,7 +155,14 @@ fn read_bounded_line(r: &mut dyn BufRead, out: &mut Vec<u8>, cap: usize) -> io::
     if out.last() == Some(&b'\r') {
         out.pop();
     }
+    if out.len() > cap {
+        return Err(too_long_io());
+    }
     Ok(any)
+}
+
+fn too_long_io() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, "line too long")
 }
 
 /// The first `\n`, eight bytes at a time (long streams of records spend their time here).
@@ -257,5 +265,12 @@ mod tests {
         let mut out = Vec::new();
         let err = read_bounded_line(&mut r, &mut out, 4).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        // The cap is the line's, as line_text counts it: a trailing CR is not part of it.
+        let mut r: &[u8] = b"0123\r\n01234\n";
+        out.clear();
+        assert!(read_bounded_line(&mut r, &mut out, 4).unwrap());
+        assert_eq!(out, b"0123");
+        out.clear();
+        assert!(read_bounded_line(&mut r, &mut out, 4).is_err());
     }
 }

@@ -535,14 +535,20 @@ fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
 
 /// SIGINT or SIGTERM to panel-fleet alone (as `kill` sends it; Ctrl-C reaches parallel too):
 /// parallel ends every running panel, each judge is recorded as interrupted, nothing is left
-/// running, and the fleet exits 130 or 143 at once, not after the panels' deadline.
+/// running, and the fleet exits 130 or 143 at once, not after the panels' deadline. A judge that
+/// ignores SIGTERM takes panel-judge its grace to end, which parallel must wait for.
 #[test]
 fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
     if !on_path("parallel") {
         eprintln!("skipped: parallel is not installed (apt-get install parallel)");
         return;
     }
-    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+    let deaf = r#"exec:trap '' TERM; echo started >> "$STANDIN_LOG/calls.jsonl"; sleep 300 & wait"#;
+    for (signal, code, seat) in [
+        ("TERM", 143, "claude:haiku"),
+        ("INT", 130, "claude:haiku"),
+        ("INT", 130, deaf),
+    ] {
         let tmp = TempDir::new(&format!("fleet-{signal}"));
         let log = tmp.path().join("log");
         std::fs::create_dir_all(tmp.path().join("c")).unwrap();
@@ -557,13 +563,14 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
             .current_dir(tmp.path())
             .args(["-o", "out", "-j", "2"])
             .args(names.map(|n| format!("c/{n}")))
-            .args(["--", "--seat", "claude:haiku", "--timeout", "120"])
+            .args(["--", "--seat", seat, "--timeout", "120"])
             .env("STANDIN_MODE", "hang")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let case = format!("{signal} {seat}");
         // Two panels of three judges each are waiting on their model.
         let calls = || {
             std::fs::read_to_string(log.join("calls.jsonl"))
@@ -575,40 +582,40 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         while calls() < 6 && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(50));
         }
-        assert_eq!(calls(), 6, "{signal}: the first two panels' judges started");
+        assert_eq!(calls(), 6, "{case}: the first two panels' judges started");
         let stopped = Instant::now();
         Command::new("kill")
             .args([&format!("-{signal}"), &child.id().to_string()])
             .status()
             .unwrap();
         let out = child.wait_with_output().unwrap();
-        assert!(stopped.elapsed() < Duration::from_secs(30), "{signal}");
-        assert_eq!(out.status.code(), Some(code), "{signal}: {}", stderr(&out));
+        assert!(stopped.elapsed() < Duration::from_secs(30), "{case}");
+        assert_eq!(out.status.code(), Some(code), "{case}: {}", stderr(&out));
         assert_eq!(
             stderr(&out).lines().last(),
             Some(
                 "panel-fleet: stopped by a signal; the panels it ended are undecided: rerun to run them"
             ),
-            "{signal}"
+            "{case}"
         );
         let marker = format!("STANDIN_LOG={}", log.display());
         assert_eq!(
             crate::util::processes_with_env(&marker),
             Vec::<u32>::new(),
-            "{signal}"
+            "{case}"
         );
         // The panels it ended kept their judges' records, as interrupted, and look undecided.
         for n in &names[..2] {
             let dir = tmp.path().join("out").join(n);
-            assert!(!dir.join("records.jsonl").exists(), "{signal} {n}");
+            assert!(!dir.join("records.jsonl").exists(), "{case} {n}");
             let part = std::fs::read_to_string(dir.join("records.jsonl.part")).unwrap();
             let statuses: Vec<Value> = part
                 .lines()
                 .map(|l| serde_json::from_str::<Value>(l).unwrap()["status"].clone())
                 .collect();
-            assert_eq!(statuses, ["interrupted"; 3], "{signal} {n}");
+            assert_eq!(statuses, ["interrupted"; 3], "{case} {n}");
         }
-        assert_eq!(calls(), 6, "{signal}: the third panel never started");
+        assert_eq!(calls(), 6, "{case}: the third panel never started");
     }
 }
 

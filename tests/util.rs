@@ -123,6 +123,9 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
 /// `UPDATE_GENERATED` set the README is rewritten, otherwise a drift fails the test and says
 /// how to refresh it (`filter`, the test's name filter).
 pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
+    // Two tables may be refreshed at once: one read-and-rewrite at a time.
+    static README: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = README.lock().unwrap_or_else(|e| e.into_inner());
     let path = root().join("README.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let (Some(b), Some(e)) = (readme.find(begin), readme.find(end)) else {
