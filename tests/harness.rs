@@ -578,16 +578,10 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
                 .lines()
                 .count()
         };
-        let start = Instant::now();
-        while calls() < 6 && start.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::util::wait_until(Duration::from_secs(60), || calls() >= 6);
         assert_eq!(calls(), 6, "{case}: the first two panels' judges started");
         let stopped = Instant::now();
-        Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .unwrap();
+        crate::util::kill(child.id(), signal);
         let out = child.wait_with_output().unwrap();
         assert!(stopped.elapsed() < Duration::from_secs(30), "{case}");
         assert_eq!(out.status.code(), Some(code), "{case}: {}", stderr(&out));

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{TempDir, bin, root, stderr, stdout};
+use crate::util::{TempDir, bin, kill, root, stderr, stdout, wait_until};
 
 fn records(out: &std::process::Output) -> Vec<Value> {
     stdout(out)
@@ -312,14 +312,8 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
         .spawn()
         .unwrap();
         // Wait until both slow judges started, then signal.
-        let t = Instant::now();
-        while pids_in(&pids).len() < 2 && t.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Command::new("kill")
-            .args([&format!("-{sig}"), &child.id().to_string()])
-            .status()
-            .unwrap();
+        wait_until(Duration::from_secs(10), || pids_in(&pids).len() >= 2);
+        kill(child.id(), sig);
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(code), "{sig}: {}", stderr(&out));
         let recs = records(&out);
@@ -660,15 +654,9 @@ fn a_judge_that_traps_sigterm_is_still_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t = Instant::now();
-    while pids_in(&pids).len() < 2 && t.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(10), || pids_in(&pids).len() >= 2);
     std::thread::sleep(Duration::from_millis(100));
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    kill(child.id(), "INT");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     for r in records(&out) {

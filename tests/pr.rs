@@ -443,12 +443,12 @@ fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_memb
         .spawn()
         .unwrap();
     let kept = pr.path(&format!("run/{}/record.json", pr.name("correctness")));
-    let t = Instant::now();
-    while !kept.exists() || pr.calls().len() < 2 {
-        assert!(t.elapsed() < Duration::from_secs(20), "no record");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    nix_kill(child.id(), "TERM");
+    let ready = || kept.exists() && pr.calls().len() >= 2;
+    assert!(
+        crate::util::wait_until(Duration::from_secs(20), ready),
+        "no record"
+    );
+    crate::util::kill(child.id(), "TERM");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
     let recs = records(&out);
@@ -468,16 +468,6 @@ fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_memb
     let recs = records(&again);
     assert_eq!(recs.len(), 2);
     assert!(recs.iter().all(|r| r["verdict"] == "MERGE"));
-}
-
-/// Sends a signal with kill(1), so the tests need no signal crate.
-fn nix_kill(pid: u32, sig: &str) {
-    let ok = Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
 }
 
 #[test]

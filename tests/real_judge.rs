@@ -249,15 +249,10 @@ fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while server.generations().is_empty() && started.elapsed().as_secs() < 90 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let asked = !server.generations().is_empty();
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    let asked = crate::util::wait_until(std::time::Duration::from_secs(90), || {
+        !server.generations().is_empty()
+    });
+    crate::util::kill(child.id(), "INT");
     let out = child.wait_with_output().unwrap();
     let name = case.harness;
     let mut wrong = Vec::new();

@@ -144,3 +144,25 @@ pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
         );
     }
 }
+
+/// Sends `signal` (a name kill(1) knows: INT, TERM, …) to `pid`; the tests need no signal crate.
+pub fn kill(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(sent, "kill -{signal} {pid}");
+}
+
+/// Polls `ready` until it holds or `within` has passed; whether it held.
+pub fn wait_until(within: std::time::Duration, ready: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !ready() {
+        if start.elapsed() >= within {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
+}
