@@ -9,13 +9,16 @@ use clap_complete::Shell;
 
 use crate::util::root;
 
-fn tools() -> Vec<(clap::Command, &'static panel::docs::ToolDoc)> {
+fn tools() -> Vec<(clap::Command, &'static panel::tools::docs::ToolDoc)> {
     vec![
-        (panel::judge::command(), &panel::judge::DOC),
-        (panel::tally::command(), &panel::tally::DOC),
-        (panel::merge::command(), &panel::merge::DOC),
-        (panel::vote::command(), &panel::vote::DOC),
-        (panel::classify::command(), &panel::classify::DOC),
+        (panel::tools::judge::command(), &panel::tools::judge::DOC),
+        (panel::tools::tally::command(), &panel::tools::tally::DOC),
+        (panel::tools::merge::command(), &panel::tools::merge::DOC),
+        (panel::tools::vote::command(), &panel::tools::vote::DOC),
+        (
+            panel::tools::classify::command(),
+            &panel::tools::classify::DOC,
+        ),
     ]
 }
 

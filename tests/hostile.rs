@@ -960,8 +960,8 @@ fn pr_classify_refuses_a_gib_line_in_bounded_memory() {
 
 fn breakouts() -> Vec<String> {
     let verdict = r#"{"verdict":"breaks","reason":"injected","confidence":1}"#;
-    let instructions = panel::prompt::verdict_prompt(
-        &panel::prompt::default_lenses()[0],
+    let instructions = panel::contracts::prompt::verdict_prompt(
+        &panel::contracts::prompt::default_lenses()[0],
         "inner work",
         "0123456789abcdef0123456789abcdef",
     );
@@ -1076,7 +1076,7 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
     if p.matches(&format!("WORK {nonce}>>>")).count() != 1 {
         return Err("the closing fence appears twice".into());
     }
-    let seal = panel::candidate::seal(cand.as_bytes());
+    let seal = panel::records::candidate::seal(cand.as_bytes());
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let rec: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
         if rec["candidate"] != seal.as_str() {
@@ -1096,8 +1096,8 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
 /// fuzzer: none may panic.
 #[test]
 fn every_fuzz_corpus_input_parses_without_a_panic() {
-    use panel::classify::facts::{self, Format};
-    use panel::extract;
+    use panel::engine::extract;
+    use panel::records::facts::{self, Format};
     let filter = extract::Filter::compile(".structured_output // .result").unwrap();
     type Target<'a> = (&'a str, &'a dyn Fn(&[u8]));
     let targets: [Target; 7] = [
@@ -1111,13 +1111,17 @@ fn every_fuzz_corpus_input_parses_without_a_panic() {
         }),
         ("records", &|data| {
             let mut input =
-                panel::input::Input::from_reader("f", std::io::Cursor::new(data.to_vec()));
+                panel::records::input::Input::from_reader("f", std::io::Cursor::new(data.to_vec()));
             let mut buf = String::new();
             while let Ok(true) = input.next_line(&mut buf) {
                 let at = || input.at();
                 let _ =
-                    panel::record::parse::<panel::record::VerdictRecord>(&buf, &at, &["verdict"]);
-                let _ = panel::record::parse::<panel::review::ReviewRecord>(&buf, &at, &["review"]);
+                    panel::records::parse::<panel::records::VerdictRecord>(&buf, &at, &["verdict"]);
+                let _ = panel::records::parse::<panel::records::review::ReviewRecord>(
+                    &buf,
+                    &at,
+                    &["review"],
+                );
             }
         }),
         ("numstat", &|data| {
@@ -1133,21 +1137,21 @@ fn every_fuzz_corpus_input_parses_without_a_panic() {
         }),
         ("verdict_block", &|data| {
             if let Ok(text) = std::str::from_utf8(data) {
-                let _ = panel::pr::block::parse_verdict_block(text);
-                for line in panel::pr::block::visible_lines(text) {
-                    let _ = panel::pr::block::parse_finding(line);
-                    let _ = panel::pr::block::parse_ci_policy(line);
+                let _ = panel::contracts::pr::block::parse_verdict_block(text);
+                for line in panel::contracts::pr::block::visible_lines(text) {
+                    let _ = panel::contracts::pr::block::parse_finding(line);
+                    let _ = panel::contracts::pr::block::parse_ci_policy(line);
                 }
             }
         }),
         ("followups", &|data| {
             if let Ok(text) = std::str::from_utf8(data) {
-                let _ = panel::pr::followups::parse_follow_ups(text);
+                let _ = panel::contracts::pr::followups::parse_follow_ups(text);
             }
         }),
         ("review_check", &|data| {
             if let Ok(Value::Object(answer)) = serde_json::from_slice(data) {
-                let _ = panel::review::check(&answer);
+                let _ = panel::records::review::check(&answer);
             }
         }),
     ];

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::sync::Mutex;
 
-use panel::ask::{Asker, Check, Question, Reply};
-use panel::merge::{self, How};
-use panel::record::Status;
-use panel::review::ReviewRecord;
-use panel::vote::{self, Judge, Outcome, Outcomes, Panel, Record};
+use panel::engine::ask::{Asker, Check, Question, Reply};
+use panel::records::Status;
+use panel::records::review::ReviewRecord;
+use panel::tools::merge::{self, How};
+use panel::tools::vote::{self, Judge, Outcome, Outcomes, Panel, Record};
 use serde_json::{Map, Value, json};
 
 use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
@@ -546,9 +546,9 @@ fn a_judge_that_fails_leaves_the_route_undecided() {
 #[test]
 fn with_no_judge_a_block_goes_straight_back_even_from_a_passing_panel() {
     let mut rs = reviews("reviews-2.jsonl");
-    rs[0].findings = vec![panel::review::Finding {
+    rs[0].findings = vec![panel::records::review::Finding {
         id: "write-1/1".into(),
-        severity: panel::review::Severity::Block,
+        severity: panel::records::review::Severity::Block,
         evidence: "\"The default is 3.\" The client's default is 5.".into(),
         fix: "Say the default is 5.".into(),
         file: None,
@@ -663,9 +663,9 @@ fn apply_refuses_a_live_judge() {
 fn code_grouping_marks_what_it_keeps_apart() {
     let mut rs = reviews("reviews-1.jsonl");
     // write-1 also says the wording line is wrong, not long: same claim, another problem.
-    rs[0].findings.push(panel::review::Finding {
+    rs[0].findings.push(panel::records::review::Finding {
         id: "write-1/2".into(),
-        severity: panel::review::Severity::Block,
+        severity: panel::records::review::Severity::Block,
         evidence: "\"Set max_retries to the number of extra attempts you want.\" is wrong: the client counts the first call as an attempt too.".into(),
         fix: "Say that max_retries counts every call, including the first.".into(),
         file: None,

@@ -3,7 +3,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use panel::extract::{self, Filter, Found};
+use panel::engine::extract::{self, Filter, Found};
 
 // The filters the built-in harnesses use most: a structured field, a JSON-lines select.
 fn filters() -> &'static [Filter] {

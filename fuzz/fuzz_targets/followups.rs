@@ -1,7 +1,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel::pr::followups::{self, FollowUps};
+use panel::contracts::pr::followups::{self, FollowUps};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

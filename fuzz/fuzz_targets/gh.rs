@@ -1,7 +1,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel::classify::facts::{self, Format};
+use panel::records::facts::{self, Format};
 
 fuzz_target!(|data: &[u8]| {
     for format in [Format::Gh, Format::Facts, Format::Detect] {

@@ -1,7 +1,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel::classify::facts::{self, Format};
+use panel::records::facts::{self, Format};
 
 fuzz_target!(|data: &[u8]| {
     match facts::parse("fuzz", data, Format::Numstat) {

@@ -1,7 +1,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use panel::review;
+use panel::records::review;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(serde_json::Value::Object(answer)) = serde_json::from_slice(data) else {

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    panel::run::main(panel::judge::command(), panel::judge::run)
+    panel::tools::main(panel::tools::judge::command(), panel::tools::judge::run)
 }

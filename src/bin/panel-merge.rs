@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    panel::run::main(panel::merge::command(), panel::merge::run)
+    panel::tools::main(panel::tools::merge::command(), panel::tools::merge::run)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    panel::run::main(panel::tally::command(), panel::tally::run)
+    panel::tools::main(panel::tools::tally::command(), panel::tools::tally::run)
 }

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    panel::run::main(panel::vote::command(), panel::vote::run)
+    panel::tools::main(panel::tools::vote::command(), panel::tools::vote::run)
 }

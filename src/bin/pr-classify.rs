@@ -1,3 +1,6 @@
 fn main() -> std::process::ExitCode {
-    panel::run::main(panel::classify::command(), panel::classify::run)
+    panel::tools::main(
+        panel::tools::classify::command(),
+        panel::tools::classify::run,
+    )
 }

@@ -1,0 +1,706 @@
+//! Harnesses as data: one row per command line tool, the same shape for the built-ins and for
+//! the rows a user adds with a JSON file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::records::Status;
+
+mod seat;
+pub use seat::{Seat, find_on_path};
+
+/// One harness: how to run a command line tool as a sealed judge and read its answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Harness {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// `process` (the default) or `replay` (recorded answers; launches nothing).
+    #[serde(default)]
+    pub kind: Kind,
+    /// The program, found on PATH unless it holds a `/`.
+    #[serde(default)]
+    pub executable: String,
+    /// How to install the executable, for the message when it is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<String>,
+    /// Whether this row was proven against the real tool.
+    #[serde(default)]
+    pub verified: bool,
+    /// The arguments; see [`Arg`] for placeholders and optional groups.
+    pub argv: Vec<Arg>,
+    /// How the prompt reaches the tool.
+    #[serde(default)]
+    pub prompt: PromptVia,
+    /// For a prompt too large for one argument: the value that replaces `{prompt}` (an empty
+    /// string drops it) while the prompt goes to stdin. `null`: the tool has no other way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin_prompt: Option<String>,
+    /// Where the answer lands.
+    #[serde(default)]
+    pub answer: AnswerAt,
+    /// jq filter that extracts the answer from stdout (JSON or JSON lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// jq filter that reads usage from stdout into `{inputTokens, outputTokens, cachedTokens, costUsd}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<String>,
+    /// Variables set for the judge; `{home}` and `{work}` name its private folders.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Variables carried in from the user's environment (logins, endpoints).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
+    /// Credential files copied from the user's HOME into the judge's private HOME.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credentials: Vec<Credential>,
+    /// Files written into the private HOME before the judge starts (path under HOME → text).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+    /// The model family when the model name does not tell it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// Words in the output that mean a known failure, checked in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorRule>,
+    /// How the tool runs as a pull-request reviewer, when it can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<ReviewerMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// A pull-request reviewer must read the code: it runs in the checkout with the tool's read
+/// tools, and without tools that write or run commands wherever the tool allows that. Its
+/// answer is text (the last message), and its event stream shows the calls it made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReviewerMode {
+    pub argv: Vec<Arg>,
+    #[serde(default)]
+    pub answer: AnswerAt,
+    /// jq filter that yields the reviewer's messages from stdout; the last one is its reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+    /// jq filter that yields one value per tool call the reviewer made (its name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<String>,
+    /// Variables set for a reviewer beside the row's own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    #[default]
+    Process,
+    Replay,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PromptVia {
+    /// In argv, where `{prompt}` stands (or as a file named by `{prompt_file}`).
+    #[default]
+    Argument,
+    /// On standard input, which is then closed.
+    Stdin,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnswerAt {
+    #[default]
+    Stdout,
+    /// The file named by `{answer_file}`; stdout through the filter when it is missing.
+    File,
+}
+
+/// One element of a harness's argv.
+///
+/// - `"text"`: always present; `{name}` placeholders are filled in (`prompt`, `prompt_file`,
+///   `schema`, `schema_file`, `answer_file`, `model`, `home`, `work`, `max_budget_usd`).
+/// - `["--model", "{model}"]`: present only when every placeholder in it has a value.
+/// - `{"whenEnv": "NAME", "args": [...]}`: present only when the user's environment sets NAME.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Arg {
+    Text(String),
+    Group(Vec<String>),
+    WhenEnv {
+        #[serde(rename = "whenEnv")]
+        when_env: String,
+        args: Vec<String>,
+    },
+}
+
+impl<'de> Deserialize<'de> for Arg {
+    /// By hand: serde's untagged form would read `["NAME", ["a"]]` as a `whenEnv` object by
+    /// position. The JSON kind decides the variant instead.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Arg, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct WhenEnv {
+            when_env: String,
+            args: Vec<String>,
+        }
+        fn read<T: serde::de::DeserializeOwned, E: Error>(v: serde_json::Value) -> Result<T, E> {
+            crate::records::strict::from_value(v).map_err(E::custom)
+        }
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(t) => Ok(Arg::Text(t)),
+            group @ serde_json::Value::Array(_) => read::<_, D::Error>(group).map(Arg::Group),
+            obj @ serde_json::Value::Object(_) => {
+                let w: WhenEnv = read::<_, D::Error>(obj)?;
+                Ok(Arg::WhenEnv {
+                    when_env: w.when_env,
+                    args: w.args,
+                })
+            }
+            _ => Err(D::Error::custom(
+                "an argument is a string, a list of strings, or {\"whenEnv\", \"args\"}",
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Credential {
+    /// In the user's HOME: `~/…`, or `${VAR:-default}/…`.
+    pub from: String,
+    /// Relative to the judge's private HOME.
+    pub to: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorRule {
+    pub status: Status,
+    /// Case-insensitive substrings of stdout or stderr.
+    #[serde(rename = "match")]
+    pub matches: Vec<String>,
+}
+
+const BUILTIN: &str = include_str!("builtin.json");
+
+/// The harness table: the built-in rows, then rows from files, a later row replacing an
+/// earlier one of the same name.
+#[derive(Clone, Debug)]
+pub struct Table {
+    rows: Vec<Harness>,
+}
+
+impl Table {
+    pub fn builtin() -> Table {
+        let rows: Vec<Harness> =
+            serde_json::from_str(BUILTIN).expect("the built-in harness table is valid");
+        Table { rows }
+    }
+
+    /// The built-ins, then every `*.json` in `$XDG_CONFIG_HOME/panel/harnesses/` (in name
+    /// order), then the `--harness-file` files.
+    pub fn load(files: &[PathBuf]) -> Result<Table> {
+        let mut table = Table::builtin();
+        for path in user_files()? {
+            table.add_file(&path)?;
+        }
+        for path in files {
+            table.add_file(path)?;
+        }
+        Ok(table)
+    }
+
+    /// Adds the rows of a file: one row object, or an array of them.
+    pub fn add_file(&mut self, path: &Path) -> Result<()> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let value = crate::records::strict::value(&text)
+            .map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))?;
+        let rows = match value {
+            serde_json::Value::Array(rows) => rows,
+            row => vec![row],
+        };
+        for (i, row) in rows.into_iter().enumerate() {
+            let name = row
+                .get("name")
+                .and_then(|n| n.as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("row {}", i + 1));
+            let harness: Harness = crate::records::strict::from_value(row)
+                .map_err(|e| anyhow!("{}: harness {name}: {e}", path.display()))?;
+            harness
+                .check()
+                .map_err(|e| anyhow!("{}: harness {name}: {e}", path.display()))?;
+            self.rows.retain(|r| r.name != harness.name);
+            self.rows.push(harness);
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Harness> {
+        self.rows.iter().find(|r| r.name == name)
+    }
+
+    pub fn rows(&self) -> &[Harness] {
+        &self.rows
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.rows.iter().map(|r| r.name.as_str()).collect()
+    }
+}
+
+fn user_files() -> Result<Vec<PathBuf>> {
+    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(".config"),
+            None => return Ok(Vec::new()),
+        },
+    };
+    let dir = base.join("panel").join("harnesses");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The placeholders argv, env and files may use.
+pub const PLACEHOLDERS: &[&str] = &[
+    "prompt",
+    "prompt_file",
+    "schema",
+    "schema_file",
+    "answer_file",
+    "model",
+    "home",
+    "work",
+    "max_budget_usd",
+];
+
+impl Harness {
+    /// Says which field of a row is wrong.
+    pub fn check(&self) -> Result<()> {
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            bail!("name: {:?} must be letters, digits, - or _", self.name);
+        }
+        if self.kind == Kind::Process && self.executable.is_empty() {
+            bail!("executable: missing");
+        }
+        let all = self.argv.iter().flat_map(|a| match a {
+            Arg::Text(t) => vec![t.as_str()],
+            Arg::Group(g) | Arg::WhenEnv { args: g, .. } => g.iter().map(String::as_str).collect(),
+        });
+        for text in all.chain(self.env.values().map(String::as_str)) {
+            for name in placeholders(text) {
+                if !PLACEHOLDERS.contains(&name) {
+                    bail!(
+                        "argv: unknown placeholder {{{name}}} (known: {})",
+                        PLACEHOLDERS.join(", ")
+                    );
+                }
+            }
+        }
+        let mentions = |p: &str| self.argv_mentions(p);
+        if self.kind == Kind::Process
+            && self.prompt == PromptVia::Argument
+            && !mentions("{prompt}")
+            && !mentions("{prompt_file}")
+        {
+            bail!(
+                "argv: the prompt goes as an argument but argv has no {{prompt}} or {{prompt_file}}"
+            );
+        }
+        if self.answer == AnswerAt::File && !mentions("{answer_file}") {
+            bail!("argv: the answer lands in a file but argv has no {{answer_file}}");
+        }
+        let reviewer_filters = self.reviewer.as_ref().map(|r| {
+            [
+                ("reviewer.filter", &r.filter),
+                ("reviewer.toolCalls", &r.tool_calls),
+            ]
+        });
+        for (field, filter) in [("filter", &self.filter), ("usage", &self.usage)]
+            .into_iter()
+            .chain(reviewer_filters.into_iter().flatten())
+        {
+            if let Some(code) = filter {
+                crate::engine::extract::Filter::compile(code)
+                    .map_err(|e| anyhow!("{field}: {e:#}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any argument mentions `text` (a placeholder such as `{prompt_file}`).
+    pub fn argv_mentions(&self, text: &str) -> bool {
+        self.argv.iter().any(|a| match a {
+            Arg::Text(t) => t.contains(text),
+            Arg::Group(g) | Arg::WhenEnv { args: g, .. } => g.iter().any(|t| t.contains(text)),
+        })
+    }
+
+    /// Whether the tool itself caps spending (`--max-budget-usd` reaches it).
+    pub fn caps_budget(&self) -> bool {
+        self.argv_mentions("{max_budget_usd}")
+    }
+
+    /// Whether the tool is handed the answer's JSON Schema.
+    pub fn takes_schema(&self) -> bool {
+        self.argv_mentions("{schema")
+    }
+
+    /// The argv with every placeholder filled; optional groups whose values are missing left out.
+    pub fn render_argv(&self, vars: &Vars, user_env: &dyn Fn(&str) -> bool) -> Result<Vec<String>> {
+        self.render(&self.argv, vars, user_env)
+    }
+
+    /// Renders one argv template of this row (its own, or its reviewer mode's).
+    pub fn render(
+        &self,
+        argv: &[Arg],
+        vars: &Vars,
+        user_env: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for arg in argv {
+            match arg {
+                Arg::Text(t) => out.push(fill(t, vars).ok_or_else(|| {
+                    anyhow!(
+                        "harness {}: {t:?} needs a value it was not given",
+                        self.name
+                    )
+                })?),
+                Arg::Group(g) => {
+                    if let Some(filled) =
+                        g.iter().map(|t| fill(t, vars)).collect::<Option<Vec<_>>>()
+                    {
+                        out.extend(filled);
+                    }
+                }
+                Arg::WhenEnv { when_env, args } => {
+                    if user_env(when_env)
+                        && let Some(filled) = args
+                            .iter()
+                            .map(|t| fill(t, vars))
+                            .collect::<Option<Vec<_>>>()
+                    {
+                        out.extend(filled);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The status a failure's words map to, if any rule matches.
+    pub fn classify_error(&self, stdout: &str, stderr: &str) -> Option<(Status, String)> {
+        let out = stdout.to_lowercase();
+        let err = stderr.to_lowercase();
+        for rule in &self.errors {
+            for m in &rule.matches {
+                let needle = m.to_lowercase();
+                for (text, original) in [(&out, stdout), (&err, stderr)] {
+                    if let Some(at) = text.find(&needle) {
+                        return Some((rule.status, line_around(original, at)));
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The line of `text` that holds byte `at` (of its lowercase form, which has the same length
+/// for the ASCII words we match), trimmed to one short line.
+fn line_around(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let start = text[..text.floor_char_boundary(at)]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    crate::engine::extract::excerpt(&text[start..end], 200)
+}
+
+/// Values for the placeholders; a missing one leaves out any optional group that uses it.
+pub type Vars = BTreeMap<&'static str, String>;
+
+/// Fills `{name}` placeholders in one pass (a value is never re-read for placeholders).
+/// `None` when a placeholder has no value.
+pub fn fill(template: &str, vars: &Vars) -> Option<String> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let (before, after) = rest.split_at(open);
+        out.push_str(before);
+        match after[1..].find('}') {
+            Some(close) if is_name(&after[1..1 + close]) => {
+                let name = &after[1..1 + close];
+                out.push_str(vars.get(name)?);
+                rest = &after[close + 2..];
+            }
+            _ => {
+                out.push('{');
+                rest = &after[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+}
+
+fn placeholders(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) if is_name(&after[..close]) => {
+                out.push(&after[..close]);
+                rest = &after[close + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    out
+}
+
+/// Expands `~/` and `${VAR:-default}` in a credential path against the user's environment.
+pub fn expand_user_path(path: &str, home: &Path, env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let mut text = path.to_string();
+    while let Some(open) = text.find("${") {
+        let Some(close) = text[open..].find('}') else {
+            break;
+        };
+        let inner = &text[open + 2..open + close];
+        let (name, default) = inner.split_once(":-").unwrap_or((inner, ""));
+        let value = env(name)
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_string());
+        text.replace_range(open..open + close + 1, &value);
+    }
+    match text.strip_prefix("~/") {
+        Some(rest) => home.join(rest),
+        None => PathBuf::from(text),
+    }
+}
+
+/// A model family, inferred from a model name: the provider before a `/`, else words in it.
+pub fn family_of_model(model: &str) -> Option<&'static str> {
+    const FAMILIES: &[(&str, &[&str])] = &[
+        (
+            "anthropic",
+            &["anthropic", "claude", "haiku", "sonnet", "opus"],
+        ),
+        (
+            "openai",
+            &["openai", "gpt", "chatgpt", "codex", "o1", "o3", "o4"],
+        ),
+        ("google", &["google", "gemini", "gemma", "vertex"]),
+        ("alibaba", &["qwen", "alibaba", "dashscope"]),
+        ("moonshot", &["kimi", "moonshot"]),
+        ("xai", &["grok", "xai"]),
+        ("meta", &["llama", "meta"]),
+        (
+            "mistral",
+            &["mistral", "codestral", "devstral", "magistral"],
+        ),
+        ("deepseek", &["deepseek"]),
+        ("zhipu", &["glm", "zhipu", "z-ai"]),
+    ];
+    let lower = model.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    // The provider prefix decides first: `google/gemini-2.5-pro`, `openrouter/anthropic/…`.
+    let provider_words: Vec<&str> = match lower.rsplit_once('/') {
+        Some((provider, _)) => provider.split('/').collect(),
+        None => Vec::new(),
+    };
+    for candidates in [&provider_words, &words] {
+        for (family, keys) in FAMILIES {
+            if candidates.iter().any(|w| {
+                keys.iter()
+                    .any(|k| w == k || (k.len() > 2 && w.starts_with(k)))
+            }) {
+                return Some(family);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&'static str, &str)]) -> Vars {
+        pairs.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    }
+
+    #[test]
+    fn the_builtin_rows_are_valid() {
+        for row in Table::builtin().rows() {
+            row.check()
+                .unwrap_or_else(|e| panic!("{}: {e:#}", row.name));
+        }
+    }
+
+    #[test]
+    fn fill_replaces_once_and_leaves_other_braces() {
+        let v = vars(&[("prompt", "say {model} {x}"), ("model", "haiku")]);
+        assert_eq!(fill("{prompt}", &v).unwrap(), "say {model} {x}");
+        assert_eq!(fill("a={model},{json}", &v), None);
+        assert_eq!(fill("{\"a\":1}", &v).unwrap(), "{\"a\":1}");
+        assert_eq!(fill("{ model }", &v).unwrap(), "{ model }");
+    }
+
+    #[test]
+    fn optional_groups_drop_out_without_their_values() {
+        let claude = Table::builtin().get("claude").unwrap().clone();
+        let v = vars(&[("prompt", "P"), ("schema", "{}")]);
+        let argv = claude.render_argv(&v, &|_| false).unwrap();
+        assert_eq!(
+            argv,
+            [
+                "-p",
+                "P",
+                "--json-schema",
+                "{}",
+                "--tools",
+                "",
+                "--no-session-persistence",
+                "--output-format",
+                "json"
+            ]
+        );
+        let v = vars(&[
+            ("prompt", "P"),
+            ("schema", "{}"),
+            ("model", "haiku"),
+            ("max_budget_usd", "0.05"),
+        ]);
+        let argv = claude
+            .render_argv(&v, &|name| name == "ANTHROPIC_API_KEY")
+            .unwrap();
+        assert!(argv.windows(2).any(|w| w == ["--model", "haiku"]));
+        assert!(argv.contains(&"--bare".to_string()));
+        assert!(argv.ends_with(&["--max-budget-usd".to_string(), "0.05".to_string()]));
+    }
+
+    #[test]
+    fn families_come_from_the_provider_then_the_name() {
+        assert_eq!(family_of_model("haiku"), Some("anthropic"));
+        assert_eq!(family_of_model("claude-sonnet-4-5"), Some("anthropic"));
+        assert_eq!(family_of_model("gpt-5.6-luna"), Some("openai"));
+        assert_eq!(family_of_model("google/gemini-2.5-pro"), Some("google"));
+        assert_eq!(
+            family_of_model("openrouter/anthropic/claude-3"),
+            Some("anthropic")
+        );
+        assert_eq!(family_of_model("qwen3-coder-plus"), Some("alibaba"));
+        assert_eq!(family_of_model("o3-mini"), Some("openai"));
+        assert_eq!(family_of_model("opencode/big-pickle"), None);
+        assert_eq!(family_of_model("mock-model"), None);
+    }
+
+    #[test]
+    fn error_words_map_to_statuses() {
+        let claude = Table::builtin().get("claude").unwrap().clone();
+        let (status, line) = claude
+            .classify_error("Claude AI usage limit reached|1767225600\n", "")
+            .unwrap();
+        assert_eq!(status, Status::UsageLimit);
+        assert_eq!(line, "Claude AI usage limit reached|1767225600");
+        let (status, _) = claude
+            .classify_error(
+                "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"}}",
+                "",
+            )
+            .unwrap();
+        assert_eq!(status, Status::RateLimited);
+        assert_eq!(claude.classify_error("{\"verdict\":\"holds\"}", ""), None);
+    }
+
+    #[test]
+    fn a_bad_row_names_its_field() {
+        let dir = std::env::temp_dir().join(format!("panel-harness-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("bad.json");
+        std::fs::write(
+            &file,
+            r#"{"name":"mine","executable":"x","argv":["{prompt}","{nope}"]}"#,
+        )
+        .unwrap();
+        let err = Table::builtin().add_file(&file).unwrap_err().to_string();
+        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd)"), "{err}");
+        std::fs::write(
+            &file,
+            r#"{"name":"mine","executable":"x","argv":[],"promt":"stdin"}"#,
+        )
+        .unwrap();
+        let err = Table::builtin().add_file(&file).unwrap_err().to_string();
+        assert!(err.contains("harness mine: unknown field `promt`"), "{err}");
+        // serde's untagged form read a whenEnv group from an array, by position.
+        std::fs::write(
+            &file,
+            r#"{"name":"mine","executable":"x","argv":[["KEY",["--key","{model}"]]]}"#,
+        )
+        .unwrap();
+        let err = Table::builtin().add_file(&file).unwrap_err().to_string();
+        assert!(
+            err.contains("harness mine: invalid type: sequence"),
+            "{err}"
+        );
+        std::fs::write(
+            &file,
+            r#"{"name":"mine","executable":"x","argv":["{prompt}",["-m","{model}"],{"whenEnv":"KEY","args":["--key"]}]}"#,
+        )
+        .unwrap();
+        Table::builtin().add_file(&file).unwrap();
+        let row =
+            r#"{"name":"mine","executable":"x","argv":[{"whenEnv":"KEY","args":["a"],"x":1}]}"#;
+        std::fs::write(&file, row).unwrap();
+        let err = Table::builtin().add_file(&file).unwrap_err().to_string();
+        assert!(err.contains("harness mine: unknown field `x`"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn credential_paths_expand_home_and_variables() {
+        let home = Path::new("/h");
+        let env = |n: &str| (n == "CODEX_HOME").then(|| "/c".to_string());
+        assert_eq!(
+            expand_user_path("${CODEX_HOME:-~/.codex}/auth.json", home, &env),
+            PathBuf::from("/c/auth.json")
+        );
+        assert_eq!(
+            expand_user_path("${NOPE:-~/.codex}/auth.json", home, &env),
+            PathBuf::from("/h/.codex/auth.json")
+        );
+    }
+}

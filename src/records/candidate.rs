@@ -1,0 +1,78 @@
+//! Freezing the candidate: read it once, seal it, keep the copy every judge is shown.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+
+use crate::records::input::Input;
+
+/// The largest candidate a panel will read.
+pub const MAX_CANDIDATE: usize = 64 << 20;
+
+/// The work under review, read once and never again.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// Where it came from (`<stdin>` or the path given).
+    pub source: String,
+    pub text: String,
+    /// `sha256:<hex>` of the text's bytes.
+    pub seal: String,
+}
+
+impl Candidate {
+    /// Reads the candidate from a file, or standard input for `-`.
+    pub fn read(path: &str) -> Result<Candidate> {
+        let mut input = Input::open(path)?;
+        let text = input.read_to_string(MAX_CANDIDATE)?;
+        if text.trim().is_empty() {
+            bail!("{}: the candidate is empty", input.name);
+        }
+        Ok(Candidate::from_text(&input.name, text))
+    }
+
+    pub fn from_text(source: &str, text: String) -> Candidate {
+        let seal = seal(text.as_bytes());
+        Candidate {
+            source: source.into(),
+            text,
+            seal,
+        }
+    }
+
+    /// Writes the frozen copy into the run folder, read-only.
+    pub fn freeze_into(&self, run: &Path) -> Result<()> {
+        let path = run.join("candidate");
+        fs::write(&path, &self.text)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        let mut perms = fs::metadata(&path)?.permissions();
+        perms.set_readonly(true);
+        fs::set_permissions(&path, perms)?;
+        Ok(())
+    }
+}
+
+/// `sha256:<hex>` of some bytes.
+pub fn seal(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seal_is_the_sha256_of_the_bytes() {
+        assert_eq!(
+            seal(b"abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

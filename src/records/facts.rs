@@ -1,0 +1,799 @@
+//! What the caller knows about a pull request, read from one of three inputs: the seed's PR
+//! facts as JSON, `gh pr view --json …` output as it is, or `git diff --numstat` (with or
+//! without `-z`).
+
+use std::io::Read;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::rules::glob::normalize;
+
+/// The largest input read: far past any real diff, small enough to never exhaust memory.
+pub const MAX_INPUT: usize = 1 << 30;
+
+/// One changed file. Counts are absent when unknown (a binary file in numstat).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedFile {
+    pub path: String,
+    #[serde(default)]
+    pub additions: Option<u64>,
+    #[serde(default)]
+    pub deletions: Option<u64>,
+    /// Where a rename came from. GitHub's REST API calls it `previous_filename`.
+    #[serde(
+        default,
+        alias = "previousFilename",
+        alias = "previous_filename",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub previous_path: Option<String>,
+}
+
+impl ChangedFile {
+    /// A file with known counts (tests and callers building facts by hand).
+    pub fn new(path: &str, additions: u64, deletions: u64) -> ChangedFile {
+        ChangedFile {
+            path: path.into(),
+            additions: Some(additions),
+            deletions: Some(deletions),
+            previous_path: None,
+        }
+    }
+
+    /// The same file, renamed from `from`.
+    pub fn renamed_from(mut self, from: &str) -> ChangedFile {
+        self.previous_path = Some(from.into());
+        self
+    }
+
+    /// Additions plus deletions, or `None` when either is unknown.
+    pub fn lines(&self) -> Option<u64> {
+        Some(self.additions?.saturating_add(self.deletions?))
+    }
+
+    fn normalized(mut self) -> ChangedFile {
+        if let std::borrow::Cow::Owned(p) = normalize(&self.path) {
+            self.path = p;
+        }
+        if let Some(prev) = &self.previous_path
+            && let std::borrow::Cow::Owned(p) = normalize(prev)
+        {
+            self.previous_path = Some(p);
+        }
+        self
+    }
+}
+
+/// The seed's PrFacts: everything classification reads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrFacts {
+    #[serde(default)]
+    pub repo: Option<String>,
+    #[serde(default)]
+    pub pr: Option<u64>,
+    #[serde(default)]
+    pub head: Option<String>,
+    #[serde(default)]
+    pub base: Option<String>,
+    #[serde(default)]
+    pub kind: Option<String>,
+    pub changed_files: Vec<ChangedFile>,
+    /// The run holds or held a G10 hold (the seed's ReviewerFacts.g10Hold).
+    #[serde(default)]
+    pub g10_hold: bool,
+}
+
+/// Which input a caller hands over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Told apart by the first character: `{` is JSON, anything else numstat.
+    Detect,
+    Facts,
+    Gh,
+    Numstat,
+}
+
+/// Reads one whole input (a path, or standard input for `-`) as bytes, with its name.
+pub fn read_input(path: &str) -> Result<(String, Vec<u8>)> {
+    let name = crate::records::input::display_name(path).to_string();
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(path).with_context(|| format!("{path}: cannot open"))?)
+    };
+    let mut bytes = Vec::new();
+    let mut reader = reader.take(MAX_INPUT as u64 + 1);
+    // Read in blocks so one endless line is refused at the line cap, not at MAX_INPUT.
+    let (mut line, mut line_start) = (1usize, 0usize);
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).with_context(|| format!("{name}: cannot read")),
+        };
+        let from = bytes.len();
+        bytes.extend_from_slice(&block[..n]);
+        for (i, _) in bytes[from..]
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+        {
+            line += 1;
+            line_start = from + i + 1;
+        }
+        if bytes.len() - line_start > crate::records::input::MAX_LINE {
+            return Err(crate::records::input::too_long(&format!(
+                "{name}: line {line}"
+            )));
+        }
+    }
+    if bytes.len() > MAX_INPUT {
+        bail!("{name}: larger than {} MiB", MAX_INPUT >> 20);
+    }
+    Ok((name, bytes))
+}
+
+/// Parses an input in the given format into PR facts.
+pub fn parse(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
+    let text_start = bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(bytes)
+        .iter()
+        .position(|b| !b.is_ascii_whitespace());
+    let numstat = match (format, text_start) {
+        (Format::Numstat, _) => true,
+        (Format::Detect, None) => {
+            bail!("{name}: empty input: no PR facts (pass --numstat if the diff is empty)")
+        }
+        (Format::Detect, Some(i)) => !matches!(bytes[i], b'{' | b'['),
+        _ => false,
+    };
+    if numstat {
+        parse_numstat(name, bytes)
+    } else {
+        parse_json(name, bytes, format)
+    }
+}
+
+/// Both JSON inputs at once, so one parse reads either and its errors carry line numbers.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonInput {
+    #[serde(rename = "type", default)]
+    record_type: Option<String>,
+    // The seed's PR facts.
+    #[serde(default)]
+    repo: Option<String>,
+    #[serde(default)]
+    pr: Option<u64>,
+    #[serde(default)]
+    head: Option<String>,
+    #[serde(default)]
+    base: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    changed_files: Option<Vec<ChangedFile>>,
+    #[serde(default)]
+    g10_hold: Option<bool>,
+    // gh pr view --json number,headRefOid,baseRefOid,files[,url,headRepository,headRepositoryOwner]
+    #[serde(default)]
+    number: Option<u64>,
+    #[serde(default)]
+    head_ref_oid: Option<String>,
+    #[serde(default)]
+    base_ref_oid: Option<String>,
+    #[serde(default)]
+    files: Option<Vec<ChangedFile>>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    head_repository: Option<GhName>,
+    #[serde(default)]
+    head_repository_owner: Option<GhLogin>,
+}
+
+#[derive(Deserialize)]
+struct GhName {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GhLogin {
+    #[serde(default)]
+    login: Option<String>,
+}
+
+/// `https://github.com/OWNER/NAME/pull/N` → `OWNER/NAME`.
+fn repo_from_url(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let mut parts = rest.split('/');
+    let (_host, owner, name) = (parts.next()?, parts.next()?, parts.next()?);
+    (!owner.is_empty() && !name.is_empty() && parts.next() == Some("pull"))
+        .then(|| format!("{owner}/{name}"))
+}
+
+/// serde_json's message without its own " at line L column C", which we put in front instead.
+pub(crate) fn json_error(name: &str, e: &serde_json::Error) -> anyhow::Error {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let msg = text.strip_suffix(&suffix).unwrap_or(&text);
+    anyhow!("{name}: line {}: {msg}", e.line().max(1))
+}
+
+fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let line = bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        anyhow!("{name}: line {line}: not UTF-8")
+    })?;
+    // serde would read the input struct from an array, by position: facts are an object.
+    if let Some(rest) = text.trim_start().strip_prefix('[') {
+        let line = text[..text.len() - rest.len()].matches('\n').count() + 1;
+        bail!("{name}: line {line}: not a JSON object");
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    // Every struct inside (changed files, gh's owner and repository) is an object too.
+    let input = JsonInput::deserialize(crate::records::strict::Strict(&mut de))
+        .map_err(|e| json_error(name, &e))?;
+    de.end().map_err(|e| json_error(name, &e))?;
+    if let Some(t) = input.record_type.as_deref() {
+        bail!(
+            "{name}: line 1: a {t} record; {}",
+            crate::records::destination(t)
+        );
+    }
+    let files = match (input.changed_files, input.files) {
+        (Some(_), _) if format == Format::Gh => {
+            bail!("{name}: line 1: PR facts (changedFiles), not gh pr view output (files)")
+        }
+        (None, Some(_)) if format == Format::Facts => {
+            bail!("{name}: line 1: gh pr view output (files), not PR facts (changedFiles)")
+        }
+        (Some(f), _) | (None, Some(f)) => f,
+        (None, None) => bail!(
+            "{name}: line 1: no changed files: PR facts carry \"changedFiles\", gh pr view --json carries \"files\""
+        ),
+    };
+    let files: Vec<ChangedFile> = files.into_iter().map(ChangedFile::normalized).collect();
+    if let Some(i) = files
+        .iter()
+        .position(|f| f.path.trim().is_empty() || f.previous_path.as_deref() == Some(""))
+    {
+        bail!("{name}: changed file {} has an empty path", i + 1);
+    }
+    let repo = input
+        .repo
+        .or_else(|| input.url.as_deref().and_then(repo_from_url));
+    let repo = repo.or_else(|| {
+        let owner = input.head_repository_owner?.login?;
+        let repo = input.head_repository?.name?;
+        Some(format!("{owner}/{repo}"))
+    });
+    Ok(PrFacts {
+        repo,
+        pr: input.pr.or(input.number),
+        head: input.head.or(input.head_ref_oid),
+        base: input.base.or(input.base_ref_oid),
+        kind: input.kind,
+        changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
+        g10_hold: input.g10_hold.unwrap_or(false),
+    })
+}
+
+/// `git diff --numstat`, one file a line, or with `-z` one file a NUL-ended record.
+fn parse_numstat(name: &str, bytes: &[u8]) -> Result<PrFacts> {
+    let files = if bytes.contains(&0) {
+        numstat_z(name, bytes)?
+    } else {
+        let mut files = Vec::new();
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let at = || format!("{name}: line {}", i + 1);
+            let line = crate::records::input::line_text(line, &at)?;
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            let file = numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?;
+            files.push(non_empty(file.normalized()).map_err(|e| anyhow!("{}: {e}", at()))?);
+        }
+        files
+    };
+    Ok(PrFacts {
+        changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
+        ..PrFacts::default()
+    })
+}
+
+/// A path that normalises to nothing (`""`, `./`) names no file.
+fn non_empty(file: ChangedFile) -> Result<ChangedFile, String> {
+    let blank = |p: &str| p.trim().is_empty();
+    if blank(&file.path) || file.previous_path.as_deref().is_some_and(blank) {
+        return Err("an empty path".into());
+    }
+    Ok(file)
+}
+
+/// `ADDED<TAB>DELETED<TAB>rest`: the counts, and what follows the second tab.
+fn counts(line: &str) -> Result<(Option<u64>, Option<u64>, &str), String> {
+    let mut it = line.splitn(3, '\t');
+    let (Some(a), Some(d), Some(rest)) = (it.next(), it.next(), it.next()) else {
+        return Err(format!(
+            "not a numstat line (ADDED<TAB>DELETED<TAB>PATH): {:?}",
+            short(line)
+        ));
+    };
+    let count = |s: &str, what: &str| -> Result<Option<u64>, String> {
+        match s {
+            "-" => Ok(None),
+            _ => s
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| format!("{what} count {:?} is neither a number nor -", short(s))),
+        }
+    };
+    Ok((count(a, "added")?, count(d, "deleted")?, rest))
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+/// One line of plain `--numstat`.
+pub fn numstat_line(line: &str) -> Result<ChangedFile, String> {
+    let (additions, deletions, rest) = counts(line)?;
+    let (path, previous_path) = numstat_path(rest)?;
+    Ok(ChangedFile {
+        path,
+        additions,
+        deletions,
+        previous_path,
+    })
+}
+
+/// The path part of a numstat line: `path`, `"quoted path"`, `old => new`, or git's shared
+/// prefix and suffix form `dir/{old => new}/file`, where a side may be empty.
+fn numstat_path(rest: &str) -> Result<(String, Option<String>), String> {
+    if rest.is_empty() {
+        return Err("no path after the counts".into());
+    }
+    // git quotes a path with unusual bytes; in a rename each side is quoted on its own and
+    // the shared parts are not factored out.
+    if rest.starts_with('"') {
+        let (old, tail) = unquote(rest)?;
+        if tail.is_empty() {
+            return Ok((old, None));
+        }
+        let Some(new) = tail.strip_prefix(" => ") else {
+            return Err(format!(
+                "unexpected text after a quoted path: {:?}",
+                short(tail)
+            ));
+        };
+        let new = if new.starts_with('"') {
+            let (new, tail) = unquote(new)?;
+            if !tail.is_empty() {
+                return Err(format!(
+                    "unexpected text after a quoted path: {:?}",
+                    short(tail)
+                ));
+            }
+            new
+        } else {
+            new.to_string()
+        };
+        return Ok((new, Some(old)));
+    }
+    let Some(arrow) = rest.find(" => ") else {
+        return Ok((rest.to_string(), None));
+    };
+    if let Some(open) = rest[..arrow].rfind('{')
+        && let Some(close) = rest[arrow + 4..].find('}').map(|c| c + arrow + 4)
+    {
+        let (prefix, suffix) = (&rest[..open], &rest[close + 1..]);
+        let old = format!("{prefix}{}{suffix}", &rest[open + 1..arrow]);
+        let new = format!("{prefix}{}{suffix}", &rest[arrow + 4..close]);
+        // An empty side leaves `dir//file`; normalising makes it `dir/file`.
+        return Ok((new, Some(old)));
+    }
+    if rest.starts_with(" => ") {
+        return Err(format!("a rename without its old path: {:?}", short(rest)));
+    }
+    let (old, new) = (&rest[..arrow], &rest[arrow + 4..]);
+    if new.is_empty() {
+        return Err(format!("a rename without its new path: {:?}", short(rest)));
+    }
+    Ok((new.to_string(), Some(old.to_string())))
+}
+
+/// Reads one C-style quoted string as git writes it; returns it and the text after it.
+fn unquote(s: &str) -> Result<(String, &str), String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let text = String::from_utf8(out)
+                    .map_err(|_| "a quoted path that is not UTF-8".to_string())?;
+                return Ok((text, &s[i + 1..]));
+            }
+            b'\\' if i + 1 < b.len() => {
+                let c = b[i + 1];
+                let simple = match c {
+                    b'a' => Some(7),
+                    b'b' => Some(8),
+                    b't' => Some(b'\t'),
+                    b'n' => Some(b'\n'),
+                    b'v' => Some(11),
+                    b'f' => Some(12),
+                    b'r' => Some(b'\r'),
+                    b'"' | b'\\' => Some(c),
+                    _ => None,
+                };
+                if let Some(byte) = simple {
+                    out.push(byte);
+                    i += 2;
+                } else if i + 3 < b.len()
+                    && b[i + 1..i + 4].iter().all(|d| (b'0'..=b'7').contains(d))
+                {
+                    let v = b[i + 1..i + 4]
+                        .iter()
+                        .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+                    out.push(u8::try_from(v).map_err(|_| "an octal escape past \\377")?);
+                    i += 4;
+                } else {
+                    return Err(format!(
+                        "an unknown escape in a quoted path: {:?}",
+                        short(s)
+                    ));
+                }
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Err(format!(
+        "a quoted path without its closing quote: {:?}",
+        short(s)
+    ))
+}
+
+/// `git diff --numstat -z`: `A\tD\tpath\0`, or for a rename `A\tD\t\0old\0new\0`.
+fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
+    let mut fields = bytes.split(|&b| b == 0).peekable();
+    let mut files = Vec::new();
+    let mut record = 0;
+    let text = |f: &[u8], record: usize| -> Result<String> {
+        String::from_utf8(f.to_vec()).map_err(|_| anyhow!("{name}: record {record}: not UTF-8"))
+    };
+    while let Some(field) = fields.next() {
+        // Records may be separated by newlines too when several diffs are concatenated.
+        let field = field.trim_ascii_start();
+        record += 1;
+        // git ends every record in a NUL and writes no empty ones (an empty diff is no bytes
+        // at all), so a NUL with nothing before it is no diff: a lone NUL is refused, not read
+        // as an empty diff. Only what follows the last NUL may be blank: the end of input.
+        if field.is_empty() {
+            if fields.peek().is_none() {
+                break;
+            }
+            bail!("{name}: record {record}: an empty record (a NUL with no numstat before it)");
+        }
+        let line = text(field, record)?;
+        let at = |e: String| anyhow!("{name}: record {record}: {e}");
+        let (additions, deletions, rest) = counts(&line).map_err(at)?;
+        let (path, previous_path) = if rest.is_empty() {
+            let (Some(old), Some(new)) = (fields.next(), fields.next()) else {
+                return Err(at("a rename without both of its paths".into()));
+            };
+            if old.is_empty() || new.is_empty() {
+                return Err(at("a rename without both of its paths".into()));
+            }
+            (text(new, record)?, Some(text(old, record)?))
+        } else {
+            (rest.to_string(), None)
+        };
+        let file = ChangedFile {
+            path,
+            additions,
+            deletions,
+            previous_path,
+        };
+        files.push(non_empty(file.normalized()).map_err(at)?);
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> ChangedFile {
+        numstat_line(line).unwrap().normalized()
+    }
+
+    #[test]
+    fn numstat_plain_binary_and_deleted_lines() {
+        assert_eq!(one("4\t1\tsrc/a.rs"), ChangedFile::new("src/a.rs", 4, 1));
+        let bin = one("-\t-\tlogo.png");
+        assert_eq!(
+            (bin.additions, bin.deletions, bin.lines()),
+            (None, None, None)
+        );
+        assert_eq!(one("0\t12\tgone.txt"), ChangedFile::new("gone.txt", 0, 12));
+        assert_eq!(one("1\t0\tname with spaces.md").path, "name with spaces.md");
+    }
+
+    #[test]
+    fn numstat_renames_in_both_notations() {
+        assert_eq!(
+            one("0\t0\told.txt => new.txt"),
+            ChangedFile::new("new.txt", 0, 0).renamed_from("old.txt")
+        );
+        assert_eq!(
+            one("3\t2\tsrc/{a => b}/lib.rs"),
+            ChangedFile::new("src/b/lib.rs", 3, 2).renamed_from("src/a/lib.rs")
+        );
+        assert_eq!(
+            one("1\t1\tsrc/{old.rs => new.rs}"),
+            ChangedFile::new("src/new.rs", 1, 1).renamed_from("src/old.rs")
+        );
+        assert_eq!(
+            one("0\t0\t{a => b}/f.rs"),
+            ChangedFile::new("b/f.rs", 0, 0).renamed_from("a/f.rs")
+        );
+    }
+
+    #[test]
+    fn numstat_renames_with_an_empty_side_collapse_the_slashes() {
+        assert_eq!(
+            one("0\t0\tdir/{ => sub}/f.txt"),
+            ChangedFile::new("dir/sub/f.txt", 0, 0).renamed_from("dir/f.txt")
+        );
+        assert_eq!(
+            one("0\t0\tdir/{sub => }/f.txt"),
+            ChangedFile::new("dir/f.txt", 0, 0).renamed_from("dir/sub/f.txt")
+        );
+    }
+
+    #[test]
+    fn numstat_quoted_paths() {
+        assert_eq!(one("1\t0\t\"a\\tb.txt\"").path, "a\tb.txt");
+        assert_eq!(one("1\t0\t\"caf\\303\\251.md\"").path, "café.md");
+        let r = one("1\t0\t\"a\\\"q.txt\" => \"b\\\"q.txt\"");
+        assert_eq!(
+            (r.path.as_str(), r.previous_path.as_deref()),
+            ("b\"q.txt", Some("a\"q.txt"))
+        );
+        let r = one("1\t0\t\"caf\\303\\251\" => plain");
+        assert_eq!(
+            (r.path.as_str(), r.previous_path.as_deref()),
+            ("plain", Some("café"))
+        );
+    }
+
+    #[test]
+    fn numstat_malformed_lines_say_why() {
+        assert!(
+            numstat_line("4 1 a.rs")
+                .unwrap_err()
+                .starts_with("not a numstat line")
+        );
+        assert!(
+            numstat_line("x\t1\ta.rs")
+                .unwrap_err()
+                .contains("added count \"x\"")
+        );
+        assert!(
+            numstat_line("1\t-2\ta.rs")
+                .unwrap_err()
+                .contains("deleted count")
+        );
+        assert_eq!(
+            numstat_line("1\t2\t").unwrap_err(),
+            "no path after the counts"
+        );
+        assert!(
+            numstat_line("1\t2\t\"open")
+                .unwrap_err()
+                .contains("closing quote")
+        );
+    }
+
+    #[test]
+    fn numstat_errors_name_the_line() {
+        let err = parse("in", b"1\t2\ta\n\nbad\n", Format::Numstat).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("in: line 3: not a numstat line"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn numstat_z_records() {
+        let facts = parse(
+            "in",
+            b"1\t2\ta b.txt\0-\t-\tbin\x003\t0\t\0old/x\0new/x\0",
+            Format::Detect,
+        )
+        .unwrap();
+        assert_eq!(
+            facts.changed_files,
+            vec![
+                ChangedFile::new("a b.txt", 1, 2),
+                ChangedFile {
+                    path: "bin".into(),
+                    ..ChangedFile::default()
+                },
+                ChangedFile::new("new/x", 3, 0).renamed_from("old/x"),
+            ]
+        );
+        let err = parse("in", b"1\t2\t\0only\0", Format::Numstat).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: record 1: a rename without both of its paths"
+        );
+        // A NUL with no record before it is no diff, alone or among records.
+        for (bytes, record) in [
+            (&b"\0"[..], 1),
+            (b"\n\0", 1),
+            (b"\0\0", 1),
+            (b"1\t2\ta\0\0", 2),
+            (b"1\t2\ta\0\n\0", 2),
+        ] {
+            for format in [Format::Detect, Format::Numstat] {
+                let err = parse("in", bytes, format).unwrap_err();
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "in: record {record}: an empty record (a NUL with no numstat before it)"
+                    ),
+                    "{bytes:?}"
+                );
+            }
+        }
+        // Diffs joined by newlines, and a newline after the last NUL, are still read.
+        let facts = parse("in", b"1\t2\ta\0\n3\t4\tb\0\n", Format::Detect).unwrap();
+        assert_eq!(facts.changed_files.len(), 2);
+        // An empty diff is no bytes at all, as git writes it.
+        assert!(
+            parse("in", b"", Format::Numstat)
+                .unwrap()
+                .changed_files
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn gh_output_as_it_is() {
+        let gh = br#"{"baseRefOid":"b0","files":[{"path":"./a.ts","additions":4,"deletions":1,"changeType":"MODIFIED"}],"headRefOid":"h1","number":7,"url":"https://github.com/acme/app/pull/7"}"#;
+        let facts = parse("gh", gh, Format::Detect).unwrap();
+        assert_eq!(facts.repo.as_deref(), Some("acme/app"));
+        assert_eq!(
+            (facts.pr, facts.head.as_deref(), facts.base.as_deref()),
+            (Some(7), Some("h1"), Some("b0"))
+        );
+        assert_eq!(facts.changed_files, vec![ChangedFile::new("a.ts", 4, 1)]);
+        let gh = br#"{"number":7,"files":[],"headRepository":{"id":"x","name":"app"},"headRepositoryOwner":{"id":"y","login":"acme"}}"#;
+        assert_eq!(
+            parse("gh", gh, Format::Gh).unwrap().repo.as_deref(),
+            Some("acme/app")
+        );
+    }
+
+    #[test]
+    fn facts_json_and_its_errors() {
+        let facts = br#"{"repo":"acme/app","pr":7,"head":"abc","base":"def","kind":"feature",
+          "changedFiles":[{"path":"x","additions":null,"deletions":3},{"path":"n","additions":1,"deletions":0,"previousPath":"o"}]}"#;
+        let f = parse("f.json", facts, Format::Detect).unwrap();
+        assert_eq!(f.kind.as_deref(), Some("feature"));
+        assert_eq!(f.changed_files[0].lines(), None);
+        assert_eq!(f.changed_files[1].previous_path.as_deref(), Some("o"));
+        let err = parse(
+            "f.json",
+            b"{\"changedFiles\":\n[{\"path\":1}]}",
+            Format::Detect,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("f.json: line 2: invalid type"),
+            "{err}"
+        );
+        let err = parse(
+            "f.json",
+            br#"{"files":[{"path":"a"},{"path":""}]}"#,
+            Format::Detect,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "f.json: changed file 2 has an empty path");
+        let err = parse("f.json", b"{\"pr\":1}", Format::Detect).unwrap_err();
+        assert!(err.to_string().contains("no changed files"), "{err}");
+        let err = parse("f.json", b"{\"type\":\"verdict\"}", Format::Detect).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "f.json: line 1: a verdict record; verdicts go through panel-tally"
+        );
+        let err = parse("f.json", b"{} {}", Format::Detect).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("f.json: line 1: trailing characters"),
+            "{err}"
+        );
+        let err = parse("f.json", b"  \n", Format::Detect).unwrap_err();
+        assert!(err.to_string().contains("empty input"), "{err}");
+        assert!(
+            parse("f.json", b"", Format::Numstat)
+                .unwrap()
+                .changed_files
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn paths_that_normalise_to_nothing_are_refused() {
+        // Found by the numstat fuzzer: a quoted empty path was accepted as "".
+        let crash = b"4\t1\tsrc/a.rs\n1\t0\t\"\"\n";
+        let err = parse("in", crash, Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 2: an empty path");
+        let err = parse("in", b"1\t0\t./\n", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 1: an empty path");
+        let err = parse("in", b"1\t0\t{a => }\n", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 1: an empty path");
+        let err = parse("in", b"1\t0\t./\0", Format::Numstat).unwrap_err();
+        assert_eq!(err.to_string(), "in: record 1: an empty path");
+        let err = parse("in", br#"{"files":[{"path":"./"}]}"#, Format::Gh).unwrap_err();
+        assert_eq!(err.to_string(), "in: changed file 1 has an empty path");
+    }
+
+    #[test]
+    fn arrays_are_not_objects() {
+        // serde reads a struct from an array by position; facts and gh objects are objects.
+        let gh =
+            br#"{"files":[{"path":"a"}],"headRepository":[],"headRepositoryOwner":{"login":"o"}}"#;
+        let err = parse("gh", gh, Format::Gh).unwrap_err().to_string();
+        assert!(
+            err.starts_with("gh: line 1: invalid type: sequence"),
+            "{err}"
+        );
+        let err = parse("f", b"\n [null,null,null,null,null,[]]", Format::Detect).unwrap_err();
+        assert_eq!(err.to_string(), "f: line 2: not a JSON object");
+    }
+
+    #[test]
+    fn repo_urls() {
+        assert_eq!(
+            repo_from_url("https://github.com/acme/app/pull/7").as_deref(),
+            Some("acme/app")
+        );
+        assert_eq!(repo_from_url("https://github.com/acme/app"), None);
+    }
+}
+
+#[cfg(test)]
+mod fuzz_found {
+    use super::*;
+
+    #[test]
+    fn facts_we_accept_read_back_as_facts() {
+        // Found by the gh fuzzer: `-z` numstat took a blank path ("\t\r") that the facts
+        // reader then refused.
+        let crash = b"333\t3\t\t\r\0\0\0\0\0\x0033\t3\t\t3@@:\"acm";
+        let err = parse("in", crash, Format::Detect).unwrap_err();
+        assert_eq!(err.to_string(), "in: record 1: an empty path");
+        let facts = parse("in", b"1\t2\ta b\0", Format::Detect).unwrap();
+        let printed = serde_json::to_vec(&facts).unwrap();
+        assert!(parse("again", &printed, Format::Facts).is_ok());
+    }
+}

@@ -1,0 +1,382 @@
+//! The JSON-lines records every tool shares, and reading them with line numbers.
+//!
+//! Every record carries `"type"`. A tool handed a record of another type says which tool it is
+//! meant for, naming the file and line.
+
+pub mod candidate;
+pub mod facts;
+pub mod input;
+pub mod pr;
+pub mod review;
+pub mod strict;
+
+use std::io::Write;
+
+use anyhow::{Result, anyhow, bail};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::records::input::Input;
+
+/// Which tool reads a record of the given type, as a phrase for error messages.
+pub fn destination(kind: &str) -> &'static str {
+    match kind {
+        "verdict" => "verdicts go through panel-tally",
+        "review" => "reviews go through panel-merge",
+        "finding" | "reviewer" | "merge" => "merged findings go through panel-vote",
+        "vote" | "synthesis" | "panel" | "decision" | "route" => {
+            "votes and their outcome go through panel-tally"
+        }
+        "tally" => {
+            "a tally is panel-tally's output and is read by people and scripts, not by the tools"
+        }
+        "pr-panel" => {
+            "a PR panel's verdict is panel-tally --pr's output and is read by people and scripts, not by the tools"
+        }
+        "pr-class" | "plan" => "plans go to panel-judge --contract pr and panel-tally --pr",
+        "pr-verdict" => "PR verdicts go through panel-tally --pr",
+        _ => "no tool of this suite reads it",
+    }
+}
+
+/// Parses one line as a record of type `want`, or says precisely why it is not one.
+pub fn parse<T: DeserializeOwned>(line: &str, at: &dyn Fn() -> String, want: &[&str]) -> Result<T> {
+    // The fast path: one parse straight into the record type.
+    // A record is an object, and so is every struct inside it (see crate::records::strict).
+    let first = match crate::records::strict::from_str::<T>(line) {
+        Ok(rec) if line.trim_start().starts_with('{') => return check_kind(line, rec, at, want),
+        Ok(_) => bail!("{}: not a JSON object", at()),
+        Err(e) => e,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| anyhow!("{}: not a JSON record: {e}", at()))?;
+    let Some(obj) = value.as_object() else {
+        bail!("{}: not a JSON object", at());
+    };
+    let Some(kind) = obj.get("type").and_then(|t| t.as_str()) else {
+        bail!("{}: a record without a \"type\"", at());
+    };
+    if !want.contains(&kind) {
+        bail!("{}: a {kind} record; {}", at(), destination(kind));
+    }
+    bail!("{}: a {kind} record that does not fit: {first}", at())
+}
+
+fn check_kind<T: DeserializeOwned>(
+    line: &str,
+    rec: T,
+    at: &dyn Fn() -> String,
+    want: &[&str],
+) -> Result<T> {
+    #[derive(Deserialize)]
+    struct Kind<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Option<&'a str>,
+    }
+    // Records of our types keep "type" first; check it without a second full parse when we can.
+    let kind = serde_json::from_str::<Kind>(line)
+        .ok()
+        .and_then(|k| k.kind.map(str::to_string));
+    match kind {
+        Some(k) if want.contains(&k.as_str()) => Ok(rec),
+        Some(k) => bail!("{}: a {k} record; {}", at(), destination(&k)),
+        None => bail!("{}: a record without a \"type\"", at()),
+    }
+}
+
+/// Reads every record of the inputs, calling `each` with the record and its `file: line N`.
+/// Blank lines are skipped; every other bad line is an error naming it.
+pub fn for_each<T: DeserializeOwned>(
+    inputs: &[String],
+    want: &[&str],
+    mut each: impl FnMut(T, &str) -> Result<()>,
+) -> Result<()> {
+    let mut buf = String::new();
+    for path in crate::records::input::paths_or_stdin(inputs) {
+        let mut input = Input::open(&path)?;
+        while input.next_line(&mut buf)? {
+            if buf.trim().is_empty() {
+                continue;
+            }
+            let rec = parse::<T>(&buf, &|| input.at(), want)?;
+            each(rec, &input.at())?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes one record as a compact JSON line.
+pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
+    // Keep an I/O error an I/O error, so a closed pipe is still seen as one.
+    serde_json::to_writer(&mut *out, rec).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// Records written as each judge ends: to standard output, flushed at once so the next stage
+/// sees them, and to the run folder's ledger. When nobody reads standard output any more
+/// (`| head -1`), the run is stopped (every judge's process group ended) and the ledger still
+/// gets every record.
+pub struct Emitter {
+    stdout: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    open: bool,
+    ledger: crate::engine::run_folder::Ledger,
+}
+
+impl Emitter {
+    /// Creates (or empties) the ledger file.
+    pub fn new(ledger: &std::path::Path) -> Result<Emitter> {
+        Ok(Emitter {
+            stdout: std::io::BufWriter::new(std::io::stdout().lock()),
+            open: true,
+            ledger: crate::engine::run_folder::Ledger::create(ledger)?,
+        })
+    }
+
+    pub fn emit(&mut self, line: &str) -> Result<()> {
+        self.ledger.push(line);
+        if !self.open {
+            return Ok(());
+        }
+        if let Err(e) = writeln!(self.stdout, "{line}").and_then(|_| self.stdout.flush()) {
+            self.open = false;
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(e.into());
+            }
+            crate::engine::launch::stop_all(crate::engine::launch::SIGPIPE);
+        }
+        Ok(())
+    }
+}
+
+/// The two verdicts of the contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Holds,
+    Breaks,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Breaks => "breaks",
+        }
+    }
+}
+
+/// How a judge's answer ended. Everything but `ok` is an abstention: no verdict, never a guess.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// A verdict that meets the contract.
+    Ok,
+    /// An answer came back but did not meet the contract.
+    Unreadable,
+    /// No answer within the deadline.
+    Timeout,
+    /// The harness failed (non-zero exit, an error it printed) with no readable answer.
+    Failed,
+    /// The harness executable was not found.
+    NotFound,
+    /// The harness reported its usage limit.
+    UsageLimit,
+    /// The harness reported a rate limit.
+    RateLimited,
+    /// Stopped by SIGINT or SIGTERM to panel-judge.
+    Interrupted,
+}
+
+impl Status {
+    /// Whether asking once more may bring an answer.
+    pub fn retryable(self) -> bool {
+        matches!(
+            self,
+            Status::Unreadable | Status::Failed | Status::RateLimited
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Unreadable => "unreadable",
+            Status::Timeout => "timeout",
+            Status::Failed => "failed",
+            Status::NotFound => "not-found",
+            Status::UsageLimit => "usage-limit",
+            Status::RateLimited => "rate-limited",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Tokens and cost, where the harness reports them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Adds another judge's usage to a total; a field nobody reported stays absent.
+    pub fn add(&mut self, other: &Usage) {
+        fn sum<T: std::ops::Add<Output = T> + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            }
+        }
+        self.input_tokens = sum(self.input_tokens, other.input_tokens);
+        self.output_tokens = sum(self.output_tokens, other.output_tokens);
+        self.cached_tokens = sum(self.cached_tokens, other.cached_tokens);
+        self.cost_usd = sum(self.cost_usd, other.cost_usd);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
+    }
+}
+
+/// One judge's answer about one frozen candidate: `panel-judge`'s output, `panel-tally`'s input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerdictRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The judge's name: unique within its panel.
+    pub judge: String,
+    pub lens: String,
+    /// `HARNESS[:MODEL]` as given.
+    pub seat: String,
+    pub harness: String,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub family: Option<String>,
+    /// The seal of the frozen candidate: `sha256:<hex>`.
+    pub candidate: String,
+    /// `holds`, `breaks`, or null for an abstention.
+    pub verdict: Option<Verdict>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    pub status: Status,
+    /// Why the judge abstained, in one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// The start of what came back, when it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
+    #[serde(default)]
+    pub attempts: u32,
+    #[serde(default)]
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// How many judges the panel has, so a stream of many panels can close each one.
+    #[serde(default)]
+    pub panel_size: usize,
+    /// The run folder that keeps everything about this judge.
+    #[serde(default)]
+    pub run: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at() -> String {
+        "in: line 3".into()
+    }
+
+    #[test]
+    fn a_record_of_another_type_names_its_tool() {
+        let err =
+            parse::<VerdictRecord>(r#"{"type":"review","x":1}"#, &at, &["verdict"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: line 3: a review record; reviews go through panel-merge"
+        );
+    }
+
+    #[test]
+    fn malformed_lines_say_what_is_wrong() {
+        let err = parse::<VerdictRecord>("{\"type\":", &at, &["verdict"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("in: line 3: not a JSON record: "),
+            "{err}"
+        );
+        let err = parse::<VerdictRecord>("[1]", &at, &["verdict"]).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 3: not a JSON object");
+        // A struct's positional form is not a record.
+        let err = parse::<Usage>("[1,2,3,0.5]", &at, &["verdict"]).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 3: not a JSON object");
+        let err = parse::<VerdictRecord>(r#"{"a":1}"#, &at, &["verdict"]).unwrap_err();
+        assert_eq!(err.to_string(), "in: line 3: a record without a \"type\"");
+        let err = parse::<VerdictRecord>(r#"{"type":"verdict"}"#, &at, &["verdict"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("in: line 3: a verdict record that does not fit: missing field"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_nested_object_given_as_an_array_is_refused() {
+        let line = r#"{"type":"verdict","judge":"a","lens":"a","seat":"s","harness":"s","candidate":"c","verdict":null,"status":"timeout","usage":[]}"#;
+        let err = parse::<VerdictRecord>(line, &at, &["verdict"]).unwrap_err();
+        assert!(err.to_string().contains("invalid type: sequence"), "{err}");
+        let ok = line.replace("[]", r#"{"inputTokens":3}"#);
+        let rec = parse::<VerdictRecord>(&ok, &at, &["verdict"]).unwrap();
+        assert_eq!(rec.usage.unwrap().input_tokens, Some(3));
+    }
+
+    #[test]
+    fn a_closed_pipe_while_writing_stays_a_broken_pipe() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = write(&mut Closed, &serde_json::json!({"type": "x"})).unwrap_err();
+        assert!(crate::tools::is_broken_pipe(&err), "{err:#}");
+    }
+
+    #[test]
+    fn usage_totals_keep_unreported_fields_absent() {
+        let mut total = Usage::default();
+        total.add(&Usage {
+            input_tokens: Some(3),
+            ..Usage::default()
+        });
+        total.add(&Usage {
+            input_tokens: Some(4),
+            cost_usd: Some(0.5),
+            ..Usage::default()
+        });
+        assert_eq!(
+            total,
+            Usage {
+                input_tokens: Some(7),
+                cost_usd: Some(0.5),
+                ..Usage::default()
+            }
+        );
+    }
+}

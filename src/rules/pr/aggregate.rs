@@ -1,0 +1,616 @@
+//! The panel's verdict from its members' verdicts, in plain code.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::records::pr::{PrStatus, PrVerdict, PrVerdictRecord};
+use crate::rules::plan::{CORRECTNESS, PanelPlan};
+use crate::tools::classify::Class;
+
+/// The findings of all members together are bounded by this many characters.
+pub const MAX_PANEL_FINDINGS_CHARS: usize = 16_000;
+/// The shape whose MERGE the g10 bar needs.
+pub const ADVERSARY: &str = "adversary";
+/// The shape that blocks when the fix proof is weak.
+pub const TESTS: &str = "tests";
+
+/// What the fix-proof check said of the PR's tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixProof {
+    Ok,
+    Vacuous,
+    NoTests,
+    Error,
+}
+
+impl FixProof {
+    /// A weak proof makes the tests member block.
+    pub fn weak(self) -> bool {
+        !matches!(self, FixProof::Ok)
+    }
+}
+
+/// The panel's outcome, in Shepherd's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    #[serde(rename = "MERGE")]
+    Merge,
+    #[serde(rename = "FIX_FIRST")]
+    FixFirst,
+    #[serde(rename = "no-verdict")]
+    NoVerdict,
+    #[serde(rename = "timeout")]
+    Timeout,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Merge => "MERGE",
+            Outcome::FixFirst => "FIX_FIRST",
+            Outcome::NoVerdict => "no-verdict",
+            Outcome::Timeout => "timeout",
+        }
+    }
+
+    /// 0 MERGE, 1 FIX_FIRST, 3 no verdict or timeout.
+    pub fn exit_code(self) -> u8 {
+        use crate::tools::exit;
+        match self {
+            Outcome::Merge => exit::PASSED,
+            Outcome::FixFirst => exit::AGAINST,
+            Outcome::NoVerdict | Outcome::Timeout => exit::UNDECIDED,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PanelFinding {
+    pub member: String,
+    pub shape: String,
+    pub blocking: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PanelFollowUp {
+    pub member: String,
+    pub title: String,
+    pub done_when: String,
+    pub severity: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberResult {
+    pub member: String,
+    pub shape: String,
+    pub blocking: bool,
+    /// MERGE or FIX_FIRST naming the head, or absent.
+    pub verdict: Option<PrVerdict>,
+    /// How it ended; `missing` when no record came.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The `pr-panel` record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PanelVerdict {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub repo: String,
+    pub pr: Option<u64>,
+    pub head: String,
+    pub verdict: Outcome,
+    /// The blocking members whose FIX_FIRST decided it.
+    pub dissent: Vec<String>,
+    /// Blocking seats without a counted verdict.
+    pub missing: Vec<String>,
+    pub findings: Vec<PanelFinding>,
+    /// Advisory findings dropped because the `path:line` they cite does not exist.
+    pub findings_dropped: usize,
+    pub findings_truncated: bool,
+    pub follow_ups: Vec<PanelFollowUp>,
+    pub satisfies_g10: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_proof: Option<FixProof>,
+    pub members: Vec<MemberResult>,
+}
+
+/// A member's verdict when it counts: exactly MERGE or FIX_FIRST, about this head.
+fn counted(rec: Option<&PrVerdictRecord>, head: &str) -> Option<PrVerdict> {
+    let rec = rec?;
+    (rec.status == PrStatus::Ok && rec.head.eq_ignore_ascii_case(head))
+        .then_some(rec.verdict)
+        .flatten()
+}
+
+/// The seed's satisfiesG10: a g10 class, a MERGE, no degraded member, the correctness member
+/// at an opus profile (a key of sonnetFor) and the adversary's MERGE.
+pub fn satisfies_g10(
+    plan: &PanelPlan,
+    outcome: Outcome,
+    verdicts: &BTreeMap<String, Option<PrVerdict>>,
+    degraded: bool,
+) -> bool {
+    let by_shape = |shape: &str| plan.members.iter().find(|m| m.shape == shape);
+    plan.class == Class::G10
+        && outcome == Outcome::Merge
+        && !degraded
+        && by_shape(CORRECTNESS).is_some_and(|m| plan.sonnet_for.contains_key(&m.profile))
+        && by_shape(ADVERSARY)
+            .is_some_and(|m| verdicts.get(&m.name) == Some(&Some(PrVerdict::Merge)))
+}
+
+/// The seed's aggregate. `records` are the members' records (the last one of a member counts);
+/// `cites(path, line)` says whether a file has that line in the checkout.
+pub fn aggregate(
+    plan: &PanelPlan,
+    records: &[PrVerdictRecord],
+    fix_proof: Option<FixProof>,
+    cites: &dyn Fn(&str, u64) -> bool,
+) -> PanelVerdict {
+    let mut last: BTreeMap<&str, &PrVerdictRecord> = BTreeMap::new();
+    for r in records {
+        last.insert(r.member.as_str(), r);
+    }
+    let weak_proof = fix_proof.is_some_and(FixProof::weak);
+    let blocks = |shape: &str, planned: bool| planned || (weak_proof && shape == TESTS);
+    let mut verdicts = BTreeMap::new();
+    let mut members = Vec::new();
+    let (mut dissent, mut missing) = (Vec::new(), Vec::new());
+    let (mut any_blocking, mut all_missing_timed_out) = (false, true);
+    let mut degraded = false;
+    for m in &plan.members {
+        let rec = last.get(m.name.as_str()).copied();
+        let v = counted(rec, &plan.head);
+        let blocking = blocks(&m.shape, m.blocking);
+        degraded |= m.degraded || rec.is_some_and(|r| r.degraded);
+        verdicts.insert(m.name.clone(), v);
+        if blocking {
+            any_blocking = true;
+            match v {
+                Some(PrVerdict::FixFirst) => dissent.push(m.name.clone()),
+                Some(PrVerdict::Merge) => {}
+                None => {
+                    missing.push(m.name.clone());
+                    all_missing_timed_out &= rec.is_some_and(|r| r.status == PrStatus::Timeout);
+                }
+            }
+        }
+        members.push(MemberResult {
+            member: m.name.clone(),
+            shape: m.shape.clone(),
+            blocking,
+            verdict: v,
+            status: rec.map_or("missing".into(), |r| r.status.as_str().into()),
+            reason: rec.and_then(|r| r.reason.clone()),
+        });
+    }
+    // A weak fix proof needs a tests verdict: with no tests member that seat is missing.
+    if weak_proof && !plan.members.iter().any(|m| m.shape == TESTS) {
+        any_blocking = true;
+        missing.push(TESTS.into());
+        all_missing_timed_out = false;
+    }
+    let outcome = if !dissent.is_empty() {
+        Outcome::FixFirst
+    } else if !any_blocking {
+        Outcome::NoVerdict
+    } else if missing.is_empty() {
+        Outcome::Merge
+    } else if all_missing_timed_out {
+        Outcome::Timeout
+    } else {
+        Outcome::NoVerdict
+    };
+    let (findings, findings_dropped, findings_truncated) =
+        panel_findings(plan, &last, &members, cites);
+    let follow_ups = plan
+        .members
+        .iter()
+        .filter(|m| verdicts.get(&m.name).is_some_and(Option::is_some))
+        .flat_map(|m| {
+            last[m.name.as_str()]
+                .follow_ups
+                .iter()
+                .map(|f| PanelFollowUp {
+                    member: m.name.clone(),
+                    title: f.title.clone(),
+                    done_when: f.done_when.clone(),
+                    severity: f.severity.clone(),
+                })
+        })
+        .collect();
+    PanelVerdict {
+        kind: crate::records::pr::PANEL_TYPE.into(),
+        repo: plan.repo.clone(),
+        pr: plan.pr,
+        head: plan.head.clone(),
+        verdict: outcome,
+        satisfies_g10: satisfies_g10(plan, outcome, &verdicts, degraded),
+        dissent,
+        missing,
+        findings,
+        findings_dropped,
+        findings_truncated,
+        follow_ups,
+        fix_proof,
+        members,
+    }
+}
+
+/// Every counted FIX_FIRST's findings in shape (plan) order; advisory ones that cite no
+/// existing `path:line` dropped; each member held to an equal share of the bound.
+fn panel_findings(
+    plan: &PanelPlan,
+    last: &BTreeMap<&str, &PrVerdictRecord>,
+    members: &[MemberResult],
+    cites: &dyn Fn(&str, u64) -> bool,
+) -> (Vec<PanelFinding>, usize, bool) {
+    let mut dropped = 0;
+    let mut per_member: Vec<Vec<PanelFinding>> = Vec::new();
+    for (m, result) in plan.members.iter().zip(members) {
+        if result.verdict != Some(PrVerdict::FixFirst) {
+            continue;
+        }
+        let mut kept = Vec::new();
+        for f in &last[m.name.as_str()].findings {
+            let exists = match (&f.path, f.line) {
+                (Some(p), Some(l)) => cites(p, l),
+                _ => false,
+            };
+            if !result.blocking && !exists {
+                dropped += 1;
+                continue;
+            }
+            kept.push(PanelFinding {
+                member: m.name.clone(),
+                shape: m.shape.clone(),
+                blocking: result.blocking,
+                path: f.path.clone(),
+                line: f.line,
+                text: f.text.clone(),
+            });
+        }
+        if !kept.is_empty() {
+            per_member.push(kept);
+        }
+    }
+    let share = MAX_PANEL_FINDINGS_CHARS / per_member.len().max(1);
+    let mut truncated = false;
+    let mut out = Vec::new();
+    for kept in per_member {
+        let as_findings: Vec<crate::records::pr::Finding> = kept
+            .iter()
+            .map(|f| crate::records::pr::Finding {
+                path: f.path.clone(),
+                line: f.line,
+                text: f.text.clone(),
+            })
+            .collect();
+        let (bounded, cut) =
+            crate::rules::pr::accept::bounded_findings(&as_findings, share, usize::MAX);
+        truncated |= cut;
+        for (f, b) in kept.into_iter().zip(bounded) {
+            out.push(PanelFinding { text: b.text, ..f });
+        }
+    }
+    (out, dropped, truncated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::pr::Finding;
+    use crate::rules::plan::{Headroom, Member};
+
+    const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn member(shape: &str, profile: &str, blocking: bool) -> Member {
+        Member {
+            name: format!("rp-acme-app-7-01234567-{shape}"),
+            shape: shape.into(),
+            brief_id: shape.into(),
+            profile: profile.into(),
+            seat: "claude:opus".into(),
+            blocking,
+            degraded: false,
+            downgraded_from: None,
+            reason: "always".into(),
+        }
+    }
+
+    fn plan(members: Vec<Member>, class: Class) -> PanelPlan {
+        PanelPlan {
+            record_type: "plan".into(),
+            repo: "acme/app".into(),
+            pr: Some(7),
+            head: HEAD.into(),
+            base: None,
+            kind: None,
+            class,
+            headroom: Headroom { opus: true },
+            members,
+            spend_estimate: 0,
+            sonnet_for: BTreeMap::from([("reviewer".into(), "bd-reviewer".into())]),
+        }
+    }
+
+    fn g10() -> PanelPlan {
+        plan(
+            vec![
+                member("correctness", "reviewer", true),
+                member("adversary", "bd-reviewer", true),
+                member("tests", "bd-reviewer", false),
+            ],
+            Class::G10,
+        )
+    }
+
+    fn rec(shape: &str, verdict: Option<PrVerdict>, status: PrStatus) -> PrVerdictRecord {
+        PrVerdictRecord {
+            kind: "pr-verdict".into(),
+            member: format!("rp-acme-app-7-01234567-{shape}"),
+            reviewer: format!("rp-acme-app-7-01234567-{shape}"),
+            shape: shape.into(),
+            brief_id: shape.into(),
+            brief_hash: "sha256:x".into(),
+            profile: "bd-reviewer".into(),
+            seat: "claude:sonnet".into(),
+            harness: "claude".into(),
+            model: None,
+            blocking: true,
+            degraded: false,
+            repo: "acme/app".into(),
+            pr: Some(7),
+            head: HEAD.into(),
+            verdict,
+            status,
+            reason: None,
+            ci_policy: None,
+            defect_class: None,
+            findings: Vec::new(),
+            findings_truncated: false,
+            follow_ups: Vec::new(),
+            follow_ups_warning: None,
+            resets_at: None,
+            excerpt: None,
+            tool_calls: Vec::new(),
+            corrected: false,
+            launches: 1,
+            duration_ms: 0,
+            usage: None,
+            run: String::new(),
+        }
+    }
+
+    fn merge(shape: &str) -> PrVerdictRecord {
+        rec(shape, Some(PrVerdict::Merge), PrStatus::Ok)
+    }
+
+    fn fix(shape: &str, cites: &[(&str, u64)]) -> PrVerdictRecord {
+        let mut r = rec(shape, Some(PrVerdict::FixFirst), PrStatus::Ok);
+        r.findings = cites
+            .iter()
+            .map(|(p, l)| Finding {
+                path: Some(p.to_string()),
+                line: Some(*l),
+                text: format!("{p} is wrong"),
+            })
+            .collect();
+        r
+    }
+
+    fn none(shape: &str, status: PrStatus) -> PrVerdictRecord {
+        rec(shape, None, status)
+    }
+
+    fn exists(path: &str, line: u64) -> bool {
+        path == "src/real.rs" && line <= 10
+    }
+
+    fn agg(p: &PanelPlan, recs: &[PrVerdictRecord]) -> PanelVerdict {
+        aggregate(p, recs, None, &exists)
+    }
+
+    #[test]
+    fn merge_needs_every_blocking_merge_and_advisory_never_blocks() {
+        let p = g10();
+        let v = agg(
+            &p,
+            &[
+                merge("correctness"),
+                merge("adversary"),
+                fix("tests", &[("src/real.rs", 3)]),
+            ],
+        );
+        assert_eq!(v.verdict, Outcome::Merge);
+        assert!(v.dissent.is_empty());
+        assert_eq!(v.findings.len(), 1);
+        assert!(!v.findings[0].blocking);
+        assert!(v.satisfies_g10);
+        assert_eq!(Outcome::Merge.exit_code(), 0);
+    }
+
+    #[test]
+    fn any_blocking_fix_first_decides_and_dissents() {
+        let p = g10();
+        let v = agg(
+            &p,
+            &[merge("correctness"), fix("adversary", &[("nowhere.rs", 1)])],
+        );
+        assert_eq!(v.verdict, Outcome::FixFirst);
+        assert_eq!(v.dissent, ["rp-acme-app-7-01234567-adversary"]);
+        // A blocking finding is kept whatever it cites.
+        assert_eq!(v.findings.len(), 1);
+        assert!(v.findings[0].blocking);
+        assert!(!v.satisfies_g10);
+        assert_eq!(Outcome::FixFirst.exit_code(), 1);
+        // FIX_FIRST even when another blocking member is missing.
+        let v = agg(&p, &[fix("adversary", &[("a", 1)])]);
+        assert_eq!(v.verdict, Outcome::FixFirst);
+    }
+
+    #[test]
+    fn a_missing_blocking_member_is_no_verdict_or_timeout() {
+        let p = g10();
+        let v = agg(&p, &[merge("correctness")]);
+        assert_eq!((v.verdict, v.missing.len()), (Outcome::NoVerdict, 1));
+        let v = agg(
+            &p,
+            &[merge("correctness"), none("adversary", PrStatus::Timeout)],
+        );
+        assert_eq!(v.verdict, Outcome::Timeout);
+        let v = agg(
+            &p,
+            &[
+                none("correctness", PrStatus::Timeout),
+                none("adversary", PrStatus::Malformed),
+            ],
+        );
+        assert_eq!(v.verdict, Outcome::NoVerdict);
+        let v = agg(
+            &p,
+            &[
+                none("correctness", PrStatus::Timeout),
+                none("adversary", PrStatus::Timeout),
+            ],
+        );
+        assert_eq!(v.verdict, Outcome::Timeout);
+        assert_eq!(Outcome::Timeout.exit_code(), 3);
+    }
+
+    #[test]
+    fn only_a_verdict_about_this_head_counts() {
+        let p = g10();
+        let mut other = merge("adversary");
+        other.head = "f".repeat(40);
+        let v = agg(&p, &[merge("correctness"), other]);
+        assert_eq!(v.verdict, Outcome::NoVerdict);
+        let mut depth = merge("adversary");
+        depth.status = PrStatus::DepthFloor;
+        assert_eq!(
+            agg(&p, &[merge("correctness"), depth]).verdict,
+            Outcome::NoVerdict
+        );
+    }
+
+    #[test]
+    fn a_plan_with_no_blocking_member_is_no_verdict() {
+        let p = plan(vec![member("tests", "bd-reviewer", false)], Class::Standard);
+        assert_eq!(agg(&p, &[merge("tests")]).verdict, Outcome::NoVerdict);
+    }
+
+    #[test]
+    fn a_weak_fix_proof_makes_tests_block() {
+        let p = g10();
+        let recs = [
+            merge("correctness"),
+            merge("adversary"),
+            fix("tests", &[("x", 1)]),
+        ];
+        for weak in [FixProof::Vacuous, FixProof::NoTests, FixProof::Error] {
+            let v = aggregate(&p, &recs, Some(weak), &exists);
+            assert_eq!(v.verdict, Outcome::FixFirst);
+            assert_eq!(v.dissent, ["rp-acme-app-7-01234567-tests"]);
+            assert!(
+                v.findings[0].blocking,
+                "kept although it cites nothing that exists"
+            );
+        }
+        assert_eq!(
+            aggregate(&p, &recs, Some(FixProof::Ok), &exists).verdict,
+            Outcome::Merge
+        );
+        let v = aggregate(&p, &recs[..2], Some(FixProof::Vacuous), &exists);
+        assert_eq!(v.verdict, Outcome::NoVerdict);
+        // No tests member at all: that seat is missing.
+        let p = plan(
+            vec![member("correctness", "reviewer", true)],
+            Class::Standard,
+        );
+        let v = aggregate(
+            &p,
+            &[merge("correctness")],
+            Some(FixProof::NoTests),
+            &exists,
+        );
+        assert_eq!(
+            (v.verdict, v.missing.clone()),
+            (Outcome::NoVerdict, vec!["tests".to_string()])
+        );
+    }
+
+    #[test]
+    fn advisory_findings_citing_nothing_real_are_dropped() {
+        let p = g10();
+        let v = agg(
+            &p,
+            &[
+                merge("correctness"),
+                merge("adversary"),
+                fix(
+                    "tests",
+                    &[("src/real.rs", 99), ("gone.rs", 1), ("src/real.rs", 1)],
+                ),
+            ],
+        );
+        assert_eq!(v.findings_dropped, 2);
+        assert_eq!(v.findings.len(), 1);
+    }
+
+    #[test]
+    fn findings_in_shape_order_each_member_held_to_its_share() {
+        let p = g10();
+        let mut a = fix("adversary", &[("a", 1)]);
+        a.findings[0].text = "x".repeat(12_000);
+        let c = fix("correctness", &[("c", 1)]);
+        let v = agg(&p, &[a, c]);
+        assert_eq!(v.findings[0].shape, "correctness");
+        assert_eq!(v.findings[1].text.chars().count(), 8_000);
+        assert!(v.findings_truncated);
+    }
+
+    #[test]
+    fn the_g10_bar() {
+        let p = g10();
+        let ok = [merge("correctness"), merge("adversary")];
+        assert!(agg(&p, &ok).satisfies_g10);
+        let mut std = g10();
+        std.class = Class::Standard;
+        assert!(!agg(&std, &ok).satisfies_g10);
+        let mut deg = g10();
+        deg.members[1].degraded = true;
+        assert!(!agg(&deg, &ok).satisfies_g10);
+        let mut sonnet = g10();
+        sonnet.members[0].profile = "bd-reviewer".into();
+        assert!(!agg(&sonnet, &ok).satisfies_g10);
+        let no_adv = plan(vec![member("correctness", "reviewer", true)], Class::G10);
+        assert!(!agg(&no_adv, &[merge("correctness")]).satisfies_g10);
+    }
+
+    #[test]
+    fn follow_ups_ride_along_with_counted_verdicts() {
+        let p = g10();
+        let mut c = merge("correctness");
+        c.follow_ups = vec![crate::records::pr::FollowUp {
+            title: "t".into(),
+            done_when: "d".into(),
+            severity: "low".into(),
+        }];
+        let v = agg(&p, &[c, merge("adversary")]);
+        assert_eq!(v.follow_ups.len(), 1);
+        assert_eq!(v.follow_ups[0].member, "rp-acme-app-7-01234567-correctness");
+    }
+}

@@ -1,0 +1,524 @@
+//! `pr-classify`: size a pull request, set its touch flags and class, and plan its review panel.
+//! A pure tool: it reads PR facts and writes records, and runs no model and no network.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{CommandFactory, Parser};
+
+use crate::rules::plan::{Headroom, PanelPlan, Policy, plan_panel};
+use crate::tools::docs::ToolDoc;
+use crate::tools::exit;
+
+pub use crate::records::facts::{ChangedFile, Format, PrFacts};
+pub use crate::rules::classify::{Class, ClassRules, PrClass, Rules, classify_pr};
+
+/// Size a pull request and plan its review panel.
+#[derive(Parser, Debug)]
+#[command(name = "pr-classify", version)]
+pub struct Args {
+    /// PR facts as JSON, `gh pr view --json …` output, or `git diff --numstat` output; standard
+    /// input when absent or `-`. The format is detected unless a flag names it.
+    pub input: Option<String>,
+    /// The input is `git diff --numstat` output (with or without -z); an empty one is an empty diff.
+    #[arg(long, group = "format")]
+    pub numstat: bool,
+    /// The input is `gh pr view --json number,headRefOid,baseRefOid,files[,url]` output.
+    #[arg(long, group = "format")]
+    pub gh: bool,
+    /// The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath}]}.
+    #[arg(long, group = "format")]
+    pub facts: bool,
+    /// The repository, where the input does not say (numstat, gh output without url) or to
+    /// override it. Without it and without one in the input, GH_REPO is read, as gh does.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// The pull request number.
+    #[arg(long, value_name = "N")]
+    pub pr: Option<u64>,
+    /// The head commit under review.
+    #[arg(long, value_name = "SHA")]
+    pub head: Option<String>,
+    /// The base commit.
+    #[arg(long, value_name = "SHA")]
+    pub base: Option<String>,
+    /// The PR's kind (feature, fix, security, …); kind `security` can set the security-slice flag.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// The run holds or held a G10 hold: class g10 at any size.
+    #[arg(long)]
+    pub g10_hold: bool,
+    /// A JSON rules file: its keys replace the defaults', or add to them with "extend": true.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<String>,
+    /// Print the rules table in force as JSON and exit.
+    #[arg(long)]
+    pub print_rules: bool,
+    /// Print the PR facts as read (numstat and gh output turned into facts) as JSON, and exit.
+    #[arg(long, conflicts_with_all = ["is", "text"])]
+    pub print_facts: bool,
+    /// Also plan the review panel: a `plan` record after the `pr-class` record.
+    #[arg(long)]
+    pub plan: bool,
+    /// A JSON policy file for the planner: its keys replace the defaults', or add to them with "extend": true.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<String>,
+    /// Print the planner policy in force as JSON and exit.
+    #[arg(long)]
+    pub print_policy: bool,
+    /// No headroom for opus now: plan every opus member at its sonnet profile, marked degraded.
+    #[arg(long)]
+    pub no_opus: bool,
+    /// Write a short summary for people instead of JSON records.
+    #[arg(long, conflicts_with = "is")]
+    pub text: bool,
+    /// Write nothing; exit 0 when the PR is WHAT, 1 when not. WHAT: g10, standard, large,
+    /// unread, security-slice, g10-hold, or a touch flag (dependency, authority, policy, security, tests).
+    #[arg(long, value_name = "WHAT")]
+    pub is: Option<String>,
+}
+
+pub const DOC: ToolDoc = ToolDoc {
+    exit_status: &[
+        ("0", "Done; with --is, the PR is what was asked."),
+        ("1", "With --is, the PR is not what was asked."),
+        (
+            "2",
+            "Usage or input error: one line on standard error names the file and line.",
+        ),
+    ],
+    examples: &[
+        (
+            "Classify a pull request and plan its panel from gh",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,url | pr-classify --plan",
+        ),
+        (
+            "The same for a local branch, from git",
+            "git diff --numstat -M main...HEAD | pr-classify --numstat --repo acme/app --head \"$(git rev-parse HEAD)\" --plan",
+        ),
+        ("Classify PR facts kept as JSON", "pr-classify facts.json"),
+        (
+            "Branch in a script on the class",
+            "if gh pr view 7 --json number,files | pr-classify --is g10; then echo 'g10 review'; fi",
+        ),
+        (
+            "A summary for people, planned with no opus headroom",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,url | pr-classify --plan --no-opus --text",
+        ),
+        (
+            "Add a glob to the dependency rules and check the table",
+            "echo '{\"extend\": true, \"touches\": {\"dependency\": [\"**/deps.edn\"]}}' > rules.json; pr-classify --rules rules.json --print-rules",
+        ),
+    ],
+};
+
+fn list(items: &[String]) -> String {
+    items.join(", ")
+}
+
+/// The description, ending with every default, rendered from the default tables so the man
+/// page cannot drift from the code.
+pub fn description() -> String {
+    let r = Rules::default();
+    let p = Policy::default();
+    let mut s = String::from(
+        "Size a pull request and plan its review panel. pr-classify reads what is known about one pull request \
+         and writes one pr-class record (JSON): the changed-line count without generated files, whether it is large, \
+         the touch flags with the paths that set each, the advisory security-slice flag and the class, g10 or standard. \
+         With --plan a plan record follows: the reviewers to run, each with its shape, profile, seat (HARNESS:MODEL for \
+         panel-judge), whether it blocks, and the panel's spend estimate. It runs no model and reads no network.\n\n\
+         Input: PR facts as JSON, gh pr view --json output as it is, or git diff --numstat output (renames in both of \
+         git's notations; binary files count as unknown). A leading { is JSON; anything else numstat.\n\n\
+         Rules: the count is additions plus deletions with generated files left out, unread when any file has no counts. \
+         A rename is generated only when it came from a generated path too. Generated lines that alone pass largeLines \
+         count in full, as a hand edit. A touch flag is set by a changed path, or the path it was renamed from, matching \
+         its globs. The class is g10 when the count is unread, large, a strict flag is touched, or a g10 hold is held. \
+         The security slice is set past securitySliceLines counted lines when the kind is a security kind or a \
+         non-generated guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
+         segment spans any number of them, and a leading ./ is dropped.\n\n",
+    );
+    let _ = writeln!(
+        s,
+        "DEFAULT RULES (--print-rules prints them as JSON. In a --rules FILE each key given, and \
+         each touch flag, replaces the default's; with \"extend\": true it adds to it.)\n"
+    );
+    let _ = writeln!(
+        s,
+        "largeLines {}; securitySliceLines {}; securityKinds: {}; strict: {}; guard: {}.\n",
+        r.large_lines,
+        r.security_slice_lines,
+        list(&r.security_kinds),
+        list(&r.strict),
+        list(&r.guard)
+    );
+    let _ = writeln!(s, "generated: {}.\n", list(&r.generated));
+    for (flag, globs) in &r.touches {
+        let _ = writeln!(s, "touches {flag}: {}.\n", list(globs));
+    }
+    let _ = writeln!(
+        s,
+        "DEFAULT POLICY (--print-policy prints it. In a --policy FILE each key given replaces the \
+         default's; with \"extend\": true maps are merged and panel rows follow the defaults.)\n"
+    );
+    let roles: Vec<String> = p
+        .roles
+        .iter()
+        .map(|(c, prof)| format!("{} at {prof}", c.as_str()))
+        .collect();
+    let _ = writeln!(s, "correctness always, blocking: {}.\n", list(&roles));
+    for row in &p.panel {
+        let mut when: Vec<String> = row
+            .classes
+            .iter()
+            .map(|c| format!("class {}", c.as_str()))
+            .collect();
+        if !row.touches.is_empty() {
+            when.push(format!("touches {}", row.touches.join(" or ")));
+        }
+        let when = if when.is_empty() {
+            "always".to_string()
+        } else {
+            when.join(" or ")
+        };
+        let _ = writeln!(
+            s,
+            "{} at {}, {}: {when}.\n",
+            row.shape,
+            row.profile,
+            if row.blocking { "blocking" } else { "advisory" }
+        );
+    }
+    let pairs = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter()
+            .map(|(a, b)| format!("{a}={b}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let points: Vec<String> = p.points.iter().map(|(a, b)| format!("{a}={b}")).collect();
+    let _ = write!(
+        s,
+        "maxMembers {}; maxOpus {}; sonnetFor: {}; seats: {}; points: {}.",
+        p.max_members,
+        p.max_opus,
+        pairs(&p.sonnet_for),
+        pairs(&p.seats),
+        list(&points)
+    );
+    s
+}
+
+/// The clap definition of `pr-classify`.
+pub fn command() -> clap::Command {
+    Args::command()
+        .long_about(description())
+        .after_long_help(DOC.help())
+}
+
+fn read_text(path: &str) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("{path}: cannot read"))
+}
+
+/// The rules table in force: the defaults, changed by `--rules`.
+pub fn load_rules(path: Option<&str>) -> Result<ClassRules> {
+    match path {
+        Some(p) => Rules::default()
+            .apply_file(p, &read_text(p)?)?
+            .compile()
+            .with_context(|| p.to_string()),
+        None => Rules::default().compile(),
+    }
+}
+
+/// The planner policy in force: the defaults, changed by `--policy`.
+pub fn load_policy(path: Option<&str>) -> Result<Policy> {
+    match path {
+        Some(p) => {
+            let policy = Policy::default().apply_file(p, &read_text(p)?)?;
+            policy.check().with_context(|| p.to_string())?;
+            Ok(policy)
+        }
+        None => Ok(Policy::default()),
+    }
+}
+
+/// What `--is` answers besides the touch flags.
+const IS_NAMES: &[&str] = &[
+    "g10",
+    "standard",
+    "large",
+    "unread",
+    "security-slice",
+    "g10-hold",
+];
+
+/// The answer to `--is WHAT`, or an error for a name that means nothing.
+pub fn is(cls: &PrClass, what: &str) -> Result<bool> {
+    Ok(match what {
+        "g10" => cls.class == Class::G10,
+        "standard" => cls.class == Class::Standard,
+        "large" => cls.large,
+        "unread" => cls.changed_lines.is_none(),
+        "security-slice" => cls.security_slice.is_some(),
+        "g10-hold" => cls.g10_hold,
+        flag if cls.touches.contains_key(flag) => cls.touched(flag),
+        other => {
+            let flags: Vec<&str> = cls.touches.keys().map(String::as_str).collect();
+            bail!(
+                "--is {other}: not one of {}, {}",
+                IS_NAMES.join(", "),
+                flags.join(", ")
+            )
+        }
+    })
+}
+
+/// `GH_REPO`, which gh itself reads: `[HOST/]OWNER/REPO`.
+fn gh_repo_env() -> Option<String> {
+    let value = std::env::var("GH_REPO").ok()?;
+    let parts: Vec<&str> = value.trim().split('/').collect();
+    match parts.as_slice() {
+        [.., owner, repo] if !owner.is_empty() && !repo.is_empty() => {
+            Some(format!("{owner}/{repo}"))
+        }
+        _ => None,
+    }
+}
+
+/// Puts the flags' facts over the input's; the repository falls back to `GH_REPO`.
+fn fill(facts: &mut PrFacts, args: &Args) {
+    let set = |slot: &mut Option<String>, v: &Option<String>| {
+        if v.is_some() {
+            slot.clone_from(v);
+        }
+    };
+    set(&mut facts.repo, &args.repo);
+    if facts.repo.is_none() {
+        facts.repo = gh_repo_env();
+    }
+    set(&mut facts.head, &args.head);
+    set(&mut facts.base, &args.base);
+    set(&mut facts.kind, &args.kind);
+    if args.pr.is_some() {
+        facts.pr = args.pr;
+    }
+    facts.g10_hold |= args.g10_hold;
+}
+
+/// Writes one value as a JSON line. Serialising first keeps a write error an `io::Error`, so a
+/// closed pipe stays a quiet exit.
+fn emit<T: serde::Serialize>(out: &mut impl Write, value: &T, pretty: bool) -> Result<()> {
+    let mut bytes = if pretty {
+        serde_json::to_vec_pretty(value)?
+    } else {
+        serde_json::to_vec(value)?
+    };
+    bytes.push(b'\n');
+    out.write_all(&bytes)?;
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let rules = load_rules(args.rules.as_deref())?;
+    if let Some(what) = &args.is {
+        // Refuse a name that means nothing before waiting on standard input.
+        let flags: Vec<String> = rules.flags().map(str::to_string).collect();
+        if !IS_NAMES.contains(&what.as_str()) && !flags.contains(what) {
+            bail!(
+                "--is {what}: not one of {}, {}",
+                IS_NAMES.join(", "),
+                flags.join(", ")
+            );
+        }
+    }
+    let policy = if args.plan || args.print_policy || args.policy.is_some() {
+        Some(load_policy(args.policy.as_deref())?)
+    } else {
+        None
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.print_rules || args.print_policy {
+        if args.print_rules {
+            emit(&mut out, &rules.table, true)?;
+        }
+        if let Some(policy) = policy.filter(|_| args.print_policy) {
+            emit(&mut out, &policy, true)?;
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let format = if args.numstat {
+        Format::Numstat
+    } else if args.gh {
+        Format::Gh
+    } else if args.facts {
+        Format::Facts
+    } else {
+        Format::Detect
+    };
+    let (name, bytes) = crate::records::facts::read_input(args.input.as_deref().unwrap_or("-"))?;
+    let mut facts = crate::records::facts::parse(&name, &bytes, format)?;
+    drop(bytes);
+    fill(&mut facts, &args);
+    if args.print_facts {
+        emit(&mut out, &facts, false)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let cls = classify_pr(&facts, &rules);
+    if let Some(what) = &args.is {
+        let yes = is(&cls, what)?;
+        return Ok(ExitCode::from(if yes {
+            exit::PASSED
+        } else {
+            exit::AGAINST
+        }));
+    }
+    let plan = match &policy {
+        Some(policy) if args.plan => Some(plan_panel(
+            &cls,
+            policy,
+            Headroom {
+                opus: !args.no_opus,
+            },
+        )?),
+        _ => None,
+    };
+    if args.text {
+        out.write_all(text(&cls, plan.as_ref()).as_bytes())?;
+    } else {
+        emit(&mut out, &cls, false)?;
+        if let Some(plan) = &plan {
+            emit(&mut out, plan, false)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A few paths, then how many more.
+fn some_paths(paths: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = paths[..paths.len().min(SHOWN)].join(", ");
+    if paths.len() > SHOWN {
+        let _ = write!(s, ", +{} more", paths.len() - SHOWN);
+    }
+    s
+}
+
+/// The short summary `--text` writes.
+pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
+    let mut s = String::new();
+    let mut title = match (&cls.repo, cls.pr) {
+        (Some(r), Some(n)) => format!("{r}#{n}"),
+        (Some(r), None) => r.clone(),
+        (None, Some(n)) => format!("#{n}"),
+        (None, None) => "the diff".into(),
+    };
+    if let Some(h) = &cls.head {
+        let _ = write!(title, " at {}", h.chars().take(8).collect::<String>());
+    }
+    let why = if cls.reasons.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", cls.reasons.join(", "))
+    };
+    let _ = writeln!(s, "{title}: {}{why}", cls.class.as_str());
+    let files = match cls.file_count {
+        1 => "1 file".to_string(),
+        n => format!("{n} files"),
+    };
+    match (cls.changed_lines, cls.generated_lines) {
+        (Some(n), Some(g)) => {
+            let _ = writeln!(
+                s,
+                "  {n} changed lines in {files} ({g} generated left out); {}",
+                if cls.large {
+                    format!("large (past {})", cls.large_lines)
+                } else {
+                    format!("not large ({} or fewer)", cls.large_lines)
+                }
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                s,
+                "  size unread in {files}: no line counts for {}",
+                some_paths(&cls.unread_paths)
+            );
+        }
+    }
+    let touched: Vec<String> = cls
+        .touches
+        .iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(f, p)| format!("{f} ({})", some_paths(p)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  touches: {}",
+        if touched.is_empty() {
+            "nothing flagged".to_string()
+        } else {
+            touched.join("; ")
+        }
+    );
+    if let Some(slice) = &cls.security_slice {
+        let guard = if slice.guard_paths.is_empty() {
+            "kind security".to_string()
+        } else {
+            some_paths(&slice.guard_paths)
+        };
+        let _ = writeln!(
+            s,
+            "  security slice (advisory): {} lines past {}; {guard}",
+            slice.lines, slice.cap
+        );
+    }
+    if let Some(plan) = plan {
+        let _ = writeln!(
+            s,
+            "plan: {} member{}, about {} points{}",
+            plan.members.len(),
+            if plan.members.len() == 1 { "" } else { "s" },
+            plan.spend_estimate,
+            if plan.headroom.opus {
+                ""
+            } else {
+                "; no opus headroom"
+            }
+        );
+        let w = |f: fn(&crate::rules::plan::Member) -> usize| {
+            plan.members.iter().map(f).max().unwrap_or(0)
+        };
+        let (ws, wp, wt) = (
+            w(|m| m.shape.len()),
+            w(|m| m.profile.len()),
+            w(|m| m.seat.len()),
+        );
+        for m in &plan.members {
+            let mut line = format!(
+                "  {:ws$}  {:wp$}  {:wt$}  {}",
+                m.shape,
+                m.profile,
+                m.seat,
+                if m.blocking { "blocking" } else { "advisory" }
+            );
+            if let Some(from) = &m.downgraded_from {
+                let _ = write!(
+                    line,
+                    "  ({} {from})",
+                    if m.degraded {
+                        "degraded from"
+                    } else {
+                        "one opus member: instead of"
+                    }
+                );
+            }
+            let _ = writeln!(s, "{line}  [{}]", m.reason);
+        }
+    }
+    s
+}

@@ -1,0 +1,601 @@
+//! `panel-judge --contract pr`: one reviewer per plan member, all at once, each in its own
+//! detached checkout of the head; one `pr-verdict` record per member as it ends.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value};
+
+use crate::contracts::pr::block::{self, Target};
+use crate::contracts::pr::brief;
+use crate::engine::ask::{Done, Job, Launcher, Mode};
+use crate::engine::checkout::{self, Worktree};
+use crate::engine::harness::Seat;
+use crate::records::input::Input;
+use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
+use crate::records::{Status, Usage};
+use crate::rules::plan::{Member, PanelPlan};
+use crate::rules::pr::accept::{self, PrStatus};
+
+/// The largest diff shown in a brief; a larger one is listed by file only.
+pub const MAX_BRIEF_DIFF: usize = 60_000;
+
+/// Reads the `plan` record from pr-classify's output (a `pr-class` record may come first).
+pub fn read_plan(path: &str) -> Result<PanelPlan> {
+    let mut input = Input::open(path)?;
+    let mut buf = String::new();
+    let mut plan = None;
+    while input.next_line(&mut buf)? {
+        if buf.trim().is_empty() {
+            continue;
+        }
+        let value = crate::records::strict::value(&buf)
+            .map_err(|e| anyhow::anyhow!("{}: not a JSON record: {e}", input.at()))?;
+        match value.get("type").and_then(Value::as_str) {
+            Some("plan") if plan.is_some() => bail!("{}: a second plan record", input.at()),
+            Some("plan") => {
+                plan = Some(
+                    crate::records::strict::from_value::<PanelPlan>(value).map_err(|e| {
+                        anyhow::anyhow!("{}: a plan record that does not fit: {e}", input.at())
+                    })?,
+                )
+            }
+            Some("pr-class") => {}
+            Some(other) => bail!(
+                "{}: a {other} record; {}",
+                input.at(),
+                crate::records::destination(other)
+            ),
+            None => bail!("{}: a record without a \"type\"", input.at()),
+        }
+    }
+    plan.with_context(|| {
+        format!(
+            "{}: no plan record (make one with pr-classify --plan)",
+            input.name
+        )
+    })
+}
+
+/// The PR and head a plan reviews.
+pub fn target(plan: &PanelPlan) -> Target {
+    Target {
+        repo: plan.repo.clone(),
+        pr: plan.pr,
+        head: plan.head.clone(),
+    }
+}
+
+/// Whether a record kept from an earlier run answers for this member of this plan.
+pub fn reusable(rec: &PrVerdictRecord, plan: &PanelPlan, m: &Member) -> bool {
+    rec.kind == VERDICT_TYPE
+        && rec.member == m.name
+        && rec.repo.eq_ignore_ascii_case(&plan.repo)
+        && rec.pr == plan.pr
+        && rec.head == plan.head
+        && rec.brief_hash == brief::brief_hash(&m.brief_id)
+        && rec.status.answered()
+}
+
+fn kept_record(run: &Path, plan: &PanelPlan, m: &Member) -> Option<PrVerdictRecord> {
+    let text = std::fs::read_to_string(run.join(&m.name).join("record.json")).ok()?;
+    let rec: PrVerdictRecord = crate::records::strict::from_str(text.trim()).ok()?;
+    reusable(&rec, plan, m).then_some(rec)
+}
+
+/// The record of a member before it ends.
+fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRecord {
+    PrVerdictRecord {
+        kind: VERDICT_TYPE.into(),
+        member: m.name.clone(),
+        reviewer: m.name.clone(),
+        shape: m.shape.clone(),
+        brief_id: m.brief_id.clone(),
+        brief_hash: brief::brief_hash(&m.brief_id),
+        profile: m.profile.clone(),
+        seat: m.seat.clone(),
+        harness: seat.harness.name.clone(),
+        model: seat.model.clone(),
+        blocking: m.blocking,
+        degraded: m.degraded,
+        repo: plan.repo.clone(),
+        pr: plan.pr,
+        head: plan.head.clone(),
+        verdict: None,
+        status: PrStatus::Failed,
+        reason: None,
+        ci_policy: None,
+        defect_class: None,
+        findings: Vec::new(),
+        findings_truncated: false,
+        follow_ups: Vec::new(),
+        follow_ups_warning: None,
+        resets_at: None,
+        excerpt: None,
+        tool_calls: Vec::new(),
+        corrected: false,
+        launches: 0,
+        duration_ms: 0,
+        usage: None,
+        run: run.display().to_string(),
+    }
+}
+
+/// The check the launcher applies to a reviewer's reply: any text the reviewer wrote passes
+/// to acceptance; an empty reply, or one that is the harness's own error notice and no verdict,
+/// fails, so the launcher reads the harness's status from its output.
+fn reply_check(seat: &Seat) -> impl Fn(&Map<String, Value>) -> Result<(), String> + Sync + use<> {
+    let harness = seat.harness.clone();
+    move |obj: &Map<String, Value>| {
+        let text = obj.get("text").and_then(Value::as_str).unwrap_or_default();
+        if text.trim().is_empty() {
+            return Err("no answer".into());
+        }
+        if block::parse_verdict_block(text).verdict.is_none()
+            && harness.classify_error(text, "").is_some()
+        {
+            return Err("the harness's own notice, no verdict".into());
+        }
+        Ok(())
+    }
+}
+
+/// A status of the launcher as a member's status.
+fn status_of(s: Status) -> PrStatus {
+    match s {
+        Status::Ok | Status::Unreadable => PrStatus::Malformed,
+        Status::Timeout => PrStatus::Timeout,
+        Status::Failed => PrStatus::Failed,
+        Status::NotFound => PrStatus::NotFound,
+        Status::UsageLimit => PrStatus::UsageLimit,
+        Status::RateLimited => PrStatus::RateLimited,
+        Status::Interrupted => PrStatus::Interrupted,
+    }
+}
+
+/// A usage limit counts as the harness's own only when the harness also failed: a model can
+/// write the words, but it cannot set its harness's exit status.
+pub fn usage_limit_from_harness(done: &Done) -> bool {
+    done.status == Status::UsageLimit && done.exit_code != Some(0)
+}
+
+/// The reset time of a usage limit, read from the attempt's whole output in the run folder
+/// (the launcher's cause is cut short), else from the cause.
+fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
+    let dir = run
+        .join(job)
+        .join(format!("attempt-{}", done.attempts.max(1)));
+    ["stderr", "stdout"]
+        .iter()
+        .find_map(|f| accept::reset_time(&std::fs::read_to_string(dir.join(f)).ok()?))
+        .or_else(|| done.cause.as_deref().and_then(accept::reset_time))
+}
+
+/// One member from its first launch to its record: one correction for a refused block, one
+/// fresh `-r2` reviewer after silence, a refusal for a changed checkout.
+pub fn review_member(
+    launcher: &Launcher,
+    run: &Path,
+    rec: PrVerdictRecord,
+    seat: &Seat,
+    target: &Target,
+    prompt: &str,
+    checkout: &Path,
+) -> PrVerdictRecord {
+    let started = Instant::now();
+    let mut rec = rec;
+    let finish = |mut rec: PrVerdictRecord| {
+        rec.duration_ms = started.elapsed().as_millis() as u64;
+        rec
+    };
+    let before = match checkout::snapshot(checkout) {
+        Ok(s) => s,
+        Err(e) => {
+            rec.reason = Some(format!("cannot read the checkout: {e:#}"));
+            return finish(rec);
+        }
+    };
+    let check = reply_check(seat);
+    let mut job_name = rec.member.clone();
+    let mut job_prompt = prompt.to_string();
+    let mut calls: Option<Vec<String>> = None;
+    loop {
+        let job = Job {
+            name: job_name.clone(),
+            seat: seat.clone(),
+            prompt: job_prompt.clone(),
+            schema: Value::Object(Map::new()),
+            mode: Mode::Reviewer {
+                checkout: checkout.to_path_buf(),
+            },
+            retries: Some(0),
+        };
+        let done = launcher.ask(&job, &check);
+        rec.launches += 1;
+        if let Some(u) = &done.usage {
+            rec.usage.get_or_insert_with(Usage::default).add(u);
+        }
+        if let Some(c) = &done.tool_calls {
+            calls.get_or_insert_with(Vec::new).extend(c.iter().cloned());
+        }
+        rec.tool_calls = calls.clone().unwrap_or_default();
+        match checkout::snapshot(checkout) {
+            Ok(after) => {
+                if let Some(what) = checkout::changes(&before, &after) {
+                    rec.status = PrStatus::CheckoutChanged;
+                    rec.reason = Some(what);
+                    return finish(rec);
+                }
+            }
+            Err(e) => {
+                rec.status = PrStatus::CheckoutChanged;
+                rec.reason = Some(format!(
+                    "the checkout cannot be read after the reviewer: {e:#}"
+                ));
+                return finish(rec);
+            }
+        }
+        let text = done
+            .answer
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let refused = match (done.status, text) {
+            (Status::Ok, Some(text)) => match accept::accept_verdict(&text, target, calls.as_deref()) {
+                Ok(a) => {
+                    rec.status = PrStatus::Ok;
+                    rec.verdict = Some(a.verdict);
+                    rec.reason = None;
+                    rec.excerpt = None;
+                    rec.ci_policy = a.ci_policy;
+                    rec.defect_class = a.defect_class;
+                    rec.findings = a.findings;
+                    rec.findings_truncated = a.findings_truncated;
+                    rec.follow_ups = a.follow_ups;
+                    rec.follow_ups_warning = a.follow_ups_warning.map(str::to_string);
+                    return finish(rec);
+                }
+                Err(r) => {
+                    rec.excerpt = Some(crate::engine::extract::excerpt(&text, 300));
+                    r
+                }
+            },
+            (Status::UsageLimit, _) if usage_limit_from_harness(&done) => {
+                rec.status = PrStatus::UsageLimit;
+                rec.reason = Some(accept::USAGE_LIMIT_REASON.into());
+                rec.excerpt = done.cause.clone();
+                rec.resets_at = resets_at(&done, run, &job_name);
+                return finish(rec);
+            }
+            (Status::UsageLimit, _) => accept::Refused {
+                status: PrStatus::Malformed,
+                reason: "usage-limit-words: the reviewer wrote a usage-limit notice; the harness did not fail"
+                    .into(),
+            },
+            (Status::Ok | Status::Unreadable, _) => accept::Refused {
+                status: PrStatus::Malformed,
+                reason: format!(
+                    "no-verdict: {}",
+                    done.cause.clone().unwrap_or_else(|| "no answer".into())
+                ),
+            },
+            (Status::Timeout, _) if rec.reviewer == rec.member => {
+                // Silence: one fresh reviewer, with the brief alone.
+                rec.reviewer = fresh_name(&rec.member);
+                job_name = rec.reviewer.clone();
+                job_prompt = prompt.to_string();
+                calls = None;
+                continue;
+            }
+            (status, _) => {
+                rec.status = status_of(status);
+                rec.reason = done.cause.clone();
+                rec.excerpt = done.excerpt.clone();
+                return finish(rec);
+            }
+        };
+        if refused.status == PrStatus::Malformed && !rec.corrected {
+            rec.corrected = true;
+            job_name = format!("{}-correction", rec.reviewer);
+            job_prompt = format!(
+                "{prompt}{}",
+                brief::correction_prompt(&refused.reason, target)
+            );
+            continue;
+        }
+        rec.status = refused.status;
+        rec.reason = Some(refused.reason);
+        return finish(rec);
+    }
+}
+
+/// The seed's name for the fresh reviewer that replaces a silent member.
+pub fn fresh_name(member: &str) -> String {
+    format!("{member}-r2")
+}
+
+/// A fresh folder under the temporary folder for the run's checkouts.
+fn checkouts_dir() -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for _ in 0..100 {
+        let nonce = crate::contracts::prompt::nonce_for("");
+        let dir = base.join(format!("panel-pr.{}", &nonce[..8]));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).context("cannot create a folder for the checkouts"),
+        }
+    }
+    bail!("no free name for the checkouts' folder")
+}
+
+/// Removes the checkouts' folder after its worktrees.
+struct Checkouts {
+    dir: PathBuf,
+    trees: Vec<Worktree>,
+}
+
+impl Drop for Checkouts {
+    fn drop(&mut self) {
+        self.trees.clear();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `--contract pr` run of panel-judge.
+pub fn judge(
+    plan_path: &str,
+    repo: &Path,
+    dry_run: bool,
+    mut launcher: Launcher,
+) -> Result<ExitCode> {
+    let plan = read_plan(plan_path)?;
+    if plan.members.is_empty() {
+        bail!("{plan_path}: the plan has no members");
+    }
+    let target = target(&plan);
+    let seats = plan
+        .members
+        .iter()
+        .map(|m| {
+            let seat = launcher.seat(&m.seat).with_context(|| format!("member {}", m.name))?;
+            if seat.harness.reviewer.is_none() {
+                bail!(
+                    "member {}: harness {} has no reviewer mode, so it cannot read a checkout (claude and codex can)",
+                    m.name,
+                    seat.harness.name
+                );
+            }
+            Ok(seat)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let repo = repo
+        .canonicalize()
+        .with_context(|| format!("{}: no such repository", repo.display()))?;
+    checkout::git(&repo, &["rev-parse", "--git-dir"])
+        .with_context(|| format!("{}: not a git repository", repo.display()))?;
+    let change = checkout::change(&repo, plan.base.as_deref(), &plan.head, MAX_BRIEF_DIFF);
+    let nonce = crate::contracts::prompt::nonce_for(change.diff.as_deref().unwrap_or(""));
+    let prompt_for = |m: &Member, dir: &Path| {
+        brief::shape_brief(
+            &m.brief_id,
+            &target,
+            &dir.display().to_string(),
+            &change,
+            &nonce,
+        )
+    };
+    if dry_run {
+        let notional = std::env::temp_dir().join("panel-pr.CHECKOUT");
+        let mut out = std::io::stdout().lock();
+        for (m, seat) in plan.members.iter().zip(&seats) {
+            let dir = notional.join(&m.name);
+            let job = Job {
+                name: m.name.clone(),
+                seat: seat.clone(),
+                prompt: prompt_for(m, &dir),
+                schema: Value::Object(Map::new()),
+                mode: Mode::Reviewer { checkout: dir },
+                retries: Some(0),
+            };
+            writeln!(out, "{}", launcher.command_line(&job)?)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let run = launcher.start()?.to_path_buf();
+    let kept: Vec<Option<PrVerdictRecord>> = plan
+        .members
+        .iter()
+        .map(|m| kept_record(&run, &plan, m))
+        .collect();
+    let to_run: Vec<usize> = (0..plan.members.len())
+        .filter(|&i| kept[i].is_none())
+        .collect();
+    launcher.check_executables(to_run.iter().map(|&i| &seats[i]))?;
+    crate::engine::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
+    crate::engine::launch::stop_when_stdout_closes();
+
+    let mut out = crate::records::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
+    let progress = std::io::stderr().is_terminal();
+    let mut emit = |rec: &PrVerdictRecord, fresh: bool| -> Result<()> {
+        let line = serde_json::to_string(rec)?;
+        if fresh {
+            let dir = run.join(&rec.member);
+            if crate::engine::run_folder::dir(&dir) {
+                crate::engine::run_folder::file(&dir.join("record.json"), format!("{line}\n"));
+            }
+        }
+        if progress {
+            let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
+            let how = if fresh {
+                format!("{:.1}s", rec.duration_ms as f64 / 1000.0)
+            } else {
+                "kept".into()
+            };
+            eprintln!("panel-judge: {} {what} ({how})", rec.member);
+        }
+        out.emit(&line)
+    };
+    for rec in kept.iter().flatten() {
+        emit(rec, false)?;
+    }
+    let mut checkouts = Checkouts {
+        dir: checkouts_dir()?,
+        trees: Vec::new(),
+    };
+    let mut work = Vec::new();
+    for &i in &to_run {
+        let m = &plan.members[i];
+        let tree = Worktree::add(&repo, &checkouts.dir.join(&m.name), &plan.head)?;
+        let prompt = prompt_for(m, &tree.dir);
+        work.push((i, tree.dir.clone(), prompt));
+        checkouts.trees.push(tree);
+    }
+    let workers = launcher.opts.jobs.unwrap_or(work.len()).max(1);
+    let mut failure = None;
+    let launcher = &launcher;
+    crate::engine::fanout::run(
+        work,
+        workers,
+        |_, (i, dir, prompt)| {
+            let m = &plan.members[i];
+            let rec = record(&plan, m, &seats[i], &run);
+            review_member(launcher, &run, rec, &seats[i], &target, &prompt, &dir)
+        },
+        |_, rec| {
+            if let Err(e) = emit(&rec, true) {
+                failure.get_or_insert(e);
+            }
+        },
+    );
+    drop(checkouts);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    eprintln!("pr verdicts: {}", run.display());
+    Ok(match crate::engine::launch::stopped() {
+        Some(crate::engine::launch::SIGPIPE) | None => ExitCode::SUCCESS,
+        Some(sig) => ExitCode::from(128 + sig as u8),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::harness::Table;
+    use std::collections::BTreeMap;
+
+    fn plan() -> PanelPlan {
+        let text = r#"{"type":"plan","repo":"acme/app","pr":7,"head":"0123456789abcdef","base":null,"kind":null,
+            "class":"standard","headroom":{"opus":true},"members":[{"name":"rp-acme-app-7-01234567-correctness",
+            "shape":"correctness","briefId":"correctness","profile":"bd-reviewer","seat":"claude:sonnet",
+            "blocking":true,"degraded":false,"reason":"always"}],"spendEstimate":1,"sonnetFor":{}}"#;
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn seat() -> Seat {
+        Seat::parse("claude:sonnet", &Table::builtin(), &BTreeMap::new()).unwrap()
+    }
+
+    #[test]
+    fn a_kept_record_is_reused_only_for_the_same_input_and_an_answer() {
+        let p = plan();
+        let m = &p.members[0];
+        let mut rec = record(&p, m, &seat(), Path::new("/run"));
+        rec.status = PrStatus::Ok;
+        assert!(reusable(&rec, &p, m));
+        let mut other = rec.clone();
+        other.repo = "ACME/app".into();
+        assert!(reusable(&other, &p, m), "repository case is ignored");
+        for change in [
+            |r: &mut PrVerdictRecord| r.head = "f".repeat(16),
+            |r: &mut PrVerdictRecord| r.pr = Some(8),
+            |r: &mut PrVerdictRecord| r.brief_hash = "sha256:old".into(),
+            |r: &mut PrVerdictRecord| r.status = PrStatus::Timeout,
+            |r: &mut PrVerdictRecord| r.status = PrStatus::Interrupted,
+            |r: &mut PrVerdictRecord| r.status = PrStatus::UsageLimit,
+        ] {
+            let mut r = rec.clone();
+            change(&mut r);
+            assert!(!reusable(&r, &p, m), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn the_fresh_reviewer_is_named_r2() {
+        assert_eq!(
+            fresh_name("rp-acme-app-7-01234567-tests"),
+            "rp-acme-app-7-01234567-tests-r2"
+        );
+    }
+
+    #[test]
+    fn a_usage_limit_is_the_harness_s_only_when_it_failed() {
+        let mut done = Done {
+            answer: None,
+            status: Status::UsageLimit,
+            cause: None,
+            excerpt: None,
+            attempts: 1,
+            duration: std::time::Duration::ZERO,
+            exit_code: Some(1),
+            usage: None,
+            tool_calls: None,
+        };
+        assert!(usage_limit_from_harness(&done));
+        done.exit_code = Some(0);
+        assert!(!usage_limit_from_harness(&done));
+        done.exit_code = None;
+        assert!(
+            usage_limit_from_harness(&done),
+            "killed by a signal: not the model's doing"
+        );
+    }
+
+    #[test]
+    fn the_reply_check_hands_the_harness_its_own_notices() {
+        let check = reply_check(&seat());
+        let obj = |t: &str| {
+            let mut m = Map::new();
+            m.insert("text".into(), Value::String(t.into()));
+            m
+        };
+        assert!(check(&obj("I looked; it is fine.")).is_ok());
+        assert!(check(&obj("Verdict: MERGE\nAPI Error: none here")).is_ok());
+        assert!(check(&obj("  ")).is_err());
+        assert!(check(&obj("Claude AI usage limit reached|1767225600")).is_err());
+    }
+
+    #[test]
+    fn the_plan_is_read_after_its_pr_class_record() {
+        let dir = std::env::temp_dir().join(format!("panel-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("plan.jsonl");
+        let plan_line = serde_json::to_string(&plan()).unwrap();
+        std::fs::write(&path, format!("{{\"type\":\"pr-class\"}}\n{plan_line}\n")).unwrap();
+        assert_eq!(read_plan(path.to_str().unwrap()).unwrap(), plan());
+        std::fs::write(&path, "{\"type\":\"pr-class\"}\n").unwrap();
+        assert!(
+            read_plan(path.to_str().unwrap())
+                .unwrap_err()
+                .to_string()
+                .contains("no plan record")
+        );
+        std::fs::write(&path, "{\"type\":\"verdict\"}\n").unwrap();
+        let err = read_plan(path.to_str().unwrap()).unwrap_err().to_string();
+        assert!(err.contains("line 1: a verdict record"), "{err}");
+        // A key given twice is not read as the last of the two.
+        let twice = plan_line.replacen("{", "{\"type\":\"plan\",", 1);
+        std::fs::write(&path, format!("{twice}\n")).unwrap();
+        let err = read_plan(path.to_str().unwrap()).unwrap_err().to_string();
+        assert!(
+            err.contains("line 1: not a JSON record: duplicate field `type`"),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

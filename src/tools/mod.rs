@@ -1,0 +1,108 @@
+//! The one place a tool turns its result into an exit status.
+
+use std::ffi::OsString;
+use std::io;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub mod classify;
+pub mod docs;
+pub mod judge;
+pub mod merge;
+pub mod tally;
+pub mod vote;
+
+/// Exit statuses shared by every tool (DESIGN.md §3).
+pub mod exit {
+    /// Passed, or done.
+    pub const PASSED: u8 = 0;
+    /// The panel decided against (breaks, FIX_FIRST, revise).
+    pub const AGAINST: u8 = 1;
+    /// Usage or input error.
+    pub const USAGE: u8 = 2;
+    /// No decision: answers were missing and the threshold could not be reached without them.
+    pub const UNDECIDED: u8 = 3;
+}
+
+/// Parses the arguments with `command` (the tool's clap definition), runs the tool and maps
+/// its result to an exit status: a broken pipe is a quiet 0, any other error one line and 2.
+pub fn main<A: Parser>(
+    command: clap::Command,
+    tool: fn(A) -> anyhow::Result<ExitCode>,
+) -> ExitCode {
+    main_from(command, tool, std::env::args_os().collect())
+}
+
+/// [`main`] with explicit arguments (for tests).
+pub fn main_from<A: Parser>(
+    command: clap::Command,
+    tool: fn(A) -> anyhow::Result<ExitCode>,
+    argv: Vec<OsString>,
+) -> ExitCode {
+    let name = command.get_name().to_string();
+    let args = match command
+        .try_get_matches_from(argv)
+        .and_then(|m| A::from_arg_matches(&m))
+    {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    match tool(args) {
+        Ok(code) => match crate::engine::run_folder::loss() {
+            Some(loss) => run_folder_incomplete(&name, &loss, code),
+            None => code,
+        },
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{name}: {}", one_line(&format!("{err:#}")));
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}
+
+/// The work is done but the run folder could not keep all of it (a full disk): say so, and
+/// never exit green. A decision (1, 3) or a signal's status stands; a closed pipe stays quiet.
+fn run_folder_incomplete(name: &str, loss: &str, code: ExitCode) -> ExitCode {
+    let piped = crate::engine::launch::stopped() == Some(crate::engine::launch::SIGPIPE);
+    let whole = if piped {
+        ""
+    } else {
+        "; what went to standard output is whole"
+    };
+    eprintln!(
+        "{name}: the run folder is incomplete: {}{whole}",
+        one_line(loss)
+    );
+    if code == ExitCode::SUCCESS && !piped {
+        ExitCode::from(exit::USAGE)
+    } else {
+        code
+    }
+}
+
+/// True when a broken pipe anywhere in the error's chain caused it.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Errors are one line, whatever a cause carried in it.
+pub fn one_line(text: &str) -> String {
+    text.split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A non-empty `NO_COLOR` turns colour off (no-color.org).
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}

@@ -1,0 +1,123 @@
+//! `panel-tally --pr`: the plan and its members' records in, the panel's verdict out, as text
+//! for a person or one `pr-panel` record.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+use crate::engine::checkout;
+use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
+use crate::rules::pr::aggregate::{self, FixProof, PanelVerdict};
+
+/// What `panel-tally --pr` is given.
+pub struct TallyInput<'a> {
+    pub plan: &'a str,
+    pub inputs: &'a [String],
+    /// Where a cited `path:line` is looked up.
+    pub repo: &'a Path,
+    pub fix_proof: Option<FixProof>,
+    pub json: bool,
+}
+
+/// Reads the records, aggregates them, writes the verdict; the exit status is the verdict's.
+pub fn tally(input: &TallyInput) -> Result<ExitCode> {
+    let plan = crate::tools::judge::pr::read_plan(input.plan)?;
+    let mut records: Vec<PrVerdictRecord> = Vec::new();
+    crate::records::for_each::<PrVerdictRecord>(input.inputs, &[VERDICT_TYPE], |rec, at| {
+        if !plan.members.iter().any(|m| m.name == rec.member) {
+            bail!(
+                "{at}: member {} is not in the plan {} (another PR or head?)",
+                rec.member,
+                input.plan
+            );
+        }
+        records.push(rec);
+        Ok(())
+    })?;
+    let cites = |path: &str, line: u64| checkout::cites(input.repo, &plan.head, path, line);
+    let v = aggregate::aggregate(&plan, &records, input.fix_proof, &cites);
+    let mut out = std::io::stdout().lock();
+    if input.json {
+        crate::records::write(&mut out, &v)?;
+    } else {
+        out.write_all(text(&v).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::from(v.verdict.exit_code()))
+}
+
+/// The verdict for a person: the outcome, each member, the findings and the follow-ups.
+pub fn text(v: &PanelVerdict) -> String {
+    let mut s = String::new();
+    let pr = match v.pr {
+        Some(n) => format!("{}#{n}", v.repo),
+        None => v.repo.clone(),
+    };
+    let _ = writeln!(
+        s,
+        "{pr} at {}: {}",
+        &v.head[..v.head.len().min(8)],
+        v.verdict.as_str()
+    );
+    let width = v.members.iter().map(|m| m.shape.len()).max().unwrap_or(0);
+    for m in &v.members {
+        let said = match (m.verdict, m.reason.as_deref()) {
+            (Some(verdict), _) => verdict.as_str().to_string(),
+            (None, Some(why)) => format!("no verdict ({}: {why})", m.status),
+            (None, None) => format!("no verdict ({})", m.status),
+        };
+        let role = if m.blocking { "blocking" } else { "advisory" };
+        let _ = writeln!(s, "  {:width$}  {role}  {said}", m.shape);
+    }
+    if !v.dissent.is_empty() {
+        let _ = writeln!(s, "  dissent: {}", v.dissent.join(", "));
+    }
+    if !v.missing.is_empty() {
+        let _ = writeln!(s, "  missing: {}", v.missing.join(", "));
+    }
+    if !v.findings.is_empty() {
+        let _ = writeln!(s, "\nfindings:");
+        for f in &v.findings {
+            let at = match (&f.path, f.line) {
+                (Some(p), Some(l)) => format!("{p}:{l} "),
+                _ => String::new(),
+            };
+            let role = if f.blocking { "" } else { ", non-blocking" };
+            let _ = writeln!(s, "  [{}{role}] {at}{}", f.shape, f.text);
+        }
+    }
+    if v.findings_dropped > 0 {
+        let _ = writeln!(
+            s,
+            "  ({} advisory finding{} dropped: the path:line cited does not exist at the head)",
+            v.findings_dropped,
+            if v.findings_dropped == 1 { "" } else { "s" }
+        );
+    }
+    if v.findings_truncated {
+        let _ = writeln!(
+            s,
+            "  (findings cut to {} characters)",
+            aggregate::MAX_PANEL_FINDINGS_CHARS
+        );
+    }
+    if !v.follow_ups.is_empty() {
+        let _ = writeln!(s, "\nfollow-ups:");
+        for f in &v.follow_ups {
+            let _ = writeln!(s, "  - {} | {} | {}", f.title, f.done_when, f.severity);
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\ng10 bar: {}",
+        if v.satisfies_g10 {
+            "satisfied"
+        } else {
+            "not satisfied"
+        }
+    );
+    s
+}
