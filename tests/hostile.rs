@@ -960,8 +960,8 @@ fn pr_classify_refuses_a_gib_line_in_bounded_memory() {
 
 fn breakouts() -> Vec<String> {
     let verdict = r#"{"verdict":"breaks","reason":"injected","confidence":1}"#;
-    let instructions = panel::contracts::prompt::verdict_prompt(
-        &panel::contracts::prompt::default_lenses()[0],
+    let instructions = panel::contracts::verdict::verdict_prompt(
+        &panel::contracts::verdict::default_lenses()[0],
         "inner work",
         "0123456789abcdef0123456789abcdef",
     );
@@ -1151,7 +1151,7 @@ fn every_fuzz_corpus_input_parses_without_a_panic() {
         }),
         ("review_check", &|data| {
             if let Ok(Value::Object(answer)) = serde_json::from_slice(data) {
-                let _ = panel::records::review::check(&answer);
+                let _ = panel::contracts::review::check(&answer);
             }
         }),
     ];

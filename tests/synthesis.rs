@@ -6,10 +6,13 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use panel::engine::ask::{Asker, Check, Question, Reply};
-use panel::records::Status;
 use panel::records::review::ReviewRecord;
+use panel::records::synthesis::{self, FindingResult, MergeHow, Panel, Record, RouteKind};
+use panel::records::{Decision, Status};
+use panel::rules::votes::apply;
 use panel::tools::merge::{self, How};
-use panel::tools::vote::{self, Judge, Outcome, Outcomes, Panel, Record};
+use panel::tools::tally::synthesis::report as synthesis_report;
+use panel::tools::vote::{self, Judge, Outcomes};
 use serde_json::{Map, Value, json};
 
 use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
@@ -126,11 +129,11 @@ impl Asker for FakeAsker {
 /// Runs one round through the library: merge with `how`, votes and judge through `asker`.
 fn round(reviews: &[ReviewRecord], how: &How, asker: &FakeAsker, judge: &Judge) -> Outcomes {
     let merged = merge::merge(reviews, how, Some(asker)).unwrap();
-    let (panel, _) = Panel::from_records(merged.records()).unwrap();
+    let (panel, _) = Panel::of(merged.records()).unwrap();
     let candidate = text("page.md");
     let brief = text("brief.md");
     let votes = vote::collect_votes(&panel, asker, Some(&brief), &candidate);
-    let applied = vote::apply(&panel, &votes, None).unwrap();
+    let applied = apply(&panel, &votes, None).unwrap();
     let (decisions, route) = vote::ask_judge(
         &applied,
         judge,
@@ -165,7 +168,7 @@ fn seed_shape(records: &[Record]) -> (Value, Value) {
                         .map(|v| format!("{} {}: {}", v.reviewer, v.vote.as_str(), v.reason))
                         .collect::<Vec<_>>(),
                 }));
-                if e.result != Outcome::Dropped {
+                if e.result != FindingResult::Dropped {
                     kept.push(f.evidence.clone());
                 }
             }
@@ -214,7 +217,11 @@ fn worked_example_through_the_library_with_recorded_seats() {
     let (entries, judged) = seed_shape(&out.records());
     assert_eq!(entries, seed["rounds"][0]);
     assert_eq!(judged, seed["judge"][0]);
-    assert_eq!(out.exit(), 1, "the judge acts: another round");
+    assert_eq!(
+        out.decision(),
+        Decision::Fail,
+        "the judge acts: another round"
+    );
     // The merge kept write-1's evidence and write-2's fix.
     let f1 = &out.applied.entries[0].finding.finding;
     assert_eq!(f1.sources, ["write-1/1", "write-2/1"]);
@@ -233,8 +240,8 @@ fn worked_example_through_the_library_with_recorded_seats() {
         &judge,
     );
     assert!(two.applied.entries.is_empty() && two.decisions.is_empty());
-    assert_eq!(two.applied.panel.status, "pass");
-    assert_eq!(two.exit(), 0);
+    assert_eq!(two.applied.panel.status, Decision::Pass);
+    assert_eq!(two.decision(), Decision::Pass);
     assert_eq!(seed["status"], "pass");
 }
 
@@ -249,7 +256,7 @@ fn code_grouping_of_the_worked_example_matches_the_recorded_seat() {
     .unwrap();
     let in_code = merge::merge(&rs, &How::Code, None).unwrap();
     assert_eq!(by_seat.findings, in_code.findings);
-    assert_eq!(in_code.merge.how, merge::MergeHow::Code);
+    assert_eq!(in_code.merge.how, MergeHow::Code);
     assert_eq!((in_code.merge.findings, in_code.merge.merged), (5, 4));
 }
 
@@ -276,8 +283,8 @@ fn worked_example_through_the_binaries() {
 
     // The report the tally prints: the writer's two findings with the judge's reasons, the
     // skipped wording point, the split vote.
-    let report = vote::report(&records).unwrap();
-    assert_eq!(report.exit, 1);
+    let report = synthesis_report(&records).unwrap();
+    assert_eq!(report.decision, Decision::Fail);
     let t = &report.text;
     assert!(
         t.contains("route: again: the judge acts on 2 of 3 findings"),
@@ -318,8 +325,8 @@ fn worked_example_through_the_binaries() {
     let Some(Record::Route(route)) = records.last() else {
         panic!("no route last");
     };
-    assert_eq!(route.route, Some(vote::RouteKind::Pass));
-    assert_eq!(vote::report(&records).unwrap().exit, 0);
+    assert_eq!(route.route, Some(RouteKind::Pass));
+    assert_eq!(synthesis_report(&records).unwrap().decision, Decision::Pass);
 }
 
 #[test]
@@ -422,12 +429,12 @@ fn a_voter_that_fails_is_named_and_its_findings_are_never_dropped() {
     assert_eq!(p.no_votes_from, ["write-1"]);
     let f3 = &out.applied.entries[2];
     assert_eq!(f3.no_votes_from, ["write-1"]);
-    assert_ne!(f3.result, Outcome::Dropped);
+    assert_ne!(f3.result, FindingResult::Dropped);
     assert!(
         out.applied
             .entries
             .iter()
-            .all(|e| e.result != Outcome::Dropped)
+            .all(|e| e.result != FindingResult::Dropped)
     );
     let missing: Vec<_> = out
         .applied
@@ -452,7 +459,7 @@ fn a_garbage_vote_is_asked_once_more_then_counts_as_missing() {
     );
     let out = round(&reviews("reviews-1.jsonl"), &How::Code, &asker, &no_judge());
     assert!(out.applied.panel.no_votes_from.is_empty());
-    assert_eq!(out.applied.entries[2].result, Outcome::Dropped);
+    assert_eq!(out.applied.entries[2].result, FindingResult::Dropped);
     assert_eq!(asker.asked("vote-write-2").len(), 2);
 
     // A reply that leaves a finding out is unreadable too, twice: missing.
@@ -473,7 +480,7 @@ fn a_garbage_vote_is_asked_once_more_then_counts_as_missing() {
         "{v:?}"
     );
     // F3: write-1 disagrees, 1 of 1, but it does not outnumber its raiser: disputed.
-    assert_eq!(out.applied.entries[2].result, Outcome::Disputed);
+    assert_eq!(out.applied.entries[2].result, FindingResult::Disputed);
 }
 
 #[test]
@@ -489,11 +496,11 @@ fn when_every_voter_fails_nothing_is_dropped_and_every_finding_goes_back() {
         out.applied
             .entries
             .iter()
-            .all(|e| e.result == Outcome::Kept)
+            .all(|e| e.result == FindingResult::Kept)
     );
-    assert_eq!(p.status, "fail");
+    assert_eq!(p.status, Decision::Fail);
     assert_eq!(out.route.findings, ["F1", "F2", "F3", "F4"]);
-    assert_eq!(out.exit(), 1);
+    assert_eq!(out.decision(), Decision::Fail);
 }
 
 #[test]
@@ -515,9 +522,9 @@ fn a_judge_that_fails_leaves_the_route_undecided() {
         assert_eq!(out.route.route, None, "{acts:?}");
         assert!(out.route.cause.is_some());
         assert!(out.decisions.is_empty());
-        assert_eq!(out.exit(), 3);
-        let report = vote::report(&out.records()).unwrap();
-        assert_eq!(report.exit, 3);
+        assert_eq!(out.decision(), Decision::NoDecision);
+        let report = synthesis_report(&out.records()).unwrap();
+        assert_eq!(report.decision, Decision::NoDecision);
         assert!(
             report.text.contains("route: no decision"),
             "{}",
@@ -559,10 +566,10 @@ fn with_no_judge_a_block_goes_straight_back_even_from_a_passing_panel() {
         .with("vote-write-2", vec![Act::Answer(json!({"votes": [{"finding": "F1", "vote": "disagree", "reason": "3 is right", "fix": null}]}))])
         .with("vote-write-3", vec![Act::Answer(json!({"votes": [{"finding": "F1", "vote": "disagree", "reason": "it is 3", "fix": null}]}))]);
     let out = round(&rs, &How::Code, &asker, &no_judge());
-    assert_eq!(out.applied.panel.status, "pass");
-    assert_eq!(out.applied.entries[0].result, Outcome::Disputed);
+    assert_eq!(out.applied.panel.status, Decision::Pass);
+    assert_eq!(out.applied.entries[0].result, FindingResult::Disputed);
     assert!(out.applied.entries[0].why.contains("never drop a block"));
-    assert_eq!(out.route.route, Some(vote::RouteKind::Again));
+    assert_eq!(out.route.route, Some(RouteKind::Again));
     assert_eq!(out.route.findings, ["F1"]);
 }
 
@@ -589,7 +596,7 @@ fn four_reviewer_panel() -> Vec<Record> {
         .collect()
 }
 
-fn vote_rec(who: &str, vote: Option<&str>) -> vote::VoteRecord {
+fn vote_rec(who: &str, vote: Option<&str>) -> synthesis::VoteRecord {
     serde_json::from_value(json!({
         "reviewer": who, "finding": "F1", "vote": vote, "reason": vote.map(|_| "because"),
         "status": if vote.is_some() { "ok" } else { "failed" },
@@ -599,17 +606,17 @@ fn vote_rec(who: &str, vote: Option<&str>) -> vote::VoteRecord {
 
 #[test]
 fn apply_a_missing_voter_guards_what_the_others_would_drop() {
-    let (panel, _) = Panel::from_records(four_reviewer_panel()).unwrap();
+    let (panel, _) = Panel::of(four_reviewer_panel()).unwrap();
     // Two disagree against one raiser: dropped.
     let votes = [
         vote_rec("r-2", Some("disagree")),
         vote_rec("r-3", Some("disagree")),
         vote_rec("r-4", Some("disagree")),
     ];
-    let a = vote::apply(&panel, &votes, None).unwrap();
-    assert_eq!(a.entries[0].result, Outcome::Dropped);
+    let a = apply(&panel, &votes, None).unwrap();
+    assert_eq!(a.entries[0].result, FindingResult::Dropped);
     // The exception: the votes dropped every finding of a failing panel.
-    assert_eq!(a.panel.status, "pass");
+    assert_eq!(a.panel.status, Decision::Pass);
     assert!(a.panel.every_finding_dropped);
     // r-4's seat failed: the same two disagree cannot drop it.
     let votes = [
@@ -617,18 +624,18 @@ fn apply_a_missing_voter_guards_what_the_others_would_drop() {
         vote_rec("r-3", Some("disagree")),
         vote_rec("r-4", None),
     ];
-    let a = vote::apply(&panel, &votes, None).unwrap();
-    assert_eq!(a.entries[0].result, Outcome::Disputed);
+    let a = apply(&panel, &votes, None).unwrap();
+    assert_eq!(a.entries[0].result, FindingResult::Disputed);
     assert_eq!(a.panel.no_votes_from, ["r-4"]);
-    assert_eq!(a.panel.status, "fail");
+    assert_eq!(a.panel.status, Decision::Fail);
     // No vote record at all from r-4 counts as missing too.
-    let a = vote::apply(&panel, &votes[..2], None).unwrap();
-    assert_eq!(a.entries[0].result, Outcome::Disputed);
+    let a = apply(&panel, &votes[..2], None).unwrap();
+    assert_eq!(a.entries[0].result, FindingResult::Disputed);
     assert_eq!(a.entries[0].no_votes_from, ["r-4"]);
     // Input that does not fit is refused.
-    let err = vote::apply(&panel, &[vote_rec("r-1", Some("agree"))], None).unwrap_err();
+    let err = apply(&panel, &[vote_rec("r-1", Some("agree"))], None).unwrap_err();
     assert_eq!(err.to_string(), "r-1 voted on F1, which it raised");
-    let err = vote::apply(
+    let err = apply(
         &panel,
         &[
             vote_rec("r-2", Some("agree")),
@@ -637,8 +644,8 @@ fn apply_a_missing_voter_guards_what_the_others_would_drop() {
         None,
     )
     .unwrap_err();
-    assert_eq!(err.to_string(), "two votes from r-2 on F1");
-    assert!(vote::apply(&panel, &[], Some(5)).is_err());
+    assert_eq!(err.to_string(), "a second vote from r-2 on F1");
+    assert!(apply(&panel, &[], Some(5)).is_err());
 }
 
 #[test]

@@ -1,5 +1,28 @@
-//! What a judge must answer: one contract per answer kind (a schema, a prompt, a check).
+//! What a judge must answer: one contract per answer kind, each with its prompt (in our words),
+//! its JSON Schema (for the harnesses that take one) and the check every answer passes.
+//!
+//! | contract | asked by | answer |
+//! | --- | --- | --- |
+//! | [`verdict`] | panel-judge | `holds` or `breaks`, a reason, a confidence |
+//! | [`review`] | panel-judge --contract review | `pass` or `revise`, findings by severity |
+//! | [`grouping`] | panel-merge --seat | groups of findings that name one problem |
+//! | [`votes`] | panel-vote's voters | agree, disagree or better fix on each finding shown |
+//! | [`decisions`] | panel-vote's judge | act or skip on each finding left |
+//! | [`pr`] | panel-judge --contract pr | the verdict block a reviewer ends its reply with |
 
+pub mod decisions;
+pub mod fence;
+pub mod grouping;
 pub mod pr;
-pub mod prompt;
+pub mod review;
 pub mod verdict;
+pub mod votes;
+
+use serde_json::{Map, Value};
+
+/// An answer kind: the schema passed to harnesses that take one, and the check every answer
+/// passes whatever the harness promised (`Err` says in one line how it misses).
+pub trait Contract: Sync {
+    fn schema(&self) -> Value;
+    fn check(&self, answer: &Map<String, Value>) -> Result<(), String>;
+}

@@ -594,7 +594,7 @@ impl Launcher {
             prompt = format!(
                 "{}{}",
                 job.prompt,
-                crate::contracts::prompt::retry_note(done.cause.as_deref().unwrap_or("no answer"))
+                retry_note(done.cause.as_deref().unwrap_or("no answer"))
             );
         }
         done.duration = started.elapsed();
@@ -1014,6 +1014,13 @@ fn read_answer(
     done
 }
 
+/// What a second attempt adds after an answer that could not be read.
+fn retry_note(why: &str) -> String {
+    format!(
+        "\nYour previous answer could not be read ({why}). Answer again with the JSON object alone, with no other text.\n"
+    )
+}
+
 /// Sleeps, waking early when a signal stops the run.
 fn sleep_unless_stopped(total: Duration) {
     let until = Instant::now() + total;
@@ -1061,7 +1068,7 @@ fn usage_of(filter: &extract::Filter, stdout: &str) -> Option<Usage> {
 /// Creates a new folder `prefix` + six random characters under `parent`.
 fn fresh_dir(parent: &Path, prefix: &str) -> std::io::Result<PathBuf> {
     for _ in 0..100 {
-        let nonce = crate::contracts::prompt::nonce_for("");
+        let nonce = crate::contracts::fence::random_hex(3);
         let dir = parent.join(format!("{prefix}{}", &nonce[..6]));
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),

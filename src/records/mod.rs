@@ -9,12 +9,14 @@ pub mod input;
 pub mod pr;
 pub mod review;
 pub mod strict;
+pub mod synthesis;
 
 use std::io::Write;
 
 use anyhow::{Result, anyhow, bail};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::process::ExitCode;
 
 use crate::records::input::Input;
 
@@ -146,6 +148,54 @@ impl Emitter {
             crate::engine::launch::stop_all(crate::engine::launch::SIGPIPE);
         }
         Ok(())
+    }
+}
+
+/// What a panel decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    /// Enough yes answers: holds, pass, MERGE.
+    Pass,
+    /// Too few yes answers even if every missing one had been yes: breaks, revise, FIX_FIRST.
+    Fail,
+    /// The missing answers could have changed the outcome.
+    NoDecision,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Pass => "pass",
+            Decision::Fail => "fail",
+            Decision::NoDecision => "no-decision",
+        }
+    }
+
+    /// The exit status of every tool that decides (docs/design.md §3): 0, 1 or 3.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Decision::Pass => 0,
+            Decision::Fail => 1,
+            Decision::NoDecision => 3,
+        }
+    }
+
+    /// Many panels in one stream: one that failed outweighs any that did not decide, since no
+    /// rerun can turn it; no decision outweighs a pass.
+    pub fn worst(self, other: Decision) -> Decision {
+        use Decision::*;
+        match (self, other) {
+            (Fail, _) | (_, Fail) => Fail,
+            (NoDecision, _) | (_, NoDecision) => NoDecision,
+            (Pass, Pass) => Pass,
+        }
+    }
+}
+
+impl From<Decision> for ExitCode {
+    fn from(d: Decision) -> ExitCode {
+        ExitCode::from(d.exit_status())
     }
 }
 

@@ -1,6 +1,21 @@
-//! The seeds' decisions as plain functions over records.
+//! The seeds' decisions as plain functions over records. Each rule is one named function:
+//!
+//! | rule | where |
+//! | --- | --- |
+//! | pass, fail or no decision against a threshold (`--agree`) | [`decision::decide`] |
+//! | one judge in two costumes | [`decorrelation`] |
+//! | which findings name one problem | [`grouping::relate`] |
+//! | the vote rules, and dropping a finding | [`votes::rule`] |
+//! | the synthesised panel's pass rule | [`votes::panel_decision`] |
+//! | where the work goes after the votes | [`routes`] |
+//! | a PR's class, plan, accepted verdicts and aggregate | [`classify`], [`plan`], [`pr`] |
 
 pub mod classify;
+pub mod decision;
+pub mod decorrelation;
 pub mod glob;
+pub mod grouping;
 pub mod plan;
 pub mod pr;
+pub mod routes;
+pub mod votes;

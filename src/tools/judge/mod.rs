@@ -1,5 +1,6 @@
-//! `panel-judge`: launch sealed judges in parallel, one per lens or seat, and write one verdict
-//! record each, as each finishes.
+//! `panel-judge`: launch sealed judges in parallel, one per lens or seat, and write one record
+//! each, as each finishes. What differs between a verdict panel and a review panel is in
+//! [`kinds`]; a pull request's panel is in [`pr`].
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,16 +9,17 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
 
+pub mod kinds;
 pub mod pr;
 
-use crate::contracts::prompt::{self, Lens};
-use crate::contracts::verdict;
-use crate::engine::ask::{Done, Job, LaunchArgs, Launcher};
+use crate::contracts::fence;
+use crate::contracts::verdict::{self, Lens};
+use crate::engine::ask::{Job, LaunchArgs, Launcher};
 use crate::engine::harness::Seat;
 use crate::records::candidate::Candidate;
-use crate::records::review::{self, ReviewRecord};
-use crate::records::{Status, VerdictRecord};
+use crate::rules::decorrelation::{self, Sitting};
 use crate::tools::docs::ToolDoc;
+use kinds::{Kind, Reviews, Verdicts};
 
 /// Launch sealed LLM judges in parallel and write one verdict record per judge.
 ///
@@ -159,7 +161,7 @@ pub fn command() -> clap::Command {
         .get_long_about()
         .map(|a| a.to_string())
         .unwrap_or_default();
-    cmd.long_about(format!("{about}\n\n{}", crate::records::pr::JUDGE_DOC))
+    cmd.long_about(format!("{about}\n\n{}", pr::JUDGE_DOC))
         .after_long_help(DOC.help())
 }
 
@@ -171,6 +173,18 @@ pub struct Judge {
     pub seat: Seat,
 }
 
+impl Judge {
+    fn sitting(&self) -> Sitting<'_> {
+        Sitting {
+            name: &self.name,
+            lens: &self.lens.name,
+            question: &self.lens.question,
+            seat: &self.seat.spec,
+            family: self.seat.family.as_deref(),
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let opts = args.launch.options()?;
     let mut launcher = Launcher::new(opts)?;
@@ -180,15 +194,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if args.contract == Contract::Pr {
-        let Some(plan) = &args.plan else {
-            bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
-        };
-        if args.candidate.is_some() {
-            bail!("--contract pr reviews the plan's head in --repo; it takes no candidate file");
+    let kind: Box<dyn Kind> = match args.contract {
+        Contract::Verdict => Box::new(Verdicts),
+        Contract::Review => Box::new(Reviews {
+            stage: args.stage.clone(),
+            writer_family: args.writer_family.clone(),
+        }),
+        Contract::Pr => {
+            let Some(plan) = &args.plan else {
+                bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
+            };
+            if args.candidate.is_some() {
+                bail!(
+                    "--contract pr reviews the plan's head in --repo; it takes no candidate file"
+                );
+            }
+            return pr::judge(plan, &args.repo, args.dry_run, launcher);
         }
-        return crate::tools::judge::pr::judge(plan, &args.repo, args.dry_run, launcher);
-    }
+    };
     if args.plan.is_some() {
         bail!("--plan is for --contract pr");
     }
@@ -197,18 +220,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .iter()
         .map(|s| launcher.seat(s))
         .collect::<Result<Vec<_>>>()?;
-    let judges = match args.contract {
-        Contract::Verdict => pair(&lenses(&args)?, &seats, args.cross)?,
-        Contract::Review | Contract::Pr => reviewers(&args, &seats)?,
-    };
-    if !args.allow_correlated {
-        let clash = match args.contract {
-            Contract::Verdict => correlated(&judges),
-            Contract::Review | Contract::Pr => family_clash(&judges, args.writer_family.as_deref()),
-        };
-        if let Some(msg) = clash {
-            bail!("{msg}");
-        }
+    let judges = kind.judges(&args, &seats)?;
+    if !args.allow_correlated
+        && let Some(msg) = kind.clash(&judges)
+    {
+        bail!("{msg}");
     }
     if !args.dry_run {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
@@ -221,21 +237,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ),
         None => None,
     };
-    let nonce = review::fence_nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]);
+    let nonce = fence::nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]);
+    let schema = kind.contract().schema();
     let jobs: Vec<Job> = judges
         .iter()
         .map(|j| {
-            let (prompt, schema) = match args.contract {
-                Contract::Verdict => (
-                    prompt::verdict_prompt(&j.lens, &candidate.text, &nonce),
-                    verdict::verdict_schema(),
-                ),
-                Contract::Review | Contract::Pr => (
-                    review::prompt(brief.as_deref(), &candidate.text, &nonce, None),
-                    review::schema(),
-                ),
-            };
-            Job::sealed(&j.name, j.seat.clone(), prompt, schema)
+            let prompt = kind.prompt(j, &candidate.text, brief.as_deref(), &nonce);
+            Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
         })
         .collect();
     launcher.check_prompts(&jobs)?;
@@ -265,137 +273,44 @@ pub fn run(args: Args) -> Result<ExitCode> {
     crate::engine::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
     crate::engine::launch::stop_when_stdout_closes();
 
-    let ledger_name = match args.contract {
-        Contract::Verdict => "verdicts.jsonl",
-        Contract::Review | Contract::Pr => "reviews.jsonl",
-    };
-    let mut out = crate::records::Emitter::new(&run_dir.join(ledger_name))?;
+    let label = kind.label();
+    let mut out = crate::records::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
     let progress = std::io::stderr().is_terminal();
-    let contract = args.contract;
-    let check = move |obj: &serde_json::Map<String, serde_json::Value>| match contract {
-        Contract::Verdict => verdict::check_verdict(obj).map(|_| ()),
-        Contract::Review | Contract::Pr => review::check(obj).map(|_| ()),
-    };
-    let size = judges.len();
-    let mut write_line = |name: &str, line: String, what: &str, ms: u64| -> Result<()> {
-        crate::engine::run_folder::file(
-            &run_dir.join(name).join("record.json"),
-            format!("{line}\n"),
-        );
-        if progress {
-            eprintln!("panel-judge: {name} {what} ({:.1}s)", ms as f64 / 1000.0);
-        }
-        out.emit(&line)
+    let contract = kind.contract();
+    let check = |obj: &serde_json::Map<String, serde_json::Value>| contract.check(obj);
+    let panel = kinds::Panel {
+        seal: &candidate.seal,
+        size: judges.len(),
+        run: &run_dir,
     };
     let mut failure = None;
     launcher.ask_each(&jobs, &check, |i, done| {
         let judge = &judges[i];
         let ms = done.duration.as_millis() as u64;
-        let written = match args.contract {
-            Contract::Verdict => {
-                let rec = verdict_record(judge, &candidate.seal, size, &run_dir, done);
-                let what = rec
-                    .verdict
-                    .map(|v| v.as_str())
-                    .unwrap_or(rec.status.as_str());
-                serde_json::to_string(&rec)
-                    .map_err(Into::into)
-                    .and_then(|l| write_line(&judge.name, l, what, ms))
-            }
-            Contract::Review | Contract::Pr => {
-                let rec = review_record(judge, &args.stage, &candidate.seal, size, &run_dir, done);
-                let what = rec
-                    .decision
-                    .map(|d| d.as_str())
-                    .unwrap_or(rec.status.as_str());
-                serde_json::to_string(&rec)
-                    .map_err(Into::into)
-                    .and_then(|l| write_line(&judge.name, l, what, ms))
-            }
-        };
-        if let Err(e) = written {
+        let (line, what) = kind.record(judge, &panel, done);
+        crate::engine::run_folder::file(
+            &run_dir.join(&judge.name).join("record.json"),
+            format!("{line}\n"),
+        );
+        if progress {
+            eprintln!(
+                "panel-judge: {} {what} ({:.1}s)",
+                judge.name,
+                ms as f64 / 1000.0
+            );
+        }
+        if let Err(e) = out.emit(&line) {
             failure.get_or_insert(e);
         }
     });
     if let Some(e) = failure {
         return Err(e);
     }
-    let label = match args.contract {
-        Contract::Verdict => "verdicts",
-        Contract::Review | Contract::Pr => "reviews",
-    };
     eprintln!("{label}: {}", run_dir.display());
     Ok(match crate::engine::launch::stopped() {
         Some(crate::engine::launch::SIGPIPE) | None => ExitCode::SUCCESS,
         Some(sig) => ExitCode::from(128 + sig as u8),
     })
-}
-
-/// Reviewers, `<stage>-1`, `<stage>-2`, … in seat order; the lens flags are for verdicts.
-fn reviewers(args: &Args, seats: &[Seat]) -> Result<Vec<Judge>> {
-    if !args.lenses.is_empty() || args.lenses_file.is_some() || args.cross {
-        bail!("--lens, --lenses and --cross are for verdicts; reviewers review the whole work");
-    }
-    let lens = Lens::new("review", "the whole work");
-    Ok(seats
-        .iter()
-        .enumerate()
-        .map(|(i, seat)| Judge {
-            name: review::reviewer_name(&args.stage, i + 1),
-            lens: lens.clone(),
-            seat: seat.clone(),
-        })
-        .collect())
-}
-
-/// The family rule of a review panel. Replayed seats stand for recorded reviewers and never clash.
-fn family_clash(reviewers: &[Judge], writer: Option<&str>) -> Option<String> {
-    let families: Vec<(String, String)> = reviewers
-        .iter()
-        .filter(|r| r.seat.harness.kind != crate::engine::harness::Kind::Replay)
-        .map(|r| (r.name.clone(), r.seat.family_or_seat()))
-        .collect();
-    let pairs: Vec<(&str, &str)> = families
-        .iter()
-        .map(|(n, f)| (n.as_str(), f.as_str()))
-        .collect();
-    review::family_clash(&pairs, writer)
-}
-
-fn review_record(
-    judge: &Judge,
-    stage: &str,
-    seal: &str,
-    size: usize,
-    run: &std::path::Path,
-    done: Done,
-) -> ReviewRecord {
-    let mut rec = ReviewRecord::new(&judge.name, &judge.seat.spec, seal, stage);
-    rec.harness = judge.seat.harness.name.clone();
-    rec.model = judge.seat.model.clone();
-    rec.family = judge.seat.family.clone();
-    rec = match done.answer.as_ref().map(review::check) {
-        Some(Ok(review)) => rec.answered(&review),
-        Some(Err(why)) => rec.abstained(Status::Unreadable, &why),
-        None => {
-            let cause = done.cause.clone().unwrap_or_else(|| "no answer".into());
-            let status = if done.status == Status::Ok {
-                Status::Unreadable
-            } else {
-                done.status
-            };
-            rec.abstained(status, &cause)
-        }
-    };
-    if rec.status != Status::Ok {
-        rec.excerpt = done.excerpt;
-    }
-    rec.panel_size = size;
-    rec.attempts = done.attempts;
-    rec.duration_ms = done.duration.as_millis() as u64;
-    rec.usage = done.usage;
-    rec.run = run.display().to_string();
-    rec
 }
 
 /// The lenses: `--lens` and `--lenses FILE`, or the three defaults.
@@ -418,7 +333,7 @@ fn lenses(args: &Args) -> Result<Vec<Lens>> {
         out.push(parse_lens(l).with_context(|| format!("--lens {l:?}"))?);
     }
     if out.is_empty() {
-        out = prompt::default_lenses();
+        out = verdict::default_lenses();
     }
     let mut seen = std::collections::HashSet::new();
     for l in &out {
@@ -523,28 +438,10 @@ fn sanitize(text: &str) -> String {
     s.chars().take(60).collect()
 }
 
-/// Two judges with the same lens and the same model family are one judge in two costumes.
+/// The decorrelation rule over the judges of a verdict panel.
 pub fn correlated(judges: &[Judge]) -> Option<String> {
-    for (i, a) in judges.iter().enumerate() {
-        for b in &judges[i + 1..] {
-            if a.lens.question == b.lens.question
-                && a.seat.family_or_seat() == b.seat.family_or_seat()
-            {
-                let family = match &a.seat.family {
-                    Some(f) => format!("the model family {f}"),
-                    None => format!(
-                        "the seat {} (its family is unknown: state it with --family)",
-                        a.seat.spec
-                    ),
-                };
-                return Some(format!(
-                    "judges {} and {} share the lens {:?} and {family}: one judge in two costumes. Give them different lenses or families, or pass --allow-correlated to pay twice for one opinion",
-                    a.name, b.name, a.lens.name
-                ));
-            }
-        }
-    }
-    None
+    let sittings: Vec<Sitting> = judges.iter().map(Judge::sitting).collect();
+    decorrelation::correlated(&sittings)
 }
 
 fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
@@ -555,49 +452,6 @@ fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
         }
     }
     out
-}
-
-/// The record of one judge's end.
-fn verdict_record(
-    judge: &Judge,
-    seal: &str,
-    size: usize,
-    run: &std::path::Path,
-    done: Done,
-) -> VerdictRecord {
-    let answer = done
-        .answer
-        .as_ref()
-        .and_then(|a| verdict::check_verdict(a).ok());
-    let status = if answer.is_some() {
-        Status::Ok
-    } else if done.status == Status::Ok {
-        Status::Unreadable
-    } else {
-        done.status
-    };
-    VerdictRecord {
-        kind: "verdict".into(),
-        judge: judge.name.clone(),
-        lens: judge.lens.name.clone(),
-        seat: judge.seat.spec.clone(),
-        harness: judge.seat.harness.name.clone(),
-        model: judge.seat.model.clone(),
-        family: judge.seat.family.clone(),
-        candidate: seal.to_string(),
-        verdict: answer.as_ref().map(|a| a.verdict),
-        reason: answer.as_ref().map(|a| a.reason.clone()),
-        confidence: answer.as_ref().map(|a| a.confidence),
-        status,
-        cause: if answer.is_some() { None } else { done.cause },
-        excerpt: if answer.is_some() { None } else { done.excerpt },
-        attempts: done.attempts,
-        duration_ms: done.duration.as_millis() as u64,
-        exit_code: done.exit_code,
-        usage: done.usage,
-        panel_size: size,
-        run: run.display().to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -616,7 +470,7 @@ mod tests {
 
     #[test]
     fn pairing_follows_the_four_rules() {
-        let three = prompt::default_lenses();
+        let three = verdict::default_lenses();
         let one = vec![three[0].clone()];
         let seats = vec![seat("claude:haiku"), seat("codex:gpt-5"), seat("exec:x")];
         assert_eq!(
@@ -642,7 +496,7 @@ mod tests {
 
     #[test]
     fn the_same_lens_on_the_same_family_is_refused() {
-        let one = vec![prompt::default_lenses()[0].clone()];
+        let one = vec![verdict::default_lenses()[0].clone()];
         let judges = pair(&one, &[seat("claude:haiku"), seat("claude:sonnet")], false).unwrap();
         let msg = correlated(&judges).unwrap();
         assert!(
@@ -651,13 +505,13 @@ mod tests {
         );
         let judges = pair(&one, &[seat("claude:haiku"), seat("codex:gpt-5")], false).unwrap();
         assert_eq!(correlated(&judges), None);
-        let judges = pair(&prompt::default_lenses(), &[seat("claude:haiku")], false).unwrap();
+        let judges = pair(&verdict::default_lenses(), &[seat("claude:haiku")], false).unwrap();
         assert_eq!(correlated(&judges), None);
     }
 
     #[test]
     fn identical_seats_get_distinct_names() {
-        let one = vec![prompt::default_lenses()[0].clone()];
+        let one = vec![verdict::default_lenses()[0].clone()];
         let judges = pair(&one, &[seat("exec:x"), seat("exec:x")], false).unwrap();
         assert_eq!(
             names(&judges),

@@ -20,6 +20,13 @@ use crate::records::{Status, Usage};
 use crate::rules::plan::{Member, PanelPlan};
 use crate::rules::pr::accept::{self, PrStatus};
 
+/// What panel-judge's man page says of `--contract pr` and the verdict block.
+pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR): one reviewer per plan member, all at once, each in its own detached git worktree of the head (made under the temporary folder and removed afterwards) and with its harness's reviewer mode: read tools only, no writes and no commands where the harness allows it (claude; codex keeps its shell in a read-only sandbox). Each member ends in one pr-verdict record, on standard output and in the run folder.
+
+The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: heading, before or after the verdict lines, holds `- title | done_when | severity` lines (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not read.
+
+Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it (the brief again, with the reason and the rule), and a second refusal makes the member malformed. A verdict from a reviewer whose event stream shows no investigative call (Read, Grep, Glob, LS, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
+
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
 
@@ -322,7 +329,7 @@ pub fn fresh_name(member: &str) -> String {
 fn checkouts_dir() -> Result<PathBuf> {
     let base = std::env::temp_dir();
     for _ in 0..100 {
-        let nonce = crate::contracts::prompt::nonce_for("");
+        let nonce = crate::contracts::fence::nonce(&[]);
         let dir = base.join(format!("panel-pr.{}", &nonce[..8]));
         match std::fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
@@ -379,7 +386,7 @@ pub fn judge(
     checkout::git(&repo, &["rev-parse", "--git-dir"])
         .with_context(|| format!("{}: not a git repository", repo.display()))?;
     let change = checkout::change(&repo, plan.base.as_deref(), &plan.head, MAX_BRIEF_DIFF);
-    let nonce = crate::contracts::prompt::nonce_for(change.diff.as_deref().unwrap_or(""));
+    let nonce = crate::contracts::fence::nonce(&[change.diff.as_deref().unwrap_or("")]);
     let prompt_for = |m: &Member, dir: &Path| {
         brief::shape_brief(
             &m.brief_id,

@@ -12,6 +12,8 @@
 //! keeps one short row per judge, its text in one buffer that the next panel reuses.
 
 pub mod pr;
+pub mod reviews;
+pub mod synthesis;
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -157,7 +159,7 @@ fn threshold_panel(args: &Args) -> Result<ExitCode> {
             Ok(())
         },
     )?;
-    let outcome = crate::records::review::threshold(&reviews, args.agree)?;
+    let outcome = reviews::threshold(&reviews, args.agree)?;
     let mut out = io::stdout().lock();
     if args.json {
         records::write(&mut out, &outcome.json())?;
@@ -165,13 +167,17 @@ fn threshold_panel(args: &Args) -> Result<ExitCode> {
         out.write_all(outcome.text().as_bytes())?;
     }
     out.flush()?;
-    Ok(ExitCode::from(outcome.exit))
+    Ok(outcome.status.into())
 }
 
 /// panel-vote's stream: the findings the writer gets, the split votes, the route.
 fn synthesis(args: &Args) -> Result<ExitCode> {
-    let records = crate::tools::vote::read_records(&args.inputs, crate::tools::vote::OUTPUT_TYPES)?;
-    let report = crate::tools::vote::report(&records)?;
+    let records: Vec<_> =
+        crate::records::synthesis::read(&args.inputs, crate::records::synthesis::OUTPUT_TYPES)?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+    let report = synthesis::report(&records)?;
     let mut out = io::stdout().lock();
     if args.json {
         records::write(&mut out, &report.json)?;
@@ -179,7 +185,7 @@ fn synthesis(args: &Args) -> Result<ExitCode> {
         out.write_all(report.text.as_bytes())?;
     }
     out.flush()?;
-    Ok(ExitCode::from(report.exit))
+    Ok(report.decision.into())
 }
 
 /// The clap definition of `panel-tally`.
@@ -205,7 +211,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     match stream_kind(&paths_or_stdin(&args.inputs))?.as_deref() {
         Some("review") => return threshold_panel(&args),
-        Some(kind) if crate::tools::vote::OUTPUT_TYPES.contains(&kind) => return synthesis(&args),
+        Some(kind) if crate::records::synthesis::OUTPUT_TYPES.contains(&kind) => {
+            return synthesis(&args);
+        }
         _ => {}
     }
     let stdout = io::stdout();

@@ -1,0 +1,152 @@
+//! Where the work goes after the votes: with no judge, a `block` goes straight back and
+//! otherwise the panel decides; with a judge, it goes back when the judge acts on any finding.
+
+use crate::contracts::decisions::label;
+use crate::records::Decision;
+use crate::records::Status;
+use crate::records::review::Severity;
+use crate::records::synthesis::{
+    DecisionRecord, JudgeCall, RouteKind, RouteRecord, SynthesisEntry,
+};
+use crate::rules::votes::Applied;
+
+/// Where the work goes with no judge: a `block` goes straight back; otherwise the panel decides.
+pub fn route_without_judge(applied: &Applied) -> RouteRecord {
+    let left = applied.left();
+    let ids = |es: &[&SynthesisEntry]| -> Vec<String> {
+        es.iter().map(|e| e.finding.finding.id.clone()).collect()
+    };
+    let blocks: Vec<&SynthesisEntry> = left
+        .iter()
+        .copied()
+        .filter(|e| e.finding.finding.severity == Severity::Block)
+        .collect();
+    let (route, reason, findings) = match applied.panel.status {
+        Decision::Fail => (
+            Some(RouteKind::Again),
+            format!(
+                "the panel failed: {}; {} findings go back",
+                applied.panel.reason,
+                left.len()
+            ),
+            ids(&left),
+        ),
+        _ if !blocks.is_empty() => (
+            Some(RouteKind::Again),
+            format!("no judge: {} blocks go straight back", blocks.len()),
+            ids(&blocks),
+        ),
+        Decision::Pass => (
+            Some(RouteKind::Pass),
+            format!("the panel passed: {}", applied.panel.reason),
+            Vec::new(),
+        ),
+        _ => (
+            None,
+            format!("no decision: {}", applied.panel.reason),
+            Vec::new(),
+        ),
+    };
+    RouteRecord {
+        route,
+        reason,
+        judge: None,
+        status: Status::Ok,
+        cause: None,
+        findings,
+        skipped: Vec::new(),
+    }
+}
+
+/// Turns the judge's answer into decisions and the route. `answer` is the checked answer, or
+/// why there is none (the route is then undecided).
+pub fn route_with_judge(
+    applied: &Applied,
+    judge: &str,
+    answer: Result<Vec<(JudgeCall, String)>, (Status, String)>,
+) -> (Vec<DecisionRecord>, RouteRecord) {
+    let left = applied.left();
+    if left.is_empty() {
+        let mut route = route_without_judge(applied);
+        route.judge = Some(judge.into());
+        route.reason = format!("nothing left for the judge; {}", route.reason);
+        return (Vec::new(), route);
+    }
+    let calls = match answer {
+        Ok(calls) => calls,
+        Err((status, cause)) => {
+            return (
+                Vec::new(),
+                RouteRecord {
+                    route: None,
+                    reason: format!(
+                        "the judge sent no readable decisions on the {} findings left",
+                        left.len()
+                    ),
+                    judge: Some(judge.into()),
+                    status: if status == Status::Ok {
+                        Status::Unreadable
+                    } else {
+                        status
+                    },
+                    cause: Some(cause),
+                    findings: Vec::new(),
+                    skipped: Vec::new(),
+                },
+            );
+        }
+    };
+    let decisions: Vec<DecisionRecord> = left
+        .iter()
+        .zip(calls)
+        .enumerate()
+        .map(|(k, (e, (call, reason)))| {
+            let f = &e.finding.finding;
+            DecisionRecord {
+                finding: f.id.clone(),
+                label: label(k + 1),
+                decision: call,
+                reason,
+                judge: judge.into(),
+                severity: f.severity,
+                evidence: f.evidence.clone(),
+                fix: f.fix.clone(),
+                raised_by: f.raised_by.clone(),
+            }
+        })
+        .collect();
+    let of = |c: JudgeCall| -> Vec<String> {
+        decisions
+            .iter()
+            .filter(|d| d.decision == c)
+            .map(|d| d.finding.clone())
+            .collect()
+    };
+    let (acted, skipped) = (of(JudgeCall::Act), of(JudgeCall::Skip));
+    let route = if acted.is_empty() {
+        RouteRecord {
+            route: Some(RouteKind::Pass),
+            reason: format!("the judge skips all {} findings", decisions.len()),
+            judge: Some(judge.into()),
+            status: Status::Ok,
+            cause: None,
+            findings: acted,
+            skipped,
+        }
+    } else {
+        RouteRecord {
+            route: Some(RouteKind::Again),
+            reason: format!(
+                "the judge acts on {} of {} findings",
+                acted.len(),
+                decisions.len()
+            ),
+            judge: Some(judge.into()),
+            status: Status::Ok,
+            cause: None,
+            findings: acted,
+            skipped,
+        }
+    };
+    (decisions, route)
+}

@@ -1,0 +1,459 @@
+//! The vote rules of the synthesised panel, in plain code, one function each, and the panel's
+//! pass rule. Only the voters who voted on a finding are counted; a missing vote only guards.
+//!
+//! Our reading of the two "never drop" rules (docs/design.md §5): where the rules would drop a
+//! `block`, or a finding shown to a voter whose seat failed or sent no readable reply, the
+//! finding stays, marked `disputed`.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+
+use crate::records::review::{ReviewDecision, Severity, name_order};
+use crate::records::synthesis::{
+    FindingResult, FindingVote, Panel, PanelRecord, SynthesisEntry, SynthesisFinding, VoteKind,
+    VoteRecord,
+};
+use crate::rules::decision::{self, Decision};
+
+/// The votes counted on one finding: only those who voted on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub agree: usize,
+    pub disagree: usize,
+    pub better_fix: usize,
+}
+
+impl Count {
+    pub fn of(votes: &[FindingVote]) -> Count {
+        let mut c = Count::default();
+        for v in votes {
+            match v.vote {
+                VoteKind::Agree => c.agree += 1,
+                VoteKind::Disagree => c.disagree += 1,
+                VoteKind::BetterFix => c.better_fix += 1,
+            }
+        }
+        c
+    }
+
+    pub fn voters(&self) -> usize {
+        self.agree + self.disagree + self.better_fix
+    }
+}
+
+/// More than half of those who voted disagree.
+pub fn most_disagree(c: Count) -> bool {
+    c.disagree * 2 > c.voters()
+}
+
+/// Exactly half of those who voted disagree (never with no voters).
+pub fn exactly_half_disagree(c: Count) -> bool {
+    c.voters() > 0 && c.disagree * 2 == c.voters()
+}
+
+/// The disagreeing outnumber those who raised the finding, agreed, or offered a better fix.
+pub fn disagree_outnumber_backers(c: Count, raisers: usize) -> bool {
+    c.disagree > raisers + c.agree + c.better_fix
+}
+
+/// More than half of those who voted prefer a better fix.
+pub fn most_prefer_better_fix(c: Count) -> bool {
+    c.better_fix * 2 > c.voters()
+}
+
+/// The first better fix offered, in reviewer order.
+pub fn first_better_fix(votes: &[FindingVote]) -> Option<&str> {
+    votes
+        .iter()
+        .find(|v| v.vote == VoteKind::BetterFix)
+        .and_then(|v| v.fix.as_deref())
+}
+
+/// Votes never drop a `block`.
+pub fn block_guards(severity: Severity) -> bool {
+    severity == Severity::Block
+}
+
+/// Votes never drop a finding shown to a voter whose vote is missing.
+pub fn missing_vote_guards(no_votes_from: &[String]) -> bool {
+    !no_votes_from.is_empty()
+}
+
+/// What the rules decide for one finding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ruling {
+    pub result: FindingResult,
+    /// The fix that replaces the finding's own, for `better fix`.
+    pub fix: Option<String>,
+    pub why: String,
+}
+
+/// Applies the vote rules to one finding. `votes` are those who voted on it, in reviewer order;
+/// `no_votes_from` the voters shown it whose vote is missing.
+pub fn rule(
+    severity: Severity,
+    raisers: usize,
+    votes: &[FindingVote],
+    no_votes_from: &[String],
+) -> Ruling {
+    let c = Count::of(votes);
+    let n = c.voters();
+    let ruling = |result, why: String| Ruling {
+        result,
+        fix: None,
+        why,
+    };
+    if n == 0 {
+        let why = if no_votes_from.is_empty() {
+            "nobody else voted on it".to_string()
+        } else {
+            format!("no votes counted: {} sent none", no_votes_from.join(", "))
+        };
+        return ruling(FindingResult::Kept, why);
+    }
+    if most_disagree(c) {
+        let backers = raisers + c.agree + c.better_fix;
+        if !disagree_outnumber_backers(c, raisers) {
+            return ruling(
+                FindingResult::Disputed,
+                format!(
+                    "{} of {n} voters disagree, but they do not outnumber the {backers} who raised or backed it",
+                    c.disagree
+                ),
+            );
+        }
+        if block_guards(severity) {
+            return ruling(
+                FindingResult::Disputed,
+                format!(
+                    "{} of {n} voters disagree, outnumbering the {backers} who raised or backed it, but votes never drop a block",
+                    c.disagree
+                ),
+            );
+        }
+        if missing_vote_guards(no_votes_from) {
+            return ruling(
+                FindingResult::Disputed,
+                format!(
+                    "{} of {n} voters disagree, outnumbering the {backers} who raised or backed it, but it was shown to {}, whose vote is missing",
+                    c.disagree,
+                    no_votes_from.join(", ")
+                ),
+            );
+        }
+        return ruling(
+            FindingResult::Dropped,
+            format!(
+                "{} of {n} voters disagree, outnumbering the {backers} who raised or backed it",
+                c.disagree
+            ),
+        );
+    }
+    if exactly_half_disagree(c) {
+        return ruling(
+            FindingResult::Disputed,
+            format!("{} of {n} voters disagree: exactly half", c.disagree),
+        );
+    }
+    if most_prefer_better_fix(c)
+        && let Some(fix) = first_better_fix(votes)
+    {
+        let by = votes
+            .iter()
+            .find(|v| v.vote == VoteKind::BetterFix)
+            .map(|v| v.reviewer.as_str())
+            .unwrap_or_default();
+        return Ruling {
+            result: FindingResult::BetterFix,
+            fix: Some(fix.to_string()),
+            why: format!(
+                "{} of {n} voters prefer a better fix: {by}'s replaces the finding's own",
+                c.better_fix
+            ),
+        };
+    }
+    ruling(
+        FindingResult::Kept,
+        format!(
+            "{} of {n} voters disagree; {} agree, {} offer a better fix",
+            c.disagree, c.agree, c.better_fix
+        ),
+    )
+}
+
+// ── Applying the votes ─────────────────────────────────────────────────────
+
+/// The votes applied: the synthesis and the panel's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Applied {
+    pub votes: Vec<VoteRecord>,
+    pub entries: Vec<SynthesisEntry>,
+    pub panel: PanelRecord,
+}
+
+impl Applied {
+    /// The findings left after the votes, in synthesis order.
+    pub fn left(&self) -> Vec<&SynthesisEntry> {
+        self.entries
+            .iter()
+            .filter(|e| e.result != FindingResult::Dropped)
+            .collect()
+    }
+}
+
+/// Applies collected votes to the panel's findings, and decides the panel. Pure.
+///
+/// A voter shown a finding with no vote record for it counts as missing, like one whose seat
+/// failed. The panel passes when `agree` reviewers passed the work (default: all), or when the
+/// votes dropped every finding it had (the seed's exception, which needs every review present);
+/// below the threshold it has no decision when the missing reviews could have reached it.
+pub fn apply(panel: &Panel, votes: &[VoteRecord], agree: Option<usize>) -> Result<Applied> {
+    let n = panel.reviewers.len();
+    let required = decision::required(agree, n)?;
+    panel.check_votes(votes.iter().map(|v| (v, "")))?;
+    let by_key: HashMap<(&str, &str), &VoteRecord> = votes
+        .iter()
+        .map(|v| ((v.reviewer.as_str(), v.finding.as_str()), v))
+        .collect();
+    let mut entries = Vec::new();
+    let mut no_votes_from: Vec<String> = Vec::new();
+    for f in &panel.findings {
+        let mut counted = Vec::new();
+        let mut missing = Vec::new();
+        for voter in panel.voters() {
+            if f.raised_by.contains(&voter.name) {
+                continue;
+            }
+            match by_key.get(&(voter.name.as_str(), f.id.as_str())) {
+                Some(VoteRecord {
+                    vote: Some(vote),
+                    reason,
+                    fix,
+                    ..
+                }) => counted.push(FindingVote {
+                    reviewer: voter.name.clone(),
+                    vote: *vote,
+                    reason: reason.clone().unwrap_or_default(),
+                    fix: fix.clone(),
+                }),
+                _ => missing.push(voter.name.clone()),
+            }
+        }
+        for m in &missing {
+            if !no_votes_from.contains(m) {
+                no_votes_from.push(m.clone());
+            }
+        }
+        let ruling = rule(f.severity, f.raised_by.len(), &counted, &missing);
+        let mut finding = f.clone();
+        let original_fix = ruling
+            .fix
+            .as_ref()
+            .map(|fix| std::mem::replace(&mut finding.fix, fix.clone()));
+        entries.push(SynthesisEntry {
+            result: ruling.result,
+            finding: SynthesisFinding {
+                finding,
+                votes: counted,
+                original_fix,
+            },
+            why: ruling.why,
+            no_votes_from: missing,
+        });
+    }
+    no_votes_from.sort_by(|a, b| name_order(a, b));
+    let count = |o: FindingResult| entries.iter().filter(|e| e.result == o).count();
+    let passed = panel
+        .reviewers
+        .iter()
+        .filter(|r| r.decision == Some(ReviewDecision::Pass))
+        .count();
+    let no_review_from: Vec<String> = panel
+        .reviewers
+        .iter()
+        .filter(|r| r.decision.is_none())
+        .map(|r| r.name.clone())
+        .collect();
+    let errors = no_review_from.len();
+    let dropped = count(FindingResult::Dropped);
+    let all_dropped = !entries.is_empty() && dropped == entries.len();
+    let counted = format!("{passed} of {n} reviewers passed the work ({required} needed)");
+    let (status, exception) = panel_decision(passed, errors, required, all_dropped);
+    let reason = match (status, exception) {
+        (Decision::Pass, true) => {
+            format!("{counted}, but the votes dropped every finding: nothing is left to send back")
+        }
+        (Decision::NoDecision, _) => format!(
+            "{counted}; no review from {}, which could have changed it",
+            no_review_from.join(", ")
+        ),
+        _ => counted,
+    };
+    let merge = panel.merge.as_ref();
+    Ok(Applied {
+        votes: votes.to_vec(),
+        panel: PanelRecord {
+            status,
+            reason,
+            passed,
+            required,
+            reviewers: n,
+            every_finding_dropped: exception,
+            merge_failed: merge.is_some_and(|m| m.merge_failed),
+            merge_cause: merge
+                .filter(|m| m.merge_failed)
+                .and_then(|m| m.cause.clone()),
+            no_votes_from,
+            no_review_from,
+            findings: entries.len(),
+            kept: count(FindingResult::Kept),
+            better_fix: count(FindingResult::BetterFix),
+            disputed: count(FindingResult::Disputed),
+            dropped,
+            candidate: panel.candidate().to_string(),
+        },
+        entries,
+    })
+}
+
+/// The panel's pass rule (seed 000): it passes or fails on how many reviewers passed the work,
+/// by the threshold, with one exception: a failing panel whose findings the votes all dropped
+/// passes, since nothing is left to send back. The exception needs every review present.
+/// Returns the decision and whether the exception made it.
+pub fn panel_decision(
+    passed: usize,
+    no_review: usize,
+    required: usize,
+    all_dropped: bool,
+) -> (Decision, bool) {
+    match decision::decide(passed, no_review, required) {
+        Decision::Pass => (Decision::Pass, false),
+        _ if all_dropped && no_review == 0 => (Decision::Pass, true),
+        _ if all_dropped => (Decision::NoDecision, false),
+        other => (other, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(reviewer: &str, vote: VoteKind) -> FindingVote {
+        FindingVote {
+            reviewer: reviewer.into(),
+            vote,
+            reason: "r".into(),
+            fix: (vote == VoteKind::BetterFix).then(|| format!("fix by {reviewer}")),
+        }
+    }
+    use VoteKind::{Agree as A, BetterFix as B, Disagree as D};
+
+    fn c(agree: usize, disagree: usize, better_fix: usize) -> Count {
+        Count {
+            agree,
+            disagree,
+            better_fix,
+        }
+    }
+
+    #[test]
+    fn most_disagree_needs_more_than_half() {
+        assert!(!most_disagree(c(0, 0, 0)), "no voters");
+        assert!(most_disagree(c(0, 1, 0)));
+        assert!(!most_disagree(c(1, 1, 0)), "a tie is not most");
+        assert!(most_disagree(c(1, 2, 0)));
+        assert!(!most_disagree(c(1, 2, 1)));
+    }
+
+    #[test]
+    fn exactly_half_is_a_tie_and_never_with_no_voters() {
+        assert!(!exactly_half_disagree(c(0, 0, 0)));
+        assert!(exactly_half_disagree(c(1, 1, 0)));
+        assert!(exactly_half_disagree(c(0, 1, 1)));
+        assert!(!exactly_half_disagree(c(0, 1, 0)));
+        assert!(exactly_half_disagree(c(1, 2, 1)));
+    }
+
+    #[test]
+    fn disagree_must_outnumber_raisers_and_backers() {
+        assert!(disagree_outnumber_backers(c(0, 2, 0), 1));
+        assert!(
+            !disagree_outnumber_backers(c(0, 2, 0), 2),
+            "equal is not more"
+        );
+        assert!(!disagree_outnumber_backers(c(0, 1, 0), 2));
+        assert!(!disagree_outnumber_backers(c(1, 2, 0), 1));
+        assert!(!disagree_outnumber_backers(c(0, 2, 1), 1));
+    }
+
+    #[test]
+    fn most_prefer_better_fix_needs_more_than_half() {
+        assert!(!most_prefer_better_fix(c(0, 0, 0)));
+        assert!(most_prefer_better_fix(c(0, 0, 1)));
+        assert!(!most_prefer_better_fix(c(1, 0, 1)));
+        assert!(most_prefer_better_fix(c(1, 0, 2)));
+        let votes = [v("r-1", A), v("r-2", B), v("r-3", B)];
+        assert_eq!(first_better_fix(&votes), Some("fix by r-2"));
+        assert_eq!(first_better_fix(&[v("r-1", A)]), None);
+    }
+
+    #[test]
+    fn guards() {
+        assert!(block_guards(Severity::Block));
+        assert!(!block_guards(Severity::ShouldFix));
+        assert!(missing_vote_guards(&["r-2".into()]));
+        assert!(!missing_vote_guards(&[]));
+    }
+
+    #[test]
+    fn rule_drops_only_when_the_disagreeing_outnumber() {
+        let sf = Severity::ShouldFix;
+        let r = rule(sf, 1, &[v("r-1", D), v("r-2", D)], &[]);
+        assert_eq!(r.result, FindingResult::Dropped);
+        // Two raised it; one disagree of one voter cannot drop it.
+        let r = rule(sf, 2, &[v("r-3", D)], &[]);
+        assert_eq!(r.result, FindingResult::Disputed);
+        assert!(r.why.contains("do not outnumber the 2"), "{}", r.why);
+        // Exactly half.
+        let r = rule(Severity::NiceToHave, 1, &[v("r-1", A), v("r-2", D)], &[]);
+        assert_eq!(r.result, FindingResult::Disputed);
+        assert!(r.why.contains("exactly half"));
+    }
+
+    #[test]
+    fn rule_never_drops_a_block_or_a_finding_with_a_missing_vote() {
+        let votes = [v("r-1", D), v("r-2", D)];
+        assert_eq!(
+            rule(Severity::Block, 1, &votes, &[]).result,
+            FindingResult::Disputed
+        );
+        let r = rule(Severity::ShouldFix, 1, &votes, &["r-3".into()]);
+        assert_eq!(r.result, FindingResult::Disputed);
+        assert!(r.why.contains("r-3, whose vote is missing"), "{}", r.why);
+    }
+
+    #[test]
+    fn rule_with_no_votes_keeps_the_finding() {
+        let r = rule(Severity::ShouldFix, 1, &[], &[]);
+        assert_eq!(r.result, FindingResult::Kept);
+        let r = rule(Severity::ShouldFix, 1, &[], &["r-2".into(), "r-3".into()]);
+        assert_eq!(r.result, FindingResult::Kept);
+        assert!(r.why.contains("r-2, r-3 sent none"));
+    }
+
+    #[test]
+    fn rule_better_fix_takes_the_first_fix_offered() {
+        let r = rule(
+            Severity::ShouldFix,
+            1,
+            &[v("r-1", B), v("r-2", A), v("r-3", B)],
+            &[],
+        );
+        assert_eq!(r.result, FindingResult::BetterFix);
+        assert_eq!(r.fix.as_deref(), Some("fix by r-1"));
+        // Half is not most.
+        let r = rule(Severity::ShouldFix, 1, &[v("r-1", B), v("r-2", A)], &[]);
+        assert_eq!(r.result, FindingResult::Kept);
+    }
+}

@@ -1,0 +1,194 @@
+//! What differs between a verdict panel and a review panel: who the judges are, which of them
+//! are one opinion twice, the prompt, the contract, and the record each judge ends in.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::contracts::{Contract, review, verdict};
+use crate::engine::ask::Done;
+use crate::engine::harness::Seat;
+use crate::records::review::{ReviewRecord, reviewer_name};
+use crate::records::{Status, VerdictRecord};
+use crate::rules::decorrelation;
+use crate::tools::judge::{Args, Judge, correlated, pair};
+
+/// What every record of one run shares.
+pub struct Panel<'a> {
+    /// The frozen candidate's seal.
+    pub seal: &'a str,
+    pub size: usize,
+    pub run: &'a Path,
+}
+
+/// A kind of panel `panel-judge` runs.
+pub trait Kind {
+    /// The judges: a lens on a seat each, named.
+    fn judges(&self, args: &Args, seats: &[Seat]) -> Result<Vec<Judge>>;
+    /// Why two of the judges are one opinion counted twice, if they are.
+    fn clash(&self, judges: &[Judge]) -> Option<String>;
+    fn contract(&self) -> &'static dyn Contract;
+    fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String;
+    /// The record of one judge's end, as a JSON line, and the word progress shows for it.
+    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> (String, &'static str);
+    /// What the records are called: the run folder's ledger and the closing line.
+    fn label(&self) -> &'static str;
+}
+
+/// Judges that answer holds or breaks, one lens each.
+pub struct Verdicts;
+
+impl Kind for Verdicts {
+    fn judges(&self, args: &Args, seats: &[Seat]) -> Result<Vec<Judge>> {
+        pair(&super::lenses(args)?, seats, args.cross)
+    }
+
+    fn clash(&self, judges: &[Judge]) -> Option<String> {
+        correlated(judges)
+    }
+
+    fn contract(&self) -> &'static dyn Contract {
+        &verdict::VerdictContract
+    }
+
+    fn prompt(&self, judge: &Judge, candidate: &str, _: Option<&str>, nonce: &str) -> String {
+        verdict::verdict_prompt(&judge.lens, candidate, nonce)
+    }
+
+    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> (String, &'static str) {
+        let rec = verdict_record(judge, panel, done);
+        let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
+        (line(&rec), what)
+    }
+
+    fn label(&self) -> &'static str {
+        "verdicts"
+    }
+}
+
+/// Reviewers that pass or revise the whole work, named after the stage.
+pub struct Reviews {
+    pub stage: String,
+    pub writer_family: Option<String>,
+}
+
+impl Kind for Reviews {
+    fn judges(&self, args: &Args, seats: &[Seat]) -> Result<Vec<Judge>> {
+        if !args.lenses.is_empty() || args.lenses_file.is_some() || args.cross {
+            bail!("--lens, --lenses and --cross are for verdicts; reviewers review the whole work");
+        }
+        let lens = verdict::Lens::new("review", "the whole work");
+        Ok(seats
+            .iter()
+            .enumerate()
+            .map(|(i, seat)| Judge {
+                name: reviewer_name(&self.stage, i + 1),
+                lens: lens.clone(),
+                seat: seat.clone(),
+            })
+            .collect())
+    }
+
+    /// The family rule of a review panel. Replayed seats stand for recorded reviewers and
+    /// never clash.
+    fn clash(&self, judges: &[Judge]) -> Option<String> {
+        let families: Vec<(String, String)> = judges
+            .iter()
+            .filter(|r| r.seat.harness.kind != crate::engine::harness::Kind::Replay)
+            .map(|r| (r.name.clone(), r.seat.family_or_seat()))
+            .collect();
+        let pairs: Vec<(&str, &str)> = families
+            .iter()
+            .map(|(n, f)| (n.as_str(), f.as_str()))
+            .collect();
+        decorrelation::family_clash(&pairs, self.writer_family.as_deref())
+    }
+
+    fn contract(&self) -> &'static dyn Contract {
+        &review::ReviewContract
+    }
+
+    fn prompt(&self, _: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String {
+        review::prompt(brief, candidate, nonce, None)
+    }
+
+    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> (String, &'static str) {
+        let rec = review_record(judge, &self.stage, panel, done);
+        let what = rec.decision.map_or(rec.status.as_str(), |d| d.as_str());
+        (line(&rec), what)
+    }
+
+    fn label(&self) -> &'static str {
+        "reviews"
+    }
+}
+
+fn line<T: serde::Serialize>(rec: &T) -> String {
+    serde_json::to_string(rec).expect("records serialise")
+}
+
+fn review_record(judge: &Judge, stage: &str, panel: &Panel, done: Done) -> ReviewRecord {
+    let mut rec = ReviewRecord::new(&judge.name, &judge.seat.spec, panel.seal, stage);
+    rec.harness = judge.seat.harness.name.clone();
+    rec.model = judge.seat.model.clone();
+    rec.family = judge.seat.family.clone();
+    rec = match done.answer.as_ref().map(review::check) {
+        Some(Ok(review)) => rec.answered(&review),
+        Some(Err(why)) => rec.abstained(Status::Unreadable, &why),
+        None => {
+            let cause = done.cause.clone().unwrap_or_else(|| "no answer".into());
+            let status = if done.status == Status::Ok {
+                Status::Unreadable
+            } else {
+                done.status
+            };
+            rec.abstained(status, &cause)
+        }
+    };
+    if rec.status != Status::Ok {
+        rec.excerpt = done.excerpt;
+    }
+    rec.panel_size = panel.size;
+    rec.attempts = done.attempts;
+    rec.duration_ms = done.duration.as_millis() as u64;
+    rec.usage = done.usage;
+    rec.run = panel.run.display().to_string();
+    rec
+}
+
+/// The record of one judge's end.
+fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
+    let answer = done
+        .answer
+        .as_ref()
+        .and_then(|a| verdict::check_verdict(a).ok());
+    let status = if answer.is_some() {
+        Status::Ok
+    } else if done.status == Status::Ok {
+        Status::Unreadable
+    } else {
+        done.status
+    };
+    VerdictRecord {
+        kind: "verdict".into(),
+        judge: judge.name.clone(),
+        lens: judge.lens.name.clone(),
+        seat: judge.seat.spec.clone(),
+        harness: judge.seat.harness.name.clone(),
+        model: judge.seat.model.clone(),
+        family: judge.seat.family.clone(),
+        candidate: panel.seal.to_string(),
+        verdict: answer.as_ref().map(|a| a.verdict),
+        reason: answer.as_ref().map(|a| a.reason.clone()),
+        confidence: answer.as_ref().map(|a| a.confidence),
+        status,
+        cause: if answer.is_some() { None } else { done.cause },
+        excerpt: if answer.is_some() { None } else { done.excerpt },
+        attempts: done.attempts,
+        duration_ms: done.duration.as_millis() as u64,
+        exit_code: done.exit_code,
+        usage: done.usage,
+        panel_size: panel.size,
+        run: panel.run.display().to_string(),
+    }
+}

@@ -1,0 +1,204 @@
+//! The threshold panel over review records: count the acceptances, report them.
+
+use std::fmt::Write as _;
+
+use anyhow::{Result, bail};
+use serde_json::{Map, Value, json};
+
+use crate::records::review::{self, Finding, ReviewDecision, ReviewRecord, Severity, name_order};
+use crate::rules::decision::{self, Decision};
+
+/// What the threshold panel decided: counts of acceptances against `agree`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThresholdOutcome {
+    /// `pass`, `fail`, or `no-decision` when missing reviews kept it from the threshold.
+    pub status: Decision,
+    /// Reviewers that passed the work.
+    pub passed: usize,
+    /// How many must pass.
+    pub required: usize,
+    pub reviewers: usize,
+    /// Reviewers that asked for a revision.
+    pub rejected: Vec<String>,
+    /// `(reviewer, why)` for each reviewer that returned no decision: engine errors.
+    pub errors: Vec<(String, String)>,
+    /// The rejecting reviewers' findings, in reviewer order: they go back when the panel does
+    /// not pass, and stay on the record when it does.
+    pub findings: Vec<Finding>,
+}
+
+/// The threshold panel: counts acceptances (`pass`); a review with no decision is an engine
+/// error, not an acceptance and not a rejection. `agree` defaults to every reviewer.
+///
+/// Below the threshold, the panel fails when the missing reviews could not have reached it
+/// either, and has no decision (exit 3) when they could.
+pub fn threshold(reviews: &[ReviewRecord], agree: Option<usize>) -> Result<ThresholdOutcome> {
+    if reviews.is_empty() {
+        bail!("no review records");
+    }
+    review::check_panel(reviews.iter().map(|r| (r, "")))?;
+    let n = reviews.len();
+    let required = decision::required(agree, n)?;
+    let mut sorted: Vec<&ReviewRecord> = reviews.iter().collect();
+    sorted.sort_by(|a, b| name_order(&a.reviewer, &b.reviewer));
+    let mut passed = 0;
+    let mut rejected = Vec::new();
+    let mut errors = Vec::new();
+    let mut findings = Vec::new();
+    for r in sorted {
+        match r.decision {
+            Some(ReviewDecision::Pass) => passed += 1,
+            Some(ReviewDecision::Revise) => {
+                rejected.push(r.reviewer.clone());
+                findings.extend(r.findings.iter().cloned());
+            }
+            None => errors.push((r.reviewer.clone(), r.no_decision_reason())),
+        }
+    }
+    let status = decision::decide(passed, errors.len(), required);
+    Ok(ThresholdOutcome {
+        status,
+        passed,
+        required,
+        reviewers: n,
+        rejected,
+        errors,
+        findings,
+    })
+}
+
+impl ThresholdOutcome {
+    /// The report for people.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "review panel: {}: {} of {} reviewers passed the work ({} needed)",
+            self.status.as_str(),
+            self.passed,
+            self.reviewers,
+            self.required
+        );
+        if !self.errors.is_empty() {
+            out.push_str("engine errors (not counted as acceptances):\n");
+            for (name, why) in &self.errors {
+                let _ = writeln!(out, "- {name}: {why}");
+            }
+        }
+        if !self.findings.is_empty() {
+            if self.status == Decision::Pass {
+                out.push_str("findings of the reviewers that asked for a revision (on the record, not sent back):\n");
+            } else {
+                out.push_str("findings that go back to the writer:\n");
+            }
+            for f in &self.findings {
+                let _ = writeln!(out, "- [{}] {}: {}", f.severity.as_str(), f.id, f.evidence);
+                let _ = writeln!(out, "  fix: {}", f.fix);
+            }
+        }
+        out
+    }
+
+    /// The report as one JSON tally.
+    pub fn json(&self) -> Value {
+        let mut severity_counts = Map::new();
+        for s in Severity::ALL {
+            let n = self.findings.iter().filter(|f| f.severity == s).count();
+            if n > 0 {
+                severity_counts.insert(s.as_str().into(), n.into());
+            }
+        }
+        json!({
+            "type": "tally",
+            "panel": "threshold",
+            "status": self.status,
+            "passed": self.passed,
+            "required": self.required,
+            "reviewers": self.reviewers,
+            "rejectedBy": self.rejected,
+            "errors": self.errors.iter().map(|(name, reason)| json!({
+                "kind": "engine-error", "name": name, "reason": reason
+            })).collect::<Vec<_>>(),
+            "findings": if self.status == Decision::Pass { Vec::new() } else { self.findings.clone() },
+            "findingsOnRecord": self.findings,
+            "severityCounts": severity_counts,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::Status;
+    use crate::records::review::Review;
+
+    fn review(name: &str, decision: Option<ReviewDecision>, findings: usize) -> ReviewRecord {
+        let base = ReviewRecord::new(name, "claude:haiku", "sha256:ab", "review");
+        match decision {
+            Some(d) => base.answered(&Review {
+                decision: d,
+                findings: (0..findings)
+                    .map(|i| Finding {
+                        id: String::new(),
+                        severity: Severity::ShouldFix,
+                        evidence: format!("e{i}"),
+                        fix: format!("f{i}"),
+                        file: None,
+                        line: None,
+                    })
+                    .collect(),
+            }),
+            None => base.abstained(Status::Unreadable, "no JSON object in the reply"),
+        }
+    }
+
+    #[test]
+    fn seed_threshold_example_passes_on_one_acceptance() {
+        let reviews = [
+            review("review-1", Some(ReviewDecision::Pass), 0),
+            review("review-2", None, 0),
+        ];
+        let out = threshold(&reviews, Some(1)).unwrap();
+        assert_eq!((out.status, out.passed), (Decision::Pass, 1));
+        assert_eq!(out.errors.len(), 1);
+        assert!(out.findings.is_empty());
+        assert!(
+            out.text()
+                .contains("review-2: reviewer review-2 returned no decision")
+        );
+        assert_eq!(out.json()["errors"][0]["kind"], "engine-error");
+    }
+
+    #[test]
+    fn seed_threshold_example_with_agree_two_has_no_decision() {
+        let reviews = [
+            review("review-1", Some(ReviewDecision::Pass), 0),
+            review("review-2", None, 0),
+        ];
+        let out = threshold(&reviews, Some(2)).unwrap();
+        assert_eq!(out.status, Decision::NoDecision);
+        // The default is every reviewer.
+        assert_eq!(
+            threshold(&reviews, None).unwrap().status,
+            Decision::NoDecision
+        );
+    }
+
+    #[test]
+    fn threshold_sends_back_the_rejecting_reviewers_findings() {
+        let reviews = [
+            review("review-1", Some(ReviewDecision::Pass), 1),
+            review("review-2", Some(ReviewDecision::Revise), 2),
+        ];
+        let out = threshold(&reviews, None).unwrap();
+        assert_eq!(out.status, Decision::Fail);
+        let ids: Vec<_> = out.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["review-2/1", "review-2/2"]);
+        assert_eq!(out.json()["findings"].as_array().unwrap().len(), 2);
+        let passes = threshold(&reviews, Some(1)).unwrap();
+        assert_eq!(passes.status, Decision::Pass);
+        assert!(passes.json()["findings"].as_array().unwrap().is_empty());
+        assert!(threshold(&reviews, Some(3)).is_err());
+        assert!(threshold(&reviews, Some(0)).is_err());
+    }
+}

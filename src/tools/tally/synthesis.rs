@@ -1,0 +1,215 @@
+//! `panel-tally` over `panel-vote`'s stream: the findings the writer gets, each with the judge's
+//! reason, the split votes, what the votes dropped, and what went missing.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+
+use crate::records::Decision;
+use crate::records::synthesis::{
+    DecisionRecord, FindingResult, JudgeCall, Record, RouteKind, SynthesisEntry, kind_of,
+};
+use crate::rules::votes::Count;
+
+/// What `panel-tally` prints for a synthesis stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    pub text: String,
+    pub json: Value,
+    /// Pass, again (fail), or no decision when missing answers decided it.
+    pub decision: Decision,
+}
+
+/// Reports a `panel-vote` stream: the findings the writer gets, each with the judge's reason,
+/// the split votes, and what went missing.
+pub fn report(records: &[Record]) -> Result<Report> {
+    let mut entries = Vec::new();
+    let mut panel = None;
+    let mut decisions = Vec::new();
+    let mut route = None;
+    for r in records {
+        match r {
+            Record::Synthesis(e) => entries.push(e),
+            Record::Panel(p) => {
+                if panel.replace(p).is_some() {
+                    bail!("two panel records: one panel at a time");
+                }
+            }
+            Record::Decision(d) => decisions.push(d),
+            Record::Route(rt) => {
+                if route.replace(rt).is_some() {
+                    bail!("two route records: one panel at a time");
+                }
+            }
+            Record::Vote(_) => {}
+            other => bail!(
+                "a {} record; merged findings go through panel-vote",
+                kind_of(other)
+            ),
+        }
+    }
+    let Some(panel) = panel else {
+        bail!("no panel record: the stream does not come from panel-vote");
+    };
+    let entry_of: HashMap<&str, &SynthesisEntry> = entries
+        .iter()
+        .map(|e| (e.finding.finding.id.as_str(), *e))
+        .collect();
+    let decision_of: HashMap<&str, &DecisionRecord> =
+        decisions.iter().map(|d| (d.finding.as_str(), *d)).collect();
+    let decision = route.map_or(panel.status, |r| r.decision());
+    let status = match decision {
+        Decision::Pass => "pass",
+        Decision::Fail => "again",
+        Decision::NoDecision => "no-decision",
+    };
+    let mut text = String::new();
+    let _ = writeln!(text, "panel: {}: {}", panel.status.as_str(), panel.reason);
+    if panel.merge_failed {
+        let _ = writeln!(
+            text,
+            "merge failed, findings unmerged: {}",
+            panel.merge_cause.as_deref().unwrap_or("no reason given")
+        );
+    }
+    if !panel.no_review_from.is_empty() {
+        let _ = writeln!(text, "no review from: {}", panel.no_review_from.join(", "));
+    }
+    if !panel.no_votes_from.is_empty() {
+        let _ = writeln!(text, "no votes from: {}", panel.no_votes_from.join(", "));
+    }
+    let _ = writeln!(
+        text,
+        "findings: {} kept, {} better fix, {} disputed, {} dropped",
+        panel.kept, panel.better_fix, panel.disputed, panel.dropped
+    );
+    if let Some(r) = route {
+        let word = r.route.map(|k| match k {
+            RouteKind::Again => "again",
+            RouteKind::Pass => "pass",
+        });
+        let _ = writeln!(
+            text,
+            "route: {}: {}",
+            word.unwrap_or("no decision"),
+            r.reason
+        );
+        if let Some(cause) = &r.cause {
+            let _ = writeln!(text, "  judge {}: {cause}", r.status.as_str());
+        }
+    }
+    let writer_gets: Vec<&str> = route
+        .map(|r| r.findings.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let mut json_findings = Vec::new();
+    if !writer_gets.is_empty() {
+        text.push_str("\nfor the writer:\n");
+    }
+    for id in &writer_gets {
+        let Some(e) = entry_of.get(id) else {
+            bail!("the route sends back {id}, which has no synthesis entry");
+        };
+        let f = &e.finding.finding;
+        let _ = writeln!(
+            text,
+            "{id} [{}] {} (raised by {})",
+            f.severity.as_str(),
+            e.result.as_str(),
+            f.raised_by.join(", ")
+        );
+        let _ = writeln!(text, "  evidence: {}", f.evidence);
+        let _ = writeln!(text, "  fix: {}", f.fix);
+        let judged = decision_of.get(id).map(|d| d.reason.as_str());
+        if let Some(reason) = judged {
+            let _ = writeln!(text, "  judge: {reason}");
+        }
+        json_findings.push(json!({
+            "id": id, "result": e.result, "severity": f.severity, "evidence": f.evidence,
+            "fix": f.fix, "raisedBy": f.raised_by, "judge": judged,
+        }));
+    }
+    let skipped: Vec<&&DecisionRecord> = decisions
+        .iter()
+        .filter(|d| d.decision == JudgeCall::Skip)
+        .collect();
+    if !skipped.is_empty() {
+        text.push_str("\nskipped by the judge:\n");
+        for d in &skipped {
+            let _ = writeln!(
+                text,
+                "{} [{}] {}",
+                d.finding,
+                d.severity.as_str(),
+                d.evidence
+            );
+            let _ = writeln!(text, "  judge: {}", d.reason);
+        }
+    }
+    let split: Vec<&&SynthesisEntry> = entries
+        .iter()
+        .filter(|e| {
+            let c = Count::of(&e.finding.votes);
+            e.result == FindingResult::Disputed || (c.disagree > 0 && c.disagree < c.voters())
+        })
+        .collect();
+    if !split.is_empty() {
+        text.push_str("\nsplit votes:\n");
+        for e in &split {
+            let f = &e.finding.finding;
+            let _ = writeln!(text, "{} {}: {}", f.id, e.result.as_str(), e.why);
+            for v in &e.finding.votes {
+                let _ = writeln!(text, "  {} {}: {}", v.reviewer, v.vote.as_str(), v.reason);
+            }
+            for m in &e.no_votes_from {
+                let _ = writeln!(text, "  {m}: no vote");
+            }
+        }
+    }
+    let dropped: Vec<&&SynthesisEntry> = entries
+        .iter()
+        .filter(|e| e.result == FindingResult::Dropped)
+        .collect();
+    if !dropped.is_empty() {
+        text.push_str("\ndropped by the votes:\n");
+        for e in &dropped {
+            let f = &e.finding.finding;
+            let _ = writeln!(
+                text,
+                "{} [{}] {}: {}",
+                f.id,
+                f.severity.as_str(),
+                f.evidence,
+                e.why
+            );
+        }
+    }
+    let json = json!({
+        "type": "tally",
+        "panel": "synthesis",
+        "status": status,
+        "panelStatus": panel.status,
+        "reason": panel.reason,
+        "route": route.map(|r| r.route),
+        "routeReason": route.map(|r| r.reason.clone()),
+        "findings": json_findings,
+        "skipped": skipped.iter().map(|d| json!({
+            "id": d.finding, "severity": d.severity, "evidence": d.evidence, "judge": d.reason,
+        })).collect::<Vec<_>>(),
+        "split": split.iter().map(|e| json!({
+            "id": e.finding.finding.id, "result": e.result, "why": e.why,
+            "votes": e.finding.votes.iter().map(|v| format!("{} {}: {}", v.reviewer, v.vote.as_str(), v.reason)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "mergeFailed": panel.merge_failed,
+        "noVotesFrom": panel.no_votes_from,
+        "noReviewFrom": panel.no_review_from,
+        "synthesis": entries,
+        "judge": decisions,
+    });
+    Ok(Report {
+        text,
+        json,
+        decision,
+    })
+}
