@@ -5,6 +5,8 @@ complete -c panel-tally -l fix-proof -d 'Pull requests: what the fix-proof check
 vacuous\t''
 no-tests\t''
 error\t''"
+complete -c panel-tally -l reader -d 'How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four threads; `plain` reads line by line on this one (for a machine that limits threads)' -r -f -a "threads\t''
+plain\t''"
 complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel instead of the text report'
 complete -c panel-tally -l each -d 'Count many panels in one stream: one tally per candidate, then a summary'
 complete -c panel-tally -l pr -d 'Pull requests: aggregate pr-verdict records (panel-judge --contract pr) by the plan into the panel\'s MERGE, FIX_FIRST, no-verdict or timeout'

@@ -98,7 +98,7 @@ fn agree_out_of_range_is_a_usage_error() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         error_line(&out),
-        "panel-tally: --agree 3: the panel has only 2 judge(s)"
+        "panel-tally: --agree 3: must be from 1 to the panel's size (2)"
     );
     assert!(stdout(&out).is_empty());
 }
@@ -459,4 +459,54 @@ fn several_inputs_are_one_stream_and_a_missing_one_is_named() {
         stderr(&out)
     );
     assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn both_readers_count_alike_and_name_the_same_bad_line() {
+    let mut stream = Vec::new();
+    for (i, seal) in [SEAL, OTHER].iter().enumerate() {
+        let run = format!("/tmp/run{i}");
+        let recs = [
+            record("a", A::Holds("ok"), seal, 3, &run),
+            record("b", A::Breaks("no"), seal, 3, &run),
+            record("c", A::Abstains("timeout"), seal, 3, &run),
+        ];
+        stream.extend(lines(&recs));
+    }
+    let threads = tally(&["--each", "--json"], &stream);
+    let plain = tally(&["--each", "--json", "--reader", "plain"], &stream);
+    assert_eq!(code(&threads), 1);
+    assert_eq!(
+        (code(&plain), stdout(&plain)),
+        (code(&threads), stdout(&threads))
+    );
+    stream.extend(b"{\"type\":\"verdict\"}\n");
+    let threads = tally(&["--each"], &stream);
+    let plain = tally(&["--each", "--reader", "plain"], &stream);
+    assert_eq!(code(&threads), 2);
+    assert_eq!(error_line(&plain), error_line(&threads));
+    assert!(error_line(&plain).starts_with("panel-tally: <stdin>: line 7: "));
+}
+
+/// The record's type is read as JSON, whatever its spacing or key order: Python's json.dumps
+/// writes `"type": "review"`, with a space, and not always first.
+#[test]
+fn the_record_type_is_read_as_json_not_as_text() {
+    let review = json!({
+        "reviewer": "review-1", "seat": "claude:haiku", "harness": "claude",
+        "candidate": SEAL, "decision": "pass", "status": "ok", "findings": [],
+        "type": "review"
+    });
+    let python = serde_json::to_string_pretty(&review)
+        .unwrap()
+        .replace('\n', "")
+        .replace("  ", "");
+    assert!(python.contains("\"type\": \"review\""), "{python}");
+    let out = tally(&[], format!("\n{python}\n").as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("review panel: pass: 1 of 1"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -34,6 +34,95 @@ pub fn display_name(path: &str) -> &str {
     if path == "-" { "<stdin>" } else { path }
 }
 
+/// Where one input comes from: a path (`-` for standard input), or a reader already open.
+pub enum Source {
+    Path(String),
+    Open {
+        name: String,
+        reader: Box<dyn Read + Send>,
+    },
+}
+
+impl Source {
+    /// The input as messages name it.
+    pub fn name(&self) -> &str {
+        match self {
+            Source::Path(p) => display_name(p),
+            Source::Open { name, .. } => name,
+        }
+    }
+
+    /// Its name and its bytes.
+    pub fn open(self) -> Result<(String, Box<dyn Read + Send>)> {
+        match self {
+            Source::Path(p) if p == "-" => Ok(("<stdin>".into(), Box::new(io::stdin()))),
+            Source::Path(p) => {
+                let file =
+                    File::open(Path::new(&p)).with_context(|| format!("{p}: cannot open"))?;
+                Ok((p, Box::new(file)))
+            }
+            Source::Open { name, reader } => Ok((name, reader)),
+        }
+    }
+}
+
+/// The inputs named on a command line as sources: none means standard input.
+pub fn sources(paths: &[String]) -> Vec<Source> {
+    paths_or_stdin(paths)
+        .into_iter()
+        .map(Source::Path)
+        .collect()
+}
+
+/// The `"type"` of the first record of the first input, read with serde, and the inputs as
+/// they were: what was read to find it is read again by whoever reads them next. `None` when
+/// the first input holds no line that parses as a JSON object with a string `"type"`.
+pub fn first_record_type(mut sources: Vec<Source>) -> Result<(Option<String>, Vec<Source>)> {
+    #[derive(serde::Deserialize)]
+    struct Typed {
+        #[serde(rename = "type")]
+        kind: Option<String>,
+    }
+    if sources.is_empty() {
+        return Ok((None, sources));
+    }
+    let (name, mut reader) = sources.remove(0).open()?;
+    // `head` holds what was read; `start` is where the first line not known to be blank
+    // begins, and `head[seen..]` is what has not been searched for a newline yet.
+    let (mut head, mut start, mut seen) = (Vec::new(), 0, 0);
+    let mut buf = vec![0u8; 1 << 16];
+    let end = loop {
+        while let Some(i) = head[seen..].iter().position(|&b| b == b'\n') {
+            let end = seen + i;
+            if !head[start..end].trim_ascii().is_empty() {
+                break;
+            }
+            (start, seen) = (end + 1, end + 1);
+        }
+        if let Some(i) = head[seen..].iter().position(|&b| b == b'\n') {
+            break seen + i;
+        }
+        seen = head.len();
+        if head.len() - start > MAX_LINE {
+            break head.len();
+        }
+        match reader.read(&mut buf) {
+            Ok(0) => break head.len(),
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).with_context(|| format!("{name}: cannot read")),
+        }
+    };
+    let line = &head[start..end];
+    let kind = std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Typed>(text).ok())
+        .and_then(|t| t.kind);
+    let reader = Box::new(io::Cursor::new(head).chain(reader));
+    sources.insert(0, Source::Open { name, reader });
+    Ok((kind, sources))
+}
+
 /// One input: its name for messages and a buffered reader.
 pub struct Input {
     pub name: String,
@@ -44,16 +133,15 @@ pub struct Input {
 impl Input {
     /// Opens `path`, or standard input when it is `-`.
     pub fn open(path: &str) -> Result<Input> {
-        let reader: Box<dyn BufRead> = if path == "-" {
-            Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
-        } else {
-            let file =
-                File::open(Path::new(path)).with_context(|| format!("{path}: cannot open"))?;
-            Box::new(BufReader::with_capacity(1 << 16, file))
-        };
+        Input::from_source(Source::Path(path.into()))
+    }
+
+    /// Opens a source.
+    pub fn from_source(source: Source) -> Result<Input> {
+        let (name, reader) = source.open()?;
         Ok(Input {
-            name: display_name(path).to_string(),
-            reader,
+            name,
+            reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
             line: 0,
         })
     }

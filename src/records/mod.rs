@@ -91,11 +91,20 @@ fn check_kind<T: DeserializeOwned>(
 pub fn for_each<T: DeserializeOwned>(
     inputs: &[String],
     want: &[&str],
+    each: impl FnMut(T, &str) -> Result<()>,
+) -> Result<()> {
+    for_each_in(crate::records::input::sources(inputs), want, each)
+}
+
+/// [`for_each`] over sources.
+pub fn for_each_in<T: DeserializeOwned>(
+    sources: Vec<crate::records::input::Source>,
+    want: &[&str],
     mut each: impl FnMut(T, &str) -> Result<()>,
 ) -> Result<()> {
     let mut buf = String::new();
-    for path in crate::records::input::paths_or_stdin(inputs) {
-        let mut input = Input::open(&path)?;
+    for source in sources {
+        let mut input = Input::from_source(source)?;
         while input.next_line(&mut buf)? {
             if buf.trim().is_empty() {
                 continue;

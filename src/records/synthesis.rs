@@ -565,8 +565,16 @@ pub fn kind_of(rec: &Record) -> &'static str {
 
 /// Reads records of the given types, each with its `file: line N`.
 pub fn read(inputs: &[String], want: &[&str]) -> Result<Vec<(Record, String)>> {
+    read_in(crate::records::input::sources(inputs), want)
+}
+
+/// [`read`] over sources.
+pub fn read_in(
+    sources: Vec<crate::records::input::Source>,
+    want: &[&str],
+) -> Result<Vec<(Record, String)>> {
     let mut out = Vec::new();
-    crate::records::for_each::<Record>(inputs, want, |r, at| {
+    crate::records::for_each_in::<Record>(sources, want, |r, at| {
         out.push((r, at.to_string()));
         Ok(())
     })?;

@@ -11,6 +11,7 @@
 //! | a PR's class, plan, accepted verdicts and aggregate | [`classify`], [`plan`], [`pr`] |
 
 pub mod classify;
+pub mod consensus;
 pub mod decision;
 pub mod decorrelation;
 pub mod glob;

@@ -1,0 +1,99 @@
+//! Routing a stream of ballots to panels, and closing each one into a tally.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::tools::tally::count::{Ballot, Panel};
+use crate::tools::tally::report::Sink;
+
+// ---------------------------------------------------------------------------------------------
+// Routing a stream of ballots to panels.
+
+/// The panels of one stream. Without `each` there is one panel and a second candidate is an
+/// error; with `each`, one open panel per candidate, closed as soon as it is complete.
+#[derive(Default)]
+pub struct Batch {
+    each: bool,
+    agree: Option<usize>,
+    /// The panel of the previous ballot's candidate: the common case of records that arrive
+    /// panel by panel never touches `waiting`.
+    current: Option<Panel>,
+    /// Other open panels, when panels interleave.
+    waiting: HashMap<String, Panel>,
+    /// A closed panel whose buffers the next one reuses.
+    spare: Option<Panel>,
+    next: u64,
+}
+
+impl Batch {
+    pub fn new(each: bool, agree: Option<usize>) -> Batch {
+        Batch {
+            each,
+            agree,
+            ..Batch::default()
+        }
+    }
+
+    pub fn add<W: Write>(
+        &mut self,
+        b: &Ballot,
+        at: &dyn Fn() -> String,
+        sink: &mut Sink<W>,
+    ) -> Result<()> {
+        if !self.each {
+            // One panel: it closes only at the end, and Panel::add refuses another candidate.
+            let panel = self.current.get_or_insert_with(|| Panel::new(b.candidate));
+            return panel.add(b, at);
+        }
+        let same = self
+            .current
+            .as_ref()
+            .is_some_and(|p| p.candidate == b.candidate);
+        if !same {
+            if let Some(prev) = self.current.take() {
+                if prev.size_unknown() {
+                    // Unknown size: its records are taken to arrive together.
+                    self.emit(prev, sink)?;
+                } else {
+                    self.waiting.insert(prev.candidate.clone(), prev);
+                }
+            }
+            let panel = match self.waiting.remove(b.candidate) {
+                Some(p) => p,
+                None => {
+                    let mut p = self.spare.take().unwrap_or_default();
+                    p.start(b.candidate, self.next);
+                    self.next += 1;
+                    p
+                }
+            };
+            self.current = Some(panel);
+        }
+        let panel = self.current.as_mut().expect("a current panel");
+        panel.add(b, at)?;
+        if panel.is_full() {
+            let full = self.current.take().expect("a current panel");
+            self.emit(full, sink)?;
+        }
+        Ok(())
+    }
+
+    fn emit<W: Write>(&mut self, panel: Panel, sink: &mut Sink<W>) -> Result<()> {
+        sink.tally(&panel.close(self.agree)?)?;
+        self.spare = Some(panel);
+        Ok(())
+    }
+
+    /// Closes the panels still open, in the order they were first seen.
+    pub fn finish<W: Write>(&mut self, sink: &mut Sink<W>) -> Result<()> {
+        let mut rest: Vec<Panel> = self.waiting.drain().map(|(_, p)| p).collect();
+        rest.extend(self.current.take());
+        rest.sort_by_key(|p| p.seq);
+        for panel in rest {
+            self.emit(panel, sink)?;
+        }
+        Ok(())
+    }
+}

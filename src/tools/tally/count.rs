@@ -1,0 +1,576 @@
+//! Counting one panel: counts and one short row per judge, never the whole records. Memory
+//! grows with the panels open at once, never with the length of the stream: a panel keeps its
+//! text in one buffer that the next panel reuses.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use crate::records::{Decision, Status, Usage, Verdict};
+use crate::rules::consensus::{Consensus, Counts, consensus};
+use crate::rules::decision;
+use crate::tools::tally::report::{glob_order, short_seal};
+
+/// What the counter needs from one record, whatever stream it came from. It borrows from the
+/// parsed line; a panel copies what it keeps.
+#[derive(Clone, Debug)]
+pub struct Ballot<'a> {
+    /// The seal of the candidate; a panel is about one candidate.
+    pub candidate: &'a str,
+    /// How many judges the panel has; 0 when unknown.
+    pub panel_size: usize,
+    pub usage: Option<&'a Usage>,
+    pub judge: Judge<'a>,
+    /// The run folder the answer is kept in.
+    pub run: &'a str,
+}
+
+// Counting one panel.
+
+/// One judge's answer as a tally reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Judge<'a> {
+    pub judge: &'a str,
+    pub lens: &'a str,
+    pub seat: &'a str,
+    pub family: Option<&'a str>,
+    pub verdict: Option<Verdict>,
+    pub status: Status,
+    pub reason: Option<&'a str>,
+    pub confidence: Option<f64>,
+    /// Reported in `abstentions`, not per judge.
+    #[serde(skip)]
+    pub cause: Option<&'a str>,
+}
+
+/// A piece of a panel's text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    pub fn of(self, text: &str) -> &str {
+        &text[self.start..self.end]
+    }
+}
+
+pub fn keep(text: &mut String, s: &str) -> Span {
+    let start = text.len();
+    text.push_str(s);
+    Span {
+        start,
+        end: text.len(),
+    }
+}
+
+/// One judge of a panel, its text kept in the panel's one buffer.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    judge: Span,
+    lens: Span,
+    seat: Span,
+    family: Option<Span>,
+    verdict: Option<Verdict>,
+    status: Status,
+    reason: Option<Span>,
+    confidence: Option<f64>,
+    cause: Option<Span>,
+    /// Index into the panel's runs.
+    run: usize,
+}
+
+/// Rows and groups are searched one by one up to this many; past it, through a hash.
+const SCAN: usize = 32;
+
+/// Counts by a key (lens, family), in first-seen order until reported.
+#[derive(Debug, Default)]
+struct Groups {
+    keys: Vec<(Span, Counts)>,
+    /// Filled only once there are more than [`SCAN`] keys.
+    index: HashMap<String, usize>,
+}
+
+impl Groups {
+    fn add(&mut self, text: &mut String, key: &str, verdict: Option<Verdict>) {
+        let found = if self.keys.len() <= SCAN {
+            self.keys.iter().position(|(k, _)| k.of(text) == key)
+        } else {
+            self.index.get(key).copied()
+        };
+        let i = match found {
+            Some(i) => i,
+            None => {
+                self.keys.push((keep(text, key), Counts::default()));
+                if self.keys.len() > SCAN {
+                    for (i, (k, _)) in self.keys.iter().enumerate().skip(self.index.len()) {
+                        self.index.insert(k.of(text).to_string(), i);
+                    }
+                }
+                self.keys.len() - 1
+            }
+        };
+        self.keys[i].1.add(verdict);
+    }
+
+    /// Sorted by key, bytewise.
+    fn report<'a>(&self, text: &'a str) -> Vec<(&'a str, Counts)> {
+        let mut out: Vec<(&str, Counts)> =
+            self.keys.iter().map(|(k, c)| (k.of(text), *c)).collect();
+        out.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        out
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.index.clear();
+    }
+}
+
+/// One panel being counted: counts and one short row per judge, never the whole records.
+/// A closed panel's buffers are reused for the next one.
+#[derive(Debug, Default)]
+pub struct Panel {
+    pub(super) candidate: String,
+    /// When it was first seen in the stream.
+    pub(super) seq: u64,
+    counts: Counts,
+    text: String,
+    rows: Vec<Row>,
+    /// Hashes of (judge, run), once the rows are too many to scan.
+    seen: HashSet<u64>,
+    by_lens: Groups,
+    by_family: Groups,
+    /// The runs (panel-judge invocations) whose records make up the panel.
+    runs: Vec<Run>,
+    usage: Option<Usage>,
+}
+
+/// One run folder: how many judges its records announced (`panelSize`, 0 when unknown) and
+/// how many of them were counted.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    folder: Span,
+    size: usize,
+    counted: usize,
+}
+
+impl Panel {
+    pub fn new(candidate: &str) -> Panel {
+        let mut p = Panel::default();
+        p.start(candidate, 0);
+        p
+    }
+
+    /// Empties the panel for another candidate, keeping its buffers.
+    pub(super) fn start(&mut self, candidate: &str, seq: u64) {
+        self.candidate.clear();
+        self.candidate.push_str(candidate);
+        self.seq = seq;
+        self.counts = Counts::default();
+        self.text.clear();
+        self.rows.clear();
+        self.seen.clear();
+        self.by_lens.clear();
+        self.by_family.clear();
+        self.runs.clear();
+        self.usage = None;
+    }
+
+    /// Counts one ballot of this panel's candidate.
+    pub fn add(&mut self, b: &Ballot, at: &dyn Fn() -> String) -> Result<()> {
+        if b.candidate != self.candidate {
+            bail!(
+                "{}: a record about candidate {}, but the records before it are about {}",
+                at(),
+                short_seal(b.candidate),
+                short_seal(&self.candidate)
+            );
+        }
+        let j = &b.judge;
+        let run = self.run(b.run, b.panel_size, at)?;
+        if self.counted(j.judge, run) {
+            bail!(
+                "{}: judge {:?} of run {:?} is already counted",
+                at(),
+                j.judge,
+                b.run
+            );
+        }
+        self.counts.add(j.verdict);
+        self.runs[run].counted += 1;
+        self.by_lens.add(&mut self.text, j.lens, j.verdict);
+        let family = j.family.unwrap_or("unknown");
+        self.by_family.add(&mut self.text, family, j.verdict);
+        let t = &mut self.text;
+        let row = Row {
+            judge: keep(t, j.judge),
+            lens: keep(t, j.lens),
+            seat: keep(t, j.seat),
+            family: j.family.map(|s| keep(t, s)),
+            verdict: j.verdict,
+            status: j.status,
+            reason: j.reason.map(|s| keep(t, s)),
+            confidence: j.confidence,
+            cause: j.cause.map(|s| keep(t, s)),
+            run,
+        };
+        self.rows.push(row);
+        if let Some(u) = b.usage {
+            self.usage.get_or_insert_with(Usage::default).add(u);
+        }
+        Ok(())
+    }
+
+    /// The index of the ballot's run, checking the size it announces against its run's.
+    fn run(&mut self, folder: &str, size: usize, at: &dyn Fn() -> String) -> Result<usize> {
+        let Some(i) = self
+            .runs
+            .iter()
+            .position(|r| r.folder.of(&self.text) == folder)
+        else {
+            let folder = keep(&mut self.text, folder);
+            self.runs.push(Run {
+                folder,
+                size,
+                counted: 0,
+            });
+            return Ok(self.runs.len() - 1);
+        };
+        let run = &mut self.runs[i];
+        if run.size == 0 {
+            run.size = size;
+        } else if size != 0 && size != run.size {
+            bail!(
+                "{}: panelSize {size} here, but {} in the records of run {folder:?} before it",
+                at(),
+                run.size
+            );
+        }
+        Ok(i)
+    }
+
+    /// True when this judge of this run is counted already; remembers it otherwise.
+    fn counted(&mut self, judge: &str, run: usize) -> bool {
+        let text = &self.text;
+        let same = |r: &Row| r.run == run && r.judge.of(text) == judge;
+        if self.rows.len() < SCAN {
+            return self.rows.iter().any(same);
+        }
+        if self.seen.is_empty() {
+            for r in &self.rows {
+                self.seen.insert(seat_hash(r.judge.of(text), r.run));
+            }
+        }
+        // A hash seen before is most likely the same judge; the scan makes sure.
+        !self.seen.insert(seat_hash(judge, run)) && self.rows.iter().any(same)
+    }
+
+    /// True when every judge the records announced has been counted.
+    pub fn is_full(&self) -> bool {
+        !self.runs.is_empty() && self.runs.iter().all(|r| r.size != 0 && r.counted >= r.size)
+    }
+
+    /// True when some run did not say how many judges it has.
+    pub(super) fn size_unknown(&self) -> bool {
+        self.runs.iter().any(|r| r.size == 0)
+    }
+
+    /// The panel's tally. `agree` is checked against the panel's size here, because the
+    /// size is known only once the records are read.
+    pub fn close(&self, agree: Option<usize>) -> Result<Tally<'_>> {
+        let text = &self.text;
+        let missing = self.runs.iter().map(|r| missing(r.size, r.counted)).sum();
+        let mut counts = self.counts;
+        counts.judges += missing;
+        counts.abstained += missing;
+        let threshold = decision::required(agree, counts.judges)?;
+        let decision = decision::decide(counts.holds, counts.abstained, threshold);
+        let opt = |s: Option<Span>| s.map(|s| s.of(text));
+        let mut judges: Vec<Judge> = self
+            .rows
+            .iter()
+            .map(|r| Judge {
+                judge: r.judge.of(text),
+                lens: r.lens.of(text),
+                seat: r.seat.of(text),
+                family: opt(r.family),
+                verdict: r.verdict,
+                status: r.status,
+                reason: opt(r.reason),
+                confidence: r.confidence,
+                cause: opt(r.cause),
+            })
+            .collect();
+        judges.sort_by(|a, b| glob_order(a.judge, b.judge));
+        let abstentions = judges
+            .iter()
+            .filter(|j| j.verdict.is_none())
+            .map(|j| Abstention {
+                judge: j.judge,
+                status: j.status,
+                cause: j.cause,
+            })
+            .collect();
+        Ok(Tally {
+            kind: "tally",
+            candidate: &self.candidate,
+            outcome: consensus(&counts),
+            passed: decision == Decision::Pass,
+            decided: decision != Decision::NoDecision,
+            threshold,
+            counts,
+            missing,
+            judges,
+            by_lens: self.by_lens.report(text),
+            by_family: self.by_family.report(text),
+            abstentions,
+            runs: self
+                .runs
+                .iter()
+                .map(|r| r.folder.of(text))
+                .filter(|r| !r.is_empty())
+                .collect(),
+            usage: self.usage.clone().filter(|u| !u.is_empty()),
+        })
+    }
+}
+
+fn seat_hash(judge: &str, run: usize) -> u64 {
+    let mut h = DefaultHasher::new();
+    judge.hash(&mut h);
+    run.hash(&mut h);
+    h.finish()
+}
+
+/// A judge who gave no verdict, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Abstention<'a> {
+    pub judge: &'a str,
+    pub status: Status,
+    pub cause: Option<&'a str>,
+}
+
+/// One panel counted: the `tally` record.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tally<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub candidate: &'a str,
+    pub outcome: Consensus,
+    pub passed: bool,
+    /// False when the missing answers could have changed the result (exit 3).
+    pub decided: bool,
+    pub threshold: usize,
+    /// Missing judges count as judges who abstained.
+    pub counts: Counts,
+    /// Judges the records announced (`panelSize`) but that never sent a record.
+    pub missing: usize,
+    /// In the order the seed script's glob lists their files.
+    pub judges: Vec<Judge<'a>>,
+    #[serde(serialize_with = "as_map")]
+    pub by_lens: Vec<(&'a str, Counts)>,
+    #[serde(serialize_with = "as_map")]
+    pub by_family: Vec<(&'a str, Counts)>,
+    pub abstentions: Vec<Abstention<'a>>,
+    pub runs: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+fn as_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(groups.iter().map(|(k, c)| (k, c)))
+}
+
+impl Tally<'_> {
+    /// What this panel decided.
+    pub fn decision(&self) -> Decision {
+        decision::decide(self.counts.holds, self.counts.abstained, self.threshold)
+    }
+}
+
+/// Judges a run announced but never sent.
+pub fn missing(size: usize, counted: usize) -> usize {
+    size.saturating_sub(counted)
+}
+
+/// How many panels of a stream passed, failed, or could not decide.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Totals {
+    pub panels: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub undecided: usize,
+}
+
+impl Totals {
+    /// Counts one panel's decision.
+    pub fn add(&mut self, d: Decision) {
+        self.panels += 1;
+        match d {
+            Decision::Pass => self.passed += 1,
+            Decision::Fail => self.failed += 1,
+            Decision::NoDecision => self.undecided += 1,
+        }
+    }
+
+    /// What many panels decided: any that failed makes the stream a failure no rerun can turn;
+    /// otherwise any undecided one leaves it undecided.
+    pub fn decision(&self) -> Decision {
+        if self.failed > 0 {
+            Decision::Fail
+        } else if self.undecided > 0 {
+            Decision::NoDecision
+        } else {
+            Decision::Pass
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn at() -> String {
+        "in: line 7".into()
+    }
+
+    pub(crate) fn ballot(judge: &str, verdict: Option<Verdict>, status: Status) -> Ballot<'_> {
+        Ballot {
+            candidate: "sha256:aaaa",
+            panel_size: 0,
+            usage: None,
+            run: "/tmp/run",
+            judge: Judge {
+                judge,
+                lens: "edges",
+                seat: "claude:haiku",
+                family: Some("claude"),
+                verdict,
+                status,
+                reason: Some("because"),
+                confidence: Some(0.5),
+                cause: Some("no answer in 60 s"),
+            },
+        }
+    }
+
+    pub(crate) fn counts(holds: usize, breaks: usize, abstained: usize) -> Counts {
+        Counts {
+            judges: holds + breaks + abstained,
+            holds,
+            breaks,
+            abstained,
+        }
+    }
+
+    pub(crate) fn abstained(status: Status) -> Abstention<'static> {
+        Abstention {
+            judge: "j",
+            status,
+            cause: None,
+        }
+    }
+
+    #[test]
+    fn a_panel_refuses_a_judge_counted_twice_and_another_candidate() {
+        let mut p = Panel::new("sha256:aaaa");
+        p.add(&ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
+            .unwrap();
+        let err = p
+            .add(&ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: line 7: judge \"edges\" of run \"/tmp/run\" is already counted"
+        );
+        let mut rerun = ballot("edges", None, Status::Timeout);
+        rerun.run = "/tmp/run2";
+        p.add(&rerun, &at).unwrap();
+        let mut other = ballot("x", Some(Verdict::Holds), Status::Ok);
+        other.candidate = "sha256:bbbb";
+        assert!(p.add(&other, &at).unwrap_err().to_string().contains(
+            "about candidate sha256:bbbb, but the records before it are about sha256:aaaa"
+        ));
+    }
+
+    #[test]
+    fn large_panels_find_a_judge_counted_twice_through_the_hash() {
+        let names: Vec<String> = (0..100).map(|i| format!("j{i}")).collect();
+        let mut p = Panel::new("sha256:aaaa");
+        for (i, name) in names.iter().enumerate() {
+            let mut b = ballot(name, Some(Verdict::Holds), Status::Ok);
+            let lens = format!("lens{i}");
+            b.judge.lens = &lens;
+            p.add(&b, &at).unwrap();
+        }
+        for name in ["j0", "j40", "j99"] {
+            assert!(
+                p.add(&ballot(name, Some(Verdict::Holds), Status::Ok), &at)
+                    .is_err()
+            );
+        }
+        p.add(&ballot("j100", None, Status::Failed), &at).unwrap();
+        let t = p.close(None).unwrap();
+        assert_eq!(t.counts, counts(100, 0, 1));
+        assert_eq!(t.by_lens.len(), 101);
+        assert_eq!(t.by_lens[0], ("edges", counts(0, 0, 1)));
+        assert_eq!(t.by_lens[1], ("lens0", counts(1, 0, 0)));
+    }
+
+    #[test]
+    fn a_closed_panel_counts_missing_judges_as_abstained() {
+        let mut p = Panel::new("sha256:aaaa");
+        let sized = |mut b: Ballot<'static>, size| {
+            b.panel_size = size;
+            b
+        };
+        p.add(
+            &sized(ballot("b", Some(Verdict::Holds), Status::Ok), 3),
+            &at,
+        )
+        .unwrap();
+        p.add(&sized(ballot("a", None, Status::Timeout), 0), &at)
+            .unwrap();
+        assert!(!p.is_full());
+        let err = p
+            .add(&sized(ballot("c", None, Status::Timeout), 4), &at)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: line 7: panelSize 4 here, but 3 in the records of run \"/tmp/run\" before it"
+        );
+        // A rerun of one judge is a run of its own, with its own size.
+        let mut rerun = sized(ballot("a", Some(Verdict::Holds), Status::Ok), 1);
+        rerun.run = "/tmp/rerun";
+        p.add(&rerun, &at).unwrap();
+        assert!(!p.is_full());
+        let t = p.close(None).unwrap();
+        assert_eq!(t.counts, counts(2, 0, 2));
+        assert_eq!(t.missing, 1);
+        assert_eq!(t.runs, ["/tmp/run", "/tmp/rerun"]);
+        let mut p = Panel::new("sha256:aaaa");
+        p.add(
+            &sized(ballot("b", Some(Verdict::Holds), Status::Ok), 3),
+            &at,
+        )
+        .unwrap();
+        p.add(&sized(ballot("a", None, Status::Timeout), 3), &at)
+            .unwrap();
+        let t = p.close(None).unwrap();
+        assert_eq!(t.counts, counts(1, 0, 2));
+        assert_eq!(t.missing, 1);
+        assert_eq!(t.outcome, Consensus::Inconclusive);
+        assert_eq!(t.decision(), Decision::NoDecision);
+        assert!(!t.decided && !t.passed);
+        assert_eq!(t.judges[0].judge, "a");
+        assert_eq!(t.abstentions.len(), 1);
+        assert_eq!(t.runs, ["/tmp/run"]);
+        assert_eq!(t.by_lens, [("edges", counts(1, 0, 1))]);
+    }
+}

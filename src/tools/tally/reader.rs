@@ -1,0 +1,586 @@
+//! Reading verdict records into ballots. Reading and parsing run on threads of their own, a
+//! few blocks of lines ahead of the counting, and hand their ballots back in input order: the
+//! counting sees one ordered stream. `--reader plain` reads line by line on one thread instead;
+//! `benches/tally.sh` times both.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use crossbeam_channel::Sender;
+use serde::Deserialize;
+
+use crate::records::input::{Input, MAX_LINE, Source, find_newline, line_text, too_long};
+use crate::records::{self, Status, Usage, Verdict, VerdictRecord};
+use crate::tools::tally::Reader;
+use crate::tools::tally::count::{Ballot, Judge, Span, keep};
+
+/// Reads the ballots of every input in order, calling `each` with each ballot and where it
+/// was read (`file: line N`). The first bad line stops the reading with an error naming it.
+pub fn ballots(
+    inputs: Vec<Source>,
+    how: Reader,
+    mut each: impl FnMut(&Ballot, &dyn Fn() -> String) -> Result<()>,
+) -> Result<()> {
+    if how == Reader::Plain {
+        let mut buf = String::new();
+        for source in inputs {
+            let mut input = Input::from_source(source)?;
+            while input.next_line(&mut buf)? {
+                if buf.trim().is_empty() {
+                    continue;
+                }
+                let at = || input.at();
+                let rec = parse_verdict(&buf, &at)?;
+                each(&verdict_ballot(&rec, &at)?, &at)?;
+            }
+        }
+        return Ok(());
+    }
+    let names: Vec<String> = inputs.iter().map(|s| s.name().to_string()).collect();
+    for chunk in read_ahead(inputs, BLOCK) {
+        for o in &chunk.ballots {
+            let at = || format!("{}: line {}", names[o.input], o.line);
+            each(&o.ballot(&chunk.text), &at)?;
+        }
+        if let Some(err) = chunk.error {
+            return Err(err);
+        }
+        if chunk.last {
+            return Ok(());
+        }
+    }
+    bail!("reading the input stopped before its end")
+}
+
+/// A [`VerdictRecord`] read in place: the same fields and types, but text borrowed from the
+/// line wherever it has no escapes, so counting a record allocates nothing it does not keep.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VerdictView<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    judge: Cow<'a, str>,
+    #[serde(borrow)]
+    lens: Cow<'a, str>,
+    #[serde(borrow)]
+    seat: Cow<'a, str>,
+    #[serde(borrow)]
+    #[allow(dead_code)]
+    harness: Cow<'a, str>,
+    #[serde(default, borrow)]
+    #[allow(dead_code)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    family: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    candidate: Cow<'a, str>,
+    verdict: Option<Verdict>,
+    #[serde(default, borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    confidence: Option<f64>,
+    status: Status,
+    #[serde(default, borrow)]
+    cause: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    #[allow(dead_code)]
+    excerpt: Option<Cow<'a, str>>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    attempts: u32,
+    #[serde(default)]
+    #[allow(dead_code)]
+    duration_ms: u64,
+    #[serde(default)]
+    #[allow(dead_code)]
+    exit_code: Option<i32>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    panel_size: usize,
+    #[serde(default, borrow)]
+    run: Cow<'a, str>,
+}
+
+/// Parses a verdict record with one pass over the line; only a bad line is read again, by
+/// [`records::parse`], to say precisely what is wrong with it.
+fn parse_verdict<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<VerdictView<'a>> {
+    match crate::records::strict::from_str::<VerdictView>(line) {
+        Ok(rec) if rec.kind == "verdict" => Ok(rec),
+        Ok(rec) => bail!(
+            "{}: a {} record; {}",
+            at(),
+            rec.kind,
+            records::destination(&rec.kind)
+        ),
+        Err(e) => {
+            records::parse::<VerdictRecord>(line, at, &["verdict"])?;
+            bail!("{}: a verdict record that does not fit: {e}", at())
+        }
+    }
+}
+
+/// A verdict record as a ballot. A verdict with an abstainer's status, or an `ok` without a
+/// verdict, contradicts itself and is refused rather than guessed.
+fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Result<Ballot<'a>> {
+    match (rec.verdict, rec.status) {
+        (Some(v), s) if s != Status::Ok => bail!(
+            "{}: judge {:?} says {} but its status is {}",
+            at(),
+            rec.judge,
+            v.as_str(),
+            s.as_str()
+        ),
+        (None, Status::Ok) => bail!(
+            "{}: judge {:?} has status ok but no verdict",
+            at(),
+            rec.judge
+        ),
+        _ => {}
+    }
+    if let Some(c) = rec.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
+        bail!(
+            "{}: judge {:?} has confidence {c}, outside 0 to 1",
+            at(),
+            rec.judge
+        );
+    }
+    Ok(Ballot {
+        candidate: &rec.candidate,
+        panel_size: rec.panel_size,
+        usage: rec.usage.as_ref(),
+        run: &rec.run,
+        judge: Judge {
+            judge: &rec.judge,
+            lens: &rec.lens,
+            seat: &rec.seat,
+            family: rec.family.as_deref(),
+            verdict: rec.verdict,
+            status: rec.status,
+            reason: rec.reason.as_deref(),
+            confidence: rec.confidence,
+            cause: rec.cause.as_deref(),
+        },
+    })
+}
+
+/// Ballots read ahead of the counting, their text in one buffer.
+#[derive(Default)]
+struct Chunk {
+    seq: u64,
+    text: String,
+    ballots: Vec<Parsed>,
+    /// What stopped the reading early, after the ballots before it.
+    error: Option<anyhow::Error>,
+    /// The end of the inputs: without it, the reading thread died and the count is short.
+    last: bool,
+}
+
+/// A ballot of a [`Chunk`], with where it was read.
+struct Parsed {
+    input: usize,
+    line: u64,
+    candidate: Span,
+    panel_size: usize,
+    usage: Option<Usage>,
+    judge: Span,
+    lens: Span,
+    seat: Span,
+    family: Option<Span>,
+    verdict: Option<Verdict>,
+    status: Status,
+    reason: Option<Span>,
+    confidence: Option<f64>,
+    cause: Option<Span>,
+    run: Span,
+}
+
+impl Parsed {
+    fn new(b: &Ballot, text: &mut String, input: usize, line: u64) -> Parsed {
+        let j = &b.judge;
+        Parsed {
+            input,
+            line,
+            candidate: keep(text, b.candidate),
+            panel_size: b.panel_size,
+            usage: b.usage.cloned(),
+            judge: keep(text, j.judge),
+            lens: keep(text, j.lens),
+            seat: keep(text, j.seat),
+            family: j.family.map(|s| keep(text, s)),
+            verdict: j.verdict,
+            status: j.status,
+            reason: j.reason.map(|s| keep(text, s)),
+            confidence: j.confidence,
+            cause: j.cause.map(|s| keep(text, s)),
+            run: keep(text, b.run),
+        }
+    }
+
+    fn ballot<'a>(&'a self, text: &'a str) -> Ballot<'a> {
+        let opt = |s: Option<Span>| s.map(|s| s.of(text));
+        Ballot {
+            candidate: self.candidate.of(text),
+            panel_size: self.panel_size,
+            usage: self.usage.as_ref(),
+            run: self.run.of(text),
+            judge: Judge {
+                judge: self.judge.of(text),
+                lens: self.lens.of(text),
+                seat: self.seat.of(text),
+                family: opt(self.family),
+                verdict: self.verdict,
+                status: self.status,
+                reason: opt(self.reason),
+                confidence: self.confidence,
+                cause: opt(self.cause),
+            },
+        }
+    }
+}
+
+/// At most this many bytes are read at once; a parser takes the whole lines among them.
+const BLOCK: usize = 1 << 16;
+
+/// Whole lines of one input, handed from the reading thread to a parser.
+#[derive(Default)]
+struct Work {
+    seq: u64,
+    input: usize,
+    /// The number of the first line in `bytes`.
+    first: u64,
+    bytes: Vec<u8>,
+    error: Option<anyhow::Error>,
+    last: bool,
+}
+
+/// Reads the inputs on one thread and parses them on a few more, ahead of the counting:
+/// parsing is most of the work of a long stream. The chunks come out in input order. The
+/// threads are left to end with the process, so that a broken pipe never waits for an input
+/// that has not finished.
+fn read_ahead(inputs: Vec<Source>, block: usize) -> InOrder {
+    let names: Arc<Vec<String>> = Arc::new(inputs.iter().map(|s| s.name().into()).collect());
+    let parsers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(parsers);
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<Chunk>(parsers);
+    let reader_names = Arc::clone(&names);
+    std::thread::spawn(move || split_inputs(inputs, &reader_names, block, &work_tx));
+    for _ in 0..parsers {
+        let (rx, tx, names) = (work_rx.clone(), done_tx.clone(), Arc::clone(&names));
+        std::thread::spawn(move || {
+            for work in rx {
+                if tx.send(parse_block(work, &names)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    InOrder {
+        rx: done_rx,
+        pending: BTreeMap::new(),
+        next: 0,
+    }
+}
+
+/// The parsed chunks in the order their lines were read.
+struct InOrder {
+    rx: crossbeam_channel::Receiver<Chunk>,
+    /// Chunks that came before their turn; bounded by the chunks in flight.
+    pending: BTreeMap<u64, Chunk>,
+    next: u64,
+}
+
+impl Iterator for InOrder {
+    type Item = Chunk;
+
+    fn next(&mut self) -> Option<Chunk> {
+        loop {
+            if let Some(chunk) = self.pending.remove(&self.next) {
+                self.next += 1;
+                return Some(chunk);
+            }
+            let chunk = self.rx.recv().ok()?;
+            self.pending.insert(chunk.seq, chunk);
+        }
+    }
+}
+
+/// The reading thread: cuts each input into blocks of whole lines. An error goes down the
+/// same road, in its place.
+fn split_inputs(inputs: Vec<Source>, names: &[String], block: usize, tx: &Sender<Work>) {
+    let mut seq = 0;
+    for (input, source) in inputs.into_iter().enumerate() {
+        match split_input(input, source, &names[input], block, &mut seq, tx) {
+            Ok(true) => {}
+            // Nobody counts any more.
+            Ok(false) => return,
+            Err(err) => {
+                let _ = tx.send(Work {
+                    seq,
+                    error: Some(err),
+                    ..Work::default()
+                });
+                return;
+            }
+        }
+    }
+    let _ = tx.send(Work {
+        seq,
+        last: true,
+        ..Work::default()
+    });
+}
+
+/// Sends one input's blocks; false when nobody receives them any more. A block is sent as
+/// soon as a read brings whole lines, so a slow pipe is counted as it comes.
+fn split_input(
+    input: usize,
+    source: Source,
+    name: &str,
+    block: usize,
+    seq: &mut u64,
+    tx: &Sender<Work>,
+) -> Result<bool> {
+    let (_, mut reader) = source.open()?;
+    let mut buf: Vec<u8> = Vec::new();
+    // The number of the first line in `buf`.
+    let mut line: u64 = 1;
+    loop {
+        let start = buf.len();
+        buf.resize(start + block, 0);
+        let n = loop {
+            match reader.read(&mut buf[start..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        let at = line + newlines(&buf[..start]);
+                        format!("{name}: line {at}: cannot read")
+                    });
+                }
+            }
+        };
+        buf.truncate(start + n);
+        let end = n == 0;
+        let cut = match buf[start..].iter().rposition(|&b| b == b'\n') {
+            _ if end => buf.len(),
+            Some(i) => start + i + 1,
+            None if buf.len() > MAX_LINE => return Err(too_long(&format!("{name}: line {line}"))),
+            None => continue,
+        };
+        if cut > 0 {
+            let rest = buf.split_off(cut);
+            let bytes = std::mem::replace(&mut buf, rest);
+            let first = line;
+            line += newlines(&bytes);
+            let work = Work {
+                seq: *seq,
+                input,
+                first,
+                bytes,
+                ..Work::default()
+            };
+            *seq += 1;
+            if tx.send(work).is_err() {
+                return Ok(false);
+            }
+        }
+        if end {
+            return Ok(true);
+        }
+    }
+}
+
+fn newlines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// A parser thread's work: the ballots of a block's lines, up to the first bad one, each line
+/// read by [`line_text`]'s rules; blank lines are skipped.
+fn parse_block(work: Work, names: &[String]) -> Chunk {
+    let mut chunk = Chunk {
+        seq: work.seq,
+        error: work.error,
+        last: work.last,
+        ..Chunk::default()
+    };
+    if chunk.error.is_some() || chunk.last {
+        return chunk;
+    }
+    let name = &names[work.input];
+    let mut rest = &work.bytes[..];
+    let mut number = work.first;
+    while !rest.is_empty() {
+        let (line, next) = match find_newline(rest) {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        let at = || format!("{name}: line {number}");
+        let parsed = match line_text(line, &at) {
+            Err(err) => Err(err),
+            Ok(text) if text.trim().is_empty() => Ok(()),
+            Ok(text) => parse_verdict(text, &at).and_then(|rec| {
+                let b = verdict_ballot(&rec, &at)?;
+                chunk
+                    .ballots
+                    .push(Parsed::new(&b, &mut chunk.text, work.input, number));
+                Ok(())
+            }),
+        };
+        if let Err(err) = parsed {
+            chunk.error = Some(err);
+            break;
+        }
+        number += 1;
+    }
+    chunk
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::tally::count::tests::at;
+
+    fn verdict_line(judge: &str) -> String {
+        format!(
+            r#"{{"type":"verdict","judge":"{judge}","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":"holds","status":"ok"}}"#
+        )
+    }
+
+    /// What the reading threads make of `text`, as (judge, line) pairs and the error, if any.
+    fn read_through(text: &[u8], block: usize) -> (Vec<(String, u64)>, Option<String>) {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "panel-tally-unit-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        std::fs::write(&path, text).unwrap();
+        let mut got = Vec::new();
+        let mut error = None;
+        let mut last = false;
+        for chunk in read_ahead(
+            vec![Source::Path(path.to_str().unwrap().to_string())],
+            block,
+        ) {
+            for p in &chunk.ballots {
+                got.push((p.judge.of(&chunk.text).to_string(), p.line));
+            }
+            if let Some(e) = chunk.error {
+                error = Some(e.to_string().replace(path.to_str().unwrap(), "t"));
+                break;
+            }
+            last = chunk.last;
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert!(last || error.is_some(), "no end of input");
+        (got, error)
+    }
+
+    #[test]
+    fn lines_are_read_in_order_with_their_numbers() {
+        let text = format!(
+            "{}\r\n{}\n\n  \n{}\n{}",
+            verdict_line("a"),
+            verdict_line("b"),
+            verdict_line("c"),
+            verdict_line("d")
+        );
+        let want: Vec<(String, u64)> = [("a", 1), ("b", 2), ("c", 5), ("d", 6)]
+            .iter()
+            .map(|(j, n)| (j.to_string(), *n))
+            .collect();
+        for block in [1, 7, 100, 1 << 18] {
+            assert_eq!(
+                read_through(text.as_bytes(), block),
+                (want.clone(), None),
+                "block {block}"
+            );
+        }
+        let many: String = (0..500)
+            .map(|i| verdict_line(&format!("j{i}")) + "\n")
+            .collect();
+        let (got, err) = read_through(many.as_bytes(), 300);
+        assert_eq!(err, None);
+        assert_eq!(got.len(), 500);
+        assert!(
+            got.iter()
+                .enumerate()
+                .all(|(i, (j, n))| *j == format!("j{i}") && *n == i as u64 + 1)
+        );
+    }
+
+    #[test]
+    fn a_bad_line_stops_the_reading_after_the_lines_before_it() {
+        let mut text = format!("{}\n{}\n", verdict_line("a"), verdict_line("b")).into_bytes();
+        text.extend_from_slice(b"\xff\n");
+        text.extend_from_slice(verdict_line("c").as_bytes());
+        for block in [5, 1 << 18] {
+            let (got, err) = read_through(&text, block);
+            assert_eq!(got.len(), 2);
+            assert_eq!(err.as_deref(), Some("t: line 3: not UTF-8"));
+        }
+        let (got, err) = read_through(b"\n{\"type\":\"review\"}\n", 4);
+        assert!(got.is_empty());
+        assert_eq!(
+            err.as_deref(),
+            Some("t: line 2: a review record; reviews go through panel-merge")
+        );
+        assert_eq!(read_through(b"", 4), (vec![], None));
+    }
+
+    #[test]
+    fn the_view_reads_what_the_record_reads() {
+        let lines = [
+            r#"{"type":"verdict","judge":"j\n","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":"holds","reason":"a \"b\"","status":"ok","usage":{"inputTokens":3},"panelSize":2,"run":"r"}"#,
+            r#"{"type":"verdict","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":null,"status":"timeout","cause":"slow"}"#,
+        ];
+        for line in lines {
+            let rec: VerdictRecord = records::parse(line, &at, &["verdict"]).unwrap();
+            let view = parse_verdict(line, &at).unwrap();
+            let b = verdict_ballot(&view, &at).unwrap();
+            assert_eq!(b.judge.judge, rec.judge);
+            assert_eq!(b.judge.reason, rec.reason.as_deref());
+            assert_eq!(b.judge.cause, rec.cause.as_deref());
+            assert_eq!(b.usage, rec.usage.as_ref());
+            assert_eq!((b.panel_size, b.run), (rec.panel_size, rec.run.as_str()));
+        }
+        // Wrong types are refused as VerdictRecord refuses them.
+        let bad = r#"{"type":"verdict","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":null,"status":"timeout","attempts":-1}"#;
+        assert!(records::parse::<VerdictRecord>(bad, &at, &["verdict"]).is_err());
+        let err = parse_verdict(bad, &at).unwrap_err().to_string();
+        assert!(
+            err.starts_with("in: line 7: a verdict record that does not fit: invalid value"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_record_that_contradicts_itself_is_refused() {
+        let line = r#"{"type":"verdict","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":"holds","status":"timeout"}"#;
+        let rec = parse_verdict(line, &at).unwrap();
+        assert_eq!(
+            verdict_ballot(&rec, &at).unwrap_err().to_string(),
+            "in: line 7: judge \"j\" says holds but its status is timeout"
+        );
+    }
+
+    #[test]
+    fn a_record_of_another_type_names_its_tool() {
+        let line = r#"{"type":"tally","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":null,"status":"ok"}"#;
+        let err = parse_verdict(line, &at).unwrap_err().to_string();
+        assert!(err.starts_with("in: line 7: a tally record; "), "{err}");
+        let err = parse_verdict(r#"{"type":"review"}"#, &at)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "in: line 7: a review record; reviews go through panel-merge"
+        );
+    }
+}

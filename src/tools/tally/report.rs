@@ -1,0 +1,291 @@
+//! The text report, as the seed's judge-panel script prints it, and the sink that writes each
+//! tally as it closes, as text or JSON.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::records::{Decision, Status};
+use crate::rules::consensus::Counts;
+use crate::tools::tally::count::{Abstention, Judge, Tally, Totals};
+use crate::tools::tally::json::tally_json;
+
+/// Orders judges as the seed script's `"$OUT"/*.json` glob lists their files in the C locale:
+/// bytewise on the file name, so `a-b` (`a-b.json`) comes before `a` (`a.json`).
+pub fn glob_order(a: &str, b: &str) -> Ordering {
+    a.bytes().chain(*b".json").cmp(b.bytes().chain(*b".json"))
+}
+
+/// A seal short enough for a message: `sha256:` and 12 hex digits.
+pub fn short_seal(seal: &str) -> String {
+    let cut = seal
+        .char_indices()
+        .nth("sha256:".len() + 12)
+        .map_or(seal.len(), |(i, _)| i);
+    if cut < seal.len() {
+        format!("{}…", &seal[..cut])
+    } else {
+        seal.to_string()
+    }
+}
+
+/// What the status column says: the verdict, or the way the judge abstained.
+pub fn status_column<'a>(row: &Judge<'a>) -> &'a str {
+    match row.verdict {
+        Some(v) => v.as_str(),
+        None => row.status.as_str(),
+    }
+}
+
+/// What the reason column says. The script printed an unreadable judge's `reason` (usually
+/// none); for the other abstentions we print the cause it could not know.
+pub fn reason_column<'a>(row: &Judge<'a>) -> &'a str {
+    let text = match (row.verdict, row.status) {
+        (Some(_), _) | (None, Status::Unreadable) => row.reason,
+        (None, _) => row.cause,
+    };
+    // `$(jq -r …)` drops trailing newlines.
+    text.unwrap_or("").trim_end_matches('\n')
+}
+
+/// One judge's line, as `printf '%-12s %-10s %s\n'` pads it: by bytes, never cut.
+pub fn judge_line(row: &Judge) -> Vec<u8> {
+    let name = row.judge.trim_end_matches('\n');
+    let mut line = Vec::with_capacity(64);
+    pad(&mut line, name, 12);
+    line.push(b' ');
+    pad(&mut line, status_column(row), 10);
+    line.push(b' ');
+    line.extend_from_slice(reason_column(row).as_bytes());
+    line.push(b'\n');
+    line
+}
+
+fn pad(out: &mut Vec<u8>, text: &str, width: usize) {
+    out.extend_from_slice(text.as_bytes());
+    out.resize(out.len() + width.saturating_sub(text.len()), b' ');
+}
+
+/// The PANEL line. The script's three forms, and when a judge abstained other than by an
+/// unreadable answer, a fourth that says how each abstained.
+pub fn panel_line(c: &Counts, abstentions: &[Abstention], missing: usize) -> String {
+    let (breaks, holds, abstained) = (c.breaks, c.holds, c.abstained);
+    if abstained > 0 {
+        let only_unreadable =
+            missing == 0 && abstentions.iter().all(|a| a.status == Status::Unreadable);
+        if only_unreadable {
+            format!(
+                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) came back unreadable."
+            )
+        } else {
+            format!(
+                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) gave no verdict ({}).",
+                abstention_kinds(abstentions, missing)
+            )
+        }
+    } else if breaks == 0 || holds == 0 {
+        let said = if breaks > 0 { "breaks" } else { "holds" };
+        format!("PANEL: unanimous — all {} say {said}.", breaks + holds)
+    } else {
+        format!(
+            "PANEL: split {breaks}-{holds} — read the reasons yourself. The disagreement is the finding."
+        )
+    }
+}
+
+/// `1 missing, 1 timeout, 2 unreadable`: each way of abstaining, by name.
+fn abstention_kinds(abstentions: &[Abstention], missing: usize) -> String {
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in abstentions {
+        *kinds.entry(a.status.as_str()).or_default() += 1;
+    }
+    if missing > 0 {
+        kinds.insert("missing", missing);
+    }
+    kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The whole text report of one panel: the judges, a blank line, PANEL, the run folders.
+pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
+    for row in &t.judges {
+        out.write_all(&judge_line(row))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "{}", panel_line(&t.counts, &t.abstentions, t.missing))?;
+    for run in &t.runs {
+        writeln!(out, "verdicts: {run}")?;
+    }
+    Ok(())
+}
+
+/// The closing line of a text stream of many panels.
+pub fn panels_line(t: &Totals) -> String {
+    format!(
+        "PANELS: {} passed, {} failed, {} undecided",
+        t.passed, t.failed, t.undecided
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing tallies.
+
+/// Writes each tally as it closes, and keeps the totals for the summary.
+pub struct Sink<W: Write> {
+    pub out: W,
+    /// One tally's JSON, reused.
+    buf: Vec<u8>,
+    json: bool,
+    eager: bool,
+    pub totals: Totals,
+    /// What the last panel written decided.
+    pub last: Decision,
+}
+
+/// The closing record of `--each --json`.
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(flatten)]
+    totals: &'a Totals,
+}
+
+impl<W: Write> Sink<W> {
+    pub fn new(out: W, json: bool, eager: bool) -> Sink<W> {
+        Sink {
+            out,
+            buf: Vec::new(),
+            json,
+            eager,
+            totals: Totals::default(),
+            last: Decision::Pass,
+        }
+    }
+
+    pub fn tally(&mut self, t: &Tally) -> Result<()> {
+        let decision = t.decision();
+        if self.json {
+            self.buf.clear();
+            tally_json(&mut self.buf, t);
+            self.out.write_all(&self.buf)?;
+        } else {
+            if self.totals.panels > 0 {
+                writeln!(self.out)?;
+            }
+            write_report(&mut self.out, t)?;
+        }
+        self.totals.add(decision);
+        self.last = decision;
+        if self.eager {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The summary that closes a stream of many panels.
+    pub fn summary(&mut self) -> Result<()> {
+        if self.json {
+            let summary = Summary {
+                kind: "tally-summary",
+                totals: &self.totals,
+            };
+            write_json(&mut self.out, &summary)?;
+        } else {
+            writeln!(self.out)?;
+            writeln!(self.out, "{}", panels_line(&self.totals))?;
+        }
+        Ok(())
+    }
+}
+
+/// One compact JSON line. The write error stays an `io::Error`, so that a broken pipe is
+/// still recognised as one (a `serde_json::Error` hides it from the error chain).
+fn write_json<W: Write, T: Serialize>(out: &mut W, rec: &T) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, rec).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{Status, Verdict};
+    use crate::tools::tally::count::tests::{abstained, ballot, counts};
+
+    #[test]
+    fn panel_line_keeps_the_scripts_three_forms() {
+        assert_eq!(
+            panel_line(&counts(0, 3, 0), &[], 0),
+            "PANEL: unanimous — all 3 say breaks."
+        );
+        assert_eq!(
+            panel_line(&counts(3, 0, 0), &[], 0),
+            "PANEL: unanimous — all 3 say holds."
+        );
+        assert_eq!(
+            panel_line(&counts(2, 1, 0), &[], 0),
+            "PANEL: split 1-2 — read the reasons yourself. The disagreement is the finding."
+        );
+        assert_eq!(
+            panel_line(&counts(0, 2, 1), &[abstained(Status::Unreadable)], 0),
+            "PANEL: 2 breaks / 0 holds, and 1 judge(s) came back unreadable."
+        );
+    }
+
+    #[test]
+    fn panel_line_names_abstentions_the_script_could_not_see() {
+        let a = [abstained(Status::Unreadable), abstained(Status::Timeout)];
+        assert_eq!(
+            panel_line(&counts(1, 1, 2), &a, 0),
+            "PANEL: 1 breaks / 1 holds, and 2 judge(s) gave no verdict (1 timeout, 1 unreadable)."
+        );
+        assert_eq!(
+            panel_line(&counts(2, 0, 1), &[], 1),
+            "PANEL: 0 breaks / 2 holds, and 1 judge(s) gave no verdict (1 missing)."
+        );
+    }
+
+    #[test]
+    fn judge_lines_pad_by_bytes_and_never_cut() {
+        let mut b = ballot("édges", Some(Verdict::Holds), Status::Ok).judge;
+        assert_eq!(
+            String::from_utf8(judge_line(&b)).unwrap(),
+            "édges       holds      because\n"
+        );
+        b.judge = "a-very-long-judge-name";
+        b.verdict = None;
+        b.status = Status::Timeout;
+        assert_eq!(
+            String::from_utf8(judge_line(&b)).unwrap(),
+            "a-very-long-judge-name timeout    no answer in 60 s\n"
+        );
+        b.status = Status::Unreadable;
+        b.reason = None;
+        assert_eq!(
+            String::from_utf8(judge_line(&b)).unwrap(),
+            "a-very-long-judge-name unreadable \n"
+        );
+    }
+
+    #[test]
+    fn judges_sort_as_the_glob_lists_their_files() {
+        let mut names = vec!["edges", "Zed", "edges-2", "correctness"];
+        names.sort_by(|a, b| glob_order(a, b));
+        assert_eq!(names, ["Zed", "correctness", "edges-2", "edges"]);
+    }
+
+    #[test]
+    fn seals_are_shortened_for_messages() {
+        assert_eq!(
+            short_seal("sha256:0123456789abcdef0123"),
+            "sha256:0123456789ab…"
+        );
+        assert_eq!(short_seal("sha256:01"), "sha256:01");
+    }
+}
