@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::judge::alive;
+use crate::util::alive;
 use crate::util::{TempDir, bin, root, stderr, stdout, with_standins};
 
 /// A panel-judge run against stand-ins, with a fake user HOME and a call log.

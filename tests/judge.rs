@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{TempDir, bin, kill, root, stderr, stdout, wait_until};
+use crate::util::{TempDir, alive, bin, kill, pids_in, root, stderr, stdout, wait_until};
 
 fn records(out: &std::process::Output) -> Vec<Value> {
     stdout(out)
@@ -25,25 +25,6 @@ fn by_judge<'a>(recs: &'a [Value], name: &str) -> &'a Value {
     recs.iter()
         .find(|r| r["judge"] == name)
         .unwrap_or_else(|| panic!("no {name} in {recs:?}"))
-}
-
-/// A pid is gone when /proc has no entry for it, or only a zombie waiting to be reaped.
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat[stat.rfind(')').unwrap() + 2..].chars().next().unwrap();
-            state != 'Z' && state != 'X'
-        }
-        Err(_) => false,
-    }
-}
-
-fn pids_in(file: &Path) -> Vec<u32> {
-    std::fs::read_to_string(file)
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
 }
 
 const HOLDS: &str = r#"{"verdict":"holds","reason":"fine","confidence":0.7}"#;

@@ -1017,3 +1017,108 @@ fn the_seeds_worked_example_runs_through_the_whole_pipeline() {
     assert!(err.contains("review-battery: round 2: pass"), "{err}");
     let _ = std::fs::remove_dir_all(records.parent().unwrap());
 }
+
+/// Review records whose every seat is `exec:` a program that writes its pid to `pids` and then
+/// waits, so that whatever a tool asks those seats hangs until the tool stops it.
+fn hanging_reviews(pids: &std::path::Path) -> Vec<u8> {
+    let seat = format!("exec:echo $$ >> {}; sleep 300", pids.display());
+    let mut out = Vec::new();
+    for line in text("reviews-1.jsonl").lines() {
+        let mut rec: Value = serde_json::from_str(line).unwrap();
+        rec["seat"] = json!(seat);
+        out.extend(rec.to_string().into_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// panel-vote and panel-merge --seat end the way panel-judge does: a terminating signal ends
+/// every seat's process group, what was asked is recorded as interrupted, the judges' private
+/// folders are removed, and the tool exits with 128 + the signal.
+#[test]
+fn a_signal_ends_every_voter_and_merging_seat() {
+    use crate::util::{alive, kill, pids_in, wait_until};
+    use std::process::Stdio;
+    use std::time::Duration;
+    for (tool, sig, code) in [
+        ("panel-vote", "TERM", 143),
+        ("panel-vote", "INT", 130),
+        ("panel-vote", "HUP", 129),
+        ("panel-merge", "TERM", 143),
+        ("panel-merge", "QUIT", 131),
+    ] {
+        let tmp = TempDir::new("signal");
+        let pids = tmp.path().join("pids");
+        let reviews = hanging_reviews(&pids);
+        let input = if tool == "panel-vote" {
+            let merged = run_with_stdin(&mut Command::new(bin("panel-merge")), &reviews);
+            assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+            merged.stdout
+        } else {
+            reviews
+        };
+        let private = tmp.path().join("tmp");
+        std::fs::create_dir(&private).unwrap();
+        let mut cmd = Command::new(bin(tool));
+        match tool {
+            "panel-vote" => cmd.args(["--candidate", fixture("page.md").to_str().unwrap()]),
+            _ => cmd.args(["--seat", "first"]),
+        };
+        let mut child = cmd
+            .env("TMPDIR", &private)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(&input).unwrap();
+        }
+        let started = if tool == "panel-vote" { 3 } else { 1 };
+        assert!(
+            wait_until(Duration::from_secs(20), || pids_in(&pids).len() >= started),
+            "{tool}: the seats never started"
+        );
+        kill(child.id(), sig);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{tool} {sig}: {}",
+            stderr(&out)
+        );
+        for pid in pids_in(&pids) {
+            assert!(!alive(pid), "{tool} {sig}: pid {pid} outlived it");
+        }
+        let records = parse_stream(&stdout(&out));
+        if tool == "panel-vote" {
+            let votes: Vec<&synthesis::VoteRecord> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Vote(v) => Some(v),
+                    _ => None,
+                })
+                .collect();
+            assert!(!votes.is_empty(), "{tool} {sig}");
+            assert!(
+                votes.iter().all(|v| v.status == Status::Interrupted),
+                "{tool} {sig}: {votes:?}"
+            );
+            assert!(stderr(&out).contains("votes: "), "{}", stderr(&out));
+        } else {
+            let Some(Record::Merge(m)) = records.last() else {
+                panic!("{tool} {sig}: no merge record");
+            };
+            assert!(m.merge_failed, "{m:?}");
+            assert!(stderr(&out).contains("merge: "), "{}", stderr(&out));
+        }
+        let left: Vec<_> = std::fs::read_dir(&private)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().starts_with("panel-sandbox"))
+            .collect();
+        assert!(left.is_empty(), "{tool} {sig}: left {left:?}");
+    }
+}

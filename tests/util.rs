@@ -85,7 +85,7 @@ pub fn processes_with_env(prefix: &str) -> Vec<u32> {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        if pid == std::process::id() || !crate::judge::alive(pid) {
+        if pid == std::process::id() || !alive(pid) {
             continue;
         }
         let Ok(env) = std::fs::read(entry.path().join("environ")) else {
@@ -165,4 +165,23 @@ pub fn wait_until(within: std::time::Duration, ready: impl Fn() -> bool) -> bool
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     true
+}
+
+/// A pid is gone when /proc has no entry for it, or only a zombie waiting to be reaped.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat[stat.rfind(')').unwrap() + 2..].chars().next().unwrap();
+            state != 'Z' && state != 'X'
+        }
+        Err(_) => false,
+    }
+}
+
+pub fn pids_in(file: &Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
 }

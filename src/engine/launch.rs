@@ -2,13 +2,10 @@
 //! and stderr read at once and capped, a deadline, and the whole group killed afterwards (TERM,
 //! a grace period, KILL), after a normal exit too, so nothing of ours outlives the tool.
 
-use std::collections::HashSet;
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Mutex, Once};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,7 +14,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
-/// What to run.
+use crate::engine::lifecycle::{GRACE, register, signal_group, stopped, unregister};
+
 #[derive(Clone, Debug)]
 pub struct Spec {
     pub program: PathBuf,
@@ -54,130 +52,6 @@ impl Outcome {
 
     pub fn signal(&self) -> Option<i32> {
         self.status.and_then(|s| s.signal())
-    }
-}
-
-/// How long a group has between TERM and KILL.
-pub const GRACE: Duration = Duration::from_millis(500);
-
-/// The process groups alive now, so a signal to us can end them all.
-static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
-/// The signal that asked us to stop, or 0.
-static STOP: AtomicI32 = AtomicI32::new(0);
-
-/// The signal that stopped the run, if one did.
-pub fn stopped() -> Option<i32> {
-    match STOP.load(Ordering::SeqCst) {
-        0 => None,
-        sig => Some(sig),
-    }
-}
-
-/// On SIGINT or SIGTERM: remember it, then TERM and KILL every group of ours.
-/// Installed once per process.
-pub fn handle_signals() -> io::Result<()> {
-    static INSTALL: Once = Once::new();
-    let mut result = Ok(());
-    INSTALL.call_once(|| {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
-            Ok(mut signals) => {
-                thread::spawn(move || {
-                    for sig in signals.forever() {
-                        STOP.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-                            .ok();
-                        end_all_groups();
-                    }
-                });
-            }
-            Err(e) => result = Err(e),
-        }
-    });
-    result
-}
-
-/// Stops the run as a signal would: every group ended, every judge not yet done recorded as
-/// interrupted. `sig` is what [`stopped`] reports afterwards.
-pub fn stop_all(sig: i32) {
-    if STOP
-        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-        .is_ok()
-    {
-        thread::spawn(end_all_groups);
-    }
-}
-
-/// Watches standard output: when it is a pipe whose reader has gone (`| head -1`), stops the run
-/// at once instead of when the next record fails to write.
-pub fn stop_when_stdout_closes() {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::os::fd::AsFd;
-    thread::spawn(|| {
-        let stdout = io::stdout();
-        loop {
-            let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
-            match poll(&mut fds, PollTimeout::from(200u16)) {
-                Ok(n) if n > 0 => {
-                    let gone = fds[0]
-                        .revents()
-                        .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP));
-                    if gone {
-                        stop_all(SIGPIPE);
-                        return;
-                    }
-                    // Anything else (a regular file is always "ready"): nothing to watch.
-                    return;
-                }
-                Ok(_) => {}
-                Err(nix::errno::Errno::EINTR) => {}
-                Err(_) => return,
-            }
-            if stopped().is_some() {
-                return;
-            }
-        }
-    });
-}
-
-/// SIGPIPE's number: what [`stopped`] reports when the reader went away.
-pub const SIGPIPE: i32 = 13;
-
-fn live_groups() -> Vec<i32> {
-    GROUPS
-        .lock()
-        .map(|g| {
-            g.as_ref()
-                .map(|s| s.iter().copied().collect())
-                .unwrap_or_default()
-        })
-        .unwrap_or_default()
-}
-
-fn end_all_groups() {
-    for pgid in live_groups() {
-        signal_group(pgid, Signal::SIGTERM);
-    }
-    thread::sleep(GRACE);
-    for pgid in live_groups() {
-        signal_group(pgid, Signal::SIGKILL);
-    }
-}
-
-fn signal_group(pgid: i32, sig: Signal) -> bool {
-    killpg(Pid::from_raw(pgid), sig).is_ok()
-}
-
-fn register(pgid: i32) {
-    if let Ok(mut g) = GROUPS.lock() {
-        g.get_or_insert_with(HashSet::new).insert(pgid);
-    }
-}
-
-fn unregister(pgid: i32) {
-    if let Ok(mut g) = GROUPS.lock()
-        && let Some(set) = g.as_mut()
-    {
-        set.remove(&pgid);
     }
 }
 

@@ -1,11 +1,33 @@
-//! Everything that runs a process: the harness table, one launch, the fan-out, retries, the
-//! run folder, the run's lifecycle, extraction.
+//! Everything that runs a process. Where to look:
+//!
+//! | what | where |
+//! | --- | --- |
+//! | the harness rows (data) and seats | [`harness`], `harness/builtin.json` |
+//! | a job, how it ended, the [`ask::Asker`] of panel-merge and panel-vote | [`ask`] |
+//! | the launcher: retries, attempts, the files of an attempt | [`launcher`] |
+//! | argv, how the prompt travels, the judge's environment | [`argv`] |
+//! | one process: its group, its deadline, where the group is killed | [`launch`] |
+//! | signals, a closed stdout, the exit status of a stopped run | [`lifecycle`] |
+//! | logins copied into a private HOME and removed | [`credentials`] |
+//! | reading an answer; a failure's words becoming a status | [`answer`] |
+//! | the run folder, the sandbox, the ledger | [`run_folder`] |
+//! | many jobs at once | [`fanout`] |
+//! | jq filters over a harness's output | [`extract`] |
+//! | recorded answers (`replay:FILE`) | [`replay`] |
+//! | a machine-wide cap per harness | [`slots`] |
+//! | a pull request reviewer's checkout | [`checkout`] |
 
+pub mod answer;
+pub mod argv;
 pub mod ask;
 pub mod checkout;
+pub mod credentials;
 pub mod extract;
 pub mod fanout;
 pub mod harness;
 pub mod launch;
+pub mod launcher;
+pub mod lifecycle;
+pub mod replay;
 pub mod run_folder;
 pub mod slots;

@@ -1,10 +1,15 @@
+//! The run folder: everything about every judge (prompt, argv, stdout, stderr, exit, record),
+//! kept where the user can read it afterwards; and the sandbox beside it that holds each
+//! judge's private HOME, TMPDIR and working folder. Both are made 0700, with names no one can
+//! guess.
+//!
 //! The run folder keeps what it can. A full disk never costs a judge its answer or a record on
 //! standard output, but the first thing the folder could not keep is remembered, and the tool
 //! reports it and exits 2 when its work is done (see [`crate::tools::main`]).
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 static LOST: Mutex<Option<String>> = Mutex::new(None);
@@ -66,5 +71,85 @@ impl Ledger {
                 self.file = None;
             }
         }
+    }
+}
+
+/// The folders of one attempt: in the run folder what is kept, in the sandbox what is private.
+pub struct AttemptDirs {
+    pub attempt: PathBuf,
+    pub private: PathBuf,
+    pub home: PathBuf,
+    pub work: PathBuf,
+    pub tmp: PathBuf,
+}
+
+impl AttemptDirs {
+    pub fn new(run: &Path, sandbox: &Path, name: &str, n: u32) -> AttemptDirs {
+        let private = sandbox.join(format!("{name}.{n}"));
+        AttemptDirs {
+            attempt: run.join(name).join(format!("attempt-{n}")),
+            home: private.join("home"),
+            work: private.join("work"),
+            tmp: private.join("tmp"),
+            private,
+        }
+    }
+
+    pub fn prompt_file(&self) -> PathBuf {
+        self.private.join("prompt.txt")
+    }
+
+    pub fn schema_file(&self) -> PathBuf {
+        self.private.join("schema.json")
+    }
+
+    pub fn answer_file(&self) -> PathBuf {
+        self.private.join("answer")
+    }
+
+    /// Where an attempt's folders would be, for messages and dry runs.
+    pub fn notional(run: &Path, name: &str, n: u32) -> AttemptDirs {
+        AttemptDirs::new(run, &run.join(".sandbox"), name, n)
+    }
+}
+
+/// A new folder under the temporary folder, `prefix` and random characters, 0700.
+pub fn fresh(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix(prefix).tempdir()
+}
+
+/// Records written as each judge ends: to standard output, flushed at once so the next stage
+/// sees them, and to the run folder's ledger. When nobody reads standard output any more
+/// (`| head -1`), the run is stopped (every judge's process group ended) and the ledger still
+/// gets every record.
+pub struct Emitter {
+    stdout: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    open: bool,
+    ledger: Ledger,
+}
+
+impl Emitter {
+    /// Creates (or empties) the ledger file.
+    pub fn new(ledger: &std::path::Path) -> anyhow::Result<Emitter> {
+        Ok(Emitter {
+            stdout: std::io::BufWriter::new(std::io::stdout().lock()),
+            open: true,
+            ledger: Ledger::create(ledger)?,
+        })
+    }
+
+    pub fn emit(&mut self, line: &str) -> anyhow::Result<()> {
+        self.ledger.push(line);
+        if !self.open {
+            return Ok(());
+        }
+        if let Err(e) = writeln!(self.stdout, "{line}").and_then(|_| self.stdout.flush()) {
+            self.open = false;
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(e.into());
+            }
+            crate::engine::lifecycle::stop_all(crate::engine::lifecycle::SIGPIPE);
+        }
+        Ok(())
     }
 }

@@ -124,42 +124,6 @@ pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
     Ok(())
 }
 
-/// Records written as each judge ends: to standard output, flushed at once so the next stage
-/// sees them, and to the run folder's ledger. When nobody reads standard output any more
-/// (`| head -1`), the run is stopped (every judge's process group ended) and the ledger still
-/// gets every record.
-pub struct Emitter {
-    stdout: std::io::BufWriter<std::io::StdoutLock<'static>>,
-    open: bool,
-    ledger: crate::engine::run_folder::Ledger,
-}
-
-impl Emitter {
-    /// Creates (or empties) the ledger file.
-    pub fn new(ledger: &std::path::Path) -> Result<Emitter> {
-        Ok(Emitter {
-            stdout: std::io::BufWriter::new(std::io::stdout().lock()),
-            open: true,
-            ledger: crate::engine::run_folder::Ledger::create(ledger)?,
-        })
-    }
-
-    pub fn emit(&mut self, line: &str) -> Result<()> {
-        self.ledger.push(line);
-        if !self.open {
-            return Ok(());
-        }
-        if let Err(e) = writeln!(self.stdout, "{line}").and_then(|_| self.stdout.flush()) {
-            self.open = false;
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                return Err(e.into());
-            }
-            crate::engine::launch::stop_all(crate::engine::launch::SIGPIPE);
-        }
-        Ok(())
-    }
-}
-
 /// What a panel decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

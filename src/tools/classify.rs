@@ -10,7 +10,6 @@ use clap::{CommandFactory, Parser};
 
 use crate::rules::plan::{Headroom, PanelPlan, Policy, plan_panel};
 use crate::tools::docs::ToolDoc;
-use crate::tools::exit;
 
 pub use crate::records::facts::{ChangedFile, Format, PrFacts};
 pub use crate::rules::classify::{Class, ClassRules, PrClass, Rules, classify_pr};
@@ -370,11 +369,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let cls = classify_pr(&facts, &rules);
     if let Some(what) = &args.is {
         let yes = is(&cls, what)?;
-        return Ok(ExitCode::from(if yes {
-            exit::PASSED
-        } else {
-            exit::AGAINST
-        }));
+        // `--is` answers like grep: 0 yes, 1 no.
+        return Ok(ExitCode::from(u8::from(!yes)));
     }
     let plan = match &policy {
         Some(policy) if args.plan => Some(plan_panel(

@@ -37,7 +37,7 @@ pub struct Args {
     #[arg(long, value_name = "SEAT|first")]
     pub seat: Option<String>,
     #[command(flatten)]
-    pub launch: crate::engine::ask::LaunchArgs,
+    pub launch: crate::tools::launch_args::LaunchArgs,
 }
 
 const LONG_ABOUT: &str = "Merge the findings of several reviews that name the same problem.
@@ -234,14 +234,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(seat) => How::Seat(seat.clone()),
         None => How::Code,
     };
-    let launched;
-    let asker: Option<&dyn Asker> = match how {
-        How::Seat(_) => {
-            launched = crate::engine::ask::launcher(&args.launch.options()?)?;
-            Some(launched.as_ref())
-        }
+    let launched = match how {
+        How::Seat(_) => Some(crate::engine::ask::launcher(&args.launch.options()?)?),
         How::Code => None,
     };
+    let asker = launched.as_ref().map(|l| l as &dyn Asker);
     let merged = merge(&reviews, &how, asker)?;
     if let Some(cause) = merged
         .merge
@@ -257,5 +254,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         crate::records::write(&mut out, &rec)?;
     }
     out.flush()?;
+    if let Some(run) = launched.as_ref().and_then(|l| l.run_dir()) {
+        eprintln!("merge: {}", run.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,21 +9,14 @@ use clap::Parser;
 pub mod classify;
 pub mod docs;
 pub mod judge;
+pub mod launch_args;
 pub mod merge;
 pub mod tally;
 pub mod vote;
 
-/// Exit statuses shared by every tool (DESIGN.md §3).
-pub mod exit {
-    /// Passed, or done.
-    pub const PASSED: u8 = 0;
-    /// The panel decided against (breaks, FIX_FIRST, revise).
-    pub const AGAINST: u8 = 1;
-    /// Usage or input error.
-    pub const USAGE: u8 = 2;
-    /// No decision: answers were missing and the threshold could not be reached without them.
-    pub const UNDECIDED: u8 = 3;
-}
+/// Usage or input error: the one exit status that is not a decision (records::Decision gives
+/// 0, 1 and 3) or a signal's (128 + the signal).
+const USAGE: u8 = 2;
 
 /// Parses the arguments with `command` (the tool's clap definition), runs the tool and maps
 /// its result to an exit status: a broken pipe is a quiet 0, any other error one line and 2.
@@ -52,22 +45,29 @@ pub fn main_from<A: Parser>(
         }
     };
     match tool(args) {
+        // A signal that stopped the run decides the status, whatever was decided before it.
         Ok(code) => match crate::engine::run_folder::loss() {
-            Some(loss) => run_folder_incomplete(&name, &loss, code),
-            None => code,
+            Some(loss) => run_folder_incomplete(&name, &loss, stopped_or(code)),
+            None => stopped_or(code),
         },
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("{name}: {}", one_line(&format!("{err:#}")));
-            ExitCode::from(exit::USAGE)
+            ExitCode::from(USAGE)
         }
     }
+}
+
+/// A run stopped by a signal exits with 128 + the signal; otherwise with `code`.
+fn stopped_or(code: ExitCode) -> ExitCode {
+    crate::engine::lifecycle::exit_status().map_or(code, ExitCode::from)
 }
 
 /// The work is done but the run folder could not keep all of it (a full disk): say so, and
 /// never exit green. A decision (1, 3) or a signal's status stands; a closed pipe stays quiet.
 fn run_folder_incomplete(name: &str, loss: &str, code: ExitCode) -> ExitCode {
-    let piped = crate::engine::launch::stopped() == Some(crate::engine::launch::SIGPIPE);
+    use crate::engine::lifecycle;
+    let piped = lifecycle::stopped() == Some(lifecycle::SIGPIPE);
     let whole = if piped {
         ""
     } else {
@@ -78,7 +78,7 @@ fn run_folder_incomplete(name: &str, loss: &str, code: ExitCode) -> ExitCode {
         one_line(loss)
     );
     if code == ExitCode::SUCCESS && !piped {
-        ExitCode::from(exit::USAGE)
+        ExitCode::from(USAGE)
     } else {
         code
     }

@@ -54,7 +54,7 @@ pub struct Args {
     #[command(flatten)]
     pub rules: Rules,
     #[command(flatten)]
-    pub launch: crate::engine::ask::LaunchArgs,
+    pub launch: crate::tools::launch_args::LaunchArgs,
 }
 
 const LONG_ABOUT: &str = "Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
@@ -468,7 +468,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         None
     };
-    let asker = launched.as_deref();
+    let asker = launched.as_ref().map(|l| l as &dyn Asker);
     let votes = match asker {
         Some(asker) if needs_votes => collect_votes(
             &panel,
@@ -487,9 +487,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         brief.as_deref(),
         candidate.as_deref(),
     );
-    write_out(&Outcomes {
+    let code = write_out(&Outcomes {
         applied,
         decisions,
         route,
-    })
+    });
+    if let Some(run) = launched.as_ref().and_then(|l| l.run_dir()) {
+        eprintln!("votes: {}", run.display());
+    }
+    code
 }

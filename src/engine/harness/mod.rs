@@ -411,34 +411,6 @@ impl Harness {
         }
         Ok(out)
     }
-
-    /// The status a failure's words map to, if any rule matches.
-    pub fn classify_error(&self, stdout: &str, stderr: &str) -> Option<(Status, String)> {
-        let out = stdout.to_lowercase();
-        let err = stderr.to_lowercase();
-        for rule in &self.errors {
-            for m in &rule.matches {
-                let needle = m.to_lowercase();
-                for (text, original) in [(&out, stdout), (&err, stderr)] {
-                    if let Some(at) = text.find(&needle) {
-                        return Some((rule.status, line_around(original, at)));
-                    }
-                }
-            }
-        }
-        None
-    }
-}
-
-/// The line of `text` that holds byte `at` (of its lowercase form, which has the same length
-/// for the ASCII words we match), trimmed to one short line.
-fn line_around(text: &str, at: usize) -> String {
-    let at = at.min(text.len());
-    let start = text[..text.floor_char_boundary(at)]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
-    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-    crate::engine::extract::excerpt(&text[start..end], 200)
 }
 
 /// Values for the placeholders; a missing one leaves out any optional group that uses it.
@@ -626,24 +598,6 @@ mod tests {
         assert_eq!(family_of_model("o3-mini"), Some("openai"));
         assert_eq!(family_of_model("opencode/big-pickle"), None);
         assert_eq!(family_of_model("mock-model"), None);
-    }
-
-    #[test]
-    fn error_words_map_to_statuses() {
-        let claude = Table::builtin().get("claude").unwrap().clone();
-        let (status, line) = claude
-            .classify_error("Claude AI usage limit reached|1767225600\n", "")
-            .unwrap();
-        assert_eq!(status, Status::UsageLimit);
-        assert_eq!(line, "Claude AI usage limit reached|1767225600");
-        let (status, _) = claude
-            .classify_error(
-                "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"}}",
-                "",
-            )
-            .unwrap();
-        assert_eq!(status, Status::RateLimited);
-        assert_eq!(claude.classify_error("{\"verdict\":\"holds\"}", ""), None);
     }
 
     #[test]

@@ -55,13 +55,13 @@ impl Outcome {
         }
     }
 
-    /// 0 MERGE, 1 FIX_FIRST, 3 no verdict or timeout.
-    pub fn exit_code(self) -> u8 {
-        use crate::tools::exit;
+    /// MERGE passes, FIX_FIRST fails, no verdict or a timeout leaves no decision.
+    pub fn decision(self) -> crate::records::Decision {
+        use crate::records::Decision;
         match self {
-            Outcome::Merge => exit::PASSED,
-            Outcome::FixFirst => exit::AGAINST,
-            Outcome::NoVerdict | Outcome::Timeout => exit::UNDECIDED,
+            Outcome::Merge => Decision::Pass,
+            Outcome::FixFirst => Decision::Fail,
+            Outcome::NoVerdict | Outcome::Timeout => Decision::NoDecision,
         }
     }
 }
@@ -440,7 +440,7 @@ mod tests {
         assert_eq!(v.findings.len(), 1);
         assert!(!v.findings[0].blocking);
         assert!(v.satisfies_g10);
-        assert_eq!(Outcome::Merge.exit_code(), 0);
+        assert_eq!(Outcome::Merge.decision(), crate::records::Decision::Pass);
     }
 
     #[test]
@@ -456,7 +456,7 @@ mod tests {
         assert_eq!(v.findings.len(), 1);
         assert!(v.findings[0].blocking);
         assert!(!v.satisfies_g10);
-        assert_eq!(Outcome::FixFirst.exit_code(), 1);
+        assert_eq!(Outcome::FixFirst.decision(), crate::records::Decision::Fail);
         // FIX_FIRST even when another blocking member is missing.
         let v = agg(&p, &[fix("adversary", &[("a", 1)])]);
         assert_eq!(v.verdict, Outcome::FixFirst);
@@ -488,7 +488,10 @@ mod tests {
             ],
         );
         assert_eq!(v.verdict, Outcome::Timeout);
-        assert_eq!(Outcome::Timeout.exit_code(), 3);
+        assert_eq!(
+            Outcome::Timeout.decision(),
+            crate::records::Decision::NoDecision
+        );
     }
 
     #[test]

@@ -14,11 +14,13 @@ pub mod pr;
 
 use crate::contracts::fence;
 use crate::contracts::verdict::{self, Lens};
-use crate::engine::ask::{Job, LaunchArgs, Launcher};
+use crate::engine::ask::Job;
 use crate::engine::harness::Seat;
+use crate::engine::launcher::Launcher;
 use crate::records::candidate::Candidate;
 use crate::rules::decorrelation::{self, Sitting};
 use crate::tools::docs::ToolDoc;
+use crate::tools::launch_args::LaunchArgs;
 use kinds::{Kind, Reviews, Verdicts};
 
 /// Launch sealed LLM judges in parallel and write one verdict record per judge.
@@ -270,11 +272,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let run_dir = launcher.start()?.to_path_buf();
     candidate.freeze_into(&run_dir)?;
-    crate::engine::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
-    crate::engine::launch::stop_when_stdout_closes();
 
     let label = kind.label();
-    let mut out = crate::records::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
+    let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
     let progress = std::io::stderr().is_terminal();
     let contract = kind.contract();
     let check = |obj: &serde_json::Map<String, serde_json::Value>| contract.check(obj);
@@ -307,10 +307,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Err(e);
     }
     eprintln!("{label}: {}", run_dir.display());
-    Ok(match crate::engine::launch::stopped() {
-        Some(crate::engine::launch::SIGPIPE) | None => ExitCode::SUCCESS,
-        Some(sig) => ExitCode::from(128 + sig as u8),
-    })
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The lenses: `--lens` and `--lenses FILE`, or the three defaults.

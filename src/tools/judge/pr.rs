@@ -11,9 +11,10 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::brief;
-use crate::engine::ask::{Done, Job, Launcher, Mode};
+use crate::engine::ask::{Done, Job, Mode};
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
+use crate::engine::launcher::Launcher;
 use crate::records::input::Input;
 use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
 use crate::records::{Status, Usage};
@@ -142,7 +143,7 @@ fn reply_check(seat: &Seat) -> impl Fn(&Map<String, Value>) -> Result<(), String
             return Err("no answer".into());
         }
         if block::parse_verdict_block(text).verdict.is_none()
-            && harness.classify_error(text, "").is_some()
+            && crate::engine::answer::failure_words(&harness, text, "").is_some()
         {
             return Err("the harness's own notice, no verdict".into());
         }
@@ -423,10 +424,8 @@ pub fn judge(
         .filter(|&i| kept[i].is_none())
         .collect();
     launcher.check_executables(to_run.iter().map(|&i| &seats[i]))?;
-    crate::engine::launch::handle_signals().context("cannot handle SIGINT and SIGTERM")?;
-    crate::engine::launch::stop_when_stdout_closes();
 
-    let mut out = crate::records::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
+    let mut out = crate::engine::run_folder::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
     let progress = std::io::stderr().is_terminal();
     let mut emit = |rec: &PrVerdictRecord, fresh: bool| -> Result<()> {
         let line = serde_json::to_string(rec)?;
@@ -484,10 +483,7 @@ pub fn judge(
         return Err(e);
     }
     eprintln!("pr verdicts: {}", run.display());
-    Ok(match crate::engine::launch::stopped() {
-        Some(crate::engine::launch::SIGPIPE) | None => ExitCode::SUCCESS,
-        Some(sig) => ExitCode::from(128 + sig as u8),
-    })
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
         out.write_all(text(&v).as_bytes())?;
     }
     out.flush()?;
-    Ok(ExitCode::from(v.verdict.exit_code()))
+    Ok(v.verdict.decision().into())
 }
 
 /// The verdict for a person: the outcome, each member, the findings and the follow-ups.

@@ -1,0 +1,270 @@
+//! Reading an attempt's answer and saying how it ended: the answer that meets the contract, or
+//! why there is none, in the harness's own words where it has some (a usage limit, a rate
+//! limit, a failure), else from the exit status. A valid answer counts whatever the exit status;
+//! exit 0 proves nothing without one.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::engine::ask::{Check, Done, Job, Mode};
+use crate::engine::extract::{self, Found};
+use crate::engine::harness::Harness;
+use crate::engine::launch::Outcome;
+use crate::records::{Status, Usage};
+
+pub const INTERRUPTED: &str = "stopped by a signal before it answered";
+
+/// Reads an attempt's answer and says how it ended. A valid answer counts whatever the exit
+/// status; exit 0 proves nothing without one.
+pub fn read_answer(
+    job: &Job,
+    o: &Outcome,
+    answer_file: Option<&str>,
+    check: &Check,
+    timeout: Duration,
+) -> Done {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let mut done = Done {
+        answer: None,
+        status: Status::Unreadable,
+        cause: None,
+        excerpt: None,
+        attempts: 1,
+        duration: o.duration,
+        exit_code: o.exit_code(),
+        usage: job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
+        tool_calls: None,
+    };
+    if o.timed_out {
+        done.status = Status::Timeout;
+        done.cause = Some(format!(
+            "no answer within {}s; its process group was killed",
+            timeout.as_secs_f64()
+        ));
+        done.excerpt = nonempty_excerpt(&stdout);
+        return done;
+    }
+    if let Mode::Reviewer { .. } = job.mode {
+        done.tool_calls = job.seat.tool_calls.as_ref().map(|f| {
+            f.run_text(&stdout)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect()
+        });
+    }
+    let found = match (&job.mode, answer_file.filter(|t| !t.trim().is_empty())) {
+        (Mode::Reviewer { .. }, file) => {
+            let text = match file {
+                Some(text) => text.to_string(),
+                None => last_message(job.seat.reviewer_filter.as_deref(), &stdout),
+            };
+            let mut obj = Map::new();
+            obj.insert("text".into(), Value::String(text));
+            Found::Object(obj)
+        }
+        (Mode::Sealed, Some(text)) => extract::answer(None, text),
+        (Mode::Sealed, None) => extract::answer(job.seat.filter.as_deref(), &stdout),
+    };
+    // Cut short, only a sealed answer that meets its contract proves it was whole; a reviewer's
+    // text (any text passes its check) may be a first message.
+    let reviewer = matches!(job.mode, Mode::Reviewer { .. });
+    let why = match &found {
+        Found::Object(obj) if !(o.interrupted && reviewer) => match check(obj) {
+            Ok(()) => {
+                done.answer = Some(obj.clone());
+                done.status = Status::Ok;
+                return done;
+            }
+            Err(why) => why,
+        },
+        Found::Object(_) => INTERRUPTED.to_string(),
+        Found::Text(t) if t.trim().is_empty() => "no answer".to_string(),
+        Found::Text(_) => "no JSON object in the answer".to_string(),
+    };
+    if o.interrupted {
+        done.status = Status::Interrupted;
+        done.cause = Some(INTERRUPTED.into());
+        return done;
+    }
+    done.excerpt = nonempty_excerpt(match &found {
+        Found::Text(t) => t,
+        Found::Object(_) => &stdout,
+    });
+    // The words are looked for in what the filter read (claude's `.result`) before raw stdout.
+    let said = match &found {
+        Found::Text(t) => failure_words(&job.seat.harness, t, &stderr),
+        Found::Object(_) => None,
+    };
+    if let Some((status, line)) =
+        said.or_else(|| failure_words(&job.seat.harness, &stdout, &stderr))
+    {
+        done.status = status;
+        done.cause = Some(line);
+    } else if let Some(sig) = o.signal() {
+        done.status = Status::Failed;
+        done.cause = Some(format!(
+            "{} was killed by signal {sig}",
+            job.seat.harness.executable
+        ));
+    } else if let Some(code) = o.exit_code().filter(|c| *c != 0) {
+        done.status = if code == 127 {
+            Status::NotFound
+        } else {
+            Status::Failed
+        };
+        let said = last_line(&stderr)
+            .or_else(|| last_line(&stdout))
+            .unwrap_or_default();
+        done.cause = Some(
+            format!(
+                "{} exited {code}: {why}; {said}",
+                job.seat.harness.executable
+            )
+            .trim_end_matches("; ")
+            .to_string(),
+        );
+    } else {
+        done.status = Status::Unreadable;
+        done.cause = Some(why);
+    }
+    done
+}
+
+/// A reviewer's reply: the last message its filter yields, or all of stdout without one.
+fn last_message(filter: Option<&extract::Filter>, stdout: &str) -> String {
+    let last = filter.and_then(|f| f.run_text(stdout)).and_then(|outs| {
+        outs.into_iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .next_back()
+    });
+    last.unwrap_or_else(|| stdout.trim_end().to_string())
+}
+
+fn nonempty_excerpt(text: &str) -> Option<String> {
+    let e = extract::excerpt(text, 300);
+    (!e.is_empty()).then_some(e)
+}
+
+fn last_line(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| extract::excerpt(l, 200))
+}
+
+fn usage_of(filter: &extract::Filter, stdout: &str) -> Option<Usage> {
+    let outputs = filter.run_text(stdout)?;
+    let mut total: Option<Usage> = None;
+    for v in outputs {
+        if let Ok(u) = crate::records::strict::from_value::<Usage>(v)
+            && !u.is_empty()
+        {
+            total.get_or_insert_with(Usage::default).add(&u);
+        }
+    }
+    total
+}
+
+/// How a harness's failure becomes a status: the first of its row's `errors` rules (its own
+/// words for a usage limit, a rate limit, a failure) found in stdout or stderr, with the line
+/// that holds it. `None` when no rule matches.
+pub fn failure_words(harness: &Harness, stdout: &str, stderr: &str) -> Option<(Status, String)> {
+    let out = stdout.to_lowercase();
+    let err = stderr.to_lowercase();
+    for rule in &harness.errors {
+        for m in &rule.matches {
+            let needle = m.to_lowercase();
+            for (text, original) in [(&out, stdout), (&err, stderr)] {
+                if let Some(at) = text.find(&needle) {
+                    return Some((rule.status, line_around(original, at)));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The line of `text` that holds byte `at` (of its lowercase form, which has the same length
+/// for the ASCII words we match), trimmed to one short line.
+fn line_around(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let start = text[..text.floor_char_boundary(at)]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    crate::engine::extract::excerpt(&text[start..end], 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::harness::{Seat, Table};
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    fn cut_short(stdout: &str) -> Outcome {
+        Outcome {
+            status: None,
+            timed_out: false,
+            interrupted: true,
+            stdout: stdout.as_bytes().to_vec(),
+            stdout_bytes: stdout.len() as u64,
+            stderr: Vec::new(),
+            stderr_bytes: 0,
+            duration: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_cut_short_reviewer_is_interrupted_whatever_it_said_first() {
+        let table = Table::builtin();
+        let seat = Seat::parse("exec:true", &table, &BTreeMap::new()).unwrap();
+        let any_text: &Check = &|_| Ok(());
+        let mut job = Job::sealed("r", seat, "p".into(), Value::Null);
+        job.mode = Mode::Reviewer {
+            checkout: PathBuf::from("/nonexistent"),
+        };
+        let first_message = "Let me read src/lib.rs first.";
+        let done = read_answer(
+            &job,
+            &cut_short(first_message),
+            None,
+            any_text,
+            Duration::ZERO,
+        );
+        assert_eq!(done.status, Status::Interrupted);
+        // A sealed judge's answer that meets its contract was whole, cut short or not.
+        job.mode = Mode::Sealed;
+        let verdict = r#"{"verdict":"holds","reason":"r","confidence":0.5}"#;
+        let check: &Check = &|obj| crate::contracts::verdict::check_verdict(obj).map(|_| ());
+        let done = read_answer(&job, &cut_short(verdict), None, check, Duration::ZERO);
+        assert_eq!(done.status, Status::Ok);
+        let done = read_answer(&job, &cut_short("half an ans"), None, check, Duration::ZERO);
+        assert_eq!(done.status, Status::Interrupted);
+    }
+
+    #[test]
+    fn error_words_map_to_statuses() {
+        let claude = Table::builtin().get("claude").unwrap().clone();
+        let (status, line) =
+            failure_words(&claude, "Claude AI usage limit reached|1767225600\n", "").unwrap();
+        assert_eq!(status, Status::UsageLimit);
+        assert_eq!(line, "Claude AI usage limit reached|1767225600");
+        let (status, _) = failure_words(
+            &claude,
+            "API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\"}}",
+            "",
+        )
+        .unwrap();
+        assert_eq!(status, Status::RateLimited);
+        assert_eq!(failure_words(&claude, "{\"verdict\":\"holds\"}", ""), None);
+    }
+}

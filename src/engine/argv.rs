@@ -1,0 +1,240 @@
+//! The command line of one attempt: argv rendered from the harness row's template, how the
+//! prompt travels (argument, stdin or file), and the environment the judge sees: a few of the
+//! user's variables, the harness's own, and private HOME, XDG folders and TMPDIR.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+
+use crate::engine::ask::{Job, Mode};
+use crate::engine::harness::{Kind, PromptVia, Vars};
+use crate::engine::launcher::Launcher;
+use crate::engine::run_folder::AttemptDirs;
+
+/// Marks an argument to leave out of argv.
+const DROPPED: &str = "\u{0}dropped\u{0}";
+
+/// The longest single argument Linux passes (MAX_ARG_STRLEN, with its NUL).
+pub const MAX_ARG: usize = 128 * 1024 - 1;
+/// Bytes of each stream kept in memory and in the run folder.
+pub const OUTPUT_CAP: usize = 16 << 20;
+
+/// Variables of the user's environment every judge keeps: finding programs, the locale,
+/// certificates and proxies. Everything else stays out unless a harness row asks for it.
+const BASE_ENV: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+];
+
+impl Launcher {
+    /// The values of argv's placeholders for one attempt, with the folders it would use.
+    pub(super) fn vars(&self, job: &Job, prompt: &str, dirs: &AttemptDirs) -> Vars {
+        let mut v = Vars::new();
+        v.insert("prompt", prompt.to_string());
+        v.insert("prompt_file", dirs.prompt_file().display().to_string());
+        v.insert("schema", job.schema.to_string());
+        v.insert("schema_file", dirs.schema_file().display().to_string());
+        v.insert("answer_file", dirs.answer_file().display().to_string());
+        v.insert("home", dirs.home.display().to_string());
+        v.insert("work", dirs.work.display().to_string());
+        if let Some(m) = &job.seat.model {
+            v.insert("model", m.clone());
+        }
+        if let Some(b) = self.opts.max_budget_usd {
+            v.insert("max_budget_usd", b.to_string());
+        }
+        v
+    }
+
+    /// The argv and how the prompt travels, or why the prompt cannot reach the harness.
+    pub(super) fn argv(
+        &self,
+        job: &Job,
+        prompt: &str,
+        dirs: &AttemptDirs,
+    ) -> Result<(Vec<String>, Option<Vec<u8>>)> {
+        let h = &job.seat.harness;
+        let mut vars = self.vars(job, prompt, dirs);
+        let mut stdin = None;
+        match h.prompt {
+            PromptVia::Stdin => stdin = Some(prompt.as_bytes().to_vec()),
+            PromptVia::Argument if prompt.len() > MAX_ARG => match &h.stdin_prompt {
+                Some(instead) => {
+                    // An empty stand-in drops the argument rather than passing "".
+                    let arg = if instead.is_empty() { DROPPED } else { instead };
+                    vars.insert("prompt", arg.to_string());
+                    stdin = Some(prompt.as_bytes().to_vec());
+                }
+                None if h.argv_mentions("{prompt_file}") => {}
+                None => {
+                    return Err(anyhow!(
+                        "{}: the prompt is {} bytes, more than one argument carries (128 KiB), and {} takes it no other way",
+                        job.name,
+                        prompt.len(),
+                        h.name
+                    ));
+                }
+            },
+            PromptVia::Argument => {}
+        }
+        let user_env = |name: &str| self.user_env.get(name).is_some_and(|v| !v.is_empty());
+        let template = match &job.mode {
+            Mode::Sealed => &h.argv,
+            Mode::Reviewer { .. } => match &h.reviewer {
+                Some(r) => &r.argv,
+                None => {
+                    return Err(anyhow!(
+                        "harness {} has no reviewer mode: it cannot review a pull request",
+                        h.name
+                    ));
+                }
+            },
+        };
+        let mut argv = h.render(template, &vars, &user_env)?;
+        argv.retain(|a| a != DROPPED);
+        Ok((argv, stdin))
+    }
+
+    /// Checks that every job's prompt can reach its harness, before any starts.
+    pub fn check_prompts(&self, jobs: &[Job]) -> Result<()> {
+        let dirs = AttemptDirs::notional(Path::new("/nonexistent"), "x", 1);
+        for job in jobs {
+            self.argv(job, &job.prompt, &dirs)?;
+        }
+        Ok(())
+    }
+
+    /// The environment of one attempt: the base variables, the harness's own, the private folders.
+    pub(super) fn env(&self, job: &Job, dirs: &AttemptDirs) -> Vec<(String, String)> {
+        let h = &job.seat.harness;
+        let mut env: BTreeMap<String, String> = BTreeMap::new();
+        let carried = BASE_ENV
+            .iter()
+            .map(|s| s.to_string())
+            .chain(h.pass_env.iter().cloned())
+            .chain(self.opts.pass_env.iter().cloned());
+        for name in carried {
+            if let Some(v) = self.user_env.get(&name) {
+                env.insert(name, v.clone());
+            }
+        }
+        let home = dirs.home.display().to_string();
+        env.insert("HOME".into(), home.clone());
+        env.insert("XDG_CONFIG_HOME".into(), format!("{home}/.config"));
+        env.insert("XDG_DATA_HOME".into(), format!("{home}/.local/share"));
+        env.insert("XDG_STATE_HOME".into(), format!("{home}/.local/state"));
+        env.insert("XDG_CACHE_HOME".into(), format!("{home}/.cache"));
+        env.insert("TMPDIR".into(), dirs.tmp.display().to_string());
+        let vars = self.vars(job, "", dirs);
+        let reviewer_env = match (&job.mode, &h.reviewer) {
+            (Mode::Reviewer { .. }, Some(r)) => Some(&r.env),
+            _ => None,
+        };
+        for (k, v) in h.env.iter().chain(reviewer_env.into_iter().flatten()) {
+            if let Some(v) = crate::engine::harness::fill(v, &vars) {
+                env.insert(k.clone(), v);
+            }
+        }
+        env.into_iter().collect()
+    }
+
+    /// The exact command of a job's first attempt, shell-quoted on one line.
+    pub fn command_line(&self, job: &Job) -> Result<String> {
+        let base = self
+            .run
+            .clone()
+            .or_else(|| self.opts.run.clone())
+            .unwrap_or_else(|| std::env::temp_dir().join("panel.RUN"));
+        let dirs = AttemptDirs::notional(&base, &job.name, 1);
+        if job.seat.harness.kind == Kind::Replay {
+            return Ok(format!(
+                "# {}: replays {}",
+                job.name,
+                shell_quote(job.seat.model.as_deref().unwrap_or(""))
+            ));
+        }
+        let (argv, stdin) = self.argv(job, &job.prompt, &dirs)?;
+        let h = &job.seat.harness;
+        let vars = self.vars(job, "", &dirs);
+        let mut words: Vec<String> = h
+            .env
+            .iter()
+            .filter_map(|(k, v)| {
+                crate::engine::harness::fill(v, &vars).map(|v| format!("{k}={}", shell_quote(&v)))
+            })
+            .collect();
+        words.push(shell_quote(&h.executable));
+        words.extend(argv.iter().map(|a| shell_quote(a)));
+        match stdin {
+            Some(text) => Ok(format!(
+                "printf '%s' {} | {}",
+                shell_quote(&String::from_utf8_lossy(&text)),
+                words.join(" ")
+            )),
+            None => Ok(format!("{} < /dev/null", words.join(" "))),
+        }
+    }
+}
+
+/// Quotes a word for bash so it stays one word on one line.
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
+    {
+        return word.to_string();
+    }
+    if word.chars().any(|c| c.is_control()) {
+        let mut out = String::from("$'");
+        for c in word.chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        return out;
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_one_word_on_one_line() {
+        assert_eq!(shell_quote("haiku"), "haiku");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote("a\nb's"), "$'a\\nb\\'s'");
+    }
+}

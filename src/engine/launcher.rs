@@ -1,0 +1,351 @@
+//! The launcher: asks seats through their harnesses, each call sealed in private folders, with
+//! its retries, and keeps everything in the run folder. How argv and the environment are made
+//! is in [`crate::engine::argv`], how an answer is read in [`crate::engine::answer`], how a
+//! process runs and is ended in [`crate::engine::launch`].
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::engine::answer::{INTERRUPTED, read_answer};
+use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Question, Reply};
+use crate::engine::credentials::Logins;
+use crate::engine::harness::{AnswerAt, Kind, Seat, Table};
+use crate::engine::launch::{self, Outcome, Spec};
+use crate::engine::lifecycle;
+use crate::engine::run_folder::{self, AttemptDirs};
+use crate::records::{Status, Usage};
+
+/// Bytes of each stream kept in memory and in the run folder.
+pub const OUTPUT_CAP: usize = 16 << 20;
+
+/// Launches seats: the harness table, the options, the run folder that keeps everything, and
+/// the sandbox that holds each judge's private folders (removed when the launcher is dropped).
+pub struct Launcher {
+    pub table: Table,
+    pub opts: LaunchOptions,
+    pub(super) run: Option<PathBuf>,
+    pub(super) sandbox: Option<tempfile::TempDir>,
+    pub(super) user_env: BTreeMap<String, String>,
+    pub(super) user_home: PathBuf,
+}
+
+impl Launcher {
+    /// Reads the harness table and the user's environment; creates nothing yet.
+    pub fn new(opts: LaunchOptions) -> Result<Launcher> {
+        let table = Table::load(&opts.harness_files)?;
+        let user_env: BTreeMap<String, String> = std::env::vars().collect();
+        let user_home = user_env
+            .get("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "/".into());
+        Ok(Launcher {
+            table,
+            opts,
+            run: None,
+            sandbox: None,
+            user_env,
+            user_home,
+        })
+    }
+
+    pub fn seat(&self, spec: &str) -> Result<Seat> {
+        Seat::parse(spec, &self.table, &self.opts.families)
+    }
+
+    /// Every seat's executable is on PATH; else the first missing one, and how to install it.
+    pub fn check_executables<'a>(&self, seats: impl IntoIterator<Item = &'a Seat>) -> Result<()> {
+        let path = self.user_env.get("PATH").cloned().unwrap_or_default();
+        for seat in seats {
+            seat.resolve_executable(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Creates the run folder and the sandbox for the judges' private folders.
+    pub fn start(&mut self) -> Result<&Path> {
+        let run = match &self.opts.run {
+            Some(dir) => {
+                fs::create_dir_all(dir)
+                    .with_context(|| format!("{}: cannot create the run folder", dir.display()))?;
+                dir.clone()
+            }
+            None => run_folder::fresh("panel.")
+                .context("cannot create a run folder in the temporary folder")?
+                .keep(),
+        };
+        let run = run.canonicalize().unwrap_or(run);
+        let sandbox = run_folder::fresh("panel-sandbox.")
+            .context("cannot create the judges' private folders")?;
+        lifecycle::begin().context("cannot handle the signals that stop a run")?;
+        self.run = Some(run);
+        self.sandbox = Some(sandbox);
+        Ok(self.run.as_deref().expect("just set"))
+    }
+
+    pub fn run_dir(&self) -> Option<&Path> {
+        self.run.as_deref()
+    }
+
+    /// Asks one job, with its retries; never fails: a call that goes wrong is an abstention.
+    pub fn ask(&self, job: &Job, check: &Check) -> Done {
+        let started = Instant::now();
+        let judge_dir = self.run.as_ref().map(|r| r.join(&job.name));
+        if let Some(dir) = judge_dir.filter(|d| run_folder::dir(d)) {
+            run_folder::file(&dir.join("prompt.txt"), &job.prompt);
+            run_folder::file(&dir.join("schema.json"), job.schema.to_string());
+        }
+        let mut prompt = job.prompt.clone();
+        let mut done = Done {
+            answer: None,
+            status: Status::Failed,
+            cause: Some("not started".into()),
+            excerpt: None,
+            attempts: 0,
+            duration: Duration::ZERO,
+            exit_code: None,
+            usage: None,
+            tool_calls: None,
+        };
+        let retries = job.retries.unwrap_or(self.opts.retries);
+        let mut asked_again = 0;
+        let mut backoff = Duration::from_secs(1);
+        for n in 1.. {
+            if lifecycle::stopped().is_some() {
+                done.status = Status::Interrupted;
+                done.cause = Some(INTERRUPTED.into());
+                break;
+            }
+            let attempt = self.attempt(job, n, &prompt, check);
+            if let Some(u) = &attempt.usage {
+                done.usage.get_or_insert_with(Usage::default).add(u);
+            }
+            done = Done {
+                attempts: n,
+                usage: done.usage,
+                ..attempt
+            };
+            // A rate limit is waited out, with backoff, for as long as the judge's deadline allows.
+            if done.status == Status::RateLimited && started.elapsed() + backoff < self.timeout() {
+                sleep_unless_stopped(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(60));
+                continue;
+            }
+            let waited_out = done.status == Status::RateLimited;
+            if waited_out || !(done.status.retryable() && asked_again < retries) {
+                break;
+            }
+            asked_again += 1;
+            prompt = format!(
+                "{}{}",
+                job.prompt,
+                retry_note(done.cause.as_deref().unwrap_or("no answer"))
+            );
+        }
+        done.duration = started.elapsed();
+        done
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.opts.timeout_secs.max(0.001))
+    }
+
+    /// One attempt: launch (or replay), keep everything in the run folder, read the answer.
+    fn attempt(&self, job: &Job, n: u32, prompt: &str, check: &Check) -> Done {
+        let run = self.run.clone().unwrap_or_else(std::env::temp_dir);
+        let sandbox = self
+            .sandbox
+            .as_ref()
+            .map_or_else(std::env::temp_dir, |s| s.path().to_path_buf());
+        let dirs = AttemptDirs::new(&run, &sandbox, &job.name, n);
+        let result = match job.seat.harness.kind {
+            Kind::Replay => crate::engine::replay::answer(
+                job,
+                self.user_env.get("PANEL_ROUND").map(String::as_str),
+            )
+            .map(|o| (o, None)),
+            Kind::Process => self.launch(job, prompt, &dirs),
+        };
+        let (outcome, answer_file) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let status = if e
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+                {
+                    Status::NotFound
+                } else {
+                    Status::Failed
+                };
+                return Done::abstained(status, format!("{e:#}"));
+            }
+        };
+        if run_folder::dir(&dirs.attempt) {
+            run_folder::file(&dirs.attempt.join("stdout"), &outcome.stdout);
+            run_folder::file(&dirs.attempt.join("stderr"), &outcome.stderr);
+            run_folder::file(
+                &dirs.attempt.join("exit.json"),
+                serde_json::json!({
+                    "exitCode": outcome.exit_code(),
+                    "signal": outcome.signal(),
+                    "timedOut": outcome.timed_out,
+                    "interrupted": outcome.interrupted,
+                    "durationMs": outcome.duration.as_millis() as u64,
+                    "stdoutBytes": outcome.stdout_bytes,
+                    "stderrBytes": outcome.stderr_bytes,
+                })
+                .to_string(),
+            );
+        }
+        let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, self.timeout());
+        done.attempts = n;
+        done
+    }
+
+    fn launch(
+        &self,
+        job: &Job,
+        prompt: &str,
+        dirs: &AttemptDirs,
+    ) -> Result<(Outcome, Option<String>)> {
+        let h = &job.seat.harness;
+        let (argv, stdin) = self.argv(job, prompt, dirs)?;
+        // What the judge reads and writes is private; the run folder only keeps copies, so a
+        // full disk there cannot cost an answer.
+        for d in [&dirs.home, &dirs.work, &dirs.tmp] {
+            fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
+        }
+        // Any placeholder (argv, env, files, a reviewer's argv) may name them.
+        fs::write(dirs.prompt_file(), prompt)?;
+        fs::write(dirs.schema_file(), job.schema.to_string())?;
+        if run_folder::dir(&dirs.attempt) {
+            run_folder::file(
+                &dirs.attempt.join("argv.json"),
+                serde_json::to_string(&argv)?,
+            );
+            // A retry's prompt differs from the judge's prompt.txt: keep it too.
+            if prompt != job.prompt {
+                run_folder::file(&dirs.attempt.join("prompt.txt"), prompt);
+            }
+        }
+        let env = |name: &str| self.user_env.get(name).cloned();
+        let logins = Logins::copy(h, &self.user_home, &env, &dirs.home);
+        let vars = self.vars(job, prompt, dirs);
+        for (rel, text) in &h.files {
+            let path = dirs.home.join(rel);
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            fs::write(
+                &path,
+                crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone()),
+            )?;
+        }
+        let program = crate::engine::harness::find_on_path(
+            &h.executable,
+            self.user_env.get("PATH").map_or("", String::as_str),
+        )
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{} not found on PATH", h.executable),
+            )
+        })?;
+        let _slot = match self.opts.harness_caps.get(&h.name) {
+            Some(&cap) => {
+                match crate::engine::slots::acquire(&h.name, cap, &|| {
+                    lifecycle::stopped().is_some()
+                })? {
+                    Some(slot) => Some(slot),
+                    None => anyhow::bail!("stopped while waiting for a {} slot", h.name),
+                }
+            }
+            None => None,
+        };
+        let spec = Spec {
+            program,
+            args: argv,
+            env: self.env(job, dirs),
+            cwd: match &job.mode {
+                Mode::Sealed => dirs.work.clone(),
+                Mode::Reviewer { checkout } => checkout.clone(),
+            },
+            stdin,
+            timeout: self.timeout(),
+            cap: OUTPUT_CAP,
+        };
+        let outcome = launch::run(&spec);
+        drop(logins);
+        let outcome = outcome?;
+        let answer_at = match (&job.mode, &h.reviewer) {
+            (Mode::Reviewer { .. }, Some(r)) => r.answer,
+            _ => h.answer,
+        };
+        let answer = match answer_at {
+            AnswerAt::File => fs::read(dirs.answer_file()).ok().map(|bytes| {
+                run_folder::file(&dirs.attempt.join("answer"), &bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
+            }),
+            AnswerAt::Stdout => None,
+        };
+        Ok((outcome, answer))
+    }
+
+    /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
+    pub fn ask_each(&self, jobs: &[Job], check: &Check, each: impl FnMut(usize, Done)) {
+        let workers = self.opts.jobs.unwrap_or(jobs.len()).max(1);
+        crate::engine::fanout::run(
+            jobs.iter().collect(),
+            workers,
+            |_, job| self.ask(job, check),
+            each,
+        );
+    }
+}
+
+impl Asker for Launcher {
+    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply> {
+        let mut jobs = Vec::new();
+        let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
+        let mut index = Vec::new();
+        for (i, q) in questions.iter().enumerate() {
+            match self.seat(&q.seat) {
+                Ok(seat) => {
+                    jobs.push(Job::sealed(
+                        &q.name,
+                        seat,
+                        q.prompt.clone(),
+                        q.schema.clone(),
+                    ));
+                    index.push(i);
+                }
+                Err(e) => replies[i] = Some(Reply::abstained(Status::NotFound, format!("{e:#}"))),
+            }
+        }
+        self.ask_each(&jobs, check, |j, done| {
+            replies[index[j]] = Some(done.into())
+        });
+        replies
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Reply::abstained(Status::Interrupted, "not asked")))
+            .collect()
+    }
+}
+
+/// What a second attempt adds after an answer that could not be read.
+fn retry_note(why: &str) -> String {
+    format!(
+        "\nYour previous answer could not be read ({why}). Answer again with the JSON object alone, with no other text.\n"
+    )
+}
+
+/// Sleeps, waking early when a signal stops the run.
+fn sleep_unless_stopped(total: Duration) {
+    let until = Instant::now() + total;
+    while Instant::now() < until && lifecycle::stopped().is_none() {
+        std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
+    }
+}

@@ -1,0 +1,165 @@
+//! The run's lifecycle, the same for every tool that launches: a signal that ends the tool
+//! (SIGINT, SIGTERM, SIGHUP, SIGQUIT and the other terminating ones) or a reader of standard
+//! output that goes away ends every judge's process group; the judges not done are recorded as
+//! interrupted; and the tool exits with 128 + the signal (see [`crate::tools::main`]).
+
+use std::collections::HashSet;
+use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, Once};
+use std::thread;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// How long a group has between TERM and KILL.
+pub const GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// SIGPIPE's number: what [`stopped`] reports when the reader went away.
+pub const SIGPIPE: i32 = 13;
+
+/// The process groups alive now, so a signal to us can end them all.
+static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+/// The signal that asked us to stop, or 0.
+static STOP: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that stopped the run, if one did.
+pub fn stopped() -> Option<i32> {
+    match STOP.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// Starts the lifecycle of a run that launches judges: a terminating signal or a closed
+/// standard output stops it. Once per process.
+pub fn begin() -> io::Result<()> {
+    handle_signals()?;
+    stop_when_stdout_closes();
+    Ok(())
+}
+
+/// The exit status a stop gives: 128 + the signal; `None` when nothing stopped the run or the
+/// reader went away (a closed pipe is a quiet end).
+pub fn exit_status() -> Option<u8> {
+    match stopped() {
+        None | Some(SIGPIPE) => None,
+        Some(sig) => Some(128 + sig as u8),
+    }
+}
+
+/// The signals that end the tool, and with it every judge.
+const STOPPING: &[i32] = &[
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGQUIT,
+    signal_hook::consts::SIGUSR1,
+    signal_hook::consts::SIGUSR2,
+    signal_hook::consts::SIGALRM,
+    signal_hook::consts::SIGVTALRM,
+    signal_hook::consts::SIGPROF,
+    signal_hook::consts::SIGXCPU,
+    signal_hook::consts::SIGXFSZ,
+];
+
+/// On a terminating signal: remember it, then TERM and KILL every group of ours.
+fn handle_signals() -> io::Result<()> {
+    static INSTALL: Once = Once::new();
+    let mut result = Ok(());
+    INSTALL.call_once(|| match signal_hook::iterator::Signals::new(STOPPING) {
+        Ok(mut signals) => {
+            thread::spawn(move || {
+                for sig in signals.forever() {
+                    STOP.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                        .ok();
+                    end_all_groups();
+                }
+            });
+        }
+        Err(e) => result = Err(e),
+    });
+    result
+}
+
+/// Stops the run as a signal would: every group ended, every judge not yet done recorded as
+/// interrupted. `sig` is what [`stopped`] reports afterwards.
+pub fn stop_all(sig: i32) {
+    if STOP
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        thread::spawn(end_all_groups);
+    }
+}
+
+/// Watches standard output: when it is a pipe whose reader has gone (`| head -1`), stops the run
+/// at once instead of when the next record fails to write.
+fn stop_when_stdout_closes() {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    thread::spawn(|| {
+        let stdout = io::stdout();
+        loop {
+            let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+            match poll(&mut fds, PollTimeout::from(200u16)) {
+                Ok(n) if n > 0 => {
+                    let gone = fds[0]
+                        .revents()
+                        .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP));
+                    if gone {
+                        stop_all(SIGPIPE);
+                        return;
+                    }
+                    // Anything else (a regular file is always "ready"): nothing to watch.
+                    return;
+                }
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => return,
+            }
+            if stopped().is_some() {
+                return;
+            }
+        }
+    });
+}
+
+fn live_groups() -> Vec<i32> {
+    GROUPS
+        .lock()
+        .map(|g| {
+            g.as_ref()
+                .map(|s| s.iter().copied().collect())
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
+}
+
+fn end_all_groups() {
+    for pgid in live_groups() {
+        signal_group(pgid, Signal::SIGTERM);
+    }
+    thread::sleep(GRACE);
+    for pgid in live_groups() {
+        signal_group(pgid, Signal::SIGKILL);
+    }
+}
+
+pub fn signal_group(pgid: i32, sig: Signal) -> bool {
+    killpg(Pid::from_raw(pgid), sig).is_ok()
+}
+
+pub fn register(pgid: i32) {
+    if let Ok(mut g) = GROUPS.lock() {
+        g.get_or_insert_with(HashSet::new).insert(pgid);
+    }
+}
+
+pub fn unregister(pgid: i32) {
+    if let Ok(mut g) = GROUPS.lock()
+        && let Some(set) = g.as_mut()
+    {
+        set.remove(&pgid);
+    }
+}

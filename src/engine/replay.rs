@@ -1,0 +1,45 @@
+//! Recorded answers in place of a model: `replay:FILE` maps each judge's name to its answer,
+//! or to a list of answers, one per round (`PANEL_ROUND`, from 1), the last repeating, as the
+//! seed's recorded judge does. Launches nothing.
+
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+use serde_json::Value;
+
+use crate::engine::ask::Job;
+use crate::engine::launch::Outcome;
+
+/// The recorded answer for `job`, as if its process had printed it and exited 0.
+pub fn answer(job: &Job, round: Option<&str>) -> Result<Outcome> {
+    let file = job.seat.model.as_deref().unwrap_or_default();
+    let text = fs::read_to_string(file).with_context(|| format!("replay: {file}: cannot read"))?;
+    let all = crate::records::strict::value(&text)
+        .map_err(|e| anyhow!("replay: {file}: not JSON: {e}"))?;
+    let entry = all
+        .get(&job.name)
+        .ok_or_else(|| anyhow!("replay: {file} holds no answer for {}", job.name))?;
+    let entry = match entry {
+        Value::Array(list) if !list.is_empty() => {
+            let round: usize = round.and_then(|r| r.parse().ok()).unwrap_or(1);
+            &list[round.clamp(1, list.len()) - 1]
+        }
+        other => other,
+    };
+    let out = match entry {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Ok(Outcome {
+        status: Some(std::process::ExitStatus::from_raw(0)),
+        timed_out: false,
+        interrupted: false,
+        stdout_bytes: out.len() as u64,
+        stdout: out.into_bytes(),
+        stderr: Vec::new(),
+        stderr_bytes: 0,
+        duration: Duration::ZERO,
+    })
+}

@@ -1,0 +1,113 @@
+//! The options every tool that launches seats shares, as clap reads them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::engine::ask::LaunchOptions;
+
+/// The options every tool that launches seats shares.
+#[derive(clap::Args, Clone, Debug)]
+pub struct LaunchArgs {
+    /// The run folder that keeps every prompt, argv, output and record (default: a new temporary folder).
+    #[arg(long, alias = "run", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Seconds one attempt of a seat may take before its process group is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    pub timeout: f64,
+
+    /// How many times an unreadable or failed answer is asked for again.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub retries: u32,
+
+    /// How many seats run at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// A spending cap in USD per call, passed to the harnesses that enforce one.
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
+    /// A JSON file of harness rows that add to or replace the built-in ones (repeatable).
+    #[arg(long = "harness-file", value_name = "FILE")]
+    pub harness_files: Vec<PathBuf>,
+
+    /// State a seat's model family, SEAT=FAMILY (repeatable), e.g. 'exec:llm -m x=openai'.
+    #[arg(long = "family", value_name = "SEAT=FAMILY")]
+    pub families: Vec<String>,
+
+    /// Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated).
+    #[arg(long = "pass-env", value_name = "NAME")]
+    pub pass_env: Vec<String>,
+
+    /// At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N
+    /// (repeatable; also PANEL_HARNESS_CAP, comma-separated).
+    #[arg(long = "harness-cap", value_name = "HARNESS=N")]
+    pub harness_caps: Vec<String>,
+}
+
+impl LaunchArgs {
+    /// The options, checked.
+    pub fn options(&self) -> Result<LaunchOptions> {
+        let mut families = BTreeMap::new();
+        for f in &self.families {
+            let (seat, family) = f
+                .rsplit_once('=')
+                .filter(|(s, fam)| !s.is_empty() && !fam.is_empty())
+                .with_context(|| format!("--family {f:?}: expected SEAT=FAMILY"))?;
+            families.insert(seat.to_string(), family.to_lowercase());
+        }
+        let mut pass_env = self.pass_env.clone();
+        if let Ok(list) = std::env::var("PANEL_PASS_ENV") {
+            pass_env.extend(
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from),
+            );
+        }
+        let mut harness_caps = BTreeMap::new();
+        let from_env = std::env::var("PANEL_HARNESS_CAP").unwrap_or_default();
+        let listed = from_env
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .chain(self.harness_caps.iter().cloned());
+        for cap in listed {
+            let parsed = cap.split_once('=').and_then(|(h, n)| {
+                n.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .map(|n| (h.trim().to_string(), n))
+            });
+            let (harness, n) = parsed.with_context(|| {
+                format!("--harness-cap {cap:?}: expected HARNESS=N with N at least 1")
+            })?;
+            harness_caps.insert(harness, n);
+        }
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+            anyhow::bail!(
+                "--timeout {}: must be a positive number of seconds",
+                self.timeout
+            );
+        }
+        if self.jobs == Some(0) {
+            anyhow::bail!("--jobs 0: at least one must run at a time");
+        }
+        Ok(LaunchOptions {
+            run: self.out.clone(),
+            timeout_secs: self.timeout,
+            retries: self.retries,
+            jobs: self.jobs,
+            harness_files: self.harness_files.clone(),
+            families,
+            pass_env,
+            max_budget_usd: self.max_budget_usd,
+            harness_caps,
+        })
+    }
+}
