@@ -2,7 +2,8 @@
 //!
 //! The CLIs come from `scripts/install-harnesses` (`$PANEL_HARNESS_DIR/bin`, default
 //! `~/.cache/panel/harnesses/bin`); a CLI that is not there is skipped with a note, and
-//! `PANEL_REAL_CLI=0` skips them all (the eight take about five minutes on two cores). Each one
+//! `PANEL_REAL_CLI=0` skips them all (the eight take about five minutes on two cores); each
+//! test records whether it ran in the tests' ledger (`scripts/test-summary` counts them). Each one
 //! runs directly (not through our tools) with the argv and env measured in
 //! `shared/research/harnesses.md`, a throwaway HOME, stdin from /dev/null and a deadline
 //! that kills its process group. The tests check that the verdict can be read back, that no
@@ -65,13 +66,38 @@ fn harness_dir() -> PathBuf {
     }
 }
 
-pub(crate) fn installed(bin: &str) -> Option<PathBuf> {
+/// The real CLI `bin`, or why its tests skip.
+pub(crate) fn installed(bin: &str) -> Result<PathBuf, String> {
     // PANEL_REAL_CLI=0 skips these slow tests even where the CLIs are installed.
     if std::env::var("PANEL_REAL_CLI").as_deref() == Ok("0") {
-        return None;
+        return Err("PANEL_REAL_CLI=0".into());
     }
-    let path = harness_dir().join("bin").join(bin);
-    path.is_file().then_some(path)
+    let dir = harness_dir().join("bin");
+    let path = dir.join(bin);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{bin} is not installed in {} (scripts/install-harnesses installs it)",
+            dir.display()
+        ))
+    }
+}
+
+/// The real CLI `bin` for the running test, recorded as run; or `None`, the skip recorded and
+/// its reason said once.
+pub(crate) fn real_cli(bin: &str) -> Option<PathBuf> {
+    const GROUP: &str = "real CLIs";
+    match installed(bin) {
+        Ok(path) => {
+            crate::util::ran(GROUP);
+            Some(path)
+        }
+        Err(why) => {
+            crate::util::skipped(GROUP, &why, &format!("real CLI tests: skipped: {why}"));
+            None
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -583,7 +609,7 @@ pub(crate) fn seed_bytes(name: &str) -> Option<SeedBytes> {
         "llm" => (llm, None),
         _ => return None,
     };
-    let bin = installed(name)?;
+    let bin = installed(name).ok()?;
     let spec = Spec {
         bin: match name {
             "claude" => "claude",
@@ -861,11 +887,7 @@ const MODES: [Mode; 6] = [
 ];
 
 fn check(spec: &Spec) {
-    let Some(bin) = installed(spec.bin) else {
-        println!(
-            "skipped: {} not installed (run scripts/install-harnesses)",
-            spec.bin
-        );
+    let Some(bin) = real_cli(spec.bin) else {
         return;
     };
     let real_home = PathBuf::from(std::env::var_os("HOME").unwrap_or_default());

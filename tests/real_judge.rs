@@ -2,7 +2,8 @@
 //! against the stand-in model server, through the built-in harness rows as a user would:
 //! the CLI's bin folder first on PATH, a fake user HOME holding only what a user keeps there
 //! to reach their own endpoint, and the variables a user would export. A CLI that is not
-//! installed is skipped with a note; `PANEL_REAL_CLI=0` skips them all.
+//! installed is skipped with a note; `PANEL_REAL_CLI=0` skips them all; each test records
+//! whether it ran in the tests' ledger (`scripts/test-summary` counts them).
 //!
 //! Each test checks the verdict record (and the usage the CLI reports), that the model
 //! requests offered no tool but the schema tool (read from the server's log, so the lockdown
@@ -23,7 +24,7 @@ use std::time::{Instant, SystemTime};
 use serde_json::Value;
 
 use crate::mockserver::{Logged, MockServer, Mode};
-use crate::real_cli::{installed, seed_bytes};
+use crate::real_cli::{real_cli, seed_bytes};
 use crate::util::{TempDir, bin};
 
 /// The work the judge reads; a `MOCK-MODE:` marker is appended to play a failure.
@@ -353,8 +354,7 @@ fn timeout_of(mode: Mode) -> f64 {
 
 fn check(case: &Case) {
     let name = case.harness;
-    let Some(exe) = installed(name) else {
-        println!("skipped: {name} not installed (scripts/install-harnesses) or PANEL_REAL_CLI=0");
+    let Some(exe) = real_cli(name) else {
         return;
     };
     let bindir = exe.parent().unwrap().to_path_buf();

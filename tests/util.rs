@@ -185,3 +185,54 @@ pub fn pids_in(file: &Path) -> Vec<u32> {
         .filter_map(|p| p.parse().ok())
         .collect()
 }
+
+/// Where the tests that need what a machine may lack (the real CLIs, user namespaces) record
+/// whether they ran: one line each, `GROUP<TAB>ran<TAB>TEST` or
+/// `GROUP<TAB>skipped<TAB>TEST<TAB>WHY`, under the target folder. Each run of the test binary
+/// starts it afresh; `scripts/test-summary` prints it after `cargo test`.
+pub fn ledger_path() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-ledger.tsv")
+}
+
+/// Records in the ledger that the running test of `group` ran.
+pub fn ran(group: &str) {
+    record(&[group, "ran", &test_name()]);
+}
+
+/// Records in the ledger that the running test of `group` skipped, and why, and prints `note`
+/// (one line) to standard error past the test harness's capture, once per run: a skip is seen
+/// even when the run is green.
+pub fn skipped(group: &str, why: &str, note: &str) {
+    record(&[group, "skipped", &test_name(), why]);
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|s| s == note) {
+        said.push(note.to_string());
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{note}");
+    }
+}
+
+/// The running test's name, as libtest names its thread (`real_cli::claude_code`).
+fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("an unnamed test")
+        .to_string()
+}
+
+fn record(fields: &[&str]) {
+    use std::io::Write;
+    static LEDGER: std::sync::Mutex<Option<std::fs::File>> = std::sync::Mutex::new(None);
+    let mut ledger = LEDGER.lock().unwrap_or_else(|e| e.into_inner());
+    if ledger.is_none() {
+        let path = ledger_path();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        *ledger = Some(std::fs::File::create(&path).unwrap());
+    }
+    let line: Vec<String> = fields
+        .iter()
+        .map(|f| f.replace(['\t', '\n'], " "))
+        .collect();
+    writeln!(ledger.as_mut().unwrap(), "{}", line.join("\t")).unwrap();
+}
