@@ -10,3 +10,6 @@ pub mod engine;
 pub mod records;
 pub mod rules;
 pub mod tools;
+
+#[doc(hidden)]
+pub mod fuzz;

@@ -1089,96 +1089,29 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
     Ok(())
 }
 
-// ── The fuzz corpora as regression tests ───────────────────────────────────
+// ── The fuzz seeds and crashes as regression tests ─────────────────────────
 
-/// Every input the fuzzers kept (fuzz/corpus/<target>/) and every crash they found
-/// (fuzz/regressions/<target>/), through the same parsers as the fuzz targets, without a
-/// fuzzer: none may panic.
+/// Every seed input and every crash the fuzzers found (tests/fixtures/fuzz/<target>/), through
+/// the same property checks as the fuzz targets (panel::fuzz), without a fuzzer: round trips
+/// hold, errors are one line, nothing panics.
 #[test]
-fn every_fuzz_corpus_input_parses_without_a_panic() {
-    use panel::engine::extract;
-    use panel::records::facts::{self, Format};
-    let filter = extract::Filter::compile(".structured_output // .result").unwrap();
-    type Target<'a> = (&'a str, &'a dyn Fn(&[u8]));
-    let targets: [Target; 7] = [
-        ("extract", &|data| {
-            if let Ok(text) = std::str::from_utf8(data) {
-                let _ = extract::answer(Some(&filter), text);
-                let _ = extract::answer(None, text);
-                let _ = extract::strip_fences(text);
-                let _ = extract::first_object(text);
-            }
-        }),
-        ("records", &|data| {
-            let mut input =
-                panel::records::input::Input::from_reader("f", std::io::Cursor::new(data.to_vec()));
-            let mut buf = String::new();
-            while let Ok(true) = input.next_line(&mut buf) {
-                let at = || input.at();
-                let _ =
-                    panel::records::parse::<panel::records::VerdictRecord>(&buf, &at, &["verdict"]);
-                let _ = panel::records::parse::<panel::records::review::ReviewRecord>(
-                    &buf,
-                    &at,
-                    &["review"],
-                );
-            }
-        }),
-        ("numstat", &|data| {
-            let _ = facts::parse("f", data, Format::Numstat);
-            if let Ok(line) = std::str::from_utf8(data) {
-                let _ = facts::numstat_line(line);
-            }
-        }),
-        ("gh", &|data| {
-            for format in [Format::Gh, Format::Facts, Format::Detect] {
-                let _ = facts::parse("f", data, format);
-            }
-        }),
-        ("verdict_block", &|data| {
-            if let Ok(text) = std::str::from_utf8(data) {
-                let _ = panel::contracts::pr::block::parse_verdict_block(text);
-                for line in panel::contracts::pr::block::visible_lines(text) {
-                    let _ = panel::contracts::pr::block::parse_finding(line);
-                    let _ = panel::contracts::pr::block::parse_ci_policy(line);
-                }
-            }
-        }),
-        ("followups", &|data| {
-            if let Ok(text) = std::str::from_utf8(data) {
-                let _ = panel::contracts::pr::followups::parse_follow_ups(text);
-            }
-        }),
-        ("review_check", &|data| {
-            if let Ok(Value::Object(answer)) = serde_json::from_slice(data) {
-                let _ = panel::contracts::review::check(&answer);
-            }
-        }),
-    ];
+fn every_fuzz_seed_and_crash_keeps_the_fuzzers_properties() {
     let mut total = 0;
-    for (target, run) in targets {
-        for folder in ["corpus", "regressions"] {
-            let dir = crate::util::root().join("fuzz").join(folder).join(target);
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                assert_ne!(
-                    folder,
-                    "corpus",
-                    "no corpus for {target} in {}",
-                    dir.display()
-                );
-                continue;
-            };
-            for entry in entries {
-                let path = entry.unwrap().path();
-                // A running fuzzer may remove an input between the listing and the read.
-                let Ok(data) = std::fs::read(&path) else {
-                    continue;
-                };
-                let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&data)));
-                assert!(caught.is_ok(), "{target}: {} panics", path.display());
-                total += 1;
-            }
+    for (target, check) in panel::fuzz::TARGETS {
+        let dir = crate::util::root().join("tests/fixtures/fuzz").join(target);
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path());
+        for path in entries {
+            let data = std::fs::read(&path).unwrap();
+            let caught = std::panic::catch_unwind(|| check(&data));
+            assert!(
+                caught.is_ok(),
+                "{target}: {} breaks a property",
+                path.display()
+            );
+            total += 1;
         }
     }
-    assert!(total > 0);
+    assert!(total >= 7 * 30, "only {total} inputs");
 }

@@ -17,8 +17,6 @@ const DROPPED: &str = "\u{0}dropped\u{0}";
 
 /// The longest single argument Linux passes (MAX_ARG_STRLEN, with its NUL).
 pub const MAX_ARG: usize = 128 * 1024 - 1;
-/// Bytes of each stream kept in memory and in the run folder.
-pub const OUTPUT_CAP: usize = 16 << 20;
 
 /// Variables of the user's environment every judge keeps: finding programs, the locale,
 /// certificates and proxies. Everything else stays out unless a harness row asks for it.
