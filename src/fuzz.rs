@@ -14,8 +14,11 @@ use crate::records::input::Input;
 use crate::records::review::ReviewRecord;
 use crate::records::{self as recs, VerdictRecord};
 
+/// A target's property check over one input.
+pub type Check = fn(&[u8]);
+
 /// Every target, by the name of its folder of inputs.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("extract", extract),
     ("followups", followups),
     ("gh", gh),
