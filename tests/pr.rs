@@ -498,9 +498,10 @@ fn the_plan_is_required_and_a_head_not_in_the_repository_is_refused() {
 /// built-in rows' reviewer filters and judged by acceptance.
 #[test]
 fn recorded_transcripts_through_the_built_in_reviewer_filters() {
-    use panel::contracts::pr::block::{PrVerdict, Target};
+    use panel::contracts::pr::block::Target;
     use panel::engine::harness::{Seat, Table};
-    use panel::rules::pr::accept::{PrStatus, accept_verdict};
+    use panel::records::pr::{PrStatus, PrVerdict};
+    use panel::rules::pr::accept::accept_verdict;
     let target = Target {
         repo: "acme/app".into(),
         pr: Some(7),

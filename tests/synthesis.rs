@@ -7,12 +7,12 @@ use std::sync::Mutex;
 
 use panel::engine::ask::{Asker, Check, Question, Reply};
 use panel::records::review::ReviewRecord;
-use panel::records::synthesis::{self, FindingResult, MergeHow, Panel, Record, RouteKind};
+use panel::records::synthesis::{self, FindingResult, MergeHow, MergedPanel, Record, RouteKind};
 use panel::records::{Decision, Status};
 use panel::rules::votes::apply;
 use panel::tools::merge::{self, How};
 use panel::tools::tally::synthesis::report as synthesis_report;
-use panel::tools::vote::{self, Judge, Outcomes};
+use panel::tools::vote::{self, JudgeSeat, Outcomes};
 use serde_json::{Map, Value, json};
 
 use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
@@ -127,9 +127,9 @@ impl Asker for FakeAsker {
 }
 
 /// Runs one round through the library: merge with `how`, votes and judge through `asker`.
-fn round(reviews: &[ReviewRecord], how: &How, asker: &FakeAsker, judge: &Judge) -> Outcomes {
+fn round(reviews: &[ReviewRecord], how: &How, asker: &FakeAsker, judge: &JudgeSeat) -> Outcomes {
     let merged = merge::merge(reviews, how, Some(asker)).unwrap();
-    let (panel, _) = Panel::of(merged.records()).unwrap();
+    let (panel, _) = MergedPanel::of(merged.records()).unwrap();
     let candidate = text("page.md");
     let brief = text("brief.md");
     let votes = vote::collect_votes(&panel, asker, Some(&brief), &candidate);
@@ -201,7 +201,7 @@ fn parse_stream(out: &str) -> Vec<Record> {
 #[test]
 fn worked_example_through_the_library_with_recorded_seats() {
     let asker = FakeAsker::recorded();
-    let judge = Judge::Replay(fixture("judge.json").display().to_string());
+    let judge = JudgeSeat::Replay(fixture("judge.json").display().to_string());
     let out = round(
         &reviews("reviews-1.jsonl"),
         &How::Seat("first".into()),
@@ -370,8 +370,8 @@ fn the_binaries_name_the_line_and_the_tool_of_a_wrong_record() {
 
 // ── Faults ─────────────────────────────────────────────────────────────────
 
-fn no_judge() -> Judge {
-    Judge::None
+fn no_judge() -> JudgeSeat {
+    JudgeSeat::None
 }
 
 #[test]
@@ -517,7 +517,7 @@ fn a_judge_that_fails_leaves_the_route_undecided() {
             &reviews("reviews-1.jsonl"),
             &How::Code,
             &asker,
-            &Judge::Seat("claude:opus".into()),
+            &JudgeSeat::Seat("claude:opus".into()),
         );
         assert_eq!(out.route.route, None, "{acts:?}");
         assert!(out.route.cause.is_some());
@@ -537,7 +537,7 @@ fn a_judge_that_fails_leaves_the_route_undecided() {
         &reviews("reviews-1.jsonl"),
         &How::Code,
         &asker,
-        &Judge::Seat("claude:opus".into()),
+        &JudgeSeat::Seat("claude:opus".into()),
     );
     assert_eq!(out.route.reason, "the judge acts on 2 of 3 findings");
     let prompt = &asker.asked("judge")[0].prompt;
@@ -606,7 +606,7 @@ fn vote_rec(who: &str, vote: Option<&str>) -> synthesis::VoteRecord {
 
 #[test]
 fn apply_a_missing_voter_guards_what_the_others_would_drop() {
-    let (panel, _) = Panel::of(four_reviewer_panel()).unwrap();
+    let (panel, _) = MergedPanel::of(four_reviewer_panel()).unwrap();
     // Two disagree against one raiser: dropped.
     let votes = [
         vote_rec("r-2", Some("disagree")),

@@ -51,15 +51,15 @@ pub fn vote_schema(ids: &[&str]) -> Value {
 }
 
 /// One checked vote: `(finding id, vote, reason, fix for better fix)`.
-pub type Ballot = (String, VoteKind, String, Option<String>);
+pub type CheckedVote = (String, VoteKind, String, Option<String>);
 
 /// Checks a voter's reply: exactly one vote per finding shown, each with a reason, and a fix
 /// with every `better fix`.
-pub fn check_votes(answer: &Map<String, Value>, ids: &[&str]) -> Result<Vec<Ballot>, String> {
+pub fn check_votes(answer: &Map<String, Value>, ids: &[&str]) -> Result<Vec<CheckedVote>, String> {
     let Some(Value::Array(items)) = answer.get("votes") else {
         return Err("no list of votes".into());
     };
-    let mut got: HashMap<&str, Ballot> = HashMap::new();
+    let mut got: HashMap<&str, CheckedVote> = HashMap::new();
     for (i, item) in items.iter().enumerate() {
         let n = i + 1;
         let Some(obj) = item.as_object() else {

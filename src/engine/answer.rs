@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::engine::ask::{Check, Done, Job, Mode};
 use crate::engine::extract::{self, Found};
 use crate::engine::harness::Harness;
-use crate::engine::launch::Outcome;
+use crate::engine::launch::ProcessOutcome;
 use crate::records::{Status, Usage};
 
 pub const INTERRUPTED: &str = "stopped by a signal before it answered";
@@ -19,7 +19,7 @@ pub const INTERRUPTED: &str = "stopped by a signal before it answered";
 /// status; exit 0 proves nothing without one.
 pub fn read_answer(
     job: &Job,
-    o: &Outcome,
+    o: &ProcessOutcome,
     answer_file: Option<&str>,
     check: &Check,
     timeout: Duration,
@@ -210,8 +210,8 @@ mod tests {
     use std::collections::BTreeMap;
     use std::path::PathBuf;
 
-    fn cut_short(stdout: &str) -> Outcome {
-        Outcome {
+    fn cut_short(stdout: &str) -> ProcessOutcome {
+        ProcessOutcome {
             status: None,
             timed_out: false,
             interrupted: true,

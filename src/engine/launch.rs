@@ -32,7 +32,7 @@ pub struct Spec {
 
 /// How it ended.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct ProcessOutcome {
     /// `None` when it could not be waited for (it was killed and reaped elsewhere).
     pub status: Option<ExitStatus>,
     pub timed_out: bool,
@@ -45,7 +45,7 @@ pub struct Outcome {
     pub duration: Duration,
 }
 
-impl Outcome {
+impl ProcessOutcome {
     pub fn exit_code(&self) -> Option<i32> {
         self.status.and_then(|s| s.code())
     }
@@ -56,7 +56,7 @@ impl Outcome {
 }
 
 /// Runs `spec` to its end or its deadline. `Err` only when it could not be started.
-pub fn run(spec: &Spec) -> io::Result<Outcome> {
+pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
     let started = Instant::now();
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -104,7 +104,7 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     if let Some(f) = feeder {
         let _ = f.join();
     }
-    Ok(Outcome {
+    Ok(ProcessOutcome {
         status,
         timed_out: timed_out && !interrupted,
         interrupted,
@@ -224,7 +224,7 @@ fn collect(rx: Captured) -> (Vec<u8>, u64) {
 mod tests {
     use super::*;
 
-    fn sh(script: &str, timeout: f64) -> Outcome {
+    fn sh(script: &str, timeout: f64) -> ProcessOutcome {
         run(&Spec {
             program: "sh".into(),
             args: vec!["-c".into(), script.into()],

@@ -14,7 +14,7 @@ use crate::engine::answer::{INTERRUPTED, read_answer};
 use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Question, Reply};
 use crate::engine::credentials::Logins;
 use crate::engine::harness::{AnswerAt, Kind, Seat, Table};
-use crate::engine::launch::{self, Outcome, Spec};
+use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, AttemptDirs};
 use crate::records::{Status, Usage};
@@ -210,7 +210,7 @@ impl Launcher {
         job: &Job,
         prompt: &str,
         dirs: &AttemptDirs,
-    ) -> Result<(Outcome, Option<String>)> {
+    ) -> Result<(ProcessOutcome, Option<String>)> {
         let h = &job.seat.harness;
         let (argv, stdin) = self.argv(job, prompt, dirs)?;
         // What the judge reads and writes is private; the run folder only keeps copies, so a

@@ -10,10 +10,10 @@ use anyhow::{Context, Result, anyhow};
 use serde_json::Value;
 
 use crate::engine::ask::Job;
-use crate::engine::launch::Outcome;
+use crate::engine::launch::ProcessOutcome;
 
 /// The recorded answer for `job`, as if its process had printed it and exited 0.
-pub fn answer(job: &Job, round: Option<&str>) -> Result<Outcome> {
+pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
     let file = job.seat.model.as_deref().unwrap_or_default();
     let text = fs::read_to_string(file).with_context(|| format!("replay: {file}: cannot read"))?;
     let all = crate::records::strict::value(&text)
@@ -32,7 +32,7 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<Outcome> {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    Ok(Outcome {
+    Ok(ProcessOutcome {
         status: Some(std::process::ExitStatus::from_raw(0)),
         timed_out: false,
         interrupted: false,

@@ -1,13 +1,104 @@
-//! Reviewing a pull request with its planned panel: the briefs, the verdict block and its
-//! acceptance, the follow-ups, the run that launches the reviewers in a checkout of the head,
-//! and the aggregate that turns their verdicts into the panel's.
+//! A pull request panel's records: how each member ended (`pr-verdict`), with the parts of a
+//! reviewer's verdict block that a record keeps.
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::contracts::pr::block::{CiPolicy, Finding, PrVerdict};
-pub use crate::contracts::pr::followups::FollowUp;
 use crate::records::Usage;
-pub use crate::rules::pr::accept::PrStatus;
+
+/// The two verdicts a reviewer can give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PrVerdict {
+    #[serde(rename = "MERGE")]
+    Merge,
+    #[serde(rename = "FIX_FIRST")]
+    FixFirst,
+}
+
+impl PrVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrVerdict::Merge => "MERGE",
+            PrVerdict::FixFirst => "FIX_FIRST",
+        }
+    }
+}
+
+/// How a member ended; everything but `ok` is no verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrStatus {
+    Ok,
+    /// The block was refused or names another PR or head (after one correction).
+    Malformed,
+    /// A verdict from a reviewer that made no investigative call.
+    DepthFloor,
+    /// The harness itself said its usage limit was reached.
+    UsageLimit,
+    /// The reviewer changed its checkout.
+    CheckoutChanged,
+    /// Silent past the deadline, and so was the fresh reviewer after it.
+    Timeout,
+    Failed,
+    NotFound,
+    RateLimited,
+    Interrupted,
+}
+
+impl PrStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrStatus::Ok => "ok",
+            PrStatus::Malformed => "malformed",
+            PrStatus::DepthFloor => "depth-floor",
+            PrStatus::UsageLimit => "usage-limit",
+            PrStatus::CheckoutChanged => "checkout-changed",
+            PrStatus::Timeout => "timeout",
+            PrStatus::Failed => "failed",
+            PrStatus::NotFound => "not-found",
+            PrStatus::RateLimited => "rate-limited",
+            PrStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Whether the reviewer answered, so a repeat run keeps its record instead of asking again.
+    pub fn answered(self) -> bool {
+        matches!(
+            self,
+            PrStatus::Ok | PrStatus::Malformed | PrStatus::DepthFloor | PrStatus::CheckoutChanged
+        )
+    }
+}
+
+/// The CI-policy line of a MERGE.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CiPolicy {
+    /// `unchanged` or `weakened`.
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
+}
+
+/// One finding of a FIX_FIRST: a reviewer's `- path:LINE — what` line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrFinding {
+    /// The cited file, when the finding cites `path:line`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub text: String,
+}
+
+/// A task a reviewer proposes beside its verdict (its `Follow-ups:` block).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FollowUp {
+    pub title: String,
+    pub done_when: String,
+    pub severity: String,
+}
 
 /// The `pr-verdict` record: how one plan member ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,7 +134,7 @@ pub struct PrVerdictRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defect_class: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub findings: Vec<Finding>,
+    pub findings: Vec<PrFinding>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub findings_truncated: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -398,17 +398,17 @@ pub enum MergeHow {
 
 /// What `panel-merge` handed on.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Panel {
+pub struct MergedPanel {
     pub reviewers: Vec<Reviewer>,
     pub findings: Vec<MergedFinding>,
     pub merge: Option<MergeRecord>,
 }
 
-impl Panel {
+impl MergedPanel {
     /// Sorts the records into a panel and checks, once, that they fit together: each error
     /// names the record's `file: line N`. Vote records come back separately (for `apply`).
-    pub fn read(records: Vec<(Record, String)>) -> Result<(Panel, Vec<VoteRecord>)> {
-        let mut panel = Panel::default();
+    pub fn read(records: Vec<(Record, String)>) -> Result<(MergedPanel, Vec<VoteRecord>)> {
+        let mut panel = MergedPanel::default();
         let mut votes = Vec::new();
         let mut names = HashSet::new();
         let mut ids = HashSet::new();
@@ -468,9 +468,9 @@ impl Panel {
         Ok((panel, votes.into_iter().map(|(v, _)| v).collect()))
     }
 
-    /// [`Panel::read`] for records from elsewhere than a file: errors name them `record N`.
-    pub fn of(records: Vec<Record>) -> Result<(Panel, Vec<VoteRecord>)> {
-        Panel::read(
+    /// [`MergedPanel::read`] for records from elsewhere than a file: errors name them `record N`.
+    pub fn of(records: Vec<Record>) -> Result<(MergedPanel, Vec<VoteRecord>)> {
+        MergedPanel::read(
             records
                 .into_iter()
                 .enumerate()

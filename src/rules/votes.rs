@@ -11,8 +11,8 @@ use anyhow::Result;
 
 use crate::records::review::{ReviewDecision, Severity, name_order};
 use crate::records::synthesis::{
-    FindingResult, FindingVote, Panel, PanelRecord, SynthesisEntry, SynthesisFinding, VoteKind,
-    VoteRecord,
+    FindingResult, FindingVote, MergedPanel, PanelRecord, SynthesisEntry, SynthesisFinding,
+    VoteKind, VoteRecord,
 };
 use crate::rules::decision::{self, Decision};
 
@@ -208,7 +208,7 @@ impl Applied {
 /// failed. The panel passes when `agree` reviewers passed the work (default: all), or when the
 /// votes dropped every finding it had (the seed's exception, which needs every review present);
 /// below the threshold it has no decision when the missing reviews could have reached it.
-pub fn apply(panel: &Panel, votes: &[VoteRecord], agree: Option<usize>) -> Result<Applied> {
+pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) -> Result<Applied> {
     let n = panel.reviewers.len();
     let required = decision::required(agree, n)?;
     panel.check_votes(votes.iter().map(|v| (v, "")))?;

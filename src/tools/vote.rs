@@ -25,7 +25,7 @@ use crate::contracts::votes::{VoteContract, check_votes, vote_prompt};
 use crate::engine::ask::{Asker, Check, Question, Reply};
 use crate::records::Status;
 use crate::records::synthesis::{
-    self, APPLY_TYPES, DecisionRecord, MergedFinding, Panel, Record, Reviewer, RouteRecord,
+    self, APPLY_TYPES, DecisionRecord, MergedFinding, MergedPanel, Record, Reviewer, RouteRecord,
     VoteRecord,
 };
 use crate::rules::routes::{route_with_judge, route_without_judge};
@@ -169,7 +169,7 @@ fn ask_each(asker: &dyn Asker, questions: Vec<(Question, Box<Check>)>) -> Vec<Re
 /// Returns one vote record per voter and finding shown; a voter with no readable reply gets
 /// records with a null vote saying why.
 pub fn collect_votes(
-    panel: &Panel,
+    panel: &MergedPanel,
     asker: &dyn Asker,
     brief: Option<&str>,
     candidate: &str,
@@ -252,7 +252,7 @@ pub fn collect_votes(
 
 /// The judge: none, a seat asked through the launcher, or recorded decisions.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Judge {
+pub enum JudgeSeat {
     None,
     Seat(String),
     /// `replay:FILE`: a JSON array with one answer object per round, the last repeated for
@@ -260,22 +260,22 @@ pub enum Judge {
     Replay(String),
 }
 
-impl Judge {
-    pub fn parse(spec: Option<&str>) -> Judge {
+impl JudgeSeat {
+    pub fn parse(spec: Option<&str>) -> JudgeSeat {
         match spec {
-            None => Judge::None,
+            None => JudgeSeat::None,
             Some(s) => match s.strip_prefix("replay:") {
-                Some(file) => Judge::Replay(file.into()),
-                None => Judge::Seat(s.into()),
+                Some(file) => JudgeSeat::Replay(file.into()),
+                None => JudgeSeat::Seat(s.into()),
             },
         }
     }
 
     fn name(&self) -> Option<String> {
         match self {
-            Judge::None => None,
-            Judge::Seat(s) => Some(s.clone()),
-            Judge::Replay(f) => Some(format!("replay:{f}")),
+            JudgeSeat::None => None,
+            JudgeSeat::Seat(s) => Some(s.clone()),
+            JudgeSeat::Replay(f) => Some(format!("replay:{f}")),
         }
     }
 }
@@ -304,7 +304,7 @@ pub fn replay_answer(file: &Path, round: usize) -> Result<Map<String, Value>, St
 
 pub fn ask_judge(
     applied: &Applied,
-    judge: &Judge,
+    judge: &JudgeSeat,
     round: usize,
     asker: Option<&dyn Asker>,
     brief: Option<&str>,
@@ -319,10 +319,10 @@ pub fn ask_judge(
         Ok(Vec::new())
     } else {
         match judge {
-            Judge::Replay(file) => replay_answer(Path::new(file), round)
+            JudgeSeat::Replay(file) => replay_answer(Path::new(file), round)
                 .and_then(|a| check_decisions(&a, n).map_err(|why| format!("round {round}: {why}")))
                 .map_err(|why| (Status::Unreadable, why)),
-            Judge::Seat(seat) => match asker {
+            JudgeSeat::Seat(seat) => match asker {
                 None => Err((Status::Failed, "no launcher to ask the judge".to_string())),
                 Some(asker) => {
                     let question = Question {
@@ -345,7 +345,7 @@ pub fn ask_judge(
                     }
                 }
             },
-            Judge::None => unreachable!("a judge with a name"),
+            JudgeSeat::None => unreachable!("a judge with a name"),
         }
     };
     route_with_judge(applied, &name, answer)
@@ -415,9 +415,9 @@ fn write_out(outcomes: &Outcomes) -> Result<ExitCode> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(Sub::Apply(a)) = args.command {
-        let (panel, votes) = Panel::read(synthesis::read(&a.inputs, APPLY_TYPES)?)?;
-        let judge = Judge::parse(a.rules.judge.as_deref());
-        if let Judge::Seat(seat) = &judge {
+        let (panel, votes) = MergedPanel::read(synthesis::read(&a.inputs, APPLY_TYPES)?)?;
+        let judge = JudgeSeat::parse(a.rules.judge.as_deref());
+        if let JudgeSeat::Seat(seat) = &judge {
             bail!(
                 "panel-vote apply launches nothing: the judge {seat} must be given as replay:FILE"
             );
@@ -430,11 +430,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             route,
         });
     }
-    let (panel, votes) = Panel::read(synthesis::read(&args.inputs, APPLY_TYPES)?)?;
+    let (panel, votes) = MergedPanel::read(synthesis::read(&args.inputs, APPLY_TYPES)?)?;
     if !votes.is_empty() {
         bail!("vote records in the input: `panel-vote apply` applies votes already collected");
     }
-    let judge = Judge::parse(args.rules.judge.as_deref());
+    let judge = JudgeSeat::parse(args.rules.judge.as_deref());
     // Check the rules before launching anything.
     apply(&panel, &[], args.rules.agree)?;
     let brief = args
@@ -459,7 +459,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let needs_votes = panel
         .voters()
         .any(|v| panel.shown_to(&v.name).next().is_some());
-    let needs_launcher = needs_votes || matches!(judge, Judge::Seat(_));
+    let needs_launcher = needs_votes || matches!(judge, JudgeSeat::Seat(_));
     let launched = if needs_launcher {
         if candidate.is_none() {
             bail!("--candidate FILE is needed: the voters and the judge are shown the work");

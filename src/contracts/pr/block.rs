@@ -12,25 +12,7 @@
 //!
 //! Lines inside code fences or HTML comments are not read, so a quoted example never counts.
 
-use serde::{Deserialize, Serialize};
-
-/// The two verdicts a reviewer can give.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PrVerdict {
-    #[serde(rename = "MERGE")]
-    Merge,
-    #[serde(rename = "FIX_FIRST")]
-    FixFirst,
-}
-
-impl PrVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PrVerdict::Merge => "MERGE",
-            PrVerdict::FixFirst => "FIX_FIRST",
-        }
-    }
-}
+use crate::records::pr::{CiPolicy, PrFinding};
 
 /// The PR and head a verdict must name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,28 +35,6 @@ impl Target {
     }
 }
 
-/// The CI-policy line of a MERGE.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CiPolicy {
-    /// `unchanged` or `weakened`.
-    pub state: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub keys: Vec<String>,
-}
-
-/// One finding of a FIX_FIRST.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Finding {
-    /// The cited file, when the finding cites `path:line`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u64>,
-    pub text: String,
-}
-
 /// The verdict block as read, before acceptance judges it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Block {
@@ -85,7 +45,7 @@ pub struct Block {
     pub ci_policy: Option<String>,
     pub defect_class: Option<String>,
     /// `Some` when a `Findings:` heading was read.
-    pub findings: Option<Vec<Finding>>,
+    pub findings: Option<Vec<PrFinding>>,
     /// Keys given more than once.
     pub repeated: Vec<&'static str>,
 }
@@ -192,7 +152,7 @@ pub fn parse_verdict_block(text: &str) -> Block {
 
 /// The `- ` items directly under a `Findings:` heading; an indented line continues the item
 /// before it. Returns the items and how many lines they took.
-fn finding_items(lines: &[&str]) -> (Vec<Finding>, usize) {
+fn finding_items(lines: &[&str]) -> (Vec<PrFinding>, usize) {
     let mut texts: Vec<String> = Vec::new();
     let mut used = 0;
     for line in lines {
@@ -212,7 +172,7 @@ fn finding_items(lines: &[&str]) -> (Vec<Finding>, usize) {
 }
 
 /// A finding's `path:line` (a range `path:10-12` cites its first line), then its text.
-pub fn parse_finding(item: &str) -> Finding {
+pub fn parse_finding(item: &str) -> PrFinding {
     let item = item.trim();
     let (first, rest) = match item.find(char::is_whitespace) {
         Some(at) => (&item[..at], item[at..].trim_start()),
@@ -234,14 +194,14 @@ pub fn parse_finding(item: &str) -> Finding {
                 .trim_start_matches(['—', '–', '-', ':'])
                 .trim()
                 .to_string();
-            return Finding {
+            return PrFinding {
                 path: Some(path.trim_start_matches("./").to_string()),
                 line: digits.parse().ok(),
                 text,
             };
         }
     }
-    Finding {
+    PrFinding {
         path: None,
         line: None,
         text: item.to_string(),
@@ -355,7 +315,7 @@ mod tests {
         assert_eq!(f.len(), 3);
         assert_eq!(
             f[0],
-            Finding {
+            PrFinding {
                 path: Some("src/a.rs".into()),
                 line: Some(12),
                 text: "overflow on empty input".into()

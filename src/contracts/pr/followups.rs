@@ -8,7 +8,7 @@
 //!
 //! or `Follow-ups: none`. It may stand before or after the verdict lines.
 
-use serde::{Deserialize, Serialize};
+use crate::records::pr::FollowUp;
 
 use crate::contracts::pr::block::visible_lines;
 
@@ -34,14 +34,6 @@ pub const FOLLOW_UPS_RULE: &str = "You may propose work that should not hold thi
 `Follow-ups:` heading with one `- title | done_when | severity` line per task directly under it \
 (severity low, medium or high; at most 5), or write `Follow-ups: none`. A block with any fault is \
 dropped whole; it never changes your verdict.";
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FollowUp {
-    pub title: String,
-    pub done_when: String,
-    pub severity: String,
-}
 
 /// What a reply proposes: nothing (no block, or `none`), tasks, or a warning that dropped them.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,56 +3,10 @@
 //! A verdict counts only when its block is whole and names this PR at this head, and when the
 //! reviewer read something before it judged. Anything else is no verdict, with the reason.
 
-use serde::{Deserialize, Serialize};
-
-use crate::contracts::pr::block::{self, Block, CiPolicy, Finding, PrVerdict, Target};
-use crate::contracts::pr::followups::{self, FollowUp, FollowUps};
-
-/// How a member ended; everything but `ok` is no verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PrStatus {
-    Ok,
-    /// The block was refused or names another PR or head (after one correction).
-    Malformed,
-    /// A verdict from a reviewer that made no investigative call.
-    DepthFloor,
-    /// The harness itself said its usage limit was reached.
-    UsageLimit,
-    /// The reviewer changed its checkout.
-    CheckoutChanged,
-    /// Silent past the deadline, and so was the fresh reviewer after it.
-    Timeout,
-    Failed,
-    NotFound,
-    RateLimited,
-    Interrupted,
-}
-
-impl PrStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PrStatus::Ok => "ok",
-            PrStatus::Malformed => "malformed",
-            PrStatus::DepthFloor => "depth-floor",
-            PrStatus::UsageLimit => "usage-limit",
-            PrStatus::CheckoutChanged => "checkout-changed",
-            PrStatus::Timeout => "timeout",
-            PrStatus::Failed => "failed",
-            PrStatus::NotFound => "not-found",
-            PrStatus::RateLimited => "rate-limited",
-            PrStatus::Interrupted => "interrupted",
-        }
-    }
-
-    /// Whether the reviewer answered, so a repeat run keeps its record instead of asking again.
-    pub fn answered(self) -> bool {
-        matches!(
-            self,
-            PrStatus::Ok | PrStatus::Malformed | PrStatus::DepthFloor | PrStatus::CheckoutChanged
-        )
-    }
-}
+use crate::contracts::pr::block::{self, Block, Target};
+use crate::contracts::pr::followups::{self, FollowUps};
+use crate::records::pr::FollowUp;
+use crate::records::pr::{CiPolicy, PrFinding, PrStatus, PrVerdict};
 
 /// The reason of a verdict from a reviewer that read nothing.
 pub const DEPTH_FLOOR_REASON: &str =
@@ -83,7 +37,7 @@ pub struct Accepted {
     pub verdict: PrVerdict,
     pub ci_policy: Option<CiPolicy>,
     pub defect_class: Option<String>,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<PrFinding>,
     pub findings_truncated: bool,
     pub follow_ups: Vec<FollowUp>,
     pub follow_ups_warning: Option<&'static str>,
@@ -202,10 +156,10 @@ pub fn read_malformed(b: &Block, target: &Target) -> Result<PrVerdict, String> {
 /// The seed's boundedFindings: the first findings that fit in the bound, the one that crosses
 /// it cut short; `true` when anything was cut.
 pub fn bounded_findings(
-    findings: &[Finding],
+    findings: &[PrFinding],
     max_chars: usize,
     max_items: usize,
-) -> (Vec<Finding>, bool) {
+) -> (Vec<PrFinding>, bool) {
     let mut out = Vec::new();
     let mut left = max_chars;
     for f in findings.iter().take(max_items) {
@@ -466,7 +420,7 @@ mod tests {
 
     #[test]
     fn findings_are_bounded() {
-        let f = |t: &str| Finding {
+        let f = |t: &str| PrFinding {
             path: None,
             line: None,
             text: t.into(),

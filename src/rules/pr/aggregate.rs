@@ -34,7 +34,7 @@ impl FixProof {
 
 /// The panel's outcome, in Shepherd's words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Outcome {
+pub enum PrOutcome {
     #[serde(rename = "MERGE")]
     Merge,
     #[serde(rename = "FIX_FIRST")]
@@ -45,13 +45,13 @@ pub enum Outcome {
     Timeout,
 }
 
-impl Outcome {
+impl PrOutcome {
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Merge => "MERGE",
-            Outcome::FixFirst => "FIX_FIRST",
-            Outcome::NoVerdict => "no-verdict",
-            Outcome::Timeout => "timeout",
+            PrOutcome::Merge => "MERGE",
+            PrOutcome::FixFirst => "FIX_FIRST",
+            PrOutcome::NoVerdict => "no-verdict",
+            PrOutcome::Timeout => "timeout",
         }
     }
 
@@ -59,9 +59,9 @@ impl Outcome {
     pub fn decision(self) -> crate::records::Decision {
         use crate::records::Decision;
         match self {
-            Outcome::Merge => Decision::Pass,
-            Outcome::FixFirst => Decision::Fail,
-            Outcome::NoVerdict | Outcome::Timeout => Decision::NoDecision,
+            PrOutcome::Merge => Decision::Pass,
+            PrOutcome::FixFirst => Decision::Fail,
+            PrOutcome::NoVerdict | PrOutcome::Timeout => Decision::NoDecision,
         }
     }
 }
@@ -111,7 +111,7 @@ pub struct PanelVerdict {
     pub repo: String,
     pub pr: Option<u64>,
     pub head: String,
-    pub verdict: Outcome,
+    pub verdict: PrOutcome,
     /// The blocking members whose FIX_FIRST decided it.
     pub dissent: Vec<String>,
     /// Blocking seats without a counted verdict.
@@ -139,13 +139,13 @@ fn counted(rec: Option<&PrVerdictRecord>, head: &str) -> Option<PrVerdict> {
 /// at an opus profile (a key of sonnetFor) and the adversary's MERGE.
 pub fn satisfies_g10(
     plan: &PanelPlan,
-    outcome: Outcome,
+    outcome: PrOutcome,
     verdicts: &BTreeMap<String, Option<PrVerdict>>,
     degraded: bool,
 ) -> bool {
     let by_shape = |shape: &str| plan.members.iter().find(|m| m.shape == shape);
     plan.class == Class::G10
-        && outcome == Outcome::Merge
+        && outcome == PrOutcome::Merge
         && !degraded
         && by_shape(CORRECTNESS).is_some_and(|m| plan.sonnet_for.contains_key(&m.profile))
         && by_shape(ADVERSARY)
@@ -204,15 +204,15 @@ pub fn aggregate(
         all_missing_timed_out = false;
     }
     let outcome = if !dissent.is_empty() {
-        Outcome::FixFirst
+        PrOutcome::FixFirst
     } else if !any_blocking {
-        Outcome::NoVerdict
+        PrOutcome::NoVerdict
     } else if missing.is_empty() {
-        Outcome::Merge
+        PrOutcome::Merge
     } else if all_missing_timed_out {
-        Outcome::Timeout
+        PrOutcome::Timeout
     } else {
-        Outcome::NoVerdict
+        PrOutcome::NoVerdict
     };
     let (findings, findings_dropped, findings_truncated) =
         panel_findings(plan, &last, &members, cites);
@@ -291,9 +291,9 @@ fn panel_findings(
     let mut truncated = false;
     let mut out = Vec::new();
     for kept in per_member {
-        let as_findings: Vec<crate::records::pr::Finding> = kept
+        let as_findings: Vec<crate::records::pr::PrFinding> = kept
             .iter()
-            .map(|f| crate::records::pr::Finding {
+            .map(|f| crate::records::pr::PrFinding {
                 path: f.path.clone(),
                 line: f.line,
                 text: f.text.clone(),
@@ -312,7 +312,7 @@ fn panel_findings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::pr::Finding;
+    use crate::records::pr::PrFinding;
     use crate::rules::plan::{Headroom, Member};
 
     const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -403,7 +403,7 @@ mod tests {
         let mut r = rec(shape, Some(PrVerdict::FixFirst), PrStatus::Ok);
         r.findings = cites
             .iter()
-            .map(|(p, l)| Finding {
+            .map(|(p, l)| PrFinding {
                 path: Some(p.to_string()),
                 line: Some(*l),
                 text: format!("{p} is wrong"),
@@ -435,12 +435,12 @@ mod tests {
                 fix("tests", &[("src/real.rs", 3)]),
             ],
         );
-        assert_eq!(v.verdict, Outcome::Merge);
+        assert_eq!(v.verdict, PrOutcome::Merge);
         assert!(v.dissent.is_empty());
         assert_eq!(v.findings.len(), 1);
         assert!(!v.findings[0].blocking);
         assert!(v.satisfies_g10);
-        assert_eq!(Outcome::Merge.decision(), crate::records::Decision::Pass);
+        assert_eq!(PrOutcome::Merge.decision(), crate::records::Decision::Pass);
     }
 
     #[test]
@@ -450,28 +450,31 @@ mod tests {
             &p,
             &[merge("correctness"), fix("adversary", &[("nowhere.rs", 1)])],
         );
-        assert_eq!(v.verdict, Outcome::FixFirst);
+        assert_eq!(v.verdict, PrOutcome::FixFirst);
         assert_eq!(v.dissent, ["rp-acme-app-7-01234567-adversary"]);
         // A blocking finding is kept whatever it cites.
         assert_eq!(v.findings.len(), 1);
         assert!(v.findings[0].blocking);
         assert!(!v.satisfies_g10);
-        assert_eq!(Outcome::FixFirst.decision(), crate::records::Decision::Fail);
+        assert_eq!(
+            PrOutcome::FixFirst.decision(),
+            crate::records::Decision::Fail
+        );
         // FIX_FIRST even when another blocking member is missing.
         let v = agg(&p, &[fix("adversary", &[("a", 1)])]);
-        assert_eq!(v.verdict, Outcome::FixFirst);
+        assert_eq!(v.verdict, PrOutcome::FixFirst);
     }
 
     #[test]
     fn a_missing_blocking_member_is_no_verdict_or_timeout() {
         let p = g10();
         let v = agg(&p, &[merge("correctness")]);
-        assert_eq!((v.verdict, v.missing.len()), (Outcome::NoVerdict, 1));
+        assert_eq!((v.verdict, v.missing.len()), (PrOutcome::NoVerdict, 1));
         let v = agg(
             &p,
             &[merge("correctness"), none("adversary", PrStatus::Timeout)],
         );
-        assert_eq!(v.verdict, Outcome::Timeout);
+        assert_eq!(v.verdict, PrOutcome::Timeout);
         let v = agg(
             &p,
             &[
@@ -479,7 +482,7 @@ mod tests {
                 none("adversary", PrStatus::Malformed),
             ],
         );
-        assert_eq!(v.verdict, Outcome::NoVerdict);
+        assert_eq!(v.verdict, PrOutcome::NoVerdict);
         let v = agg(
             &p,
             &[
@@ -487,9 +490,9 @@ mod tests {
                 none("adversary", PrStatus::Timeout),
             ],
         );
-        assert_eq!(v.verdict, Outcome::Timeout);
+        assert_eq!(v.verdict, PrOutcome::Timeout);
         assert_eq!(
-            Outcome::Timeout.decision(),
+            PrOutcome::Timeout.decision(),
             crate::records::Decision::NoDecision
         );
     }
@@ -500,19 +503,19 @@ mod tests {
         let mut other = merge("adversary");
         other.head = "f".repeat(40);
         let v = agg(&p, &[merge("correctness"), other]);
-        assert_eq!(v.verdict, Outcome::NoVerdict);
+        assert_eq!(v.verdict, PrOutcome::NoVerdict);
         let mut depth = merge("adversary");
         depth.status = PrStatus::DepthFloor;
         assert_eq!(
             agg(&p, &[merge("correctness"), depth]).verdict,
-            Outcome::NoVerdict
+            PrOutcome::NoVerdict
         );
     }
 
     #[test]
     fn a_plan_with_no_blocking_member_is_no_verdict() {
         let p = plan(vec![member("tests", "bd-reviewer", false)], Class::Standard);
-        assert_eq!(agg(&p, &[merge("tests")]).verdict, Outcome::NoVerdict);
+        assert_eq!(agg(&p, &[merge("tests")]).verdict, PrOutcome::NoVerdict);
     }
 
     #[test]
@@ -525,7 +528,7 @@ mod tests {
         ];
         for weak in [FixProof::Vacuous, FixProof::NoTests, FixProof::Error] {
             let v = aggregate(&p, &recs, Some(weak), &exists);
-            assert_eq!(v.verdict, Outcome::FixFirst);
+            assert_eq!(v.verdict, PrOutcome::FixFirst);
             assert_eq!(v.dissent, ["rp-acme-app-7-01234567-tests"]);
             assert!(
                 v.findings[0].blocking,
@@ -534,10 +537,10 @@ mod tests {
         }
         assert_eq!(
             aggregate(&p, &recs, Some(FixProof::Ok), &exists).verdict,
-            Outcome::Merge
+            PrOutcome::Merge
         );
         let v = aggregate(&p, &recs[..2], Some(FixProof::Vacuous), &exists);
-        assert_eq!(v.verdict, Outcome::NoVerdict);
+        assert_eq!(v.verdict, PrOutcome::NoVerdict);
         // No tests member at all: that seat is missing.
         let p = plan(
             vec![member("correctness", "reviewer", true)],
@@ -551,7 +554,7 @@ mod tests {
         );
         assert_eq!(
             (v.verdict, v.missing.clone()),
-            (Outcome::NoVerdict, vec!["tests".to_string()])
+            (PrOutcome::NoVerdict, vec!["tests".to_string()])
         );
     }
 

@@ -16,10 +16,11 @@ use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
 use crate::records::input::Input;
+use crate::records::pr::PrStatus;
 use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
 use crate::records::{Status, Usage};
 use crate::rules::plan::{Member, PanelPlan};
-use crate::rules::pr::accept::{self, PrStatus};
+use crate::rules::pr::accept;
 
 /// What panel-judge's man page says of `--contract pr` and the verdict block.
 pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR): one reviewer per plan member, all at once, each in its own detached git worktree of the head (made under the temporary folder and removed afterwards) and with its harness's reviewer mode: read tools only, no writes and no commands where the harness allows it (claude; codex keeps its shell in a read-only sandbox). Each member ends in one pr-verdict record, on standard output and in the run folder.

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::tools::tally::count::{Ballot, Panel};
+use crate::tools::tally::count::{Ballot, PanelCount};
 use crate::tools::tally::report::Sink;
 
 // ---------------------------------------------------------------------------------------------
@@ -19,11 +19,11 @@ pub struct Batch {
     agree: Option<usize>,
     /// The panel of the previous ballot's candidate: the common case of records that arrive
     /// panel by panel never touches `waiting`.
-    current: Option<Panel>,
+    current: Option<PanelCount>,
     /// Other open panels, when panels interleave.
-    waiting: HashMap<String, Panel>,
+    waiting: HashMap<String, PanelCount>,
     /// A closed panel whose buffers the next one reuses.
-    spare: Option<Panel>,
+    spare: Option<PanelCount>,
     next: u64,
 }
 
@@ -43,8 +43,10 @@ impl Batch {
         sink: &mut Sink<W>,
     ) -> Result<()> {
         if !self.each {
-            // One panel: it closes only at the end, and Panel::add refuses another candidate.
-            let panel = self.current.get_or_insert_with(|| Panel::new(b.candidate));
+            // One panel: it closes only at the end, and PanelCount::add refuses another candidate.
+            let panel = self
+                .current
+                .get_or_insert_with(|| PanelCount::new(b.candidate));
             return panel.add(b, at);
         }
         let same = self
@@ -80,7 +82,7 @@ impl Batch {
         Ok(())
     }
 
-    fn emit<W: Write>(&mut self, panel: Panel, sink: &mut Sink<W>) -> Result<()> {
+    fn emit<W: Write>(&mut self, panel: PanelCount, sink: &mut Sink<W>) -> Result<()> {
         sink.tally(&panel.close(self.agree)?)?;
         self.spare = Some(panel);
         Ok(())
@@ -88,7 +90,7 @@ impl Batch {
 
     /// Closes the panels still open, in the order they were first seen.
     pub fn finish<W: Write>(&mut self, sink: &mut Sink<W>) -> Result<()> {
-        let mut rest: Vec<Panel> = self.waiting.drain().map(|(_, p)| p).collect();
+        let mut rest: Vec<PanelCount> = self.waiting.drain().map(|(_, p)| p).collect();
         rest.extend(self.current.take());
         rest.sort_by_key(|p| p.seq);
         for panel in rest {

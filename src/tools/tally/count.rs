@@ -23,7 +23,7 @@ pub struct Ballot<'a> {
     /// How many judges the panel has; 0 when unknown.
     pub panel_size: usize,
     pub usage: Option<&'a Usage>,
-    pub judge: Judge<'a>,
+    pub judge: JudgeRow<'a>,
     /// The run folder the answer is kept in.
     pub run: &'a str,
 }
@@ -32,7 +32,7 @@ pub struct Ballot<'a> {
 
 /// One judge's answer as a tally reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Judge<'a> {
+pub struct JudgeRow<'a> {
     pub judge: &'a str,
     pub lens: &'a str,
     pub seat: &'a str,
@@ -134,7 +134,7 @@ impl Groups {
 /// One panel being counted: counts and one short row per judge, never the whole records.
 /// A closed panel's buffers are reused for the next one.
 #[derive(Debug, Default)]
-pub struct Panel {
+pub struct PanelCount {
     pub(super) candidate: String,
     /// When it was first seen in the stream.
     pub(super) seq: u64,
@@ -159,9 +159,9 @@ struct Run {
     counted: usize,
 }
 
-impl Panel {
-    pub fn new(candidate: &str) -> Panel {
-        let mut p = Panel::default();
+impl PanelCount {
+    pub fn new(candidate: &str) -> PanelCount {
+        let mut p = PanelCount::default();
         p.start(candidate, 0);
         p
     }
@@ -291,10 +291,10 @@ impl Panel {
         let threshold = decision::required(agree, counts.judges)?;
         let decision = decision::decide(counts.holds, counts.abstained, threshold);
         let opt = |s: Option<Span>| s.map(|s| s.of(text));
-        let mut judges: Vec<Judge> = self
+        let mut judges: Vec<JudgeRow> = self
             .rows
             .iter()
-            .map(|r| Judge {
+            .map(|r| JudgeRow {
                 judge: r.judge.of(text),
                 lens: r.lens.of(text),
                 seat: r.seat.of(text),
@@ -372,7 +372,7 @@ pub struct Tally<'a> {
     /// Judges the records announced (`panelSize`) but that never sent a record.
     pub missing: usize,
     /// In the order the seed script's glob lists their files.
-    pub judges: Vec<Judge<'a>>,
+    pub judges: Vec<JudgeRow<'a>>,
     #[serde(serialize_with = "as_map")]
     pub by_lens: Vec<(&'a str, Counts)>,
     #[serde(serialize_with = "as_map")]
@@ -446,7 +446,7 @@ pub(crate) mod tests {
             panel_size: 0,
             usage: None,
             run: "/tmp/run",
-            judge: Judge {
+            judge: JudgeRow {
                 judge,
                 lens: "edges",
                 seat: "claude:haiku",
@@ -479,7 +479,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_panel_refuses_a_judge_counted_twice_and_another_candidate() {
-        let mut p = Panel::new("sha256:aaaa");
+        let mut p = PanelCount::new("sha256:aaaa");
         p.add(&ballot("edges", Some(Verdict::Holds), Status::Ok), &at)
             .unwrap();
         let err = p
@@ -502,7 +502,7 @@ pub(crate) mod tests {
     #[test]
     fn large_panels_find_a_judge_counted_twice_through_the_hash() {
         let names: Vec<String> = (0..100).map(|i| format!("j{i}")).collect();
-        let mut p = Panel::new("sha256:aaaa");
+        let mut p = PanelCount::new("sha256:aaaa");
         for (i, name) in names.iter().enumerate() {
             let mut b = ballot(name, Some(Verdict::Holds), Status::Ok);
             let lens = format!("lens{i}");
@@ -525,7 +525,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_closed_panel_counts_missing_judges_as_abstained() {
-        let mut p = Panel::new("sha256:aaaa");
+        let mut p = PanelCount::new("sha256:aaaa");
         let sized = |mut b: Ballot<'static>, size| {
             b.panel_size = size;
             b
@@ -554,7 +554,7 @@ pub(crate) mod tests {
         assert_eq!(t.counts, counts(2, 0, 2));
         assert_eq!(t.missing, 1);
         assert_eq!(t.runs, ["/tmp/run", "/tmp/rerun"]);
-        let mut p = Panel::new("sha256:aaaa");
+        let mut p = PanelCount::new("sha256:aaaa");
         p.add(
             &sized(ballot("b", Some(Verdict::Holds), Status::Ok), 3),
             &at,

@@ -148,13 +148,13 @@ fn json_opt_str(buf: &mut Vec<u8>, s: Option<&str>) {
 mod tests {
     use super::*;
     use crate::records::{Status, Usage, Verdict};
-    use crate::tools::tally::count::Panel;
+    use crate::tools::tally::count::PanelCount;
     use crate::tools::tally::count::tests::{at, ballot};
 
     #[test]
     fn hand_written_json_is_serde_jsons() {
         let seal = "sha256:aa\"bb";
-        let mut p = Panel::new(seal);
+        let mut p = PanelCount::new(seal);
         let mut b = ballot("j\n1", Some(Verdict::Breaks), Status::Ok);
         b.candidate = seal;
         b.judge.reason = Some("tab\there, “quoted” \\ and \u{1}");
@@ -188,7 +188,7 @@ mod tests {
                 String::from_utf8(theirs).unwrap()
             );
         }
-        let mut q = Panel::new("sha256:aaaa");
+        let mut q = PanelCount::new("sha256:aaaa");
         q.add(&ballot("x", Some(Verdict::Holds), Status::Ok), &at)
             .unwrap();
         let t = q.close(None).unwrap();

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::records::input::{Input, MAX_LINE, Source, find_newline, line_text, too_long};
 use crate::records::{self, Status, Usage, Verdict, VerdictRecord};
 use crate::tools::tally::Reader;
-use crate::tools::tally::count::{Ballot, Judge, Span, keep};
+use crate::tools::tally::count::{Ballot, JudgeRow, Span, keep};
 
 /// Reads the ballots of every input in order, calling `each` with each ballot and where it
 /// was read (`file: line N`). The first bad line stops the reading with an error naming it.
@@ -154,7 +154,7 @@ fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Resu
         panel_size: rec.panel_size,
         usage: rec.usage.as_ref(),
         run: &rec.run,
-        judge: Judge {
+        judge: JudgeRow {
             judge: &rec.judge,
             lens: &rec.lens,
             seat: &rec.seat,
@@ -228,7 +228,7 @@ impl Parsed {
             panel_size: self.panel_size,
             usage: self.usage.as_ref(),
             run: self.run.of(text),
-            judge: Judge {
+            judge: JudgeRow {
                 judge: self.judge.of(text),
                 lens: self.lens.of(text),
                 seat: self.seat.of(text),

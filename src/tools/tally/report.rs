@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::records::{Decision, Status};
 use crate::rules::consensus::Counts;
-use crate::tools::tally::count::{Abstention, Judge, Tally, Totals};
+use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
 use crate::tools::tally::json::tally_json;
 
 /// Orders judges as the seed script's `"$OUT"/*.json` glob lists their files in the C locale:
@@ -33,7 +33,7 @@ pub fn short_seal(seal: &str) -> String {
 }
 
 /// What the status column says: the verdict, or the way the judge abstained.
-pub fn status_column<'a>(row: &Judge<'a>) -> &'a str {
+pub fn status_column<'a>(row: &JudgeRow<'a>) -> &'a str {
     match row.verdict {
         Some(v) => v.as_str(),
         None => row.status.as_str(),
@@ -42,7 +42,7 @@ pub fn status_column<'a>(row: &Judge<'a>) -> &'a str {
 
 /// What the reason column says. The script printed an unreadable judge's `reason` (usually
 /// none); for the other abstentions we print the cause it could not know.
-pub fn reason_column<'a>(row: &Judge<'a>) -> &'a str {
+pub fn reason_column<'a>(row: &JudgeRow<'a>) -> &'a str {
     let text = match (row.verdict, row.status) {
         (Some(_), _) | (None, Status::Unreadable) => row.reason,
         (None, _) => row.cause,
@@ -52,7 +52,7 @@ pub fn reason_column<'a>(row: &Judge<'a>) -> &'a str {
 }
 
 /// One judge's line, as `printf '%-12s %-10s %s\n'` pads it: by bytes, never cut.
-pub fn judge_line(row: &Judge) -> Vec<u8> {
+pub fn judge_line(row: &JudgeRow) -> Vec<u8> {
     let name = row.judge.trim_end_matches('\n');
     let mut line = Vec::with_capacity(64);
     pad(&mut line, name, 12);
