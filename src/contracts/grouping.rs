@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::contracts::{Contract, fence};
-use crate::rules::grouping::{Group, Source};
+use crate::records::synthesis::{Group, Source};
 
 /// The grouping of the findings with these ids, in order.
 pub struct GroupingContract {

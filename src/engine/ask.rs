@@ -10,7 +10,6 @@ use anyhow::Result;
 use serde_json::{Map, Value};
 
 use crate::engine::harness::Seat;
-use crate::engine::launcher::Launcher;
 use crate::records::{Status, Usage};
 
 /// One question for one seat.
@@ -97,12 +96,6 @@ impl Default for LaunchOptions {
         }
     }
 }
-/// The real [`Asker`]: a launcher with its run folder made and the run's lifecycle begun.
-pub fn launcher(opts: &LaunchOptions) -> Result<Launcher> {
-    let mut l = Launcher::new(opts.clone())?;
-    l.start()?;
-    Ok(l)
-}
 
 /// One call to make: a named question for a resolved seat.
 #[derive(Clone, Debug)]
@@ -160,7 +153,7 @@ impl Done {
         Done {
             answer: None,
             status,
-            cause: Some(crate::tools::one_line(&cause)),
+            cause: Some(crate::records::text::one_line(&cause)),
             excerpt: None,
             attempts: 1,
             duration: Duration::ZERO,

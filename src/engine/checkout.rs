@@ -21,7 +21,7 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
         bail!(
             "git {}: {}",
             args.join(" "),
-            crate::tools::one_line(&String::from_utf8_lossy(&out.stderr))
+            crate::records::text::one_line(&String::from_utf8_lossy(&out.stderr))
         );
     }
     Ok(out.stdout)
@@ -182,8 +182,8 @@ pub fn change(
     base: Option<&str>,
     head: &str,
     max_diff: usize,
-) -> crate::contracts::pr::brief::Change {
-    let mut c = crate::contracts::pr::brief::Change {
+) -> crate::records::pr::Change {
+    let mut c = crate::records::pr::Change {
         base: base.map(str::to_string),
         ..Default::default()
     };

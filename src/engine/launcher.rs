@@ -22,6 +22,13 @@ use crate::records::{Status, Usage};
 /// Bytes of each stream kept in memory and in the run folder.
 pub const OUTPUT_CAP: usize = 16 << 20;
 
+/// The real [`Asker`]: a launcher with its run folder made and the run's lifecycle begun.
+pub fn started(opts: &LaunchOptions) -> Result<Launcher> {
+    let mut l = Launcher::new(opts.clone())?;
+    l.start()?;
+    Ok(l)
+}
+
 /// Launches seats: the harness table, the options, the run folder that keeps everything, and
 /// the sandbox that holds each judge's private folders (removed when the launcher is dropped).
 pub struct Launcher {

@@ -10,6 +10,7 @@ pub mod pr;
 pub mod review;
 pub mod strict;
 pub mod synthesis;
+pub mod text;
 
 use std::io::Write;
 

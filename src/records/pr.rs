@@ -100,6 +100,15 @@ pub struct FollowUp {
     pub severity: String,
 }
 
+/// What the brief shows of the change: the changed files, and the diff when it is small.
+#[derive(Clone, Debug, Default)]
+pub struct Change {
+    pub base: Option<String>,
+    /// `git diff --stat`-like lines, one per file.
+    pub files: Vec<String>,
+    pub diff: Option<String>,
+}
+
 /// The `pr-verdict` record: how one plan member ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

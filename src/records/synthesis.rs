@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::records::review::{ReviewDecision, ReviewRecord, Severity, name_order};
+use crate::records::review::{Finding, ReviewDecision, ReviewRecord, Severity, name_order};
 use crate::records::{Decision, Status};
 
 /// Every record of the synthesis stream: `panel-merge`'s output and `panel-vote`'s.
@@ -359,6 +359,22 @@ pub struct MergedFinding {
     /// Merged findings that may name the same problem, kept apart because the signals disagreed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub possible_duplicate_of: Vec<String>,
+}
+
+/// A group of source findings (indices into the list being merged), with the members whose
+/// evidence and fix are kept.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub members: Vec<usize>,
+    pub evidence: usize,
+    pub fix: usize,
+}
+
+/// A source finding with the reviewer who raised it.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub reviewer: String,
+    pub finding: Finding,
 }
 
 /// How the merge went: the last record `panel-merge` writes.

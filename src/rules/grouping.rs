@@ -16,7 +16,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::records::review::{Finding, Severity, name_order};
-use crate::records::synthesis::MergedFinding;
+use crate::records::synthesis::{Group, MergedFinding, Source};
 
 /// Lines at most this far apart in one file are one place.
 pub const NEAR_LINES: u64 = 3;
@@ -24,22 +24,6 @@ pub const NEAR_LINES: u64 = 3;
 pub const SIMILAR: f64 = 0.4;
 /// Word overlap from which two findings with no known place are taken as one.
 pub const NEAR_IDENTICAL: f64 = 0.75;
-
-/// A group of source findings (indices into the list being merged), with the members whose
-/// evidence and fix are kept.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Group {
-    pub members: Vec<usize>,
-    pub evidence: usize,
-    pub fix: usize,
-}
-
-/// A source finding with the reviewer who raised it.
-#[derive(Clone, Debug)]
-pub struct Source {
-    pub reviewer: String,
-    pub finding: Finding,
-}
 
 /// Groups and the pairs of groups that may be one problem.
 #[derive(Clone, Debug, PartialEq)]

@@ -21,8 +21,9 @@ use crate::contracts::grouping::{self, check_grouping, grouping_prompt};
 use crate::engine::ask::{Asker, Question, Reply};
 use crate::records::Status;
 use crate::records::review::{self, ReviewRecord};
+use crate::records::synthesis::{Group, Source};
 use crate::records::synthesis::{MergeHow, MergeRecord, MergedFinding, Record, Reviewer};
-use crate::rules::grouping::{Group, Grouping, Source, build, group_in_code};
+use crate::rules::grouping::{Grouping, build, group_in_code};
 use crate::tools::docs::ToolDoc;
 
 /// Merge the findings of several reviews that name the same problem.
@@ -235,7 +236,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => How::Code,
     };
     let launched = match how {
-        How::Seat(_) => Some(crate::engine::ask::launcher(&args.launch.options()?)?),
+        How::Seat(_) => Some(crate::engine::launcher::started(&args.launch.options()?)?),
         How::Code => None,
     };
     let asker = launched.as_ref().map(|l| l as &dyn Asker);

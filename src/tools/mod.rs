@@ -52,7 +52,10 @@ pub fn main_from<A: Parser>(
         },
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("{name}: {}", one_line(&format!("{err:#}")));
+            eprintln!(
+                "{name}: {}",
+                crate::records::text::one_line(&format!("{err:#}"))
+            );
             ExitCode::from(USAGE)
         }
     }
@@ -75,7 +78,7 @@ fn run_folder_incomplete(name: &str, loss: &str, code: ExitCode) -> ExitCode {
     };
     eprintln!(
         "{name}: the run folder is incomplete: {}{whole}",
-        one_line(loss)
+        crate::records::text::one_line(loss)
     );
     if code == ExitCode::SUCCESS && !piped {
         ExitCode::from(USAGE)
@@ -91,18 +94,4 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
             .downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
     })
-}
-
-/// Errors are one line, whatever a cause carried in it.
-pub fn one_line(text: &str) -> String {
-    text.split(['\n', '\r'])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A non-empty `NO_COLOR` turns colour off (no-color.org).
-pub fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }

@@ -464,7 +464,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if candidate.is_none() {
             bail!("--candidate FILE is needed: the voters and the judge are shown the work");
         }
-        Some(crate::engine::ask::launcher(&args.launch.options()?)?)
+        Some(crate::engine::launcher::started(&args.launch.options()?)?)
     } else {
         None
     };

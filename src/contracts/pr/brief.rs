@@ -5,6 +5,7 @@ use sha2::{Digest, Sha256};
 
 use crate::contracts::pr::block::Target;
 use crate::contracts::pr::followups::FOLLOW_UPS_RULE;
+use crate::records::pr::Change;
 
 /// The CI-policy keys a MERGE may name as weakened, each with its meaning.
 pub const CI_POLICY_KEYS: &[(&str, &str)] = &[
@@ -113,15 +114,6 @@ fn ci_keys() -> String {
         .join("; ")
 }
 
-/// What the brief shows of the change: the changed files, and the diff when it is small.
-#[derive(Clone, Debug, Default)]
-pub struct Change {
-    pub base: Option<String>,
-    /// `git diff --stat`-like lines, one per file.
-    pub files: Vec<String>,
-    pub diff: Option<String>,
-}
-
 /// The whole prompt of one reviewer: base, overlay, the change, the answer rule.
 pub fn shape_brief(
     brief_id: &str,
@@ -179,7 +171,7 @@ or `CI-policy: weakened KEY` ({}); a FIX_FIRST adds `Defect class: …` and `Fin
         keys.join(", ")
     );
     let room = MAX_CORRECTION_PROMPT_CHARS.saturating_sub(rule.chars().count());
-    let reason: String = crate::tools::one_line(reason)
+    let reason: String = crate::records::text::one_line(reason)
         .chars()
         .take(room.min(300))
         .collect();

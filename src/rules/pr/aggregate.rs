@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::records::pr::{PrStatus, PrVerdict, PrVerdictRecord};
+use crate::rules::classify::Class;
 use crate::rules::plan::{CORRECTNESS, PanelPlan};
-use crate::tools::classify::Class;
 
 /// The findings of all members together are bounded by this many characters.
 pub const MAX_PANEL_FINDINGS_CHARS: usize = 16_000;

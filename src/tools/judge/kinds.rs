@@ -11,7 +11,7 @@ use crate::engine::harness::Seat;
 use crate::records::review::{ReviewRecord, reviewer_name};
 use crate::records::{Status, VerdictRecord};
 use crate::rules::decorrelation;
-use crate::tools::judge::{Args, Judge, correlated, pair};
+use crate::tools::judge::panel::{Judge, LensFlags, correlated, lenses, pair};
 
 /// What every record of one run shares.
 pub struct Panel<'a> {
@@ -24,7 +24,7 @@ pub struct Panel<'a> {
 /// A kind of panel `panel-judge` runs.
 pub trait Kind {
     /// The judges: a lens on a seat each, named.
-    fn judges(&self, args: &Args, seats: &[Seat]) -> Result<Vec<Judge>>;
+    fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>>;
     /// Why two of the judges are one opinion counted twice, if they are.
     fn clash(&self, judges: &[Judge]) -> Option<String>;
     fn contract(&self) -> &'static dyn Contract;
@@ -39,8 +39,8 @@ pub trait Kind {
 pub struct Verdicts;
 
 impl Kind for Verdicts {
-    fn judges(&self, args: &Args, seats: &[Seat]) -> Result<Vec<Judge>> {
-        pair(&super::lenses(args)?, seats, args.cross)
+    fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>> {
+        pair(&lenses(flags)?, seats, flags.cross)
     }
 
     fn clash(&self, judges: &[Judge]) -> Option<String> {
@@ -73,8 +73,8 @@ pub struct Reviews {
 }
 
 impl Kind for Reviews {
-    fn judges(&self, args: &Args, seats: &[Seat]) -> Result<Vec<Judge>> {
-        if !args.lenses.is_empty() || args.lenses_file.is_some() || args.cross {
+    fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>> {
+        if flags.given() {
             bail!("--lens, --lenses and --cross are for verdicts; reviewers review the whole work");
         }
         let lens = verdict::Lens::new("review", "the whole work");

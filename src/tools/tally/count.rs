@@ -2,6 +2,7 @@
 //! grows with the panels open at once, never with the length of the stream: a panel keeps its
 //! text in one buffer that the next panel reuses.
 
+use std::cmp::Ordering;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -12,7 +13,6 @@ use serde::Serialize;
 use crate::records::{Decision, Status, Usage, Verdict};
 use crate::rules::consensus::{Consensus, Counts, consensus};
 use crate::rules::decision;
-use crate::tools::tally::report::{glob_order, short_seal};
 
 /// What the counter needs from one record, whatever stream it came from. It borrows from the
 /// parsed line; a panel copies what it keeps.
@@ -432,6 +432,25 @@ impl Totals {
     }
 }
 
+/// Orders judges as the seed script's `"$OUT"/*.json` glob lists their files in the C locale:
+/// bytewise on the file name, so `a-b` (`a-b.json`) comes before `a` (`a.json`).
+pub fn glob_order(a: &str, b: &str) -> Ordering {
+    a.bytes().chain(*b".json").cmp(b.bytes().chain(*b".json"))
+}
+
+/// A seal short enough for a message: `sha256:` and 12 hex digits.
+pub fn short_seal(seal: &str) -> String {
+    let cut = seal
+        .char_indices()
+        .nth("sha256:".len() + 12)
+        .map_or(seal.len(), |(i, _)| i);
+    if cut < seal.len() {
+        format!("{}…", &seal[..cut])
+    } else {
+        seal.to_string()
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -572,5 +591,21 @@ pub(crate) mod tests {
         assert_eq!(t.abstentions.len(), 1);
         assert_eq!(t.runs, ["/tmp/run"]);
         assert_eq!(t.by_lens, [("edges", counts(1, 0, 1))]);
+    }
+
+    #[test]
+    fn judges_sort_as_the_glob_lists_their_files() {
+        let mut names = vec!["edges", "Zed", "edges-2", "correctness"];
+        names.sort_by(|a, b| glob_order(a, b));
+        assert_eq!(names, ["Zed", "correctness", "edges-2", "edges"]);
+    }
+
+    #[test]
+    fn seals_are_shortened_for_messages() {
+        assert_eq!(
+            short_seal("sha256:0123456789abcdef0123"),
+            "sha256:0123456789ab…"
+        );
+        assert_eq!(short_seal("sha256:01"), "sha256:01");
     }
 }

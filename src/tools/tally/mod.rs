@@ -27,6 +27,7 @@ use crate::records::{self, synthesis as stream};
 use crate::rules::decision;
 use crate::tools::docs::ToolDoc;
 use batch::Batch;
+use reader::Reader;
 use report::Sink;
 
 /// Count the verdicts of a panel in code: unanimous, split or abstained.
@@ -79,13 +80,6 @@ pub struct Args {
     /// threads; `plain` reads line by line on this one (for a machine that limits threads).
     #[arg(long, value_enum, value_name = "HOW", default_value_t = Reader::Threads)]
     pub reader: Reader,
-}
-
-/// How verdict records are read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Reader {
-    Threads,
-    Plain,
 }
 
 pub const DOC: ToolDoc = ToolDoc {

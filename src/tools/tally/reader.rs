@@ -14,8 +14,14 @@ use serde::Deserialize;
 
 use crate::records::input::{Input, MAX_LINE, Source, find_newline, line_text, too_long};
 use crate::records::{self, Status, Usage, Verdict, VerdictRecord};
-use crate::tools::tally::Reader;
 use crate::tools::tally::count::{Ballot, JudgeRow, Span, keep};
+
+/// How verdict records are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Reader {
+    Threads,
+    Plain,
+}
 
 /// Reads the ballots of every input in order, calling `each` with each ballot and where it
 /// was read (`file: line N`). The first bad line stops the reading with an error naming it.

@@ -1,7 +1,6 @@
 //! The text report, as the seed's judge-panel script prints it, and the sink that writes each
 //! tally as it closes, as text or JSON.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -12,25 +11,6 @@ use crate::records::{Decision, Status};
 use crate::rules::consensus::Counts;
 use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
 use crate::tools::tally::json::tally_json;
-
-/// Orders judges as the seed script's `"$OUT"/*.json` glob lists their files in the C locale:
-/// bytewise on the file name, so `a-b` (`a-b.json`) comes before `a` (`a.json`).
-pub fn glob_order(a: &str, b: &str) -> Ordering {
-    a.bytes().chain(*b".json").cmp(b.bytes().chain(*b".json"))
-}
-
-/// A seal short enough for a message: `sha256:` and 12 hex digits.
-pub fn short_seal(seal: &str) -> String {
-    let cut = seal
-        .char_indices()
-        .nth("sha256:".len() + 12)
-        .map_or(seal.len(), |(i, _)| i);
-    if cut < seal.len() {
-        format!("{}…", &seal[..cut])
-    } else {
-        seal.to_string()
-    }
-}
 
 /// What the status column says: the verdict, or the way the judge abstained.
 pub fn status_column<'a>(row: &JudgeRow<'a>) -> &'a str {
@@ -271,21 +251,5 @@ mod tests {
             String::from_utf8(judge_line(&b)).unwrap(),
             "a-very-long-judge-name unreadable \n"
         );
-    }
-
-    #[test]
-    fn judges_sort_as_the_glob_lists_their_files() {
-        let mut names = vec!["edges", "Zed", "edges-2", "correctness"];
-        names.sort_by(|a, b| glob_order(a, b));
-        assert_eq!(names, ["Zed", "correctness", "edges-2", "edges"]);
-    }
-
-    #[test]
-    fn seals_are_shortened_for_messages() {
-        assert_eq!(
-            short_seal("sha256:0123456789abcdef0123"),
-            "sha256:0123456789ab…"
-        );
-        assert_eq!(short_seal("sha256:01"), "sha256:01");
     }
 }
