@@ -23,7 +23,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --agree --each --pr --plan --repo --fix-proof --reader --help --version"
+            opts="-h -V --json --agree --each --pr --plan --repo --fix-proof --view --reader --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -43,6 +43,10 @@ _panel__tally() {
                     ;;
                 --fix-proof)
                     COMPREPLY=($(compgen -W "ok vacuous no-tests error" -- "${cur}"))
+                    return 0
+                    ;;
+                --view)
+                    COMPREPLY=($(compgen -W "writer skips decisions" -- "${cur}"))
                     return 0
                     ;;
                 --reader)

@@ -5,6 +5,9 @@ complete -c panel-tally -l fix-proof -d 'Pull requests: what the fix-proof check
 vacuous\t''
 no-tests\t''
 error\t''"
+complete -c panel-tally -l view -d 'panel-vote\'s stream: print one part of it instead of the report, and exit 0: `writer` (the findings that go back, each with the judge\'s reason), `skips` (the findings the judge skipped, with its reasons) or `decisions` (the judge\'s decision records, JSON lines)' -r -f -a "writer\t''
+skips\t''
+decisions\t''"
 complete -c panel-tally -l reader -d 'How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four threads; `plain` reads line by line on this one (for a machine that limits threads)' -r -f -a "threads\t''
 plain\t''"
 complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel instead of the text report'

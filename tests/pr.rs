@@ -778,8 +778,8 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
     assert!(has_head(), "the head was fetched from origin's pull/7/head");
     assert_eq!(
         std::fs::read_to_string(&gh_log).unwrap(),
-        "pr view 7 --json number\\,headRefOid\\,baseRefOid\\,files\\,url \n\
-         pr view 7 --json headRefOid --jq .headRefOid \n"
+        "pr view 7 --json number\\,headRefOid\\,baseRefOid\\,files\\,url --jq .headRefOid\\,\\ . \n",
+        "gh is asked once"
     );
     // The members are named after the PR, and the run folder after the PR and its head.
     assert!(

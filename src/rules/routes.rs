@@ -123,30 +123,48 @@ pub fn route_with_judge(
             .collect()
     };
     let (acted, skipped) = (of(JudgeCall::Act), of(JudgeCall::Skip));
-    let route = if acted.is_empty() {
-        RouteRecord {
-            route: Some(RouteKind::Pass),
-            reason: format!("the judge skips all {} findings", decisions.len()),
-            judge: Some(judge.into()),
-            status: Status::Ok,
-            cause: None,
-            findings: acted,
-            skipped,
-        }
+    let (route, reason, findings) = if acted.is_empty() {
+        (
+            RouteKind::Pass,
+            format!("the judge skips all {} findings", decisions.len()),
+            acted,
+        )
+    } else if every_reviewer_passed(applied) {
+        (
+            RouteKind::Pass,
+            format!(
+                "every reviewer passed the work, which ends the rounds; the judge would act on {} of {} findings, kept on the record",
+                acted.len(),
+                decisions.len()
+            ),
+            Vec::new(),
+        )
     } else {
-        RouteRecord {
-            route: Some(RouteKind::Again),
-            reason: format!(
+        (
+            RouteKind::Again,
+            format!(
                 "the judge acts on {} of {} findings",
                 acted.len(),
                 decisions.len()
             ),
-            judge: Some(judge.into()),
-            status: Status::Ok,
-            cause: None,
-            findings: acted,
-            skipped,
-        }
+            acted,
+        )
+    };
+    let route = RouteRecord {
+        route: Some(route),
+        reason,
+        judge: Some(judge.into()),
+        status: Status::Ok,
+        cause: None,
+        findings,
+        skipped,
     };
     (decisions, route)
+}
+
+/// Seed 000: with a judge, the rounds end when it skips every finding or when every reviewer
+/// passes the work (docs/rules.md, "The synthesised panel").
+pub fn every_reviewer_passed(applied: &Applied) -> bool {
+    let p = &applied.panel;
+    p.reviewers > 0 && p.passed == p.reviewers
 }

@@ -76,6 +76,12 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "PROOF")]
     pub fix_proof: Option<crate::rules::pr::aggregate::FixProof>,
 
+    /// panel-vote's stream: print one part of it instead of the report, and exit 0: `writer`
+    /// (the findings that go back, each with the judge's reason), `skips` (the findings the
+    /// judge skipped, with its reasons) or `decisions` (the judge's decision records, JSON lines).
+    #[arg(long, value_enum, value_name = "PART", conflicts_with = "json")]
+    pub view: Option<View>,
+
     /// How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four
     /// threads; `plain` reads line by line on this one (for a machine that limits threads).
     #[arg(long, value_enum, value_name = "HOW", default_value_t = Reader::Threads)]
@@ -86,7 +92,7 @@ pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided.",
         ),
         (
             "1",
@@ -121,6 +127,14 @@ pub const DOC: ToolDoc = ToolDoc {
     ],
 };
 
+/// A part of panel-vote's stream, for a script that hands it on (bin/review-battery does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum View {
+    Writer,
+    Skips,
+    Decisions,
+}
+
 /// Review records: the threshold panel counts acceptances.
 fn threshold_panel(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     let mut reviews = Vec::new();
@@ -147,13 +161,24 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
         .collect();
     let report = synthesis::report(&records)?;
     let mut out = io::stdout().lock();
-    if args.json {
-        records::write(&mut out, &report.json)?;
-    } else {
-        out.write_all(report.text.as_bytes())?;
-    }
+    let part = match args.view {
+        Some(View::Writer) => &report.writer,
+        Some(View::Skips) => &report.skips,
+        Some(View::Decisions) => &report.decisions,
+        None => {
+            if args.json {
+                records::write(&mut out, &report.json)?;
+            } else {
+                out.write_all(report.text.as_bytes())?;
+            }
+            out.flush()?;
+            return Ok(report.decision.into());
+        }
+    };
+    // A part is handed on, not decided on: it exits 0 like any filter.
+    out.write_all(part.as_bytes())?;
     out.flush()?;
-    Ok(report.decision.into())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The clap definition of `panel-tally`.
@@ -177,8 +202,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     decision::check_agree(args.agree)?;
     let (kind, inputs) = first_record_type(sources(&args.inputs))?;
     match kind.as_deref() {
-        Some("review") => return threshold_panel(&args, inputs),
         Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => return synthesis(&args, inputs),
+        _ if args.view.is_some() => bail!("--view is for panel-vote's stream"),
+        Some("review") => return threshold_panel(&args, inputs),
         _ => {}
     }
     let names = inputs

@@ -20,6 +20,14 @@ pub struct Report {
     pub json: Value,
     /// Pass, again (fail), or no decision when missing answers decided it.
     pub decision: Decision,
+    /// `--view writer`: the findings that go back, as the writer reads them, each with the
+    /// judge's reason.
+    pub writer: String,
+    /// `--view skips`: the findings the judge skipped, with its reasons, for the next round's
+    /// reviewers.
+    pub skips: String,
+    /// `--view decisions`: the judge's decision records, one JSON line each.
+    pub decisions: String,
 }
 
 /// Reports a `panel-vote` stream: the findings the writer gets, each with the judge's reason,
@@ -104,6 +112,7 @@ pub fn report(records: &[Record]) -> Result<Report> {
         .map(|r| r.findings.iter().map(String::as_str).collect())
         .unwrap_or_default();
     let mut json_findings = Vec::new();
+    let mut writer = String::new();
     if !writer_gets.is_empty() {
         text.push_str("\nfor the writer:\n");
     }
@@ -124,6 +133,11 @@ pub fn report(records: &[Record]) -> Result<Report> {
         let judged = decision_of.get(id).map(|d| d.reason.as_str());
         if let Some(reason) = judged {
             let _ = writeln!(text, "  judge: {reason}");
+        }
+        let _ = writeln!(writer, "- [{}] {}", f.severity.as_str(), f.evidence);
+        let _ = writeln!(writer, "  fix: {}", f.fix);
+        if let Some(reason) = judged {
+            let _ = writeln!(writer, "  why: {reason}");
         }
         json_findings.push(json!({
             "id": id, "result": e.result, "severity": f.severity, "evidence": f.evidence,
@@ -207,9 +221,20 @@ pub fn report(records: &[Record]) -> Result<Report> {
         "synthesis": entries,
         "judge": decisions,
     });
+    let skips = skipped
+        .iter()
+        .map(|d| format!("- {} (skipped: {})\n", d.evidence, d.reason))
+        .collect();
+    let decisions = decisions
+        .iter()
+        .map(|d| serde_json::to_string(&Record::Decision((*d).clone())).map(|l| l + "\n"))
+        .collect::<serde_json::Result<String>>()?;
     Ok(Report {
         text,
         json,
         decision,
+        writer,
+        skips,
+        decisions,
     })
 }
