@@ -81,3 +81,84 @@ fn man_pages_and_completions_match_the_clap_definitions() {
         "stale generated files {stale:?}: run `UPDATE_GENERATED=1 cargo test --test integration generated` and commit them"
     );
 }
+
+/// The README's harness table, rendered from the built-in rows (src/engine/harness/builtin.json).
+fn harness_table() -> String {
+    let rows: Vec<serde_json::Value> = serde_json::from_str(
+        &std::fs::read_to_string(root().join("src/engine/harness/builtin.json")).unwrap(),
+    )
+    .unwrap();
+    let cut = |text: &str, n: usize| -> String {
+        if text.chars().count() <= n {
+            text.to_string()
+        } else {
+            format!("{}…", text.chars().take(n).collect::<String>())
+        }
+    };
+    // A table cell: pipes escaped, so Markdown keeps the columns.
+    let cell = |text: &str| text.replace('|', "\\|");
+    let mut out = String::from(
+        "| harness | executable | proven on the real CLI | schema | answer | lockdown | login carried in |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for r in &rows {
+        let s = |k: &str| r[k].as_str().unwrap_or_default();
+        let argv = r["argv"].to_string();
+        let schema = if argv.contains("{schema") {
+            "yes"
+        } else {
+            "in the prompt"
+        };
+        let proven = if r["verified"] == true {
+            "yes"
+        } else {
+            "**no** (not installable here; built from its documentation)"
+        };
+        let answer = match (s("answer"), s("filter")) {
+            ("file", "") => "file".to_string(),
+            ("file", f) => format!("file through `{}`", cell(&cut(f, 60))),
+            (_, "") => "stdout".to_string(),
+            (_, f) => format!("stdout through `{}`", cell(&cut(f, 60))),
+        };
+        let files: Vec<String> = r["credentials"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| format!("`{}`", c["from"].as_str().unwrap()))
+            .collect();
+        let vars: Vec<String> = r["passEnv"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| format!("`{}`", v.as_str().unwrap()))
+            .collect();
+        let more = if vars.len() > 4 { " …" } else { "" };
+        let vars = vars.into_iter().take(4).collect::<Vec<_>>().join(", ");
+        let login = match (files.is_empty(), vars.is_empty()) {
+            (true, true) => "—".to_string(),
+            (false, true) => files.join(", "),
+            (true, false) => format!("{vars}{more}"),
+            (false, false) => format!("{}; {vars}{more}", files.join(", ")),
+        };
+        let exe = match s("executable") {
+            "" => "—",
+            e => e,
+        };
+        out.push_str(&format!(
+            "| {} | `{exe}` | {proven} | {schema} | {answer} | {} | {login} |\n",
+            s("name"),
+            cell(s("lockdown")),
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_readme_harness_table_is_the_built_in_rows() {
+    crate::util::readme_section(
+        "<!-- harness-table -->\n",
+        "<!-- /harness-table -->",
+        &harness_table(),
+        "generated",
+    );
+}
