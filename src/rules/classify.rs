@@ -11,16 +11,17 @@
 //! | classifyPr: the class, g10 or standard, and why | [`classify_pr`] |
 //!
 //! The thresholds and globs they read are data: the table's type and rules files are in
-//! [`table`], its defaults in [`defaults`].
+//! [`table`], its defaults in [`defaults`], and how a glob matches a path in [`globs`].
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::records::facts::{ChangedFile, PrFacts};
-use crate::rules::glob::{Candidate, GlobTable};
+use globs::GlobSets;
 
 pub mod defaults;
+pub mod globs;
 pub mod table;
 
 pub use table::Rules;
@@ -34,7 +35,7 @@ fn flag_bit(i: usize) -> u64 {
 /// The rules table with its globs compiled.
 pub struct ClassRules {
     pub table: Rules,
-    globs: GlobTable,
+    globs: GlobSets,
     /// The touch flags, in output order; flag i answers as `flag_bit(i)`.
     flags: Vec<String>,
     strict: u64,
@@ -88,11 +89,8 @@ impl ClassRules {
 
     fn marks(&self, file: &ChangedFile) -> Marks {
         Marks {
-            path: self.globs.mask(&Candidate::new(&file.path)),
-            prev: file
-                .previous_path
-                .as_deref()
-                .map(|p| self.globs.mask(&Candidate::new(p))),
+            path: self.globs.mask(&file.path),
+            prev: file.previous_path.as_deref().map(|p| self.globs.mask(p)),
         }
     }
 

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
+use super::globs::{GlobSets, MAX_SETS};
 use super::{ClassRules, flag_bit};
-use crate::rules::glob::GlobTable;
 
 /// The thresholds and globs the classifier reads; its defaults are in [`super::defaults`].
 /// `--print-rules` prints it; `--rules FILE` replaces keys of it, or with `"extend": true` adds
@@ -103,16 +103,13 @@ impl Rules {
                 }
             }
         }
-        if self.touches.len() >= crate::rules::glob::MAX_SETS {
-            bail!(
-                "rules: at most {} touch flags",
-                crate::rules::glob::MAX_SETS - 1
-            );
+        if self.touches.len() >= MAX_SETS {
+            bail!("rules: at most {} touch flags", MAX_SETS - 1);
         }
         // Set 0 is the generated globs; set i + 1 is touch flag i, in the table's order.
         let mut sets: Vec<&[String]> = vec![&self.generated];
         sets.extend(self.touches.values().map(Vec::as_slice));
-        let globs = GlobTable::new(&sets).map_err(|e| anyhow!("rules: {e}"))?;
+        let globs = GlobSets::new(&sets).map_err(|e| anyhow!("rules: {e}"))?;
         let flags: Vec<String> = self.touches.keys().cloned().collect();
         let bits = |names: &[String]| -> u64 {
             flags
