@@ -5,13 +5,19 @@
 #
 #   benches/classify.sh            # 100,000 files
 #   FILES=20000 benches/classify.sh
+#   PR_CLASSIFY=/tmp/old/pr-classify benches/classify.sh   # time a binary built elsewhere
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILES=${FILES:-100000}
 RUNS=${RUNS:-5}
 
-cargo build --release --quiet --bin pr-classify
-BIN=$PWD/target/release/pr-classify
+if [[ -n ${PR_CLASSIFY:-} ]]; then
+    BIN=$(realpath "$PR_CLASSIFY")
+else
+    cargo build --release --quiet --bin pr-classify
+    BIN=$PWD/target/release/pr-classify
+fi
+echo "timing $BIN" >&2
 
 # tmpfs when there is one: the repository is 100,000 files twice over.
 BASE_TMP=${TMPDIR:-/tmp}

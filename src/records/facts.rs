@@ -7,7 +7,7 @@ use std::io::Read;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::rules::glob::normalize;
+use crate::rules::classify::globs::normalize;
 
 /// The largest input read: far past any real diff, small enough to never exhaust memory.
 pub const MAX_INPUT: usize = 1 << 30;

@@ -1,320 +1,30 @@
-//! The classification rules: one table of data (globs and thresholds) and one named function
-//! per rule of the seed.
+//! The classification rules of the seed, one named function each:
+//!
+//! | rule | function |
+//! | --- | --- |
+//! | which files are generated (a rename only when it came from a generated path too) | [`is_generated`] |
+//! | changedLineCount: additions plus deletions without generated files | [`changed_line_count`] |
+//! | large: past `largeLines` counted lines | [`is_large`] |
+//! | the touch flags, with the paths that set each | [`touch_paths`] |
+//! | touchesDependency | [`touches_dependency`] |
+//! | securitySliceFlag | [`security_slice_flag`] |
+//! | classifyPr: the class, g10 or standard, and why | [`classify_pr`] |
+//!
+//! The thresholds and globs they read are data: the table's type and rules files are in
+//! [`table`], its defaults in [`defaults`], and how a glob matches a path in [`globs`].
 
 use std::collections::BTreeMap;
 
-use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::records::facts::{ChangedFile, PrFacts};
-use crate::rules::glob::{Candidate, GlobTable};
+use globs::GlobSets;
 
-/// Every default the classifier uses. `--print-rules` prints it; `--rules FILE` replaces keys
-/// of it, or with `"extend": true` adds to them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Rules {
-    /// A PR is large past this many counted lines.
-    pub large_lines: u64,
-    /// The security-slice flag needs more counted lines than this.
-    pub security_slice_lines: u64,
-    /// PR kinds that count as a security slice whatever they touch.
-    pub security_kinds: Vec<String>,
-    /// Files whose lines are left out of the count (unless they alone pass `largeLines`).
-    pub generated: Vec<String>,
-    /// Touch flags: a flag is set by any changed path, or rename source, matching its globs.
-    pub touches: BTreeMap<String, Vec<String>>,
-    /// Touch flags that make a PR g10 at any size.
-    pub strict: Vec<String>,
-    /// Touch flags whose non-generated paths make a large PR a security slice.
-    pub guard: Vec<String>,
-}
+pub mod defaults;
+pub mod globs;
+pub mod table;
 
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
-
-impl Default for Rules {
-    fn default() -> Rules {
-        let mut touches = BTreeMap::new();
-        touches.insert("dependency".into(), strings(DEPENDENCY));
-        touches.insert("authority".into(), strings(AUTHORITY));
-        touches.insert("policy".into(), strings(POLICY));
-        touches.insert("security".into(), strings(SECURITY));
-        touches.insert("tests".into(), strings(TESTS));
-        Rules {
-            large_lines: 400,
-            security_slice_lines: 400,
-            security_kinds: strings(&["security"]),
-            generated: strings(GENERATED),
-            touches,
-            strict: strings(&["dependency"]),
-            guard: strings(&["security", "authority"]),
-        }
-    }
-}
-
-/// Output of tools, not of hands. The first eight are the seed's; lockfiles and snapshots are
-/// deliberately absent, since a change to them is a change to review.
-const GENERATED: &[&str] = &[
-    "CAPABILITIES.md",
-    "site/reference/**",
-    "site/reference-sidebar.json",
-    "site/guides/capabilities.md",
-    ".codewatch/check.json",
-    ".codewatch/dead-exports.json",
-    ".changeset/*.md",
-    "packages/*/api/*.d.ts",
-    "**/__generated__/**",
-    "**/*.generated.*",
-    "**/*.min.js",
-    "**/*.min.css",
-    "**/*.pb.go",
-    "**/*_pb2.py",
-    "**/*_pb2.pyi",
-];
-
-/// What the code is built from: manifests, lockfiles and workspace files of each ecosystem.
-/// The first three are the seed's.
-const DEPENDENCY: &[&str] = &[
-    // JavaScript and TypeScript
-    "**/pnpm-lock.yaml",
-    "**/pnpm-workspace.yaml",
-    "**/package.json",
-    "**/package-lock.json",
-    "**/npm-shrinkwrap.json",
-    "**/yarn.lock",
-    "**/.yarnrc.yml",
-    "**/bun.lock",
-    "**/bun.lockb",
-    "**/deno.json",
-    "**/deno.lock",
-    "**/.npmrc",
-    // Rust
-    "**/Cargo.toml",
-    "**/Cargo.lock",
-    "**/rust-toolchain",
-    "**/rust-toolchain.toml",
-    ".cargo/config.toml",
-    // Go
-    "**/go.mod",
-    "**/go.sum",
-    "**/go.work",
-    "**/go.work.sum",
-    // Python
-    "**/pyproject.toml",
-    "**/setup.py",
-    "**/setup.cfg",
-    "**/requirements*.txt",
-    "**/requirements/*.txt",
-    "**/constraints*.txt",
-    "**/Pipfile",
-    "**/Pipfile.lock",
-    "**/poetry.lock",
-    "**/uv.lock",
-    "**/pdm.lock",
-    // Ruby
-    "**/Gemfile",
-    "**/Gemfile.lock",
-    "**/*.gemspec",
-    // JVM: Maven and Gradle
-    "**/pom.xml",
-    "**/build.gradle",
-    "**/build.gradle.kts",
-    "**/settings.gradle",
-    "**/settings.gradle.kts",
-    "**/gradle.lockfile",
-    "**/gradle/libs.versions.toml",
-    "**/gradle/wrapper/gradle-wrapper.properties",
-    // PHP, .NET, Swift and CocoaPods, Dart, Elixir
-    "**/composer.json",
-    "**/composer.lock",
-    "**/*.csproj",
-    "**/Directory.Packages.props",
-    "**/packages.lock.json",
-    "**/Package.swift",
-    "**/Package.resolved",
-    "**/Podfile",
-    "**/Podfile.lock",
-    "**/pubspec.yaml",
-    "**/pubspec.lock",
-    "**/mix.exs",
-    "**/mix.lock",
-    // Nix, Bazel, git submodules
-    "**/flake.nix",
-    "**/flake.lock",
-    "**/MODULE.bazel",
-    "**/MODULE.bazel.lock",
-    "**/WORKSPACE",
-    ".gitmodules",
-];
-
-/// Who may do what: code owners, and the code that grants or checks permission.
-const AUTHORITY: &[&str] = &[
-    "CODEOWNERS",
-    ".github/CODEOWNERS",
-    "docs/CODEOWNERS",
-    "**/auth/**",
-    "**/authz/**",
-    "**/permissions/**",
-    "**/rbac/**",
-    "**/acl/**",
-];
-
-/// What must pass before a change lands: CI, hooks, checks and their configuration.
-const POLICY: &[&str] = &[
-    ".github/workflows/**",
-    ".github/actions/**",
-    ".github/rulesets/**",
-    ".github/dependabot.yml",
-    ".github/settings.yml",
-    ".gitlab-ci.yml",
-    ".circleci/**",
-    ".buildkite/**",
-    "Jenkinsfile",
-    "azure-pipelines.yml",
-    ".pre-commit-config.yaml",
-    ".ci/**",
-    "**/deny.toml",
-    "**/clippy.toml",
-    "**/.golangci.yml",
-    "**/.golangci.yaml",
-    "**/eslint.config.*",
-    "**/.eslintrc*",
-    "**/policy/**",
-    "**/policies/**",
-    "**/*.rego",
-];
-
-/// Code whose mistakes are vulnerabilities.
-const SECURITY: &[&str] = &[
-    "SECURITY.md",
-    "**/security/**",
-    "**/crypto/**",
-    "**/*secret*",
-    "**/*credential*",
-    "**/*password*",
-    "**/*.pem",
-    "**/sandbox/**",
-];
-
-/// Tests, fixtures and snapshots.
-const TESTS: &[&str] = &[
-    "**/tests/**",
-    "**/test/**",
-    "**/__tests__/**",
-    "**/spec/**",
-    "**/testdata/**",
-    "**/__snapshots__/**",
-    "**/*_test.*",
-    "**/*.test.*",
-    "**/*.spec.*",
-    "**/test_*.py",
-    "**/*_spec.rb",
-    "**/*Test.java",
-    "**/*Tests.cs",
-];
-
-/// A rules file: every key optional, plus whether it extends the table instead.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RulesFile {
-    #[serde(default)]
-    extend: bool,
-    large_lines: Option<u64>,
-    security_slice_lines: Option<u64>,
-    security_kinds: Option<Vec<String>>,
-    generated: Option<Vec<String>>,
-    touches: Option<BTreeMap<String, Vec<String>>>,
-    strict: Option<Vec<String>>,
-    guard: Option<Vec<String>>,
-}
-
-/// Appends what `more` adds to `list`, keeping the order and no duplicates.
-pub(crate) fn append(list: &mut Vec<String>, more: Vec<String>) {
-    for item in more {
-        if !list.contains(&item) {
-            list.push(item);
-        }
-    }
-}
-
-impl Rules {
-    /// Applies a rules file: each key it names replaces the table's, or with `"extend": true`
-    /// adds to it (lists appended, numbers replaced). Touch flags count as keys of their own.
-    pub fn apply_file(mut self, name: &str, text: &str) -> Result<Rules> {
-        let file: RulesFile = crate::records::strict::from_str(text)
-            .map_err(|e| crate::records::facts::json_error(name, &e))?;
-        if let Some(n) = file.large_lines {
-            self.large_lines = n;
-        }
-        if let Some(n) = file.security_slice_lines {
-            self.security_slice_lines = n;
-        }
-        let lists = [
-            (&mut self.security_kinds, file.security_kinds),
-            (&mut self.generated, file.generated),
-            (&mut self.strict, file.strict),
-            (&mut self.guard, file.guard),
-        ];
-        for (list, given) in lists {
-            match given {
-                Some(more) if file.extend => append(list, more),
-                Some(new) => *list = new,
-                None => {}
-            }
-        }
-        // Touch flags are keyed one level down: a flag the file names is replaced (or added
-        // to), and the flags it leaves out stay, so one flag can change alone.
-        for (flag, globs) in file.touches.unwrap_or_default() {
-            let list = self.touches.entry(flag).or_default();
-            if file.extend {
-                append(list, globs);
-            } else {
-                *list = globs;
-            }
-        }
-        Ok(self)
-    }
-
-    /// Compiles the globs and checks that every flag named in `strict` and `guard` exists.
-    pub fn compile(self) -> Result<ClassRules> {
-        for (key, flags) in [("strict", &self.strict), ("guard", &self.guard)] {
-            for flag in flags {
-                if !self.touches.contains_key(flag) {
-                    bail!(
-                        "rules: {key} names the touch flag {flag:?}, which \"touches\" does not define"
-                    );
-                }
-            }
-        }
-        if self.touches.len() >= crate::rules::glob::MAX_SETS {
-            bail!(
-                "rules: at most {} touch flags",
-                crate::rules::glob::MAX_SETS - 1
-            );
-        }
-        // Set 0 is the generated globs; set i + 1 is touch flag i, in the table's order.
-        let mut sets: Vec<&[String]> = vec![&self.generated];
-        sets.extend(self.touches.values().map(Vec::as_slice));
-        let globs = GlobTable::new(&sets).map_err(|e| anyhow!("rules: {e}"))?;
-        let flags: Vec<String> = self.touches.keys().cloned().collect();
-        let bits = |names: &[String]| -> u64 {
-            flags
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| names.contains(f))
-                .fold(0, |m, (i, _)| m | flag_bit(i))
-        };
-        Ok(ClassRules {
-            globs,
-            strict: bits(&self.strict),
-            guard: bits(&self.guard),
-            flags,
-            table: self,
-        })
-    }
-}
+pub use table::Rules;
 
 const GENERATED_BIT: u64 = 1;
 
@@ -325,7 +35,7 @@ fn flag_bit(i: usize) -> u64 {
 /// The rules table with its globs compiled.
 pub struct ClassRules {
     pub table: Rules,
-    globs: GlobTable,
+    globs: GlobSets,
     /// The touch flags, in output order; flag i answers as `flag_bit(i)`.
     flags: Vec<String>,
     strict: u64,
@@ -379,11 +89,8 @@ impl ClassRules {
 
     fn marks(&self, file: &ChangedFile) -> Marks {
         Marks {
-            path: self.globs.mask(&Candidate::new(&file.path)),
-            prev: file
-                .previous_path
-                .as_deref()
-                .map(|p| self.globs.mask(&Candidate::new(p))),
+            path: self.globs.mask(&file.path),
+            prev: file.previous_path.as_deref().map(|p| self.globs.mask(p)),
         }
     }
 
@@ -875,63 +582,5 @@ mod tests {
         assert_eq!(security_slice_flag(Some("feature"), &files, &r), None);
         let files = [f("src/auth/a.ts", 500), unread("logo.png")];
         assert_eq!(security_slice_flag(Some("security"), &files, &r), None);
-    }
-
-    #[test]
-    fn rules_files_replace_or_extend() {
-        let base = Rules::default();
-        let replaced = base
-            .clone()
-            .apply_file("r.json", r#"{"largeLines": 100, "generated": ["out/**"]}"#)
-            .unwrap();
-        assert_eq!(replaced.large_lines, 100);
-        assert_eq!(replaced.generated, ["out/**"]);
-        assert_eq!(replaced.touches, base.touches);
-        let one_flag = base
-            .clone()
-            .apply_file(
-                "r.json",
-                r#"{"touches": {"dependency": ["deps.edn"], "tests": []}}"#,
-            )
-            .unwrap();
-        assert_eq!(one_flag.touches["dependency"], ["deps.edn"]);
-        assert!(one_flag.touches["tests"].is_empty());
-        assert_eq!(one_flag.touches["policy"], base.touches["policy"]);
-        let extended = base
-            .clone()
-            .apply_file(
-                "r.json",
-                r#"{"extend": true, "generated": ["out/**"], "touches": {"dependency": ["deps.edn"], "infra": ["terraform/**"]}}"#,
-            )
-            .unwrap();
-        assert_eq!(extended.generated.len(), base.generated.len() + 1);
-        assert!(extended.touches["dependency"].contains(&"deps.edn".to_string()));
-        assert!(extended.touches["dependency"].contains(&"**/package.json".to_string()));
-        assert_eq!(extended.touches["infra"], ["terraform/**"]);
-        let err = base
-            .clone()
-            .apply_file("r.json", "{\n\"largeLine\": 3}")
-            .unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("r.json: line 2: unknown field `largeLine`"),
-            "{err}"
-        );
-        let bad = base
-            .apply_file("r.json", r#"{"strict": ["deps"]}"#)
-            .unwrap();
-        assert!(bad.compile().is_err());
-    }
-
-    #[test]
-    fn printed_rules_read_back_as_the_same_table() {
-        let text = serde_json::to_string(&Rules::default()).unwrap();
-        let back = Rules {
-            large_lines: 1,
-            ..Rules::default()
-        }
-        .apply_file("r", &text)
-        .unwrap();
-        assert_eq!(back, Rules::default());
     }
 }

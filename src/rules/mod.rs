@@ -14,7 +14,6 @@ pub mod classify;
 pub mod consensus;
 pub mod decision;
 pub mod decorrelation;
-pub mod glob;
 pub mod grouping;
 pub mod plan;
 pub mod pr;

@@ -136,7 +136,8 @@ pub fn description() -> String {
          its globs. The class is g10 when the count is unread, large, a strict flag is touched, or a g10 hold is held. \
          The security slice is set past securitySliceLines counted lines when the kind is a security kind or a \
          non-generated guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
-         segment spans any number of them, and a leading ./ is dropped.\n\n",
+         segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and [abc], [!abc], \
+         {a,b} and \\ escapes are those of ripgrep's globset.\n\n",
     );
     let _ = writeln!(
         s,
