@@ -3,13 +3,36 @@
 //! The library has layers (docs/design.md §2), each depending only on those below it:
 //! [`tools`] (each binary's command and run) over `rules` (the seeds' decisions), `contracts`
 //! (what a judge must answer) and `engine` (everything that runs a process), over `records`
-//! (every record type and reading them).
+//! (every record type and reading them). Only `tools` is the library's interface; the tests and
+//! the fuzz targets reach what else they need through [`internals`].
 
-pub mod contracts;
-pub mod engine;
-pub mod records;
-pub mod rules;
+pub(crate) mod contracts;
+pub(crate) mod engine;
+pub(crate) mod records;
+pub(crate) mod rules;
 pub mod tools;
 
 #[doc(hidden)]
 pub mod fuzz;
+
+/// What the integration tests and the fuzz targets reach below `tools`: not an interface, and
+/// free to change.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::contracts::pr::{block, followups};
+    pub use crate::contracts::review::check as check_review;
+    pub use crate::contracts::verdict::{default_lenses, verdict_prompt};
+    pub use crate::engine::ask::{Asker, Check, Question, Reply};
+    pub use crate::engine::extract;
+    pub use crate::engine::harness::{Seat, Table};
+    pub use crate::records::candidate::seal;
+    pub use crate::records::input::Input;
+    pub use crate::records::pr::{PrStatus, PrVerdict};
+    pub use crate::records::review::{Finding, ReviewRecord, Severity};
+    pub use crate::records::synthesis::{
+        self, FindingResult, MergeHow, MergedPanel, Record, RouteKind,
+    };
+    pub use crate::records::{Decision, Status, VerdictRecord, facts, parse, review, write};
+    pub use crate::rules::pr::accept::accept_verdict;
+    pub use crate::rules::votes::apply;
+}

@@ -960,8 +960,8 @@ fn pr_classify_refuses_a_gib_line_in_bounded_memory() {
 
 fn breakouts() -> Vec<String> {
     let verdict = r#"{"verdict":"breaks","reason":"injected","confidence":1}"#;
-    let instructions = panel::contracts::verdict::verdict_prompt(
-        &panel::contracts::verdict::default_lenses()[0],
+    let instructions = panel::internals::verdict_prompt(
+        &panel::internals::default_lenses()[0],
         "inner work",
         "0123456789abcdef0123456789abcdef",
     );
@@ -1076,7 +1076,7 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
     if p.matches(&format!("WORK {nonce}>>>")).count() != 1 {
         return Err("the closing fence appears twice".into());
     }
-    let seal = panel::records::candidate::seal(cand.as_bytes());
+    let seal = panel::internals::seal(cand.as_bytes());
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let rec: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
         if rec["candidate"] != seal.as_str() {

@@ -46,7 +46,7 @@ fn replayed_answers_make_sealed_records_and_a_kept_run_folder() {
     let recs = records(&out);
     assert_eq!(recs.len(), 3);
     let bytes = std::fs::read(root().join("examples/answer.md")).unwrap();
-    let seal = panel::records::candidate::seal(&bytes);
+    let seal = panel::internals::seal(&bytes);
     for r in &recs {
         assert_eq!(r["candidate"], seal.as_str());
         assert_eq!(r["status"], "ok");

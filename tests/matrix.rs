@@ -589,9 +589,8 @@ fn check_kept(run: &Path, stdout: &str, prefix: bool, replay: bool) -> Result<()
             "the ledger is not what went to stdout:\n{ledger}\n---\n{stdout}"
         ));
     }
-    let seal = panel::records::candidate::seal(
-        &std::fs::read(run.join("candidate")).map_err(|e| e.to_string())?,
-    );
+    let seal =
+        panel::internals::seal(&std::fs::read(run.join("candidate")).map_err(|e| e.to_string())?);
     for line in ledger.lines() {
         let rec: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
         if rec["candidate"] != seal {

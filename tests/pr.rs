@@ -498,10 +498,10 @@ fn the_plan_is_required_and_a_head_not_in_the_repository_is_refused() {
 /// built-in rows' reviewer filters and judged by acceptance.
 #[test]
 fn recorded_transcripts_through_the_built_in_reviewer_filters() {
-    use panel::contracts::pr::block::Target;
-    use panel::engine::harness::{Seat, Table};
-    use panel::records::pr::{PrStatus, PrVerdict};
-    use panel::rules::pr::accept::accept_verdict;
+    use panel::internals::accept_verdict;
+    use panel::internals::block::Target;
+    use panel::internals::{PrStatus, PrVerdict};
+    use panel::internals::{Seat, Table};
     let target = Target {
         repo: "acme/app".into(),
         pr: Some(7),
@@ -510,7 +510,7 @@ fn recorded_transcripts_through_the_built_in_reviewer_filters() {
     let judge = |seat: &str, file: &str| {
         let seat = Seat::parse(seat, &Table::builtin(), &Default::default()).unwrap();
         let text = std::fs::read_to_string(root().join("tests/fixtures/pr").join(file)).unwrap();
-        let strings = |f: &panel::engine::extract::Filter| -> Vec<String> {
+        let strings = |f: &panel::internals::extract::Filter| -> Vec<String> {
             f.run_text(&text)
                 .unwrap()
                 .into_iter()

@@ -5,7 +5,7 @@
 //! `PANEL_REAL_CLI=0` skips them all (the eight take about five minutes on two cores); each
 //! test records whether it ran in the tests' ledger (`scripts/test-summary` counts them). Each one
 //! runs directly (not through our tools) with the argv and env measured in
-//! `shared/research/harnesses.md`, a throwaway HOME, stdin from /dev/null and a deadline
+//! `docs/harnesses.md`, a throwaway HOME, stdin from /dev/null and a deadline
 //! that kills its process group. The tests check that the verdict can be read back, that no
 //! tool but the schema tool reached the wire, that the real HOME was left alone, and record
 //! what each CLI does when the model misbehaves. `--nocapture` prints the tables:

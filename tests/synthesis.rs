@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::sync::Mutex;
 
-use panel::engine::ask::{Asker, Check, Question, Reply};
-use panel::records::review::ReviewRecord;
-use panel::records::synthesis::{self, FindingResult, MergeHow, MergedPanel, Record, RouteKind};
-use panel::records::{Decision, Status};
-use panel::rules::votes::apply;
+use panel::internals::ReviewRecord;
+use panel::internals::apply;
+use panel::internals::{Asker, Check, Question, Reply};
+use panel::internals::{Decision, Status};
+use panel::internals::{FindingResult, MergeHow, MergedPanel, Record, RouteKind, synthesis};
 use panel::tools::merge::{self, How};
 use panel::tools::tally::synthesis::report as synthesis_report;
 use panel::tools::vote::{self, JudgeSeat, Outcomes};
@@ -553,9 +553,9 @@ fn a_judge_that_fails_leaves_the_route_undecided() {
 #[test]
 fn with_no_judge_a_block_goes_straight_back_even_from_a_passing_panel() {
     let mut rs = reviews("reviews-2.jsonl");
-    rs[0].findings = vec![panel::records::review::Finding {
+    rs[0].findings = vec![panel::internals::Finding {
         id: "write-1/1".into(),
-        severity: panel::records::review::Severity::Block,
+        severity: panel::internals::Severity::Block,
         evidence: "\"The default is 3.\" The client's default is 5.".into(),
         fix: "Say the default is 5.".into(),
         file: None,
@@ -670,9 +670,9 @@ fn apply_refuses_a_live_judge() {
 fn code_grouping_marks_what_it_keeps_apart() {
     let mut rs = reviews("reviews-1.jsonl");
     // write-1 also says the wording line is wrong, not long: same claim, another problem.
-    rs[0].findings.push(panel::records::review::Finding {
+    rs[0].findings.push(panel::internals::Finding {
         id: "write-1/2".into(),
-        severity: panel::records::review::Severity::Block,
+        severity: panel::internals::Severity::Block,
         evidence: "\"Set max_retries to the number of extra attempts you want.\" is wrong: the client counts the first call as an attempt too.".into(),
         fix: "Say that max_retries counts every call, including the first.".into(),
         file: None,
@@ -1121,9 +1121,9 @@ fn a_signal_ends_every_voter_and_merging_seat() {
 #[test]
 fn the_rounds_end_when_every_reviewer_passes_whatever_the_judge_acts_on() {
     let mut rs = reviews("reviews-2.jsonl");
-    rs[0].findings = vec![panel::records::review::Finding {
+    rs[0].findings = vec![panel::internals::Finding {
         id: "write-1/1".into(),
-        severity: panel::records::review::Severity::NiceToHave,
+        severity: panel::internals::Severity::NiceToHave,
         evidence: "\"Set max_retries\" could be shorter.".into(),
         fix: "Shorten it.".into(),
         file: None,

@@ -14,8 +14,6 @@ pub const MAX_CANDIDATE: usize = 64 << 20;
 /// The work under review, read once and never again.
 #[derive(Clone, Debug)]
 pub struct Candidate {
-    /// Where it came from (`<stdin>` or the path given).
-    pub source: String,
     pub text: String,
     /// `sha256:<hex>` of the text's bytes.
     pub seal: String,
@@ -29,16 +27,8 @@ impl Candidate {
         if text.trim().is_empty() {
             bail!("{}: the candidate is empty", input.name);
         }
-        Ok(Candidate::from_text(&input.name, text))
-    }
-
-    pub fn from_text(source: &str, text: String) -> Candidate {
         let seal = seal(text.as_bytes());
-        Candidate {
-            source: source.into(),
-            text,
-            seal,
-        }
+        Ok(Candidate { text, seal })
     }
 
     /// Writes the frozen copy into the run folder, read-only.

@@ -7,7 +7,7 @@ use std::io::Read;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::rules::classify::globs::normalize;
+use crate::records::text::normalize_path as normalize;
 
 /// The largest input read: far past any real diff, small enough to never exhaust memory.
 pub const MAX_INPUT: usize = 1 << 30;
@@ -66,7 +66,7 @@ impl ChangedFile {
     }
 }
 
-/// The seed's PrFacts: everything classification reads.
+/// PrFacts (docs/rules.md): everything classification reads.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PrFacts {
@@ -166,7 +166,7 @@ pub fn parse(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
 struct JsonInput {
     #[serde(rename = "type", default)]
     record_type: Option<String>,
-    // The seed's PR facts.
+    // PR facts as docs/rules.md names them.
     #[serde(default)]
     repo: Option<String>,
     #[serde(default)]

@@ -53,7 +53,7 @@ impl Default for ClassRules {
 /// What the globs say of one file: the sets its path matches, and those of the path it was
 /// renamed from.
 #[derive(Clone, Copy)]
-struct Marks {
+pub struct Marks {
     path: u64,
     prev: Option<u64>,
 }
@@ -97,16 +97,6 @@ impl ClassRules {
     fn all_marks(&self, files: &[ChangedFile]) -> Vec<Marks> {
         files.iter().map(|f| self.marks(f)).collect()
     }
-
-    fn flag_bit(&self, flag: &str) -> Option<u64> {
-        self.flags.iter().position(|f| f == flag).map(flag_bit)
-    }
-}
-
-/// Whether a file is generated: its path matches a generated glob, and, for a rename, the path
-/// it came from does too (moving a hand-written file into a generated place is a hand edit).
-pub fn is_generated(file: &ChangedFile, rules: &ClassRules) -> bool {
-    rules.marks(file).generated()
 }
 
 /// The changed-line count, with what was left out.
@@ -118,8 +108,15 @@ pub struct LineCount {
     pub left_out: u64,
 }
 
-/// Counts lines given each file's marks; `None` when any file has no counts.
-fn count_lines(files: &[ChangedFile], marks: &[Marks], large_lines: u64) -> Option<LineCount> {
+/// changedLineCount (docs/rules.md, "Pull requests"): additions plus deletions without the
+/// generated files, given each file's marks; `None` when any file has no counts. A file is
+/// generated when its path matches a generated glob and, for a rename, the path it came from
+/// does too (moving a hand-written file into a generated place is a hand edit).
+pub fn changed_line_count(
+    files: &[ChangedFile],
+    marks: &[Marks],
+    large_lines: u64,
+) -> Option<LineCount> {
     let (mut hand, mut machine) = (0u64, 0u64);
     for (file, m) in files.iter().zip(marks) {
         let n = file.lines()?;
@@ -143,18 +140,15 @@ fn count_lines(files: &[ChangedFile], marks: &[Marks], large_lines: u64) -> Opti
     })
 }
 
-/// The seed's changedLineCount: additions plus deletions without generated files, or `None`
-/// when any file's counts are unknown.
-pub fn changed_line_count(files: &[ChangedFile], rules: &ClassRules) -> Option<u64> {
-    count_lines(files, &rules.all_marks(files), rules.table.large_lines).map(|c| c.counted)
-}
-
 /// Whether a count is large: past the threshold. An unread count is not large; it is unread.
 pub fn is_large(count: Option<u64>, rules: &ClassRules) -> bool {
     count.is_some_and(|n| n > rules.table.large_lines)
 }
 
-fn touch_lists(
+/// Each touch flag with the paths that set it (the changed path, or the rename source when
+/// only that matched). Every flag is present; an empty list means untouched. The dependency
+/// flag is touchesDependency (docs/rules.md, "Pull requests").
+pub fn touch_paths(
     files: &[ChangedFile],
     marks: &[Marks],
     rules: &ClassRules,
@@ -174,21 +168,6 @@ fn touch_lists(
     rules.flags.iter().cloned().zip(lists).collect()
 }
 
-/// Each touch flag with the paths that set it (the changed path, or the rename source when
-/// only that matched). Every flag is present; an empty list means untouched.
-pub fn touch_paths(files: &[ChangedFile], rules: &ClassRules) -> BTreeMap<String, Vec<String>> {
-    touch_lists(files, &rules.all_marks(files), rules)
-}
-
-/// The seed's touchesDependency: a changed path, or the path it was renamed from, matches the
-/// `dependency` touch globs.
-pub fn touches_dependency(files: &[ChangedFile], rules: &ClassRules) -> bool {
-    let Some(bit) = rules.flag_bit("dependency") else {
-        return false;
-    };
-    files.iter().any(|f| rules.marks(f).touches() & bit != 0)
-}
-
 /// The advisory security-slice flag.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -201,8 +180,11 @@ pub struct SecuritySlice {
     pub guard_paths: Vec<String>,
 }
 
-/// The seed's securitySliceFlag, given each file's marks.
-fn slice_flag(
+/// securitySliceFlag (docs/rules.md, "Pull requests"): set when the counted lines pass the cap
+/// and the PR is of a security kind or touches a non-generated security or authority path.
+/// Never set on an unread count. Advisory: large security slices rarely converge within three
+/// review rounds.
+pub fn security_slice_flag(
     kind: Option<&str>,
     files: &[ChangedFile],
     marks: &[Marks],
@@ -226,19 +208,6 @@ fn slice_flag(
         cap,
         guard_paths,
     })
-}
-
-/// The seed's securitySliceFlag: set when the counted lines pass the cap and the PR is of a
-/// security kind or touches a non-generated security or authority path. Never set on an unread
-/// count. Advisory: large security slices rarely converge within three review rounds.
-pub fn security_slice_flag(
-    kind: Option<&str>,
-    files: &[ChangedFile],
-    rules: &ClassRules,
-) -> Option<SecuritySlice> {
-    let marks = rules.all_marks(files);
-    let count = count_lines(files, &marks, rules.table.large_lines);
-    slice_flag(kind, files, &marks, count, rules)
 }
 
 /// The two classes of the seed.
@@ -295,15 +264,15 @@ impl PrClass {
     }
 }
 
-/// The seed's classifyPr: g10 when the size is unread, large, a strict flag (dependency) is
+/// classifyPr (docs/rules.md): g10 when the size is unread, large, a strict flag (dependency) is
 /// touched, or a g10 hold is held; standard otherwise.
 pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
     let files = &facts.changed_files;
     let marks = rules.all_marks(files);
-    let count = count_lines(files, &marks, rules.table.large_lines);
+    let count = changed_line_count(files, &marks, rules.table.large_lines);
     let changed_lines = count.map(|c| c.counted);
     let large = is_large(changed_lines, rules);
-    let touches = touch_lists(files, &marks, rules);
+    let touches = touch_paths(files, &marks, rules);
     let mut reasons = Vec::new();
     if count.is_none() {
         reasons.push("unread".to_string());
@@ -319,7 +288,7 @@ pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
     if facts.g10_hold {
         reasons.push("g10-hold".to_string());
     }
-    let security_slice = slice_flag(facts.kind.as_deref(), files, &marks, count, rules);
+    let security_slice = security_slice_flag(facts.kind.as_deref(), files, &marks, count, rules);
     PrClass {
         record_type: "pr-class".into(),
         repo: facts.repo.clone(),
@@ -354,6 +323,25 @@ pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
 mod tests {
     use super::*;
 
+    // The rules over files alone, as the seed names them.
+    fn changed_lines(files: &[ChangedFile], r: &ClassRules) -> Option<u64> {
+        changed_line_count(files, &r.all_marks(files), r.table.large_lines).map(|c| c.counted)
+    }
+
+    fn generated(file: &ChangedFile, r: &ClassRules) -> bool {
+        r.marks(file).generated()
+    }
+
+    fn dependency_touched(files: &[ChangedFile], r: &ClassRules) -> bool {
+        !touch_paths(files, &r.all_marks(files), r)["dependency"].is_empty()
+    }
+
+    fn slice(kind: Option<&str>, files: &[ChangedFile], r: &ClassRules) -> Option<SecuritySlice> {
+        let marks = r.all_marks(files);
+        let count = changed_line_count(files, &marks, r.table.large_lines);
+        security_slice_flag(kind, files, &marks, count, r)
+    }
+
     fn rules() -> ClassRules {
         ClassRules::default()
     }
@@ -387,8 +375,8 @@ mod tests {
             ChangedFile::new("src/a.ts", 4, 1),
             ChangedFile::new("src/b.ts", 0, 7),
         ];
-        assert_eq!(changed_line_count(&files, &rules()), Some(12));
-        assert_eq!(changed_line_count(&[], &rules()), Some(0));
+        assert_eq!(changed_lines(&files, &rules()), Some(12));
+        assert_eq!(changed_lines(&[], &rules()), Some(0));
     }
 
     #[test]
@@ -404,7 +392,7 @@ mod tests {
             "packages/core/api/core.d.ts",
         ] {
             let files = [f("src/a.ts", 10), f(path, 50)];
-            assert_eq!(changed_line_count(&files, &rules()), Some(10), "{path}");
+            assert_eq!(changed_lines(&files, &rules()), Some(10), "{path}");
         }
     }
 
@@ -414,23 +402,20 @@ mod tests {
             f("pnpm-lock.yaml", 300),
             f("src/__snapshots__/a.test.ts.snap", 20),
         ];
-        assert_eq!(changed_line_count(&files, &rules()), Some(320));
+        assert_eq!(changed_lines(&files, &rules()), Some(320));
     }
 
     #[test]
     fn any_unknown_count_makes_the_count_unread() {
         let files = [f("src/a.ts", 10), unread("logo.png")];
-        assert_eq!(changed_line_count(&files, &rules()), None);
+        assert_eq!(changed_lines(&files, &rules()), None);
         // Even a generated file without counts.
-        assert_eq!(
-            changed_line_count(&[unread("CAPABILITIES.md")], &rules()),
-            None
-        );
+        assert_eq!(changed_lines(&[unread("CAPABILITIES.md")], &rules()), None);
         let half = ChangedFile {
             additions: Some(3),
             ..unread("a")
         };
-        assert_eq!(changed_line_count(&[half], &rules()), None);
+        assert_eq!(changed_lines(&[half], &rules()), None);
     }
 
     #[test]
@@ -438,34 +423,33 @@ mod tests {
         let r = rules();
         // Out of a generated place into another: still generated.
         let both = f("packages/b/api/b.d.ts", 50).renamed_from("packages/a/api/a.d.ts");
-        assert!(is_generated(&both, &r));
+        assert!(generated(&both, &r));
         // Into a generated path from a hand-written one: a hand edit.
         let into = f("packages/b/api/b.d.ts", 50).renamed_from("src/b.d.ts");
-        assert!(!is_generated(&into, &r));
-        assert_eq!(changed_line_count(&[into], &r), Some(50));
+        assert!(!generated(&into, &r));
+        assert_eq!(changed_lines(&[into], &r), Some(50));
         // Out of a generated path into a hand-written one: not generated either.
         let out = f("src/b.d.ts", 50).renamed_from("packages/b/api/b.d.ts");
-        assert!(!is_generated(&out, &r));
-        assert_eq!(changed_line_count(&[out], &r), Some(50));
+        assert!(!generated(&out, &r));
+        assert_eq!(changed_lines(&[out], &r), Some(50));
     }
 
     #[test]
     fn generated_lines_that_alone_pass_the_threshold_count_in_full() {
         let r = rules();
-        let at =
-            |lines: u64| changed_line_count(&[f("src/a.ts", 5), f("CAPABILITIES.md", lines)], &r);
+        let at = |lines: u64| changed_lines(&[f("src/a.ts", 5), f("CAPABILITIES.md", lines)], &r);
         assert_eq!(at(400), Some(5));
         assert_eq!(at(401), Some(406));
         // Split over several generated files, the sum is what counts.
         let files = [f("CAPABILITIES.md", 200), f(".changeset/a.md", 201)];
-        assert_eq!(changed_line_count(&files, &r), Some(401));
+        assert_eq!(changed_lines(&files, &r), Some(401));
     }
 
     #[test]
     fn large_is_past_four_hundred() {
         let r = rules();
         for (lines, large) in [(399, false), (400, false), (401, true)] {
-            let count = changed_line_count(&[f("src/a.ts", lines)], &r);
+            let count = changed_lines(&[f("src/a.ts", lines)], &r);
             assert_eq!(is_large(count, &r), large, "{lines}");
             let cls = classify_pr(&facts(vec![f("src/a.ts", lines)]), &r);
             assert_eq!(cls.class == Class::G10, large, "{lines}");
@@ -489,12 +473,12 @@ mod tests {
             "app/build.gradle.kts",
             "pom.xml",
         ] {
-            assert!(touches_dependency(&[f(path, 1)], &r), "{path}");
+            assert!(dependency_touched(&[f(path, 1)], &r), "{path}");
         }
-        assert!(!touches_dependency(&[f("src/package.ts", 1)], &r));
-        assert!(!touches_dependency(&[f("package.json.md", 1)], &r));
+        assert!(!dependency_touched(&[f("src/package.ts", 1)], &r));
+        assert!(!dependency_touched(&[f("package.json.md", 1)], &r));
         let moved = f("docs/old-package.json.txt", 0).renamed_from("package.json");
-        assert!(touches_dependency(&[moved], &r));
+        assert!(dependency_touched(&[moved], &r));
     }
 
     #[test]
@@ -549,11 +533,11 @@ mod tests {
         let big = |n| f("src/app.ts", n);
         // Kind security, past the cap.
         for (lines, set) in [(400, false), (401, true)] {
-            let flag = security_slice_flag(Some("security"), &[big(lines)], &r);
+            let flag = slice(Some("security"), &[big(lines)], &r);
             assert_eq!(flag.is_some(), set, "{lines}");
         }
         assert_eq!(
-            security_slice_flag(Some("security"), &[big(401)], &r),
+            slice(Some("security"), &[big(401)], &r),
             Some(SecuritySlice {
                 lines: 401,
                 cap: 400,
@@ -561,16 +545,16 @@ mod tests {
             })
         );
         // Another kind with no guard path: nothing.
-        assert_eq!(security_slice_flag(Some("feature"), &[big(500)], &r), None);
+        assert_eq!(slice(Some("feature"), &[big(500)], &r), None);
         // A security path, or an authority path, sets it on any kind.
         let files = [big(400), f("src/auth/session.ts", 1)];
-        let flag = security_slice_flag(Some("feature"), &files, &r).unwrap();
+        let flag = slice(Some("feature"), &files, &r).unwrap();
         assert_eq!(flag.guard_paths, ["src/auth/session.ts"]);
         let files = [big(400), f("lib/security/check.rs", 1)];
-        assert!(security_slice_flag(None, &files, &r).is_some());
+        assert!(slice(None, &files, &r).is_some());
         // Small slices never set it, even of kind security with guard paths.
         let files = [f("src/auth/session.ts", 10)];
-        assert_eq!(security_slice_flag(Some("security"), &files, &r), None);
+        assert_eq!(slice(Some("security"), &files, &r), None);
     }
 
     #[test]
@@ -579,8 +563,8 @@ mod tests {
         table.generated.push("**/security/generated/**".into());
         let r = table.compile().unwrap();
         let files = [f("src/app.ts", 401), f("lib/security/generated/x.rs", 5)];
-        assert_eq!(security_slice_flag(Some("feature"), &files, &r), None);
+        assert_eq!(slice(Some("feature"), &files, &r), None);
         let files = [f("src/auth/a.ts", 500), unread("logo.png")];
-        assert_eq!(security_slice_flag(Some("security"), &files, &r), None);
+        assert_eq!(slice(Some("security"), &files, &r), None);
     }
 }

@@ -1,4 +1,4 @@
-//! Which findings name the same problem: the merge in code (seed 000, step 2), conservative
+//! Which findings name the same problem: the merge in code (docs/rules.md, "Merge"), conservative
 //! by design, from two signals:
 //! - place: the same quoted claim (a quote of three words or more, one containing the other),
 //!   or the same file with lines at most [`NEAR_LINES`] apart;

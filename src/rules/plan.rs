@@ -236,7 +236,7 @@ pub struct PanelPlan {
     pub sonnet_for: BTreeMap<String, String>,
 }
 
-/// The seed's memberName. Without a PR number (a local diff) that part is left out.
+/// memberName (docs/rules.md). Without a PR number (a local diff) that part is left out.
 pub fn member_name(repo: &str, pr: Option<u64>, head: &str, shape: &str) -> String {
     let repo = repo.replace('/', "-");
     let head: String = head.chars().take(8).collect();
@@ -246,7 +246,7 @@ pub fn member_name(repo: &str, pr: Option<u64>, head: &str, shape: &str) -> Stri
     }
 }
 
-/// The seed's planPanel. The correctness member always runs, at the roles profile for the
+/// planPanel (docs/rules.md). The correctness member always runs, at the roles profile for the
 /// class; panel rows add shapes in order up to `maxMembers`. Opus members past `maxOpus` are
 /// planned at their sonnet profile; without opus headroom every opus member is, and is marked
 /// degraded.

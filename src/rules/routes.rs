@@ -162,7 +162,7 @@ pub fn route_with_judge(
     (decisions, route)
 }
 
-/// Seed 000: with a judge, the rounds end when it skips every finding or when every reviewer
+/// With a judge, the rounds end when it skips every finding or when every reviewer
 /// passes the work (docs/rules.md, "The synthesised panel").
 pub fn every_reviewer_passed(applied: &Applied) -> bool {
     let p = &applied.panel;

@@ -317,7 +317,7 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
     })
 }
 
-/// The panel's pass rule (seed 000): it passes or fails on how many reviewers passed the work,
+/// The panel's pass rule (docs/rules.md): it passes or fails on how many reviewers passed the work,
 /// by the threshold, with one exception: a failing panel whose findings the votes all dropped
 /// passes, since nothing is left to send back. The exception needs every review present.
 /// Returns the decision and whether the exception made it.

@@ -208,7 +208,7 @@ pub fn parse_finding(item: &str) -> PrFinding {
     }
 }
 
-/// The seed's namesTarget: the block names this repository (case ignored), this PR number and
+/// namesTarget (docs/rules.md): the block names this repository (case ignored), this PR number and
 /// this head (the full commit, or a prefix of 8 or more hex digits). `Err` says what it names
 /// instead.
 pub fn names_target(pr: &str, head: &str, target: &Target) -> Result<(), String> {

@@ -96,7 +96,7 @@ fn overlay(brief_id: &str) -> String {
         .unwrap_or_else(|| GENERIC.replace("{shape}", brief_id))
 }
 
-/// The seed's shape brief hash: `sha256:` of the base, the answer rule and the overlay.
+/// A shape brief's hash (docs/rules.md): `sha256:` of the base, the answer rule and the overlay.
 pub fn brief_hash(brief_id: &str) -> String {
     let mut h = Sha256::new();
     for part in [BASE, ANSWER, FOLLOW_UPS_RULE, &overlay(brief_id)] {
@@ -157,7 +157,7 @@ pub fn shape_brief(
     p
 }
 
-/// The seed's correctionPrompt: why the last reply was refused, and the rule again, key names
+/// correctionPrompt (docs/rules.md): why the last reply was refused, and the rule again, key names
 /// only, within [`MAX_CORRECTION_PROMPT_CHARS`].
 pub fn correction_prompt(reason: &str, target: &Target) -> String {
     let keys: Vec<&str> = CI_POLICY_KEYS.iter().map(|(k, _)| *k).collect();

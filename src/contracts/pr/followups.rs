@@ -71,7 +71,7 @@ fn is_heading(line: &str) -> Option<&str> {
         .then(|| rest.trim().trim_matches(|c| c == '*' || c == '_').trim())
 }
 
-/// The seed's parseFollowUps over the visible lines of a reply.
+/// parseFollowUps (docs/rules.md) over the visible lines of a reply.
 pub fn parse_follow_ups(text: &str) -> FollowUps {
     let lines = visible_lines(text);
     let headings: Vec<usize> = (0..lines.len())

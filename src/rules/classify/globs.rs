@@ -7,27 +7,9 @@
 //! escapes the character after it. Paths and patterns lose a leading `./`, doubled slashes and
 //! a trailing slash first.
 
-use std::borrow::Cow;
-
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
-/// Drops leading `./`, doubled slashes and a trailing slash, so `./a//b/` reads as `a/b`.
-pub fn normalize(path: &str) -> Cow<'_, str> {
-    let dirty = path.starts_with("./")
-        || path.contains("//")
-        || path.contains("/./")
-        || path.ends_with("/.")
-        || (path.ends_with('/') && path.len() > 1);
-    if !dirty {
-        return Cow::Borrowed(path);
-    }
-    let parts: Vec<&str> = path
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    let lead = if path.starts_with('/') { "/" } else { "" };
-    Cow::Owned(format!("{lead}{}", parts.join("/")))
-}
+pub use crate::records::text::normalize_path as normalize;
 
 /// Compiles one pattern, normalised, with `*` and `?` kept inside a segment; an empty one is
 /// refused.

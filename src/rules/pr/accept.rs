@@ -14,18 +14,6 @@ pub const DEPTH_FLOOR_REASON: &str =
 /// The reason of a member stopped by its harness's usage limit.
 pub const USAGE_LIMIT_REASON: &str = "the harness reported its usage limit before a verdict";
 
-/// The ways a block is refused, by code: each malformed record's reason starts with one.
-pub const MALFORMED_REFUSALS: &[&str] = &[
-    "no-verdict",
-    "bad-verdict",
-    "repeated-key",
-    "no-target",
-    "wrong-target",
-    "no-defect-class",
-    "no-findings",
-    "usage-limit-words",
-];
-
 /// At most this many findings of one FIX_FIRST are kept.
 pub const MAX_FINDINGS: usize = 30;
 /// At most this many characters of one FIX_FIRST's findings are kept.
@@ -50,7 +38,7 @@ pub struct Refused {
     pub reason: String,
 }
 
-/// The seed's isInvestigativeCall: a call that reads the code. Claude's read tools by name;
+/// isInvestigativeCall (docs/rules.md): a call that reads the code. Claude's read tools by name;
 /// a shell command line (codex reads through its shell) when a program in it reads files.
 pub fn is_investigative_call(call: &str) -> bool {
     const TOOLS: &[&str] = &[
@@ -119,7 +107,7 @@ pub fn reset_time(notice: &str) -> Option<String> {
     None
 }
 
-/// The seed's readMalformed: the block's refusal, if any, as `code: detail`.
+/// readMalformed (docs/rules.md): the block's refusal, if any, as `code: detail`.
 pub fn read_malformed(b: &Block, target: &Target) -> Result<PrVerdict, String> {
     let Some(verdict) = &b.verdict else {
         return Err("no-verdict: the reply has no `Verdict:` line".into());
@@ -153,7 +141,7 @@ pub fn read_malformed(b: &Block, target: &Target) -> Result<PrVerdict, String> {
     Ok(v)
 }
 
-/// The seed's boundedFindings: the first findings that fit in the bound, the one that crosses
+/// boundedFindings (docs/rules.md): the first findings that fit in the bound, the one that crosses
 /// it cut short; `true` when anything was cut.
 pub fn bounded_findings(
     findings: &[PrFinding],
@@ -184,7 +172,7 @@ pub fn bounded_findings(
     (out, findings.len() > max_items)
 }
 
-/// The seed's acceptVerdict over a reviewer's last message and the calls it made (`None`:
+/// acceptVerdict (docs/rules.md) over a reviewer's last message and the calls it made (`None`:
 /// the harness shows none).
 pub fn accept_verdict(
     text: &str,
@@ -242,6 +230,18 @@ pub fn accept_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ways a block is refused, by code: each malformed record's reason starts with one.
+    pub const MALFORMED_REFUSALS: &[&str] = &[
+        "no-verdict",
+        "bad-verdict",
+        "repeated-key",
+        "no-target",
+        "wrong-target",
+        "no-defect-class",
+        "no-findings",
+        "usage-limit-words",
+    ];
 
     const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
 

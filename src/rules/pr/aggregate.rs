@@ -135,7 +135,7 @@ fn counted(rec: Option<&PrVerdictRecord>, head: &str) -> Option<PrVerdict> {
         .flatten()
 }
 
-/// The seed's satisfiesG10: a g10 class, a MERGE, no degraded member, the correctness member
+/// satisfiesG10 (docs/rules.md): a g10 class, a MERGE, no degraded member, the correctness member
 /// at an opus profile (a key of sonnetFor) and the adversary's MERGE.
 pub fn satisfies_g10(
     plan: &PanelPlan,
@@ -152,7 +152,7 @@ pub fn satisfies_g10(
             .is_some_and(|m| verdicts.get(&m.name) == Some(&Some(PrVerdict::Merge)))
 }
 
-/// The seed's aggregate. `records` are the members' records (the last one of a member counts);
+/// aggregate (docs/rules.md). `records` are the members' records (the last one of a member counts);
 /// `cites(path, line)` says whether a file has that line in the checkout.
 pub fn aggregate(
     plan: &PanelPlan,

@@ -322,7 +322,7 @@ pub fn review_member(
     }
 }
 
-/// The seed's name for the fresh reviewer that replaces a silent member.
+/// The name (docs/rules.md, "Acceptance") of the fresh reviewer that replaces a silent member.
 pub fn fresh_name(member: &str) -> String {
     format!("{member}-r2")
 }
