@@ -292,8 +292,9 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-        // Wait until both slow judges started, then signal.
-        wait_until(Duration::from_secs(10), || pids_in(&pids).len() >= 2);
+        // Wait until both slow judges started (each writes two pids; the second starts only
+        // once the quick one is done, with --jobs 2), then signal.
+        assert!(wait_until(Duration::from_secs(20), || pids_in(&pids).len() >= 4));
         kill(child.id(), sig);
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(code), "{sig}: {}", stderr(&out));
