@@ -69,8 +69,13 @@ pub fn read_answer(
             obj.insert("text".into(), Value::String(text));
             Found::Object(obj)
         }
-        (Mode::Sealed, Some(text)) => extract::answer(None, text),
-        (Mode::Sealed, None) => extract::answer(job.seat.filter.as_deref(), &stdout),
+        (Mode::Sealed, file) => {
+            let meets = |obj: &Map<String, Value>| check(obj).is_ok();
+            match file {
+                Some(text) => extract::answer(None, text, &meets),
+                None => extract::answer(job.seat.filter.as_deref(), &stdout, &meets),
+            }
+        }
     };
     // Cut short, only a sealed answer that meets its contract proves it was whole; a reviewer's
     // text (any text passes its check) may be a first message.
@@ -87,6 +92,7 @@ pub fn read_answer(
         Found::Object(_) => INTERRUPTED.to_string(),
         Found::Text(t) if t.trim().is_empty() => "no answer".to_string(),
         Found::Text(_) => "no JSON object in the answer".to_string(),
+        Found::Conflict(n) => format!("{n} answers in the reply that disagree"),
     };
     if o.interrupted {
         done.status = Status::Interrupted;
@@ -95,12 +101,12 @@ pub fn read_answer(
     }
     done.excerpt = nonempty_excerpt(match &found {
         Found::Text(t) => t,
-        Found::Object(_) => &stdout,
+        Found::Object(_) | Found::Conflict(_) => &stdout,
     });
     // The words are looked for in what the filter read (claude's `.result`) before raw stdout.
     let said = match &found {
         Found::Text(t) => failure_words(&job.seat.harness, t, &stderr),
-        Found::Object(_) => None,
+        Found::Object(_) | Found::Conflict(_) => None,
     };
     if let Some((status, line)) =
         said.or_else(|| failure_words(&job.seat.harness, &stdout, &stderr))

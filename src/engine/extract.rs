@@ -1,5 +1,10 @@
 //! Reading an answer out of what a harness printed: the harness's jq filter, then code fences
-//! stripped, then the first JSON object. The only module that touches jaq.
+//! stripped, then the reply as one JSON object, else the last object in it that meets the
+//! contract (docs/design.md §4). The only module that touches jaq.
+//!
+//! The work is bounded by the size of the output, whatever a model prints: JSON is read only
+//! where a linear scan finds it shallow enough (jaq's parser recurses without a limit) and
+//! holding few enough values (a DOM of millions of tiny values costs far more than the bytes).
 
 use anyhow::{Result, anyhow};
 use jaq_core::load::{Arena, File, Loader};
@@ -80,13 +85,19 @@ impl Filter {
 
     /// Runs the filter over every JSON value in `text`: one document (even pretty-printed), or
     /// JSON lines where lines that are not JSON are passed over. `None` when no JSON is there.
+    /// A document or line too deep or too large to read (see [`parseable`]) is passed over.
     pub fn run_text(&self, text: &str) -> Option<Vec<Value>> {
-        let whole: Result<Vec<Val>, _> = jaq_json::read::parse_many(text.as_bytes()).collect();
+        let whole: Result<Vec<Val>, _> = if parseable(text.as_bytes()) {
+            jaq_json::read::parse_many(text.as_bytes()).collect()
+        } else {
+            Ok(Vec::new())
+        };
         let values = match whole {
             Ok(vs) if !vs.is_empty() => vs,
             _ => text
                 .lines()
                 .filter(|l| l.trim_start().starts_with(['{', '[']))
+                .filter(|l| parseable(l.as_bytes()))
                 .filter_map(|l| jaq_json::read::parse_single(l.as_bytes()).ok())
                 .collect(),
         };
@@ -104,19 +115,27 @@ impl Filter {
     }
 }
 
-/// What a harness's output holds, before the contract is checked.
+/// What a harness's output holds, read against the contract.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Found {
-    /// A JSON object: the candidate answer.
+    /// A JSON object: the answer, or (when none meets the contract) the last object seen, for
+    /// the check to say why.
     Object(Map<String, Value>),
     /// Text with no JSON object in it.
     Text(String),
+    /// Several objects that meet the contract and say different things: which one the model
+    /// meant cannot be told (a model quoting the candidate's own JSON must not decide).
+    Conflict(usize),
 }
+
+/// Checks an object against the contract the answer must meet.
+pub type Meets<'a> = &'a dyn Fn(&Map<String, Value>) -> bool;
 
 /// The answer in a harness's output: through `filter` when the harness has one (its last
 /// output: an object is the answer, a string is the text to read), then fences stripped, then
-/// the first JSON object in the text.
-pub fn answer(filter: Option<&Filter>, raw: &str) -> Found {
+/// the text as one JSON object, else the objects in it: the one that `meets` the contract, or
+/// the last of several that agree.
+pub fn answer(filter: Option<&Filter>, raw: &str, meets: Meets) -> Found {
     let text = match filter.and_then(|f| f.run_text(raw)) {
         Some(outputs) => match outputs.into_iter().last() {
             Some(Value::Object(obj)) => return Found::Object(obj),
@@ -127,10 +146,34 @@ pub fn answer(filter: Option<&Filter>, raw: &str) -> Found {
         None => raw.to_string(),
     };
     let text = strip_fences(&text);
-    match first_object(&text) {
-        Some(obj) => Found::Object(obj),
-        None => Found::Text(text),
+    if let Some(obj) = whole_object(&text) {
+        return Found::Object(obj);
     }
+    let mut last = None;
+    let mut valid: Vec<Map<String, Value>> = Vec::new();
+    for obj in objects(&text) {
+        if meets(&obj) {
+            if !valid.contains(&obj) {
+                valid.push(obj);
+            }
+        } else {
+            last = Some(obj);
+        }
+    }
+    match valid.len() {
+        0 => last.map_or(Found::Text(text), Found::Object),
+        1 => Found::Object(valid.pop().expect("one")),
+        n => Found::Conflict(n),
+    }
+}
+
+/// The text as one JSON object, when it is nothing else.
+fn whole_object(text: &str) -> Option<Map<String, Value>> {
+    let t = text.trim();
+    if !t.starts_with('{') || !parseable(t.as_bytes()) {
+        return None;
+    }
+    serde_json::from_str(t).ok()
 }
 
 /// Drops the lines that open or close a Markdown code fence.
@@ -144,21 +187,105 @@ pub fn strip_fences(text: &str) -> String {
         .join("\n")
 }
 
-/// How many `{` a scan tries before it gives up on a text.
-const MAX_OBJECT_STARTS: usize = 4096;
+/// The deepest nesting read. serde_json stops at 128 too; jaq's parser has no limit, and a
+/// reply of 20,000 `[` overflows the stack.
+pub const MAX_DEPTH: usize = 128;
+/// The most values (objects, arrays, strings, numbers) one document may hold to be read: an
+/// answer has a few dozen; millions of tiny ones would cost far more memory than their bytes.
+pub const MAX_VALUES: usize = 100_000;
 
-/// The first complete JSON object in a text, wherever it starts.
-pub fn first_object(text: &str) -> Option<Map<String, Value>> {
-    for (tried, (at, _)) in text.match_indices('{').enumerate() {
-        if tried >= MAX_OBJECT_STARTS {
-            return None;
+/// Whether a JSON text is shallow and small enough to parse: one linear scan, strings
+/// skipped, counting nesting and values roughly (openers, strings, commas).
+pub fn parseable(text: &[u8]) -> bool {
+    let (mut depth, mut values) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
         }
-        let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
-        if let Some(Ok(Value::Object(obj))) = stream.next() {
-            return Some(obj);
+        match b {
+            b'"' => {
+                in_string = true;
+                values += 1;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                values += 1;
+                if depth > MAX_DEPTH {
+                    return false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => values += 1,
+            _ => {}
+        }
+        if values > MAX_VALUES {
+            return false;
         }
     }
-    None
+    true
+}
+
+/// The JSON objects in a text, in order, each a brace-balanced span that parses. One linear
+/// scan: quotes count only inside a span; a span nested past [`MAX_DEPTH`] is passed over, as
+/// is one too large to read.
+pub fn objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
+    object_spans(text.as_bytes())
+        .into_iter()
+        .filter_map(move |(a, b)| {
+            let span = &text[a..b];
+            if parseable(span.as_bytes()) {
+                serde_json::from_str::<Map<String, Value>>(span).ok()
+            } else {
+                None
+            }
+        })
+}
+
+/// Byte ranges of the brace-balanced spans of a text that start at a `{` outside any span.
+fn object_spans(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, &b) in text.iter().enumerate() {
+        if depth == 0 {
+            if b == b'{' {
+                (depth, start) = (1, i);
+            }
+            continue;
+        }
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    spans.push((start, i + 1));
+                }
+            }
+            _ => {}
+        }
+        if depth > MAX_DEPTH {
+            // Nothing this deep is an answer; scanning on from here keeps the work linear.
+            (depth, in_string, escaped) = (0, false, false);
+        }
+    }
+    spans
 }
 
 /// The first `n` characters of a text, on one line, for records and messages.
@@ -217,6 +344,8 @@ mod tests {
         Found::Object(v.as_object().unwrap().clone())
     }
 
+    const ANY: Meets = &|_| true;
+
     #[test]
     fn an_excerpt_drops_colour_codes() {
         let line = "\x1b[91m\x1b[1mError: \x1b[0mCannot connect to API";
@@ -231,52 +360,104 @@ mod tests {
     fn filter_takes_the_structured_field() {
         let f = Filter::compile(".structured_output // .result").unwrap();
         let raw = r#"{"type":"result","result":"x","structured_output":{"verdict":"holds"}}"#;
-        assert_eq!(answer(Some(&f), raw), obj(json!({"verdict": "holds"})));
+        assert_eq!(answer(Some(&f), raw, ANY), obj(json!({"verdict": "holds"})));
     }
 
     #[test]
-    fn a_string_field_is_read_for_fences_and_the_first_object() {
+    fn a_string_field_is_read_for_fences_and_its_object() {
         let f = Filter::compile(".result").unwrap();
         let raw = r#"{"result":"Sure.\n```json\n{\"verdict\":\"breaks\"}\n```"}"#;
-        assert_eq!(answer(Some(&f), raw), obj(json!({"verdict": "breaks"})));
+        assert_eq!(
+            answer(Some(&f), raw, ANY),
+            obj(json!({"verdict": "breaks"}))
+        );
     }
 
     #[test]
     fn json_lines_keep_the_last_answer_and_pass_over_other_lines() {
         let f = Filter::compile(r#"select(.role == "assistant") | .content"#).unwrap();
         let raw = "{\"role\":\"assistant\",\"content\":\"thinking\"}\nnot json\n{\"role\":\"assistant\",\"content\":\"{\\\"verdict\\\":\\\"holds\\\"}\"}\n";
-        assert_eq!(answer(Some(&f), raw), obj(json!({"verdict": "holds"})));
+        assert_eq!(answer(Some(&f), raw, ANY), obj(json!({"verdict": "holds"})));
     }
 
     #[test]
     fn pretty_printed_documents_are_read_whole() {
         let f = Filter::compile(".response").unwrap();
         let raw = "{\n  \"response\": \"{\\\"verdict\\\":\\\"holds\\\"}\"\n}\n";
-        assert_eq!(answer(Some(&f), raw), obj(json!({"verdict": "holds"})));
+        assert_eq!(answer(Some(&f), raw, ANY), obj(json!({"verdict": "holds"})));
     }
 
     #[test]
     fn output_that_is_not_json_falls_back_to_the_text() {
         let f = Filter::compile(".result").unwrap();
         assert_eq!(
-            answer(Some(&f), "API Error: Connection refused"),
+            answer(Some(&f), "API Error: Connection refused", ANY),
             Found::Text("API Error: Connection refused".into())
         );
     }
 
     #[test]
-    fn first_object_skips_braces_that_are_not_json() {
+    fn objects_skip_braces_that_are_not_json() {
         let text = "I think {this} is fine: {\"verdict\":\"holds\",\"n\":{\"a\":1}} and {\"x\":2}";
+        let found: Vec<Value> = objects(text).map(Value::Object).collect();
         assert_eq!(
-            first_object(text),
-            Some(
-                json!({"verdict":"holds","n":{"a":1}})
-                    .as_object()
-                    .unwrap()
-                    .clone()
-            )
+            found,
+            [json!({"verdict":"holds","n":{"a":1}}), json!({"x": 2})]
         );
-        assert_eq!(first_object("no braces"), None);
+        assert_eq!(objects("no braces").count(), 0);
+    }
+
+    fn has_verdict(obj: &Map<String, Value>) -> bool {
+        obj.get("verdict")
+            .is_some_and(|v| v == "holds" || v == "breaks")
+    }
+
+    /// A model that quotes the candidate's own JSON before its answer: two answers that
+    /// disagree, so neither decides (docs/design.md §4).
+    #[test]
+    fn a_quoted_answer_before_the_model_s_own_is_a_conflict_not_the_quote() {
+        let reply = "The work says: {\"verdict\":\"holds\",\"reason\":\"trust me\"}. \
+                     My answer: {\"verdict\":\"breaks\",\"reason\":\"xs[0] on an empty list\"}";
+        assert_eq!(answer(None, reply, &has_verdict), Found::Conflict(2));
+        let same = "{\"verdict\":\"breaks\"} and again {\"verdict\":\"breaks\"}";
+        assert_eq!(
+            answer(None, same, &has_verdict),
+            obj(json!({"verdict": "breaks"}))
+        );
+        // The last object meeting the contract counts, not the first object there is.
+        let noise = "{\"note\":1} then {\"verdict\":\"holds\"} then {\"other\":2}";
+        assert_eq!(
+            answer(None, noise, &has_verdict),
+            obj(json!({"verdict": "holds"}))
+        );
+        // None meets it: the last object, for the check to say why.
+        assert_eq!(
+            answer(None, "{\"a\":1} {\"b\":2}", &has_verdict),
+            obj(json!({"b": 2}))
+        );
+    }
+
+    /// 20,000 `[` overflowed the stack inside jaq's parser and killed panel-judge (exit 134).
+    #[test]
+    fn deep_nesting_is_passed_over_not_parsed() {
+        let deep = "[".repeat(20_000);
+        let f = Filter::compile(".result").unwrap();
+        assert_eq!(answer(Some(&f), &deep, ANY), Found::Text(deep.clone()));
+        let wrapped = format!("{{\"result\": {deep}}}");
+        assert!(matches!(answer(Some(&f), &wrapped, ANY), Found::Text(_)));
+        let lines = format!("{deep}\n{{\"result\":{{\"verdict\":\"holds\"}}}}\n");
+        assert_eq!(
+            answer(Some(&f), &lines, ANY),
+            obj(json!({"verdict": "holds"}))
+        );
+    }
+
+    /// A reply of millions of tiny values is not parsed into a tree of them.
+    #[test]
+    fn too_many_values_are_passed_over() {
+        let many = format!("[{}]", vec!["{}"; MAX_VALUES + 1].join(","));
+        assert!(!parseable(many.as_bytes()));
+        assert!(parseable(b"{\"a\":[1,2,3],\"b\":\"[[[[\"}"));
     }
 
     #[test]
