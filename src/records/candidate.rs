@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use crate::records::input::Input;
+use crate::records::input::{Input, Source};
 
 /// The largest candidate a panel will read.
 pub const MAX_CANDIDATE: usize = 64 << 20;
@@ -22,10 +22,17 @@ pub struct Candidate {
 impl Candidate {
     /// Reads the candidate from a file, or standard input for `-`.
     pub fn read(path: &str) -> Result<Candidate> {
-        let mut input = Input::open(path)?;
+        let (name, bytes) = Source::Path(path.into()).open_as_is()?;
+        let mut input = Input::from_reader(&name, bytes);
         let text = input.read_to_string(MAX_CANDIDATE)?;
         if text.trim().is_empty() {
             bail!("{}: the candidate is empty", input.name);
+        }
+        if let Some(at) = text.find('\0') {
+            bail!(
+                "{}: a NUL byte at offset {at}: no judge's command line can carry it",
+                input.name
+            );
         }
         let seal = seal(text.as_bytes());
         Ok(Candidate { text, seal })

@@ -98,12 +98,7 @@ pub enum Format {
 
 /// Reads one whole input (a path, or standard input for `-`) as bytes, with its name.
 pub fn read_input(path: &str) -> Result<(String, Vec<u8>)> {
-    let name = crate::records::input::display_name(path).to_string();
-    let reader: Box<dyn Read> = if path == "-" {
-        Box::new(std::io::stdin().lock())
-    } else {
-        Box::new(std::fs::File::open(path).with_context(|| format!("{path}: cannot open"))?)
-    };
+    let (name, reader) = crate::records::input::Source::Path(path.into()).open()?;
     let mut bytes = Vec::new();
     let mut reader = reader.take(MAX_INPUT as u64 + 1);
     // Read in blocks so one endless line is refused at the line cap, not at MAX_INPUT.

@@ -52,8 +52,19 @@ impl Source {
         }
     }
 
-    /// Its name and its bytes.
+    /// Its name and its records' bytes: without a UTF-8 byte-order mark at the start (some
+    /// Windows tools write one before the first record).
     pub fn open(self) -> Result<(String, Box<dyn Read + Send>)> {
+        if let Source::Open { name, reader } = self {
+            return Ok((name, reader));
+        }
+        let (name, reader) = self.open_as_is()?;
+        let reader = skip_bom(reader).with_context(|| format!("{name}: cannot read"))?;
+        Ok((name, reader))
+    }
+
+    /// Its name and its bytes, every one of them (a candidate's seal covers what was given).
+    pub fn open_as_is(self) -> Result<(String, Box<dyn Read + Send>)> {
         match self {
             Source::Path(p) if p == "-" => Ok(("<stdin>".into(), Box::new(io::stdin()))),
             Source::Path(p) => {
@@ -64,6 +75,27 @@ impl Source {
             Source::Open { name, reader } => Ok((name, reader)),
         }
     }
+}
+
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `reader` without a byte-order mark at its start.
+fn skip_bom(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    let mut head = Vec::with_capacity(BOM.len());
+    while head.len() < BOM.len() && BOM.starts_with(&head) {
+        let mut b = [0u8; 3];
+        match reader.read(&mut b[..BOM.len() - head.len()]) {
+            Ok(0) => break,
+            Ok(n) => head.extend_from_slice(&b[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if head == BOM {
+        head.clear();
+    }
+    Ok(Box::new(io::Cursor::new(head).chain(reader)))
 }
 
 /// The inputs named on a command line as sources: none means standard input.
