@@ -34,6 +34,14 @@ pub fn main_from<A: Parser>(
     argv: Vec<OsString>,
 ) -> ExitCode {
     let name = command.get_name().to_string();
+    // Rust's stdout drops writes to a closed fd 1 in silence, and the next file we opened would
+    // become fd 1: every record would be lost, or written into that file.
+    if !stdout_is_open() {
+        eprintln!(
+            "{name}: standard output is closed: nothing could be written (run it with `>file` or `| …`)"
+        );
+        return ExitCode::from(USAGE);
+    }
     let args = match command
         .try_get_matches_from(argv)
         .and_then(|m| A::from_arg_matches(&m))
@@ -59,6 +67,27 @@ pub fn main_from<A: Parser>(
             ExitCode::from(USAGE)
         }
     }
+}
+
+/// Whether file descriptor 1 is open. Rust's runtime puts `/dev/null` in place of a closed fd
+/// 1 before `main`, opened read-write; a shell's `>/dev/null` opens it write-only, which stays
+/// allowed (the run folder keeps the records).
+fn stdout_is_open() -> bool {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use std::os::fd::AsFd;
+    let out = io::stdout();
+    let Ok(stat) = nix::sys::stat::fstat(out.as_fd()) else {
+        return false;
+    };
+    let null = std::fs::metadata("/dev/null").map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.rdev()
+    });
+    let is_null =
+        null.is_ok_and(|rdev| rdev == stat.st_rdev && stat.st_mode & 0o170000 == 0o020000);
+    let read_write = fcntl(out.as_fd(), FcntlArg::F_GETFL)
+        .is_ok_and(|fl| OFlag::from_bits_truncate(fl) & OFlag::O_ACCMODE == OFlag::O_RDWR);
+    !(is_null && read_write)
 }
 
 /// A run stopped by a signal exits with 128 + the signal; otherwise with `code`.
