@@ -7,6 +7,10 @@ use anyhow::{Context, Result};
 
 use crate::engine::ask::LaunchOptions;
 
+/// The longest deadline a judge may be given: past it, a deadline is a mistake (and a
+/// `Duration` of 1e20 seconds overflows).
+const MAX_TIMEOUT_SECS: f64 = 30.0 * 24.0 * 3600.0;
+
 /// The options every tool that launches seats shares.
 #[derive(clap::Args, Clone, Debug)]
 pub struct LaunchArgs {
@@ -92,6 +96,12 @@ impl LaunchArgs {
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
             anyhow::bail!(
                 "--timeout {}: must be a positive number of seconds",
+                self.timeout
+            );
+        }
+        if self.timeout > MAX_TIMEOUT_SECS {
+            anyhow::bail!(
+                "--timeout {}: at most {MAX_TIMEOUT_SECS} seconds (30 days)",
                 self.timeout
             );
         }

@@ -224,6 +224,8 @@ fn ask_seat(asker: &dyn Asker, seat: &str, sources: &[Source]) -> Result<Vec<Gro
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    // Usage errors first, before any input is read.
+    let opts = args.launch.options()?;
     let mut reviews: Vec<(ReviewRecord, String)> = Vec::new();
     crate::records::for_each::<ReviewRecord>(&args.inputs, &["review"], |r, at| {
         reviews.push((r, at.to_string()));
@@ -236,7 +238,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => How::Code,
     };
     let launched = match how {
-        How::Seat(_) => Some(crate::engine::launcher::started(&args.launch.options()?)?),
+        How::Seat(_) => Some(crate::engine::launcher::started(&opts)?),
         How::Code => None,
     };
     let asker = launched.as_ref().map(|l| l as &dyn Asker);

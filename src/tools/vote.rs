@@ -430,6 +430,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             route,
         });
     }
+    // Usage errors first, before any input is read.
+    let opts = args.launch.options()?;
     let (panel, votes) = MergedPanel::read(synthesis::read(&args.inputs, APPLY_TYPES)?)?;
     if !votes.is_empty() {
         bail!("vote records in the input: `panel-vote apply` applies votes already collected");
@@ -464,7 +466,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         if candidate.is_none() {
             bail!("--candidate FILE is needed: the voters and the judge are shown the work");
         }
-        Some(crate::engine::launcher::started(&args.launch.options()?)?)
+        Some(crate::engine::launcher::started(&opts)?)
     } else {
         None
     };
