@@ -119,13 +119,16 @@ pub fn find_on_path(name: &str, path_var: &str) -> Option<PathBuf> {
     let is_exe = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
-    if name.contains('/') {
-        let p = PathBuf::from(name);
-        return is_exe(&p).then_some(p);
-    }
-    std::env::split_paths(path_var)
-        .map(|dir| dir.join(name))
-        .find(|p| is_exe(p))
+    // Absolute, since a judge runs in another folder: a relative PATH entry (or `./tool`) would
+    // name nothing there.
+    let found = if name.contains('/') {
+        Some(PathBuf::from(name)).filter(|p| is_exe(p))
+    } else {
+        std::env::split_paths(path_var)
+            .map(|dir| dir.join(name))
+            .find(|p| is_exe(p))
+    };
+    found.and_then(|p| std::path::absolute(p).ok())
 }
 
 #[cfg(test)]
