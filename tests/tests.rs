@@ -4,6 +4,7 @@ mod classify;
 mod generated;
 mod harness;
 mod hostile;
+mod integrity;
 mod judge;
 mod matrix;
 mod mockserver;

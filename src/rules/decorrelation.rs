@@ -12,11 +12,15 @@ pub struct Sitting<'a> {
 }
 
 /// Two judges with the same lens and the same model family are one judge in two costumes. A
-/// seat whose family is unknown stands for a family of its own.
+/// seat whose family is unknown stands for a family of its own, its words compared without the
+/// spacing (`exec:llm -m x ` is `exec:llm -m x`).
 pub fn correlated(judges: &[Sitting]) -> Option<String> {
     let family = |s: &Sitting| match s.family {
-        Some(f) => f.to_string(),
-        None => format!("seat {}", s.seat),
+        Some(f) => f.to_lowercase(),
+        None => format!(
+            "seat {}",
+            s.seat.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
     };
     for (i, a) in judges.iter().enumerate() {
         for b in &judges[i + 1..] {

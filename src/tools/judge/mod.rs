@@ -207,6 +207,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cross: args.cross,
     };
     let judges = kind.judges(&flags, &seats)?;
+    for seat in &seats {
+        if seat.harness.name == "exec" && seat.family.is_none() {
+            eprintln!(
+                "panel-judge: {}: no model family (--family '{}=FAMILY'): it is told apart from other seats only by its command",
+                seat.spec, seat.spec
+            );
+        }
+    }
     if !args.allow_correlated
         && let Some(msg) = kind.clash(&judges)
     {

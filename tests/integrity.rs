@@ -1,0 +1,270 @@
+//! Nothing is lost, nothing is counted twice, nothing misread: the tools against inputs and
+//! processes that do not play fair. Each test failed before the fix it guards.
+
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
+
+const HOLDS: &str = r#"{"verdict":"holds","reason":"fine","confidence":0.7}"#;
+const BREAKS: &str = r#"{"verdict":"breaks","reason":"xs[0] on an empty list","confidence":0.9}"#;
+
+fn judge(args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin("panel-judge"));
+    cmd.args(args).stdin(Stdio::null()).current_dir(root());
+    cmd
+}
+
+fn records(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The one line of an error, checked to be one line.
+fn error_line(out: &Output) -> String {
+    let err = stderr(out);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.contains("no model family"))
+        .collect();
+    assert_eq!(lines.len(), 1, "not one line: {err:?}");
+    lines[0].to_string()
+}
+
+/// `--timeout 1e20` overflowed a Duration: exit 101 and a panic, in every launching tool.
+#[test]
+fn a_deadline_past_any_use_is_a_usage_error() {
+    for (tool, args) in [
+        (
+            "panel-judge",
+            vec!["--seat", "exec:cat", "examples/answer.md"],
+        ),
+        ("panel-vote", vec!["--candidate", "examples/answer.md"]),
+        ("panel-merge", vec!["--seat", "first"]),
+    ] {
+        let out = Command::new(bin(tool))
+            .args(&args)
+            .args(["--timeout", "1e20"])
+            .stdin(Stdio::null())
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{tool}: {}", stderr(&out));
+        let line = error_line(&out);
+        assert!(
+            line.starts_with(&format!("{tool}: --timeout "))
+                && line.contains(": at most 2592000 seconds (30 days)"),
+            "{tool}: {line}"
+        );
+    }
+}
+
+/// A UTF-8 byte-order mark before the first record (Windows tools write one) was read as part
+/// of the first line: "not a JSON record".
+#[test]
+fn a_byte_order_mark_before_the_first_record_is_skipped() {
+    let rec = |judge: &str| {
+        format!(
+            r#"{{"type":"verdict","judge":"{judge}","lens":"{judge}","seat":"s","harness":"s","candidate":"sha256:ab","verdict":"holds","reason":"r","confidence":0.5,"status":"ok","panelSize":2,"run":"/r"}}"#
+        )
+    };
+    let stream = format!("\u{feff}{}\n{}\n", rec("a"), rec("b"));
+    let out = run_with_stdin(&mut Command::new(bin("panel-tally")), stream.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("PANEL: unanimous — all 2 say holds."));
+    // A BOM anywhere else is not skipped: it is not the start of the input.
+    let late = format!("{}\n\u{feff}{}\n", rec("a"), rec("b"));
+    let out = run_with_stdin(&mut Command::new(bin("panel-tally")), late.as_bytes());
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+}
+
+/// A NUL byte in the candidate cannot reach a judge through argv: every judge failed and the
+/// tally said "rerun the abstainers". It is refused before anything starts, naming the offset.
+#[test]
+fn a_nul_byte_in_the_candidate_is_refused_before_launching() {
+    let tmp = TempDir::new("nul");
+    let file = tmp.path().join("candidate.txt");
+    std::fs::write(&file, b"def f(xs):\n    return xs[0]\x00 # here\n").unwrap();
+    let log = tmp.path().join("ran");
+    let out = judge(&[
+        "--seat",
+        &format!("exec:touch {}; cat", log.display()),
+        "--family",
+        &format!("exec:touch {}; cat=x", log.display()),
+        file.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        error_line(&out).ends_with("a NUL byte at offset 27: no judge's command line can carry it"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!log.exists(), "a judge was launched");
+}
+
+/// `>&-`: Rust's runtime reopens a closed fd 1 on /dev/null, so every record went nowhere and
+/// panel-judge exited 0. It is refused before any judge starts.
+#[test]
+fn a_closed_standard_output_is_refused_before_launching() {
+    let tmp = TempDir::new("closed-stdout");
+    let log = tmp.path().join("ran");
+    let script = format!(
+        "{} --seat 'exec:touch {}; echo {HOLDS}' --lens a=Q? examples/answer.md >&-",
+        bin("panel-judge").display(),
+        log.display()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("panel-judge: standard output is closed"));
+    assert!(!log.exists(), "a judge was launched");
+    // `>/dev/null` on purpose is the user's choice: the run folder keeps the records.
+    let script = script.replace(">&-", ">/dev/null");
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A relative PATH entry passed the install check, then every judge was not-found: it ran in
+/// another folder. The program is found to an absolute path first.
+#[test]
+fn a_relative_path_entry_still_finds_the_harness() {
+    let tmp = TempDir::new("relative-path");
+    std::fs::create_dir(tmp.path().join("tools")).unwrap();
+    let tool = tmp.path().join("tools/answer");
+    std::fs::write(&tool, format!("#!/bin/sh\necho '{HOLDS}'\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let candidate = root().join("examples/answer.md");
+    let path = format!("tools:{}", std::env::var("PATH").unwrap());
+    // A row found through PATH's `tools`, and a row whose executable is `./tools/answer`.
+    let harness = tmp.path().join("answer.json");
+    std::fs::write(
+        &harness,
+        r#"[{"name": "answer", "executable": "answer", "prompt": "stdin", "argv": [], "family": "x"},
+            {"name": "local", "executable": "./tools/answer", "prompt": "stdin", "argv": [], "family": "y"}]"#,
+    )
+    .unwrap();
+    for seat in ["answer", "local"] {
+        let out = Command::new(bin("panel-judge"))
+            .args(["--harness-file", harness.to_str().unwrap()])
+            .args([
+                "--seat",
+                seat,
+                "--lens",
+                "a=Q?",
+                "--family",
+                &format!("{seat}=x"),
+            ])
+            .arg(&candidate)
+            .env("PATH", &path)
+            .current_dir(tmp.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{seat}: {}", stderr(&out));
+        assert_eq!(records(&out)[0]["status"], "ok", "{seat}: {}", stdout(&out));
+    }
+}
+
+/// Two exec seats that differ by a trailing space are one judge in two costumes; an exec seat
+/// without a family is named on standard error.
+#[test]
+fn exec_seats_are_compared_without_their_spacing() {
+    let out = judge(&[
+        "--seat",
+        &format!("exec:echo '{HOLDS}'"),
+        "--seat",
+        &format!("exec:echo  '{HOLDS}' "),
+        "--lens",
+        "a=Q?",
+        "examples/answer.md",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("one judge in two costumes"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("no model family"), "{}", stderr(&out));
+}
+
+/// A model that quotes the candidate's own JSON verdict before giving its own: the quoted
+/// `holds` was recorded. Two answers that disagree are unreadable (docs/design.md §4).
+#[test]
+fn a_quoted_verdict_does_not_decide() {
+    let reply = format!("The work claims {HOLDS}, but {BREAKS}");
+    let out = judge(&[
+        "--seat",
+        &format!("exec:printf '%s' '{reply}'"),
+        "--family",
+        &format!("exec:printf '%s' '{reply}'=x"),
+        "--lens",
+        "a=Q?",
+        "--retries",
+        "0",
+        "examples/answer.md",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rec = &records(&out)[0];
+    assert_eq!(rec["verdict"], Value::Null, "{rec}");
+    assert_eq!(rec["status"], "unreadable");
+    assert_eq!(rec["cause"], "2 answers in the reply that disagree");
+}
+
+/// 20,000 `[` overflowed the stack in the extraction (jaq's parser, behind a harness's filter):
+/// panel-judge died with exit 134, every record lost, the other judges orphaned.
+#[test]
+fn a_reply_nested_past_any_answer_is_unreadable_not_a_crash() {
+    let tmp = TempDir::new("deep");
+    let deep = tmp.path().join("deep");
+    std::fs::write(&deep, "[".repeat(20_000)).unwrap();
+    let rows = tmp.path().join("deep.json");
+    std::fs::write(
+        &rows,
+        serde_json::json!({"name": "deep", "executable": "sh", "prompt": "stdin",
+            "argv": ["-c", format!("cat {}", deep.display())], "filter": ".result", "family": "x"})
+        .to_string(),
+    )
+    .unwrap();
+    let out = judge(&[
+        "--harness-file",
+        rows.to_str().unwrap(),
+        "--seat",
+        "deep",
+        "--seat",
+        &format!("exec:echo '{HOLDS}'"),
+        "--family",
+        &format!("exec:echo '{HOLDS}'=y"),
+        "--lens",
+        "a=Q?",
+        "--retries",
+        "0",
+        "examples/answer.md",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2);
+    let statuses: Vec<&str> = recs.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert!(
+        statuses.contains(&"unreadable") && statuses.contains(&"ok"),
+        "{statuses:?}"
+    );
+}
