@@ -268,3 +268,202 @@ fn a_reply_nested_past_any_answer_is_unreadable_not_a_crash() {
         "{statuses:?}"
     );
 }
+
+// ── Nothing outlives the run ────────────────────────────────────────────────
+
+/// An exec seat that records its pid, starts a `setsid` escapee that records its own and waits,
+/// then answers (`then`).
+fn escaping_seat(pids: &std::path::Path, then: &str) -> String {
+    format!(
+        "exec:echo $$ >> {p}; setsid sh -c 'echo $$ >> {p}; exec sleep 300' & {then}",
+        p = pids.display()
+    )
+}
+
+fn all_gone(pids: &std::path::Path) -> Result<(), Vec<u32>> {
+    let alive: Vec<u32> = crate::util::pids_in(pids)
+        .into_iter()
+        .filter(|&p| crate::util::alive(p))
+        .collect();
+    if alive.is_empty() { Ok(()) } else { Err(alive) }
+}
+
+/// A process that left its judge's process group (`setsid`) outlived the judge after a normal
+/// exit, a timeout, and every signal to panel-judge; SIGKILL to panel-judge (or the OOM killer)
+/// left every judge running. Each judge's supervisor now ends them all.
+#[test]
+fn nothing_a_judge_starts_outlives_it_whichever_way_it_ends() {
+    use crate::util::{kill, pids_in, wait_until};
+    use std::time::Duration;
+    for how in ["exit", "timeout", "TERM", "HUP", "QUIT", "KILL"] {
+        let tmp = TempDir::new("outlive");
+        let pids = tmp.path().join("pids");
+        let then = if how == "exit" {
+            format!("sleep 0.2; echo '{HOLDS}'")
+        } else {
+            "exec sleep 300".to_string()
+        };
+        let seat = escaping_seat(&pids, &then);
+        let family = format!("{seat}=x");
+        let mut args = vec!["--seat", &seat, "--family", &family, "--lens", "a=Q?"];
+        args.extend(["--retries", "0", "--timeout"]);
+        args.push(if how == "timeout" { "2" } else { "60" });
+        args.push("examples/answer.md");
+        let mut child = judge(&args)
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_until(Duration::from_secs(20), || pids_in(&pids).len() >= 2),
+            "{how}: the judge never started"
+        );
+        if !["exit", "timeout"].contains(&how) {
+            kill(child.id(), how);
+        }
+        let status = child.wait().unwrap();
+        let want = match how {
+            "exit" | "timeout" => Some(0),
+            "TERM" => Some(143),
+            "HUP" => Some(129),
+            "QUIT" => Some(131),
+            _ => None,
+        };
+        assert_eq!(status.code(), want, "{how}");
+        // A SIGKILLed panel-judge cannot wait: its judges' supervisors notice, and end them.
+        assert!(
+            wait_until(Duration::from_secs(5), || all_gone(&pids).is_ok()),
+            "{how}: {:?} outlived panel-judge",
+            all_gone(&pids)
+        );
+    }
+}
+
+/// A `setsid` descendant that kept the judge's stdout open: the valid `breaks` the judge wrote
+/// was thrown away as "no answer", the judge asked again, and a second orphan started. The
+/// bytes are kept, the holder ended, and the answer counts at once.
+#[test]
+fn an_escaped_holder_of_the_pipe_costs_no_answer() {
+    let tmp = TempDir::new("holder");
+    let pids = tmp.path().join("pids");
+    let seat = escaping_seat(&pids, &format!("echo '{BREAKS}'"));
+    let t = std::time::Instant::now();
+    let out = judge(&[
+        "--seat",
+        &seat,
+        "--family",
+        &format!("{seat}=x"),
+        "--lens",
+        "a=Q?",
+        "--timeout",
+        "30",
+        "examples/answer.md",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rec = &records(&out)[0];
+    assert_eq!(rec["verdict"], "breaks", "{rec}");
+    assert_eq!(rec["attempts"], 1, "{rec}");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(all_gone(&pids), Ok(()));
+}
+
+/// A run killed with SIGKILL cannot remove its judges' private folders (with the logins copied
+/// into them); the next run removes them, once their owner is gone.
+#[test]
+fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
+    use crate::util::{pids_in, wait_until};
+    use std::time::{Duration, SystemTime};
+    let tmp = TempDir::new("leftover");
+    let pids = tmp.path().join("pids");
+    let seat = format!("exec:echo $$ >> {}; exec sleep 300", pids.display());
+    let family = format!("{seat}=x");
+    let mut child = judge(&[
+        "--seat",
+        &seat,
+        "--family",
+        &family,
+        "--lens",
+        "a=Q?",
+        "examples/answer.md",
+    ])
+    .env("TMPDIR", tmp.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    assert!(wait_until(Duration::from_secs(20), || !pids_in(&pids).is_empty()));
+    crate::util::kill(child.id(), "KILL");
+    child.wait().unwrap();
+    let sandboxes = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("panel-sandbox.")
+            })
+            .collect()
+    };
+    let left = sandboxes();
+    assert_eq!(left.len(), 1, "{left:?}");
+    // Its owner is gone once the judge is: wait for that, then age it past the settling time.
+    assert!(wait_until(Duration::from_secs(5), || all_gone(&pids).is_ok()));
+    std::fs::File::open(&left[0])
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(120))
+        .unwrap();
+    let out = judge(&[
+        "--seat",
+        &format!("exec:echo '{HOLDS}'"),
+        "--family",
+        &format!("exec:echo '{HOLDS}'=x"),
+        "--lens",
+        "a=Q?",
+        "examples/answer.md",
+    ])
+    .env("TMPDIR", tmp.path())
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!left[0].exists(), "the abandoned sandbox is still there");
+    assert!(sandboxes().is_empty(), "{:?}", sandboxes());
+}
+
+/// With 64 descriptors (`ulimit -n 64`) and 40 lenses, 27 judges failed to start and were
+/// counted as abstentions. Judges now wait for descriptors: every one answers.
+#[test]
+fn judges_wait_for_descriptors_rather_than_abstain() {
+    let tmp = TempDir::new("descriptors");
+    let answer = tmp.path().join("answer.sh");
+    std::fs::write(&answer, format!("sleep 0.05; echo '{HOLDS}'\n")).unwrap();
+    let seat = format!("exec:sh {}", answer.display());
+    let mut script = format!(
+        "ulimit -n 64 && exec {} --seat '{seat}' --family '{seat}=x' --timeout 60",
+        bin("panel-judge").display()
+    );
+    for i in 0..40 {
+        script.push_str(&format!(" --lens l{i}=Q{i}?"));
+    }
+    script.push_str(" examples/answer.md");
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 40);
+    let unanswered: Vec<&Value> = recs.iter().filter(|r| r["verdict"] != "holds").collect();
+    assert!(unanswered.is_empty(), "{unanswered:?}");
+}

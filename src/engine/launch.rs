@@ -6,6 +6,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,7 @@ use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
 use crate::engine::lifecycle::{GRACE, register, signal_group, stopped, unregister};
+use crate::engine::sandbox::{self, Policy};
 
 #[derive(Clone, Debug)]
 pub struct Spec {
@@ -28,6 +30,9 @@ pub struct Spec {
     pub timeout: Duration,
     /// Bytes of stdout and of stderr kept; the rest is read, counted and dropped.
     pub cap: usize,
+    /// Run it under a supervisor (see [`crate::engine::sandbox`]); `None` runs it as it is,
+    /// for the unit tests, whose binary is no supervisor.
+    pub supervised: Option<Policy>,
 }
 
 /// How it ended.
@@ -58,8 +63,12 @@ impl ProcessOutcome {
 /// Runs `spec` to its end or its deadline. `Err` only when it could not be started.
 pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
     let started = Instant::now();
-    let mut cmd = Command::new(&spec.program);
-    cmd.args(&spec.args)
+    let (program, args) = match &spec.supervised {
+        Some(policy) => sandbox::supervised(policy, &spec.program, &spec.args)?,
+        None => (spec.program.clone(), spec.args.clone()),
+    };
+    let mut cmd = Command::new(&program);
+    cmd.args(&args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&spec.cwd)
@@ -71,7 +80,17 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = cmd.spawn()?;
+    // A shortage of descriptors or processes on our side is waited out, up to the deadline.
+    let mut child = loop {
+        match cmd.spawn() {
+            Err(e)
+                if is_shortage(&e) && started.elapsed() < spec.timeout && stopped().is_none() =>
+            {
+                thread::sleep(Duration::from_millis(50));
+            }
+            other => break other?,
+        }
+    };
     let pgid = child.id() as i32;
     register(pgid);
     if stopped().is_some() {
@@ -89,6 +108,15 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
         });
     let out = capped_reader(child.stdout.take().expect("piped stdout"), spec.cap);
     let err = capped_reader(child.stderr.take().expect("piped stderr"), spec.cap);
+    let (out, err) = match (out, err) {
+        (Ok(out), Ok(err)) => (out, err),
+        (Err(e), _) | (_, Err(e)) => {
+            // No thread to read it with: this judge cannot be run; end it now.
+            end_group(pgid, &mut child, true);
+            unregister(pgid);
+            return Err(e);
+        }
+    };
 
     let (status, timed_out) = wait(&mut child, spec.timeout);
     end_group(pgid, &mut child, status.is_none());
@@ -118,11 +146,31 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
 
 /// Waits for the child until the deadline; `(status, timed_out)`.
 fn wait(child: &mut Child, timeout: Duration) -> (Option<ExitStatus>, bool) {
+    let until = Instant::now() + timeout;
     match child.wait_timeout(timeout) {
         Ok(Some(status)) => (Some(status), false),
         Ok(None) => (None, true),
-        Err(_) => (None, false),
+        // Our own waiting failed (it needs a descriptor, and the table may be full): poll
+        // instead, rather than kill a healthy judge.
+        Err(_) => loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return (Some(status), false);
+            }
+            if Instant::now() >= until {
+                return (None, true);
+            }
+            thread::sleep(Duration::from_millis(20));
+        },
     }
+}
+
+/// Whether an error is a shortage of our own resources (descriptors, processes, memory), not
+/// something about the program: worth waiting out, never the judge's failure.
+pub fn is_shortage(e: &io::Error) -> bool {
+    use nix::errno::Errno;
+    e.raw_os_error().is_some_and(|c| {
+        [Errno::EMFILE, Errno::ENFILE, Errno::EAGAIN, Errno::ENOMEM].contains(&Errno::from_raw(c))
+    })
 }
 
 /// Ends every process of the group: TERM, up to [`GRACE`] for the leader, then KILL.
@@ -189,35 +237,43 @@ pub fn stat_state_and_group(stat: &str) -> Option<(char, i32)> {
     Some((state, pgrp))
 }
 
-type Captured = Receiver<(Vec<u8>, u64)>;
+/// A pipe being read on its own thread: what it has kept so far, and a signal when it ends.
+struct Captured {
+    read: Arc<Mutex<(Vec<u8>, u64)>>,
+    done: Receiver<()>,
+}
 
 /// Reads a pipe on its own thread: keeps `cap` bytes, counts and drops the rest.
-fn capped_reader(mut pipe: impl Read + Send + 'static, cap: usize) -> Captured {
-    let (tx, rx) = bounded(1);
-    thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut total = 0u64;
+fn capped_reader(mut pipe: impl Read + Send + 'static, cap: usize) -> io::Result<Captured> {
+    let read = Arc::new(Mutex::new((Vec::new(), 0u64)));
+    let (tx, done) = bounded(1);
+    let shared = Arc::clone(&read);
+    thread::Builder::new().spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         loop {
             match pipe.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    total += n as u64;
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    let mut read = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    read.1 += n as u64;
+                    let room = cap.saturating_sub(read.0.len());
+                    read.0.extend_from_slice(&buf[..n.min(room)]);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             }
         }
-        let _ = tx.send((kept, total));
-    });
-    rx
+        let _ = tx.send(());
+    })?;
+    Ok(Captured { read, done })
 }
 
-/// What a reader collected; a pipe still held open by an escaped process is given up on.
-fn collect(rx: Captured) -> (Vec<u8>, u64) {
-    rx.recv_timeout(GRACE * 4).unwrap_or_default()
+/// What a reader collected. A pipe still held open (by a process that escaped its supervisor)
+/// is given up on after a while, with every byte read until then kept.
+fn collect(c: Captured) -> (Vec<u8>, u64) {
+    let _ = c.done.recv_timeout(GRACE * 2);
+    let mut read = c.read.lock().unwrap_or_else(|e| e.into_inner());
+    (std::mem::take(&mut read.0), read.1)
 }
 
 #[cfg(test)]
@@ -233,6 +289,7 @@ mod tests {
             stdin: None,
             timeout: Duration::from_secs_f64(timeout),
             cap: 1024,
+            supervised: None,
         })
         .unwrap()
     }
@@ -275,6 +332,7 @@ mod tests {
             stdin: Some(b"hello".to_vec()),
             timeout: Duration::from_secs(5),
             cap: 1024,
+            supervised: None,
         })
         .unwrap();
         assert_eq!(o.stdout, b"hello");

@@ -17,6 +17,7 @@ use crate::engine::harness::{AnswerAt, Kind, Seat, Table};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, AttemptDirs};
+use crate::engine::sandbox::Policy;
 use crate::records::{Status, Usage};
 
 /// Bytes of each stream kept in memory and in the run folder.
@@ -35,7 +36,7 @@ pub struct Launcher {
     pub table: Table,
     pub opts: LaunchOptions,
     pub(super) run: Option<PathBuf>,
-    pub(super) sandbox: Option<tempfile::TempDir>,
+    pub(super) sandbox: Option<run_folder::Sandbox>,
     pub(super) user_env: BTreeMap<String, String>,
     pub(super) user_home: PathBuf,
 }
@@ -85,8 +86,8 @@ impl Launcher {
                 .keep(),
         };
         let run = run.canonicalize().unwrap_or(run);
-        let sandbox = run_folder::fresh("panel-sandbox.")
-            .context("cannot create the judges' private folders")?;
+        let sandbox =
+            run_folder::Sandbox::create().context("cannot create the judges' private folders")?;
         lifecycle::begin().context("cannot handle the signals that stop a run")?;
         self.run = Some(run);
         self.sandbox = Some(sandbox);
@@ -178,6 +179,10 @@ impl Launcher {
         };
         let (outcome, answer_file) = match result {
             Ok(r) => r,
+            Err(e) if e.downcast_ref::<Ours>().is_some() => {
+                lifecycle::fail_with(format!("{e:#}"));
+                return Done::abstained(Status::Interrupted, format!("{e:#}"));
+            }
             Err(e) => {
                 let status = if e
                     .downcast_ref::<std::io::Error>()
@@ -223,11 +228,12 @@ impl Launcher {
         // What the judge reads and writes is private; the run folder only keeps copies, so a
         // full disk there cannot cost an answer.
         for d in [&dirs.home, &dirs.work, &dirs.tmp] {
-            fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
+            fs::create_dir_all(d).map_err(|e| ours(d, e))?;
         }
         // Any placeholder (argv, env, files, a reviewer's argv) may name them.
-        fs::write(dirs.prompt_file(), prompt)?;
-        fs::write(dirs.schema_file(), job.schema.to_string())?;
+        fs::write(dirs.prompt_file(), prompt).map_err(|e| ours(&dirs.prompt_file(), e))?;
+        fs::write(dirs.schema_file(), job.schema.to_string())
+            .map_err(|e| ours(&dirs.schema_file(), e))?;
         if run_folder::dir(&dirs.attempt) {
             run_folder::file(
                 &dirs.attempt.join("argv.json"),
@@ -244,12 +250,13 @@ impl Launcher {
         for (rel, text) in &h.files {
             let path = dirs.home.join(rel);
             if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent)?;
+                fs::create_dir_all(parent).map_err(|e| ours(parent, e))?;
             }
             fs::write(
                 &path,
                 crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone()),
-            )?;
+            )
+            .map_err(|e| ours(&path, e))?;
         }
         let program = crate::engine::harness::find_on_path(
             &h.executable,
@@ -283,10 +290,16 @@ impl Launcher {
             stdin,
             timeout: self.timeout(),
             cap: OUTPUT_CAP,
+            supervised: Some(Policy {
+                grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
+            }),
         };
         let outcome = launch::run(&spec);
         drop(logins);
-        let outcome = outcome?;
+        let outcome = outcome.map_err(|e| match launch::is_shortage(&e) {
+            true => anyhow::Error::new(Ours(format!("cannot start a judge: {e}"))),
+            false => e.into(),
+        })?;
         let answer_at = match (&job.mode, &h.reviewer) {
             (Mode::Reviewer { .. }, Some(r)) => r.answer,
             _ => h.answer,
@@ -303,7 +316,8 @@ impl Launcher {
 
     /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
     pub fn ask_each(&self, jobs: &[Job], check: &Check, each: impl FnMut(usize, Done)) {
-        let workers = self.opts.jobs.unwrap_or(jobs.len()).max(1);
+        let allowed = lifecycle::judges_the_descriptors_allow();
+        let workers = self.opts.jobs.unwrap_or(jobs.len().min(allowed)).max(1);
         crate::engine::fanout::run(
             jobs.iter().collect(),
             workers,
@@ -340,6 +354,23 @@ impl Asker for Launcher {
             .map(|r| r.unwrap_or_else(|| Reply::abstained(Status::Interrupted, "not asked")))
             .collect()
     }
+}
+
+/// A failure on our side (a folder we could not make, a file we could not write, no
+/// descriptor or process left): never the judge's failure; it stops the run (exit 2).
+#[derive(Debug)]
+struct Ours(String);
+
+impl std::fmt::Display for Ours {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Ours {}
+
+fn ours(path: &Path, e: std::io::Error) -> anyhow::Error {
+    anyhow::Error::new(Ours(format!("{}: cannot write: {e}", path.display())))
 }
 
 /// What a second attempt adds after an answer that could not be read.

@@ -12,8 +12,11 @@ use std::thread;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-/// How long a group has between TERM and KILL.
-pub const GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+/// How long a judge has between TERM and KILL, given by its supervisor.
+pub const JUDGE_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+/// How long a process group of ours (a judge's supervisor) has between TERM and KILL: the
+/// judge's grace, and time for the supervisor to end every descendant after it.
+pub const GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// SIGPIPE's number: what [`stopped`] reports when the reader went away.
 pub const SIGPIPE: i32 = 13;
@@ -34,18 +37,73 @@ pub fn stopped() -> Option<i32> {
 /// Starts the lifecycle of a run that launches judges: a terminating signal or a closed
 /// standard output stops it. Once per process.
 pub fn begin() -> io::Result<()> {
+    raise_open_file_limit();
     handle_signals()?;
     stop_when_stdout_closes();
     Ok(())
+}
+
+/// Raises our own limit on open files to its hard limit: each running judge holds a few pipes,
+/// and the limit is ours to raise (the judges inherit it; a higher soft limit harms nothing).
+fn raise_open_file_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
+/// How many judges can run at once on the descriptors we may open: each holds three pipes
+/// and, while it starts, a few more.
+pub fn judges_the_descriptors_allow() -> usize {
+    use nix::sys::resource::{Resource, getrlimit};
+    let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    (soft.saturating_sub(32) / 8).max(1) as usize
 }
 
 /// The exit status a stop gives: 128 + the signal; `None` when nothing stopped the run or the
 /// reader went away (a closed pipe is a quiet end).
 pub fn exit_status() -> Option<u8> {
     match stopped() {
-        None | Some(SIGPIPE) => None,
+        None | Some(SIGPIPE) | Some(FAILED) => None,
         Some(sig) => Some(128 + sig as u8),
     }
+}
+
+/// What [`stopped`] reports when a failure of ours (a panic, no descriptor left) stopped the run.
+pub const FAILED: i32 = -1;
+
+/// Why a failure of ours stopped the run, for the tool's one line.
+static FAILURE: Mutex<Option<String>> = Mutex::new(None);
+
+/// Stops the run because of a failure of ours: every judge ended at once.
+pub fn fail() {
+    if claim_failure() {
+        end_all_groups();
+    }
+}
+
+/// Whether this failure is the one that stops the run (a signal or an earlier failure may have).
+fn claim_failure() -> bool {
+    STOP.compare_exchange(0, FAILED, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+}
+
+/// [`fail`], saying why: the tool ends with that line and exit 2, and no judge is blamed.
+pub fn fail_with(why: String) {
+    FAILURE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(why);
+    if claim_failure() {
+        thread::spawn(end_all_groups);
+    }
+}
+
+/// Why a failure of ours stopped the run, if one did.
+pub fn failure() -> Option<String> {
+    FAILURE.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// The signals that end the tool, and with it every judge.

@@ -11,6 +11,7 @@
 //! | logins copied into a private HOME and removed | [`credentials`] |
 //! | reading an answer; a failure's words becoming a status | [`answer`] |
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
+//! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once | [`fanout`] |
 //! | jq filters over a harness's output | [`extract`] |
 //! | recorded answers (`replay:FILE`) | [`replay`] |
@@ -30,4 +31,5 @@ pub mod launcher;
 pub mod lifecycle;
 pub mod replay;
 pub mod run_folder;
+pub mod sandbox;
 pub mod slots;

@@ -118,6 +118,66 @@ pub fn fresh(prefix: &str) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new().prefix(prefix).tempdir()
 }
 
+/// The judges' private folders of one run (their HOMEs, with the logins copied in), removed
+/// when the run ends. While the run lives it holds a lock on the folder, so that a later run
+/// can remove one whose owner was killed (SIGKILL, the OOM killer) before it could.
+pub struct Sandbox {
+    dir: tempfile::TempDir,
+    _owner: nix::fcntl::Flock<fs::File>,
+}
+
+const SANDBOX: &str = "panel-sandbox.";
+/// A sandbox younger than this is never taken for abandoned: its owner may not hold its lock
+/// yet.
+const SANDBOX_SETTLING: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Sandbox {
+    /// Removes the sandboxes other runs left behind, then makes this run's.
+    pub fn create() -> std::io::Result<Sandbox> {
+        sweep_abandoned();
+        let dir = fresh(SANDBOX)?;
+        let owner = lock(dir.path())?.ok_or(std::io::ErrorKind::WouldBlock)?;
+        Ok(Sandbox { dir, _owner: owner })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// An exclusive lock on a folder, or `None` when another process holds it.
+fn lock(dir: &Path) -> std::io::Result<Option<nix::fcntl::Flock<fs::File>>> {
+    use nix::fcntl::{Flock, FlockArg};
+    let file = fs::File::open(dir)?;
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(lock) => Ok(Some(lock)),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(e.into()),
+    }
+}
+
+/// Removes every sandbox of ours under the temporary folder whose owner no longer holds it.
+fn sweep_abandoned() {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    let me = nix::unistd::getuid().as_raw();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = entry.file_name().to_string_lossy().starts_with(SANDBOX)
+            && fs::symlink_metadata(&path).is_ok_and(|m| {
+                m.is_dir()
+                    && m.uid() == me
+                    && m.modified()
+                        .is_ok_and(|t| t.elapsed().unwrap_or_default() > SANDBOX_SETTLING)
+            });
+        if ours && let Ok(Some(_lock)) = lock(&path) {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+}
+
 /// Records written as each judge ends: to standard output, flushed at once so the next stage
 /// sees them, and to the run folder's ledger. When nobody reads standard output any more
 /// (`| head -1`), the run is stopped (every judge's process group ended) and the ledger still

@@ -33,6 +33,8 @@ pub fn main_from<A: Parser>(
     tool: fn(A) -> anyhow::Result<ExitCode>,
     argv: Vec<OsString>,
 ) -> ExitCode {
+    // A judge's supervisor is this binary run again.
+    crate::engine::sandbox::stage_entry();
     let name = command.get_name().to_string();
     // Rust's stdout drops writes to a closed fd 1 in silence, and the next file we opened would
     // become fd 1: every record would be lost, or written into that file.
@@ -52,7 +54,31 @@ pub fn main_from<A: Parser>(
             return ExitCode::from(e.exit_code() as u8);
         }
     };
-    match tool(args) {
+    // A panic anywhere (a worker thread, a failure to start one) ends every judge, keeps what
+    // was written, and is one line and exit 2.
+    let tool_name = name.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::engine::lifecycle::fail();
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!(
+            "{tool_name}: internal error: {}",
+            crate::records::text::one_line(&what)
+        );
+    }));
+    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool(args))) {
+        Ok(result) => result,
+        Err(_) => return ExitCode::from(USAGE),
+    };
+    if let Some(why) = crate::engine::lifecycle::failure() {
+        eprintln!("{name}: {}", crate::records::text::one_line(&why));
+        return ExitCode::from(USAGE);
+    }
+    match result {
         // A signal that stopped the run decides the status, whatever was decided before it.
         Ok(code) => match crate::engine::run_folder::loss() {
             Some(loss) => run_folder_incomplete(&name, &loss, stopped_or(code)),

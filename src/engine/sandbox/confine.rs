@@ -1,0 +1,31 @@
+//! The stage that becomes the harness: it dies with its supervisor (a parent-death signal,
+//! which `exec` keeps), leaves the tool's session (no controlling terminal to read or write),
+//! and replaces itself with the harness.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use rustix::process::{Signal, getppid, set_parent_process_death_signal, setsid};
+
+use super::Policy;
+
+pub fn main(_policy: Policy, program: Vec<OsString>) -> i32 {
+    let parent = getppid();
+    if set_parent_process_death_signal(Some(Signal::KILL)).is_err() {
+        return 126;
+    }
+    // The supervisor may have died before the signal was set: we were then given to another
+    // parent. (In a new PID namespace the parent is outside it and reads as none.)
+    if getppid() != parent {
+        return 126;
+    }
+    let _ = setsid();
+    let err = Command::new(&program[0]).args(&program[1..]).exec();
+    eprintln!("panel: cannot run {}: {err}", program[0].to_string_lossy());
+    if err.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
+}

@@ -1,0 +1,81 @@
+//! How a judge's process runs: under a small supervisor (our own binary, run again) that sees
+//! to it that nothing the judge starts outlives the tool, however the tool ends; and, on a
+//! kernel that can, confined to its own folders (the second wall, docs/design.md §8).
+//!
+//! ```text
+//! tool ── supervisor (`__panel-supervise`) ── confine stage (`__panel-confine`) ─exec─ harness
+//! ```
+//!
+//! The supervisor ([`supervise`]) is a child subreaper that watches the tool through a pidfd.
+//! It ends every
+//! descendant (TERM, a grace, KILL) when the harness exits, when the tool is gone (even
+//! SIGKILLed), or when the tool's TERM reaches it, and then mirrors the harness's exit.
+//! The confine stage ([`confine`]) leaves the tool's session, dies with the supervisor, and
+//! then becomes the harness.
+
+pub mod confine;
+pub mod supervise;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The hidden first argument that runs a binary as a judge's supervisor.
+pub const SUPERVISE: &str = "__panel-supervise";
+/// The hidden first argument of the stage that becomes the harness.
+pub const CONFINE: &str = "__panel-confine";
+
+/// What a judge's supervisor needs, carried on its command line as JSON (paths only: a
+/// command line is readable by every user of the machine, so never a secret).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Policy {
+    /// How long descendants have between TERM and KILL.
+    pub grace_ms: u64,
+}
+
+/// Runs the stage named by the first argument, if it names one; never returns then.
+pub fn stage_entry() {
+    let mut args = std::env::args_os().skip(1);
+    let stage = args.next();
+    let run = match stage.as_deref().and_then(|s| s.to_str()) {
+        Some(SUPERVISE) => supervise::main,
+        Some(CONFINE) => confine::main,
+        _ => return,
+    };
+    let rest: Vec<OsString> = args.collect();
+    let code = match parse(&rest) {
+        Some((policy, program)) => run(policy, program),
+        None => {
+            eprintln!(
+                "panel: {}: bad arguments",
+                stage.unwrap_or_default().to_string_lossy()
+            );
+            126
+        }
+    };
+    std::process::exit(code);
+}
+
+/// `POLICY -- PROGRAM ARGS…`.
+fn parse(args: &[OsString]) -> Option<(Policy, Vec<OsString>)> {
+    let policy = serde_json::from_str(args.first()?.to_str()?).ok()?;
+    (args.get(1)? == "--" && args.len() > 2).then(|| (policy, args[2..].to_vec()))
+}
+
+/// The program and arguments that run `program args` under a supervisor with `policy`.
+pub fn supervised(
+    policy: &Policy,
+    program: &std::path::Path,
+    args: &[String],
+) -> std::io::Result<(PathBuf, Vec<String>)> {
+    let me = std::env::current_exe()?;
+    let mut argv = vec![
+        SUPERVISE.to_string(),
+        serde_json::to_string(policy).map_err(std::io::Error::other)?,
+        "--".to_string(),
+        program.to_string_lossy().into_owned(),
+    ];
+    argv.extend(args.iter().cloned());
+    Ok((me, argv))
+}
