@@ -23,6 +23,15 @@ fn records(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// panel-judge with one honest exec judge (it answers `holds`) on examples/answer.md, and `extra`.
+fn holding_judge(extra: &[&str]) -> Command {
+    let seat = format!("exec:echo '{HOLDS}'");
+    let family = format!("{seat}=x");
+    let mut args = vec!["--seat", &seat, "--family", &family, "examples/answer.md"];
+    args.extend(extra);
+    judge(&args)
+}
+
 /// The one line of an error, checked to be one line.
 fn error_line(out: &Output) -> String {
     let err = stderr(out);
@@ -366,6 +375,11 @@ fn an_escaped_holder_of_the_pipe_costs_no_answer() {
     let rec = &records(&out)[0];
     assert_eq!(rec["verdict"], "breaks", "{rec}");
     assert_eq!(rec["attempts"], 1, "{rec}");
+    let said = std::fs::read_to_string(
+        std::path::Path::new(rec["run"].as_str().unwrap()).join("a/attempt-1/stderr"),
+    )
+    .unwrap();
+    assert!(said.contains("1 held its output open"), "{said}");
     assert!(
         t.elapsed() < std::time::Duration::from_secs(15),
         "{:?}",
@@ -466,4 +480,295 @@ fn judges_wait_for_descriptors_rather_than_abstain() {
     assert_eq!(recs.len(), 40);
     let unanswered: Vec<&Value> = recs.iter().filter(|r| r["verdict"] != "holds").collect();
     assert!(unanswered.is_empty(), "{unanswered:?}");
+}
+
+// ── Nothing is lost ─────────────────────────────────────────────────────────
+
+/// `--out` into a folder holding a planted `candidate` link overwrote the link's target. A
+/// folder that is not empty is refused, and nothing is written.
+#[test]
+fn an_out_folder_that_is_not_empty_is_refused_and_its_links_not_followed() {
+    let tmp = TempDir::new("planted");
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "mine\n").unwrap();
+    let out_dir = tmp.path().join("run");
+    std::fs::create_dir(&out_dir).unwrap();
+    std::os::unix::fs::symlink(&victim, out_dir.join("candidate")).unwrap();
+    std::os::unix::fs::symlink(&victim, out_dir.join("verdicts.jsonl")).unwrap();
+    let out = holding_judge(&["--lens", "a=Q?", "--out", out_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(error_line(&out).contains("not empty"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+}
+
+/// A run folder of another user is not written into (run as root, the test gives one away).
+#[test]
+fn an_out_folder_of_another_user_is_refused() {
+    if !nix_is_root() {
+        return;
+    }
+    let tmp = TempDir::new("theirs");
+    let out_dir = tmp.path().join("run");
+    std::fs::create_dir(&out_dir).unwrap();
+    std::os::unix::fs::chown(&out_dir, Some(65534), Some(65534)).unwrap();
+    let out = holding_judge(&["--out", out_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        error_line(&out).contains("another user"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
+}
+
+fn nix_is_root() -> bool {
+    nix_uid() == 0
+}
+
+/// Under `umask 000` the run folder was 0777 and its files 0666: anyone could read the prompts
+/// and rewrite the ledger. Folders are 0700 and files 0600, whatever the umask.
+#[test]
+fn a_run_folder_is_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new("umask");
+    let out_dir = tmp.path().join("runs/today");
+    let script = format!(
+        "umask 000 && exec {} --seat \"exec:echo '{HOLDS}'\" --family 'exec:x=x' --out {} examples/answer.md",
+        bin("panel-judge").display(),
+        out_dir.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut seen = 0;
+    let mut todo = vec![tmp.path().join("runs")];
+    while let Some(p) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&p).unwrap();
+        let mode = meta.permissions().mode() & 0o777;
+        if meta.is_dir() {
+            assert_eq!(mode, 0o700, "{}", p.display());
+            todo.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else if p.ends_with("candidate") {
+            assert_eq!(mode, 0o400, "{}", p.display());
+        } else {
+            assert_eq!(mode, 0o600, "{}", p.display());
+        }
+        seen += 1;
+    }
+    assert!(seen > 10, "{seen}");
+}
+
+/// `--lens '..=Q'` wrote the judge's prompt.txt and schema.json into the folder above the run
+/// folder. Every name that becomes a path is one plain component, and not one the run folder
+/// keeps for itself.
+#[test]
+fn a_name_that_would_leave_the_run_folder_is_refused() {
+    let seat = format!("exec:echo '{HOLDS}'");
+    let family = format!("{seat}=x");
+    for (flag, value) in [
+        ("--lens", "..=Q?"),
+        ("--lens", ".=Q?"),
+        ("--lens", "candidate=Q?"),
+        ("--lens", "verdicts.jsonl=Q?"),
+        ("--stage", "../up"),
+    ] {
+        let tmp = TempDir::new("names");
+        let mut args = vec!["--seat", &seat, "--family", &family, flag, value];
+        if flag == "--stage" {
+            args.extend(["--contract", "review"]);
+        }
+        let out_dir = tmp.path().join("run");
+        args.extend(["--out", out_dir.to_str().unwrap()]);
+        args.push("examples/answer.md");
+        let out = judge(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{value}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("cannot name a folder"),
+            "{value}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "{value}: something was written"
+        );
+    }
+}
+
+/// A review record whose reviewer is `../../x` made panel-vote write `vote-../../x` outside
+/// its run folder.
+#[test]
+fn a_reviewer_named_like_a_path_is_refused() {
+    let review = |who: &str| {
+        serde_json::json!({"type": "review", "reviewer": who, "seat": "first", "harness": "exec",
+            "candidate": "sha256:00", "stage": "review", "verdict": "pass", "findings": [],
+            "status": "ok"})
+        .to_string()
+    };
+    let input = format!("{}\n{}\n", review("alice"), review("../../x"));
+    let out = run_with_stdin(&mut Command::new(bin("panel-merge")), input.as_bytes());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        error_line(&out).contains("cannot name a folder"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A harness whose answer file is replaced (renamed over, as another judge could) had the
+/// replacement read as its answer. Only the file made for the judge is read.
+#[test]
+fn an_answer_file_put_in_place_of_the_judges_is_not_read() {
+    let tmp = TempDir::new("swap");
+    for (how, want) in [
+        ("printf '%s' \"$0\" > \"$1\"", "ok"),
+        (
+            "printf '%s' \"$0\" > \"$1.new\" && mv \"$1.new\" \"$1\"",
+            "unreadable",
+        ),
+    ] {
+        let rows = tmp.path().join("swap.json");
+        std::fs::write(
+            &rows,
+            serde_json::json!({"name": "swap", "executable": "sh", "prompt": "stdin",
+                "argv": ["-c", how, HOLDS, "{answer_file}"], "answer": "file", "family": "x"})
+            .to_string(),
+        )
+        .unwrap();
+        let out = judge(&[
+            "--harness-file",
+            rows.to_str().unwrap(),
+            "--seat",
+            "swap",
+            "--lens",
+            "a=Q?",
+            "--retries",
+            "0",
+            "examples/answer.md",
+        ])
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{how}: {}", stderr(&out));
+        assert_eq!(records(&out)[0]["status"], want, "{how}: {}", stdout(&out));
+    }
+}
+
+/// The closing line names the ledger's sha256, so a run folder changed afterwards can be told.
+#[test]
+fn the_closing_line_seals_the_ledger() {
+    let tmp = TempDir::new("seal");
+    let out_dir = tmp.path().join("run");
+    let out = holding_judge(&[
+        "--lens",
+        "a=Q?",
+        "--lens",
+        "b=R?",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let ledger = std::fs::read(out_dir.join("verdicts.jsonl")).unwrap();
+    assert_eq!(ledger, out.stdout);
+    let sum = Command::new("sha256sum")
+        .arg(out_dir.join("verdicts.jsonl"))
+        .output()
+        .unwrap();
+    let hex = String::from_utf8_lossy(&sum.stdout)
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let want = format!(
+        "verdicts: {} (verdicts.jsonl sha256:{hex})",
+        out_dir.canonicalize().unwrap().display()
+    );
+    assert!(
+        stderr(&out).lines().any(|l| l == want),
+        "{}\n{want}",
+        stderr(&out)
+    );
+}
+
+/// `--harness-cap`: a judge that waited 3 s for a slot still had its whole `--timeout 1` after
+/// it. The wait counts against the deadline; a judge that gets no slot in time is a timeout.
+#[test]
+fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
+    use crate::util::{pids_in, wait_until};
+    use std::time::{Duration, Instant};
+    let tmp = TempDir::new("slots");
+    let pids = tmp.path().join("pids");
+    let slow = format!(
+        "exec:echo $$ >> {}; sleep 4; echo '{HOLDS}'",
+        pids.display()
+    );
+    let quick = format!("exec:echo '{HOLDS}'");
+    let run = |seat: &str, timeout: &str| {
+        judge(&[
+            "--seat",
+            seat,
+            "--family",
+            &format!("{seat}=x"),
+            "--lens",
+            "a=Q?",
+            "--harness-cap",
+            "exec=1",
+            "--retries",
+            "0",
+            "--timeout",
+            timeout,
+            "examples/answer.md",
+        ])
+        .env("XDG_RUNTIME_DIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    let holder = run(&slow, "30");
+    assert!(wait_until(Duration::from_secs(20), || !pids_in(&pids).is_empty()));
+    let t = Instant::now();
+    let out = run(&quick, "1").wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rec = &records(&out)[0];
+    assert_eq!(rec["status"], "timeout", "{rec}");
+    assert!(rec["cause"].as_str().unwrap().contains("slot"), "{rec}");
+    let held = holder.wait_with_output().unwrap();
+    assert_eq!(records(&held)[0]["status"], "ok");
+}
+
+/// A slot folder another user can write lets them hold every slot or plant links: refused.
+#[test]
+fn a_slot_folder_open_to_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new("open-slots");
+    let slots = tmp.path().join(format!("panel-slots-{}", nix_uid()));
+    std::fs::create_dir(&slots).unwrap();
+    std::fs::set_permissions(&slots, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = holding_judge(&["--lens", "a=Q?", "--harness-cap", "exec=1"])
+        .env("XDG_RUNTIME_DIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        error_line(&out).contains("open to other users"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn nix_uid() -> u32 {
+    std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap_or(0)
 }

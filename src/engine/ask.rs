@@ -65,6 +65,9 @@ pub trait Asker: Sync {
 pub struct LaunchOptions {
     /// The run folder; a fresh temporary one when `None`.
     pub run: Option<PathBuf>,
+    /// The run folder may hold an earlier run of the same panel, to take up again (the PR
+    /// panel); else it must be new or empty.
+    pub resume: bool,
     /// The deadline of one attempt, in seconds.
     pub timeout_secs: f64,
     /// How many times an unreadable or failed answer is asked for again.
@@ -85,6 +88,7 @@ impl Default for LaunchOptions {
     fn default() -> Self {
         LaunchOptions {
             run: None,
+            resume: false,
             timeout_secs: 300.0,
             retries: 1,
             jobs: None,

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::engine::answer::{INTERRUPTED, read_answer};
 use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Question, Reply};
@@ -18,6 +18,7 @@ use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, AttemptDirs};
 use crate::engine::sandbox::Policy;
+use crate::engine::slots::{self, NoSlot};
 use crate::records::{Status, Usage};
 
 /// Bytes of each stream kept in memory and in the run folder.
@@ -37,6 +38,8 @@ pub struct Launcher {
     pub opts: LaunchOptions,
     pub(super) run: Option<PathBuf>,
     pub(super) sandbox: Option<run_folder::Sandbox>,
+    /// Held while the run lives: no other run writes into its folder.
+    pub(super) run_lock: Option<nix::fcntl::Flock<fs::File>>,
     pub(super) user_env: BTreeMap<String, String>,
     pub(super) user_home: PathBuf,
 }
@@ -55,6 +58,7 @@ impl Launcher {
             opts,
             run: None,
             sandbox: None,
+            run_lock: None,
             user_env,
             user_home,
         })
@@ -75,16 +79,16 @@ impl Launcher {
 
     /// Creates the run folder and the sandbox for the judges' private folders.
     pub fn start(&mut self) -> Result<&Path> {
+        if !self.opts.harness_caps.is_empty() {
+            slots::private_dir(&slots::dir())?;
+        }
         let run = match &self.opts.run {
-            Some(dir) => {
-                fs::create_dir_all(dir)
-                    .with_context(|| format!("{}: cannot create the run folder", dir.display()))?;
-                dir.clone()
-            }
+            Some(dir) => dir.clone(),
             None => run_folder::fresh("panel.")
                 .context("cannot create a run folder in the temporary folder")?
                 .keep(),
         };
+        self.run_lock = Some(run_folder::claim(&run, self.opts.resume)?);
         let run = run.canonicalize().unwrap_or(run);
         let sandbox =
             run_folder::Sandbox::create().context("cannot create the judges' private folders")?;
@@ -101,6 +105,12 @@ impl Launcher {
     /// Asks one job, with its retries; never fails: a call that goes wrong is an abstention.
     pub fn ask(&self, job: &Job, check: &Check) -> Done {
         let started = Instant::now();
+        // Every tool checks the names it reads; this is the last wall before a path is made.
+        if let Err(why) = crate::records::text::check_folder_name(&job.name) {
+            let why = format!("a judge {why}");
+            lifecycle::fail_with(why.clone());
+            return Done::abstained(Status::Interrupted, why);
+        }
         let judge_dir = self.run.as_ref().map(|r| r.join(&job.name));
         if let Some(dir) = judge_dir.filter(|d| run_folder::dir(d)) {
             run_folder::file(&dir.join("prompt.txt"), &job.prompt);
@@ -179,6 +189,9 @@ impl Launcher {
         };
         let (outcome, answer_file) = match result {
             Ok(r) => r,
+            Err(e) if e.downcast_ref::<SlotWait>().is_some() => {
+                return Done::abstained(Status::Timeout, format!("{e:#}"));
+            }
             Err(e) if e.downcast_ref::<Ours>().is_some() => {
                 lifecycle::fail_with(format!("{e:#}"));
                 return Done::abstained(Status::Interrupted, format!("{e:#}"));
@@ -228,12 +241,17 @@ impl Launcher {
         // What the judge reads and writes is private; the run folder only keeps copies, so a
         // full disk there cannot cost an answer.
         for d in [&dirs.home, &dirs.work, &dirs.tmp] {
-            fs::create_dir_all(d).map_err(|e| ours(d, e))?;
+            run_folder::make_dir(d).map_err(|e| ours(d, e))?;
         }
         // Any placeholder (argv, env, files, a reviewer's argv) may name them.
-        fs::write(dirs.prompt_file(), prompt).map_err(|e| ours(&dirs.prompt_file(), e))?;
-        fs::write(dirs.schema_file(), job.schema.to_string())
-            .map_err(|e| ours(&dirs.schema_file(), e))?;
+        let write = |path: &Path, bytes: &[u8]| {
+            run_folder::write_private(path, bytes).map_err(|e| ours(path, e))
+        };
+        write(&dirs.prompt_file(), prompt.as_bytes())?;
+        write(&dirs.schema_file(), job.schema.to_string().as_bytes())?;
+        // Made here and read through this descriptor: a file put in its place is not read.
+        let answer_file = run_folder::create_private(&dirs.answer_file())
+            .map_err(|e| ours(&dirs.answer_file(), e))?;
         if run_folder::dir(&dirs.attempt) {
             run_folder::file(
                 &dirs.attempt.join("argv.json"),
@@ -243,20 +261,6 @@ impl Launcher {
             if prompt != job.prompt {
                 run_folder::file(&dirs.attempt.join("prompt.txt"), prompt);
             }
-        }
-        let env = |name: &str| self.user_env.get(name).cloned();
-        let logins = Logins::copy(h, &self.user_home, &env, &dirs.home);
-        let vars = self.vars(job, prompt, dirs);
-        for (rel, text) in &h.files {
-            let path = dirs.home.join(rel);
-            if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent).map_err(|e| ours(parent, e))?;
-            }
-            fs::write(
-                &path,
-                crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone()),
-            )
-            .map_err(|e| ours(&path, e))?;
         }
         let program = crate::engine::harness::find_on_path(
             &h.executable,
@@ -268,17 +272,23 @@ impl Launcher {
                 format!("{} not found on PATH", h.executable),
             )
         })?;
+        // The wait for a slot is part of the attempt's time.
+        let started = Instant::now();
         let _slot = match self.opts.harness_caps.get(&h.name) {
-            Some(&cap) => {
-                match crate::engine::slots::acquire(&h.name, cap, &|| {
-                    lifecycle::stopped().is_some()
-                })? {
-                    Some(slot) => Some(slot),
-                    None => anyhow::bail!("stopped while waiting for a {} slot", h.name),
-                }
-            }
+            Some(&cap) => Some(self.slot(&h.name, cap, started)?),
             None => None,
         };
+        let env = |name: &str| self.user_env.get(name).cloned();
+        let logins = Logins::copy(h, &self.user_home, &env, &dirs.home);
+        let vars = self.vars(job, prompt, dirs);
+        for (rel, text) in &h.files {
+            let path = dirs.home.join(rel);
+            if let Some(parent) = path.parent() {
+                run_folder::make_dir(parent).map_err(|e| ours(parent, e))?;
+            }
+            let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
+            write(&path, text.as_bytes())?;
+        }
         let spec = Spec {
             program,
             args: argv,
@@ -288,7 +298,7 @@ impl Launcher {
                 Mode::Reviewer { checkout } => checkout.clone(),
             },
             stdin,
-            timeout: self.timeout(),
+            timeout: self.timeout().saturating_sub(started.elapsed()),
             cap: OUTPUT_CAP,
             supervised: Some(Policy {
                 grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
@@ -305,13 +315,29 @@ impl Launcher {
             _ => h.answer,
         };
         let answer = match answer_at {
-            AnswerAt::File => fs::read(dirs.answer_file()).ok().map(|bytes| {
+            AnswerAt::File => {
+                let bytes = read_answer_file(answer_file, &dirs.answer_file());
                 run_folder::file(&dirs.attempt.join("answer"), &bytes);
-                String::from_utf8_lossy(&bytes).into_owned()
-            }),
+                Some(String::from_utf8_lossy(&bytes).into_owned())
+            }
             AnswerAt::Stdout => None,
         };
         Ok((outcome, answer))
+    }
+
+    /// One of `cap` machine-wide slots of `harness`, waited for within the attempt's deadline.
+    fn slot(&self, harness: &str, cap: usize, started: Instant) -> Result<slots::Slot> {
+        let until = started + self.timeout();
+        let stopped = || lifecycle::stopped().is_some();
+        match slots::acquire(harness, cap, until, &stopped) {
+            Err(e) => Err(anyhow::Error::new(Ours(e.to_string()))),
+            Ok(Ok(slot)) => Ok(slot),
+            Ok(Err(NoSlot::Stopped)) => bail!("stopped while waiting for a {harness} slot"),
+            Ok(Err(NoSlot::Deadline)) => Err(anyhow::Error::new(SlotWait(format!(
+                "no {harness} slot came free within {}s (--harness-cap {harness}={cap}): not asked",
+                self.timeout().as_secs_f64()
+            )))),
+        }
     }
 
     /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
@@ -369,8 +395,40 @@ impl std::fmt::Display for Ours {
 
 impl std::error::Error for Ours {}
 
+/// The attempt's deadline passed while it waited for a `--harness-cap` slot.
+#[derive(Debug)]
+struct SlotWait(String);
+
+impl std::fmt::Display for SlotWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SlotWait {}
+
 fn ours(path: &Path, e: std::io::Error) -> anyhow::Error {
     anyhow::Error::new(Ours(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// What the harness wrote into the answer file made for it, read through the descriptor held
+/// since (at most [`OUTPUT_CAP`] bytes); empty when the file at its path was replaced, since
+/// only the file made for this judge is its answer.
+fn read_answer_file(file: fs::File, path: &Path) -> Vec<u8> {
+    use std::io::{Read, Seek};
+    use std::os::unix::fs::MetadataExt;
+    let same = |a: &fs::Metadata, b: &fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
+    let (Ok(held), Ok(now)) = (file.metadata(), fs::symlink_metadata(path)) else {
+        return Vec::new();
+    };
+    if !same(&held, &now) {
+        return Vec::new();
+    }
+    let mut file = file;
+    let mut bytes = Vec::new();
+    let _ = file.rewind();
+    let _ = file.take(OUTPUT_CAP as u64).read_to_end(&mut bytes);
+    bytes
 }
 
 /// What a second attempt adds after an answer that could not be read.

@@ -27,16 +27,98 @@ pub fn loss() -> Option<String> {
 
 /// Creates a folder of the run folder; false (and a loss) when it cannot.
 pub fn dir(path: &Path) -> bool {
-    fs::create_dir_all(path).map_err(|e| lose(path, &e)).is_ok()
+    make_dir(path).map_err(|e| lose(path, &e)).is_ok()
 }
 
 /// Writes a file of the run folder. A file it could not write whole is removed: a file there is
 /// a file kept whole.
 pub fn file(path: &Path, bytes: impl AsRef<[u8]>) {
-    if let Err(e) = fs::write(path, bytes) {
+    if let Err(e) = write_private(path, bytes.as_ref()) {
         let _ = fs::remove_file(path);
         lose(path, &e);
     }
+}
+
+/// Creates `path` and the folders above it that are missing, each 0700; a symbolic link (or
+/// anything but a folder) in its place is an error, never followed into.
+pub fn make_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)?;
+    if fs::symlink_metadata(path)?.is_dir() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other("not a folder (a symbolic link?)"))
+    }
+}
+
+/// Opens `path` to write it from the start (and read it back), 0600 when new, never through a
+/// symbolic link.
+pub fn create_private(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// Writes `bytes` as the whole of `path`, 0600 when new, never through a symbolic link.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    create_private(path)?.write_all(bytes)
+}
+
+/// Keeps the frozen candidate in the run folder, 0400.
+pub fn freeze(run: &Path, candidate: &crate::records::candidate::Candidate) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = run.join("candidate");
+    let mut file = create_private(&path)
+        .and_then(|mut f| f.write_all(candidate.text.as_bytes()).map(|()| f))
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+    file.flush()?;
+    file.set_permissions(fs::Permissions::from_mode(0o400))?;
+    Ok(())
+}
+
+/// Takes `dir` as a run folder: created 0700 when missing; else it must be the user's own
+/// folder, and empty unless `resume`. The lock returned is held for the run: two runs never
+/// share a folder.
+pub fn claim(dir: &Path, resume: bool) -> anyhow::Result<nix::fcntl::Flock<fs::File>> {
+    use anyhow::bail;
+    use std::os::unix::fs::MetadataExt;
+    let shown = crate::records::text::shown(&dir.display().to_string()).into_owned();
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            make_dir(dir).map_err(|e| anyhow::anyhow!("{shown}: cannot create: {e}"))?
+        }
+        Err(e) => bail!("{shown}: {e}"),
+        Ok(m) if !m.is_dir() => bail!("{shown}: not a folder"),
+        Ok(m) if m.uid() != nix::unistd::getuid().as_raw() => {
+            bail!(
+                "{shown}: the folder belongs to another user (uid {})",
+                m.uid()
+            )
+        }
+        Ok(_) => {
+            let full = fs::read_dir(dir)
+                .map_err(|e| anyhow::anyhow!("{shown}: {e}"))?
+                .next()
+                .is_some();
+            if full && !resume {
+                bail!(
+                    "{shown}: not empty: a run folder must be new or empty (move the earlier run aside, or leave out --out for a new one)"
+                );
+            }
+        }
+    }
+    lock(dir)
+        .map_err(|e| anyhow::anyhow!("{shown}: cannot lock: {e}"))?
+        .ok_or_else(|| anyhow::anyhow!("{shown}: another run is using this folder"))
 }
 
 /// An append-only file of lines that never holds a torn line: a line that cannot be written
@@ -46,25 +128,36 @@ pub struct Ledger {
     file: Option<fs::File>,
     len: u64,
     path: std::path::PathBuf,
+    /// Of what the file holds: a ledger changed afterwards no longer matches.
+    digest: sha2::Sha256,
 }
 
 impl Ledger {
     /// Creates (or empties) the ledger; an error here stops the run before any judge starts.
     pub fn create(path: &Path) -> anyhow::Result<Ledger> {
-        let file = fs::File::create(path)
+        let file = create_private(path)
             .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
         Ok(Ledger {
             file: Some(file),
             len: 0,
             path: path.to_path_buf(),
+            digest: sha2::Digest::new(),
         })
+    }
+
+    /// `sha256:<hex>` of the ledger as written.
+    pub fn seal(&self) -> String {
+        crate::records::candidate::seal_of(sha2::Digest::finalize(self.digest.clone()))
     }
 
     pub fn push(&mut self, line: &str) {
         let Some(file) = &mut self.file else { return };
         let bytes = format!("{line}\n");
         match file.write_all(bytes.as_bytes()) {
-            Ok(()) => self.len += bytes.len() as u64,
+            Ok(()) => {
+                self.len += bytes.len() as u64;
+                sha2::Digest::update(&mut self.digest, bytes.as_bytes());
+            }
             Err(e) => {
                 let _ = file.set_len(self.len);
                 lose(&self.path, &e);
@@ -198,6 +291,18 @@ impl Emitter {
         })
     }
 
+    /// The closing line of a run: `LABEL: DIR (LEDGER sha256:<hex>)`, so a run folder changed
+    /// afterwards can be told.
+    pub fn closing_line(&self, label: &str, run: &Path) -> String {
+        let name = self.ledger.path.file_name().unwrap_or_default();
+        format!(
+            "{label}: {} ({} {})",
+            crate::records::text::shown(&run.display().to_string()),
+            name.to_string_lossy(),
+            self.ledger.seal()
+        )
+    }
+
     pub fn emit(&mut self, line: &str) -> anyhow::Result<()> {
         self.ledger.push(line);
         if !self.open {
@@ -211,5 +316,24 @@ impl Emitter {
             crate::engine::lifecycle::stop_all(crate::engine::lifecycle::SIGPIPE);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_runs_never_share_a_folder_even_one_that_resumes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("pr");
+        let first = claim(&dir, true).unwrap();
+        fs::write(dir.join("pr-verdicts.jsonl"), "").unwrap();
+        let err = claim(&dir, true).unwrap_err().to_string();
+        assert!(err.contains("another run is using this folder"), "{err}");
+        let err = claim(&dir, false).unwrap_err().to_string();
+        assert!(err.contains("not empty"), "{err}");
+        drop(first);
+        assert!(claim(&dir, true).is_ok());
     }
 }

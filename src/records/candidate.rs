@@ -1,9 +1,6 @@
 //! Freezing the candidate: read it once, seal it, keep the copy every judge is shown.
 
-use std::fs;
-use std::path::Path;
-
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use sha2::{Digest, Sha256};
 
 use crate::records::input::{Input, Source};
@@ -37,22 +34,16 @@ impl Candidate {
         let seal = seal(text.as_bytes());
         Ok(Candidate { text, seal })
     }
-
-    /// Writes the frozen copy into the run folder, read-only.
-    pub fn freeze_into(&self, run: &Path) -> Result<()> {
-        let path = run.join("candidate");
-        fs::write(&path, &self.text)
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        let mut perms = fs::metadata(&path)?.permissions();
-        perms.set_readonly(true);
-        fs::set_permissions(&path, perms)?;
-        Ok(())
-    }
 }
 
 /// `sha256:<hex>` of some bytes.
 pub fn seal(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    seal_of(Sha256::digest(bytes))
+}
+
+/// `sha256:<hex>` of a SHA-256 digest.
+pub fn seal_of(digest: impl AsRef<[u8]>) -> String {
+    let digest = digest.as_ref();
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for b in digest {

@@ -218,7 +218,9 @@ pub fn check_panel<'a>(
     let mut ids = HashSet::new();
     for (r, at) in reviews {
         let first = *first.get_or_insert(r);
-        let why = if first.candidate != r.candidate {
+        let why = if let Err(why) = crate::records::text::check_folder_name(&r.reviewer) {
+            format!("reviewer {why}")
+        } else if first.candidate != r.candidate {
             format!(
                 "{} reviewed {}, but {} reviewed {}: one candidate at a time",
                 r.reviewer, r.candidate, first.reviewer, first.candidate

@@ -432,6 +432,9 @@ impl MergedPanel {
         for (rec, at) in records {
             match rec {
                 Record::Reviewer(r) => {
+                    if let Err(why) = crate::records::text::check_folder_name(&r.name) {
+                        bail!("{at}: reviewer {why}");
+                    }
                     if !names.insert(r.name.clone()) {
                         bail!("{at}: a second reviewer record for {}", r.name);
                     }

@@ -110,6 +110,7 @@ impl LaunchArgs {
         }
         Ok(LaunchOptions {
             run: self.out.clone(),
+            resume: false,
             timeout_secs: self.timeout,
             retries: self.retries,
             jobs: self.jobs,

@@ -118,9 +118,13 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
     };
     let grace = Duration::from_millis(policy.grace_ms);
-    if let Some(code) = end_descendants(me, harness, grace, &mut ending) {
-        eprintln!("panel: {code}");
+    if stopped.is_none() {
+        // Kept in the judge's stderr.txt: why its answer came at once though its pipe was held.
+        if let Some(line) = left_running(me) {
+            eprintln!("panel: {line}");
+        }
     }
+    end_descendants(me, harness, grace, &mut ending);
     match (stopped, ending) {
         // Stopped by the tool's signal: end the same way, as a process group of ours would.
         (Some(sig), _) => raise(sig),
@@ -175,15 +179,38 @@ fn descendants(root: Pid) -> Vec<Pid> {
     out
 }
 
+/// What the judge left running when its harness exited, in words; `None` when nothing.
+fn left_running(me: Pid) -> Option<String> {
+    let left = descendants(me);
+    if left.is_empty() {
+        return None;
+    }
+    let ours = |fd: u32| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
+    let pipes = [ours(1), ours(2)];
+    let holds = |p: &Pid| {
+        std::fs::read_dir(format!("/proc/{}/fd", p.as_raw_nonzero()))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| {
+                let target = std::fs::read_link(fd.path()).ok();
+                target.is_some() && pipes.contains(&target)
+            })
+    };
+    let holders = left.iter().filter(|p| holds(p)).count();
+    Some(match holders {
+        0 => format!("ended {} process(es) the judge left running", left.len()),
+        n => format!(
+            "ended {} process(es) the judge left running; {n} held its output open",
+            left.len()
+        ),
+    })
+}
+
 /// TERM to every descendant, up to `grace` for them to go, then KILL until none is left (the
 /// orphans of a killed process come to us, and are seen on the next round); every child is
-/// reaped, the harness's ending kept. A problem worth a line on standard error, if any.
-fn end_descendants(
-    me: Pid,
-    harness: Pid,
-    grace: Duration,
-    ending: &mut Option<Ending>,
-) -> Option<String> {
+/// reaped, the harness's ending kept.
+fn end_descendants(me: Pid, harness: Pid, grace: Duration, ending: &mut Option<Ending>) {
     use rustix::process::{Signal, kill_process};
     for p in descendants(me) {
         let _ = kill_process(p, Signal::TERM);
@@ -212,5 +239,4 @@ fn end_descendants(
             });
         }
     }
-    None
 }

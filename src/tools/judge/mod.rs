@@ -69,7 +69,7 @@ pub struct Args {
     pub allow_correlated: bool,
 
     /// Reviews: the stage the reviewers are named after (<stage>-1, <stage>-2, … in seat order).
-    #[arg(long, value_name = "NAME", default_value = "review")]
+    #[arg(long, value_name = "NAME", default_value = "review", value_parser = folder_name)]
     pub stage: String,
 
     /// Reviews: the brief the work was written to, shown to every reviewer.
@@ -164,6 +164,11 @@ pub fn command() -> clap::Command {
         .unwrap_or_default();
     cmd.long_about(format!("{about}\n\n{}", pr::JUDGE_DOC))
         .after_long_help(DOC.help())
+}
+
+/// A name that becomes a folder of the run folder.
+fn folder_name(name: &str) -> Result<String, String> {
+    crate::records::text::check_folder_name(name).map(|()| name.to_string())
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -263,7 +268,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     let run_dir = launcher.start()?.to_path_buf();
-    candidate.freeze_into(&run_dir)?;
+    crate::engine::run_folder::freeze(&run_dir, &candidate)?;
 
     let label = kind.label();
     let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
@@ -298,7 +303,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(e) = failure {
         return Err(e);
     }
-    eprintln!("{label}: {}", run_dir.display());
+    if crate::engine::lifecycle::failure().is_none() {
+        eprintln!("{}", out.closing_line(label, &run_dir));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -87,11 +87,8 @@ fn parse_lens(text: &str) -> Result<Lens> {
     if name.is_empty() || question.is_empty() {
         bail!("expected NAME=QUESTION with both parts");
     }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    {
-        bail!("the lens name {name:?} may hold only letters, digits, '-', '_' and '.'");
+    if let Err(why) = crate::records::text::check_folder_name(name) {
+        bail!("the lens name {why}");
     }
     Ok(Lens::new(name, question))
 }

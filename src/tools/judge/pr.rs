@@ -61,6 +61,14 @@ pub fn read_plan(path: &str) -> Result<PanelPlan> {
             None => bail!("{}: a record without a \"type\"", input.at()),
         }
     }
+    if let Some(plan) = &plan
+        && let Some(why) = plan
+            .members
+            .iter()
+            .find_map(|m| crate::records::text::check_folder_name(&m.name).err())
+    {
+        bail!("{path}: a member {why}");
+    }
     plan.with_context(|| {
         format!(
             "{}: no plan record (make one with pr-classify --plan)",
@@ -415,6 +423,8 @@ pub fn judge(
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // A PR panel's folder is its own to take up again: members already answered are kept.
+    launcher.opts.resume = true;
     let run = launcher.start()?.to_path_buf();
     let kept: Vec<Option<PrVerdictRecord>> = plan
         .members
@@ -483,7 +493,9 @@ pub fn judge(
     if let Some(e) = failure {
         return Err(e);
     }
-    eprintln!("pr verdicts: {}", run.display());
+    if crate::engine::lifecycle::failure().is_none() {
+        eprintln!("{}", out.closing_line("pr verdicts", &run));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
