@@ -9,10 +9,10 @@ complete -c panel-judge -l brief -d 'Reviews: the brief the work was written to,
 complete -c panel-judge -l writer-family -d 'Reviews: the writer\'s model family; a reviewer of the same family is refused' -r
 complete -c panel-judge -l plan -d 'Pull requests: the plan from pr-classify --plan (its pr-class record may come first); `-` reads standard input' -r
 complete -c panel-judge -l repo -d 'Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it' -r -F
-complete -c panel-judge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder)' -r -F
-complete -c panel-judge -l timeout -d 'Seconds one attempt of a seat may take before its process group is killed' -r
+complete -c panel-judge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
+complete -c panel-judge -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
 complete -c panel-judge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
-complete -c panel-judge -l jobs -d 'How many seats run at once (default: all)' -r
+complete -c panel-judge -l jobs -d 'How many seats run at once (default: all that the open-file limit allows)' -r
 complete -c panel-judge -l max-budget-usd -d 'A spending cap in USD per call, passed to the harnesses that enforce one' -r
 complete -c panel-judge -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
 complete -c panel-judge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r

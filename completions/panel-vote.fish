@@ -29,10 +29,10 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -l brief -d 'The bri
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l agree -d 'How many reviewers must pass the work for the panel to pass (default: all)' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l round -d 'The round, counting from 1: picks the answer a replay:FILE judge gives' -r
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder)' -r -F
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l timeout -d 'Seconds one attempt of a seat may take before its process group is killed' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l jobs -d 'How many seats run at once (default: all)' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l jobs -d 'How many seats run at once (default: all that the open-file limit allows)' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l max-budget-usd -d 'A spending cap in USD per call, passed to the harnesses that enforce one' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r

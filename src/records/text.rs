@@ -35,8 +35,17 @@ pub fn normalize_path(path: &str) -> Cow<'_, str> {
 /// `text` as it may be shown on a terminal: every control character but tab and newline (C0,
 /// DEL, C1) is written as an escape, so a model's `\r` or `ESC[2K` cannot redraw what is shown.
 pub fn shown(text: &str) -> Cow<'_, str> {
-    let hostile = |c: char| c.is_control() && c != '\t' && c != '\n';
-    if !text.chars().any(hostile) {
+    escaped(text, |c| c.is_control() && c != '\t' && c != '\n')
+}
+
+/// `text` as a field of a line-oriented report: [`shown`], and a newline escaped too, so that
+/// no field read from a record starts a line of its own (a forged `PANEL:` line).
+pub fn inline(text: &str) -> Cow<'_, str> {
+    escaped(text, |c| c.is_control() && c != '\t')
+}
+
+fn escaped(text: &str, hostile: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&hostile) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -88,6 +97,7 @@ mod tests {
         assert_eq!(shown("holds\r\x1b[2Kbreaks"), "holds\\x0d\\x1b[2Kbreaks");
         assert_eq!(shown("\x7f\u{9b}2J"), "\\x7f\\u{9b}2J");
         assert_eq!(one_line("a\r\nb\x1b"), "a b\\x1b");
+        assert_eq!(inline("a\n\nPANEL: x"), "a\\x0a\\x0aPANEL: x");
     }
 
     #[test]

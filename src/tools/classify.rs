@@ -384,7 +384,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         _ => None,
     };
     if args.text {
-        out.write_all(text(&cls, plan.as_ref()).as_bytes())?;
+        out.write_all(crate::records::text::shown(&text(&cls, plan.as_ref())).as_bytes())?;
     } else {
         emit(&mut out, &cls, false)?;
         if let Some(plan) = &plan {

@@ -14,11 +14,14 @@ const MAX_TIMEOUT_SECS: f64 = 30.0 * 24.0 * 3600.0;
 /// The options every tool that launches seats shares.
 #[derive(clap::Args, Clone, Debug)]
 pub struct LaunchArgs {
-    /// The run folder that keeps every prompt, argv, output and record (default: a new temporary folder).
+    /// The run folder that keeps every prompt, argv, output and record (default: a new temporary
+    /// folder). It must be new or empty and your own (the PR panel takes its own up again); it
+    /// is made 0700 and locked while the run lives.
     #[arg(long, alias = "run", value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Seconds one attempt of a seat may take before its process group is killed.
+    /// Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before
+    /// it and every process it started are ended.
     #[arg(long, value_name = "SECS", default_value_t = 300.0)]
     pub timeout: f64,
 
@@ -26,7 +29,7 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub retries: u32,
 
-    /// How many seats run at once (default: all).
+    /// How many seats run at once (default: all that the open-file limit allows).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 

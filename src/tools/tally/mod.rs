@@ -23,6 +23,7 @@ use clap::{CommandFactory, Parser};
 
 use crate::records::input::{Source, first_record_type, sources};
 use crate::records::review::ReviewRecord;
+use crate::records::text::shown;
 use crate::records::{self, synthesis as stream};
 use crate::rules::decision;
 use crate::tools::docs::ToolDoc;
@@ -147,7 +148,7 @@ fn threshold_panel(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     if args.json {
         records::write(&mut out, &outcome.json())?;
     } else {
-        out.write_all(outcome.text().as_bytes())?;
+        out.write_all(shown(&outcome.text()).as_bytes())?;
     }
     out.flush()?;
     Ok(outcome.status.into())
@@ -162,14 +163,14 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     let report = synthesis::report(&records)?;
     let mut out = io::stdout().lock();
     let part = match args.view {
-        Some(View::Writer) => &report.writer,
-        Some(View::Skips) => &report.skips,
-        Some(View::Decisions) => &report.decisions,
+        Some(View::Writer) => shown(&report.writer),
+        Some(View::Skips) => shown(&report.skips),
+        Some(View::Decisions) => report.decisions.as_str().into(),
         None => {
             if args.json {
                 records::write(&mut out, &report.json)?;
             } else {
-                out.write_all(report.text.as_bytes())?;
+                out.write_all(shown(&report.text).as_bytes())?;
             }
             out.flush()?;
             return Ok(report.decision.into());

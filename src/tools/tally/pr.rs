@@ -43,7 +43,7 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
     if input.json {
         crate::records::write(&mut out, &v)?;
     } else {
-        out.write_all(text(&v).as_bytes())?;
+        out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?;
     }
     out.flush()?;
     Ok(v.verdict.decision().into())

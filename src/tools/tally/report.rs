@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::records::text::inline;
 use crate::records::{Decision, Status};
 use crate::rules::consensus::Counts;
 use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
@@ -32,14 +33,16 @@ pub fn reason_column<'a>(row: &JudgeRow<'a>) -> &'a str {
 }
 
 /// One judge's line, as `printf '%-12s %-10s %s\n'` pads it: by bytes, never cut.
+/// A name or reason with a newline or an escape sequence in it is shown escaped: no field
+/// starts a line of its own or redraws the line (a deliberate difference from the script).
 pub fn judge_line(row: &JudgeRow) -> Vec<u8> {
-    let name = row.judge.trim_end_matches('\n');
+    let name = inline(row.judge.trim_end_matches('\n'));
     let mut line = Vec::with_capacity(64);
-    pad(&mut line, name, 12);
+    pad(&mut line, &name, 12);
     line.push(b' ');
     pad(&mut line, status_column(row), 10);
     line.push(b' ');
-    line.extend_from_slice(reason_column(row).as_bytes());
+    line.extend_from_slice(inline(reason_column(row)).as_bytes());
     line.push(b'\n');
     line
 }
@@ -100,7 +103,7 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
     writeln!(out)?;
     writeln!(out, "{}", panel_line(&t.counts, &t.abstentions, t.missing))?;
     for run in &t.runs {
-        writeln!(out, "verdicts: {run}")?;
+        writeln!(out, "verdicts: {}", inline(run))?;
     }
     Ok(())
 }
