@@ -757,4 +757,20 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
             .count(),
         4
     );
+
+    // A decided panel about a file that has changed since was skipped, its old verdict kept
+    // for the new text. It runs again; its old run is kept as run.1.
+    std::fs::write(local.join("cands/c.md"), "It is WRONG now.\n").unwrap();
+    let calls = log();
+    let out = fleet("WRONG=>breaks");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 panels to run, 3 already decided"),
+        "{}",
+        stderr(&out)
+    );
+    let again = log()[calls.len()..].to_string();
+    assert!(again.contains("c.md") && !again.contains("d.md"), "{again}");
+    assert!(records("c.md").iter().all(|r| r["verdict"] == "breaks"));
+    assert!(local.join("out/c.md/run.1/verdicts.jsonl").is_file());
 }

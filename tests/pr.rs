@@ -629,6 +629,25 @@ fn panel_tally_pr_aggregates_with_exit_codes_0_1_3() {
             && err.contains(": member rp-x-y-1-abcdefgh-tests is not in the plan"),
         "{err}"
     );
+    // Two records of one member: the last one silently won. Refused, or the later counted.
+    let fixed = verdicts
+        .lines()
+        .find(|l| l.contains("\"shape\":\"adversary\""))
+        .unwrap()
+        .replace("\"MERGE\"", "\"FIX_FIRST\"");
+    let twice = format!("{verdicts}{fixed}\n");
+    let t = tally(&pr, &plan, &twice, &[]);
+    assert_eq!(t.status.code(), Some(2), "{}", stdout(&t));
+    assert!(
+        stderr(&t).contains(&format!(
+            "line 4: a second record of member {}, after ",
+            pr.name("adversary")
+        )),
+        "{}",
+        stderr(&t)
+    );
+    let t = tally(&pr, &plan, &twice, &["--last-wins"]);
+    assert_eq!(t.status.code(), Some(1), "{}", stdout(&t));
 }
 
 /// bin/pr-review run in `dir` with the stand-in reviewers, our tools and `more` first on PATH.

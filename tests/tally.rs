@@ -153,6 +153,39 @@ fn a_judge_counted_twice_is_refused() {
     );
 }
 
+/// "Rerun the abstainers" invites a second run; with `--agree 2` a judge of both runs counted
+/// twice and turned a FAIL into a PASS. Refused, naming both runs, or the later record counts.
+#[test]
+fn a_judge_of_two_runs_counts_once() {
+    let first = [
+        record("a", A::Holds("fine"), SEAL, 3, "/tmp/run1"),
+        record("b", A::Breaks("no"), SEAL, 3, "/tmp/run1"),
+        record("c", A::Breaks("no"), SEAL, 3, "/tmp/run1"),
+    ];
+    let rerun = record("a", A::Holds("still fine"), SEAL, 1, "/tmp/run2");
+    let mut both = first.to_vec();
+    both.push(rerun);
+    let out = tally(&["--agree", "2"], &lines(&both));
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert_eq!(
+        error_line(&out),
+        "panel-tally: <stdin>: line 4: judge \"a\" of run \"/tmp/run2\" is counted already, from run \"/tmp/run1\": one judge counts once (--last-wins counts the later record in place of the earlier)"
+    );
+    let out = tally(&["--agree", "2", "--last-wins", "--json"], &lines(&both));
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let t: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(t["counts"]["holds"], 1, "{t}");
+    assert_eq!(t["counts"]["judges"], 3, "{t}");
+    // With --each, a record about a panel already tallied would make a second tally of it.
+    let out = tally(&["--each"], &lines(&both));
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        error_line(&out).contains("line 4: a record about candidate sha256:1f0a"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_review_record_is_sent_to_panel_merge() {
     let mut input = panel(&[("a", A::Holds("ok"))]);
@@ -442,12 +475,13 @@ fn several_inputs_are_one_stream_and_a_missing_one_is_named() {
     std::fs::write(&b, lines(&[record("y", A::Holds("ok"), SEAL, 1, "/r/3")])).unwrap();
     let stdin = lines(&[record("y", A::Abstains("failed"), SEAL, 1, "/r/2")]);
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let out = tally(&["--json", "--agree", "2", a, "-", b], &stdin);
+    let out = tally(&["--json", "--agree", "2", "--last-wins", a, "-", b], &stdin);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let t: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // y counts once, by its last record (b's, read last).
     assert_eq!(
         t["counts"],
-        json!({"judges": 4, "holds": 2, "breaks": 0, "abstained": 2})
+        json!({"judges": 2, "holds": 2, "breaks": 0, "abstained": 0})
     );
     assert_eq!(t["runs"], json!(["/r/1", "/r/2", "/r/3"]));
     let gone = dir.path().join("gone.jsonl");

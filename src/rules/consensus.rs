@@ -23,6 +23,16 @@ impl Counts {
             None => self.abstained += 1,
         }
     }
+
+    /// Takes back one [`Counts::add`] of `verdict` (a judge's record replaced by its rerun).
+    pub fn remove(&mut self, verdict: Option<Verdict>) {
+        self.judges -= 1;
+        match verdict {
+            Some(Verdict::Holds) => self.holds -= 1,
+            Some(Verdict::Breaks) => self.breaks -= 1,
+            None => self.abstained -= 1,
+        }
+    }
 }
 
 /// The panel's verdicts taken together.

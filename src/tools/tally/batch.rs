@@ -1,9 +1,10 @@
 //! Routing a stream of ballots to panels, and closing each one into a tally.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use crate::tools::tally::count::{Ballot, PanelCount};
 use crate::tools::tally::report::Sink;
@@ -25,13 +26,19 @@ pub struct Batch {
     /// A closed panel whose buffers the next one reuses.
     spare: Option<PanelCount>,
     next: u64,
+    /// A rerun's record replaces the judge's earlier one.
+    last_wins: bool,
+    /// Hashes of the candidates whose tallies are written: a record about one of them would
+    /// count a judge twice or make a second tally of one candidate. Eight bytes a panel.
+    closed: HashSet<u64>,
 }
 
 impl Batch {
-    pub fn new(each: bool, agree: Option<usize>) -> Batch {
+    pub fn new(each: bool, agree: Option<usize>, last_wins: bool) -> Batch {
         Batch {
             each,
             agree,
+            last_wins,
             ..Batch::default()
         }
     }
@@ -44,9 +51,12 @@ impl Batch {
     ) -> Result<()> {
         if !self.each {
             // One panel: it closes only at the end, and PanelCount::add refuses another candidate.
-            let panel = self
-                .current
-                .get_or_insert_with(|| PanelCount::new(b.candidate));
+            let last_wins = self.last_wins;
+            let panel = self.current.get_or_insert_with(|| {
+                let mut p = PanelCount::new(b.candidate);
+                p.last_wins = last_wins;
+                p
+            });
             return panel.add(b, at);
         }
         let same = self
@@ -65,8 +75,16 @@ impl Batch {
             let panel = match self.waiting.remove(b.candidate) {
                 Some(p) => p,
                 None => {
+                    if self.closed.contains(&seal_hash(b.candidate)) {
+                        bail!(
+                            "{}: a record about candidate {}, whose panel was complete and is tallied already: one judge counts once (a rerun's records go before the panel completes, with --last-wins)",
+                            at(),
+                            b.candidate
+                        );
+                    }
                     let mut p = self.spare.take().unwrap_or_default();
                     p.start(b.candidate, self.next);
+                    p.last_wins = self.last_wins;
                     self.next += 1;
                     p
                 }
@@ -84,6 +102,7 @@ impl Batch {
 
     fn emit<W: Write>(&mut self, panel: PanelCount, sink: &mut Sink<W>) -> Result<()> {
         sink.tally(&panel.close(self.agree)?)?;
+        self.closed.insert(seal_hash(&panel.candidate));
         self.spare = Some(panel);
         Ok(())
     }
@@ -98,4 +117,10 @@ impl Batch {
         }
         Ok(())
     }
+}
+
+fn seal_hash(candidate: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    candidate.hash(&mut h);
+    h.finish()
 }

@@ -96,13 +96,16 @@ struct Groups {
 }
 
 impl Groups {
-    fn add(&mut self, text: &mut String, key: &str, verdict: Option<Verdict>) {
-        let found = if self.keys.len() <= SCAN {
+    fn find(&self, text: &str, key: &str) -> Option<usize> {
+        if self.keys.len() <= SCAN {
             self.keys.iter().position(|(k, _)| k.of(text) == key)
         } else {
             self.index.get(key).copied()
-        };
-        let i = match found {
+        }
+    }
+
+    fn add(&mut self, text: &mut String, key: &str, verdict: Option<Verdict>) {
+        let i = match self.find(text, key) {
             Some(i) => i,
             None => {
                 self.keys.push((keep(text, key), Counts::default()));
@@ -115,6 +118,13 @@ impl Groups {
             }
         };
         self.keys[i].1.add(verdict);
+    }
+
+    /// Takes back an [`Groups::add`]; the key stays, perhaps with no judge.
+    fn remove(&mut self, text: &str, key: &str, verdict: Option<Verdict>) {
+        if let Some(i) = self.find(text, key) {
+            self.keys[i].1.remove(verdict);
+        }
     }
 
     /// Sorted by key, bytewise.
@@ -141,8 +151,10 @@ pub struct PanelCount {
     counts: Counts,
     text: String,
     rows: Vec<Row>,
-    /// Hashes of (judge, run), once the rows are too many to scan.
+    /// Hashes of the judges' names, once the rows are too many to scan.
     seen: HashSet<u64>,
+    /// A judge's record from a later run (a rerun) replaces its earlier one; else it is refused.
+    pub(super) last_wins: bool,
     by_lens: Groups,
     by_family: Groups,
     /// The runs (panel-judge invocations) whose records make up the panel.
@@ -193,13 +205,26 @@ impl PanelCount {
         }
         let j = &b.judge;
         let run = self.run(b.run, b.panel_size, at)?;
-        if self.counted(j.judge, run) {
-            bail!(
-                "{}: judge {:?} of run {:?} is already counted",
-                at(),
-                j.judge,
-                b.run
-            );
+        let earlier = self.counted(j.judge);
+        if let Some(i) = earlier {
+            let first = self.runs[self.rows[i].run].folder.of(&self.text);
+            if self.rows[i].run == run {
+                bail!(
+                    "{}: judge {:?} of run {:?} is already counted",
+                    at(),
+                    j.judge,
+                    b.run
+                );
+            }
+            if !self.last_wins {
+                bail!(
+                    "{}: judge {:?} of run {:?} is counted already, from run {first:?}: one judge counts once (--last-wins counts the later record in place of the earlier)",
+                    at(),
+                    j.judge,
+                    b.run
+                );
+            }
+            self.take_back(i);
         }
         self.counts.add(j.verdict);
         self.runs[run].counted += 1;
@@ -219,7 +244,11 @@ impl PanelCount {
             cause: j.cause.map(|s| keep(t, s)),
             run,
         };
-        self.rows.push(row);
+        match earlier {
+            Some(i) => self.rows[i] = row,
+            None => self.rows.push(row),
+        }
+        // Both runs were paid for.
         if let Some(u) = b.usage {
             self.usage.get_or_insert_with(Usage::default).add(u);
         }
@@ -254,20 +283,34 @@ impl PanelCount {
         Ok(i)
     }
 
-    /// True when this judge of this run is counted already; remembers it otherwise.
-    fn counted(&mut self, judge: &str, run: usize) -> bool {
+    /// The row of this judge if it is counted already (from any run); remembers it otherwise.
+    fn counted(&mut self, judge: &str) -> Option<usize> {
         let text = &self.text;
-        let same = |r: &Row| r.run == run && r.judge.of(text) == judge;
+        let same = |r: &Row| r.judge.of(text) == judge;
         if self.rows.len() < SCAN {
-            return self.rows.iter().any(same);
+            return self.rows.iter().position(same);
         }
         if self.seen.is_empty() {
             for r in &self.rows {
-                self.seen.insert(seat_hash(r.judge.of(text), r.run));
+                self.seen.insert(name_hash(r.judge.of(text)));
             }
         }
         // A hash seen before is most likely the same judge; the scan makes sure.
-        !self.seen.insert(seat_hash(judge, run)) && self.rows.iter().any(same)
+        if self.seen.insert(name_hash(judge)) {
+            None
+        } else {
+            self.rows.iter().position(same)
+        }
+    }
+
+    /// Takes row `i`'s verdict out of the counts, for its rerun to take its place.
+    fn take_back(&mut self, i: usize) {
+        let r = self.rows[i];
+        let text = &self.text;
+        self.counts.remove(r.verdict);
+        self.by_lens.remove(text, r.lens.of(text), r.verdict);
+        let family = r.family.map_or("unknown", |f| f.of(text));
+        self.by_family.remove(text, family, r.verdict);
     }
 
     /// True when every judge the records announced has been counted.
@@ -340,10 +383,9 @@ impl PanelCount {
     }
 }
 
-fn seat_hash(judge: &str, run: usize) -> u64 {
+fn name_hash(judge: &str) -> u64 {
     let mut h = DefaultHasher::new();
     judge.hash(&mut h);
-    run.hash(&mut h);
     h.finish()
 }
 
@@ -508,9 +550,22 @@ pub(crate) mod tests {
             err.to_string(),
             "in: line 7: judge \"edges\" of run \"/tmp/run\" is already counted"
         );
+        // From another run (a rerun), it is refused too, naming both runs, unless the later
+        // record is to win.
         let mut rerun = ballot("edges", None, Status::Timeout);
         rerun.run = "/tmp/run2";
+        let err = p.add(&rerun, &at).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "judge \"edges\" of run \"/tmp/run2\" is counted already, from run \"/tmp/run\""
+            ),
+            "{err}"
+        );
+        p.last_wins = true;
         p.add(&rerun, &at).unwrap();
+        let t = p.close(None).unwrap();
+        assert_eq!(t.counts, counts(0, 0, 1));
+        assert_eq!(t.by_lens, [("edges", counts(0, 0, 1))]);
         let mut other = ballot("x", Some(Verdict::Holds), Status::Ok);
         other.candidate = "sha256:bbbb";
         assert!(p.add(&other, &at).unwrap_err().to_string().contains(
@@ -564,13 +619,15 @@ pub(crate) mod tests {
             err.to_string(),
             "in: line 7: panelSize 4 here, but 3 in the records of run \"/tmp/run\" before it"
         );
-        // A rerun of one judge is a run of its own, with its own size.
+        // A rerun of one judge is a run of its own, with its own size; its record takes the
+        // place of the judge's earlier one.
         let mut rerun = sized(ballot("a", Some(Verdict::Holds), Status::Ok), 1);
         rerun.run = "/tmp/rerun";
+        p.last_wins = true;
         p.add(&rerun, &at).unwrap();
         assert!(!p.is_full());
         let t = p.close(None).unwrap();
-        assert_eq!(t.counts, counts(2, 0, 2));
+        assert_eq!(t.counts, counts(2, 0, 1));
         assert_eq!(t.missing, 1);
         assert_eq!(t.runs, ["/tmp/run", "/tmp/rerun"]);
         let mut p = PanelCount::new("sha256:aaaa");

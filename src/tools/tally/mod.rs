@@ -58,6 +58,11 @@ pub struct Args {
     #[arg(long)]
     pub each: bool,
 
+    /// A judge with records from two runs (a rerun of the abstainers) counts once, by its later
+    /// record; without it, a judge counted twice is an error (exit 2) naming both runs.
+    #[arg(long)]
+    pub last_wins: bool,
+
     /// Pull requests: aggregate pr-verdict records (panel-judge --contract pr) by the plan
     /// into the panel's MERGE, FIX_FIRST, no-verdict or timeout.
     #[arg(long, requires = "plan", conflicts_with_all = ["agree", "each"])]
@@ -195,6 +200,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             repo: &args.repo,
             fix_proof: args.fix_proof,
             json: args.json,
+            last_wins: args.last_wins,
         });
     }
     if args.fix_proof.is_some() {
@@ -221,7 +227,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.json,
         eager,
     );
-    let mut batch = Batch::new(args.each, args.agree);
+    let mut batch = Batch::new(args.each, args.agree, args.last_wins);
     let mut any = false;
     reader::ballots(inputs, args.reader, |ballot, at| {
         any = true;

@@ -20,12 +20,15 @@ pub struct TallyInput<'a> {
     pub repo: &'a Path,
     pub fix_proof: Option<FixProof>,
     pub json: bool,
+    /// A member's later record replaces its earlier one; else a second record is refused.
+    pub last_wins: bool,
 }
 
 /// Reads the records, aggregates them, writes the verdict; the exit status is the verdict's.
 pub fn tally(input: &TallyInput) -> Result<ExitCode> {
     let plan = crate::tools::judge::pr::read_plan(input.plan)?;
     let mut records: Vec<PrVerdictRecord> = Vec::new();
+    let mut read_at: Vec<String> = Vec::new();
     crate::records::for_each::<PrVerdictRecord>(input.inputs, &[VERDICT_TYPE], |rec, at| {
         if !plan.members.iter().any(|m| m.name == rec.member) {
             bail!(
@@ -34,7 +37,21 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
                 input.plan
             );
         }
-        records.push(rec);
+        match records.iter().position(|r| r.member == rec.member) {
+            Some(i) if input.last_wins => {
+                records[i] = rec;
+                read_at[i] = at.to_string();
+            }
+            Some(i) => bail!(
+                "{at}: a second record of member {}, after {}: one member counts once (--last-wins counts the later record in place of the earlier)",
+                rec.member,
+                read_at[i]
+            ),
+            None => {
+                records.push(rec);
+                read_at.push(at.to_string());
+            }
+        }
         Ok(())
     })?;
     let cites = |path: &str, line: u64| checkout::cites(input.repo, &plan.head, path, line);
