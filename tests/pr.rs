@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, bin, root, stderr, stdout};
+use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
 
 /// Git with a fixed identity and no user or system configuration, so it works anywhere.
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -759,10 +759,17 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
         (7, pr.head.as_str()),
         (8, "0123456789abcdef0123456789abcdef01234567"),
     ] {
+        // A list that is not the diff (a dependency among 120 files, gh showing 100): pr-review
+        // plans from the diff itself.
+        let files: Vec<Value> = (0..120)
+            .map(|i| json!({"path": format!("docs/{i}.md"), "additions": 1, "deletions": 0}))
+            .chain([json!({"path": "package.json", "additions": 1, "deletions": 1})])
+            .rev()
+            .collect();
         let facts = json!({
             "number": n, "headRefOid": head, "baseRefOid": pr.base, "title": "Spell out line 3",
             "url": format!("https://github.com/acme/app/pull/{n}"), "state": "OPEN",
-            "files": [{"path": "src/lib.rs", "additions": 1, "deletions": 1, "changeType": "MODIFIED"}],
+            "files": files, "changedFiles": 121,
         });
         std::fs::write(prs.join(format!("{n}.json")), facts.to_string()).unwrap();
     }
@@ -797,8 +804,14 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
     assert!(has_head(), "the head was fetched from origin's pull/7/head");
     assert_eq!(
         std::fs::read_to_string(&gh_log).unwrap(),
-        "pr view 7 --json number\\,headRefOid\\,baseRefOid\\,files\\,url --jq .headRefOid\\,\\ . \n",
+        "pr view 7 --json headRefOid\\,baseRefOid\\,url --jq .headRefOid\\,\\ .baseRefOid\\,\\ .url \n",
         "gh is asked once"
+    );
+    // Classified from the diff (one small file: one member), not from gh's file list.
+    assert!(
+        !pr.called().contains(&pr.name("adversary")),
+        "{:?}",
+        pr.called()
     );
     // The members are named after the PR, and the run folder after the PR and its head.
     assert!(
@@ -829,6 +842,31 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
         stderr(&out)
     );
     assert!(stdout(&out).contains("src/lib.rs:3"), "{}", stdout(&out));
+
+    // gh's own list, as pr-classify reads it: 100 of 121 files, an unread size.
+    let listed = Command::new(root().join("tests/fixtures/pr/gh/gh"))
+        .args([
+            "pr",
+            "view",
+            "7",
+            "--json",
+            "number,headRefOid,baseRefOid,files,changedFiles,url",
+        ])
+        .envs([
+            ("GH_STANDIN_PRS", prs_s.as_str()),
+            ("GH_TOKEN", "t"),
+            ("GH_REPO", "acme/app"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let gh_json: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(gh_json["files"].as_array().unwrap().len(), 100);
+    let cls = run_with_stdin(
+        Command::new(bin("pr-classify")).args(["--gh", "--is", "unread"]),
+        &listed.stdout,
+    );
+    assert_eq!(cls.status.code(), Some(0), "{}", stderr(&cls));
 
     // gh or git failing before the panel: one line naming the step, exit 2, nothing launched
     // (gh and git exit 1 for their errors, which would read as FIX_FIRST).

@@ -475,7 +475,10 @@ fn several_inputs_are_one_stream_and_a_missing_one_is_named() {
     std::fs::write(&b, lines(&[record("y", A::Holds("ok"), SEAL, 1, "/r/3")])).unwrap();
     let stdin = lines(&[record("y", A::Abstains("failed"), SEAL, 1, "/r/2")]);
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let out = tally(&["--json", "--agree", "2", "--last-wins", a, "-", b], &stdin);
+    let out = tally(
+        &["--json", "--agree", "2", "--last-wins", a, "-", b],
+        &stdin,
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let t: Value = serde_json::from_str(&stdout(&out)).unwrap();
     // y counts once, by its last record (b's, read last).

@@ -84,7 +84,13 @@ pub struct PrFacts {
     /// The run holds or held a G10 hold (the seed's ReviewerFacts.g10Hold).
     #[serde(default)]
     pub g10_hold: bool,
+    /// The list misses files its source counted (gh lists at most 100): the size is unread.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub list_incomplete: bool,
 }
+
+/// How many files `gh pr view --json files` lists at most.
+pub const GH_FILES_LISTED: usize = 100;
 
 /// Which input a caller hands over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,11 +178,12 @@ struct JsonInput {
     base: Option<String>,
     #[serde(default)]
     kind: Option<String>,
+    /// PR facts' list of files; in gh's output, the count of them.
     #[serde(default)]
-    changed_files: Option<Vec<ChangedFile>>,
+    changed_files: Option<ChangedFiles>,
     #[serde(default)]
     g10_hold: Option<bool>,
-    // gh pr view --json number,headRefOid,baseRefOid,files[,url,headRepository,headRepositoryOwner]
+    // gh pr view --json number,headRefOid,baseRefOid,files[,changedFiles,url,headRepository,headRepositoryOwner]
     #[serde(default)]
     number: Option<u64>,
     #[serde(default)]
@@ -191,6 +198,38 @@ struct JsonInput {
     head_repository: Option<GhName>,
     #[serde(default)]
     head_repository_owner: Option<GhLogin>,
+}
+
+/// `changedFiles`: a list in PR facts, a number in gh's output.
+enum ChangedFiles {
+    List(Vec<ChangedFile>),
+    Count(u64),
+}
+
+impl<'de> Deserialize<'de> for ChangedFiles {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = ChangedFiles;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of changed files, or gh's count of them")
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<ChangedFiles, E> {
+                Ok(ChangedFiles::Count(n))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ChangedFiles, A::Error> {
+                let mut files = Vec::new();
+                while let Some(f) = seq.next_element::<ChangedFile>()? {
+                    files.push(f);
+                }
+                Ok(ChangedFiles::List(files))
+            }
+        }
+        d.deserialize_any(Either)
+    }
 }
 
 #[derive(Deserialize)]
@@ -247,17 +286,28 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
             crate::records::destination(t)
         );
     }
-    let files = match (input.changed_files, input.files) {
-        (Some(_), _) if format == Format::Gh => {
+    let from_gh = input.files.is_some();
+    let (files, counted) = match (input.changed_files, input.files) {
+        (Some(ChangedFiles::List(_)), _) if format == Format::Gh => {
             bail!("{name}: line 1: PR facts (changedFiles), not gh pr view output (files)")
         }
-        (None, Some(_)) if format == Format::Facts => {
+        (_, Some(_)) if format == Format::Facts => {
             bail!("{name}: line 1: gh pr view output (files), not PR facts (changedFiles)")
         }
-        (Some(f), _) | (None, Some(f)) => f,
+        (Some(ChangedFiles::List(f)), _) => (f, None),
+        (Some(ChangedFiles::Count(n)), Some(f)) => (f, Some(n)),
+        (None, Some(f)) => (f, None),
+        (Some(ChangedFiles::Count(_)), None) => bail!(
+            "{name}: line 1: gh's changedFiles counts the files, but \"files\" lists none: ask gh for --json files,changedFiles"
+        ),
         (None, None) => bail!(
             "{name}: line 1: no changed files: PR facts carry \"changedFiles\", gh pr view --json carries \"files\""
         ),
+    };
+    // gh lists at most 100 files: fewer than it counts, or 100 with no count, may miss some.
+    let list_incomplete = match counted {
+        Some(n) => (files.len() as u64) < n,
+        None => from_gh && files.len() >= GH_FILES_LISTED,
     };
     let files: Vec<ChangedFile> = files.into_iter().map(ChangedFile::normalized).collect();
     if let Some(i) = files
@@ -282,6 +332,7 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
         kind: input.kind,
         changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
         g10_hold: input.g10_hold.unwrap_or(false),
+        list_incomplete,
     })
 }
 
@@ -686,6 +737,34 @@ mod tests {
             parse("gh", gh, Format::Gh).unwrap().repo.as_deref(),
             Some("acme/app")
         );
+    }
+
+    /// gh lists at most 100 files: a PR with more was planned from its first 100 (its
+    /// package.json beyond them). A list shorter than gh's count, or of 100 with no count, is
+    /// incomplete.
+    #[test]
+    fn a_gh_file_list_shorter_than_its_count_is_incomplete() {
+        let files = |n: usize| {
+            let list: Vec<String> = (0..n)
+                .map(|i| format!(r#"{{"path":"src/f{i}.ts","additions":1,"deletions":0}}"#))
+                .collect();
+            format!("[{}]", list.join(","))
+        };
+        let gh = |n: usize, count: Option<usize>| {
+            let count = count.map_or(String::new(), |c| format!(r#","changedFiles":{c}"#));
+            format!(r#"{{"number":7,"files":{}{count}}}"#, files(n))
+        };
+        let read = |text: String| parse("gh", text.as_bytes(), Format::Detect).unwrap();
+        assert!(read(gh(100, Some(140))).list_incomplete);
+        assert!(!read(gh(100, Some(100))).list_incomplete);
+        assert!(read(gh(100, None)).list_incomplete);
+        assert!(!read(gh(99, None)).list_incomplete);
+        assert!(!read(gh(3, Some(3))).list_incomplete);
+        // PR facts carry their list whole.
+        let facts = format!(r#"{{"changedFiles":{}}}"#, files(150));
+        assert!(!read(facts).list_incomplete);
+        let err = parse("gh", br#"{"changedFiles":3}"#, Format::Detect).unwrap_err();
+        assert!(err.to_string().contains("lists none"), "{err}");
     }
 
     #[test]

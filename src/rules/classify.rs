@@ -250,6 +250,9 @@ pub struct PrClass {
     pub large: bool,
     /// Files whose line counts are unknown (binary files in numstat).
     pub unread_paths: Vec<String>,
+    /// The file list misses files (gh lists at most 100): the size is unread.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub list_incomplete: bool,
     pub file_count: usize,
     pub dependency_touch: bool,
     pub g10_hold: bool,
@@ -269,7 +272,9 @@ impl PrClass {
 pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
     let files = &facts.changed_files;
     let marks = rules.all_marks(files);
-    let count = changed_line_count(files, &marks, rules.table.large_lines);
+    // Lines of files not listed cannot be counted.
+    let count = changed_line_count(files, &marks, rules.table.large_lines)
+        .filter(|_| !facts.list_incomplete);
     let changed_lines = count.map(|c| c.counted);
     let large = is_large(changed_lines, rules);
     let touches = touch_paths(files, &marks, rules);
@@ -311,6 +316,7 @@ pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
             .filter(|f| f.lines().is_none())
             .map(|f| f.path.clone())
             .collect(),
+        list_incomplete: facts.list_incomplete,
         file_count: files.len(),
         dependency_touch: touches.get("dependency").is_some_and(|p| !p.is_empty()),
         g10_hold: facts.g10_hold,
@@ -366,6 +372,7 @@ mod tests {
             kind: Some("feature".into()),
             changed_files: files,
             g10_hold: false,
+            list_incomplete: false,
         }
     }
 
@@ -403,6 +410,18 @@ mod tests {
             f("src/__snapshots__/a.test.ts.snap", 20),
         ];
         assert_eq!(changed_lines(&files, &rules()), Some(320));
+    }
+
+    #[test]
+    fn an_incomplete_file_list_is_an_unread_size() {
+        let mut f = facts(vec![ChangedFile::new("src/a.ts", 3, 1)]);
+        f.list_incomplete = true;
+        let cls = classify_pr(&f, &rules());
+        assert_eq!(
+            (cls.class, cls.reasons),
+            (Class::G10, vec!["unread".to_string()])
+        );
+        assert_eq!(cls.changed_lines, None);
     }
 
     #[test]

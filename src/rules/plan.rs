@@ -347,6 +347,7 @@ mod tests {
             kind: Some("feature".into()),
             changed_files: files,
             g10_hold: false,
+            list_incomplete: false,
         };
         classify_pr(&facts, &ClassRules::default())
     }

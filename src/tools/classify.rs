@@ -24,7 +24,9 @@ pub struct Args {
     /// The input is `git diff --numstat` output (with or without -z); an empty one is an empty diff.
     #[arg(long, group = "format")]
     pub numstat: bool,
-    /// The input is `gh pr view --json number,headRefOid,baseRefOid,files[,url]` output.
+    /// The input is `gh pr view --json number,headRefOid,baseRefOid,files[,changedFiles,url]`
+    /// output. gh lists at most 100 files: a list shorter than changedFiles (or of 100, without
+    /// it) makes the size unread (g10); pr-review classifies a PR from its whole diff.
     #[arg(long, group = "format")]
     pub gh: bool,
     /// The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath}]}.
@@ -91,7 +93,7 @@ pub const DOC: ToolDoc = ToolDoc {
     examples: &[
         (
             "Classify a pull request and plan its panel from gh",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,url | pr-classify --plan",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --plan",
         ),
         (
             "The same for a local branch, from git",
@@ -104,7 +106,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "A summary for people, planned with no opus headroom",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,url | pr-classify --plan --no-opus --text",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --plan --no-opus --text",
         ),
         (
             "Add a glob to the dependency rules and check the table",
@@ -437,6 +439,12 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
                 } else {
                     format!("not large ({} or fewer)", cls.large_lines)
                 }
+            );
+        }
+        _ if cls.list_incomplete => {
+            let _ = writeln!(
+                s,
+                "  size unread: the list holds {files}, fewer than the PR changes (gh lists at most 100; classify from git diff --numstat)"
             );
         }
         _ => {

@@ -146,7 +146,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "Review a pull request with its planned panel",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
         ),
         (
             "Copy a harness row to change it",
