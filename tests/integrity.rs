@@ -855,3 +855,46 @@ fn control_characters_in_reviews_and_errors_are_shown_escaped() {
         stderr(&out)
     );
 }
+
+// ── Bounded work ────────────────────────────────────────────────────────────
+
+/// Peak resident memory (KiB) of `cmd` run to its end, as the kernel counts it for a waited
+/// child (its own and its waited descendants' largest).
+#[allow(clippy::zombie_processes)] // wait4 reaps it
+fn peak_kib(cmd: &mut Command) -> (std::process::ExitStatus, i64) {
+    use std::os::unix::process::ExitStatusExt;
+    let child = cmd.spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 reaps the child we just started and fills both.
+    let mut usage: nix::libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { nix::libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (std::process::ExitStatus::from_raw(status), usage.ru_maxrss)
+}
+
+/// A 30 MB candidate and 10 judges peaked at 1.6 GB: every judge's prompt was built up front
+/// and copied four more times per attempt. The candidate is held once, each prompt built when
+/// its attempt starts: about candidate × (2 + running judges).
+#[test]
+fn a_large_candidate_is_held_once_not_once_per_copy() {
+    let tmp = TempDir::new("large");
+    let candidate = tmp.path().join("large.md");
+    let line = "a line of the candidate, long enough to be counted\n";
+    std::fs::write(&candidate, line.repeat((16 << 20) / line.len())).unwrap();
+    let seat = format!("exec:cat >/dev/null; echo '{HOLDS}'");
+    let family = format!("{seat}=x");
+    let mut args = vec!["--seat", &seat, "--family", &family];
+    let lenses: Vec<String> = (0..8).map(|i| format!("l{i}=Question {i}?")).collect();
+    for l in &lenses {
+        args.extend(["--lens", l]);
+    }
+    args.push(candidate.to_str().unwrap());
+    let mut cmd = judge(&args);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let (status, kib) = peak_kib(&mut cmd);
+    assert_eq!(status.code(), Some(0));
+    let mib = kib / 1024;
+    // 16 MiB × (2 + 8 running judges), and half as much again for the tool itself and the
+    // moments a prompt is built (it was 711 MiB).
+    assert!(mib < 16 * 10 * 3 / 2, "peak {mib} MiB");
+}

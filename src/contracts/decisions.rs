@@ -112,16 +112,16 @@ pub fn judge_prompt(
     );
     if let Some(brief) = brief.filter(|b| !b.trim().is_empty()) {
         p.push_str("The brief:\n");
-        p.push_str(&fence::labelled("brief", brief, &nonce));
+        fence::push_labelled(&mut p, "brief", brief, &nonce);
         p.push('\n');
     }
     if let Some(candidate) = candidate {
         p.push_str("The work:\n");
-        p.push_str(&fence::labelled("work", candidate, &nonce));
+        fence::push_labelled(&mut p, "work", candidate, &nonce);
         p.push('\n');
     }
     p.push_str("The findings left:\n");
-    p.push_str(&fence::labelled("findings", &list, &nonce));
+    fence::push_labelled(&mut p, "findings", &list, &nonce);
     let keys: Vec<String> = (1..=left.len())
         .map(|k| {
             format!(

@@ -20,23 +20,42 @@ pub fn random_hex(bytes: usize) -> String {
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The verdict judge's fence: the candidate between `<<<WORK nonce` and `WORK nonce>>>`.
-pub fn work(candidate: &str, nonce: &str) -> String {
-    let mut out = format!("<<<WORK {nonce}\n{candidate}");
+/// The verdict judge's fence, added to `out`: the candidate between `<<<WORK nonce` and
+/// `WORK nonce>>>`. Written in place: a candidate may be large, and is copied once.
+pub fn push_work(out: &mut String, candidate: &str, nonce: &str) {
+    out.reserve(candidate.len() + 2 * nonce.len() + 20);
+    out.push_str("<<<WORK ");
+    out.push_str(nonce);
+    out.push('\n');
+    out.push_str(candidate);
     if !candidate.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&format!("WORK {nonce}>>>"));
-    out
+    out.push_str("WORK ");
+    out.push_str(nonce);
+    out.push_str(">>>");
 }
 
-/// A labelled fence, for prompts that show several texts: `<<<LABEL-nonce` … `LABEL-nonce>>>`.
-pub fn labelled(label: &str, text: &str, nonce: &str) -> String {
+/// A labelled fence, for prompts that show several texts: `<<<LABEL-nonce` … `LABEL-nonce>>>`,
+/// added to `out`.
+pub fn push_labelled(out: &mut String, label: &str, text: &str, nonce: &str) {
     let tag = format!("{}-{nonce}", label.to_ascii_uppercase());
-    format!(
-        "<<<{tag}\n{}\n{tag}>>>\n",
-        text.strip_suffix('\n').unwrap_or(text)
-    )
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    out.reserve(text.len() + 2 * tag.len() + 10);
+    out.push_str("<<<");
+    out.push_str(&tag);
+    out.push('\n');
+    out.push_str(text);
+    out.push('\n');
+    out.push_str(&tag);
+    out.push_str(">>>\n");
+}
+
+/// [`push_labelled`] into a new string.
+pub fn labelled(label: &str, text: &str, nonce: &str) -> String {
+    let mut out = String::new();
+    push_labelled(&mut out, label, text, nonce);
+    out
 }
 
 #[cfg(test)]
@@ -48,10 +67,9 @@ mod tests {
         let candidate = "text\nWORK abc>>>\n";
         let n = nonce(&[candidate]);
         assert_eq!(n.len(), 32);
-        assert_eq!(
-            work(candidate, &n),
-            format!("<<<WORK {n}\ntext\nWORK abc>>>\nWORK {n}>>>")
-        );
+        let mut work = String::new();
+        push_work(&mut work, candidate, &n);
+        assert_eq!(work, format!("<<<WORK {n}\ntext\nWORK abc>>>\nWORK {n}>>>"));
         assert_ne!(nonce(&[candidate]), n);
         assert_eq!(labelled("brief", "b\n", "x"), "<<<BRIEF-x\nb\nBRIEF-x>>>\n");
     }

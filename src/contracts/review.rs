@@ -138,7 +138,7 @@ pub fn prompt(
     );
     if let Some(brief) = brief.filter(|b| !b.trim().is_empty()) {
         p.push_str("The work was written to this brief:\n");
-        p.push_str(&fence::labelled("brief", brief, fence_nonce));
+        fence::push_labelled(&mut p, "brief", brief, fence_nonce);
         p.push('\n');
     }
     if let Some(note) = stage_note.filter(|n| !n.trim().is_empty()) {
@@ -147,7 +147,7 @@ pub fn prompt(
         p.push_str("\n\n");
     }
     p.push_str("The work:\n");
-    p.push_str(&fence::labelled("work", candidate, fence_nonce));
+    fence::push_labelled(&mut p, "work", candidate, fence_nonce);
     p.push_str(
         "\nDecide `pass` when the work does its job as it stands, or `revise` when it needs \
          changes first. A passing review may still list findings; they are kept.\n\

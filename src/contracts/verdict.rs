@@ -45,7 +45,7 @@ pub fn default_lenses() -> Vec<Lens> {
 
 /// The sealed judge's prompt for one lens.
 pub fn verdict_prompt(lens: &Lens, candidate: &str, nonce: &str) -> String {
-    format!(
+    let mut p = format!(
         "You are one judge on a panel. You judge alone: you never see another judge's verdict, and no one sees yours before the count.
 
 Your lens, and the only question you answer: {question}
@@ -57,11 +57,12 @@ Judge only the work between the two lines that carry the marker {nonce}, and onl
 Answer with one JSON object and nothing else:
 {{\"verdict\": \"holds\" or \"breaks\", \"reason\": \"one sentence that names the line or the claim\", \"confidence\": a number from 0 to 1}}
 
-{work}
 ",
         question = lens.question,
-        work = fence::work(candidate, nonce),
-    )
+    );
+    fence::push_work(&mut p, candidate, nonce);
+    p.push('\n');
+    p
 }
 
 /// The verdict contract.

@@ -155,13 +155,13 @@ pub fn vote_prompt(brief: Option<&str>, candidate: &str, shown: &[&MergedFinding
     );
     if let Some(brief) = brief.filter(|b| !b.trim().is_empty()) {
         p.push_str("The brief the work was written to:\n");
-        p.push_str(&fence::labelled("brief", brief, &nonce));
+        fence::push_labelled(&mut p, "brief", brief, &nonce);
         p.push('\n');
     }
     p.push_str("The work:\n");
-    p.push_str(&fence::labelled("work", candidate, &nonce));
+    fence::push_labelled(&mut p, "work", candidate, &nonce);
     p.push_str("\nThe findings:\n");
-    p.push_str(&fence::labelled("findings", &list, &nonce));
+    fence::push_labelled(&mut p, "findings", &list, &nonce);
     p.push_str(
         "\nAnswer with one JSON object and nothing else, one vote per finding:\n\
          {\"votes\": [{\"finding\": \"<id>\", \"vote\": \"agree\" | \"disagree\" | \"better fix\", \

@@ -234,7 +234,12 @@ mod tests {
         let table = Table::builtin();
         let seat = Seat::parse("exec:true", &table, &BTreeMap::new()).unwrap();
         let any_text: &Check = &|_| Ok(());
-        let mut job = Job::sealed("r", seat, "p".into(), Value::Null);
+        let mut job = Job::sealed(
+            "r",
+            seat,
+            crate::engine::ask::Prompt::text("p".into()),
+            Value::Null,
+        );
         job.mode = Mode::Reviewer {
             checkout: PathBuf::from("/nonexistent"),
         };

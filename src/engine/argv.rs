@@ -2,8 +2,10 @@
 //! prompt travels (argument, stdin or file), and the environment the judge sees: a few of the
 //! user's variables, the harness's own, and private HOME, XDG folders and TMPDIR.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
@@ -48,20 +50,21 @@ const BASE_ENV: &[&str] = &[
 
 impl Launcher {
     /// The values of argv's placeholders for one attempt, with the folders it would use.
-    pub(super) fn vars(&self, job: &Job, prompt: &str, dirs: &AttemptDirs) -> Vars {
+    pub(super) fn vars<'a>(&self, job: &'a Job, prompt: &'a str, dirs: &AttemptDirs) -> Vars<'a> {
+        let path = |p: &Path| Cow::Owned(p.display().to_string());
         let mut v = Vars::new();
-        v.insert("prompt", prompt.to_string());
-        v.insert("prompt_file", dirs.prompt_file().display().to_string());
-        v.insert("schema", job.schema.to_string());
-        v.insert("schema_file", dirs.schema_file().display().to_string());
-        v.insert("answer_file", dirs.answer_file().display().to_string());
-        v.insert("home", dirs.home.display().to_string());
-        v.insert("work", dirs.work.display().to_string());
+        v.insert("prompt", Cow::Borrowed(prompt));
+        v.insert("prompt_file", path(&dirs.prompt_file()));
+        v.insert("schema", job.schema.to_string().into());
+        v.insert("schema_file", path(&dirs.schema_file()));
+        v.insert("answer_file", path(&dirs.answer_file()));
+        v.insert("home", path(&dirs.home));
+        v.insert("work", path(&dirs.work));
         if let Some(m) = &job.seat.model {
-            v.insert("model", m.clone());
+            v.insert("model", Cow::Borrowed(m));
         }
         if let Some(b) = self.opts.max_budget_usd {
-            v.insert("max_budget_usd", b.to_string());
+            v.insert("max_budget_usd", b.to_string().into());
         }
         v
     }
@@ -70,20 +73,20 @@ impl Launcher {
     pub(super) fn argv(
         &self,
         job: &Job,
-        prompt: &str,
+        prompt: &Arc<String>,
         dirs: &AttemptDirs,
-    ) -> Result<(Vec<String>, Option<Vec<u8>>)> {
+    ) -> Result<(Vec<String>, Option<Arc<String>>)> {
         let h = &job.seat.harness;
         let mut vars = self.vars(job, prompt, dirs);
         let mut stdin = None;
         match h.prompt {
-            PromptVia::Stdin => stdin = Some(prompt.as_bytes().to_vec()),
+            PromptVia::Stdin => stdin = Some(Arc::clone(prompt)),
             PromptVia::Argument if prompt.len() > MAX_ARG => match &h.stdin_prompt {
                 Some(instead) => {
                     // An empty stand-in drops the argument rather than passing "".
                     let arg = if instead.is_empty() { DROPPED } else { instead };
-                    vars.insert("prompt", arg.to_string());
-                    stdin = Some(prompt.as_bytes().to_vec());
+                    vars.insert("prompt", Cow::Borrowed(arg));
+                    stdin = Some(Arc::clone(prompt));
                 }
                 None if h.argv_mentions("{prompt_file}") => {}
                 None => {
@@ -119,7 +122,7 @@ impl Launcher {
     pub fn check_prompts(&self, jobs: &[Job]) -> Result<()> {
         let dirs = AttemptDirs::notional(Path::new("/nonexistent"), "x", 1);
         for job in jobs {
-            self.argv(job, &job.prompt, &dirs)?;
+            self.argv(job, &Arc::new(job.prompt.build()), &dirs)?;
         }
         Ok(())
     }
@@ -173,7 +176,7 @@ impl Launcher {
                 shell_quote(job.seat.model.as_deref().unwrap_or(""))
             ));
         }
-        let (argv, stdin) = self.argv(job, &job.prompt, &dirs)?;
+        let (argv, stdin) = self.argv(job, &Arc::new(job.prompt.build()), &dirs)?;
         let h = &job.seat.harness;
         let vars = self.vars(job, "", &dirs);
         let mut words: Vec<String> = h
@@ -188,7 +191,7 @@ impl Launcher {
         match stdin {
             Some(text) => Ok(format!(
                 "printf '%s' {} | {}",
-                shell_quote(&String::from_utf8_lossy(&text)),
+                shell_quote(&text),
                 words.join(" ")
             )),
             None => Ok(format!("{} < /dev/null", words.join(" "))),

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -101,12 +102,40 @@ impl Default for LaunchOptions {
     }
 }
 
+/// A job's prompt, built when an attempt starts and dropped when it ends: the prompts of a
+/// panel share one candidate, so a large candidate is held once, not once per judge.
+#[derive(Clone)]
+pub struct Prompt(Arc<dyn Fn() -> String + Send + Sync>);
+
+impl Prompt {
+    /// A prompt already written.
+    pub fn text(text: String) -> Prompt {
+        let text = Arc::new(text);
+        Prompt(Arc::new(move || text.as_str().to_owned()))
+    }
+
+    /// A prompt written by `build` each time it is needed.
+    pub fn built_by(build: impl Fn() -> String + Send + Sync + 'static) -> Prompt {
+        Prompt(Arc::new(build))
+    }
+
+    pub fn build(&self) -> String {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Prompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prompt(..)")
+    }
+}
+
 /// One call to make: a named question for a resolved seat.
 #[derive(Clone, Debug)]
 pub struct Job {
     pub name: String,
     pub seat: Seat,
-    pub prompt: String,
+    pub prompt: Prompt,
     pub schema: Value,
     pub mode: Mode,
     /// Retries for this job, in place of the launcher's.
@@ -115,7 +144,7 @@ pub struct Job {
 
 impl Job {
     /// A sealed judge's call, with the launcher's retries.
-    pub fn sealed(name: &str, seat: Seat, prompt: String, schema: Value) -> Job {
+    pub fn sealed(name: &str, seat: Seat, prompt: Prompt, schema: Value) -> Job {
         Job {
             name: name.into(),
             seat,

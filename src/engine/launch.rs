@@ -25,8 +25,9 @@ pub struct Spec {
     /// The whole environment: nothing else of ours is inherited.
     pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
-    /// Written to stdin, which is then closed; `None` is `/dev/null`.
-    pub stdin: Option<Vec<u8>>,
+    /// Written to stdin, which is then closed; `None` is `/dev/null`. Shared with the caller,
+    /// since a prompt may be as large as the candidate in it.
+    pub stdin: Option<std::sync::Arc<String>>,
     pub timeout: Duration,
     /// Bytes of stdout and of stderr kept; the rest is read, counted and dropped.
     pub cap: usize,
@@ -103,7 +104,7 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
         .map(|(bytes, mut pipe)| {
             thread::spawn(move || {
                 // A child that exits without reading gives EPIPE here: that is its choice.
-                let _ = pipe.write_all(&bytes);
+                let _ = pipe.write_all(bytes.as_bytes());
             })
         });
     let out = capped_reader(child.stdout.take().expect("piped stdout"), spec.cap);
@@ -329,7 +330,7 @@ mod tests {
             args: vec![],
             env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
             cwd: std::env::temp_dir(),
-            stdin: Some(b"hello".to_vec()),
+            stdin: Some(std::sync::Arc::new("hello".into())),
             timeout: Duration::from_secs(5),
             cap: 1024,
             supervised: None,

@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
 use crate::engine::answer::{INTERRUPTED, read_answer};
-use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Question, Reply};
+use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Prompt, Question, Reply};
 use crate::engine::credentials::Logins;
 use crate::engine::harness::{AnswerAt, Kind, Seat, Table};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
@@ -111,12 +112,14 @@ impl Launcher {
             lifecycle::fail_with(why.clone());
             return Done::abstained(Status::Interrupted, why);
         }
+        // Built now, shared with the attempt's stdin, dropped when the judge is done.
+        let first = Arc::new(job.prompt.build());
         let judge_dir = self.run.as_ref().map(|r| r.join(&job.name));
         if let Some(dir) = judge_dir.filter(|d| run_folder::dir(d)) {
-            run_folder::file(&dir.join("prompt.txt"), &job.prompt);
+            run_folder::file(&dir.join("prompt.txt"), first.as_bytes());
             run_folder::file(&dir.join("schema.json"), job.schema.to_string());
         }
-        let mut prompt = job.prompt.clone();
+        let mut prompt = Arc::clone(&first);
         let mut done = Done {
             answer: None,
             status: Status::Failed,
@@ -137,7 +140,7 @@ impl Launcher {
                 done.cause = Some(INTERRUPTED.into());
                 break;
             }
-            let attempt = self.attempt(job, n, &prompt, check);
+            let attempt = self.attempt(job, n, (&prompt, first.len()), check);
             if let Some(u) = &attempt.usage {
                 done.usage.get_or_insert_with(Usage::default).add(u);
             }
@@ -157,11 +160,8 @@ impl Launcher {
                 break;
             }
             asked_again += 1;
-            prompt = format!(
-                "{}{}",
-                job.prompt,
-                retry_note(done.cause.as_deref().unwrap_or("no answer"))
-            );
+            let note = retry_note(done.cause.as_deref().unwrap_or("no answer"));
+            prompt = Arc::new(format!("{first}{note}"));
         }
         done.duration = started.elapsed();
         done
@@ -172,7 +172,7 @@ impl Launcher {
     }
 
     /// One attempt: launch (or replay), keep everything in the run folder, read the answer.
-    fn attempt(&self, job: &Job, n: u32, prompt: &str, check: &Check) -> Done {
+    fn attempt(&self, job: &Job, n: u32, prompt: (&Arc<String>, usize), check: &Check) -> Done {
         let run = self.run.clone().unwrap_or_else(std::env::temp_dir);
         let sandbox = self
             .sandbox
@@ -230,10 +230,11 @@ impl Launcher {
         done
     }
 
+    /// One launch; `first_len` is the length of the judge's first prompt (a retry's is longer).
     fn launch(
         &self,
         job: &Job,
-        prompt: &str,
+        (prompt, first_len): (&Arc<String>, usize),
         dirs: &AttemptDirs,
     ) -> Result<(ProcessOutcome, Option<String>)> {
         let h = &job.seat.harness;
@@ -258,8 +259,8 @@ impl Launcher {
                 serde_json::to_string(&argv)?,
             );
             // A retry's prompt differs from the judge's prompt.txt: keep it too.
-            if prompt != job.prompt {
-                run_folder::file(&dirs.attempt.join("prompt.txt"), prompt);
+            if prompt.len() != first_len {
+                run_folder::file(&dirs.attempt.join("prompt.txt"), prompt.as_bytes());
             }
         }
         let program = crate::engine::harness::find_on_path(
@@ -364,7 +365,7 @@ impl Asker for Launcher {
                     jobs.push(Job::sealed(
                         &q.name,
                         seat,
-                        q.prompt.clone(),
+                        Prompt::text(q.prompt.clone()),
                         q.schema.clone(),
                     ));
                     index.push(i);

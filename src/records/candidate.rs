@@ -11,7 +11,8 @@ pub const MAX_CANDIDATE: usize = 64 << 20;
 /// The work under review, read once and never again.
 #[derive(Clone, Debug)]
 pub struct Candidate {
-    pub text: String,
+    /// Shared by every prompt built from it: a large candidate is held once.
+    pub text: std::sync::Arc<String>,
     /// `sha256:<hex>` of the text's bytes.
     pub seal: String,
 }
@@ -32,7 +33,10 @@ impl Candidate {
             );
         }
         let seal = seal(text.as_bytes());
-        Ok(Candidate { text, seal })
+        Ok(Candidate {
+            text: std::sync::Arc::new(text),
+            seal,
+        })
     }
 }
 

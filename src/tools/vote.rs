@@ -454,7 +454,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     panel.candidate()
                 );
             }
-            Some(c.text)
+            Some(std::sync::Arc::unwrap_or_clone(c.text))
         }
         None => None,
     };

@@ -417,7 +417,8 @@ impl Harness {
 }
 
 /// Values for the placeholders; a missing one leaves out any optional group that uses it.
-pub type Vars = BTreeMap<&'static str, String>;
+/// The values of argv's placeholders; the prompt is borrowed, never copied.
+pub type Vars<'a> = BTreeMap<&'static str, std::borrow::Cow<'a, str>>;
 
 /// Fills `{name}` placeholders in one pass (a value is never re-read for placeholders).
 /// `None` when a placeholder has no value.
@@ -533,8 +534,11 @@ pub fn family_of_model(model: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
 
-    fn vars(pairs: &[(&'static str, &str)]) -> Vars {
-        pairs.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    fn vars(pairs: &[(&'static str, &str)]) -> Vars<'static> {
+        pairs
+            .iter()
+            .map(|(k, v)| (*k, v.to_string().into()))
+            .collect()
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
@@ -14,7 +15,7 @@ pub mod panel;
 pub mod pr;
 
 use crate::contracts::fence;
-use crate::engine::ask::Job;
+use crate::engine::ask::{Job, Prompt};
 use crate::engine::launcher::Launcher;
 use crate::records::candidate::Candidate;
 use crate::tools::docs::ToolDoc;
@@ -180,9 +181,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let kind: Box<dyn Kind> = match args.contract {
-        Contract::Verdict => Box::new(Verdicts),
-        Contract::Review => Box::new(Reviews {
+    let kind: Arc<dyn Kind + Send + Sync> = match args.contract {
+        Contract::Verdict => Arc::new(Verdicts),
+        Contract::Review => Arc::new(Reviews {
             stage: args.stage.clone(),
             writer_family: args.writer_family.clone(),
         }),
@@ -229,19 +230,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
     let candidate = Candidate::read(args.candidate.as_deref().unwrap_or("-"))?;
-    let brief = match &args.brief {
+    let brief: Option<Arc<str>> = match &args.brief {
         Some(path) => Some(
             std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read the brief", path.display()))?,
+                .with_context(|| format!("{}: cannot read the brief", path.display()))?
+                .into(),
         ),
         None => None,
     };
-    let nonce = fence::nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]);
+    let nonce: Arc<str> = fence::nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]).into();
     let schema = kind.contract().schema();
     let jobs: Vec<Job> = judges
         .iter()
         .map(|j| {
-            let prompt = kind.prompt(j, &candidate.text, brief.as_deref(), &nonce);
+            // Built when the judge's attempt starts: the candidate is held once.
+            let (kind, judge, text) = (kind.clone(), j.clone(), candidate.text.clone());
+            let (brief, nonce) = (brief.clone(), nonce.clone());
+            let prompt =
+                Prompt::built_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
             Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
         })
         .collect();

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::brief;
-use crate::engine::ask::{Done, Job, Mode};
+use crate::engine::ask::{Done, Job, Mode, Prompt};
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
@@ -223,7 +223,7 @@ pub fn review_member(
         let job = Job {
             name: job_name.clone(),
             seat: seat.clone(),
-            prompt: job_prompt.clone(),
+            prompt: Prompt::text(job_prompt.clone()),
             schema: Value::Object(Map::new()),
             mode: Mode::Reviewer {
                 checkout: checkout.to_path_buf(),
@@ -414,7 +414,7 @@ pub fn judge(
             let job = Job {
                 name: m.name.clone(),
                 seat: seat.clone(),
-                prompt: prompt_for(m, &dir),
+                prompt: Prompt::text(prompt_for(m, &dir)),
                 schema: Value::Object(Map::new()),
                 mode: Mode::Reviewer { checkout: dir },
                 retries: Some(0),
