@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::util::{TempDir, bin, processes_with_env, root, with_standins};
 
 /// The cell's pipeline, run by bash: `$1` the cell's folder, the rest panel-judge's arguments.
-/// ACTION says what happens mid-panel: INT or TERM to panel-judge once judge `b` hangs and
+/// ACTION says what happens mid-panel: a signal (INT, TERM, HUP, KILL) to panel-judge once judge `b` hangs and
 /// `a`'s record is out; `fill` the run folder's disk once `a`'s record is out, then let `b`
 /// answer (it waits for the file `go`). DISK is a folder to mount a small tmpfs on (in a private mount namespace,
 /// see [`run_cell`]); FULL fills it before the start.
@@ -35,14 +35,15 @@ if [ -n "${DISK:-}" ]; then
 fi
 (
   set -o pipefail
-  sh -c 'echo $$ > judge.pid; exec "$@"' sh "$PANEL_JUDGE" "$@" 2> judge.err |
+  sh -c 'echo $$ > judge.pid; if [ -n "${NOFILE:-}" ]; then ulimit -n "$NOFILE"; fi; exec "$@"' \
+    sh "$PANEL_JUDGE" "$@" 2> judge.err |
     tee records.jsonl | "$PANEL_TALLY" > tally.txt 2> tally.err
   echo "$? ${PIPESTATUS[*]}" > codes
 ) &
 pipeline=$!
 waited=0
 case ${ACTION:-} in
-  INT|TERM)
+  INT|TERM|HUP|KILL)
     # b is hanging and a's record is out (a must be untouched by the signal).
     until { grep -q '"mode":"hang"' log/calls.jsonl && [ -s records.jsonl ]; } 2>/dev/null ||
       [ $waited -ge 1000 ]; do
@@ -70,6 +71,8 @@ struct Fault {
     action: Option<&'static str>,
     disk: Disk,
     timeout: &'static str,
+    /// panel-judge's limit on open files (`ulimit -n`), when the fault is a shortage of them.
+    nofile: Option<&'static str>,
     /// panel-judge's exit status, in every row.
     judge: i32,
     /// What the cell shows in the README's table, in every row but those of `except`: `b`'s
@@ -103,6 +106,7 @@ const fn fault(
         action: None,
         disk: Disk::Plain,
         timeout: "60",
+        nofile: None,
         judge: 0,
         expect,
         except: &[],
@@ -197,6 +201,38 @@ const FAULTS: &[Fault] = &[
         ..fault("sigterm", "SIGTERM mid-panel", "hang", "interrupted 3")
     },
     Fault {
+        action: Some("HUP"),
+        judge: 129,
+        except: NO_PROCESS,
+        ..fault("sighup", "SIGHUP mid-panel", "hang", "interrupted 3")
+    },
+    Fault {
+        // Nothing of panel-judge's runs after SIGKILL: b sends no record (panel-tally counts
+        // it missing), and its supervisor ends it and removes its private folder.
+        action: Some("KILL"),
+        judge: 137,
+        except: NO_PROCESS,
+        ..fault("sigkill", "SIGKILL of panel-judge", "hang", "missing 3")
+    },
+    Fault {
+        except: NO_PROCESS,
+        ..fault("escaped", "escaped setsid child", "escaped", "ok 0")
+    },
+    Fault {
+        except: NO_PROCESS,
+        ..fault(
+            "escaped_holder",
+            "escaped pipe holder",
+            "escaped-holder",
+            "ok 0",
+        )
+    },
+    Fault {
+        // Room for one judge's pipes at a time: the judges wait their turn.
+        nofile: Some("20"),
+        ..fault("fd_exhaustion", "fd exhaustion", "holds", "ok 0")
+    },
+    Fault {
         disk: Disk::Full,
         judge: 2,
         ..fault("disk_full", "disk full", "holds", "none 2")
@@ -248,6 +284,7 @@ fn expected(row: &str, f: &Fault) -> Option<Want> {
     let Some((status, pipeline)) = parsed else {
         panic!("{row} × {}: a cell is `STATUS CODE`, not {cell:?}", f.title);
     };
+    // panel-tally counts a judge with no record as missing: an abstention.
     let tally = match status {
         "ok" => 0,
         "none" => 2,
@@ -309,8 +346,8 @@ macro_rules! cells {
 cells! {
     [
         no_answer prose fenced wrong_schema outside_the_contract error_exit_0 valid_exit_1 hang
-        grandchild flood usage_limit rate_limit killed sigint sigterm disk_full disk_fills
-        no_run_folder
+        grandchild flood usage_limit rate_limit killed sigint sigterm sighup sigkill escaped
+        escaped_holder fd_exhaustion disk_full disk_fills no_run_folder
     ]
     claude codex copilot opencode gemini qwen kimi cursor agy llm exec replay
 }
@@ -418,6 +455,9 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, want: &Want, bad: &Mutex<V
     if let Some(a) = f.action {
         cmd.env("ACTION", a);
     }
+    if let Some(n) = f.nofile {
+        cmd.env("NOFILE", n);
+    }
     if in_namespace {
         cmd.env("DISK", w.join("disk"));
         if f.disk == Disk::Full {
@@ -489,26 +529,31 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, want: &Want, bad: &Mutex<V
                 Some(a) if a["status"] == "ok" && a["verdict"] == "holds" => {}
                 other => fail(format!("judge a was touched: {other:?}")),
             }
-            let Some(b) = by("b") else {
-                fail(format!("no record for b: {records:?}"));
-                return;
-            };
-            if b["status"] == "ok" {
-                if b["verdict"] != "holds" {
-                    fail(format!("b's verdict is not the one it gave: {b}"));
-                }
-            } else {
-                if !b["verdict"].is_null() {
-                    fail(format!("an abstention with a verdict: {b}"));
-                }
-                let cause = b["cause"].as_str().unwrap_or_default();
-                if cause.is_empty() || cause.chars().any(char::is_control) || cause.len() > 400 {
-                    fail(format!(
-                        "b's cause is not one line a person can act on: {cause:?}"
-                    ));
+            // No record for b: `missing`, as panel-tally counts it (only SIGKILL may do that).
+            match by("b") {
+                None => "missing".to_string(),
+                Some(b) => {
+                    if b["status"] == "ok" {
+                        if b["verdict"] != "holds" {
+                            fail(format!("b's verdict is not the one it gave: {b}"));
+                        }
+                    } else {
+                        if !b["verdict"].is_null() {
+                            fail(format!("an abstention with a verdict: {b}"));
+                        }
+                        let cause = b["cause"].as_str().unwrap_or_default();
+                        if cause.is_empty()
+                            || cause.chars().any(char::is_control)
+                            || cause.len() > 400
+                        {
+                            fail(format!(
+                                "b's cause is not one line a person can act on: {cause:?}"
+                            ));
+                        }
+                    }
+                    b["status"].as_str().unwrap_or("?").to_string()
                 }
             }
-            b["status"].as_str().unwrap_or("?").to_string()
         }
     };
 
@@ -541,6 +586,12 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, want: &Want, bad: &Mutex<V
 
     // No process left behind: nothing still running carries this cell's STANDIN_LOG.
     let marker = format!("STANDIN_LOG={}", w.join("log").display());
+    if f.action == Some("KILL") {
+        // No one waits for a SIGKILLed tool: its judges' supervisors see it gone and end them
+        // (TERM, half a second, KILL).
+        let gone = || processes_with_env(&marker).is_empty();
+        crate::util::wait_until(std::time::Duration::from_secs(5), gone);
+    }
     let left = processes_with_env(&marker);
     if !left.is_empty() {
         let cmds: Vec<String> = left
@@ -549,9 +600,15 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, want: &Want, bad: &Mutex<V
             .collect();
         fail(format!("pids {left:?} outlived the panel: {cmds:?}"));
     }
+    // After SIGKILL the judges' private folders are gone (their supervisors remove the
+    // running ones'); the empty sandbox that held them is the next run's to remove.
     let left: Vec<_> = std::fs::read_dir(w.join("tmp"))
         .unwrap()
         .flatten()
+        .filter(|e| {
+            let empty = std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_none());
+            !(f.action == Some("KILL") && empty)
+        })
         .map(|e| e.file_name())
         .collect();
     if !left.is_empty() {

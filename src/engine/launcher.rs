@@ -185,7 +185,12 @@ impl Launcher {
                 self.user_env.get("PANEL_ROUND").map(String::as_str),
             )
             .map(|o| (o, None)),
-            Kind::Process => self.launch(job, prompt, &dirs),
+            Kind::Process => {
+                let launched = self.launch(job, prompt, &dirs);
+                // Read and kept: the attempt's private folder has served.
+                let _ = fs::remove_dir_all(&dirs.private);
+                launched
+            }
         };
         let (outcome, answer_file) = match result {
             Ok(r) => r,
@@ -303,6 +308,7 @@ impl Launcher {
             cap: OUTPUT_CAP,
             supervised: Some(Policy {
                 grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
+                private: Some(dirs.private.clone()),
             }),
         };
         let outcome = launch::run(&spec);

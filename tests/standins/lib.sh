@@ -399,6 +399,17 @@ si_run() {
         exec sleep 100000
       fi
       si_model_text ok; cli_answer ok; exit 0 ;;
+    escaped|escaped-holder)
+      # A process that leaves the stand-in's session and process group (setsid), with the
+      # stand-in's stdout (escaped-holder) or without it; the stand-in answers and exits.
+      if [[ $mode == escaped ]]; then
+        setsid sleep 100000 </dev/null >/dev/null 2>&1 &
+      else
+        setsid sleep 100000 </dev/null &
+      fi
+      local gc=$!
+      if si_log_dir; then printf '%s\n' "$gc" >>"$STANDIN_LOG/grandchildren"; fi
+      si_model_text ok; cli_answer ok; exit 0 ;;
     killed) kill -9 $$; exit 137 ;;
     review-read|review-read:*|review-blind|review-blind:*|review-write|review-write:*)
       si_review "$mode"; exit 0 ;;

@@ -32,6 +32,9 @@ pub const CONFINE: &str = "__panel-confine";
 pub struct Policy {
     /// How long descendants have between TERM and KILL.
     pub grace_ms: u64,
+    /// The judge's private folder, removed by the supervisor when the tool is gone.
+    #[serde(default)]
+    pub private: Option<PathBuf>,
 }
 
 /// Runs the stage named by the first argument, if it names one; never returns then.

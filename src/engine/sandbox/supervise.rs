@@ -125,6 +125,13 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
     }
     end_descendants(me, harness, grace, &mut ending);
+    // The tool is gone and cannot remove the judge's private folder (the copied logins are in
+    // it): nothing runs there any more, so it goes now.
+    if stopped == Some(signal_hook::consts::SIGKILL)
+        && let Some(private) = &policy.private
+    {
+        let _ = std::fs::remove_dir_all(private);
+    }
     match (stopped, ending) {
         // Stopped by the tool's signal: end the same way, as a process group of ours would.
         (Some(sig), _) => raise(sig),
