@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::util::alive;
-use crate::util::{TempDir, bin, root, stderr, stdout, with_standins};
+use crate::util::{TempDir, bin, on_path, root, stderr, stdout, with_standins};
 
 /// A panel-judge run against stand-ins, with a fake user HOME and a call log.
 pub struct Rig {
@@ -478,12 +478,6 @@ fn the_readme_first_command_runs_offline() {
         "{}",
         stdout(&out)
     );
-}
-
-/// Whether `name` is an executable on PATH.
-fn on_path(name: &str) -> bool {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .any(|d| d.join(name).is_file())
 }
 
 /// panel-fleet's errors before any panel runs: one line and exit 2, never 1 ("a panel failed").

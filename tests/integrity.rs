@@ -898,3 +898,48 @@ fn a_large_candidate_is_held_once_not_once_per_copy() {
     // moments a prompt is built (it was 711 MiB).
     assert!(mib < 16 * 10 * 3 / 2, "peak {mib} MiB");
 }
+
+/// Under a limit on processes (`ulimit -u 16`, which counts threads) panel-judge panicked
+/// ("failed to spawn thread", exit 101) and left judges running. It now runs as many judges at
+/// once as the limit holds, and every one answers. Needs root, to run as another user.
+#[test]
+fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
+    if !nix_is_root() || !crate::util::on_path("setpriv") {
+        eprintln!("skipped: needs root and setpriv to run as nobody under ulimit -u");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new("nproc");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let answer = tmp.path().join("answer.sh");
+    std::fs::write(&answer, format!("sleep 0.2; echo '{HOLDS}'\n")).unwrap();
+    let seat = format!("exec:sh {}", answer.display());
+    let mut script = format!(
+        "ulimit -u 16 && exec {} --seat '{seat}' --family '{seat}=x' --timeout 60",
+        bin("panel-judge").display()
+    );
+    for i in 0..8 {
+        script.push_str(&format!(" --lens l{i}=Q{i}?"));
+    }
+    script.push_str(" examples/answer.md");
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "bash",
+            "-c",
+        ])
+        .arg(&script)
+        .env("TMPDIR", tmp.path())
+        .env("HOME", tmp.path())
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 8);
+    assert!(recs.iter().all(|r| r["status"] == "ok"), "{recs:?}");
+}

@@ -236,3 +236,9 @@ fn record(fields: &[&str]) {
         .collect();
     writeln!(ledger.as_mut().unwrap(), "{}", line.join("\t")).unwrap();
 }
+
+/// Whether `name` is an executable on PATH.
+pub fn on_path(name: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join(name).is_file())
+}

@@ -3,7 +3,7 @@
 
 use std::thread;
 
-use crossbeam_channel::{bounded, unbounded};
+use crossbeam_channel::unbounded;
 
 /// Runs `work` on every job with at most `workers` at once. `done` is called on this thread
 /// with each job's index and result, in the order they finish.
@@ -21,29 +21,40 @@ pub fn run<J, R>(
         return;
     }
     let workers = workers.clamp(1, n);
-    let (job_tx, job_rx) = bounded::<(usize, J)>(0);
+    // Every job waits in the channel; each worker takes the next when it is free.
+    let (job_tx, job_rx) = unbounded::<(usize, J)>();
+    for job in jobs.into_iter().enumerate() {
+        let _ = job_tx.send(job);
+    }
+    drop(job_tx);
     let (res_tx, res_rx) = unbounded::<(usize, R)>();
     thread::scope(|scope| {
+        // As many workers as the system gives threads for (a limit on processes counts them).
+        let mut started = 0;
         for _ in 0..workers {
             let job_rx = job_rx.clone();
             let res_tx = res_tx.clone();
             let work = &work;
-            scope.spawn(move || {
+            let worker = thread::Builder::new().spawn_scoped(scope, move || {
                 for (i, job) in job_rx {
                     if res_tx.send((i, work(i, job))).is_err() {
                         break;
                     }
                 }
             });
+            if worker.is_err() {
+                break;
+            }
+            started += 1;
         }
         drop(res_tx);
-        scope.spawn(move || {
-            for job in jobs.into_iter().enumerate() {
-                if job_tx.send(job).is_err() {
-                    break;
-                }
+        if started == 0 {
+            // Not one thread to be had: the jobs run here, one after another.
+            for (i, job) in job_rx {
+                done(i, work(i, job));
             }
-        });
+            return;
+        }
         for (i, r) in res_rx {
             done(i, r);
         }

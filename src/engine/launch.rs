@@ -81,45 +81,29 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // A shortage of descriptors or processes on our side is waited out, up to the deadline.
-    let mut child = loop {
-        match cmd.spawn() {
+    // A shortage of descriptors, processes or threads on our side is waited out while other
+    // judges run (they end and free theirs), up to the deadline; with none running it lasts.
+    let Running {
+        mut child,
+        pgid,
+        feeder,
+        out,
+        err,
+    } = loop {
+        match start(spec, &mut cmd) {
             Err(e)
-                if is_shortage(&e) && started.elapsed() < spec.timeout && stopped().is_none() =>
+                if is_shortage(&e)
+                    && crate::engine::lifecycle::any_running()
+                    && started.elapsed() < spec.timeout
+                    && stopped().is_none() =>
             {
                 thread::sleep(Duration::from_millis(50));
             }
             other => break other?,
         }
     };
-    let pgid = child.id() as i32;
-    register(pgid);
-    if stopped().is_some() {
-        signal_group(pgid, Signal::SIGKILL);
-    }
-    let feeder = spec
-        .stdin
-        .clone()
-        .zip(child.stdin.take())
-        .map(|(bytes, mut pipe)| {
-            thread::spawn(move || {
-                // A child that exits without reading gives EPIPE here: that is its choice.
-                let _ = pipe.write_all(bytes.as_bytes());
-            })
-        });
-    let out = capped_reader(child.stdout.take().expect("piped stdout"), spec.cap);
-    let err = capped_reader(child.stderr.take().expect("piped stderr"), spec.cap);
-    let (out, err) = match (out, err) {
-        (Ok(out), Ok(err)) => (out, err),
-        (Err(e), _) | (_, Err(e)) => {
-            // No thread to read it with: this judge cannot be run; end it now.
-            end_group(pgid, &mut child, true);
-            unregister(pgid);
-            return Err(e);
-        }
-    };
 
-    let (status, timed_out) = wait(&mut child, spec.timeout);
+    let (status, timed_out) = wait(&mut child, spec.timeout.saturating_sub(started.elapsed()));
     end_group(pgid, &mut child, status.is_none());
     unregister(pgid);
     let status = status.or_else(|| child.try_wait().ok().flatten());
@@ -143,6 +127,57 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
         stderr_bytes,
         duration: started.elapsed(),
     })
+}
+
+/// A started harness: its process group, and the threads that feed and read it.
+struct Running {
+    child: Child,
+    pgid: i32,
+    feeder: Option<thread::JoinHandle<()>>,
+    out: Captured,
+    err: Captured,
+}
+
+/// Starts the process and the threads it needs; with no thread to be had it is ended at once
+/// (a shortage: the caller waits and tries again).
+fn start(spec: &Spec, cmd: &mut Command) -> io::Result<Running> {
+    let mut child = cmd.spawn()?;
+    let pgid = child.id() as i32;
+    register(pgid);
+    if stopped().is_some() {
+        signal_group(pgid, Signal::SIGKILL);
+    }
+    let stdin = spec.stdin.clone().zip(child.stdin.take());
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let threads = (|| {
+        let feeder = match stdin {
+            Some((bytes, mut pipe)) => Some(thread::Builder::new().spawn(move || {
+                // A child that exits without reading gives EPIPE here: that is its choice.
+                let _ = pipe.write_all(bytes.as_bytes());
+            })?),
+            None => None,
+        };
+        Ok((
+            feeder,
+            capped_reader(stdout, spec.cap)?,
+            capped_reader(stderr, spec.cap)?,
+        ))
+    })();
+    match threads {
+        Ok((feeder, out, err)) => Ok(Running {
+            child,
+            pgid,
+            feeder,
+            out,
+            err,
+        }),
+        Err(e) => {
+            end_group(pgid, &mut child, true);
+            unregister(pgid);
+            Err(e)
+        }
+    }
 }
 
 /// Waits for the child until the deadline; `(status, timed_out)`.

@@ -314,7 +314,9 @@ impl Launcher {
         let outcome = launch::run(&spec);
         drop(logins);
         let outcome = outcome.map_err(|e| match launch::is_shortage(&e) {
-            true => anyhow::Error::new(Ours(format!("cannot start a judge: {e}"))),
+            true => anyhow::Error::new(Ours(format!(
+                "cannot start a judge: {e} (no judge runs to free what it needs: raise ulimit -n or -u, or lower --jobs)"
+            ))),
             false => e.into(),
         })?;
         let answer_at = match (&job.mode, &h.reviewer) {
@@ -349,7 +351,7 @@ impl Launcher {
 
     /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
     pub fn ask_each(&self, jobs: &[Job], check: &Check, each: impl FnMut(usize, Done)) {
-        let allowed = lifecycle::judges_the_descriptors_allow();
+        let allowed = lifecycle::judges_the_limits_allow();
         let workers = self.opts.jobs.unwrap_or(jobs.len().min(allowed)).max(1);
         crate::engine::fanout::run(
             jobs.iter().collect(),

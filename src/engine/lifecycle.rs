@@ -54,12 +54,36 @@ fn raise_open_file_limit() {
     }
 }
 
-/// How many judges can run at once on the descriptors we may open: each holds three pipes
-/// and, while it starts, a few more.
-pub fn judges_the_descriptors_allow() -> usize {
-    use nix::sys::resource::{Resource, getrlimit};
-    let soft = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
-    (soft.saturating_sub(32) / 8).max(1) as usize
+/// How many judges can run at once within our limits: on open files, each holds three pipes
+/// and, while it starts, a few more; on processes (threads count), each takes about eight
+/// (our threads for it, its supervisor, its harness and what that starts).
+pub fn judges_the_limits_allow() -> usize {
+    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
+    let files = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    let by_files = files.saturating_sub(32) / 8;
+    let by_tasks = match getrlimit(Resource::RLIMIT_NPROC) {
+        Ok((soft, _)) if soft != RLIM_INFINITY => soft.saturating_sub(tasks_of_ours()) / 8,
+        _ => u64::MAX,
+    };
+    by_files.min(by_tasks).max(1) as usize
+}
+
+/// How many tasks (threads) the user runs now: what the limit on processes counts.
+fn tasks_of_ours() -> u64 {
+    let me = nix::unistd::getuid().as_raw().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let field = |status: &str, name: &str| -> Option<String> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1).map(str::to_string)
+    };
+    procs
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .filter(|s| field(s, "Uid:").as_deref() == Some(me.as_str()))
+        .filter_map(|s| field(&s, "Threads:")?.parse::<u64>().ok())
+        .sum()
 }
 
 /// The exit status a stop gives: 128 + the signal; `None` when nothing stopped the run or the
@@ -97,7 +121,14 @@ pub fn fail_with(why: String) {
         .unwrap_or_else(|e| e.into_inner())
         .get_or_insert(why);
     if claim_failure() {
-        thread::spawn(end_all_groups);
+        in_background(end_all_groups);
+    }
+}
+
+/// Runs `f` on a thread of its own, or here when no thread can be had.
+fn in_background(f: fn()) {
+    if thread::Builder::new().spawn(f).is_err() {
+        f();
     }
 }
 
@@ -127,13 +158,16 @@ fn handle_signals() -> io::Result<()> {
     let mut result = Ok(());
     INSTALL.call_once(|| match signal_hook::iterator::Signals::new(STOPPING) {
         Ok(mut signals) => {
-            thread::spawn(move || {
+            let watcher = thread::Builder::new().spawn(move || {
                 for sig in signals.forever() {
                     STOP.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
                         .ok();
                     end_all_groups();
                 }
             });
+            if let Err(e) = watcher {
+                result = Err(e);
+            }
         }
         Err(e) => result = Err(e),
     });
@@ -147,7 +181,7 @@ pub fn stop_all(sig: i32) {
         .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
-        thread::spawn(end_all_groups);
+        in_background(end_all_groups);
     }
 }
 
@@ -156,7 +190,8 @@ pub fn stop_all(sig: i32) {
 fn stop_when_stdout_closes() {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::os::fd::AsFd;
-    thread::spawn(|| {
+    // Without a thread for it, a closed pipe is still seen at the next record written.
+    let _ = thread::Builder::new().spawn(|| {
         let stdout = io::stdout();
         loop {
             let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
@@ -206,6 +241,13 @@ fn end_all_groups() {
 
 pub fn signal_group(pgid: i32, sig: Signal) -> bool {
     killpg(Pid::from_raw(pgid), sig).is_ok()
+}
+
+/// Whether any judge of ours runs now: one that ends frees what it held.
+pub fn any_running() -> bool {
+    GROUPS
+        .lock()
+        .is_ok_and(|g| g.as_ref().is_some_and(|set| !set.is_empty()))
 }
 
 pub fn register(pgid: i32) {

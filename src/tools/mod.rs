@@ -58,7 +58,12 @@ pub fn main_from<A: Parser>(
     // was written, and is one line and exit 2.
     let tool_name = name.clone();
     std::panic::set_hook(Box::new(move |info| {
+        // Every judge ends at once; the first panic is the one line said.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         crate::engine::lifecycle::fail();
+        if SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let what = info
             .payload()
             .downcast_ref::<&str>()

@@ -142,25 +142,30 @@ pub fn command() -> clap::Command {
 }
 
 fn ask_each(asker: &dyn Asker, questions: Vec<(Question, Box<Check>)>) -> Vec<Reply> {
+    let ask = |(q, check): &(Question, Box<Check>)| {
+        asker
+            .ask_all(std::slice::from_ref(q), check.as_ref())
+            .into_iter()
+            .next()
+    };
+    let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
     std::thread::scope(|scope| {
+        // A question no thread can be had for (a limit on processes) is asked on this one.
         let handles: Vec<_> = questions
             .iter()
-            .map(|(q, check)| {
-                scope.spawn(move || {
-                    asker
-                        .ask_all(std::slice::from_ref(q), check.as_ref())
-                        .into_iter()
-                        .next()
-                })
+            .map(|qc| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || ask(qc))
+                    .map_err(|_| qc)
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().ok().flatten().unwrap_or_else(|| {
-                    Reply::abstained(Status::Failed, "the launcher sent no reply")
-                })
+            .map(|h| match h {
+                Ok(h) => h.join().ok().flatten(),
+                Err(qc) => ask(qc),
             })
+            .map(|r| r.unwrap_or_else(no_reply))
             .collect()
     })
 }

@@ -70,17 +70,30 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let Ok(policy_json) = serde_json::to_string(&policy) else {
         return 126;
     };
-    let harness = match Command::new(exe)
+    let mut confine = Command::new(exe);
+    confine
         .arg(CONFINE)
         .arg(policy_json)
         .arg("--")
-        .args(&program)
-        .spawn()
-    {
-        Ok(child) => child.id(),
-        Err(e) => {
-            eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
-            return 127;
+        .args(&program);
+    let harness = loop {
+        match confine.spawn() {
+            Ok(child) => break child.id(),
+            // No process to be had yet (a limit the judges share): wait for one, as the tool
+            // does, until it says stop or is gone. Never the judge's failure.
+            Err(e) if crate::engine::launch::is_shortage(&e) => {
+                std::thread::sleep(Duration::from_millis(50));
+                if stops.read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
+                    return raise(signal_hook::consts::SIGTERM);
+                }
+                if getppid() != Some(tool) {
+                    return raise(signal_hook::consts::SIGKILL);
+                }
+            }
+            Err(e) => {
+                eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
+                return 126;
+            }
         }
     };
     let harness = Pid::from_raw(harness as i32).expect("a child's pid is positive");

@@ -30,23 +30,16 @@ pub fn ballots(
     how: Reader,
     mut each: impl FnMut(&Ballot, &dyn Fn() -> String) -> Result<()>,
 ) -> Result<()> {
-    if how == Reader::Plain {
-        let mut buf = String::new();
-        for source in inputs {
-            let mut input = Input::from_source(source)?;
-            while input.next_line(&mut buf)? {
-                if buf.trim().is_empty() {
-                    continue;
-                }
-                let at = || input.at();
-                let rec = parse_verdict(&buf, &at)?;
-                each(&verdict_ballot(&rec, &at)?, &at)?;
-            }
-        }
-        return Ok(());
-    }
     let names: Vec<String> = inputs.iter().map(|s| s.name().to_string()).collect();
-    for chunk in read_ahead(inputs, BLOCK) {
+    let chunks = match how {
+        Reader::Plain => return plain(inputs, each),
+        // No thread to be had (a limit on processes): read on this one.
+        Reader::Threads => match read_ahead(inputs, BLOCK) {
+            Ok(chunks) => chunks,
+            Err(inputs) => return plain(inputs, each),
+        },
+    };
+    for chunk in chunks {
         for o in &chunk.ballots {
             let at = || format!("{}: line {}", names[o.input], o.line);
             each(&o.ballot(&chunk.text), &at)?;
@@ -264,31 +257,71 @@ struct Work {
     last: bool,
 }
 
+/// [`ballots`] line by line on this thread.
+fn plain(
+    inputs: Vec<Source>,
+    mut each: impl FnMut(&Ballot, &dyn Fn() -> String) -> Result<()>,
+) -> Result<()> {
+    let mut buf = String::new();
+    for source in inputs {
+        let mut input = Input::from_source(source)?;
+        while input.next_line(&mut buf)? {
+            if buf.trim().is_empty() {
+                continue;
+            }
+            let at = || input.at();
+            let rec = parse_verdict(&buf, &at)?;
+            each(&verdict_ballot(&rec, &at)?, &at)?;
+        }
+    }
+    Ok(())
+}
+
 /// Reads the inputs on one thread and parses them on a few more, ahead of the counting:
 /// parsing is most of the work of a long stream. The chunks come out in input order. The
 /// threads are left to end with the process, so that a broken pipe never waits for an input
-/// that has not finished.
-fn read_ahead(inputs: Vec<Source>, block: usize) -> InOrder {
+/// that has not finished. The inputs come back when no thread can be had.
+fn read_ahead(inputs: Vec<Source>, block: usize) -> Result<InOrder, Vec<Source>> {
     let names: Arc<Vec<String>> = Arc::new(inputs.iter().map(|s| s.name().into()).collect());
     let parsers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
     let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(parsers);
     let (done_tx, done_rx) = crossbeam_channel::bounded::<Chunk>(parsers);
-    let reader_names = Arc::clone(&names);
-    std::thread::spawn(move || split_inputs(inputs, &reader_names, block, &work_tx));
+    let mut started = 0;
     for _ in 0..parsers {
         let (rx, tx, names) = (work_rx.clone(), done_tx.clone(), Arc::clone(&names));
-        std::thread::spawn(move || {
+        let parser = std::thread::Builder::new().spawn(move || {
             for work in rx {
                 if tx.send(parse_block(work, &names)).is_err() {
                     break;
                 }
             }
         });
+        if parser.is_err() {
+            break;
+        }
+        started += 1;
     }
-    InOrder {
-        rx: done_rx,
-        pending: BTreeMap::new(),
-        next: 0,
+    // The reader takes the inputs from here, so that they come back if it cannot start.
+    let held = Arc::new(std::sync::Mutex::new(Some(inputs)));
+    let taken = Arc::clone(&held);
+    let reader_names = Arc::clone(&names);
+    let reader = (started > 0).then(|| {
+        std::thread::Builder::new().spawn(move || {
+            let inputs = taken.lock().ok().and_then(|mut i| i.take());
+            split_inputs(inputs.unwrap_or_default(), &reader_names, block, &work_tx)
+        })
+    });
+    match reader {
+        Some(Ok(_)) => Ok(InOrder {
+            rx: done_rx,
+            pending: BTreeMap::new(),
+            next: 0,
+        }),
+        _ => Err(held
+            .lock()
+            .ok()
+            .and_then(|mut i| i.take())
+            .unwrap_or_default()),
     }
 }
 
@@ -473,7 +506,10 @@ mod tests {
         for chunk in read_ahead(
             vec![Source::Path(path.to_str().unwrap().to_string())],
             block,
-        ) {
+        )
+        .ok()
+        .unwrap()
+        {
             for p in &chunk.ballots {
                 got.push((p.judge.of(&chunk.text).to_string(), p.line));
             }
