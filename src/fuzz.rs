@@ -122,7 +122,7 @@ pub fn numstat(data: &[u8]) {
         Err(e) => assert_one_line(&e.to_string(), "fuzz: "),
     }
     if let Ok(line) = std::str::from_utf8(data) {
-        let _ = facts::numstat_line(line);
+        let _ = facts::numstat::numstat_line(line);
     }
 }
 

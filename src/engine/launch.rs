@@ -92,7 +92,7 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
     } = loop {
         match start(spec, &mut cmd) {
             Err(e)
-                if is_shortage(&e)
+                if crate::engine::lifecycle::is_shortage(&e)
                     && crate::engine::lifecycle::any_running()
                     && started.elapsed() < spec.timeout
                     && stopped().is_none() =>
@@ -198,15 +198,6 @@ fn wait(child: &mut Child, timeout: Duration) -> (Option<ExitStatus>, bool) {
             thread::sleep(Duration::from_millis(20));
         },
     }
-}
-
-/// Whether an error is a shortage of our own resources (descriptors, processes, memory), not
-/// something about the program: worth waiting out, never the judge's failure.
-pub fn is_shortage(e: &io::Error) -> bool {
-    use nix::errno::Errno;
-    e.raw_os_error().is_some_and(|c| {
-        [Errno::EMFILE, Errno::ENFILE, Errno::EAGAIN, Errno::ENOMEM].contains(&Errno::from_raw(c))
-    })
 }
 
 /// Ends every process of the group: TERM, up to [`GRACE`] for the leader, then KILL.

@@ -313,7 +313,7 @@ impl Launcher {
         };
         let outcome = launch::run(&spec);
         drop(logins);
-        let outcome = outcome.map_err(|e| match launch::is_shortage(&e) {
+        let outcome = outcome.map_err(|e| match lifecycle::is_shortage(&e) {
             true => anyhow::Error::new(Ours(format!(
                 "cannot start a judge: {e} (no judge runs to free what it needs: raise ulimit -n or -u, or lower --jobs)"
             ))),

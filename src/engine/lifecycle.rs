@@ -54,6 +54,15 @@ fn raise_open_file_limit() {
     }
 }
 
+/// Whether an error is a shortage of our own resources (descriptors, processes, memory), not
+/// something about the program: worth waiting out, never the judge's failure.
+pub fn is_shortage(e: &io::Error) -> bool {
+    use nix::errno::Errno;
+    e.raw_os_error().is_some_and(|c| {
+        [Errno::EMFILE, Errno::ENFILE, Errno::EAGAIN, Errno::ENOMEM].contains(&Errno::from_raw(c))
+    })
+}
+
 /// How many judges can run at once within our limits: on open files, each holds three pipes
 /// and, while it starts, a few more; on processes (threads count), each takes about eight
 /// (our threads for it, its supervisor, its harness and what that starts).

@@ -81,7 +81,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
             Ok(child) => break child.id(),
             // No process to be had yet (a limit the judges share): wait for one, as the tool
             // does, until it says stop or is gone. Never the judge's failure.
-            Err(e) if crate::engine::launch::is_shortage(&e) => {
+            Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
                 std::thread::sleep(Duration::from_millis(50));
                 if stops.read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
                     return raise(signal_hook::consts::SIGTERM);

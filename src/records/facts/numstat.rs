@@ -1,0 +1,394 @@
+//! `git diff --numstat` read as changed files: one file a line, or with `-z` one file a
+//! NUL-ended record; renames in both notations, quoted paths, binary files' unknown counts.
+
+use anyhow::{Result, anyhow, bail};
+
+use super::{ChangedFile, PrFacts};
+
+/// `git diff --numstat`, one file a line, or with `-z` one file a NUL-ended record.
+pub fn parse(name: &str, bytes: &[u8]) -> Result<PrFacts> {
+    let files = if bytes.contains(&0) {
+        numstat_z(name, bytes)?
+    } else {
+        let mut files = Vec::new();
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let at = || format!("{name}: line {}", i + 1);
+            let line = crate::records::input::line_text(line, &at)?;
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            let file = numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?;
+            files.push(non_empty(file.normalized()).map_err(|e| anyhow!("{}: {e}", at()))?);
+        }
+        files
+    };
+    Ok(PrFacts {
+        changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
+        ..PrFacts::default()
+    })
+}
+
+/// A path that normalises to nothing (`""`, `./`) names no file.
+fn non_empty(file: ChangedFile) -> Result<ChangedFile, String> {
+    let blank = |p: &str| p.trim().is_empty();
+    if blank(&file.path) || file.previous_path.as_deref().is_some_and(blank) {
+        return Err("an empty path".into());
+    }
+    Ok(file)
+}
+
+/// `ADDED<TAB>DELETED<TAB>rest`: the counts, and what follows the second tab.
+fn counts(line: &str) -> Result<(Option<u64>, Option<u64>, &str), String> {
+    let mut it = line.splitn(3, '\t');
+    let (Some(a), Some(d), Some(rest)) = (it.next(), it.next(), it.next()) else {
+        return Err(format!(
+            "not a numstat line (ADDED<TAB>DELETED<TAB>PATH): {:?}",
+            short(line)
+        ));
+    };
+    let count = |s: &str, what: &str| -> Result<Option<u64>, String> {
+        match s {
+            "-" => Ok(None),
+            _ => s
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| format!("{what} count {:?} is neither a number nor -", short(s))),
+        }
+    };
+    Ok((count(a, "added")?, count(d, "deleted")?, rest))
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(80).collect()
+}
+
+/// One line of plain `--numstat`.
+pub fn numstat_line(line: &str) -> Result<ChangedFile, String> {
+    let (additions, deletions, rest) = counts(line)?;
+    let (path, previous_path) = numstat_path(rest)?;
+    Ok(ChangedFile {
+        path,
+        additions,
+        deletions,
+        previous_path,
+    })
+}
+
+/// The path part of a numstat line: `path`, `"quoted path"`, `old => new`, or git's shared
+/// prefix and suffix form `dir/{old => new}/file`, where a side may be empty.
+fn numstat_path(rest: &str) -> Result<(String, Option<String>), String> {
+    if rest.is_empty() {
+        return Err("no path after the counts".into());
+    }
+    // git quotes a path with unusual bytes; in a rename each side is quoted on its own and
+    // the shared parts are not factored out.
+    if rest.starts_with('"') {
+        let (old, tail) = unquote(rest)?;
+        if tail.is_empty() {
+            return Ok((old, None));
+        }
+        let Some(new) = tail.strip_prefix(" => ") else {
+            return Err(format!(
+                "unexpected text after a quoted path: {:?}",
+                short(tail)
+            ));
+        };
+        let new = if new.starts_with('"') {
+            let (new, tail) = unquote(new)?;
+            if !tail.is_empty() {
+                return Err(format!(
+                    "unexpected text after a quoted path: {:?}",
+                    short(tail)
+                ));
+            }
+            new
+        } else {
+            new.to_string()
+        };
+        return Ok((new, Some(old)));
+    }
+    let Some(arrow) = rest.find(" => ") else {
+        return Ok((rest.to_string(), None));
+    };
+    if let Some(open) = rest[..arrow].rfind('{')
+        && let Some(close) = rest[arrow + 4..].find('}').map(|c| c + arrow + 4)
+    {
+        let (prefix, suffix) = (&rest[..open], &rest[close + 1..]);
+        let old = format!("{prefix}{}{suffix}", &rest[open + 1..arrow]);
+        let new = format!("{prefix}{}{suffix}", &rest[arrow + 4..close]);
+        // An empty side leaves `dir//file`; normalising makes it `dir/file`.
+        return Ok((new, Some(old)));
+    }
+    if rest.starts_with(" => ") {
+        return Err(format!("a rename without its old path: {:?}", short(rest)));
+    }
+    let (old, new) = (&rest[..arrow], &rest[arrow + 4..]);
+    if new.is_empty() {
+        return Err(format!("a rename without its new path: {:?}", short(rest)));
+    }
+    Ok((new.to_string(), Some(old.to_string())))
+}
+
+/// Reads one C-style quoted string as git writes it; returns it and the text after it.
+fn unquote(s: &str) -> Result<(String, &str), String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let text = String::from_utf8(out)
+                    .map_err(|_| "a quoted path that is not UTF-8".to_string())?;
+                return Ok((text, &s[i + 1..]));
+            }
+            b'\\' if i + 1 < b.len() => {
+                let c = b[i + 1];
+                let simple = match c {
+                    b'a' => Some(7),
+                    b'b' => Some(8),
+                    b't' => Some(b'\t'),
+                    b'n' => Some(b'\n'),
+                    b'v' => Some(11),
+                    b'f' => Some(12),
+                    b'r' => Some(b'\r'),
+                    b'"' | b'\\' => Some(c),
+                    _ => None,
+                };
+                if let Some(byte) = simple {
+                    out.push(byte);
+                    i += 2;
+                } else if i + 3 < b.len()
+                    && b[i + 1..i + 4].iter().all(|d| (b'0'..=b'7').contains(d))
+                {
+                    let v = b[i + 1..i + 4]
+                        .iter()
+                        .fold(0u32, |acc, d| acc * 8 + u32::from(d - b'0'));
+                    out.push(u8::try_from(v).map_err(|_| "an octal escape past \\377")?);
+                    i += 4;
+                } else {
+                    return Err(format!(
+                        "an unknown escape in a quoted path: {:?}",
+                        short(s)
+                    ));
+                }
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Err(format!(
+        "a quoted path without its closing quote: {:?}",
+        short(s)
+    ))
+}
+
+/// `git diff --numstat -z`: `A\tD\tpath\0`, or for a rename `A\tD\t\0old\0new\0`.
+fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
+    let mut fields = bytes.split(|&b| b == 0).peekable();
+    let mut files = Vec::new();
+    let mut record = 0;
+    let text = |f: &[u8], record: usize| -> Result<String> {
+        String::from_utf8(f.to_vec()).map_err(|_| anyhow!("{name}: record {record}: not UTF-8"))
+    };
+    while let Some(field) = fields.next() {
+        // Records may be separated by newlines too when several diffs are concatenated.
+        let field = field.trim_ascii_start();
+        record += 1;
+        // git ends every record in a NUL and writes no empty ones (an empty diff is no bytes
+        // at all), so a NUL with nothing before it is no diff: a lone NUL is refused, not read
+        // as an empty diff. Only what follows the last NUL may be blank: the end of input.
+        if field.is_empty() {
+            if fields.peek().is_none() {
+                break;
+            }
+            bail!("{name}: record {record}: an empty record (a NUL with no numstat before it)");
+        }
+        let line = text(field, record)?;
+        let at = |e: String| anyhow!("{name}: record {record}: {e}");
+        let (additions, deletions, rest) = counts(&line).map_err(at)?;
+        let (path, previous_path) = if rest.is_empty() {
+            let (Some(old), Some(new)) = (fields.next(), fields.next()) else {
+                return Err(at("a rename without both of its paths".into()));
+            };
+            if old.is_empty() || new.is_empty() {
+                return Err(at("a rename without both of its paths".into()));
+            }
+            (text(new, record)?, Some(text(old, record)?))
+        } else {
+            (rest.to_string(), None)
+        };
+        let file = ChangedFile {
+            path,
+            additions,
+            deletions,
+            previous_path,
+        };
+        files.push(non_empty(file.normalized()).map_err(at)?);
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::facts::{self, Format};
+
+    fn one(line: &str) -> ChangedFile {
+        numstat_line(line).unwrap().normalized()
+    }
+
+    #[test]
+    fn numstat_plain_binary_and_deleted_lines() {
+        assert_eq!(one("4\t1\tsrc/a.rs"), ChangedFile::new("src/a.rs", 4, 1));
+        let bin = one("-\t-\tlogo.png");
+        assert_eq!(
+            (bin.additions, bin.deletions, bin.lines()),
+            (None, None, None)
+        );
+        assert_eq!(one("0\t12\tgone.txt"), ChangedFile::new("gone.txt", 0, 12));
+        assert_eq!(one("1\t0\tname with spaces.md").path, "name with spaces.md");
+    }
+
+    #[test]
+    fn numstat_renames_in_both_notations() {
+        assert_eq!(
+            one("0\t0\told.txt => new.txt"),
+            ChangedFile::new("new.txt", 0, 0).renamed_from("old.txt")
+        );
+        assert_eq!(
+            one("3\t2\tsrc/{a => b}/lib.rs"),
+            ChangedFile::new("src/b/lib.rs", 3, 2).renamed_from("src/a/lib.rs")
+        );
+        assert_eq!(
+            one("1\t1\tsrc/{old.rs => new.rs}"),
+            ChangedFile::new("src/new.rs", 1, 1).renamed_from("src/old.rs")
+        );
+        assert_eq!(
+            one("0\t0\t{a => b}/f.rs"),
+            ChangedFile::new("b/f.rs", 0, 0).renamed_from("a/f.rs")
+        );
+    }
+
+    #[test]
+    fn numstat_renames_with_an_empty_side_collapse_the_slashes() {
+        assert_eq!(
+            one("0\t0\tdir/{ => sub}/f.txt"),
+            ChangedFile::new("dir/sub/f.txt", 0, 0).renamed_from("dir/f.txt")
+        );
+        assert_eq!(
+            one("0\t0\tdir/{sub => }/f.txt"),
+            ChangedFile::new("dir/f.txt", 0, 0).renamed_from("dir/sub/f.txt")
+        );
+    }
+
+    #[test]
+    fn numstat_quoted_paths() {
+        assert_eq!(one("1\t0\t\"a\\tb.txt\"").path, "a\tb.txt");
+        assert_eq!(one("1\t0\t\"caf\\303\\251.md\"").path, "café.md");
+        let r = one("1\t0\t\"a\\\"q.txt\" => \"b\\\"q.txt\"");
+        assert_eq!(
+            (r.path.as_str(), r.previous_path.as_deref()),
+            ("b\"q.txt", Some("a\"q.txt"))
+        );
+        let r = one("1\t0\t\"caf\\303\\251\" => plain");
+        assert_eq!(
+            (r.path.as_str(), r.previous_path.as_deref()),
+            ("plain", Some("café"))
+        );
+    }
+
+    #[test]
+    fn numstat_malformed_lines_say_why() {
+        assert!(
+            numstat_line("4 1 a.rs")
+                .unwrap_err()
+                .starts_with("not a numstat line")
+        );
+        assert!(
+            numstat_line("x\t1\ta.rs")
+                .unwrap_err()
+                .contains("added count \"x\"")
+        );
+        assert!(
+            numstat_line("1\t-2\ta.rs")
+                .unwrap_err()
+                .contains("deleted count")
+        );
+        assert_eq!(
+            numstat_line("1\t2\t").unwrap_err(),
+            "no path after the counts"
+        );
+        assert!(
+            numstat_line("1\t2\t\"open")
+                .unwrap_err()
+                .contains("closing quote")
+        );
+    }
+
+    #[test]
+    fn numstat_errors_name_the_line() {
+        let err = facts::parse("in", b"1\t2\ta\n\nbad\n", Format::Numstat).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("in: line 3: not a numstat line"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn numstat_z_records() {
+        let facts = facts::parse(
+            "in",
+            b"1\t2\ta b.txt\0-\t-\tbin\x003\t0\t\0old/x\0new/x\0",
+            Format::Detect,
+        )
+        .unwrap();
+        assert_eq!(
+            facts.changed_files,
+            vec![
+                ChangedFile::new("a b.txt", 1, 2),
+                ChangedFile {
+                    path: "bin".into(),
+                    ..ChangedFile::default()
+                },
+                ChangedFile::new("new/x", 3, 0).renamed_from("old/x"),
+            ]
+        );
+        let err = facts::parse("in", b"1\t2\t\0only\0", Format::Numstat).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: record 1: a rename without both of its paths"
+        );
+        // A NUL with no record before it is no diff, alone or among records.
+        for (bytes, record) in [
+            (&b"\0"[..], 1),
+            (b"\n\0", 1),
+            (b"\0\0", 1),
+            (b"1\t2\ta\0\0", 2),
+            (b"1\t2\ta\0\n\0", 2),
+        ] {
+            for format in [Format::Detect, Format::Numstat] {
+                let err = facts::parse("in", bytes, format).unwrap_err();
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "in: record {record}: an empty record (a NUL with no numstat before it)"
+                    ),
+                    "{bytes:?}"
+                );
+            }
+        }
+        // Diffs joined by newlines, and a newline after the last NUL, are still read.
+        let facts = facts::parse("in", b"1\t2\ta\0\n3\t4\tb\0\n", Format::Detect).unwrap();
+        assert_eq!(facts.changed_files.len(), 2);
+        // An empty diff is no bytes at all, as git writes it.
+        assert!(
+            facts::parse("in", b"", Format::Numstat)
+                .unwrap()
+                .changed_files
+                .is_empty()
+        );
+    }
+}
