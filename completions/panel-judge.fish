@@ -18,6 +18,11 @@ complete -c panel-judge -l harness-file -d 'A JSON file of harness rows that add
 complete -c panel-judge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-judge -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
 complete -c panel-judge -l harness-cap -d 'At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N (repeatable; also PANEL_HARNESS_CAP, comma-separated)' -r
+complete -c panel-judge -l sandbox -d 'Confine each judge to its own folders (Landlock): auto where the kernel can, else with one warning; required, or launch nothing; off' -r -f -a "auto\t'Confine where the kernel can; else run them with one warning line'
+required\t'Confine, or launch nothing (exit 2)'
+off\t'Do not confine'"
+complete -c panel-judge -l sandbox-read -d 'A folder a confined judge may also read and run programs from (repeatable; also PANEL_SANDBOX_READ, colon-separated)' -r -F
+complete -c panel-judge -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F
 complete -c panel-judge -l cross -d 'Run every lens on every seat'
 complete -c panel-judge -l allow-correlated -d 'Run two judges that share a lens and a model family anyway (one opinion paid for twice)'
 complete -c panel-judge -l dry-run -d 'Print each judge\'s exact command, shell-quoted, one per line, and launch nothing'

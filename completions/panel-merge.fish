@@ -8,5 +8,10 @@ complete -c panel-merge -l harness-file -d 'A JSON file of harness rows that add
 complete -c panel-merge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-merge -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
 complete -c panel-merge -l harness-cap -d 'At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N (repeatable; also PANEL_HARNESS_CAP, comma-separated)' -r
+complete -c panel-merge -l sandbox -d 'Confine each judge to its own folders (Landlock): auto where the kernel can, else with one warning; required, or launch nothing; off' -r -f -a "auto\t'Confine where the kernel can; else run them with one warning line'
+required\t'Confine, or launch nothing (exit 2)'
+off\t'Do not confine'"
+complete -c panel-merge -l sandbox-read -d 'A folder a confined judge may also read and run programs from (repeatable; also PANEL_SANDBOX_READ, colon-separated)' -r -F
+complete -c panel-merge -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F
 complete -c panel-merge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-merge -s V -l version -d 'Print version'

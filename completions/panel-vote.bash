@@ -35,7 +35,7 @@ _panel__vote() {
 
     case "${cmd}" in
         panel__vote)
-            opts="-h -V --candidate --brief --agree --judge --round --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --help --version apply help"
+            opts="-h -V --candidate --brief --agree --judge --round --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --help --version apply help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -94,6 +94,18 @@ _panel__vote() {
                     return 0
                     ;;
                 --harness-cap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto required off" -- "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-read)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-write)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1044,6 +1044,8 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
         .args(["--seat", &seat, "--lens", "a=Q?", "--out"])
         .arg(dir.join(format!("run-{i}")))
         .arg(&file)
+        // The seat keeps the prompt it read for the test, outside its folders.
+        .env("PANEL_SANDBOX_WRITE", dir)
         .stdin(Stdio::null())
         .output()
         .unwrap();

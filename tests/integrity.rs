@@ -266,6 +266,8 @@ fn a_reply_nested_past_any_answer_is_unreadable_not_a_crash() {
         "0",
         "examples/answer.md",
     ])
+    // What the seat writes down for the test lies outside its folders.
+    .env("PANEL_SANDBOX_WRITE", tmp.path())
     .output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -319,6 +321,8 @@ fn nothing_a_judge_starts_outlives_it_whichever_way_it_ends() {
         args.push(if how == "timeout" { "2" } else { "60" });
         args.push("examples/answer.md");
         let mut child = judge(&args)
+            // What the seat writes down for the test lies outside its folders.
+            .env("PANEL_SANDBOX_WRITE", tmp.path())
             .env("TMPDIR", tmp.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -407,6 +411,8 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
         "a=Q?",
         "examples/answer.md",
     ])
+    // What the seat writes down for the test lies outside its folders.
+    .env("PANEL_SANDBOX_WRITE", tmp.path())
     .env("TMPDIR", tmp.path())
     .stdout(Stdio::null())
     .stderr(Stdio::null())
@@ -430,8 +436,11 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
     };
     let left = sandboxes();
     assert_eq!(left.len(), 1, "{left:?}");
-    // Its owner is gone once the judge is: wait for that, then age it past the settling time.
+    // Its owner is gone once the judge is, and the judge's supervisor has removed the judge's
+    // folder (which touches the sandbox): wait for both, then age it past the settling time.
     assert!(wait_until(Duration::from_secs(5), || all_gone(&pids).is_ok()));
+    let emptied = || std::fs::read_dir(&left[0]).is_ok_and(|mut d| d.next().is_none());
+    assert!(wait_until(Duration::from_secs(5), emptied));
     std::fs::File::open(&left[0])
         .unwrap()
         .set_modified(SystemTime::now() - Duration::from_secs(120))
@@ -445,6 +454,8 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
         "a=Q?",
         "examples/answer.md",
     ])
+    // What the seat writes down for the test lies outside its folders.
+    .env("PANEL_SANDBOX_WRITE", tmp.path())
     .env("TMPDIR", tmp.path())
     .output()
     .unwrap();
@@ -743,6 +754,8 @@ fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
             timeout,
             "examples/answer.md",
         ])
+        // What the seat writes down for the test lies outside its folders.
+        .env("PANEL_SANDBOX_WRITE", tmp.path())
         .env("XDG_RUNTIME_DIR", tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -225,6 +225,8 @@ fn a_judge_past_its_deadline_is_killed_with_its_grandchildren() {
         "0.5",
         "examples/answer.md",
     ])
+    // What the seat writes down for the test lies outside its folders.
+    .env("PANEL_SANDBOX_WRITE", tmp.path())
     .current_dir(root())
     .output()
     .unwrap();
@@ -287,6 +289,8 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
             tmp.path().join("run").to_str().unwrap(),
             "examples/answer.md",
         ])
+        // What the seat writes down for the test lies outside its folders.
+        .env("PANEL_SANDBOX_WRITE", tmp.path())
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -360,6 +364,8 @@ fn each_judge_runs_sealed_in_private_folders_with_stdin_closed() {
         "CARRIED",
         "examples/answer.md",
     ])
+    // What the seat writes down for the test lies outside its folders.
+    .env("PANEL_SANDBOX_WRITE", tmp.path())
     .current_dir(root())
     .env("SECRET_TOKEN", "s3cret")
     .env("CARRIED", "yes")
@@ -573,6 +579,8 @@ fn a_harness_cap_holds_across_panel_judge_processes() {
             "exec=1",
             "examples/answer.md",
         ])
+        // What the seat writes down for the test lies outside its folders.
+        .env("PANEL_SANDBOX_WRITE", tmp.path())
         .current_dir(root())
         .env("XDG_RUNTIME_DIR", &slots)
         .stdout(Stdio::piped())

@@ -126,6 +126,9 @@ impl Pr {
             .env("PATH", path)
             .env("HOME", self.path("home"))
             .env("STANDIN_LOG", self.path("log"))
+            .env("PANEL_SANDBOX_WRITE", self.path("log"))
+            // The stand-in reviewers' scripted replies live in the fixture's folder.
+            .env("PANEL_SANDBOX_READ", self.tmp.path())
             .env(
                 "PANEL_PASS_ENV",
                 "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ",
@@ -329,11 +332,9 @@ fn a_reviewer_that_writes_into_its_checkout_is_refused() {
     let pr = Pr::new("pr-write");
     let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
     let reply = pr.reply("merge.txt", "MERGE", &pr.head);
-    let r = one(&pr.judge(
-        &plan,
-        &[],
-        &[("STANDIN_MODE", &format!("review-write:{reply}"))],
-    ));
+    let mode = format!("review-write:{reply}");
+    // Unconfined, the write lands and is caught after the fact.
+    let r = one(&pr.judge(&plan, &["--sandbox", "off"], &[("STANDIN_MODE", &mode)]));
     assert_eq!(r["status"], "checkout-changed", "{r}");
     assert_eq!(r["verdict"], Value::Null);
     assert!(
@@ -342,6 +343,24 @@ fn a_reviewer_that_writes_into_its_checkout_is_refused() {
     );
     // The user's own checkout is untouched.
     assert_eq!(git(&pr.repo(), &["status", "--porcelain"]), "");
+
+    // Confined, the checkout is read only: the write fails and the review stands.
+    if crate::util::landlock() {
+        let pr = Pr::new("pr-write-confined");
+        let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+        let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+        let mode = format!("review-write:{reply}");
+        let r = one(&pr.judge(&plan, &[], &[("STANDIN_MODE", &mode)]));
+        assert_eq!(
+            (&r["status"], &r["verdict"]),
+            (&json!("ok"), &json!("MERGE")),
+            "{r}"
+        );
+        assert!(
+            r["sandbox"].as_str().unwrap().starts_with("landlock-abi-"),
+            "{r}"
+        );
+    }
 }
 
 #[test]
@@ -666,6 +685,8 @@ fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str,
         .env("PATH", std::env::join_paths(path).unwrap())
         .env("HOME", pr.path("home"))
         .env("STANDIN_LOG", pr.path("log"))
+        .env("PANEL_SANDBOX_WRITE", pr.path("log"))
+        .env("PANEL_SANDBOX_READ", pr.tmp.path())
         .env("STANDIN_READ", "src/lib.rs")
         .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
         .env("PR_REVIEW_REPO", "acme/app")

@@ -1058,6 +1058,8 @@ fn a_signal_ends_every_voter_and_merging_seat() {
         };
         let mut child = cmd
             .env("TMPDIR", &private)
+            // What the seats write down for the test lies outside their folders.
+            .env("PANEL_SANDBOX_WRITE", tmp.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

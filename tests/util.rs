@@ -46,7 +46,9 @@ impl TempDir {
 
 impl Drop for TempDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if std::env::var_os("KEEP_TMP").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 
@@ -109,8 +111,11 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
     path.extend(more.iter().cloned());
     let rest = std::env::var_os("PATH").unwrap_or_default();
     path.extend(std::env::split_paths(&rest));
+    // The stand-ins keep their call log outside the judges' folders: granted to them.
+    std::fs::create_dir_all(log).unwrap();
     cmd.env("PATH", std::env::join_paths(path).unwrap())
         .env("STANDIN_LOG", log)
+        .env("PANEL_SANDBOX_WRITE", log)
         .env("STANDIN_STDIN_WAIT", "0")
         .env(
             "PANEL_PASS_ENV",
@@ -143,6 +148,28 @@ pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
             begin.trim()
         );
     }
+}
+
+/// Whether this kernel confines judges (Landlock): what `panel-judge --sandbox auto` records.
+pub fn landlock() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        let out = Command::new(bin("panel-judge"))
+            .args([
+                "--sandbox",
+                "required",
+                "--lens",
+                "a=Q?",
+                "--family",
+                "exec:cat=x",
+            ])
+            .args(["--seat", "exec:cat", "--retries", "0"])
+            .arg(root().join("examples/answer.md"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        out.status.code() != Some(2)
+    })
 }
 
 /// Sends `signal` (a name kill(1) knows: INT, TERM, …) to `pid`; the tests need no signal crate.

@@ -83,6 +83,11 @@ pub struct LaunchOptions {
     pub max_budget_usd: Option<f64>,
     /// At most this many judges of a harness at once, machine-wide.
     pub harness_caps: BTreeMap<String, usize>,
+    /// Whether judges are confined.
+    pub sandbox: crate::engine::sandbox::Mode,
+    /// More folders a confined judge may read and run from, and write to.
+    pub sandbox_read: Vec<PathBuf>,
+    pub sandbox_write: Vec<PathBuf>,
 }
 
 impl Default for LaunchOptions {
@@ -98,6 +103,9 @@ impl Default for LaunchOptions {
             pass_env: Vec::new(),
             max_budget_usd: None,
             harness_caps: BTreeMap::new(),
+            sandbox: crate::engine::sandbox::Mode::Auto,
+            sandbox_read: Vec::new(),
+            sandbox_write: Vec::new(),
         }
     }
 }

@@ -14,11 +14,14 @@ use anyhow::{Context, Result, bail};
 use crate::engine::answer::{INTERRUPTED, read_answer};
 use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Prompt, Question, Reply};
 use crate::engine::credentials::Logins;
-use crate::engine::harness::{AnswerAt, Kind, Seat, Table};
+use crate::engine::harness::{AnswerAt, Kind, Seat, Table, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, AttemptDirs};
-use crate::engine::sandbox::Policy;
+use crate::engine::sandbox::{
+    Policy,
+    rules::{self, Rules},
+};
 use crate::engine::slots::{self, NoSlot};
 use crate::records::{Status, Usage};
 
@@ -43,6 +46,8 @@ pub struct Launcher {
     pub(super) run_lock: Option<nix::fcntl::Flock<fs::File>>,
     pub(super) user_env: BTreeMap<String, String>,
     pub(super) user_home: PathBuf,
+    /// What the judges run under (every record says it), and the Landlock ABI to confine at.
+    pub(super) walls: (String, Option<u8>),
 }
 
 impl Launcher {
@@ -62,6 +67,7 @@ impl Launcher {
             run_lock: None,
             user_env,
             user_home,
+            walls: ("off".into(), None),
         })
     }
 
@@ -80,6 +86,14 @@ impl Launcher {
 
     /// Creates the run folder and the sandbox for the judges' private folders.
     pub fn start(&mut self) -> Result<&Path> {
+        // Before anything is made: `--sandbox required` on a kernel that cannot is exit 2.
+        self.walls = crate::engine::sandbox::walls(self.opts.sandbox)?;
+        if let Some(why) = self.walls.0.strip_prefix("unavailable: ") {
+            eprintln!(
+                "{}: judges run unconfined: {why} (--sandbox required refuses to, --sandbox off says so)",
+                tool_name()
+            );
+        }
         if !self.opts.harness_caps.is_empty() {
             slots::private_dir(&slots::dir())?;
         }
@@ -101,6 +115,66 @@ impl Launcher {
 
     pub fn run_dir(&self) -> Option<&Path> {
         self.run.as_deref()
+    }
+
+    /// What the judges run under, as records say it: `landlock-abi-N`, `off`, `unavailable: …`.
+    pub fn sandbox(&self) -> &str {
+        &self.walls.0
+    }
+
+    /// The rules one attempt's judge is confined to, when judges are confined.
+    fn rules(&self, job: &Job, spec: &Spec, dirs: &AttemptDirs) -> Option<Rules> {
+        let abi = self.walls.1?;
+        let h = &job.seat.harness;
+        let path_env = self.user_env.get("PATH").map_or("", String::as_str);
+        // An exec: seat's command runs what its first word names, and may name a script.
+        let mut more_programs = Vec::new();
+        if let ("exec", Some(command)) = (h.name.as_str(), job.seat.model.as_deref()) {
+            let words: Vec<&str> = command
+                .split_whitespace()
+                .map(|w| w.trim_matches(['\'', '"']))
+                .collect();
+            let named = words
+                .iter()
+                .filter(|w| w.starts_with('/'))
+                .map(PathBuf::from);
+            let first = words.first().and_then(|w| find_on_path(w, path_env));
+            more_programs.extend(first.into_iter().chain(named.filter(|p| p.is_file())));
+        }
+        let home = |p: &String| match p.strip_prefix("~/") {
+            Some(rest) => self.user_home.join(rest),
+            None => PathBuf::from(p),
+        };
+        let mut read: Vec<PathBuf> = h.sandbox_read.iter().map(home).collect();
+        read.extend(self.opts.sandbox_read.iter().cloned());
+        let files: Vec<PathBuf> = h.files.keys().map(|rel| dirs.home.join(rel)).collect();
+        let file_texts: Vec<String> = files
+            .iter()
+            .filter_map(|f| fs::read_to_string(f).ok())
+            .collect();
+        let texts = spec
+            .args
+            .iter()
+            .chain(spec.env.iter().map(|(_, v)| v))
+            .chain(&file_texts)
+            .map(String::as_str)
+            .collect();
+        let judge = rules::Judge {
+            abi,
+            program: &spec.program,
+            path_env,
+            more_programs,
+            private: &dirs.private,
+            checkout: match &job.mode {
+                Mode::Reviewer { checkout } => Some(checkout),
+                Mode::Sealed => None,
+            },
+            read,
+            write: self.opts.sandbox_write.clone(),
+            home: &self.user_home,
+            texts,
+        };
+        Some(judge.rules())
     }
 
     /// Asks one job, with its retries; never fails: a call that goes wrong is an abstention.
@@ -268,7 +342,7 @@ impl Launcher {
                 run_folder::file(&dirs.attempt.join("prompt.txt"), prompt.as_bytes());
             }
         }
-        let program = crate::engine::harness::find_on_path(
+        let program = find_on_path(
             &h.executable,
             self.user_env.get("PATH").map_or("", String::as_str),
         )
@@ -295,7 +369,7 @@ impl Launcher {
             let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
             write(&path, text.as_bytes())?;
         }
-        let spec = Spec {
+        let mut spec = Spec {
             program,
             args: argv,
             env: self.env(job, dirs),
@@ -306,11 +380,13 @@ impl Launcher {
             stdin,
             timeout: self.timeout().saturating_sub(started.elapsed()),
             cap: OUTPUT_CAP,
-            supervised: Some(Policy {
-                grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
-                private: Some(dirs.private.clone()),
-            }),
+            supervised: None,
         };
+        spec.supervised = Some(Policy {
+            grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
+            private: Some(dirs.private.clone()),
+            confine: self.rules(job, &spec, dirs),
+        });
         let outcome = launch::run(&spec);
         drop(logins);
         let outcome = outcome.map_err(|e| match lifecycle::is_shortage(&e) {
@@ -453,4 +529,13 @@ fn sleep_unless_stopped(total: Duration) {
     while Instant::now() < until && lifecycle::stopped().is_none() {
         std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
     }
+}
+
+/// This binary's name, for a warning line.
+fn tool_name() -> String {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "panel".into())
 }

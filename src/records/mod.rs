@@ -314,6 +314,9 @@ pub struct VerdictRecord {
     /// The run folder that keeps everything about this judge.
     #[serde(default)]
     pub run: String,
+    /// What the judge ran under: `landlock-abi-N`, `off`, or `unavailable: why`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 #[cfg(test)]

@@ -172,6 +172,9 @@ pub struct PrVerdictRecord {
     /// The run folder that keeps every prompt, argv and output of this member.
     #[serde(default)]
     pub run: String,
+    /// What the judge ran under: `landlock-abi-N`, `off`, or `unavailable: why`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// The record type panel-judge --contract pr writes.

@@ -135,6 +135,9 @@ pub struct ReviewRecord {
     /// The run folder that keeps everything about this reviewer.
     #[serde(default)]
     pub run: String,
+    /// What the judge ran under: `landlock-abi-N`, `off`, or `unavailable: why`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 impl ReviewRecord {
@@ -164,6 +167,7 @@ impl ReviewRecord {
             duration_ms: 0,
             usage: None,
             run: String::new(),
+            sandbox: None,
         }
     }
 

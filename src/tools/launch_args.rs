@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::engine::ask::LaunchOptions;
+use crate::engine::sandbox::Mode;
 
 /// The longest deadline a judge may be given: past it, a deadline is a mistake (and a
 /// `Duration` of 1e20 seconds overflows).
@@ -53,6 +54,21 @@ pub struct LaunchArgs {
     /// (repeatable; also PANEL_HARNESS_CAP, comma-separated).
     #[arg(long = "harness-cap", value_name = "HARNESS=N")]
     pub harness_caps: Vec<String>,
+
+    /// Confine each judge to its own folders (Landlock): auto where the kernel can, else with
+    /// one warning; required, or launch nothing; off.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Mode::Auto)]
+    pub sandbox: Mode,
+
+    /// A folder a confined judge may also read and run programs from (repeatable; also
+    /// PANEL_SANDBOX_READ, colon-separated).
+    #[arg(long = "sandbox-read", value_name = "DIR")]
+    pub sandbox_read: Vec<PathBuf>,
+
+    /// A folder a confined judge may also write to, e.g. a log your exec: seat keeps
+    /// (repeatable; also PANEL_SANDBOX_WRITE, colon-separated).
+    #[arg(long = "sandbox-write", value_name = "DIR")]
+    pub sandbox_write: Vec<PathBuf>,
 }
 
 impl LaunchArgs {
@@ -111,7 +127,23 @@ impl LaunchArgs {
         if self.jobs == Some(0) {
             anyhow::bail!("--jobs 0: at least one must run at a time");
         }
+        let folders = |given: &[PathBuf], var: &str| -> Result<Vec<PathBuf>> {
+            let from_env = std::env::var_os(var).unwrap_or_default();
+            let listed = given
+                .iter()
+                .cloned()
+                .chain(std::env::split_paths(&from_env).filter(|p| !p.as_os_str().is_empty()));
+            listed
+                .map(|p| {
+                    p.canonicalize()
+                        .with_context(|| format!("{}: not a folder to grant", p.display()))
+                })
+                .collect()
+        };
         Ok(LaunchOptions {
+            sandbox: self.sandbox,
+            sandbox_read: folders(&self.sandbox_read, "PANEL_SANDBOX_READ")?,
+            sandbox_write: folders(&self.sandbox_write, "PANEL_SANDBOX_WRITE")?,
             run: self.out.clone(),
             resume: false,
             timeout_secs: self.timeout,

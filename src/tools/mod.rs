@@ -35,6 +35,7 @@ pub fn main_from<A: Parser>(
 ) -> ExitCode {
     // A judge's supervisor is this binary run again.
     crate::engine::sandbox::stage_entry();
+    crate::engine::sandbox::harden_tool();
     let name = command.get_name().to_string();
     // Rust's stdout drops writes to a closed fd 1 in silence, and the next file we opened would
     // become fd 1: every record would be lost, or written into that file.

@@ -67,6 +67,10 @@ pub struct Harness {
     /// The model family when the model name does not tell it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<String>,
+    /// More folders a confined judge reads and runs programs from, beyond the system and the
+    /// executable's installation (`~/` is the user's HOME).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_read: Vec<String>,
     /// Words in the output that mean a known failure, checked in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorRule>,

@@ -1,6 +1,7 @@
 //! The stage that becomes the harness: it dies with its supervisor (a parent-death signal,
 //! which `exec` keeps), leaves the tool's session (no controlling terminal to read or write),
-//! and replaces itself with the harness.
+//! keeps descriptors 0–2 only, confines itself when the policy says so, and replaces itself
+//! with the harness.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -8,9 +9,9 @@ use std::process::Command;
 
 use rustix::process::{Signal, getppid, set_parent_process_death_signal, setsid};
 
-use super::Policy;
+use super::{Policy, walls};
 
-pub fn main(_policy: Policy, program: Vec<OsString>) -> i32 {
+pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let parent = getppid();
     if set_parent_process_death_signal(Some(Signal::KILL)).is_err() {
         return 126;
@@ -21,6 +22,21 @@ pub fn main(_policy: Policy, program: Vec<OsString>) -> i32 {
         return 126;
     }
     let _ = setsid();
+    if let Err(e) = walls::close_inherited_on_exec() {
+        eprintln!("panel: cannot close inherited descriptors: {e}");
+        return 126;
+    }
+    if let Some(rules) = &policy.confine {
+        let confined = match rustix::process::geteuid().is_root() {
+            true => walls::drop_capabilities(),
+            false => Ok(()),
+        }
+        .and_then(|()| walls::restrict(rules));
+        if let Err(e) = confined {
+            eprintln!("panel: cannot confine the judge: {e}");
+            return 126;
+        }
+    }
     let err = Command::new(&program[0]).args(&program[1..]).exec();
     eprintln!("panel: cannot run {}: {err}", program[0].to_string_lossy());
     if err.kind() == std::io::ErrorKind::NotFound {

@@ -10,11 +10,14 @@
 //! It ends every
 //! descendant (TERM, a grace, KILL) when the harness exits, when the tool is gone (even
 //! SIGKILLed), or when the tool's TERM reaches it, and then mirrors the harness's exit.
-//! The confine stage ([`confine`]) leaves the tool's session, dies with the supervisor, and
-//! then becomes the harness.
+//! The confine stage ([`confine`]) leaves the tool's session, dies with the supervisor, keeps
+//! only descriptors 0–2, puts on itself the [`rules`] of what the judge may touch ([`walls`]:
+//! Landlock, and seccomp for what Landlock cannot yet see), and then becomes the harness.
 
 pub mod confine;
+pub mod rules;
 pub mod supervise;
+pub mod walls;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -35,6 +38,42 @@ pub struct Policy {
     /// The judge's private folder, removed by the supervisor when the tool is gone.
     #[serde(default)]
     pub private: Option<PathBuf>,
+    /// What the judge may touch; `None` runs it unconfined (`--sandbox off`, or no Landlock).
+    #[serde(default)]
+    pub confine: Option<rules::Rules>,
+}
+
+/// `--sandbox`: whether judges are confined.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Confine where the kernel can; else run them with one warning line.
+    #[default]
+    Auto,
+    /// Confine, or launch nothing (exit 2).
+    Required,
+    /// Do not confine.
+    Off,
+}
+
+/// What this run's judges run under, as every record says it: `landlock-abi-N`, `off`, or
+/// `unavailable: why`; and the ABI to confine at, when they are confined.
+pub fn walls(mode: Mode) -> anyhow::Result<(String, Option<u8>)> {
+    match (mode, walls::kernel()) {
+        (Mode::Off, _) => Ok(("off".into(), None)),
+        (_, Ok(abi)) => Ok((format!("landlock-abi-{abi}"), Some(*abi))),
+        (Mode::Required, Err(why)) => {
+            anyhow::bail!("--sandbox required: {why}; nothing was launched")
+        }
+        (Mode::Auto, Err(why)) => Ok((format!("unavailable: {why}"), None)),
+    }
+}
+
+/// What every tool does first: its environment is not readable through `/proc` by other
+/// processes of the user (a judge on a kernel without Landlock, among them), and descriptors
+/// its caller left open reach no program it runs.
+pub fn harden_tool() {
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    let _ = walls::close_inherited_on_exec();
 }
 
 /// Runs the stage named by the first argument, if it names one; never returns then.

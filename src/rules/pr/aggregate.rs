@@ -392,6 +392,7 @@ mod tests {
             duration_ms: 0,
             usage: None,
             run: String::new(),
+            sandbox: None,
         }
     }
 

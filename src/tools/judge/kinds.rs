@@ -19,6 +19,8 @@ pub struct Panel<'a> {
     pub seal: &'a str,
     pub size: usize,
     pub run: &'a Path,
+    /// What its judges run under.
+    pub sandbox: &'a str,
 }
 
 /// A kind of panel `panel-judge` runs.
@@ -153,6 +155,7 @@ fn review_record(judge: &Judge, stage: &str, panel: &Panel, done: Done) -> Revie
     rec.duration_ms = done.duration.as_millis() as u64;
     rec.usage = done.usage;
     rec.run = panel.run.display().to_string();
+    rec.sandbox = Some(panel.sandbox.to_string());
     rec
 }
 
@@ -190,5 +193,6 @@ fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
         usage: done.usage,
         panel_size: panel.size,
         run: panel.run.display().to_string(),
+        sandbox: Some(panel.sandbox.to_string()),
     }
 }

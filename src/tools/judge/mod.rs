@@ -285,6 +285,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         seal: &candidate.seal,
         size: judges.len(),
         run: &run_dir,
+        sandbox: launcher.sandbox(),
     };
     let mut failure = None;
     launcher.ask_each(&jobs, &check, |i, done| {

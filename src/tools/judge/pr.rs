@@ -138,6 +138,7 @@ fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRec
         duration_ms: 0,
         usage: None,
         run: run.display().to_string(),
+        sandbox: None,
     }
 }
 
@@ -480,7 +481,8 @@ pub fn judge(
         workers,
         |_, (i, dir, prompt)| {
             let m = &plan.members[i];
-            let rec = record(&plan, m, &seats[i], &run);
+            let mut rec = record(&plan, m, &seats[i], &run);
+            rec.sandbox = Some(launcher.sandbox().to_string());
             review_member(launcher, &run, rec, &seats[i], &target, &prompt, &dir)
         },
         |_, rec| {

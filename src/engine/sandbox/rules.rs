@@ -1,0 +1,307 @@
+//! What a confined judge may touch (docs/design.md §8): it reads and runs the system and its
+//! CLI's installation, reads and writes its own private folder, reads a reviewer's checkout,
+//! and connects to the ports its provider needs. Nothing else: not the user's HOME, not
+//! another judge's folder, not the run folder, not another process.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The Landlock rules of one judge, as the confine stage enforces them. Paths only: they
+/// travel on a command line every user of the machine can read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rules {
+    /// The ABI every right below is required at.
+    pub abi: u8,
+    /// Read and run.
+    pub rx: Vec<PathBuf>,
+    /// Read.
+    pub ro: Vec<PathBuf>,
+    /// Read and write, run nothing.
+    pub rw: Vec<PathBuf>,
+    /// Devices read and written without ioctl.
+    pub devices: Vec<PathBuf>,
+    /// TCP ports it may connect to.
+    pub tcp: Vec<u16>,
+}
+
+/// The system every program needs, read and run.
+const SYSTEM: &[&str] = &[
+    "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt",
+];
+/// Read: randomness, and the stage's own `/proc` entry, which `exec` keeps (bun aborts
+/// without `/proc/self`; another process's entry is never granted).
+const READ: &[&str] = &[
+    "/dev/urandom",
+    "/dev/random",
+    "/proc/sys/kernel/random/uuid",
+    "/proc/self",
+];
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+/// Providers' APIs.
+const HTTPS: u16 = 443;
+
+/// Where one judge runs.
+pub struct Judge<'a> {
+    pub abi: u8,
+    /// The executable, found on the judge's PATH.
+    pub program: &'a Path,
+    /// The judge's PATH, to find an interpreter a script names.
+    pub path_env: &'a str,
+    /// More programs it runs (the command of an `exec:` seat).
+    pub more_programs: Vec<PathBuf>,
+    /// Its private folder: HOME, TMPDIR, working folder, prompt and answer files.
+    pub private: &'a Path,
+    /// A reviewer's checkout, read only.
+    pub checkout: Option<&'a Path>,
+    /// More to read and run (`--sandbox-read`, a harness row's `sandboxRead`).
+    pub read: Vec<PathBuf>,
+    /// More to write (`--sandbox-write`).
+    pub write: Vec<PathBuf>,
+    /// The user's HOME: never granted as an installation.
+    pub home: &'a Path,
+    /// Its argv, environment values and config files, for the ports of the URLs they name.
+    pub texts: Vec<&'a str>,
+}
+
+impl Judge<'_> {
+    pub fn rules(&self) -> Rules {
+        let mut rx: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+        for program in std::iter::once(self.program).chain(self.more_programs.iter().map(|p| &**p))
+        {
+            rx.extend(install_roots(program, self.path_env, self.home));
+        }
+        rx.extend(self.read.iter().cloned());
+        let mut ro: Vec<PathBuf> = READ.iter().map(PathBuf::from).collect();
+        if let Some(checkout) = self.checkout {
+            ro.push(checkout.to_path_buf());
+            ro.extend(git_data(checkout));
+        }
+        let mut rw = vec![self.private.to_path_buf()];
+        rw.extend(self.write.iter().cloned());
+        let mut tcp: BTreeSet<u16> = [HTTPS].into();
+        tcp.extend(self.texts.iter().flat_map(|t| url_ports(t)));
+        Rules {
+            abi: self.abi,
+            rx: dedup(rx),
+            ro: dedup(ro),
+            rw: dedup(rw),
+            devices: DEVICES.iter().map(PathBuf::from).collect(),
+            tcp: tcp.into_iter().collect(),
+        }
+    }
+}
+
+fn dedup(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = BTreeSet::new();
+    paths
+        .into_iter()
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
+}
+
+/// The folders a program needs to start: its installation, and its interpreter's when it is
+/// a script (`#!/usr/bin/env node`, a venv's python).
+pub fn install_roots(program: &Path, path_env: &str, home: &Path) -> Vec<PathBuf> {
+    let Ok(real) = program.canonicalize() else {
+        return Vec::new();
+    };
+    let mut roots = install_root(&real, home);
+    if let Some(interpreter) = shebang(&real, path_env).and_then(|i| i.canonicalize().ok()) {
+        roots.extend(install_root(&interpreter, home));
+    }
+    roots
+}
+
+/// The installation a program's real path belongs to: an npm package tree (the folder of its
+/// topmost `node_modules`), a Python venv and the Python it was made from, a Python prefix,
+/// else the program's own folder. Never the HOME or a folder above it: then the file alone.
+fn install_root(real: &Path, home: &Path) -> Vec<PathBuf> {
+    let dir = real.parent().unwrap_or(Path::new("/"));
+    let npm = real
+        .ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .last()
+        .and_then(Path::parent);
+    let venv = dir.parent().filter(|v| v.join("pyvenv.cfg").is_file());
+    let mut roots = match (npm, venv) {
+        (Some(tree), _) => vec![tree.to_path_buf()],
+        (None, Some(venv)) => {
+            let mut r = vec![venv.to_path_buf()];
+            r.extend(venv_home(venv));
+            r
+        }
+        (None, None) => vec![python_prefix(dir).unwrap_or(dir).to_path_buf()],
+    };
+    for root in &mut roots {
+        if home.starts_with(&*root) {
+            *root = real.to_path_buf();
+        }
+    }
+    roots
+}
+
+/// The prefix of the Python a venv was made from (`home = PREFIX/bin` in pyvenv.cfg).
+fn venv_home(venv: &Path) -> Option<PathBuf> {
+    let cfg = std::fs::read_to_string(venv.join("pyvenv.cfg")).ok()?;
+    let bin = cfg.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == "home").then(|| PathBuf::from(v.trim()))
+    })?;
+    let bin = bin.canonicalize().unwrap_or(bin);
+    Some(python_prefix(&bin).unwrap_or(&bin).to_path_buf())
+}
+
+/// `PREFIX` for `PREFIX/bin` when `PREFIX/lib` holds a Python's library.
+fn python_prefix(bin: &Path) -> Option<&Path> {
+    let prefix = bin
+        .parent()
+        .filter(|_| bin.file_name().is_some_and(|n| n == "bin"))?;
+    let has_python = std::fs::read_dir(prefix.join("lib"))
+        .ok()?
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("python"));
+    has_python.then_some(prefix)
+}
+
+/// The interpreter a script's first line names, found on `path_env` for `env`.
+fn shebang(script: &Path, path_env: &str) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if Path::new(first).file_name()? != "env" {
+        return Some(PathBuf::from(first));
+    }
+    let name = words.find(|w| !w.starts_with('-'))?;
+    crate::engine::harness::find_on_path(name, path_env)
+}
+
+/// A worktree's git data lives in its main repository: `.git` is a file naming it.
+fn git_data(checkout: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(checkout.join(".git")) else {
+        return Vec::new();
+    };
+    let Some(gitdir) = text
+        .trim()
+        .strip_prefix("gitdir:")
+        .map(|g| checkout.join(g.trim()))
+    else {
+        return Vec::new();
+    };
+    let common = std::fs::read_to_string(gitdir.join("commondir"))
+        .ok()
+        .map(|c| gitdir.join(c.trim()));
+    [Some(gitdir), common]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect()
+}
+
+/// The ports of the URLs in `text`: `https://host:8443/x` gives 8443, `http://host/` 80.
+pub fn url_ports(text: &str) -> Vec<u16> {
+    let mut ports = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let scheme: String = rest[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || "+-.".contains(*c))
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
+        rest = &rest[at + 3..];
+        let end = rest
+            .find(|c: char| "/?#\"' \t\n,;)}>\\".contains(c))
+            .unwrap_or(rest.len());
+        let authority = &rest[..end];
+        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let explicit = host
+            .rsplit_once(':')
+            .filter(|(h, _)| !h.ends_with(':'))
+            .and_then(|(_, p)| p.parse::<u16>().ok());
+        let port = explicit.or(match scheme.to_ascii_lowercase().as_str() {
+            "http" | "ws" => Some(80),
+            "https" | "wss" => Some(443),
+            _ => None,
+        });
+        ports.extend(port);
+    }
+    ports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ports_of_the_urls_a_judge_was_given() {
+        assert_eq!(url_ports("http://127.0.0.1:18080/v1"), [18080]);
+        assert_eq!(url_ports("BASE=https://api.example.com"), [443]);
+        assert_eq!(url_ports(r#"{"baseURL":"http://[::1]:9000"}"#), [9000]);
+        assert_eq!(url_ports("http://u:p@h:81 and https://x:8443/"), [81, 8443]);
+        assert_eq!(url_ports("no url: here"), Vec::<u16>::new());
+        assert_eq!(url_ports("file:///etc/x"), Vec::<u16>::new());
+    }
+
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for f in files {
+            let p = t.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "").unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn an_npm_cli_is_its_package_tree() {
+        let t = tree(&["npm/claude/node_modules/@a/claude/cli.js"]);
+        let cli = t.path().join("npm/claude/node_modules/@a/claude/cli.js");
+        let home = Path::new("/nonexistent-home");
+        assert_eq!(install_root(&cli, home), [t.path().join("npm/claude")]);
+    }
+
+    #[test]
+    fn a_venv_cli_is_its_venv_and_the_python_it_was_made_from() {
+        let t = tree(&["py/bin/python3", "py/lib/python3.13/os.py", "venv/bin/kimi"]);
+        let cfg = format!("home = {}\n", t.path().join("py/bin").display());
+        std::fs::write(t.path().join("venv/pyvenv.cfg"), cfg).unwrap();
+        let roots = install_root(&t.path().join("venv/bin/kimi"), Path::new("/nonexistent"));
+        let t = t.path().canonicalize().unwrap();
+        assert_eq!(roots, [t.join("venv"), t.join("py")]);
+    }
+
+    #[test]
+    fn a_program_in_the_home_folder_is_granted_alone_never_the_home() {
+        let t = tree(&["bin/judge.sh"]);
+        let script = t.path().join("bin/judge.sh");
+        // The program's folder is the HOME itself, or the HOME is inside it.
+        let alone = vec![script.clone()];
+        assert_eq!(install_root(&script, &t.path().join("bin")), alone);
+        assert_eq!(install_root(&script, &t.path().join("bin/deeper")), alone);
+    }
+
+    #[test]
+    fn a_script_brings_its_interpreter() {
+        let t = tree(&["tools/node", "cli/run"]);
+        std::fs::write(t.path().join("cli/run"), "#!/usr/bin/env -S node --x\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            t.path().join("tools/node"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let path = t.path().join("tools").display().to_string();
+        let roots = install_roots(&t.path().join("cli/run"), &path, Path::new("/nonexistent"));
+        let t = t.path().canonicalize().unwrap();
+        assert_eq!(roots, [t.join("cli"), t.join("tools")]);
+    }
+}

@@ -1,0 +1,204 @@
+//! The kernel's side of the second wall: what Landlock this kernel offers, and the confine
+//! stage putting [`Rules`] on itself just before it becomes the harness. The stage is a fresh
+//! single-threaded process, so restricting itself restricts all that follows; no `pre_exec`.
+
+use std::sync::OnceLock;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
+    PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+};
+
+use super::rules::Rules;
+
+/// The newest ABI these rules were written and tested for; a newer kernel enforces them as this.
+pub const TESTED_ABI: u8 = 7;
+/// From this ABI Landlock restricts TCP (bind and connect by port).
+const NET_ABI: u8 = 4;
+/// From this ABI a judge cannot signal, or reach abstract sockets of, processes outside it.
+const SCOPE_ABI: u8 = 6;
+/// From this ABI Landlock controls connecting to a unix socket by path; before it, seccomp does.
+const UNIX_ABI: u8 = 9;
+
+/// The Landlock ABI rules are enforced at on this kernel, or why there is none.
+pub fn kernel() -> &'static Result<u8, String> {
+    static KERNEL: OnceLock<Result<u8, String>> = OnceLock::new();
+    KERNEL.get_or_init(|| {
+        // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns the ABI number.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                1u32,
+            )
+        };
+        if v >= 1 {
+            return Ok((v as u8).min(TESTED_ABI));
+        }
+        Err(match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EOPNOTSUPP) => "Landlock is built into this kernel but not enabled at boot",
+            Some(libc::ENOSYS) => "this kernel has no Landlock (Linux 5.13 or later has it)",
+            _ => "this kernel refuses Landlock",
+        }
+        .to_string())
+    })
+}
+
+fn abi(n: u8) -> ABI {
+    match n {
+        1 => ABI::V1,
+        2 => ABI::V2,
+        3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        6 => ABI::V6,
+        _ => ABI::V7,
+    }
+}
+
+/// Confines the calling process to `rules`, all of them or none: every right of `rules.abi`
+/// is required, so a kernel that cannot keep one is an error, never a quieter sandbox.
+pub fn restrict(rules: &Rules) -> Result<(), String> {
+    let v = abi(rules.abi);
+    let all = AccessFs::from_all(v);
+    let read = AccessFs::ReadFile | AccessFs::ReadDir;
+    let read_exec = AccessFs::from_read(v);
+    // Its own folders: everything but running what it wrote there.
+    let write = all & !AccessFs::Execute;
+    // Devices: read and write, no ioctl (no TIOCSTI on a terminal opened here).
+    let device: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::WriteFile;
+    let err = |e: &dyn std::fmt::Display| format!("landlock: {e}");
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(all)
+        .map_err(|e| err(&e))?;
+    if rules.abi >= NET_ABI {
+        // Binding is handled and never granted: a judge listens on no port.
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| err(&e))?;
+    }
+    if rules.abi >= SCOPE_ABI {
+        ruleset = ruleset.scope(Scope::from_all(v)).map_err(|e| err(&e))?;
+    }
+    let mut created = ruleset.create().map_err(|e| err(&e))?;
+    let groups = [
+        (&rules.rx, read_exec),
+        (&rules.ro, read),
+        (&rules.rw, write),
+        (&rules.devices, device),
+    ];
+    for (paths, access) in groups {
+        for path in paths {
+            // A path that is not there grants nothing.
+            let Ok(fd) = PathFd::new(path) else { continue };
+            let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+            let access = if is_dir {
+                access
+            } else {
+                access & AccessFs::from_file(v)
+            };
+            created = created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(|e| err(&e))?;
+        }
+    }
+    if rules.abi >= NET_ABI {
+        for &port in &rules.tcp {
+            created = created
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                .map_err(|e| err(&e))?;
+        }
+    }
+    // Sets no_new_privs too: a set-uid program run inside gains nothing.
+    created.restrict_self().map_err(|e| err(&e))?;
+    if rules.abi < UNIX_ABI {
+        deny_unix_sockets()?;
+    }
+    Ok(())
+}
+
+/// Before ABI 9, connecting to a unix socket by path (ssh-agent, the D-Bus session bus,
+/// docker.sock) is not a file access Landlock sees: such sockets cannot be made at all.
+/// `socketpair` (how node and Python talk to their own children) still works; `io_uring`,
+/// which could make a socket around this filter, is not offered.
+fn deny_unix_sockets() -> Result<(), String> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let arch = if cfg!(target_arch = "x86_64") {
+        TargetArch::x86_64
+    } else if cfg!(target_arch = "aarch64") {
+        TargetArch::aarch64
+    } else {
+        return Err("seccomp: no filter for this architecture".into());
+    };
+    let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
+    let unix = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        libc::AF_UNIX as u64,
+    )
+    .and_then(|c| SeccompRule::new(vec![c]))
+    .map_err(|e| err(&e))?;
+    let filter = SeccompFilter::new(
+        [
+            (libc::SYS_socket, vec![unix]),
+            (libc::SYS_io_uring_setup, vec![]),
+        ]
+        .into_iter()
+        .collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )
+    .map_err(|e| err(&e))?;
+    let program: BpfProgram = filter.try_into().map_err(|e| err(&e))?;
+    seccompiler::apply_filter(&program).map_err(|e| err(&e))
+}
+
+/// Every descriptor above 2 is closed when the process next runs a program: a descriptor the
+/// caller left open (`exec 7<secret; panel-judge …`) reaches no judge.
+pub fn close_inherited_on_exec() -> std::io::Result<()> {
+    // SAFETY: CLOSE_RANGE_CLOEXEC only sets a flag; no descriptor anything holds is closed.
+    let r = unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) };
+    if r == 0 {
+        return Ok(());
+    }
+    // Before Linux 5.11: one by one.
+    for entry in std::fs::read_dir("/proc/self/fd")?.flatten() {
+        if let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+            && fd > 2
+        {
+            // SAFETY: F_SETFD on a number that may be stale only sets or fails.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+    }
+    Ok(())
+}
+
+/// A process run as root keeps CAP_SYS_PTRACE and CAP_SYS_ADMIN through Landlock, and with
+/// either reads other processes' environments: a judge gets no capability at all.
+pub fn drop_capabilities() -> Result<(), String> {
+    use rustix::thread::{
+        CapabilitySet, CapabilitySets, clear_ambient_capability_set,
+        remove_capability_from_bounding_set, set_capabilities,
+    };
+    for bit in 0..64 {
+        // Past the kernel's last capability: EINVAL, nothing to drop.
+        let _ = remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << bit));
+    }
+    let _ = clear_ambient_capability_set();
+    let none = CapabilitySets {
+        effective: CapabilitySet::empty(),
+        permitted: CapabilitySet::empty(),
+        inheritable: CapabilitySet::empty(),
+    };
+    set_capabilities(None, none).map_err(|e| format!("capabilities: {e}"))
+}
