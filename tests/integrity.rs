@@ -52,7 +52,7 @@ fn a_deadline_past_any_use_is_a_usage_error() {
             vec!["--seat", "exec:cat", "examples/answer.md"],
         ),
         ("panel-vote", vec!["--candidate", "examples/answer.md"]),
-        ("panel-merge", vec!["--seat", "first"]),
+        ("panel-merge", vec!["--seat", "exec:cat"]),
     ] {
         let out = Command::new(bin(tool))
             .args(&args)
@@ -638,7 +638,12 @@ fn a_reviewer_named_like_a_path_is_refused() {
     assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
     let planted = stdout(&merged).replace("\"bob\"", "\"../../x\"");
     let out = run_with_stdin(
-        Command::new(bin("panel-vote")).args(["--candidate", "examples/answer.md"]),
+        Command::new(bin("panel-vote")).args([
+            "--seat",
+            "first",
+            "--candidate",
+            "examples/answer.md",
+        ]),
         planted.as_bytes(),
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

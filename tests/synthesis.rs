@@ -126,13 +126,18 @@ impl Asker for FakeAsker {
     }
 }
 
-/// Runs one round through the library: merge with `how`, votes and judge through `asker`.
+/// The seat the fixtures' first reviewer (write-1) sat on.
+const FIRST_SEAT: &str = "claude:claude-sonnet-4-5";
+
+/// Runs one round through the library: merge with `how`, votes and judge through `asker`, the
+/// reviewers' seats given as the command line gives them.
 fn round(reviews: &[ReviewRecord], how: &How, asker: &FakeAsker, judge: &JudgeSeat) -> Outcomes {
     let merged = merge::merge(reviews, how, Some(asker)).unwrap();
     let (panel, _) = MergedPanel::of(merged.records()).unwrap();
     let candidate = text("page.md");
     let brief = text("brief.md");
-    let votes = vote::collect_votes(&panel, asker, Some(&brief), &candidate);
+    let seats: Vec<String> = reviews.iter().map(|r| r.seat.clone()).collect();
+    let votes = vote::collect_votes(&panel, &seats, asker, Some(&brief), &candidate).unwrap();
     let applied = apply(&panel, &votes, None).unwrap();
     let (decisions, route) = vote::ask_judge(
         &applied,
@@ -204,7 +209,7 @@ fn worked_example_through_the_library_with_recorded_seats() {
     let judge = JudgeSeat::Replay(fixture("judge.json").display().to_string());
     let out = round(
         &reviews("reviews-1.jsonl"),
-        &How::Seat("first".into()),
+        &How::Seat(FIRST_SEAT.into()),
         &asker,
         &judge,
     );
@@ -235,7 +240,7 @@ fn worked_example_through_the_library_with_recorded_seats() {
     // Round two: every reviewer passes, nothing to merge, vote on or judge.
     let two = round(
         &reviews("reviews-2.jsonl"),
-        &How::Seat("first".into()),
+        &How::Seat(FIRST_SEAT.into()),
         &asker,
         &judge,
     );
@@ -250,7 +255,7 @@ fn code_grouping_of_the_worked_example_matches_the_recorded_seat() {
     let rs = reviews("reviews-1.jsonl");
     let by_seat = merge::merge(
         &rs,
-        &How::Seat("first".into()),
+        &How::Seat(FIRST_SEAT.into()),
         Some(&FakeAsker::recorded()),
     )
     .unwrap();
@@ -312,7 +317,7 @@ fn worked_example_through_the_binaries() {
         .output()
         .unwrap();
     let voted = run_with_stdin(
-        Command::new(bin("panel-vote")).args([
+        Command::new(bin("panel-vote")).args(fixture_seats()).args([
             "--candidate",
             fixture("page.md").to_str().unwrap(),
             "--judge",
@@ -357,6 +362,7 @@ fn the_binaries_name_the_line_and_the_tool_of_a_wrong_record() {
         .unwrap();
     let out = run_with_stdin(
         Command::new(bin("panel-vote"))
+            .args(fixture_seats())
             .args(["--candidate", fixture("brief.md").to_str().unwrap()]),
         &merged.stdout,
     );
@@ -388,7 +394,7 @@ fn a_merging_seat_that_fails_or_answers_garbage_leaves_the_findings_unmerged() {
         ]}))],
     ] {
         let asker = FakeAsker::recorded().with("merge", acts.clone());
-        let out = round(&rs, &How::Seat("first".into()), &asker, &no_judge());
+        let out = round(&rs, &How::Seat(FIRST_SEAT.into()), &asker, &no_judge());
         let p = &out.applied.panel;
         assert!(p.merge_failed, "{acts:?}");
         assert!(
@@ -1013,15 +1019,31 @@ fn the_seeds_worked_example_runs_through_the_whole_pipeline() {
 /// Review records whose every seat is `exec:` a program that writes its pid to `pids` and then
 /// waits, so that whatever a tool asks those seats hangs until the tool stops it.
 fn hanging_reviews(pids: &std::path::Path) -> Vec<u8> {
-    let seat = format!("exec:echo $$ >> {}; sleep 300", pids.display());
+    reviews_on("reviews-1.jsonl", |_| hanging_seat(pids))
+}
+
+fn hanging_seat(pids: &std::path::Path) -> String {
+    format!("exec:echo $$ >> {}; sleep 300", pids.display())
+}
+
+/// A fixture's review records, each reviewer's seat set by `seat` (given the reviewer's name).
+fn reviews_on(name: &str, seat: impl Fn(&str) -> String) -> Vec<u8> {
     let mut out = Vec::new();
-    for line in text("reviews-1.jsonl").lines() {
+    for line in text(name).lines() {
         let mut rec: Value = serde_json::from_str(line).unwrap();
-        rec["seat"] = json!(seat);
+        rec["seat"] = json!(seat(rec["reviewer"].as_str().unwrap()));
         out.extend(rec.to_string().into_bytes());
         out.push(b'\n');
     }
     out
+}
+
+/// The fixtures' reviewers' seats, as the command line gives them to panel-vote.
+fn fixture_seats() -> Vec<String> {
+    reviews("reviews-1.jsonl")
+        .into_iter()
+        .flat_map(|r| ["--seat".to_string(), r.seat])
+        .collect()
 }
 
 /// panel-vote and panel-merge --seat end the way panel-judge does: a terminating signal ends
@@ -1052,10 +1074,10 @@ fn a_signal_ends_every_voter_and_merging_seat() {
         let private = tmp.path().join("tmp");
         std::fs::create_dir(&private).unwrap();
         let mut cmd = Command::new(bin(tool));
-        match tool {
-            "panel-vote" => cmd.args(["--candidate", fixture("page.md").to_str().unwrap()]),
-            _ => cmd.args(["--seat", "first"]),
-        };
+        cmd.args(["--seat", &hanging_seat(&pids)]);
+        if tool == "panel-vote" {
+            cmd.args(["--candidate", fixture("page.md").to_str().unwrap()]);
+        }
         let mut child = cmd
             .env("TMPDIR", &private)
             // What the seats write down for the test lies outside their folders.
@@ -1224,4 +1246,219 @@ fn panel_tally_views_the_parts_a_script_hands_on() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+// ── Records are data ───────────────────────────────────────────────────────
+
+/// The worked example's reviews with every seat replayed from the fixtures' answers, but for
+/// `planted`, whose seat is `exec:touch MARKER`; and that marker, not yet made.
+struct Planted {
+    dir: TempDir,
+    honest: String,
+    attack: String,
+    marker: std::path::PathBuf,
+}
+
+impl Planted {
+    fn new(tag: &str) -> Planted {
+        let dir = TempDir::new(tag);
+        let marker = dir.path().join("marker");
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        Planted {
+            honest: format!("replay:{}", fixture("answers.json").display()),
+            attack: format!("exec:touch {}", marker.display()),
+            marker,
+            dir,
+        }
+    }
+
+    /// The reviews, `planted` on the attacker's seat (none when `planted` is empty).
+    fn reviews(&self, planted: &str) -> Vec<u8> {
+        reviews_on("reviews-1.jsonl", |who| {
+            if who == planted {
+                self.attack.clone()
+            } else {
+                self.honest.clone()
+            }
+        })
+    }
+
+    /// A tool run with its temporary folder (where a run folder would be made) our own.
+    fn run(&self, tool: &str, args: &[&str], stdin: &[u8]) -> std::process::Output {
+        run_with_stdin(
+            Command::new(bin(tool))
+                .args(args)
+                .env("TMPDIR", self.dir.path().join("tmp")),
+            stdin,
+        )
+    }
+
+    /// Nothing ran: no marker, and no run folder was made.
+    fn nothing_ran(&self, what: &str) {
+        assert!(!self.marker.exists(), "{what}: a record's program ran");
+        let made = std::fs::read_dir(self.dir.path().join("tmp"))
+            .unwrap()
+            .count();
+        assert_eq!(made, 0, "{what}: a run folder was made");
+    }
+}
+
+/// DESIGN §8: the records a tool reads are data; "they never choose a program to run". A
+/// merged stream (a CI artifact, a file from another machine) whose reviewer sits on
+/// `exec:touch MARKER` made panel-vote run that command as the user to ask for its vote. Now
+/// the voters' seats come from the command line: the stream is refused, exit 2, in one line
+/// naming the record's line, and nothing runs. The honest stream, with the seats given, votes.
+#[test]
+fn a_reviewer_record_never_chooses_the_voters_program() {
+    let p = Planted::new("planted-vote");
+    let merged = p.run("panel-merge", &[], &p.reviews("write-2"));
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    let candidate = fixture("page.md");
+    let judge = format!("replay:{}", fixture("judge.json").display());
+    let vote = |args: &[&str], stdin: &[u8]| {
+        let mut all = vec![
+            "--candidate",
+            candidate.to_str().unwrap(),
+            "--judge",
+            &judge,
+        ];
+        all.extend(args);
+        p.run("panel-vote", &all, stdin)
+    };
+    // Nothing ran (checked first: the old code ran it), then one line, exit 2, no output.
+    let refused = |what: &str, out: &std::process::Output, want: String| {
+        p.nothing_ran(what);
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", stderr(out));
+        assert_eq!(stderr(out), want + "\n", "{what}");
+        assert!(out.stdout.is_empty(), "{what}: {}", stdout(out));
+    };
+    let not_given = |at: &str, line: usize, who: &str, seat: &str| {
+        format!(
+            "panel-vote: {at}: line {line}: reviewer \"{who}\" sits on seat {seat:?}, which the command line did not give (--seat)"
+        )
+    };
+    // As the pipeline was written before: no --seat, the first reviewer is refused.
+    let out = vote(&[], &merged.stdout);
+    refused(
+        "no --seat",
+        &out,
+        not_given("<stdin>", 1, "write-1", &p.honest),
+    );
+    // The honest seat given: write-2's reviewer record is line 2 (the reviewers come first).
+    let out = vote(&["--seat", &p.honest], &merged.stdout);
+    refused(
+        "--seat given",
+        &out,
+        not_given("<stdin>", 2, "write-2", &p.attack),
+    );
+    // From a file, as a downloaded artifact is read.
+    let file = p.dir.path().join("merged.jsonl");
+    std::fs::write(&file, &merged.stdout).unwrap();
+    let named = file.to_str().unwrap();
+    let out = vote(&["--seat", &p.honest, named], b"");
+    refused("a file", &out, not_given(named, 2, "write-2", &p.attack));
+
+    // The honest stream, its seats given on the command line: the seed's first round.
+    let honest = p.run("panel-merge", &[], &p.reviews(""));
+    let out = vote(&["--seat", &p.honest], &honest.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let records = parse_stream(&stdout(&out));
+    let (entries, judged) = seed_shape(&records);
+    assert_eq!(entries, seed_output()["rounds"][0]);
+    assert_eq!(judged, seed_output()["judge"][0]);
+    assert!(!p.marker.exists());
+}
+
+/// DESIGN §8: the records a tool reads are data; "they never choose a program to run".
+/// `panel-merge --seat first` ran the first review record's seat: a review whose seat is
+/// `exec:touch MARKER` ran that command as the user. Now the merging seat comes from the
+/// command line only: `first` is refused in one line, exit 2, and nothing runs. The honest
+/// pipeline names the seat, and a planted seat still reaches no program: panel-vote refuses it
+/// naming its line; `bin/review-battery --merge-seat first` means the first `--seat` it was
+/// given.
+#[test]
+fn a_review_record_never_chooses_the_merging_program() {
+    let p = Planted::new("planted-merge");
+    let planted = p.reviews("write-1");
+    let out = p.run("panel-merge", &["--seat", "first"], &planted);
+    p.nothing_ran("--seat first");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "panel-merge: --seat first: the merging seat is never taken from the records; name it (the first reviewer's is the first --seat panel-judge was given)\n"
+    );
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+
+    // The merging seat named: it groups the findings; the planted seat is passed on as data.
+    let merged = p.run("panel-merge", &["--seat", &p.honest], &planted);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    assert!(!p.marker.exists(), "a record's program ran");
+    let records = parse_stream(&stdout(&merged));
+    let Some(Record::Merge(m)) = records.last() else {
+        panic!("no merge record last: {}", stdout(&merged));
+    };
+    assert_eq!(
+        (m.how, m.seat.as_deref(), m.merge_failed, m.merged),
+        (MergeHow::Seat, Some(p.honest.as_str()), false, 4),
+        "{m:?}"
+    );
+    // Down the pipeline, panel-vote refuses the planted seat, naming its line.
+    let candidate = fixture("page.md");
+    let args = [
+        "--seat",
+        &p.honest,
+        "--candidate",
+        candidate.to_str().unwrap(),
+    ];
+    let out = p.run("panel-vote", &args, &merged.stdout);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "panel-vote: <stdin>: line 1: reviewer \"write-1\" sits on seat {:?}, which the command line did not give (--seat)\n",
+            p.attack
+        )
+    );
+    assert!(!p.marker.exists(), "a record's program ran");
+
+    // The battery passes the seats it launched the reviewers on: its first for `first`.
+    let example = root().join("examples/review-battery");
+    let work = p.dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::copy(example.join("page.md"), work.join("page.md")).unwrap();
+    let seat = format!("replay:{}", example.join("answers.json").display());
+    let tools = bin("panel-judge").parent().unwrap().to_path_buf();
+    let out = Command::new(root().join("bin/review-battery"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                tools.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .args([
+            "--stage",
+            "write",
+            "--merge-seat",
+            "first",
+            "--max-rounds",
+            "1",
+        ])
+        .args(["--seat", &seat, "--seat", &seat, "--seat", &seat])
+        .arg("--judge")
+        .arg(format!("replay:{}", example.join("judge.json").display()))
+        .arg("--run")
+        .arg(work.join("records"))
+        .arg(work.join("page.md"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let merged = std::fs::read_to_string(work.join("records/round-1/merged.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(merged.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["how"], &last["seat"], &last["mergeFailed"]),
+        (&json!("seat"), &json!(seat), &json!(false)),
+        "{last}"
+    );
 }

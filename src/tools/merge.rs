@@ -6,7 +6,8 @@
 //! By default the grouping is done in code (`rules::grouping`).
 //!
 //! With `--seat`, one seat groups them instead; its answer must place each finding in exactly
-//! one group, or the findings go on unmerged and the `merge` record says `mergeFailed`.
+//! one group, or the findings go on unmerged and the `merge` record says `mergeFailed`. That
+//! seat comes from the command line only: the records never choose a program to run.
 
 use std::collections::BTreeSet;
 use std::io::{BufWriter, Write};
@@ -33,9 +34,10 @@ pub struct Args {
     /// Review records (JSON lines, from `panel-judge --contract review`); standard input when
     /// none or `-`.
     pub inputs: Vec<String>,
-    /// Ask this seat (HARNESS[:MODEL]) to group the findings instead of grouping them in code;
-    /// `first` uses the first reviewer's seat.
-    #[arg(long, value_name = "SEAT|first")]
+    /// Ask this seat (HARNESS[:MODEL]) to group the findings instead of grouping them in code.
+    /// It is never taken from the records: for the seed's merging seat, the first reviewer's,
+    /// give the first --seat that panel-judge was given.
+    #[arg(long, value_name = "SEAT")]
     pub seat: Option<String>,
     #[command(flatten)]
     pub launch: crate::tools::launch_args::LaunchArgs,
@@ -47,7 +49,7 @@ Reads review records and writes one reviewer record per review, one finding reco
 
 By default the findings are grouped in code. Two findings of different reviewers are one problem when they point at the same place (the same quoted claim of three words or more, or the same file with lines at most 3 apart) and are worded alike (word overlap of at least 0.4, leaving out the quoted claim). When only one of the two signals says so, they stay apart and each is marked possibleDuplicateOf the other. Code keeps the evidence that points at the work and the fix that says most.
 
-With --seat, one seat groups them instead. Its answer must place each finding in exactly one group; a seat that fails or answers badly, after being asked once more, leaves the findings unmerged, and the merge record says mergeFailed.";
+With --seat, one seat groups them instead: the seat the command line names, never one a record names (the seed's merging seat is the first reviewer's: give the first --seat panel-judge was given). Its answer must place each finding in exactly one group; a seat that fails or answers badly, after being asked once more, leaves the findings unmerged, and the merge record says mergeFailed.";
 
 pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
@@ -67,7 +69,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "Let the first reviewer's seat group the findings",
-            "panel-merge --seat first reviews.jsonl > merged.jsonl",
+            "panel-merge --seat claude:sonnet reviews.jsonl > merged.jsonl",
         ),
         (
             "List the merged findings and who raised each",
@@ -81,12 +83,11 @@ pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
 }
 
-/// One reviewer of the panel, as `panel-vote` needs it: who, through which seat, and how its
 /// How to group.
 #[derive(Clone, Debug, PartialEq)]
 pub enum How {
     Code,
-    /// A seat, or `first` for the first reviewer's.
+    /// Ask this seat, as the command line gives it.
     Seat(String),
 }
 #[derive(Clone, Debug, PartialEq)]
@@ -162,17 +163,12 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
         match how {
             How::Code => group_in_code(&sources),
             How::Seat(seat) => {
-                let seat = if seat == "first" {
-                    sorted[0].seat.clone()
-                } else {
-                    seat.clone()
-                };
                 record.how = MergeHow::Seat;
                 record.seat = Some(seat.clone());
                 let Some(asker) = asker else {
                     bail!("merging with a seat needs a launcher");
                 };
-                match ask_seat(asker, &seat, &sources) {
+                match ask_seat(asker, seat, &sources) {
                     Ok(groups) => Grouping {
                         groups,
                         possible: Vec::new(),
@@ -226,6 +222,11 @@ fn ask_seat(asker: &dyn Asker, seat: &str, sources: &[Source]) -> Result<Vec<Gro
 pub fn run(args: Args) -> Result<ExitCode> {
     // Usage errors first, before any input is read.
     let opts = args.launch.options()?;
+    if args.seat.as_deref() == Some("first") {
+        bail!(
+            "--seat first: the merging seat is never taken from the records; name it (the first reviewer's is the first --seat panel-judge was given)"
+        );
+    }
     let mut reviews: Vec<(ReviewRecord, String)> = Vec::new();
     crate::records::for_each::<ReviewRecord>(&args.inputs, &["review"], |r, at| {
         reviews.push((r, at.to_string()));

@@ -51,6 +51,11 @@ pub struct Args {
     /// The brief the work was written to, shown to every voter and to the judge.
     #[arg(long, value_name = "FILE")]
     pub brief: Option<String>,
+    /// A seat the reviewers sat on, HARNESS[:MODEL] (repeatable): the --seat options panel-judge
+    /// was given. Each reviewer votes on its own seat, which must be one of these; a reviewer
+    /// record on any other seat is an input error, and nothing is launched.
+    #[arg(long = "seat", value_name = "SEAT")]
+    pub seats: Vec<String>,
     #[command(flatten)]
     pub rules: Rules,
     #[command(flatten)]
@@ -59,7 +64,9 @@ pub struct Args {
 
 const LONG_ABOUT: &str = "Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
 
-Reads panel-merge's stream. Each reviewer with a readable review is asked once, in a fresh call, about the merged findings it did not raise, and answers each agree, disagree or better fix with a one-line reason. The votes are applied in code, counting only those who voted on a finding: when most disagree, the finding is dropped only if the disagreeing outnumber those who raised it, agreed or offered a better fix, else it is disputed; exactly half disagreeing makes it disputed; when most prefer a better fix, the first one offered replaces the finding's fix. Votes never drop a block, nor a finding shown to a voter whose vote is missing: such a finding stays, disputed.
+Reads panel-merge's stream. Each reviewer with a readable review is asked once, in a fresh call, on its own seat, about the merged findings it did not raise, and answers each agree, disagree or better fix with a one-line reason. The votes are applied in code, counting only those who voted on a finding: when most disagree, the finding is dropped only if the disagreeing outnumber those who raised it, agreed or offered a better fix, else it is disputed; exactly half disagreeing makes it disputed; when most prefer a better fix, the first one offered replaces the finding's fix. Votes never drop a block, nor a finding shown to a voter whose vote is missing: such a finding stays, disputed.
+
+The records are data: they never choose a program to run. The voters' seats come from the command line, one --seat for each seat the reviewers sat on (the --seat options panel-judge was given), and the judge's from --judge. A reviewer record whose seat is not one of them (a stream from a CI artifact or another machine, say) is an input error naming its line, and nothing is launched.
 
 The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
 
@@ -119,11 +126,11 @@ pub const DOC: ToolDoc = ToolDoc {
     examples: &[
         (
             "The whole synthesised review: review, merge, vote, judge, report",
-            "panel-judge --contract review --seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro page.md | panel-merge | panel-vote --candidate page.md --judge claude:opus | panel-tally",
+            "seats=(--seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro); panel-judge --contract review \"${seats[@]}\" page.md | panel-merge | panel-vote \"${seats[@]}\" --candidate page.md --judge claude:opus | panel-tally",
         ),
         (
             "Pass when two of three reviewers pass, with the brief shown to the voters",
-            "panel-merge reviews.jsonl | panel-vote --candidate page.md --brief brief.md --agree 2",
+            "panel-merge reviews.jsonl | panel-vote --seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro --candidate page.md --brief brief.md --agree 2",
         ),
         (
             "Apply votes already collected, with recorded judge decisions, launching nothing",
@@ -170,18 +177,34 @@ fn ask_each(asker: &dyn Asker, questions: Vec<(Question, Box<Check>)>) -> Vec<Re
     })
 }
 
-/// The cross-review round: each voter is asked once about the findings it did not raise.
-/// Returns one vote record per voter and finding shown; a voter with no readable reply gets
-/// records with a null vote saying why.
+/// The seat of `seats`, the command line's, that a reviewer sat on; an error when none is:
+/// the records "never choose a program to run" (docs/design.md, the threat model).
+fn given_seat<'a>(seats: &'a [String], reviewer: &Reviewer) -> Result<&'a str> {
+    match seats.iter().find(|s| **s == reviewer.seat) {
+        Some(seat) => Ok(seat),
+        None => bail!(
+            "reviewer {:?} sits on seat {:?}, which the command line did not give (--seat)",
+            reviewer.name,
+            reviewer.seat
+        ),
+    }
+}
+
+/// The cross-review round: each voter is asked once, on its seat as `seats` (the command
+/// line) gives it, about the findings it did not raise. Returns one vote record per voter and
+/// finding shown; a voter with no readable reply gets records with a null vote saying why.
+/// A voter on a seat `seats` does not give is an error, and nothing is asked.
 pub fn collect_votes(
     panel: &MergedPanel,
+    seats: &[String],
     asker: &dyn Asker,
     brief: Option<&str>,
     candidate: &str,
-) -> Vec<VoteRecord> {
+) -> Result<Vec<VoteRecord>> {
     let mut asked: Vec<(&Reviewer, Vec<&MergedFinding>)> = Vec::new();
     let mut questions: Vec<(Question, Box<Check>)> = Vec::new();
     for voter in panel.voters() {
+        let seat = given_seat(seats, voter)?;
         let shown: Vec<&MergedFinding> = panel.shown_to(&voter.name).collect();
         if shown.is_empty() {
             continue;
@@ -191,7 +214,7 @@ pub fn collect_votes(
         };
         let question = Question {
             name: format!("vote-{}", voter.name),
-            seat: voter.seat.clone(),
+            seat: seat.into(),
             prompt: vote_prompt(brief, candidate, &shown),
             schema: contract.schema(),
         };
@@ -250,7 +273,7 @@ pub fn collect_votes(
             }
         }
     }
-    out
+    Ok(out)
 }
 
 // ── The judge ──────────────────────────────────────────────────────────────
@@ -437,7 +460,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     // Usage errors first, before any input is read.
     let opts = args.launch.options()?;
-    let (panel, votes) = MergedPanel::read(synthesis::read(&args.inputs, APPLY_TYPES)?)?;
+    let records = synthesis::read(&args.inputs, APPLY_TYPES)?;
+    // Every reviewer sits on a seat the command line gave, whether or not it is asked.
+    for (rec, at) in &records {
+        if let Record::Reviewer(r) = rec {
+            given_seat(&args.seats, r).with_context(|| at.clone())?;
+        }
+    }
+    let (panel, votes) = MergedPanel::read(records)?;
     if !votes.is_empty() {
         bail!("vote records in the input: `panel-vote apply` applies votes already collected");
     }
@@ -479,10 +509,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let votes = match asker {
         Some(asker) if needs_votes => collect_votes(
             &panel,
+            &args.seats,
             asker,
             brief.as_deref(),
             candidate.as_deref().unwrap_or(""),
-        ),
+        )?,
         _ => Vec::new(),
     };
     let applied = apply(&panel, &votes, args.rules.agree)?;
