@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
 
 /// Git with a fixed identity and no user or system configuration, so it works anywhere.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
