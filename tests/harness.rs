@@ -127,6 +127,8 @@ fn claude_judges_run_locked_down_in_private_folders() {
         assert!(a[1].starts_with("You are one judge on a panel."));
         assert!(has_pair(&a, "--model", "haiku"));
         assert!(has_pair(&a, "--tools", ""), "{a:?}");
+        // The second wall of claude's own: file tools confined to the working folder.
+        assert!(a.contains(&"--restricted".to_string()), "{a:?}");
         assert!(a.contains(&"--no-session-persistence".to_string()));
         assert!(has_pair(&a, "--output-format", "json"));
         let schema: Value =
@@ -204,7 +206,25 @@ fn codex_judges_answer_through_the_last_message_file_with_stdin_closed() {
         ] {
             assert!(a.contains(&flag.to_string()), "{flag}: {a:?}");
         }
-        assert!(has_pair(&a, "--sandbox", "read-only"));
+        // A permission profile, never --sandbox (which would silently override it): commands
+        // read the minimal system and codex's installation (the stand-in's folder) only.
+        assert!(!a.iter().any(|x| x == "--sandbox" || x == "-s"), "{a:?}");
+        assert!(
+            has_pair(&a, "-c", "default_permissions=\"panel_judge\""),
+            "{a:?}"
+        );
+        let standins = root().join("tests/standins").canonicalize().unwrap();
+        assert!(
+            has_pair(
+                &a,
+                "-c",
+                &format!(
+                    "permissions.panel_judge.filesystem={{\":minimal\"=\"read\", \"{}\"=\"read\"}}",
+                    standins.display()
+                )
+            ),
+            "{a:?}"
+        );
         for tool in [
             "shell_tool",
             "unified_exec",

@@ -533,7 +533,7 @@ fn dry_run_prints_one_command_per_judge_and_launches_nothing() {
         ])
         .output()
         .unwrap();
-    assert_eq!(stdout(&words).trim().parse::<usize>().unwrap(), 50);
+    assert_eq!(stdout(&words).trim().parse::<usize>().unwrap(), 52);
 }
 
 #[test]

@@ -7,6 +7,12 @@
 //! (prose, fenced JSON, 429s, 500s, no answer at all), set per server or per request by a
 //! `MOCK-MODE:<name>` marker in the prompt. Every request is logged for assertions.
 //!
+//! A [`Script`] makes it a hostile model: before it answers, it asks the CLI for tool calls
+//! (in the request's own wire format, several calls in one turn), one turn after another, and
+//! reads what comes back; every tool result it receives is logged ([`MockServer::tool_results`]).
+//! Its call ids (`toolu_pnl_N`, `call_pnl_N`) come back in the history, which is how it knows
+//! which turn it is on.
+//!
 //! ```ignore
 //! let server = MockServer::start();
 //! // point the CLI at server.url() (+ "/v1" for OpenAI-style clients)
@@ -190,6 +196,7 @@ impl Logged {
 struct Shared {
     mode: Mutex<Mode>,
     answer: Mutex<Value>,
+    script: Mutex<Option<Scripted>>,
     log: Mutex<Vec<Logged>>,
     stop: AtomicBool,
     ids: AtomicU64,
@@ -210,6 +217,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             mode: Mutex::new(Mode::Ok),
             answer: Mutex::new(default_answer()),
+            script: Mutex::new(None),
             log: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             ids: AtomicU64::new(0),
@@ -252,6 +260,28 @@ impl MockServer {
     /// The verdict object to answer with (in modes `Ok`, `Fence`).
     pub fn set_answer(&self, answer: Value) {
         *self.shared.answer.lock().unwrap() = answer;
+    }
+
+    /// Plays `script` on every generation request from now on.
+    pub fn set_script(&self, script: Script) {
+        *self.shared.script.lock().unwrap() = Some(Scripted {
+            script,
+            turns: None,
+            issued: Vec::new(),
+            results: Vec::new(),
+        });
+    }
+
+    /// The calls the script asked for, in order.
+    pub fn issued(&self) -> Vec<Issued> {
+        let s = self.shared.script.lock().unwrap();
+        s.as_ref().map(|s| s.issued.clone()).unwrap_or_default()
+    }
+
+    /// Every tool result the CLIs sent back for the script's calls, once each, in arrival order.
+    pub fn tool_results(&self) -> Vec<ToolResult> {
+        let s = self.shared.script.lock().unwrap();
+        s.as_ref().map(|s| s.results.clone()).unwrap_or_default()
     }
 
     pub fn requests(&self) -> Vec<Logged> {
@@ -554,8 +584,10 @@ fn has_verdict(schema: &Value) -> bool {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return false;
     };
-    // Some CLIs wrap the caller's schema one level down.
-    props.contains_key("verdict") || props.values().any(has_verdict)
+    // Some CLIs wrap the caller's schema one level down. A review's schema has a decision.
+    props.contains_key("verdict")
+        || props.contains_key("decision")
+        || props.values().any(has_verdict)
 }
 
 /// `(name, schema)` of every tool offered, whatever the API's shape.
@@ -616,6 +648,15 @@ fn has_tool_result(v: &Value) -> bool {
     }
 }
 
+/// A tool result for the server's own schema-tool call (`…mock…` ids).
+fn has_mock_result(body: &Value) -> bool {
+    let mut found = false;
+    walk_keyed(body, &mut |k, s| {
+        found |= matches!(k, "tool_use_id" | "call_id" | "tool_call_id") && s.contains("mock");
+    });
+    found
+}
+
 fn asks_format(body: &Value) -> bool {
     let text_format = body.pointer("/text/format/type").and_then(Value::as_str);
     matches!(text_format, Some("json_schema" | "json_object"))
@@ -653,9 +694,241 @@ fn route(method: &str, path: &str) -> Api {
     }
 }
 
+/// One tool call a hostile model asks for.
+#[derive(Clone, Debug)]
+pub struct ScriptCall {
+    /// What the call tries (the test's name for it, e.g. `home/Read`).
+    pub label: String,
+    pub tool: String,
+    pub args: Value,
+}
+
+/// The planner of a [`Script`]: turns of calls from the tools offered and the first request.
+pub type Plan = Box<dyn Fn(&[(String, Value)], &Value) -> Vec<Vec<ScriptCall>> + Send>;
+
+/// Turns of tool calls, planned from the tools the first request offers (`(name, schema)`) and
+/// its body, and what to say when they are done (the verdict when `None`).
+pub struct Script {
+    pub plan: Plan,
+    pub final_text: Option<String>,
+}
+
+/// A call the script sent: its number (in its id), turn, and whether the tool was offered.
+#[derive(Clone, Debug)]
+pub struct Issued {
+    pub n: usize,
+    pub turn: usize,
+    pub call: ScriptCall,
+    pub offered: bool,
+}
+
+/// A tool result as it came back for one of the script's calls.
+#[derive(Clone, Debug)]
+pub struct ToolResult {
+    /// The call's number.
+    pub n: usize,
+    /// The result's text: the string, or every string in it joined by newlines.
+    pub text: String,
+    /// Marked as an error (`is_error`, a Gemini `error`).
+    pub error: bool,
+}
+
+struct Scripted {
+    script: Script,
+    /// Planned at the first request that offers tools or asks for an answer.
+    turns: Option<Vec<Vec<ScriptCall>>>,
+    issued: Vec<Issued>,
+    results: Vec<ToolResult>,
+}
+
+/// The number in one of the script's call ids (`toolu_pnl_3`, `call_pnl_3`, `fc_pnl_3`).
+fn script_id(s: &str) -> Option<usize> {
+    let (_, n) = s.split_once("_pnl_")?;
+    n.parse().ok()
+}
+
+/// Every `(call number, text, error)` of a tool result in a request, whatever its API.
+fn results_in(v: &Value, out: &mut Vec<(usize, String, bool)>) {
+    let text_of = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        // Parts (`[{"type": "text", "text": …}]`) or a response object: its strings but types.
+        other => {
+            let mut parts = Vec::new();
+            walk_keyed(other, &mut |k, s| {
+                if k != "type" {
+                    parts.push(s.to_string())
+                }
+            });
+            parts.join("\n")
+        }
+    };
+    match v {
+        Value::Object(o) => {
+            let ty = o.get("type").and_then(Value::as_str).unwrap_or_default();
+            let found = if ty == "tool_result" {
+                Some(("tool_use_id", "content"))
+            } else if ty.ends_with("call_output") {
+                Some(("call_id", "output"))
+            } else if o.get("role").and_then(Value::as_str) == Some("tool") {
+                Some(("tool_call_id", "content"))
+            } else {
+                None
+            };
+            if let Some((id, body)) = found
+                && let Some(n) = o.get(id).and_then(Value::as_str).and_then(script_id)
+            {
+                let error = o.get("is_error").and_then(Value::as_bool) == Some(true);
+                out.push((n, text_of(o.get(body).unwrap_or(&Value::Null)), error));
+            }
+            if let Some(f) = o.get("functionResponse")
+                && let Some(n) = f.get("id").and_then(Value::as_str).and_then(script_id)
+            {
+                let response = f.get("response").unwrap_or(&Value::Null);
+                out.push((n, text_of(response), response.get("error").is_some()));
+            }
+            o.values().for_each(|x| results_in(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| results_in(x, out)),
+        _ => {}
+    }
+}
+
+/// The script's call numbers a request's history holds.
+fn script_ids_in(v: &Value) -> std::collections::BTreeSet<usize> {
+    let mut seen = std::collections::BTreeSet::new();
+    walk_keyed(v, &mut |k, s| {
+        if matches!(k, "id" | "call_id" | "tool_use_id" | "tool_call_id")
+            && let Some(n) = script_id(s)
+        {
+            seen.insert(n);
+        }
+    });
+    seen
+}
+
+fn walk_keyed(v: &Value, f: &mut dyn FnMut(&str, &str)) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                match x {
+                    Value::String(s) => f(k, s),
+                    other => walk_keyed(other, f),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| walk_keyed(x, f)),
+        _ => {}
+    }
+}
+
+/// A side request a CLI makes for its own ends (Gemini's loop check, Qwen's next-speaker
+/// check): it asks for a JSON object of a schema that is not the judge's and offers no tools.
+/// A model answers it as asked, never with a tool call.
+fn side_schema(body: &Value) -> Option<&Value> {
+    if body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty())
+    {
+        return None;
+    }
+    let schema = body
+        .pointer("/generationConfig/responseJsonSchema")
+        .or_else(|| body.pointer("/generationConfig/responseSchema"))
+        .or_else(|| body.pointer("/response_format/json_schema/schema"))?;
+    (!has_verdict(schema)).then_some(schema)
+}
+
+/// The plainest object a schema allows: the first enum value, "none", 0, false, empty lists.
+fn plain_object(schema: &Value) -> Value {
+    if let Some(v) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return v.clone();
+    }
+    let ty = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("object");
+    match ty.to_ascii_lowercase().as_str() {
+        "object" => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            Value::Object(
+                props
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), plain_object(v)))
+                    .collect(),
+            )
+        }
+        "string" => json!("none"),
+        "number" | "integer" => json!(0),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        _ => Value::Null,
+    }
+}
+
+impl Scripted {
+    /// The calls for this request, or `None` when the script is done. Logs the results it
+    /// carries.
+    fn next(&mut self, body: &Value, tools: &[(String, Value)]) -> Option<Vec<Call>> {
+        let mut found = Vec::new();
+        results_in(body, &mut found);
+        for (n, text, error) in found {
+            if !self.results.iter().any(|r| r.n == n) {
+                self.results.push(ToolResult { n, text, error });
+            }
+        }
+        let turns = self
+            .turns
+            .get_or_insert_with(|| (self.script.plan)(tools, body));
+        // The turn: the first one whose first call is not in the history yet. A CLI that
+        // dropped a turn's calls silently gets the next one rather than the same again.
+        let seen = script_ids_in(body);
+        let mut first = 0;
+        let mut turn = None;
+        for (t, calls) in turns.iter().enumerate() {
+            let sent = self.issued.iter().filter(|i| i.turn == t).count();
+            if !seen.contains(&first) && sent < calls.len() * 2 {
+                turn = Some(t);
+                break;
+            }
+            first += calls.len();
+        }
+        let t = turn?;
+        let calls = &turns[t];
+        let mut out = Vec::new();
+        for (i, c) in calls.iter().enumerate() {
+            let n = first + i;
+            self.issued.push(Issued {
+                n,
+                turn: t,
+                call: c.clone(),
+                offered: tools.iter().any(|(name, _)| *name == c.tool),
+            });
+            out.push(Call {
+                name: c.tool.clone(),
+                args: c.args.clone(),
+                tag: format!("pnl_{n}"),
+            });
+        }
+        Some(out)
+    }
+}
+
+/// One tool call in an answer; `tag` makes its ids (`toolu_TAG`, `call_TAG`, `fc_TAG`).
+struct Call {
+    name: String,
+    args: Value,
+    tag: String,
+}
+
 /// What to answer, decided once per request.
 enum Answer {
-    Tool(String, Value),
+    Tools(Vec<Call>),
     Text(String),
 }
 
@@ -679,14 +952,39 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         _ => {}
     }
     let compact = serde_json::to_string(&answer).unwrap();
-    let chosen = match mode {
-        Mode::Fence => Answer::Text(format!("```json\n{compact}\n```")),
-        Mode::Prose => Answer::Text(PROSE.to_string()),
+    let schema_call = |name: &String| {
+        Answer::Tools(vec![Call {
+            name: name.clone(),
+            args: answer.clone(),
+            tag: format!("mock{id}"),
+        }])
+    };
+    let generation = matches!(
+        api,
+        Api::Anthropic | Api::Responses | Api::Chat | Api::Gemini
+    );
+    let mut script = shared.script.lock().unwrap();
+    let chosen = match (script.as_mut(), mode) {
+        (_, Mode::Fence) => Answer::Text(format!("```json\n{compact}\n```")),
+        (_, Mode::Prose) => Answer::Text(PROSE.to_string()),
+        (Some(_), _) if let Some(schema) = side_schema(&body) => {
+            Answer::Text(plain_object(schema).to_string())
+        }
+        (Some(s), _) if generation && !body.is_null() => match s.next(&body, &tools) {
+            Some(calls) => Answer::Tools(calls),
+            // Done: the verdict through the schema tool unless that was called already.
+            None => match (&schema_tool, &s.script.final_text) {
+                (Some(name), _) if !has_mock_result(&body) => schema_call(name),
+                (_, Some(text)) => Answer::Text(text.clone()),
+                _ => Answer::Text(compact),
+            },
+        },
         _ => match &schema_tool {
-            Some(name) if !has_tool_result(&body) => Answer::Tool(name.clone(), answer.clone()),
+            Some(name) if !has_tool_result(&body) => schema_call(name),
             _ => Answer::Text(compact),
         },
     };
+    drop(script);
     let model = body
         .get("model")
         .and_then(Value::as_str)
@@ -698,10 +996,6 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         })
         .unwrap_or_else(|| "mock-model".into());
 
-    let generation = matches!(
-        api,
-        Api::Anthropic | Api::Responses | Api::Chat | Api::Gemini
-    );
     let reply = match api {
         Api::Models => Reply::Json(200, models_list(), vec![]),
         Api::AnthropicCountTokens => Reply::Json(200, json!({"input_tokens": 42}), vec![]),
@@ -731,7 +1025,7 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         (Reply::Json(s, ..), _) if *s >= 400 => format!("error {s}"),
         (_, false) => "-".to_string(),
         _ => match chosen {
-            Answer::Tool(..) => "tool".into(),
+            Answer::Tools(..) => "tool".into(),
             Answer::Text(_) => "text".into(),
         },
     };
@@ -898,13 +1192,15 @@ fn answer_reply(
 fn anthropic(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
     let usage = json!({"input_tokens": 10, "output_tokens": 20,
         "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
-    let tool_id = format!("toolu_mock{id}");
     let (content, stop) = match answer {
-        Answer::Tool(name, args) => (
-            json!([{"type": "tool_use", "id": tool_id, "name": name, "input": args}]),
+        Answer::Tools(calls) => (
+            calls
+                .iter()
+                .map(|c| json!({"type": "tool_use", "id": format!("toolu_{}", c.tag), "name": c.name, "input": c.args}))
+                .collect::<Vec<_>>(),
             "tool_use",
         ),
-        Answer::Text(t) => (json!([{"type": "text", "text": t}]), "end_turn"),
+        Answer::Text(t) => (vec![json!({"type": "text", "text": t})], "end_turn"),
     };
     let message = json!({"id": format!("msg_mock{id}"), "type": "message", "role": "assistant",
         "model": model, "content": content, "stop_reason": stop, "stop_sequence": null,
@@ -921,41 +1217,42 @@ fn anthropic(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
         "message_start",
         json!({"type": "message_start", "message": start}),
     )];
-    match answer {
-        Answer::Tool(name, args) => {
-            events.push(ev(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block":
-                    {"type": "tool_use", "id": tool_id, "name": name, "input": {}}}),
-            ));
-            let args = args.to_string();
-            for piece in halves(&args) {
-                events.push(ev(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
-                        "delta": {"type": "input_json_delta", "partial_json": piece}}),
-                ));
+    for (index, block) in content.iter().enumerate() {
+        let (empty, pieces): (Value, Vec<Value>) = match block["type"].as_str() {
+            Some("tool_use") => {
+                let mut empty = block.clone();
+                empty["input"] = json!({});
+                let args = block["input"].to_string();
+                let pieces = halves(&args)
+                    .iter()
+                    .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                    .collect();
+                (empty, pieces)
             }
-        }
-        Answer::Text(t) => {
-            events.push(ev(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0,
-                    "content_block": {"type": "text", "text": ""}}),
-            ));
-            for piece in halves(t) {
-                events.push(ev(
-                    "content_block_delta",
-                    json!({"type": "content_block_delta", "index": 0,
-                        "delta": {"type": "text_delta", "text": piece}}),
-                ));
+            _ => {
+                let t = block["text"].as_str().unwrap_or_default();
+                let pieces = halves(t)
+                    .iter()
+                    .map(|p| json!({"type": "text_delta", "text": p}))
+                    .collect();
+                (json!({"type": "text", "text": ""}), pieces)
             }
+        };
+        events.push(ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": empty}),
+        ));
+        for delta in pieces {
+            events.push(ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
         }
+        events.push(ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
     }
-    events.push(ev(
-        "content_block_stop",
-        json!({"type": "content_block_stop", "index": 0}),
-    ));
     events.push(ev(
         "message_delta",
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
@@ -969,15 +1266,20 @@ fn responses(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
     let usage = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
         "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 30});
     let item_id = format!("msg_mock{id}");
-    let item = match answer {
-        Answer::Tool(name, args) => json!({"type": "function_call", "id": format!("fc_mock{id}"),
-            "call_id": format!("call_mock{id}"), "name": name, "arguments": args.to_string(),
-            "status": "completed"}),
-        Answer::Text(t) => json!({"type": "message", "id": item_id, "status": "completed",
-            "role": "assistant", "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+    let items: Vec<Value> = match answer {
+        Answer::Tools(calls) => calls
+            .iter()
+            .map(|c| {
+                json!({"type": "function_call", "id": format!("fc_{}", c.tag),
+                "call_id": format!("call_{}", c.tag), "name": c.name, "arguments": c.args.to_string(),
+                "status": "completed"})
+            })
+            .collect(),
+        Answer::Text(t) => vec![json!({"type": "message", "id": item_id, "status": "completed",
+            "role": "assistant", "content": [{"type": "output_text", "text": t, "annotations": []}]})],
     };
     let full = json!({"id": format!("resp_mock{id}"), "object": "response", "created_at": now(),
-        "status": "completed", "model": model, "output": [item], "usage": usage, "error": null,
+        "status": "completed", "model": model, "output": items, "usage": usage, "error": null,
         "incomplete_details": null});
     if !stream {
         return Reply::Json(200, full, vec![]);
@@ -994,32 +1296,33 @@ fn responses(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
     pending["usage"] = Value::Null;
     push("response.created", json!({"response": pending}));
     push("response.in_progress", json!({"response": pending}));
-    let mut added = item.clone();
-    added["status"] = json!("in_progress");
-    match answer {
-        Answer::Tool(_, args) => {
+    for (index, item) in items.iter().enumerate() {
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        if item["type"] == "function_call" {
             added["arguments"] = json!("");
             push(
                 "response.output_item.added",
-                json!({"output_index": 0, "item": added}),
+                json!({"output_index": index, "item": added}),
             );
             let fc = item["id"].clone();
+            let args = item["arguments"].clone();
             push(
                 "response.function_call_arguments.delta",
-                json!({"item_id": fc, "output_index": 0, "delta": args.to_string()}),
+                json!({"item_id": fc, "output_index": index, "delta": args}),
             );
             push(
                 "response.function_call_arguments.done",
-                json!({"item_id": fc, "output_index": 0, "arguments": args.to_string()}),
+                json!({"item_id": fc, "output_index": index, "arguments": args}),
             );
-        }
-        Answer::Text(t) => {
+        } else {
+            let t = item["content"][0]["text"].as_str().unwrap_or_default();
             added["content"] = json!([]);
             push(
                 "response.output_item.added",
-                json!({"output_index": 0, "item": added}),
+                json!({"output_index": index, "item": added}),
             );
-            let at = json!({"item_id": item_id, "output_index": 0, "content_index": 0});
+            let at = json!({"item_id": item_id, "output_index": index, "content_index": 0});
             let with = |k: &str, v: Value| {
                 let mut o = at.clone();
                 o[k] = v;
@@ -1041,11 +1344,11 @@ fn responses(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
                 with("part", item["content"][0].clone()),
             );
         }
+        push(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        );
     }
-    push(
-        "response.output_item.done",
-        json!({"output_index": 0, "item": item}),
-    );
     push("response.completed", json!({"response": full}));
     Reply::Sse(events)
 }
@@ -1054,18 +1357,24 @@ fn chat(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
     let usage = json!({"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30});
     let cid = format!("chatcmpl-mock{id}");
     let created = now();
-    let call = |args: &Value, name: &str| {
-        json!({"id": format!("call_mock{id}"), "type": "function",
-            "function": {"name": name, "arguments": args.to_string()}})
+    let calls: Vec<Value> = match answer {
+        Answer::Tools(calls) => calls
+            .iter()
+            .map(|c| {
+                json!({"id": format!("call_{}", c.tag), "type": "function",
+                    "function": {"name": c.name, "arguments": c.args.to_string()}})
+            })
+            .collect(),
+        Answer::Text(_) => Vec::new(),
     };
     let finish = match answer {
-        Answer::Tool(..) => "tool_calls",
+        Answer::Tools(..) => "tool_calls",
         Answer::Text(_) => "stop",
     };
     if !stream {
         let message = match answer {
-            Answer::Tool(name, args) => {
-                json!({"role": "assistant", "content": null, "tool_calls": [call(args, name)]})
+            Answer::Tools(_) => {
+                json!({"role": "assistant", "content": null, "tool_calls": calls})
             }
             Answer::Text(t) => json!({"role": "assistant", "content": t}),
         };
@@ -1091,10 +1400,11 @@ fn chat(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
         Value::Null,
     )];
     match answer {
-        Answer::Tool(name, args) => {
-            let mut c = call(args, name);
-            c["index"] = json!(0);
-            events.push(chunk(json!({"tool_calls": [c]}), Value::Null));
+        Answer::Tools(_) => {
+            for (index, mut c) in calls.into_iter().enumerate() {
+                c["index"] = json!(index);
+                events.push(chunk(json!({"tool_calls": [c]}), Value::Null));
+            }
         }
         Answer::Text(t) => {
             for piece in halves(t) {
@@ -1117,11 +1427,21 @@ fn chat(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
 }
 
 fn gemini(stream: bool, sse: bool, model: &str, id: u64, answer: &Answer) -> Reply {
-    let part = match answer {
-        Answer::Tool(name, args) => json!({"functionCall": {"name": name, "args": args}}),
-        Answer::Text(t) => json!({"text": t}),
+    let parts: Vec<Value> = match answer {
+        // The script's calls carry ids, which Gemini CLI sends back with each response.
+        Answer::Tools(calls) => calls
+            .iter()
+            .map(|c| {
+                let mut f = json!({"name": c.name, "args": c.args});
+                if c.tag.starts_with("pnl_") {
+                    f["id"] = json!(format!("call_{}", c.tag));
+                }
+                json!({"functionCall": f})
+            })
+            .collect(),
+        Answer::Text(t) => vec![json!({"text": t})],
     };
-    let resp = json!({"candidates": [{"content": {"parts": [part], "role": "model"},
+    let resp = json!({"candidates": [{"content": {"parts": parts, "role": "model"},
             "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 20, "totalTokenCount": 30},
         "modelVersion": model, "responseId": format!("mock{id}")});
@@ -1820,6 +2140,170 @@ mod tests {
         assert_eq!(l.bytes_beyond_prompt("not in there"), None);
         assert_eq!(l.prompt_containing("a tab").as_deref(), Some(prompt));
         assert_eq!(l.bytes_beyond_marked("a tab"), Some(l.body_bytes - escaped));
+    }
+
+    /// A script of two turns (two calls, then one) over each API: the calls go out in the
+    /// API's own shape with the script's ids, the results that come back are logged once each,
+    /// and the verdict follows the last turn.
+    #[test]
+    fn a_script_asks_for_tool_calls_and_logs_their_results() {
+        fn script() -> Script {
+            Script {
+                plan: Box::new(|tools, _| {
+                    let read = tools.iter().any(|(n, _)| n == "Read");
+                    let call = |label: &str, tool: &str| ScriptCall {
+                        label: label.into(),
+                        tool: tool.into(),
+                        args: json!({"file_path": format!("/{label}")}),
+                    };
+                    vec![
+                        vec![
+                            call("a", if read { "Read" } else { "exec_command" }),
+                            call("b", "Write"),
+                        ],
+                        vec![call("c", "Bash")],
+                    ]
+                }),
+                final_text: None,
+            }
+        }
+        let scripted = || {
+            let server = MockServer::start();
+            server.set_script(script());
+            server
+        };
+        // Anthropic: turn 1 is two tool_use blocks, streamed.
+        let server = scripted();
+        let mut body = anthropic_body(true, true, PROMPT);
+        let r = post(&server, "/v1/messages", body.clone());
+        let d = r.data();
+        let uses: Vec<(&str, &str)> = d
+            .iter()
+            .filter_map(|x| x.get("content_block"))
+            .map(|b| (b["id"].as_str().unwrap(), b["name"].as_str().unwrap()))
+            .collect();
+        assert_eq!(uses, [("toolu_pnl_0", "Read"), ("toolu_pnl_1", "Write")]);
+        let msgs = body["messages"].as_array_mut().unwrap();
+        msgs.push(json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_pnl_0", "name": "Read", "input": {}},
+            {"type": "tool_use", "id": "toolu_pnl_1", "name": "Write", "input": {}}]}));
+        msgs.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_pnl_0", "content": [{"type": "text", "text": "secret A"}]},
+            {"type": "tool_result", "tool_use_id": "toolu_pnl_1", "content": "no such tool", "is_error": true}]}));
+        let r = post(&server, "/v1/messages", body.clone());
+        let names: Vec<&str> = r
+            .data()
+            .iter()
+            .filter_map(|x| x.pointer("/content_block/id").and_then(Value::as_str))
+            .map(|_| "")
+            .collect();
+        assert_eq!(names.len(), 1);
+        assert!(r.body.contains("toolu_pnl_2") && r.body.contains("\"Bash\""));
+        let msgs = body["messages"].as_array_mut().unwrap();
+        msgs.push(json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_pnl_2", "name": "Bash", "input": {}}]}));
+        msgs.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_pnl_2", "content": "ran"}]}));
+        // Done: the schema tool, then (its result back) text.
+        let r = post(&server, "/v1/messages", body.clone());
+        assert!(r.body.contains("StructuredOutput"), "{}", r.body);
+        let results = server.tool_results();
+        let got: Vec<(usize, &str, bool)> = results
+            .iter()
+            .map(|t| (t.n, t.text.as_str(), t.error))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, "secret A", false),
+                (1, "no such tool", true),
+                (2, "ran", false)
+            ]
+        );
+        let issued = server.issued();
+        assert_eq!(issued.len(), 3);
+        assert!(issued[0].offered && !issued[1].offered && !issued[2].offered);
+        assert_eq!(issued[2].turn, 1);
+
+        // Responses: function_call items; their outputs come back as function_call_output.
+        let server = scripted();
+        let mut body = responses_body(true, PROMPT);
+        let r = post(&server, "/v1/responses", body.clone());
+        let done: Vec<Value> = r
+            .data()
+            .into_iter()
+            .filter(|x| x["type"] == "response.output_item.done")
+            .map(|x| x["item"].clone())
+            .collect();
+        assert_eq!(done.len(), 2);
+        assert_eq!(done[0]["call_id"], "call_pnl_0");
+        assert_eq!(done[0]["name"], "exec_command");
+        assert_eq!(done[1]["output_index"], Value::Null);
+        let input = body["input"].as_array_mut().unwrap();
+        input.extend(done.iter().cloned());
+        input.push(json!({"type": "function_call_output", "call_id": "call_pnl_0", "output": "Output:\nsecret B"}));
+        input.push(json!({"type": "function_call_output", "call_id": "call_pnl_1", "output": "unsupported call: Write"}));
+        let r = post(&server, "/v1/responses", body);
+        assert!(r.body.contains("call_pnl_2"), "{}", r.body);
+        assert_eq!(server.tool_results()[0].text, "Output:\nsecret B");
+
+        // Chat Completions: both calls in one message; Gemini: functionCall parts with ids.
+        let server = scripted();
+        let r = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, true, PROMPT),
+        );
+        let calls = &r.json()["choices"][0]["message"]["tool_calls"];
+        assert_eq!(calls[1]["id"], "call_pnl_1");
+        assert_eq!(calls[1]["function"]["name"], "Write");
+        let mut body = chat_body(false, true, PROMPT);
+        let msgs = body["messages"].as_array_mut().unwrap();
+        msgs.push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
+        msgs.push(json!({"role": "tool", "tool_call_id": "call_pnl_0", "content": [{"type": "text", "text": "secret C"}]}));
+        post(&server, "/v1/chat/completions", body);
+        assert_eq!(server.tool_results()[0].text, "secret C");
+
+        let server = scripted();
+        let r = post(
+            &server,
+            "/v1beta/models/gemini-2.5-flash:generateContent",
+            gemini_body(true, PROMPT),
+        );
+        let part = &r.json()["candidates"][0]["content"]["parts"][0]["functionCall"];
+        assert_eq!(part["id"], "call_pnl_0");
+        // Its loop check asks for a JSON object of its own schema: answered as asked.
+        let check = json!({"contents": [{"role": "user", "parts": [{"text": "history"}]}],
+            "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema":
+                {"type": "object", "properties": {"unproductive_state_analysis": {"type": "string"},
+                 "unproductive_state_confidence": {"type": "number"}}}}});
+        let r = post(
+            &server,
+            "/v1beta/models/gemini-3-flash-preview:generateContent",
+            check,
+        );
+        let text = r.json()["candidates"][0]["content"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            json!({"unproductive_state_analysis": "none", "unproductive_state_confidence": 0})
+        );
+        let mut body = gemini_body(true, PROMPT);
+        let contents = body["contents"].as_array_mut().unwrap();
+        contents.push(json!({"role": "model", "parts": [{"functionCall": part}]}));
+        contents.push(
+            json!({"role": "user", "parts": [{"functionResponse": {"id": "call_pnl_0",
+            "name": "read_file", "response": {"error": "Path not in workspace"}}}]}),
+        );
+        post(
+            &server,
+            "/v1beta/models/gemini-2.5-flash:generateContent",
+            body,
+        );
+        let t = &server.tool_results()[0];
+        assert!(t.error && t.text == "Path not in workspace", "{t:?}");
     }
 
     #[test]

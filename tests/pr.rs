@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
 
 /// Git with a fixed identity and no user or system configuration, so it works anywhere.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -232,15 +232,35 @@ fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
             .iter()
             .map(|a| a.as_str().unwrap())
             .collect();
+        let pair = |a: &str, b: &str| argv.windows(2).any(|w| w == [a, b]);
         match c["cli"].as_str().unwrap() {
+            // The mode whose file tools refuse paths outside the checkout (plan mode reads any).
             "claude" => assert!(
-                argv.windows(2).any(|w| w == ["--tools", "Read,Grep,Glob"]),
+                pair("--tools", "Read,Grep,Glob")
+                    && pair("--permission-mode", "dontAsk")
+                    && argv.contains(&"--restricted"),
                 "{argv:?}"
             ),
-            _ => assert!(
-                argv.windows(2).any(|w| w == ["--sandbox", "read-only"]),
-                "{argv:?}"
-            ),
+            // A permission profile instead of --sandbox read-only (whose shell reads the whole
+            // file system): the checkout, and the main repository's git data that git needs in
+            // a worktree.
+            _ => {
+                let git_dir = pr.repo().join(".git").canonicalize().unwrap();
+                assert!(!argv.contains(&"--sandbox"), "{argv:?}");
+                assert!(
+                    pair("-c", "default_permissions=\"panel_reviewer\""),
+                    "{argv:?}"
+                );
+                let profile = argv
+                    .iter()
+                    .find(|a| a.starts_with("permissions.panel_reviewer.filesystem="))
+                    .unwrap_or_else(|| panic!("no profile: {argv:?}"));
+                assert!(
+                    profile.contains("\":workspace_roots\"={\".\"=\"read\"}")
+                        && profile.contains(&format!("\"{}\"=\"read\"", git_dir.display())),
+                    "{profile}"
+                );
+            }
         }
     }
     assert_eq!(
@@ -934,7 +954,14 @@ fn a_dry_run_prints_each_reviewer_s_command_and_launches_nothing() {
         lines[0]
     );
     assert!(
-        lines[1].contains("codex exec") && lines[1].contains("read-only"),
+        lines[0].contains("--permission-mode dontAsk --restricted"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("codex exec")
+            && lines[1].contains("default_permissions=\"panel_reviewer\"")
+            && !lines[1].contains("--sandbox"),
         "{}",
         lines[1]
     );

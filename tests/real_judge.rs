@@ -32,12 +32,12 @@ const WORK: &str = "# first\n\n`first(xs)` returns `xs[0]` and never raises.\n";
 const LENS: &str = "correctness=Does the work do what it claims?";
 
 /// What a user has in place for one CLI, and what the test expects of it.
-struct Case {
+pub(crate) struct Case {
     /// The harness row, which is also the executable.
-    harness: &'static str,
-    model: Option<&'static str>,
+    pub(crate) harness: &'static str,
+    pub(crate) model: Option<&'static str>,
     /// Writes the user's own files under the fake HOME; returns the variables a user exports.
-    user: fn(home: &Path, url: &str) -> Vec<(&'static str, String)>,
+    pub(crate) user: fn(home: &Path, url: &str) -> Vec<(&'static str, String)>,
     /// Tools the model may see: the schema tool, or what the CLI cannot drop.
     tools: &'static [&'static str],
     /// The usage fields the record must carry (the CLI reports them).
@@ -673,7 +673,7 @@ fn qwen_status(mode: Mode) -> &'static str {
     }
 }
 
-fn case(harness: &str) -> &'static Case {
+pub(crate) fn case(harness: &str) -> &'static Case {
     CASES.iter().find(|c| c.harness == harness).unwrap()
 }
 

@@ -66,6 +66,16 @@ impl Launcher {
         if let Some(b) = self.opts.max_budget_usd {
             v.insert("max_budget_usd", b.to_string().into());
         }
+        let path_var = self.user_env.get("PATH").map_or("", String::as_str);
+        let exe = &job.seat.harness.executable;
+        // Where a CLI that is not installed would be: its name, so a dry run still prints.
+        let install = crate::engine::harness::installation(exe, path_var)
+            .map_or_else(|| Cow::Borrowed(exe.as_str()), |p| path(&p));
+        v.insert("install", install);
+        if let Mode::Reviewer { checkout } = &job.mode {
+            v.insert("checkout", path(checkout));
+            v.insert("git_dir", path(&git_common_dir(checkout)));
+        }
         v
     }
 
@@ -199,6 +209,23 @@ impl Launcher {
     }
 }
 
+/// Where a checkout's git data lives: for a worktree (`.git` is a file naming its folder in the
+/// main repository) the main repository's git folder, which git needs to read; else `.git` in it.
+/// Read from the files git writes, without running git.
+fn git_common_dir(checkout: &Path) -> std::path::PathBuf {
+    let own = checkout.join(".git");
+    let linked = std::fs::read_to_string(&own).ok().and_then(|text| {
+        let dir = checkout.join(text.trim().strip_prefix("gitdir:")?.trim());
+        let common = std::fs::read_to_string(dir.join("commondir")).ok();
+        Some(match common {
+            Some(c) => dir.join(c.trim()),
+            None => dir,
+        })
+    });
+    let found = linked.unwrap_or(own);
+    found.canonicalize().unwrap_or(found)
+}
+
 /// Quotes a word for bash so it stays one word on one line.
 pub fn shell_quote(word: &str) -> String {
     if !word.is_empty()
@@ -230,6 +257,26 @@ pub fn shell_quote(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_worktrees_git_data_is_the_main_repositorys() {
+        let root = std::env::temp_dir().join(format!("panel-gitdir-{}", std::process::id()));
+        let (main, tree) = (root.join("main"), root.join("tree"));
+        let admin = main.join(".git/worktrees/tree");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::create_dir_all(&tree).unwrap();
+        let root = root.canonicalize().unwrap();
+        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+        std::fs::write(tree.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+        assert_eq!(git_common_dir(&tree), root.join("main/.git"));
+        // A checkout with its own .git folder, or none (a dry run's notional one), names its own.
+        assert_eq!(git_common_dir(&main), root.join("main/.git"));
+        assert_eq!(
+            git_common_dir(Path::new("/nonexistent/x")),
+            Path::new("/nonexistent/x/.git")
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn quoting_keeps_one_word_on_one_line() {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::records::Status;
 
 mod seat;
-pub use seat::{Seat, find_on_path};
+pub use seat::{Seat, find_on_path, installation};
 
 /// One harness: how to run a command line tool as a sealed judge and read its answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -286,7 +286,10 @@ fn user_files() -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The placeholders argv, env and files may use.
+/// The placeholders argv, env and files may use. Besides the prompt, schema and answer paths,
+/// the model and the judge's private folders (`home`, `work`): `install`, the CLI's installation
+/// ([`installation`]); and in reviewer mode `checkout`, the folder reviewed, and `git_dir`, where
+/// its git data lives (the main repository's for a worktree).
 pub const PLACEHOLDERS: &[&str] = &[
     "prompt",
     "prompt_file",
@@ -297,6 +300,9 @@ pub const PLACEHOLDERS: &[&str] = &[
     "home",
     "work",
     "max_budget_usd",
+    "install",
+    "checkout",
+    "git_dir",
 ];
 
 impl Harness {
@@ -576,6 +582,7 @@ mod tests {
                 "{}",
                 "--tools",
                 "",
+                "--restricted",
                 "--no-session-persistence",
                 "--output-format",
                 "json"
@@ -622,7 +629,7 @@ mod tests {
         )
         .unwrap();
         let err = Table::builtin().add_file(&file).unwrap_err().to_string();
-        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd)"), "{err}");
+        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir)"), "{err}");
         std::fs::write(
             &file,
             r#"{"name":"mine","executable":"x","argv":[],"promt":"stdin"}"#,
