@@ -482,6 +482,8 @@ fn judges_wait_for_descriptors_rather_than_abstain() {
     script.push_str(" examples/answer.md");
     let out = Command::new("sh")
         .args(["-c", &script])
+        // The seat's command names a script of the test's: granted to read.
+        .env("PANEL_SANDBOX_READ", tmp.path())
         .current_dir(root())
         .stdin(Stdio::null())
         .output()
@@ -951,6 +953,7 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
         .arg(&script)
         .env("TMPDIR", tmp.path())
         .env("HOME", tmp.path())
+        .env("PANEL_SANDBOX_READ", tmp.path())
         .current_dir(root())
         .stdin(Stdio::null())
         .output()

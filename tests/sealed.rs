@@ -103,6 +103,9 @@ enum Outcome {
     Works,
     /// An exec seat's attempt that failed although nothing of ours stood in its way.
     Failed,
+    /// What the judge may do: write in its own working folder; run a command where its CLI
+    /// offers a shell (the walls bound what the command reaches).
+    Allowed,
 }
 
 impl Outcome {
@@ -114,6 +117,7 @@ impl Outcome {
             Outcome::NotOffered => "not offered",
             Outcome::Works => "works",
             Outcome::Failed => "failed",
+            Outcome::Allowed => "allowed",
         }
     }
 }
@@ -774,8 +778,14 @@ fn measure(cli: &'static str, how: How, sandbox: Option<&str>) -> Row {
         };
         let calls: Vec<_> = issued.iter().filter(|i| i.call.label == attempt).collect();
         let offered = calls.iter().any(|c| c.offered);
+        let allowed = match (cli, how, attempt) {
+            ("exec", _, "write in" | "command") | ("codex", How::Pr, "command") => true,
+            _ => false,
+        };
         let outcome = if got && attempt == "git" {
             Outcome::Works
+        } else if got && allowed {
+            Outcome::Allowed
         } else if got {
             Outcome::Leaked
         } else if cli == "exec" {
@@ -959,19 +969,19 @@ fn every_wall_of_every_cli() {
     // The walls the harness rows claim: no sealed judge of a CLI leaks a read or writes or
     // connects; the reviewers read only their checkouts; codex's reviewer still runs git.
     let mut wrong = Vec::new();
-    for ((pair, _), row) in &rows {
+    for ((pair, col), row) in &rows {
         let (cli, how) = runnable[*pair];
-        if cli == "exec" {
+        // An exec seat has no wall but ours: it must hold wherever ours is up.
+        if cli == "exec" && (columns[*col] != Some("auto") || !crate::util::landlock()) {
             continue;
         }
         for (attempt, o) in row {
-            let allowed = match (cli, how, *attempt) {
-                // Codex's reviewer keeps its shell (the profile confines what it reads).
-                ("codex", How::Pr, "command") => true,
-                _ => false,
-            };
-            if *o == Outcome::Leaked && !allowed {
-                wrong.push(format!("{cli} {}: {attempt} leaked", how.name()));
+            if *o == Outcome::Leaked {
+                let column = columns[*col].unwrap_or("off");
+                wrong.push(format!(
+                    "{cli} {} (--sandbox {column}): {attempt} leaked",
+                    how.name()
+                ));
             }
         }
         if (cli, how) == ("codex", How::Pr) && row.get("git") != Some(&Outcome::Works) {

@@ -60,6 +60,15 @@ impl Launcher {
         v.insert("answer_file", path(&dirs.answer_file()));
         v.insert("home", path(&dirs.home));
         v.insert("work", path(&dirs.work));
+        // Empty, and present only when our own walls do (`{confined}`) or do not
+        // (`{unconfined}`) confine the judge: a group that starts with one is used only then.
+        // Codex's file-restricting sandbox mounts (bubblewrap), which Landlock forbids.
+        let mark = if self.walls.1.is_some() {
+            "confined"
+        } else {
+            "unconfined"
+        };
+        v.insert(mark, Cow::Borrowed(""));
         if let Some(m) = &job.seat.model {
             v.insert("model", Cow::Borrowed(m));
         }
@@ -69,12 +78,13 @@ impl Launcher {
         let path_var = self.user_env.get("PATH").map_or("", String::as_str);
         let exe = &job.seat.harness.executable;
         // Where a CLI that is not installed would be: its name, so a dry run still prints.
-        let install = crate::engine::harness::installation(exe, path_var)
+        let install = crate::engine::sandbox::rules::installation(exe, path_var)
             .map_or_else(|| Cow::Borrowed(exe.as_str()), |p| path(&p));
         v.insert("install", install);
         if let Mode::Reviewer { checkout } = &job.mode {
             v.insert("checkout", path(checkout));
-            v.insert("git_dir", path(&git_common_dir(checkout)));
+            let git_dir = crate::engine::sandbox::rules::git_common_dir(checkout);
+            v.insert("git_dir", path(&git_dir));
         }
         v
     }
@@ -207,23 +217,6 @@ impl Launcher {
             None => Ok(format!("{} < /dev/null", words.join(" "))),
         }
     }
-}
-
-/// Where a checkout's git data lives: for a worktree (`.git` is a file naming its folder in the
-/// main repository) the main repository's git folder, which git needs to read; else `.git` in it.
-/// Read from the files git writes, without running git.
-fn git_common_dir(checkout: &Path) -> std::path::PathBuf {
-    let own = checkout.join(".git");
-    let linked = std::fs::read_to_string(&own).ok().and_then(|text| {
-        let dir = checkout.join(text.trim().strip_prefix("gitdir:")?.trim());
-        let common = std::fs::read_to_string(dir.join("commondir")).ok();
-        Some(match common {
-            Some(c) => dir.join(c.trim()),
-            None => dir,
-        })
-    });
-    let found = linked.unwrap_or(own);
-    found.canonicalize().unwrap_or(found)
 }
 
 /// Quotes a word for bash so it stays one word on one line.

@@ -53,6 +53,7 @@ pub struct Launcher {
 impl Launcher {
     /// Reads the harness table and the user's environment; creates nothing yet.
     pub fn new(opts: LaunchOptions) -> Result<Launcher> {
+        let opts_sandbox = opts.sandbox;
         let table = Table::load(&opts.harness_files)?;
         let user_env: BTreeMap<String, String> = std::env::vars().collect();
         let user_home = user_env
@@ -67,7 +68,8 @@ impl Launcher {
             run_lock: None,
             user_env,
             user_home,
-            walls: ("off".into(), None),
+            // What a dry run prints is what a run would launch; `required` fails at start.
+            walls: crate::engine::sandbox::walls(opts_sandbox).unwrap_or(("off".into(), None)),
         })
     }
 
@@ -127,31 +129,24 @@ impl Launcher {
         let abi = self.walls.1?;
         let h = &job.seat.harness;
         let path_env = self.user_env.get("PATH").map_or("", String::as_str);
-        // An exec: seat's command runs what its first word names, and may name a script.
-        let mut more_programs = Vec::new();
-        if let ("exec", Some(command)) = (h.name.as_str(), job.seat.model.as_deref()) {
-            let words: Vec<&str> = command
+        // An exec: seat's command runs what its first word names; anything else it names
+        // (a script given to `sh`) is granted with --sandbox-read.
+        let command = match (h.name.as_str(), job.seat.model.as_deref()) {
+            ("exec", Some(command)) => command
                 .split_whitespace()
-                .map(|w| w.trim_matches(['\'', '"']))
-                .collect();
-            let named = words
-                .iter()
-                .filter(|w| w.starts_with('/'))
-                .map(PathBuf::from);
-            let first = words.first().and_then(|w| find_on_path(w, path_env));
-            more_programs.extend(first.into_iter().chain(named.filter(|p| p.is_file())));
-        }
+                .next()
+                .and_then(|w| find_on_path(w.trim_matches(['\'', '"']), path_env)),
+            _ => None,
+        };
         let home = |p: &String| match p.strip_prefix("~/") {
             Some(rest) => self.user_home.join(rest),
             None => PathBuf::from(p),
         };
         let mut read: Vec<PathBuf> = h.sandbox_read.iter().map(home).collect();
         read.extend(self.opts.sandbox_read.iter().cloned());
-        let files: Vec<PathBuf> = h.files.keys().map(|rel| dirs.home.join(rel)).collect();
-        let file_texts: Vec<String> = files
-            .iter()
-            .filter_map(|f| fs::read_to_string(f).ok())
-            .collect();
+        // The endpoints it was given: in its argv, its environment, and the configuration
+        // written or copied into its HOME.
+        let file_texts = small_files_under(&dirs.home);
         let texts = spec
             .args
             .iter()
@@ -163,7 +158,7 @@ impl Launcher {
             abi,
             program: &spec.program,
             path_env,
-            more_programs,
+            command,
             private: &dirs.private,
             checkout: match &job.mode {
                 Mode::Reviewer { checkout } => Some(checkout),
@@ -538,4 +533,23 @@ fn tool_name() -> String {
         .map(PathBuf::from)
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "panel".into())
+}
+
+/// The text of every small file under `dir` (a judge's HOME: its configuration and logins).
+fn small_files_under(dir: &Path) -> Vec<String> {
+    const SMALL: u64 = 256 << 10;
+    let mut texts = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).into_iter().flatten().flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => folders.push(entry.path()),
+                Ok(t) if t.is_file() && entry.metadata().is_ok_and(|m| m.len() <= SMALL) => {
+                    texts.extend(fs::read_to_string(entry.path()).ok());
+                }
+                _ => {}
+            }
+        }
+    }
+    texts
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::records::Status;
 
 mod seat;
-pub use seat::{Seat, find_on_path, installation};
+pub use seat::{Seat, find_on_path};
 
 /// One harness: how to run a command line tool as a sealed judge and read its answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

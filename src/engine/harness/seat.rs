@@ -131,51 +131,9 @@ pub fn find_on_path(name: &str, path_var: &str) -> Option<PathBuf> {
     found.and_then(|p| std::path::absolute(p).ok())
 }
 
-/// The folder a CLI is installed in, for a harness that must let its own sandbox read it: the
-/// executable found on PATH with its symlinks resolved, then its outermost `node_modules` folder
-/// (an npm package's siblings hold the native binaries it runs), else the folder it is in.
-pub fn installation(name: &str, path_var: &str) -> Option<PathBuf> {
-    let exe = find_on_path(name, path_var)?.canonicalize().ok()?;
-    let outermost = exe
-        .ancestors()
-        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-        .last();
-    outermost.or(exe.parent()).map(Path::to_path_buf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_installation_is_the_outermost_node_modules_or_the_executables_folder() {
-        let root = std::env::temp_dir().join(format!("panel-install-{}", std::process::id()));
-        std::fs::create_dir_all(&root).unwrap();
-        let root = root.canonicalize().unwrap();
-        let pkg = root.join("npm/node_modules/@x/cli/node_modules/dep/bin");
-        let native = root.join("opt/tool/bin");
-        let path = root.join("path");
-        for d in [&pkg, &native, &path] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        let exe = |p: &Path| {
-            std::fs::write(p, "#!/bin/sh\n").unwrap();
-            std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-                .unwrap();
-        };
-        exe(&pkg.join("cli.js"));
-        exe(&native.join("tool"));
-        std::os::unix::fs::symlink(pkg.join("cli.js"), path.join("cli")).unwrap();
-        std::os::unix::fs::symlink(native.join("tool"), path.join("tool")).unwrap();
-        let path_var = path.display().to_string();
-        assert_eq!(
-            installation("cli", &path_var),
-            Some(root.join("npm/node_modules"))
-        );
-        assert_eq!(installation("tool", &path_var), Some(native));
-        assert_eq!(installation("absent", &path_var), None);
-        std::fs::remove_dir_all(&root).unwrap();
-    }
 
     #[test]
     fn seats_split_at_the_first_colon_and_know_their_family() {

@@ -49,8 +49,9 @@ pub struct Judge<'a> {
     pub program: &'a Path,
     /// The judge's PATH, to find an interpreter a script names.
     pub path_env: &'a str,
-    /// More programs it runs (the command of an `exec:` seat).
-    pub more_programs: Vec<PathBuf>,
+    /// The program an `exec:` seat's command names: its installation when it has one, else
+    /// the file alone (a script's folder is not an installation).
+    pub command: Option<PathBuf>,
     /// Its private folder: HOME, TMPDIR, working folder, prompt and answer files.
     pub private: &'a Path,
     /// A reviewer's checkout, read only.
@@ -68,15 +69,15 @@ pub struct Judge<'a> {
 impl Judge<'_> {
     pub fn rules(&self) -> Rules {
         let mut rx: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
-        for program in std::iter::once(self.program).chain(self.more_programs.iter().map(|p| &**p))
-        {
-            rx.extend(install_roots(program, self.path_env, self.home));
+        rx.extend(install_roots(self.program, self.path_env, self.home, false));
+        if let Some(command) = &self.command {
+            rx.extend(install_roots(command, self.path_env, self.home, true));
         }
         rx.extend(self.read.iter().cloned());
         let mut ro: Vec<PathBuf> = READ.iter().map(PathBuf::from).collect();
         if let Some(checkout) = self.checkout {
             ro.push(checkout.to_path_buf());
-            ro.extend(git_data(checkout));
+            ro.push(git_common_dir(checkout));
         }
         let mut rw = vec![self.private.to_path_buf()];
         rw.extend(self.write.iter().cloned());
@@ -102,12 +103,16 @@ fn dedup(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 /// The folders a program needs to start: its installation, and its interpreter's when it is
-/// a script (`#!/usr/bin/env node`, a venv's python).
-pub fn install_roots(program: &Path, path_env: &str, home: &Path) -> Vec<PathBuf> {
+/// a script (`#!/usr/bin/env node`, a venv's python). `alone`: a program that belongs to no
+/// installation is granted as a file, not with its folder.
+pub fn install_roots(program: &Path, path_env: &str, home: &Path, alone: bool) -> Vec<PathBuf> {
     let Ok(real) = program.canonicalize() else {
         return Vec::new();
     };
     let mut roots = install_root(&real, home);
+    if alone && roots == [real.parent().unwrap_or(Path::new("/"))] {
+        roots = vec![real.clone()];
+    }
     if let Some(interpreter) = shebang(&real, path_env).and_then(|i| i.canonicalize().ok()) {
         roots.extend(install_root(&interpreter, home));
     }
@@ -182,26 +187,31 @@ fn shebang(script: &Path, path_env: &str) -> Option<PathBuf> {
     crate::engine::harness::find_on_path(name, path_env)
 }
 
-/// A worktree's git data lives in its main repository: `.git` is a file naming it.
-fn git_data(checkout: &Path) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string(checkout.join(".git")) else {
-        return Vec::new();
-    };
-    let Some(gitdir) = text
-        .trim()
-        .strip_prefix("gitdir:")
-        .map(|g| checkout.join(g.trim()))
-    else {
-        return Vec::new();
-    };
-    let common = std::fs::read_to_string(gitdir.join("commondir"))
-        .ok()
-        .map(|c| gitdir.join(c.trim()));
-    [Some(gitdir), common]
+/// Where a checkout's git data lives: for a worktree (`.git` is a file naming its folder in the
+/// main repository) the main repository's git folder, which git needs to read; else `.git` in it.
+/// Read from the files git writes, without running git.
+pub fn git_common_dir(checkout: &Path) -> PathBuf {
+    let own = checkout.join(".git");
+    let linked = std::fs::read_to_string(&own).ok().and_then(|text| {
+        let dir = checkout.join(text.trim().strip_prefix("gitdir:")?.trim());
+        let common = std::fs::read_to_string(dir.join("commondir")).ok();
+        Some(match common {
+            Some(c) => dir.join(c.trim()),
+            None => dir,
+        })
+    });
+    let found = linked.unwrap_or(own);
+    found.canonicalize().unwrap_or(found)
+}
+
+/// The folder a CLI is installed in, for a harness that must let its own sandbox read it
+/// (`{install}`): the first of [`install_roots`] of the executable found on PATH.
+pub fn installation(name: &str, path_var: &str) -> Option<PathBuf> {
+    let exe = crate::engine::harness::find_on_path(name, path_var)?;
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
+    install_roots(&exe, path_var, &home, false)
         .into_iter()
-        .flatten()
-        .filter_map(|p| p.canonicalize().ok())
-        .collect()
+        .next()
 }
 
 /// The ports of the URLs in `text`: `https://host:8443/x` gives 8443, `http://host/` 80.
@@ -300,8 +310,12 @@ mod tests {
         )
         .unwrap();
         let path = t.path().join("tools").display().to_string();
-        let roots = install_roots(&t.path().join("cli/run"), &path, Path::new("/nonexistent"));
+        let run = t.path().join("cli/run");
+        let roots = install_roots(&run, &path, Path::new("/nonexistent"), false);
         let t = t.path().canonicalize().unwrap();
         assert_eq!(roots, [t.join("cli"), t.join("tools")]);
+        // An exec: seat's script is granted alone, not with what lies beside it.
+        let roots = install_roots(&run, &path, Path::new("/nonexistent"), true);
+        assert_eq!(roots, [t.join("cli/run"), t.join("tools")]);
     }
 }
