@@ -6,9 +6,9 @@ complete -c pr-classify -l kind -d 'The PR\'s kind (feature, fix, security, …)
 complete -c pr-classify -l rules -d 'A JSON rules file: its keys replace the defaults\', or add to them with "extend": true' -r
 complete -c pr-classify -l policy -d 'A JSON policy file for the planner: its keys replace the defaults\', or add to them with "extend": true' -r
 complete -c pr-classify -l is -d 'Write nothing; exit 0 when the PR is WHAT, 1 when not. WHAT: g10, standard, large, unread, security-slice, g10-hold, or a touch flag (dependency, authority, policy, security, tests)' -r
-complete -c pr-classify -l numstat -d 'The input is `git diff --numstat` output (with or without -z); an empty one is an empty diff'
+complete -c pr-classify -l numstat -d 'The input is `git diff --numstat` output (with or without -z); an empty one is an empty diff. With --raw too (git diff --raw --numstat), each file\'s mode is read: mode 120000 lists the file under "links"'
 complete -c pr-classify -l gh -d 'The input is `gh pr view --json number,headRefOid,baseRefOid,files[,changedFiles,url]` output. gh lists at most 100 files: a list shorter than changedFiles (or of 100, without it) makes the size unread (g10); pr-review classifies a PR from its whole diff'
-complete -c pr-classify -l facts -d 'The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath}]}'
+complete -c pr-classify -l facts -d 'The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath, mode}]}'
 complete -c pr-classify -l g10-hold -d 'The run holds or held a G10 hold: class g10 at any size'
 complete -c pr-classify -l print-rules -d 'Print the rules table in force as JSON and exit'
 complete -c pr-classify -l print-facts -d 'Print the PR facts as read (numstat and gh output turned into facts) as JSON, and exit'

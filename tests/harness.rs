@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::util::alive;
-use crate::util::{TempDir, bin, on_path, root, stderr, stdout, with_standins};
+use crate::util::{TempDir, bin, files_under, on_path, root, stderr, stdout, with_standins};
 
 /// A panel-judge run against stand-ins, with a fake user HOME and a call log.
 pub struct Rig {
@@ -79,23 +79,6 @@ fn argv(call: &Value) -> Vec<String> {
 
 fn has_pair(argv: &[String], a: &str, b: &str) -> bool {
     argv.windows(2).any(|w| w[0] == a && w[1] == b)
-}
-
-/// Files under a folder, as paths relative to it.
-fn files_under(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().display().to_string());
-            }
-        }
-    }
-    out
 }
 
 #[test]

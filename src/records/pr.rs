@@ -100,13 +100,34 @@ pub struct FollowUp {
     pub severity: String,
 }
 
-/// What the brief shows of the change: the changed files, and the diff when it is small.
+/// What the brief shows of the change: the changed files, the symbolic links among them, and
+/// the diff when it is small.
 #[derive(Clone, Debug, Default)]
 pub struct Change {
     pub base: Option<String>,
     /// `git diff --stat`-like lines, one per file.
     pub files: Vec<String>,
     pub diff: Option<String>,
+    /// The changed paths that are symbolic links at the head, at most [`MAX_LINKS`].
+    pub links: Vec<Link>,
+    /// How many more there are.
+    pub more_links: usize,
+}
+
+/// The most symbolic links a brief names one by one.
+pub const MAX_LINKS: usize = 50;
+
+/// A changed path that is a symbolic link at the head, and its target as git holds it: text
+/// from the PR, shown escaped.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Link {
+    pub path: String,
+    /// The target's text, or `None` when it is too long to show (or cannot be read).
+    pub target: Option<String>,
+    /// The target's length in bytes.
+    pub size: u64,
+    /// The path inside the repository that the target names, when the head holds it.
+    pub inside: Option<String>,
 }
 
 /// The `pr-verdict` record: how one plan member ended.

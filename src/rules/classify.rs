@@ -227,7 +227,8 @@ impl Class {
     }
 }
 
-/// The `pr-class` record: the class, the size, the touch flags and the security-slice flag.
+/// The `pr-class` record: the class, the size, the touch flags, the security-slice flag and
+/// the symbolic links.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PrClass {
@@ -258,6 +259,10 @@ pub struct PrClass {
     pub g10_hold: bool,
     pub touches: BTreeMap<String, Vec<String>>,
     pub security_slice: Option<SecuritySlice>,
+    /// Changed paths that are symbolic links at the head (mode 120000, from `git diff --raw`);
+    /// a reviewer's checkout holds each as a plain file with its target's text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
 }
 
 impl PrClass {
@@ -322,6 +327,11 @@ pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
         g10_hold: facts.g10_hold,
         touches,
         security_slice,
+        links: files
+            .iter()
+            .filter(|f| f.is_link())
+            .map(|f| f.path.clone())
+            .collect(),
     }
 }
 

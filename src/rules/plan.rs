@@ -234,6 +234,9 @@ pub struct PanelPlan {
     pub spend_estimate: u64,
     /// The policy's opus-to-sonnet map, which the aggregate needs to judge the g10 bar.
     pub sonnet_for: BTreeMap<String, String>,
+    /// The class's symbolic links: changed paths that are links at the head.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
 }
 
 /// memberName (docs/rules.md). Without a PR number (a local diff) that part is left out.
@@ -329,6 +332,7 @@ pub fn plan_panel(cls: &PrClass, policy: &Policy, headroom: Headroom) -> Result<
         members,
         spend_estimate: spend,
         sonnet_for: policy.sonnet_for.clone(),
+        links: cls.links.clone(),
     })
 }
 

@@ -21,7 +21,9 @@ pub struct Args {
     /// PR facts as JSON, `gh pr view --json …` output, or `git diff --numstat` output; standard
     /// input when absent or `-`. The format is detected unless a flag names it.
     pub input: Option<String>,
-    /// The input is `git diff --numstat` output (with or without -z); an empty one is an empty diff.
+    /// The input is `git diff --numstat` output (with or without -z); an empty one is an empty
+    /// diff. With --raw too (git diff --raw --numstat), each file's mode is read: mode 120000
+    /// lists the file under "links".
     #[arg(long, group = "format")]
     pub numstat: bool,
     /// The input is `gh pr view --json number,headRefOid,baseRefOid,files[,changedFiles,url]`
@@ -29,7 +31,7 @@ pub struct Args {
     /// it) makes the size unread (g10); pr-review classifies a PR from its whole diff.
     #[arg(long, group = "format")]
     pub gh: bool,
-    /// The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath}]}.
+    /// The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath, mode}]}.
     #[arg(long, group = "format")]
     pub facts: bool,
     /// The repository, where the input does not say (numstat, gh output without url) or to
@@ -97,7 +99,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "The same for a local branch, from git",
-            "git diff --numstat -M main...HEAD | pr-classify --numstat --repo acme/app --head \"$(git rev-parse HEAD)\" --plan",
+            "git diff --raw --numstat -M main...HEAD | pr-classify --numstat --repo acme/app --head \"$(git rev-parse HEAD)\" --plan",
         ),
         ("Classify PR facts kept as JSON", "pr-classify facts.json"),
         (
@@ -127,11 +129,13 @@ pub fn description() -> String {
     let mut s = String::from(
         "Size a pull request and plan its review panel. pr-classify reads what is known about one pull request \
          and writes one pr-class record (JSON): the changed-line count without generated files, whether it is large, \
-         the touch flags with the paths that set each, the advisory security-slice flag and the class, g10 or standard. \
+         the touch flags with the paths that set each, the advisory security-slice flag, the class, g10 or standard, \
+         and the changed paths that are symbolic links (links; known from git diff --raw or a file's mode in PR facts, never from gh). \
          With --plan a plan record follows: the reviewers to run, each with its shape, profile, seat (HARNESS:MODEL for \
-         panel-judge), whether it blocks, and the panel's spend estimate. It runs no model and reads no network.\n\n\
+         panel-judge), whether it blocks, the panel's spend estimate, and the links again. It runs no model and reads no network.\n\n\
          Input: PR facts as JSON, gh pr view --json output as it is, or git diff --numstat output (renames in both of \
-         git's notations; binary files count as unknown). A leading { is JSON; anything else numstat.\n\n\
+         git's notations; binary files count as unknown; git diff --raw --numstat adds each file's mode). A leading { is \
+         JSON; anything else numstat.\n\n\
          Rules: the count is additions plus deletions with generated files left out, unread when any file has no counts. \
          A rename is generated only when it came from a generated path too. Generated lines that alone pass largeLines \
          count in full, as a hand edit. A touch flag is set by a changed path, or the path it was renamed from, matching \
@@ -470,6 +474,18 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
             touched.join("; ")
         }
     );
+    if !cls.links.is_empty() {
+        let links: Vec<String> = cls
+            .links
+            .iter()
+            .map(|p| crate::records::text::inline(p).into_owned())
+            .collect();
+        let _ = writeln!(
+            s,
+            "  symbolic links: {} (a reviewer's checkout holds each as a plain file with its target's text)",
+            some_paths(&links)
+        );
+    }
     if let Some(slice) = &cls.security_slice {
         let guard = if slice.guard_paths.is_empty() {
             "kind security".to_string()

@@ -3,6 +3,7 @@
 //! without `-z`).
 
 pub mod numstat;
+pub mod raw;
 
 use std::io::Read;
 
@@ -31,6 +32,10 @@ pub struct ChangedFile {
         skip_serializing_if = "Option::is_none"
     )]
     pub previous_path: Option<String>,
+    /// The file's mode at the head as git writes it (`100644`, `100755`, `120000` for a
+    /// symbolic link), when the input says: `git diff --raw` does, gh does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 impl ChangedFile {
@@ -41,6 +46,7 @@ impl ChangedFile {
             additions: Some(additions),
             deletions: Some(deletions),
             previous_path: None,
+            mode: None,
         }
     }
 
@@ -48,6 +54,11 @@ impl ChangedFile {
     pub fn renamed_from(mut self, from: &str) -> ChangedFile {
         self.previous_path = Some(from.into());
         self
+    }
+
+    /// Whether the file is a symbolic link at the head.
+    pub fn is_link(&self) -> bool {
+        self.mode.as_deref() == Some(raw::LINK_MODE)
     }
 
     /// Additions plus deletions, or `None` when either is unknown.
@@ -318,6 +329,18 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
     {
         bail!("{name}: changed file {} has an empty path", i + 1);
     }
+    if let Some((i, mode)) = files.iter().enumerate().find_map(|(i, f)| {
+        f.mode
+            .as_deref()
+            .filter(|m| !raw::is_mode(m))
+            .map(|m| (i, m))
+    }) {
+        bail!(
+            "{name}: changed file {}: mode {:?} is not a mode as git writes it (six octal digits; 120000 is a symbolic link)",
+            i + 1,
+            mode.chars().take(40).collect::<String>()
+        );
+    }
     let repo = input
         .repo
         .or_else(|| input.url.as_deref().and_then(repo_from_url));
@@ -432,6 +455,34 @@ mod tests {
                 .unwrap()
                 .changed_files
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn facts_may_give_a_file_s_mode_as_git_writes_it() {
+        let facts = br#"{"changedFiles":[{"path":"docs/setup.md","additions":1,"deletions":0,"mode":"120000"},
+          {"path":"a","additions":1,"deletions":0}]}"#;
+        let f = parse("f.json", facts, Format::Detect).unwrap();
+        assert!(f.changed_files[0].is_link() && !f.changed_files[1].is_link());
+        for bad in ["\"12000\"", "\"12000x\"", "\"\\n120000\""] {
+            let text =
+                format!(r#"{{"changedFiles":[{{"path":"a"}},{{"path":"b","mode":{bad}}}]}}"#);
+            let err = parse("f.json", text.as_bytes(), Format::Detect).unwrap_err();
+            let err = err.to_string();
+            assert!(
+                err.starts_with("f.json: changed file 2: mode ") && !err.contains('\n'),
+                "{err}"
+            );
+        }
+        let err = parse(
+            "f.json",
+            br#"{"changedFiles":[{"path":"b","mode":120000}]}"#,
+            Format::Detect,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("f.json: line 1: invalid type"),
+            "{err}"
         );
     }
 

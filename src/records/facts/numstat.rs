@@ -1,31 +1,59 @@
 //! `git diff --numstat` read as changed files: one file a line, or with `-z` one file a
 //! NUL-ended record; renames in both notations, quoted paths, binary files' unknown counts.
+//! `git diff --raw --numstat` adds each file's mode ([`super::raw`]), which tells a symbolic
+//! link.
 
 use anyhow::{Result, anyhow, bail};
 
+use super::raw::{self, RawEntry};
 use super::{ChangedFile, PrFacts};
 
-/// `git diff --numstat`, one file a line, or with `-z` one file a NUL-ended record.
+/// `git diff --numstat`, one file a line, or with `-z` one file a NUL-ended record; with
+/// `--raw`, its lines (`:` first) give the files their modes.
 pub fn parse(name: &str, bytes: &[u8]) -> Result<PrFacts> {
-    let files = if bytes.contains(&0) {
+    let (mut files, raws) = if bytes.contains(&0) {
         numstat_z(name, bytes)?
     } else {
-        let mut files = Vec::new();
+        let (mut files, mut raws) = (Vec::new(), Vec::new());
         for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
             let at = || format!("{name}: line {}", i + 1);
             let line = crate::records::input::line_text(line, &at)?;
             if line.trim_ascii().is_empty() {
                 continue;
             }
+            if line.starts_with(':') {
+                let entry = raw::line(line).map_err(|e| anyhow!("{}: {e}", at()))?;
+                raws.push((at(), entry));
+                continue;
+            }
             let file = numstat_line(line).map_err(|e| anyhow!("{}: {e}", at()))?;
             files.push(non_empty(file.normalized()).map_err(|e| anyhow!("{}: {e}", at()))?);
         }
-        files
+        (files, raws)
     };
+    give_modes(&mut files, raws)?;
     Ok(PrFacts {
         changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
         ..PrFacts::default()
     })
+}
+
+/// Gives each file the head's mode from its `--raw` entry (none for a deleted one). An entry
+/// whose file the numstat does not list is refused: the two must come from one diff.
+fn give_modes(files: &mut [ChangedFile], raws: Vec<(String, RawEntry)>) -> Result<()> {
+    for (at, entry) in raws {
+        let path = crate::records::text::normalize_path(&entry.path);
+        let Some(file) = files.iter_mut().find(|f| f.path == path) else {
+            bail!(
+                "{at}: a --raw line for {:?}, which no --numstat line lists (give both from one diff: git diff --raw --numstat)",
+                short(&path)
+            );
+        };
+        if !entry.status.starts_with('D') {
+            file.mode = Some(entry.new_mode);
+        }
+    }
+    Ok(())
 }
 
 /// A path that normalises to nothing (`""`, `./`) names no file.
@@ -58,7 +86,7 @@ fn counts(line: &str) -> Result<(Option<u64>, Option<u64>, &str), String> {
     Ok((count(a, "added")?, count(d, "deleted")?, rest))
 }
 
-fn short(s: &str) -> String {
+pub(super) fn short(s: &str) -> String {
     s.chars().take(80).collect()
 }
 
@@ -71,6 +99,7 @@ pub fn numstat_line(line: &str) -> Result<ChangedFile, String> {
         additions,
         deletions,
         previous_path,
+        mode: None,
     })
 }
 
@@ -130,7 +159,7 @@ fn numstat_path(rest: &str) -> Result<(String, Option<String>), String> {
 }
 
 /// Reads one C-style quoted string as git writes it; returns it and the text after it.
-fn unquote(s: &str) -> Result<(String, &str), String> {
+pub(super) fn unquote(s: &str) -> Result<(String, &str), String> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 1;
@@ -184,10 +213,14 @@ fn unquote(s: &str) -> Result<(String, &str), String> {
     ))
 }
 
-/// `git diff --numstat -z`: `A\tD\tpath\0`, or for a rename `A\tD\t\0old\0new\0`.
-fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
+/// The files, and the `--raw` entries with where each was read.
+type FilesAndModes = (Vec<ChangedFile>, Vec<(String, RawEntry)>);
+
+/// `git diff --numstat -z`: `A\tD\tpath\0`, or for a rename `A\tD\t\0old\0new\0`; with
+/// `--raw`, its records (`:` first) too.
+fn numstat_z(name: &str, bytes: &[u8]) -> Result<FilesAndModes> {
     let mut fields = bytes.split(|&b| b == 0).peekable();
-    let mut files = Vec::new();
+    let (mut files, mut raws) = (Vec::new(), Vec::new());
     let mut record = 0;
     let text = |f: &[u8], record: usize| -> Result<String> {
         String::from_utf8(f.to_vec()).map_err(|_| anyhow!("{name}: record {record}: not UTF-8"))
@@ -207,6 +240,11 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
         }
         let line = text(field, record)?;
         let at = |e: String| anyhow!("{name}: record {record}: {e}");
+        if line.starts_with(':') {
+            let entry = raw::z_record(&line, &mut fields).map_err(at)?;
+            raws.push((format!("{name}: record {record}"), entry));
+            continue;
+        }
         let (additions, deletions, rest) = counts(&line).map_err(at)?;
         let (path, previous_path) = if rest.is_empty() {
             let (Some(old), Some(new)) = (fields.next(), fields.next()) else {
@@ -224,10 +262,11 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<Vec<ChangedFile>> {
             additions,
             deletions,
             previous_path,
+            mode: None,
         };
         files.push(non_empty(file.normalized()).map_err(at)?);
     }
-    Ok(files)
+    Ok((files, raws))
 }
 
 #[cfg(test)]
@@ -335,6 +374,67 @@ mod tests {
                 .starts_with("in: line 3: not a numstat line"),
             "{err}"
         );
+    }
+
+    /// `git diff --raw --numstat`: the raw lines give each file its mode at the head, which is
+    /// how a symbolic link is told from a file.
+    #[test]
+    fn raw_lines_give_the_files_their_modes() {
+        let diff = b":000000 120000 0000000 5242939 A\tdocs/setup.md\n\
+:100644 120000 1111111 2222222 T\tsrc/a.rs\n\
+:120000 000000 3333333 0000000 D\told-link\n\
+:100644 100644 4444444 5555555 R090\tx/old.rs\tx/new.rs\n\
+1\t0\tdocs/setup.md\n1\t1\tsrc/a.rs\n0\t1\told-link\n2\t1\tx/{old.rs => new.rs}\n";
+        for bytes in [diff.to_vec(), zed(diff)] {
+            let files = parse("in", &bytes).unwrap().changed_files;
+            let modes: Vec<(&str, Option<&str>)> = files
+                .iter()
+                .map(|f| (f.path.as_str(), f.mode.as_deref()))
+                .collect();
+            assert_eq!(
+                modes,
+                [
+                    ("docs/setup.md", Some("120000")),
+                    ("src/a.rs", Some("120000")),
+                    ("old-link", None),
+                    ("x/new.rs", Some("100644")),
+                ]
+            );
+            assert!(files[0].is_link() && files[1].is_link() && !files[2].is_link());
+        }
+        let err = parse("in", b":000000 120000 0 1 A\tnot-listed\n1\t0\ta\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: line 1: a --raw line for \"not-listed\", which no --numstat line lists (give both from one diff: git diff --raw --numstat)"
+        );
+        let err = parse("in", b"1\t0\ta\n:000000 12000 0 1 A\ta\n").unwrap_err();
+        assert!(
+            err.to_string().starts_with("in: line 2: a --raw mode"),
+            "{err}"
+        );
+        let err = parse("in", b":000000 120000 0 1 R100\0a\0").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "in: record 1: a --raw record without its paths"
+        );
+    }
+
+    /// The same diff as `git diff --raw --numstat -z` writes it.
+    fn zed(diff: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for line in diff.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let text = std::str::from_utf8(line).unwrap();
+            if text.starts_with(':') {
+                out.extend(text.replace('\t', "\0").bytes());
+            } else if let Some((counts, rename)) = text.rsplit_once("\tx/{") {
+                let (old, new) = rename.trim_end_matches('}').split_once(" => ").unwrap();
+                out.extend(format!("{counts}\t\0x/{old}\0x/{new}").bytes());
+            } else {
+                out.extend(line);
+            }
+            out.push(0);
+        }
+        out
     }
 
     #[test]

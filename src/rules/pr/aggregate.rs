@@ -344,6 +344,7 @@ mod tests {
             members,
             spend_estimate: 0,
             sonnet_for: BTreeMap::from([("reviewer".into(), "bd-reviewer".into())]),
+            links: Vec::new(),
         }
     }
 
