@@ -25,7 +25,7 @@ complete -c panel-judge -l sandbox-read -d 'A folder a confined judge may also r
 complete -c panel-judge -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F
 complete -c panel-judge -l cross -d 'Run every lens on every seat'
 complete -c panel-judge -l allow-correlated -d 'Run two judges that share a lens and a model family anyway (one opinion paid for twice)'
-complete -c panel-judge -l dry-run -d 'Print each judge\'s exact command, shell-quoted, one per line, and launch nothing'
+complete -c panel-judge -l dry-run -d 'Print each judge\'s exact command, shell-quoted, one per line, and launch nothing. It is the command as it runs outside panel\'s sandbox, as a pasted one does (codex, which runs with --sandbox danger-full-access inside panel\'s, shows its own permission profile)'
 complete -c panel-judge -l list-harnesses -d 'Print the harness table as JSON and exit'
 complete -c panel-judge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-judge -s V -l version -d 'Print version'

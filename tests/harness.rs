@@ -163,8 +163,16 @@ fn claude_with_an_api_key_runs_bare() {
 #[test]
 fn codex_judges_answer_through_the_last_message_file_with_stdin_closed() {
     let rig = Rig::new("codex");
+    // Outside panel's sandbox, codex keeps its own file walls (inside, see below).
     let out = rig.judge(
-        &["--seat", "codex:gpt-5.6-luna", "--timeout", "20"],
+        &[
+            "--seat",
+            "codex:gpt-5.6-luna",
+            "--timeout",
+            "20",
+            "--sandbox",
+            "off",
+        ],
         &[("STANDIN_VERDICT", "holds")],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -237,6 +245,27 @@ fn codex_judges_answer_through_the_last_message_file_with_stdin_closed() {
         assert!(kept.contains(r#""verdict":"holds""#), "{kept}");
     }
     assert!(files_under(&rig.user_home()).is_empty());
+
+    // Inside panel's sandbox codex's own (bubblewrap, which cannot nest in Landlock) gives way:
+    // its commands reach only what panel's walls allow.
+    if crate::util::landlock() {
+        let rig = Rig::new("codex-confined");
+        let out = rig.judge(
+            &["--seat", "codex:gpt-5.6-luna", "--timeout", "20"],
+            &[("STANDIN_VERDICT", "holds")],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        for c in rig.calls() {
+            let a = argv(&c);
+            assert!(has_pair(&a, "--sandbox", "danger-full-access"), "{a:?}");
+            assert!(
+                !a.iter().any(|x| x.starts_with("default_permissions")),
+                "{a:?}"
+            );
+        }
+        let recs = records(&out);
+        assert!(recs.iter().all(|r| r["status"] == "ok"), "{recs:?}");
+    }
 }
 
 /// What each misbehaviour of a harness becomes, for claude and codex alike.

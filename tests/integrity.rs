@@ -964,3 +964,51 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
     assert_eq!(recs.len(), 8);
     assert!(recs.iter().all(|r| r["status"] == "ok"), "{recs:?}");
 }
+
+/// `exec 7<~/.aws/credentials; panel-judge …`: descriptor 7 reached every judge, and a judge
+/// read the caller's variables in `/proc/<panel-judge>/environ`. A judge now gets descriptors
+/// 0–2 only, however it runs; confined, it reads no other process's `/proc` entry (DESIGN §8:
+/// "other processes' `/proc` entries" are the model's to try, never to reach).
+#[test]
+fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
+    let tmp = TempDir::new("inherit");
+    let secret = tmp.path().join("secret");
+    std::fs::write(&secret, "FDCANARY\n").unwrap();
+    // The judge climbs to panel-judge (its supervisor is panel-judge too: the top one).
+    let seat = "exec:a=$(cat <&7 2>&1 | tr -cd A-Z); p=$$; t=0; \
+        while [ \"$p\" -gt 1 ]; do [ \"$(cat /proc/$p/comm 2>/dev/null)\" = panel-judge ] && t=$p; \
+        p=$(cut -d' ' -f4 /proc/$p/stat 2>/dev/null || echo 1); done; \
+        e=$(tr '\\0' ' ' < /proc/$t/environ 2>/dev/null | grep -o ENVCANARY | head -1); \
+        printf '{\"verdict\":\"holds\",\"reason\":\"fd=%s env=%s\",\"confidence\":1}' \"$a\" \"$e\"";
+    for sandbox in ["off", "auto"] {
+        let script = format!(
+            "exec 7<{}; exec {} --sandbox {sandbox} --seat \"$SEAT\" --family \"$SEAT=x\" --lens a=Q? examples/answer.md",
+            secret.display(),
+            bin("panel-judge").display()
+        );
+        let out = Command::new("sh")
+            .args(["-c", &script])
+            .env("SEAT", seat)
+            .env("CALLER_SECRET", "ENVCANARY")
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let rec = &records(&out)[0];
+        let reason = rec["reason"].as_str().unwrap_or_else(|| panic!("{rec}"));
+        assert!(reason.starts_with("fd= "), "{sandbox}: {reason}");
+        let confined = sandbox == "auto" && crate::util::landlock();
+        // Unconfined, panel-judge's environment is closed to other processes of the user, not
+        // to root.
+        if confined || !nix_is_root() {
+            assert!(reason.ends_with("env="), "{sandbox}: {reason}");
+        }
+        let want = if confined { "landlock-abi-" } else { "off" };
+        let said = rec["sandbox"].as_str().unwrap();
+        assert!(
+            said.starts_with(want) || sandbox == "auto" && said.starts_with("unavailable"),
+            "{said}"
+        );
+    }
+}

@@ -778,10 +778,10 @@ fn measure(cli: &'static str, how: How, sandbox: Option<&str>) -> Row {
         };
         let calls: Vec<_> = issued.iter().filter(|i| i.call.label == attempt).collect();
         let offered = calls.iter().any(|c| c.offered);
-        let allowed = match (cli, how, attempt) {
-            ("exec", _, "write in" | "command") | ("codex", How::Pr, "command") => true,
-            _ => false,
-        };
+        let allowed = matches!(
+            (cli, how, attempt),
+            ("exec", _, "write in" | "command") | ("codex", How::Pr, "command")
+        );
         let outcome = if got && attempt == "git" {
             Outcome::Works
         } else if got && allowed {

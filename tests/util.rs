@@ -133,6 +133,8 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
     cmd.env("PATH", std::env::join_paths(path).unwrap())
         .env("STANDIN_LOG", log)
         .env("PANEL_SANDBOX_WRITE", log)
+        // An `exec:` seat's program is granted alone; the stand-ins share lib.sh beside them.
+        .env("PANEL_SANDBOX_READ", root().join("tests/standins"))
         .env("STANDIN_STDIN_WAIT", "0")
         .env(
             "PANEL_PASS_ENV",

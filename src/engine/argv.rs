@@ -252,26 +252,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_worktrees_git_data_is_the_main_repositorys() {
-        let root = std::env::temp_dir().join(format!("panel-gitdir-{}", std::process::id()));
-        let (main, tree) = (root.join("main"), root.join("tree"));
-        let admin = main.join(".git/worktrees/tree");
-        std::fs::create_dir_all(&admin).unwrap();
-        std::fs::create_dir_all(&tree).unwrap();
-        let root = root.canonicalize().unwrap();
-        std::fs::write(admin.join("commondir"), "../..\n").unwrap();
-        std::fs::write(tree.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
-        assert_eq!(git_common_dir(&tree), root.join("main/.git"));
-        // A checkout with its own .git folder, or none (a dry run's notional one), names its own.
-        assert_eq!(git_common_dir(&main), root.join("main/.git"));
-        assert_eq!(
-            git_common_dir(Path::new("/nonexistent/x")),
-            Path::new("/nonexistent/x/.git")
-        );
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-
-    #[test]
     fn quoting_keeps_one_word_on_one_line() {
         assert_eq!(shell_quote("haiku"), "haiku");
         assert_eq!(shell_quote(""), "''");

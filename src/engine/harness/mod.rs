@@ -288,8 +288,10 @@ fn user_files() -> Result<Vec<PathBuf>> {
 
 /// The placeholders argv, env and files may use. Besides the prompt, schema and answer paths,
 /// the model and the judge's private folders (`home`, `work`): `install`, the CLI's installation
-/// ([`installation`]); and in reviewer mode `checkout`, the folder reviewed, and `git_dir`, where
-/// its git data lives (the main repository's for a worktree).
+/// (`engine::sandbox::rules::installation`); `confined` and `unconfined`, empty, and present only
+/// when panel's sandbox does or does not confine the judge (a group that holds one is used only
+/// then); and in reviewer mode `checkout`, the folder reviewed, and `git_dir`, where its git
+/// data lives (the main repository's for a worktree).
 pub const PLACEHOLDERS: &[&str] = &[
     "prompt",
     "prompt_file",
@@ -303,6 +305,8 @@ pub const PLACEHOLDERS: &[&str] = &[
     "install",
     "checkout",
     "git_dir",
+    "confined",
+    "unconfined",
 ];
 
 impl Harness {
@@ -629,7 +633,7 @@ mod tests {
         )
         .unwrap();
         let err = Table::builtin().add_file(&file).unwrap_err().to_string();
-        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir)"), "{err}");
+        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined)"), "{err}");
         std::fs::write(
             &file,
             r#"{"name":"mine","executable":"x","argv":[],"promt":"stdin"}"#,

@@ -92,7 +92,9 @@ pub struct Args {
     #[command(flatten)]
     pub launch: LaunchArgs,
 
-    /// Print each judge's exact command, shell-quoted, one per line, and launch nothing.
+    /// Print each judge's exact command, shell-quoted, one per line, and launch nothing. It is
+    /// the command as it runs outside panel's sandbox, as a pasted one does (codex, which runs
+    /// with --sandbox danger-full-access inside panel's, shows its own permission profile).
     #[arg(long)]
     pub dry_run: bool,
 
