@@ -1402,6 +1402,12 @@ fn a_review_record_never_chooses_the_merging_program() {
         (MergeHow::Seat, Some(p.honest.as_str()), false, 4),
         "{m:?}"
     );
+    // The record says what the merging seat ran under.
+    let walls = m.sandbox.as_deref().unwrap_or_default();
+    assert!(
+        walls.starts_with("landlock-abi-") || walls.starts_with("unavailable"),
+        "{m:?}"
+    );
     // Down the pipeline, panel-vote refuses the planted seat, naming its line.
     let candidate = fixture("page.md");
     let args = [

@@ -59,6 +59,10 @@ pub trait Asker: Sync {
     /// Asks every question at once (in parallel where the asker can) and returns the replies
     /// in the order of the questions.
     fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply>;
+    /// What the seats it launches run under, for their records; `None`: it launches nothing.
+    fn sandbox(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// How seats are launched; shared by `panel-judge`, `panel-merge` and `panel-vote`.

@@ -434,6 +434,10 @@ impl Launcher {
 }
 
 impl Asker for Launcher {
+    fn sandbox(&self) -> Option<&str> {
+        Some(Launcher::sandbox(self))
+    }
+
     fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply> {
         let mut jobs = Vec::new();
         let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];

@@ -127,6 +127,9 @@ pub struct VoteRecord {
     pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// What the seat ran under, when one was launched: `landlock-abi-N`, `off`, `unavailable: …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// A vote as the synthesis shows it.
@@ -251,6 +254,9 @@ pub struct DecisionRecord {
     pub evidence: String,
     pub fix: String,
     pub raised_by: Vec<String>,
+    /// What the seat ran under, when one was launched: `landlock-abi-N`, `off`, `unavailable: …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// Where the work goes next.
@@ -395,6 +401,9 @@ pub struct MergeRecord {
     pub findings: usize,
     /// Findings written.
     pub merged: usize,
+    /// What the seat ran under, when one was launched: `landlock-abi-N`, `off`, `unavailable: …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// How the findings were grouped, as the merge record says. A record read back with any other

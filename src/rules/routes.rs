@@ -112,6 +112,7 @@ pub fn route_with_judge(
                 evidence: f.evidence.clone(),
                 fix: f.fix.clone(),
                 raised_by: f.raised_by.clone(),
+                sandbox: None,
             }
         })
         .collect();

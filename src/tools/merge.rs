@@ -140,6 +140,7 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
         reviews: sorted.len(),
         findings: sources.len(),
         merged: 0,
+        sandbox: None,
     };
     let alone = || Grouping {
         groups: (0..sources.len())
@@ -168,6 +169,7 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
                 let Some(asker) = asker else {
                     bail!("merging with a seat needs a launcher");
                 };
+                record.sandbox = asker.sandbox().map(String::from);
                 match ask_seat(asker, seat, &sources) {
                     Ok(groups) => Grouping {
                         groups,

@@ -249,6 +249,7 @@ pub fn collect_votes(
                         fix,
                         status: Status::Ok,
                         cause: None,
+                        sandbox: asker.sandbox().map(String::from),
                     });
                 }
             }
@@ -268,6 +269,7 @@ pub fn collect_votes(
                         fix: None,
                         status,
                         cause: Some(cause.clone()),
+                        sandbox: asker.sandbox().map(String::from),
                     });
                 }
             }
@@ -376,7 +378,13 @@ pub fn ask_judge(
             JudgeSeat::None => unreachable!("a judge with a name"),
         }
     };
-    route_with_judge(applied, &name, answer)
+    let (mut decisions, route) = route_with_judge(applied, &name, answer);
+    if let (JudgeSeat::Seat(_), Some(asker)) = (judge, asker) {
+        for d in &mut decisions {
+            d.sandbox = asker.sandbox().map(String::from);
+        }
+    }
+    (decisions, route)
 }
 
 /// Everything `panel-vote` writes, and its exit status.

@@ -58,7 +58,11 @@ pub enum Mode {
 /// What this run's judges run under, as every record says it: `landlock-abi-N`, `off`, or
 /// `unavailable: why`; and the ABI to confine at, when they are confined.
 pub fn walls(mode: Mode) -> anyhow::Result<(String, Option<u8>)> {
-    match (mode, walls::kernel()) {
+    walls_on(mode, walls::kernel())
+}
+
+fn walls_on(mode: Mode, kernel: &Result<u8, String>) -> anyhow::Result<(String, Option<u8>)> {
+    match (mode, kernel) {
         (Mode::Off, _) => Ok(("off".into(), None)),
         (_, Ok(abi)) => Ok((format!("landlock-abi-{abi}"), Some(*abi))),
         (Mode::Required, Err(why)) => {
@@ -120,4 +124,34 @@ pub fn supervised(
     ];
     argv.extend(args.iter().cloned());
     Ok((me, argv))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_without_landlock_is_a_warning_or_a_refusal_as_asked() {
+        let none: Result<u8, String> = Err("this kernel has no Landlock".into());
+        let seven: Result<u8, String> = Ok(7);
+        let said = |m, k| walls_on(m, k).map_err(|e| e.to_string());
+        assert_eq!(
+            said(Mode::Auto, &none),
+            Ok(("unavailable: this kernel has no Landlock".into(), None))
+        );
+        assert_eq!(
+            said(Mode::Required, &none),
+            Err("--sandbox required: this kernel has no Landlock; nothing was launched".into())
+        );
+        assert_eq!(said(Mode::Off, &none), Ok(("off".into(), None)));
+        assert_eq!(said(Mode::Off, &seven), Ok(("off".into(), None)));
+        assert_eq!(
+            said(Mode::Auto, &seven),
+            Ok(("landlock-abi-7".into(), Some(7)))
+        );
+        assert_eq!(
+            said(Mode::Required, &seven),
+            Ok(("landlock-abi-7".into(), Some(7)))
+        );
+    }
 }
