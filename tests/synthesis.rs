@@ -467,26 +467,44 @@ fn a_garbage_vote_is_asked_once_more_then_counts_as_missing() {
     assert!(out.applied.panel.no_votes_from.is_empty());
     assert_eq!(out.applied.entries[2].result, FindingResult::Dropped);
     assert_eq!(asker.asked("vote-write-2").len(), 2);
+}
 
-    // A reply that leaves a finding out is unreadable too, twice: missing.
+/// Seed 000: "Votes. Plain code applies the votes. It counts only the reviewers who voted on
+/// that finding." write-2's reply votes on F3 and leaves F4 out: its F3 vote counts (F3 is
+/// dropped, as in the worked example), and F4, with no vote from it, is disputed. Before, the
+/// whole reply was thrown away and F3 came out disputed.
+#[test]
+fn a_reply_that_leaves_a_finding_out_counts_the_votes_it_gave() {
     let partial =
         json!({"votes": [{"finding": "F3", "vote": "disagree", "reason": "x", "fix": null}]});
     let asker = FakeAsker::recorded().with("vote-write-2", vec![Act::Answer(partial)]);
     let out = round(&reviews("reviews-1.jsonl"), &How::Code, &asker, &no_judge());
-    assert_eq!(out.applied.panel.no_votes_from, ["write-2"]);
-    let v = out
-        .applied
-        .votes
-        .iter()
-        .find(|v| v.reviewer == "write-2")
-        .unwrap();
-    assert_eq!(v.status, Status::Unreadable);
-    assert!(
-        v.cause.as_deref().unwrap().contains("no vote on F4"),
-        "{v:?}"
+    assert_eq!(
+        asker.asked("vote-write-2").len(),
+        1,
+        "asked once: it was readable"
     );
-    // F3: write-1 disagrees, 1 of 1, but it does not outnumber its raiser: disputed.
-    assert_eq!(out.applied.entries[2].result, FindingResult::Disputed);
+    assert_eq!(out.applied.panel.no_votes_from, ["write-2"]);
+    let of = |f: &str| {
+        out.applied
+            .votes
+            .iter()
+            .find(|v| v.reviewer == "write-2" && v.finding == f)
+            .unwrap()
+    };
+    assert_eq!(of("F3").vote, Some(synthesis::VoteKind::Disagree));
+    assert_eq!(of("F3").status, Status::Ok);
+    assert_eq!(of("F4").vote, None);
+    assert_eq!(of("F4").status, Status::Unreadable);
+    assert!(
+        of("F4").cause.as_deref().unwrap().contains("no vote on F4"),
+        "{:?}",
+        of("F4")
+    );
+    assert_eq!(out.applied.entries[2].result, FindingResult::Dropped);
+    assert!(out.applied.entries[2].no_votes_from.is_empty());
+    assert_eq!(out.applied.entries[3].result, FindingResult::Disputed);
+    assert_eq!(out.applied.entries[3].no_votes_from, ["write-2"]);
 }
 
 #[test]
@@ -502,7 +520,7 @@ fn when_every_voter_fails_nothing_is_dropped_and_every_finding_goes_back() {
         out.applied
             .entries
             .iter()
-            .all(|e| e.result == FindingResult::Kept)
+            .all(|e| e.result == FindingResult::Disputed)
     );
     assert_eq!(p.status, Decision::Fail);
     assert_eq!(out.route.findings, ["F1", "F2", "F3", "F4"]);
@@ -652,6 +670,44 @@ fn apply_a_missing_voter_guards_what_the_others_would_drop() {
     .unwrap_err();
     assert_eq!(err.to_string(), "a second vote from r-2 on F1");
     assert!(apply(&panel, &[], Some(5)).is_err());
+}
+
+/// Seed 000: "Votes also never drop a finding shown to a reviewer whose seat failed or sent no
+/// readable reply in this step. It stays, marked disputed." r-2 and r-3 agree with F1 and
+/// r-4's seat failed: F1 is disputed, for the judge, where it came out kept before.
+#[test]
+fn apply_a_missing_voter_makes_a_finding_disputed_whatever_the_others_say() {
+    let (panel, _) = MergedPanel::of(four_reviewer_panel()).unwrap();
+    for (two, three) in [
+        ("agree", "agree"),
+        ("better fix", "better fix"),
+        ("agree", "disagree"),
+    ] {
+        let mut votes = [
+            vote_rec("r-2", Some(two)),
+            vote_rec("r-3", Some(three)),
+            vote_rec("r-4", None),
+        ];
+        for v in &mut votes {
+            if v.vote == Some(synthesis::VoteKind::BetterFix) {
+                v.fix = Some("another fix".into());
+            }
+        }
+        let a = apply(&panel, &votes, None).unwrap();
+        let e = &a.entries[0];
+        assert_eq!(e.result, FindingResult::Disputed, "{two}, {three}");
+        assert_eq!(e.no_votes_from, ["r-4"]);
+        assert!(e.why.contains("r-4, whose vote is missing"), "{}", e.why);
+        assert_eq!(
+            e.finding.original_fix, None,
+            "the finding keeps its own fix"
+        );
+        // Only r-4's reply is missing; those who did vote are counted.
+        assert_eq!(e.finding.votes.len(), 2);
+    }
+    // With no vote counted at all, still disputed.
+    let a = apply(&panel, &[], None).unwrap();
+    assert_eq!(a.entries[0].result, FindingResult::Disputed);
 }
 
 #[test]

@@ -53,8 +53,10 @@ pub fn vote_schema(ids: &[&str]) -> Value {
 /// One checked vote: `(finding id, vote, reason, fix for better fix)`.
 pub type CheckedVote = (String, VoteKind, String, Option<String>);
 
-/// Checks a voter's reply: exactly one vote per finding shown, each with a reason, and a fix
-/// with every `better fix`.
+/// Checks a voter's reply: at most one vote per finding shown and at least one in all, each
+/// with a reason, and a fix with every `better fix`. Returns the votes in `ids` order; a finding
+/// the reply leaves out has no vote from it (seed 000: "It counts only the reviewers who voted
+/// on that finding").
 pub fn check_votes(answer: &Map<String, Value>, ids: &[&str]) -> Result<Vec<CheckedVote>, String> {
     let Some(Value::Array(items)) = answer.get("votes") else {
         return Err("no list of votes".into());
@@ -104,14 +106,11 @@ pub fn check_votes(answer: &Map<String, Value>, ids: &[&str]) -> Result<Vec<Chec
             return Err(format!("two votes on {id}"));
         }
     }
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        match got.remove(id) {
-            Some(b) => out.push(b),
-            None => return Err(format!("no vote on {id}")),
-        }
+    if got.is_empty() {
+        return Err("no vote on any finding shown".into());
     }
-    Ok(out)
+    // A finding the reply leaves out is no vote from this voter; its other votes count.
+    Ok(ids.iter().filter_map(|id| got.remove(id)).collect())
 }
 
 pub fn finding_block(f: &MergedFinding, label: &str) -> String {
@@ -177,6 +176,20 @@ mod tests {
     use super::*;
     use VoteKind::{Agree as A, BetterFix as B};
 
+    /// Seed 000: "It counts only the reviewers who voted on that finding." A reply that leaves
+    /// one finding out still gives the votes it gave; the one left out has none from it.
+    #[test]
+    fn a_reply_that_leaves_a_finding_out_keeps_the_votes_it_gave() {
+        let ids = ["F1", "F2", "F3"];
+        let partial = json!({"votes": [
+            {"finding": "F3", "vote": "disagree", "reason": "x", "fix": null},
+            {"finding": "F1", "vote": "agree", "reason": "y", "fix": null}
+        ]});
+        let got = check_votes(partial.as_object().unwrap(), &ids).unwrap();
+        let voted: Vec<&str> = got.iter().map(|b| b.0.as_str()).collect();
+        assert_eq!(voted, ["F1", "F3"]);
+    }
+
     #[test]
     fn vote_replies_are_checked() {
         let ids = ["F1", "F2"];
@@ -188,10 +201,7 @@ mod tests {
         assert_eq!(got[0], ("F1".into(), A, "x".into(), None));
         assert_eq!(got[1], ("F2".into(), B, "x".into(), Some("y".into())));
         for (bad, why) in [
-            (
-                json!({"votes": [{"finding": "F1", "vote": "agree", "reason": "x"}]}),
-                "no vote on F2",
-            ),
+            (json!({"votes": []}), "no vote on any finding"),
             (
                 json!({"votes": [{"finding": "F3", "vote": "agree", "reason": "x"}]}),
                 "not shown",

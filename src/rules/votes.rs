@@ -1,9 +1,9 @@
 //! The vote rules of the synthesised panel, in plain code, one function each, and the panel's
-//! pass rule. Only the voters who voted on a finding are counted; a missing vote only guards.
+//! pass rule. Only the voters who voted on a finding are counted.
 //!
-//! Our reading of the two "never drop" rules (docs/design.md §5): where the rules would drop a
-//! `block`, or a finding shown to a voter whose seat failed or sent no readable reply, the
-//! finding stays, marked `disputed`.
+//! The two "never drop" rules, read as the seed writes them (docs/design.md §5): where the rules
+//! would drop a `block`, it stays, marked `disputed`; a finding shown to a voter whose seat
+//! failed or sent no readable vote on it stays, marked `disputed`, whatever the other votes say.
 
 use std::collections::HashMap;
 
@@ -104,13 +104,25 @@ pub fn rule(
         fix: None,
         why,
     };
-    if n == 0 {
-        let why = if no_votes_from.is_empty() {
-            "nobody else voted on it".to_string()
+    if missing_vote_guards(no_votes_from) {
+        let counted = if n == 0 {
+            "no votes counted".to_string()
         } else {
-            format!("no votes counted: {} sent none", no_votes_from.join(", "))
+            format!(
+                "{} of {n} voters disagree, {} agree, {} offer a better fix",
+                c.disagree, c.agree, c.better_fix
+            )
         };
-        return ruling(FindingResult::Kept, why);
+        return ruling(
+            FindingResult::Disputed,
+            format!(
+                "{counted}; it was shown to {}, whose vote is missing, so it stays for the judge",
+                no_votes_from.join(", ")
+            ),
+        );
+    }
+    if n == 0 {
+        return ruling(FindingResult::Kept, "nobody else voted on it".to_string());
     }
     if most_disagree(c) {
         let backers = raisers + c.agree + c.better_fix;
@@ -129,16 +141,6 @@ pub fn rule(
                 format!(
                     "{} of {n} voters disagree, outnumbering the {backers} who raised or backed it, but votes never drop a block",
                     c.disagree
-                ),
-            );
-        }
-        if missing_vote_guards(no_votes_from) {
-            return ruling(
-                FindingResult::Disputed,
-                format!(
-                    "{} of {n} voters disagree, outnumbering the {backers} who raised or backed it, but it was shown to {}, whose vote is missing",
-                    c.disagree,
-                    no_votes_from.join(", ")
                 ),
             );
         }
@@ -437,9 +439,33 @@ mod tests {
     fn rule_with_no_votes_keeps_the_finding() {
         let r = rule(Severity::ShouldFix, 1, &[], &[]);
         assert_eq!(r.result, FindingResult::Kept);
+    }
+
+    /// Seed 000: "Votes also never drop a finding shown to a reviewer whose seat failed or sent
+    /// no readable reply in this step. It stays, marked disputed." Whatever the other votes say
+    /// (DESIGN §5): agreed, better-fixed or unvoted, it is disputed, not kept.
+    #[test]
+    fn a_finding_shown_to_a_missing_voter_is_disputed_whatever_the_others_say() {
+        let missing = ["r-3".to_string()];
+        for votes in [
+            vec![],
+            vec![v("r-1", A), v("r-2", A)],
+            vec![v("r-1", B), v("r-2", B)],
+            vec![v("r-1", A), v("r-2", D)],
+            vec![v("r-1", D), v("r-2", D)],
+        ] {
+            let r = rule(Severity::ShouldFix, 1, &votes, &missing);
+            assert_eq!(r.result, FindingResult::Disputed, "{votes:?}");
+            assert_eq!(r.fix, None);
+            assert!(r.why.contains("r-3, whose vote is missing"), "{}", r.why);
+        }
         let r = rule(Severity::ShouldFix, 1, &[], &["r-2".into(), "r-3".into()]);
-        assert_eq!(r.result, FindingResult::Kept);
-        assert!(r.why.contains("r-2, r-3 sent none"));
+        assert_eq!(r.result, FindingResult::Disputed);
+        assert!(
+            r.why.contains("r-2, r-3, whose vote is missing"),
+            "{}",
+            r.why
+        );
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub struct Args {
 
 const LONG_ABOUT: &str = "Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
 
-Reads panel-merge's stream. Each reviewer with a readable review is asked once, in a fresh call, on its own seat, about the merged findings it did not raise, and answers each agree, disagree or better fix with a one-line reason. The votes are applied in code, counting only those who voted on a finding: when most disagree, the finding is dropped only if the disagreeing outnumber those who raised it, agreed or offered a better fix, else it is disputed; exactly half disagreeing makes it disputed; when most prefer a better fix, the first one offered replaces the finding's fix. Votes never drop a block, nor a finding shown to a voter whose vote is missing: such a finding stays, disputed.
+Reads panel-merge's stream. Each reviewer with a readable review is asked once, in a fresh call, on its own seat, about the merged findings it did not raise, and answers each agree, disagree or better fix with a one-line reason. The votes are applied in code, counting only those who voted on a finding: when most disagree, the finding is dropped only if the disagreeing outnumber those who raised it, agreed or offered a better fix, else it is disputed; exactly half disagreeing makes it disputed; when most prefer a better fix, the first one offered replaces the finding's fix. Votes never drop a block: it stays, disputed. A finding shown to a voter whose vote is missing (its seat failed, its reply was unreadable, or its reply left that finding out) stays, disputed, whatever the other votes say; a reply that leaves some findings out still counts for the findings it voted on.
 
 The records are data: they never choose a program to run. The voters' seats come from the command line, one --seat for each seat the reviewers sat on (the --seat options panel-judge was given), and the judge's from --judge. A reviewer record whose seat is not one of them (a stream from a CI artifact or another machine, say) is an input error naming its line, and nothing is launched.
 
@@ -239,18 +239,33 @@ pub fn collect_votes(
         };
         match ballots {
             Ok(ballots) => {
-                for (finding, vote, reason, fix) in ballots {
-                    out.push(VoteRecord {
-                        reviewer: voter.name.clone(),
-                        seat: voter.seat.clone(),
-                        finding,
-                        vote: Some(vote),
-                        reason: Some(reason),
-                        fix,
-                        status: Status::Ok,
-                        cause: None,
-                        sandbox: asker.sandbox().map(String::from),
-                    });
+                // The votes it gave count; a finding its reply left out has no vote from it.
+                for id in ids {
+                    let record = match ballots.iter().find(|b| b.0 == id) {
+                        Some((finding, vote, reason, fix)) => VoteRecord {
+                            reviewer: voter.name.clone(),
+                            seat: voter.seat.clone(),
+                            finding: finding.clone(),
+                            vote: Some(*vote),
+                            reason: Some(reason.clone()),
+                            fix: fix.clone(),
+                            status: Status::Ok,
+                            cause: None,
+                            sandbox: asker.sandbox().map(String::from),
+                        },
+                        None => VoteRecord {
+                            reviewer: voter.name.clone(),
+                            seat: voter.seat.clone(),
+                            finding: id.into(),
+                            vote: None,
+                            reason: None,
+                            fix: None,
+                            status: Status::Unreadable,
+                            cause: Some(format!("its reply gave no vote on {id}")),
+                            sandbox: asker.sandbox().map(String::from),
+                        },
+                    };
+                    out.push(record);
                 }
             }
             Err((status, cause)) => {
