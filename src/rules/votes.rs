@@ -208,8 +208,8 @@ impl Applied {
 ///
 /// A voter shown a finding with no vote record for it counts as missing, like one whose seat
 /// failed. The panel passes when `agree` reviewers passed the work (default: all), or when the
-/// votes dropped every finding it had (the seed's exception, which needs every review present);
-/// below the threshold it has no decision when the missing reviews could have reached it.
+/// votes dropped every finding it had (the seed's exception, missing reviews or not); otherwise,
+/// below the threshold, it has no decision when the missing reviews could have reached it.
 pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) -> Result<Applied> {
     let n = panel.reviewers.len();
     let required = decision::required(agree, n)?;
@@ -283,6 +283,10 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
     let counted = format!("{passed} of {n} reviewers passed the work ({required} needed)");
     let (status, exception) = panel_decision(passed, errors, required, all_dropped);
     let reason = match (status, exception) {
+        (Decision::Pass, true) if errors > 0 => format!(
+            "{counted}, and no review from {}, but the votes dropped every finding: nothing is left to send back",
+            no_review_from.join(", ")
+        ),
         (Decision::Pass, true) => {
             format!("{counted}, but the votes dropped every finding: nothing is left to send back")
         }
@@ -320,9 +324,12 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
 }
 
 /// The panel's pass rule (docs/rules.md): it passes or fails on how many reviewers passed the work,
-/// by the threshold, with one exception: a failing panel whose findings the votes all dropped
-/// passes, since nothing is left to send back. The exception needs every review present.
-/// Returns the decision and whether the exception made it.
+/// by the threshold, with one exception: "When the votes drop every finding a failing panel had,
+/// nothing is left to send back, so the panel passes" (seed 000). A panel short of its threshold
+/// because reviews are missing is one such panel: a review that failed is not a rejection and
+/// sends nothing back, so when the votes dropped every finding the panel had, it passes too (the
+/// panel record still names the missing reviews in `noReviewFrom`). Returns the decision and
+/// whether the exception made it.
 pub fn panel_decision(
     passed: usize,
     no_review: usize,
@@ -331,8 +338,7 @@ pub fn panel_decision(
 ) -> (Decision, bool) {
     match decision::decide(passed, no_review, required) {
         Decision::Pass => (Decision::Pass, false),
-        _ if all_dropped && no_review == 0 => (Decision::Pass, true),
-        _ if all_dropped => (Decision::NoDecision, false),
+        _ if all_dropped => (Decision::Pass, true),
         other => (other, false),
     }
 }
@@ -433,6 +439,23 @@ mod tests {
         let r = rule(Severity::ShouldFix, 1, &votes, &["r-3".into()]);
         assert_eq!(r.result, FindingResult::Disputed);
         assert!(r.why.contains("r-3, whose vote is missing"), "{}", r.why);
+    }
+
+    /// Seed 000: "When the votes drop every finding a failing panel had, nothing is left to
+    /// send back, so the panel passes." Missing reviews send nothing back either: the panel
+    /// passes by the exception, where it had no decision before.
+    #[test]
+    fn a_panel_whose_findings_were_all_dropped_passes_with_reviews_missing() {
+        assert_eq!(panel_decision(0, 0, 3, true), (Decision::Pass, true));
+        assert_eq!(panel_decision(1, 1, 3, true), (Decision::Pass, true));
+        assert_eq!(panel_decision(0, 1, 1, true), (Decision::Pass, true));
+        assert_eq!(panel_decision(3, 0, 3, true), (Decision::Pass, false));
+        // With a finding left, the threshold rule decides.
+        assert_eq!(
+            panel_decision(2, 1, 3, false),
+            (Decision::NoDecision, false)
+        );
+        assert_eq!(panel_decision(0, 1, 3, false), (Decision::Fail, false));
     }
 
     #[test]

@@ -68,7 +68,7 @@ Reads panel-merge's stream. Each reviewer with a readable review is asked once, 
 
 The records are data: they never choose a program to run. The voters' seats come from the command line, one --seat for each seat the reviewers sat on (the --seat options panel-judge was given), and the judge's from --judge. A reviewer record whose seat is not one of them (a stream from a CI artifact or another machine, say) is an input error naming its line, and nothing is launched.
 
-The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
+The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had: nothing is left to send back, and that holds when some reviews are missing too, since a review that failed sends nothing back (the panel record names them in noReviewFrom). Below the threshold with a finding left, it has no decision when the missing reviews could have reached it. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
 
 A recorded judge, --judge replay:FILE, reads FILE as a JSON array of answer objects, one per round (--round picks one; later rounds repeat the last), or as one answer object for every round. An answer holds finding-1, finding-2, … for the findings left in synthesis order, each {\"decision\": \"act\" or \"skip\", \"reason\": \"…\"}; other keys are let be.
 
@@ -120,7 +120,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "3",
-            "No decision: the judge sent no readable decisions, or missing reviews kept the panel from its threshold.",
+            "No decision: the judge sent no readable decisions, or missing reviews kept the panel from its threshold with a finding left.",
         ),
     ],
     examples: &[
@@ -237,35 +237,37 @@ pub fn collect_votes(
                     .unwrap_or_else(|| "no readable reply".into()),
             )),
         };
+        // One record per finding shown: the vote it gave, or none, saying why.
+        let no_vote = |id: &str, status: Status, cause: String| VoteRecord {
+            reviewer: voter.name.clone(),
+            seat: voter.seat.clone(),
+            finding: id.into(),
+            vote: None,
+            reason: None,
+            fix: None,
+            status,
+            cause: Some(cause),
+            sandbox: asker.sandbox().map(String::from),
+        };
         match ballots {
             Ok(ballots) => {
                 // The votes it gave count; a finding its reply left out has no vote from it.
                 for id in ids {
-                    let record = match ballots.iter().find(|b| b.0 == id) {
-                        Some((finding, vote, reason, fix)) => VoteRecord {
-                            reviewer: voter.name.clone(),
-                            seat: voter.seat.clone(),
-                            finding: finding.clone(),
+                    out.push(match ballots.iter().find(|b| b.0 == id) {
+                        Some((_, vote, reason, fix)) => VoteRecord {
                             vote: Some(*vote),
                             reason: Some(reason.clone()),
                             fix: fix.clone(),
                             status: Status::Ok,
                             cause: None,
-                            sandbox: asker.sandbox().map(String::from),
+                            ..no_vote(id, Status::Ok, String::new())
                         },
-                        None => VoteRecord {
-                            reviewer: voter.name.clone(),
-                            seat: voter.seat.clone(),
-                            finding: id.into(),
-                            vote: None,
-                            reason: None,
-                            fix: None,
-                            status: Status::Unreadable,
-                            cause: Some(format!("its reply gave no vote on {id}")),
-                            sandbox: asker.sandbox().map(String::from),
-                        },
-                    };
-                    out.push(record);
+                        None => no_vote(
+                            id,
+                            Status::Unreadable,
+                            format!("its reply gave no vote on {id}"),
+                        ),
+                    });
                 }
             }
             Err((status, cause)) => {
@@ -275,17 +277,7 @@ pub fn collect_votes(
                     status
                 };
                 for id in ids {
-                    out.push(VoteRecord {
-                        reviewer: voter.name.clone(),
-                        seat: voter.seat.clone(),
-                        finding: id.into(),
-                        vote: None,
-                        reason: None,
-                        fix: None,
-                        status,
-                        cause: Some(cause.clone()),
-                        sandbox: asker.sandbox().map(String::from),
-                    });
+                    out.push(no_vote(id, status, cause.clone()));
                 }
             }
         }
