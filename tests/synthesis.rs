@@ -710,6 +710,43 @@ fn apply_a_missing_voter_makes_a_finding_disputed_whatever_the_others_say() {
     assert_eq!(a.entries[0].result, FindingResult::Disputed);
 }
 
+/// Seed 000: "When the votes drop every finding a failing panel had, nothing is left to send
+/// back, so the panel passes." r-4's review failed; r-2 and r-3 vote F1, the only finding,
+/// down. The panel passes by the exception, naming r-4 (it had no decision before), with the
+/// default threshold and with `--agree 1`.
+#[test]
+fn a_panel_with_a_failed_review_whose_findings_were_all_dropped_passes() {
+    let mut records = four_reviewer_panel();
+    if let Record::Reviewer(r) = &mut records[3] {
+        r.decision = None;
+        r.status = Status::Failed;
+    }
+    let (panel, _) = MergedPanel::of(records).unwrap();
+    let votes = [
+        vote_rec("r-2", Some("disagree")),
+        vote_rec("r-3", Some("disagree")),
+    ];
+    for agree in [None, Some(1)] {
+        let a = apply(&panel, &votes, agree).unwrap();
+        assert_eq!(a.entries[0].result, FindingResult::Dropped);
+        assert_eq!(a.panel.no_review_from, ["r-4"]);
+        assert_eq!(
+            a.panel.status,
+            Decision::Pass,
+            "{agree:?}: {}",
+            a.panel.reason
+        );
+        assert!(a.panel.every_finding_dropped);
+        assert!(
+            a.panel.reason.contains("no review from r-4"),
+            "{}",
+            a.panel.reason
+        );
+        let (_, route) = panel::tools::vote::ask_judge(&a, &no_judge(), 1, None, None, None);
+        assert_eq!(route.route, Some(RouteKind::Pass));
+    }
+}
+
 #[test]
 fn apply_refuses_a_live_judge() {
     let merged = Command::new(bin("panel-merge"))
@@ -973,7 +1010,7 @@ fn the_seeds_threshold_panel_passes_on_one_acceptance() {
 }
 
 /// The seed's worked example through every binary: replayed reviewers, voters and judge, the
-/// merge in code, `bin/review-battery` running the rounds.
+/// merge by the first reviewer's seat, `bin/review-battery` running the rounds.
 #[test]
 fn the_seeds_worked_example_runs_through_the_whole_pipeline() {
     let bins = crate::util::bin("panel-judge")
@@ -1487,34 +1524,8 @@ fn a_review_record_never_chooses_the_merging_program() {
     let example = root().join("examples/review-battery");
     let work = p.dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    std::fs::copy(example.join("page.md"), work.join("page.md")).unwrap();
     let seat = format!("replay:{}", example.join("answers.json").display());
-    let tools = bin("panel-judge").parent().unwrap().to_path_buf();
-    let out = Command::new(root().join("bin/review-battery"))
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                tools.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .args([
-            "--stage",
-            "write",
-            "--merge-seat",
-            "first",
-            "--max-rounds",
-            "1",
-        ])
-        .args(["--seat", &seat, "--seat", &seat, "--seat", &seat])
-        .arg("--judge")
-        .arg(format!("replay:{}", example.join("judge.json").display()))
-        .arg("--run")
-        .arg(work.join("records"))
-        .arg(work.join("page.md"))
-        .output()
-        .unwrap();
+    let out = battery_one_round(&work, &seat, &["--merge-seat", "first"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let merged = std::fs::read_to_string(work.join("records/round-1/merged.jsonl")).unwrap();
     let last: Value = serde_json::from_str(merged.lines().last().unwrap()).unwrap();
@@ -1523,4 +1534,81 @@ fn a_review_record_never_chooses_the_merging_program() {
         (&json!("seat"), &json!(seat), &json!(false)),
         "{last}"
     );
+}
+
+/// Runs `bin/review-battery` for one round on a copy of the worked example's page in `work`, its
+/// three reviewers on `seat` and the example's recorded judge, with `extra` options.
+fn battery_one_round(work: &std::path::Path, seat: &str, extra: &[&str]) -> std::process::Output {
+    let example = root().join("examples/review-battery");
+    std::fs::copy(example.join("page.md"), work.join("page.md")).unwrap();
+    let tools = bin("panel-judge").parent().unwrap().to_path_buf();
+    Command::new(root().join("bin/review-battery"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                tools.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .args(["--stage", "write", "--max-rounds", "1"])
+        .args(extra)
+        .args(["--seat", seat, "--seat", seat, "--seat", seat])
+        .arg("--judge")
+        .arg(format!("replay:{}", example.join("judge.json").display()))
+        .arg("--run")
+        .arg(work.join("records"))
+        .arg(work.join("page.md"))
+        .output()
+        .unwrap()
+}
+
+/// Runs `bin/review-battery` on the worked example for one round, the three seats replaying
+/// `answers`, with `extra` options; returns the round's merge record, what the battery said, and
+/// the merging seat's own records when it fell back to code.
+fn battery_merge(tag: &str, answers: &Value, extra: &[&str]) -> (Value, String, Option<String>) {
+    let tmp = crate::util::TempDir::new(tag);
+    let dir = tmp.path();
+    let file = dir.join("answers.json");
+    std::fs::write(&file, answers.to_string()).unwrap();
+    let out = battery_one_round(dir, &format!("replay:{}", file.display()), extra);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let merged = std::fs::read_to_string(dir.join("records/round-1/merged.jsonl")).unwrap();
+    let last: Value = serde_json::from_str(merged.lines().last().unwrap()).unwrap();
+    let by_seat = std::fs::read_to_string(dir.join("records/round-1/merged-by-seat.jsonl")).ok();
+    (last, stderr(&out), by_seat)
+}
+
+/// Seed 000: "`synthesise: true` uses the first reviewer's seat for this step." The battery
+/// merges with its first `--seat` unless told otherwise (it grouped in code before);
+/// `--merge-seat code` groups in code, and a merging seat that answers badly falls back to code,
+/// its own records kept beside.
+#[test]
+fn the_battery_merges_with_the_first_reviewers_seat_by_default() {
+    let example = root().join("examples/review-battery");
+    let answers: Value =
+        serde_json::from_str(&std::fs::read_to_string(example.join("answers.json")).unwrap())
+            .unwrap();
+    let (merge, _, _) = battery_merge("merge-default", &answers, &[]);
+    assert_eq!(merge["how"], json!("seat"), "{merge}");
+    assert_eq!(merge["mergeFailed"], json!(false), "{merge}");
+    assert!(
+        merge["seat"].as_str().unwrap().starts_with("replay:"),
+        "{merge}"
+    );
+
+    let (merge, _, _) = battery_merge("merge-code", &answers, &["--merge-seat", "code"]);
+    assert_eq!(merge["how"], json!("code"), "{merge}");
+
+    let mut bad = answers.clone();
+    bad["merge"] = json!("no grouping today");
+    let (merge, err, by_seat) = battery_merge("merge-fallback", &bad, &[]);
+    assert_eq!(merge["how"], json!("code"), "{merge}");
+    assert!(
+        err.contains("the merging seat failed; grouped in code"),
+        "{err}"
+    );
+    let by_seat = by_seat.expect("the seat's records are kept");
+    let seat_merge: Value = serde_json::from_str(by_seat.lines().last().unwrap()).unwrap();
+    assert_eq!(seat_merge["mergeFailed"], json!(true), "{seat_merge}");
 }

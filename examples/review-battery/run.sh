@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The seed's review battery, offline: three recorded reviewers (stage `write`), findings merged
-# in code, votes and reviews replayed from answers.json by asker name (write-1, vote-write-1, …),
+# by the first reviewer's seat (its recorded `merge` answer), votes and reviews replayed from answers.json by asker name (write-1, vote-write-1, …),
 # the judge's decisions replayed from judge.json, and a stand-in writer. Needs the panel tools
 # on PATH (cargo install --path .) and panel-judge's replay:FILE seats.
 set -euo pipefail
