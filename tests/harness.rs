@@ -485,6 +485,75 @@ fn bin_judge_panel_reports_like_the_seed_script_and_exits_honestly() {
     );
 }
 
+/// The seed's script's LENSES, word for word.
+const SEED_LENSES: [(&str, &str); 3] = [
+    (
+        "correctness",
+        "Does it do what it claims to do? Wrong logic only — not style, not naming.",
+    ),
+    (
+        "edges",
+        "What input breaks it? Empty, null, zero, duplicate, huge, concurrent. Name the input.",
+    ),
+    (
+        "evidence",
+        "Is every claim in the answer supported by what is in the answer? Flag anything asserted without support.",
+    ),
+];
+
+/// The seed: "Limit the tally question to what the thing actually says; you can point where
+/// the judge should look by using lenses." DESIGN §4: the default lenses are the seed's "with
+/// the seed's own lesson applied", so they are not its words: `bin/judge-panel --help` quotes
+/// both sets and says what differs, and JUDGE_SEED_LENSES=1 asks the seed's exact questions.
+#[test]
+fn bin_judge_panel_says_how_its_questions_differ_from_the_seeds() {
+    let out = Command::new(root().join("bin/judge-panel"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let help = stdout(&out);
+    let ours = [
+        "Does it do what it says it does? Judge the logic only: not style, not naming.",
+        "Is there an input within what it says it handles (empty, zero, duplicate, huge, concurrent) that breaks it? Name the input. Inputs it never claims to handle do not count.",
+        "Is every claim it makes supported by what the text itself shows? Name any claim made without support.",
+    ];
+    for (i, (name, seed)) in SEED_LENSES.iter().enumerate() {
+        assert!(help.contains(&format!("{name:<12} {seed}\n")), "{help}");
+        assert!(
+            help.contains(&format!("{:<12} {}\n", "", ours[i])),
+            "{help}"
+        );
+    }
+    assert!(help.contains("edges no longer names null"), "{help}");
+
+    let answer = root().join("examples/answer.md");
+    let asked =
+        |rig: &Rig| -> Vec<String> { rig.calls().iter().map(|c| argv(c).join("\n")).collect() };
+    // Without it, the questions asked are the ones the help calls ours.
+    let rig = Rig::new("judge-panel-our-lenses");
+    let out = judge_panel(&rig, &answer, &[("STANDIN_VERDICT", "holds")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for q in ours {
+        assert!(asked(&rig).iter().any(|p| p.contains(q)), "{q}");
+    }
+    let rig = Rig::new("judge-panel-seed-lenses");
+    let out = judge_panel(
+        &rig,
+        &answer,
+        &[("JUDGE_SEED_LENSES", "1"), ("STANDIN_VERDICT", "holds")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let prompts = asked(&rig);
+    assert_eq!(prompts.len(), 3, "{prompts:?}");
+    for (_, seed) in SEED_LENSES {
+        assert!(
+            prompts.iter().any(|p| p.contains(seed)),
+            "{seed}: {prompts:?}"
+        );
+    }
+}
+
 #[test]
 fn the_readme_first_command_runs_offline() {
     let bins = bin("panel-judge").parent().unwrap().to_path_buf();

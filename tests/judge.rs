@@ -27,6 +27,20 @@ fn by_judge<'a>(recs: &'a [Value], name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name} in {recs:?}"))
 }
 
+/// One judge with lens `a`, on an `exec:` seat running `script`, about examples/answer.md.
+fn one_judge(script: &str) -> std::process::Output {
+    judge(&[
+        "--seat",
+        &format!("exec:{script}"),
+        "--lens",
+        "a=Q?",
+        "examples/answer.md",
+    ])
+    .current_dir(root())
+    .output()
+    .unwrap()
+}
+
 const HOLDS: &str = r#"{"verdict":"holds","reason":"fine","confidence":0.7}"#;
 
 #[test]
@@ -118,16 +132,7 @@ fn an_unreadable_answer_is_asked_for_once_more() {
     let script = format!(
         "if grep -q 'previous answer could not be read' ; then echo '{HOLDS}'; else echo 'I think it is fine.'; fi"
     );
-    let out = judge(&[
-        "--seat",
-        &format!("exec:{script}"),
-        "--lens",
-        "a=Q?",
-        "examples/answer.md",
-    ])
-    .current_dir(root())
-    .output()
-    .unwrap();
+    let out = one_judge(&script);
     let recs = records(&out);
     assert_eq!(recs[0]["status"], "ok", "{recs:?}");
     assert_eq!(recs[0]["attempts"], 2);
@@ -161,16 +166,7 @@ fn answers_outside_the_contract_are_abstentions_never_guesses() {
         ("nosuchcommand-xyz", "not-found", "exited 127"),
     ];
     for (script, status, cause) in cases {
-        let out = judge(&[
-            "--seat",
-            &format!("exec:{script}"),
-            "--lens",
-            "a=Q?",
-            "examples/answer.md",
-        ])
-        .current_dir(root())
-        .output()
-        .unwrap();
+        let out = one_judge(script);
         assert_eq!(out.status.code(), Some(0), "{script}: {}", stderr(&out));
         let r = &records(&out)[0];
         assert_eq!(r["status"], status, "{script}: {r}");
@@ -182,6 +178,79 @@ fn answers_outside_the_contract_are_abstentions_never_guesses() {
         let retried = status != "not-found";
         assert_eq!(r["attempts"], if retried { 2 } else { 1 }, "{script}: {r}");
     }
+}
+
+/// DESIGN §4: "As in the seed's tally, the `verdict` is what counts: a missing `reason` is
+/// empty, a confidence given in percent (1 < c <= 100) is read as c/100, any other
+/// out-of-range confidence is recorded as null with a note. A valid verdict is never thrown
+/// away for its decorations." The note is the record's `note` field.
+#[test]
+fn a_verdict_is_never_thrown_away_for_its_decorations() {
+    let cases = [
+        (
+            r#"{"verdict":"breaks","reason":"off by one","confidence":90}"#,
+            "breaks",
+            "off by one",
+            Value::from(0.9),
+            Some("confidence 90 read as a percent"),
+        ),
+        (
+            r#"{"verdict":"holds","confidence":0.8}"#,
+            "holds",
+            "",
+            Value::from(0.8),
+            None,
+        ),
+        (
+            r#"{"verdict":"breaks","reason":"r","confidence":-2}"#,
+            "breaks",
+            "r",
+            Value::Null,
+            Some("confidence -2 is outside 0 to 1 and not a percent: recorded as null"),
+        ),
+        (
+            r#"{"verdict":"holds","reason":"r","confidence":"high"}"#,
+            "holds",
+            "r",
+            Value::Null,
+            Some(r#"confidence "high" is not a number: recorded as null"#),
+        ),
+    ];
+    for (answer, verdict, reason, confidence, note) in cases {
+        let out = one_judge(&format!("echo '{answer}'"));
+        assert_eq!(out.status.code(), Some(0), "{answer}: {}", stderr(&out));
+        let r = &records(&out)[0];
+        assert_eq!(r["status"], "ok", "{answer}: {r}");
+        assert_eq!(r["verdict"], verdict, "{answer}: {r}");
+        assert_eq!(r["reason"], reason, "{answer}: {r}");
+        assert_eq!(r["confidence"], confidence, "{answer}: {r}");
+        assert_eq!(r["note"].as_str(), note, "{answer}: {r}");
+        assert_eq!(r["attempts"], 1, "{answer}: {r}");
+        assert!(r.get("cause").is_none(), "{answer}: {r}");
+        // And panel-tally counts it: the panel decides rather than exiting 3.
+        let tally = crate::util::run_with_stdin(
+            Command::new(bin("panel-tally")).arg("--json"),
+            stdout(&out).as_bytes(),
+        );
+        let want = if verdict == "holds" { 0 } else { 1 };
+        assert_eq!(
+            tally.status.code(),
+            Some(want),
+            "{answer}: {}",
+            stderr(&tally)
+        );
+    }
+}
+
+/// The seed's tally prints the word a judge gave (`jq -r '.verdict // "unreadable"'`): an
+/// answer of `maybe` is kept in the record's `said`, and is still no verdict.
+#[test]
+fn a_word_outside_holds_and_breaks_is_kept_and_never_counted() {
+    let out = one_judge(r#"echo '{"verdict":"maybe","reason":"hard to say","confidence":0.5}'"#);
+    let r = &records(&out)[0];
+    assert_eq!(r["status"], "unreadable", "{r}");
+    assert_eq!(r["verdict"], Value::Null, "{r}");
+    assert_eq!(r["said"], "maybe", "{r}");
 }
 
 #[test]
@@ -247,16 +316,7 @@ fn a_grandchild_holding_the_pipe_after_a_normal_exit_is_ended() {
     let pids = tmp.path().join("pids");
     let script = format!("sleep 300 & echo $! >> {}; echo '{HOLDS}'", pids.display());
     let t = Instant::now();
-    let out = judge(&[
-        "--seat",
-        &format!("exec:{script}"),
-        "--lens",
-        "a=Q?",
-        "examples/answer.md",
-    ])
-    .current_dir(root())
-    .output()
-    .unwrap();
+    let out = one_judge(&script);
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(records(&out)[0]["status"], "ok");
     for pid in pids_in(&pids) {

@@ -16,6 +16,8 @@ enum A {
     Holds(&'static str),
     Breaks(&'static str),
     Abstains(&'static str),
+    /// Unreadable: a word outside holds and breaks, and a reason (`said`).
+    Said(&'static str, &'static str),
 }
 
 fn record(judge: &str, answer: A, candidate: &str, size: usize, run: &str) -> Value {
@@ -23,15 +25,20 @@ fn record(judge: &str, answer: A, candidate: &str, size: usize, run: &str) -> Va
         A::Holds(r) => (json!("holds"), "ok", json!(r)),
         A::Breaks(r) => (json!("breaks"), "ok", json!(r)),
         A::Abstains(s) => (Value::Null, s, Value::Null),
+        A::Said(_, r) => (Value::Null, "unreadable", json!(r)),
     };
-    json!({
+    let mut rec = json!({
         "type": "verdict", "judge": judge, "lens": judge, "seat": "claude:haiku",
         "harness": "claude", "model": "haiku", "family": "claude", "candidate": candidate,
         "verdict": verdict, "reason": reason, "confidence": 0.75, "status": status,
         "cause": if status == "ok" { Value::Null } else { json!(format!("{status} after 1 attempt")) },
         "attempts": 1, "durationMs": 10, "usage": {"inputTokens": 10, "outputTokens": 2},
         "panelSize": size, "run": run,
-    })
+    });
+    if let A::Said(word, _) = answer {
+        rec["said"] = json!(word);
+    }
+    rec
 }
 
 fn lines(records: &[Value]) -> Vec<u8> {
@@ -232,6 +239,7 @@ fn seed_report(out_dir: &Path, answers: &[(&str, A)]) -> Vec<u8> {
                 json!({"verdict": "breaks", "reason": r, "confidence": 0.75}).to_string()
             }
             A::Abstains(_) => "Sorry, I cannot judge this: {verdict".into(),
+            A::Said(w, r) => json!({"verdict": w, "reason": r, "confidence": 0.5}).to_string(),
         };
         std::fs::write(out_dir.join(format!("{judge}.json")), body).unwrap();
     }
@@ -292,6 +300,49 @@ fn the_report_is_byte_for_byte_the_seed_scripts() {
             String::from_utf8_lossy(&want)
         );
         assert_eq!(out.stdout, want);
+    }
+}
+
+/// The seed's tally: `verdict=$(jq -r '.verdict // "unreadable"' "$f")`, printed beside the
+/// reason, and `*) abstained=$((abstained + 1))`: a judge that answers `maybe` is shown by
+/// its word and counted as an abstention, never as holds or breaks.
+#[test]
+fn a_word_outside_holds_and_breaks_is_shown_and_counted_as_an_abstention() {
+    let answers = [
+        ("correctness", A::Breaks("Wrong sign.")),
+        ("edges", A::Said("maybe", "Hard to say.")),
+        ("evidence", A::Breaks("Unsupported claim.")),
+    ];
+    let text = tally(&[], &panel(&answers));
+    assert_eq!(code(&text), 1, "{}", stderr(&text));
+    let report = stdout(&text);
+    assert!(
+        report.contains("edges        maybe      Hard to say.\n"),
+        "{report}"
+    );
+    assert!(
+        report.contains("PANEL: 2 breaks / 0 holds, and 1 judge(s) came back unreadable."),
+        "{report}"
+    );
+    let json = tally(&["--json"], &panel(&answers));
+    let t: Value = serde_json::from_str(stdout(&json).trim()).unwrap();
+    let edges = &t["judges"][1];
+    assert_eq!(
+        (&edges["said"], &edges["verdict"]),
+        (&json!("maybe"), &Value::Null)
+    );
+    if have_jq() {
+        let dir = TempDir::new("tally-said");
+        let want = seed_report(dir.path(), &answers);
+        let run = dir.path().to_str().unwrap();
+        let recs: Vec<Value> = answers
+            .iter()
+            .map(|(j, a)| record(j, *a, SEAL, answers.len(), run))
+            .collect();
+        assert_eq!(
+            String::from_utf8_lossy(&tally(&[], &lines(&recs)).stdout),
+            String::from_utf8_lossy(&want)
+        );
     }
 }
 

@@ -92,44 +92,82 @@ pub fn verdict_schema() -> Value {
     })
 }
 
-/// A verdict that meets the contract.
+/// A verdict that meets the contract. As in the seed's tally, the verdict is what counts: its
+/// decorations are read as well as they can be, never a reason to throw it away.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Answer {
     pub verdict: Verdict,
+    /// Empty when the judge gave none.
     pub reason: String,
-    pub confidence: f64,
+    /// A fraction from 0 to 1; a percent (1 < c <= 100) is read as c/100; null when the judge
+    /// gave none or gave one that is neither.
+    pub confidence: Option<f64>,
+    /// What was read differently from what the judge gave, in one line (the record's `note`).
+    pub note: Option<String>,
 }
 
-/// Checks an answer object; `Err` says, in one line, how it misses the contract.
+/// What the check says of a verdict outside holds and breaks, after the value as JSON.
+const NEITHER: &str = " is neither \"holds\" nor \"breaks\"";
+
+/// The word a judge gave as its verdict, read back from the check's one line about an answer
+/// whose verdict was neither `holds` nor `breaks` (`maybe`): what the seed's tally prints.
+pub fn said(cause: &str) -> Option<String> {
+    let json = cause.strip_prefix("verdict ")?.strip_suffix(NEITHER)?;
+    match serde_json::from_str::<Value>(json).ok()? {
+        Value::String(word) => Some(word),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// Checks an answer object; `Err` says, in one line, how it misses the contract. Only the
+/// verdict can miss it: a missing reason is empty, a confidence in percent is read as a
+/// fraction, and any other confidence out of range is null with a note (docs/design.md §4).
 pub fn check_verdict(obj: &Map<String, Value>) -> Result<Answer, String> {
     let verdict = match obj.get("verdict") {
         Some(Value::String(v)) if v == "holds" => Verdict::Holds,
         Some(Value::String(v)) if v == "breaks" => Verdict::Breaks,
         Some(other) => {
-            return Err(format!(
-                "verdict {other} is neither \"holds\" nor \"breaks\""
-            ));
+            return Err(format!("verdict {other}{NEITHER}"));
         }
         None => return Err("no \"verdict\" in the answer".into()),
     };
+    let mut notes = Vec::new();
     let reason = match obj.get("reason") {
-        Some(Value::String(r)) if !r.trim().is_empty() => r.clone(),
-        Some(Value::String(_)) => return Err("the reason is empty".into()),
-        Some(other) => return Err(format!("reason {other} is not a string")),
-        None => return Err("no \"reason\" in the answer".into()),
+        Some(Value::String(r)) => r.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => {
+            notes.push(format!("reason {other} is not a string"));
+            String::new()
+        }
     };
     let confidence = match obj.get("confidence") {
+        None | Some(Value::Null) => None,
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(c) if (0.0..=1.0).contains(&c) => c,
-            _ => return Err(format!("confidence {n} is outside 0 to 1")),
+            Some(c) if (0.0..=1.0).contains(&c) => Some(c),
+            Some(c) if c > 1.0 && c <= 100.0 => {
+                notes.push(format!("confidence {n} read as a percent"));
+                Some(c / 100.0)
+            }
+            _ => {
+                notes.push(format!(
+                    "confidence {n} is outside 0 to 1 and not a percent: recorded as null"
+                ));
+                None
+            }
         },
-        Some(other) => return Err(format!("confidence {other} is not a number")),
-        None => return Err("no \"confidence\" in the answer".into()),
+        Some(other) => {
+            notes.push(format!(
+                "confidence {other} is not a number: recorded as null"
+            ));
+            None
+        }
     };
     Ok(Answer {
         verdict,
         reason,
         confidence,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
     })
 }
 
@@ -145,7 +183,21 @@ mod tests {
     fn a_verdict_meets_the_contract() {
         let a = check(json!({"verdict":"holds","reason":"r","confidence":0.5})).unwrap();
         assert_eq!(a.verdict, Verdict::Holds);
-        assert_eq!(a.confidence, 0.5);
+        assert_eq!(a.confidence, Some(0.5));
+    }
+
+    #[test]
+    fn the_word_outside_holds_and_breaks_is_read_back_from_the_cause() {
+        for (verdict, word) in [
+            (json!("maybe"), Some("maybe")),
+            (json!("a \" nor \"b"), Some("a \" nor \"b")),
+            (json!(7), Some("7")),
+            (Value::Null, None),
+        ] {
+            let why = check(json!({"verdict": verdict})).unwrap_err();
+            assert_eq!(said(&why).as_deref(), word, "{why}");
+        }
+        assert_eq!(said("no \"verdict\" in the answer"), None);
     }
 
     #[test]
@@ -158,18 +210,45 @@ mod tests {
             check(json!({"answer":"yes"})).unwrap_err(),
             "no \"verdict\" in the answer"
         );
+    }
+
+    /// DESIGN §4: "As in the seed's tally, the `verdict` is what counts: a missing `reason` is
+    /// empty, a confidence given in percent (1 < c <= 100) is read as c/100, any other
+    /// out-of-range confidence is recorded as null with a note. A valid verdict is never thrown
+    /// away for its decorations."
+    #[test]
+    fn a_verdict_is_never_thrown_away_for_its_decorations() {
+        let a = check(json!({"verdict":"breaks","reason":"r","confidence":90})).unwrap();
+        assert_eq!((a.verdict, a.confidence), (Verdict::Breaks, Some(0.9)));
+        assert_eq!(a.note.as_deref(), Some("confidence 90 read as a percent"));
+        let a = check(json!({"verdict":"holds","confidence":1.5})).unwrap();
+        assert_eq!((a.reason.as_str(), a.confidence), ("", Some(0.015)));
+        let a = check(json!({"verdict":"holds","reason":" ","confidence":1})).unwrap();
         assert_eq!(
-            check(json!({"verdict":"breaks","reason":"r","confidence":1.5})).unwrap_err(),
-            "confidence 1.5 is outside 0 to 1"
+            (a.reason.as_str(), a.confidence, a.note),
+            (" ", Some(1.0), None)
         );
-        assert_eq!(
-            check(json!({"verdict":"breaks","reason":"r","confidence":"high"})).unwrap_err(),
-            "confidence \"high\" is not a number"
-        );
-        assert_eq!(
-            check(json!({"verdict":"breaks","reason":" ","confidence":1})).unwrap_err(),
-            "the reason is empty"
-        );
+        let a = check(json!({"verdict":"holds"})).unwrap();
+        assert_eq!((a.reason.as_str(), a.confidence, a.note), ("", None, None));
+        for (confidence, note) in [
+            (
+                json!(-0.5),
+                "confidence -0.5 is outside 0 to 1 and not a percent: recorded as null",
+            ),
+            (
+                json!(250),
+                "confidence 250 is outside 0 to 1 and not a percent: recorded as null",
+            ),
+            (
+                json!("high"),
+                "confidence \"high\" is not a number: recorded as null",
+            ),
+        ] {
+            let a =
+                check(json!({"verdict":"breaks","reason":"r","confidence":confidence})).unwrap();
+            assert_eq!((a.verdict, a.confidence), (Verdict::Breaks, None));
+            assert_eq!(a.note.as_deref(), Some(note));
+        }
     }
 
     #[test]

@@ -294,6 +294,14 @@ pub struct VerdictRecord {
     #[serde(default)]
     pub confidence: Option<f64>,
     pub status: Status,
+    /// What was read differently from what the judge gave, in one line: a confidence given in
+    /// percent, or one out of range recorded as null. Absent when nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The verdict word an unreadable judge gave when it was neither `holds` nor `breaks`
+    /// (`maybe`): shown by panel-tally, never counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
     /// Why the judge abstained, in one line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,

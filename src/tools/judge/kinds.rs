@@ -183,8 +183,14 @@ fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
         candidate: panel.seal.to_string(),
         verdict: answer.as_ref().map(|a| a.verdict),
         reason: answer.as_ref().map(|a| a.reason.clone()),
-        confidence: answer.as_ref().map(|a| a.confidence),
+        confidence: answer.as_ref().and_then(|a| a.confidence),
         status,
+        note: answer.as_ref().and_then(|a| a.note.clone()),
+        // The word a judge gave outside holds and breaks, as the seed's tally prints it.
+        said: match (&answer, status, &done.cause) {
+            (None, Status::Unreadable, Some(cause)) => verdict::said(cause),
+            _ => None,
+        },
         cause: if answer.is_some() { None } else { done.cause },
         excerpt: if answer.is_some() { None } else { done.excerpt },
         attempts: done.attempts,

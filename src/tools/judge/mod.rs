@@ -30,6 +30,13 @@ use panel::LensFlags;
 /// a deadline. Its answer is read and checked against the verdict contract; an answer that does
 /// not meet it is asked for once more, then recorded as an abstention, never guessed.
 ///
+/// As in the seed's tally, the verdict is what counts: a missing reason is recorded as empty, a
+/// confidence given in percent (1 < c <= 100) as c/100, and any other confidence out of range
+/// (negative, above 100, not a number) as null, with the record's `note` saying what was read
+/// differently (`note` is absent when nothing was). A verdict other than holds or breaks
+/// (`maybe`) is unreadable: the record's `said` keeps the word, which panel-tally shows and
+/// counts as an abstention.
+///
 /// Built-in harnesses (--list-harnesses prints each row): claude, codex, copilot, opencode,
 /// gemini, qwen, kimi and llm, each proven against the real CLI; cursor (Cursor's `agent`) and
 /// agy (Antigravity), UNVERIFIED: built from their documentation, never run against the real

@@ -44,6 +44,9 @@ pub struct JudgeRow<'a> {
     /// Reported in `abstentions`, not per judge.
     #[serde(skip)]
     pub cause: Option<&'a str>,
+    /// The word an unreadable judge gave outside holds and breaks (`maybe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub said: Option<&'a str>,
 }
 
 /// A piece of a panel's text.
@@ -80,6 +83,7 @@ struct Row {
     reason: Option<Span>,
     confidence: Option<f64>,
     cause: Option<Span>,
+    said: Option<Span>,
     /// Index into the panel's runs.
     run: usize,
 }
@@ -242,6 +246,7 @@ impl PanelCount {
             reason: j.reason.map(|s| keep(t, s)),
             confidence: j.confidence,
             cause: j.cause.map(|s| keep(t, s)),
+            said: j.said.map(|s| keep(t, s)),
             run,
         };
         match earlier {
@@ -347,6 +352,7 @@ impl PanelCount {
                 reason: opt(r.reason),
                 confidence: r.confidence,
                 cause: opt(r.cause),
+                said: opt(r.said),
             })
             .collect();
         judges.sort_by(|a, b| glob_order(a.judge, b.judge));
@@ -517,6 +523,7 @@ pub(crate) mod tests {
                 reason: Some("because"),
                 confidence: Some(0.5),
                 cause: Some("no answer in 60 s"),
+                said: None,
             },
         }
     }

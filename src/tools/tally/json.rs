@@ -52,6 +52,10 @@ pub fn tally_json(buf: &mut Vec<u8>, t: &Tally) {
             Some(c) => serde_json::to_writer(&mut *buf, &c).expect("a Vec takes any write"),
             None => buf.extend_from_slice(b"null"),
         }
+        if let Some(said) = j.said.filter(|_| j.verdict.is_none()) {
+            buf.extend_from_slice(b",\"said\":");
+            json_str(buf, said);
+        }
         buf.push(b'}');
     }
     for (key, groups) in [

@@ -36,6 +36,8 @@ use report::Sink;
 /// Reads verdict records (panel-judge's output) and prints one line per judge, sorted by name,
 /// then the panel's outcome and the run folders; or, with --json, one tally record. A judge that
 /// gave no verdict (unreadable, timeout, …) abstains: it is never counted as holds or breaks.
+/// A judge that answered a word other than holds or breaks (its record's `said`, e.g. `maybe`)
+/// is shown by that word, as the seed's script prints it, and abstains likewise.
 #[derive(Parser, Debug)]
 #[command(name = "panel-tally", version)]
 pub struct Args {

@@ -86,6 +86,8 @@ struct VerdictView<'a> {
     #[serde(default, borrow)]
     cause: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
+    said: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     #[allow(dead_code)]
     excerpt: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -163,6 +165,7 @@ fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Resu
             reason: rec.reason.as_deref(),
             confidence: rec.confidence,
             cause: rec.cause.as_deref(),
+            said: rec.said.as_deref(),
         },
     })
 }
@@ -195,6 +198,7 @@ struct Parsed {
     reason: Option<Span>,
     confidence: Option<f64>,
     cause: Option<Span>,
+    said: Option<Span>,
     run: Span,
 }
 
@@ -216,6 +220,7 @@ impl Parsed {
             reason: j.reason.map(|s| keep(text, s)),
             confidence: j.confidence,
             cause: j.cause.map(|s| keep(text, s)),
+            said: j.said.map(|s| keep(text, s)),
             run: keep(text, b.run),
         }
     }
@@ -237,6 +242,7 @@ impl Parsed {
                 reason: opt(self.reason),
                 confidence: self.confidence,
                 cause: opt(self.cause),
+                said: opt(self.said),
             },
         }
     }

@@ -13,11 +13,14 @@ use crate::rules::consensus::Counts;
 use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
 use crate::tools::tally::json::tally_json;
 
-/// What the status column says: the verdict, or the way the judge abstained.
+/// What the status column says: the verdict, or the way the judge abstained. An unreadable
+/// judge that gave a word outside holds and breaks is shown by that word, as the seed's script
+/// prints it; it is still counted as an abstention.
 pub fn status_column<'a>(row: &JudgeRow<'a>) -> &'a str {
-    match row.verdict {
-        Some(v) => v.as_str(),
-        None => row.status.as_str(),
+    match (row.verdict, row.status, row.said) {
+        (Some(v), _, _) => v.as_str(),
+        (None, Status::Unreadable, Some(said)) if !said.is_empty() => said,
+        (None, status, _) => status.as_str(),
     }
 }
 
@@ -40,7 +43,7 @@ pub fn judge_line(row: &JudgeRow) -> Vec<u8> {
     let mut line = Vec::with_capacity(64);
     pad(&mut line, &name, 12);
     line.push(b' ');
-    pad(&mut line, status_column(row), 10);
+    pad(&mut line, &inline(status_column(row)), 10);
     line.push(b' ');
     line.extend_from_slice(inline(reason_column(row)).as_bytes());
     line.push(b'\n');
