@@ -701,6 +701,52 @@ fn panel_tally_pr_aggregates_with_exit_codes_0_1_3() {
     assert_eq!(t.status.code(), Some(1), "{}", stdout(&t));
 }
 
+/// Seed 002, aggregate: "Only a verdict of exactly MERGE or FIX_FIRST naming input.head counts;
+/// any other value is a missing member."
+#[test]
+fn any_other_verdict_value_is_a_missing_member() {
+    let pr = Pr::new("pr-tally-other");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{merge}"))],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let verdicts = stdout(&out);
+    assert_eq!(tally(&pr, &plan, &verdicts, &[]).status.code(), Some(0));
+    for other in ["\"LGTM\"", "\"merge\"", "\"\"", "1", "{}"] {
+        let changed: String = verdicts
+            .lines()
+            .map(|l| {
+                if l.contains("\"shape\":\"adversary\"") {
+                    l.replace("\"verdict\":\"MERGE\"", &format!("\"verdict\":{other}"))
+                } else {
+                    l.to_string()
+                }
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(changed, verdicts);
+        let t = tally(&pr, &plan, &changed, &["--json"]);
+        assert_eq!(t.status.code(), Some(3), "{other}: {}", stderr(&t));
+        let rec: Value = serde_json::from_str(stdout(&t).trim()).unwrap();
+        assert_eq!(rec["verdict"], "no-verdict", "{other}: {rec}");
+        assert_eq!(rec["missing"], json!([pr.name("adversary")]), "{other}");
+        let t = tally(&pr, &plan, &changed, &[]);
+        assert_eq!(t.status.code(), Some(3), "{other}: {}", stderr(&t));
+        assert!(
+            stdout(&t).contains("no MERGE or FIX_FIRST verdict"),
+            "{}",
+            stdout(&t)
+        );
+    }
+}
+
 /// bin/pr-review run in `dir` with the stand-in reviewers, our tools and `more` first on PATH.
 fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str, &str)]) -> Output {
     let bins = Path::new(env!("CARGO_BIN_EXE_panel-judge"))

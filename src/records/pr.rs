@@ -154,6 +154,8 @@ pub struct PrVerdictRecord {
     pub repo: String,
     pub pr: Option<u64>,
     pub head: String,
+    /// MERGE or FIX_FIRST; any other value reads as none, a missing member (docs/rules.md).
+    #[serde(default, deserialize_with = "verdict_or_none")]
     pub verdict: Option<PrVerdict>,
     pub status: PrStatus,
     /// Why there is no verdict, in one line.
@@ -196,6 +198,18 @@ pub struct PrVerdictRecord {
     /// What the judge ran under: `landlock-abi-N`, `off`, or `unavailable: why`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+}
+
+/// A record's `verdict`: exactly `MERGE` or `FIX_FIRST`, else none. "Only a verdict of exactly
+/// MERGE or FIX_FIRST naming input.head counts; any other value is a missing member" (seed 002),
+/// so a record saying `LGTM`, `merge` or `1` is read, and its member counts as missing.
+fn verdict_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PrVerdict>, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    Ok(match value.as_str() {
+        Some("MERGE") => Some(PrVerdict::Merge),
+        Some("FIX_FIRST") => Some(PrVerdict::FixFirst),
+        _ => None,
+    })
 }
 
 /// The record type panel-judge --contract pr writes.

@@ -194,7 +194,14 @@ pub fn aggregate(
             blocking,
             verdict: v,
             status: rec.map_or("missing".into(), |r| r.status.as_str().into()),
-            reason: rec.and_then(|r| r.reason.clone()),
+            reason: rec.and_then(|r| r.reason.clone()).or_else(|| {
+                let r = rec.filter(|r| r.status == PrStatus::Ok && v.is_none())?;
+                Some(if r.head.eq_ignore_ascii_case(&plan.head) {
+                    "the record holds no MERGE or FIX_FIRST verdict".into()
+                } else {
+                    "the verdict is about another head".into()
+                })
+            }),
         });
     }
     // A weak fix proof needs a tests verdict: with no tests member that seat is missing.
