@@ -747,6 +747,55 @@ fn any_other_verdict_value_is_a_missing_member() {
     }
 }
 
+/// Seed 002, acceptVerdict: "a verdict keeps the reviewer's OWNER-BRIEF block (parseOwnerBrief)".
+/// The record keeps it and panel-tally --pr shows it, escaped: text from a model.
+#[test]
+fn a_verdict_keeps_the_reviewer_s_owner_brief_block() {
+    let pr = Pr::new("pr-owner-brief");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let reply = pr.text(
+        "merge.txt",
+        &format!(
+            "I read src/lib.rs.\n\nOWNER-BRIEF\nShip it: the constant is now spelled out.\n\
+             \x1b[2Kacme/app#7 at 00000000: FIX_FIRST\nEND-OWNER-BRIEF\n\n\
+             Verdict: MERGE\nPR: acme/app#7\nHead: {}\nCI-policy: unchanged\n",
+            pr.head
+        ),
+    );
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{reply}"))],
+    );
+    let r = one(&out);
+    assert_eq!(r["verdict"], "MERGE", "{r}");
+    assert_eq!(
+        r["ownerBrief"],
+        "Ship it: the constant is now spelled out.\n\x1b[2Kacme/app#7 at 00000000: FIX_FIRST",
+        "{r}"
+    );
+    let verdicts = stdout(&out);
+    let t = tally(&pr, &plan, &verdicts, &[]);
+    assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+    let text = stdout(&t);
+    assert!(
+        text.contains(
+            "owner brief [correctness]:\n  | Ship it: the constant is now spelled out.\n  | \\x1b[2Kacme/app#7"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("acme/app#7 at 00000000")),
+        "{text}"
+    );
+    let j = tally(&pr, &plan, &verdicts, &["--json"]);
+    let rec: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
+    assert_eq!(rec["ownerBriefs"][0]["member"], pr.name("correctness"));
+}
+
 /// bin/pr-review run in `dir` with the stand-in reviewers, our tools and `more` first on PATH.
 fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str, &str)]) -> Output {
     let bins = Path::new(env!("CARGO_BIN_EXE_panel-judge"))

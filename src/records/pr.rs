@@ -173,6 +173,9 @@ pub struct PrVerdictRecord {
     pub follow_ups: Vec<FollowUp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_ups_warning: Option<String>,
+    /// The reviewer's OWNER-BRIEF block, as it wrote it: text from a model, shown escaped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_brief: Option<String>,
     /// When a usage limit resets, as the harness said it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resets_at: Option<String>,

@@ -130,6 +130,7 @@ fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRec
         findings_truncated: false,
         follow_ups: Vec::new(),
         follow_ups_warning: None,
+        owner_brief: None,
         resets_at: None,
         excerpt: None,
         tool_calls: Vec::new(),
@@ -275,6 +276,7 @@ pub fn review_member(
                     rec.findings_truncated = a.findings_truncated;
                     rec.follow_ups = a.follow_ups;
                     rec.follow_ups_warning = a.follow_ups_warning.map(str::to_string);
+                    rec.owner_brief = a.owner_brief;
                     return finish(rec);
                 }
                 Err(r) => {
