@@ -308,7 +308,7 @@ fn a_verdict_without_looking_is_under_the_depth_floor() {
 }
 
 #[test]
-fn a_misaimed_block_is_corrected_once_then_malformed() {
+fn a_misaimed_block_is_corrected_once_then_malformed_after_a_fresh_reviewer() {
     let pr = Pr::new("pr-misaimed");
     let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
     let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
@@ -323,9 +323,11 @@ fn a_misaimed_block_is_corrected_once_then_malformed() {
         "{r}"
     );
     assert_eq!(r["corrected"], true);
-    assert_eq!(r["launches"], 2);
+    // Still wrong after its correction: one fresh reviewer, whose reply is final.
+    assert_eq!(r["launches"], 3);
+    assert_eq!(r["reviewer"], format!("{}-r2", pr.name("correctness")));
     let calls = pr.calls();
-    assert_eq!(calls.len(), 2);
+    assert_eq!(calls.len(), 3);
     let second = std::fs::read_to_string(calls[1]["promptFile"].as_str().unwrap()).unwrap();
     assert!(
         second.contains("Your previous reply was refused (wrong-target"),
@@ -357,6 +359,44 @@ fn a_misaimed_block_is_corrected_once_then_malformed() {
         r["findings"][0],
         json!({"path": "src/lib.rs", "line": 3, "text": "says three"})
     );
+}
+
+/// Seed 002, reviewPullRequest: "A malformed reply gets one correctionPrompt per member, sent by
+/// resume; silence past the deadline or an uncorrected reply gets one fresh reviewer under the
+/// -r2 name".
+#[test]
+fn an_uncorrected_reply_gets_one_fresh_reviewer_under_the_r2_name() {
+    let pr = Pr::new("pr-uncorrected");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
+    let good = pr.reply("good.txt", "MERGE", &pr.head);
+    // The first reply and its correction are misaimed (the correction is another prompt); the
+    // fresh reviewer, given the brief alone, answers well.
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{wrong}-once")),
+            ("STANDIN_THEN", &format!("review-read:{good}")),
+        ],
+    ));
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].as_str()),
+        (Some("ok"), Some("MERGE")),
+        "{r}"
+    );
+    assert_eq!(r["reviewer"], format!("{}-r2", pr.name("correctness")));
+    assert_eq!((&r["corrected"], &r["launches"]), (&json!(true), &json!(3)));
+    let calls = pr.calls();
+    assert_eq!(calls.len(), 3);
+    let third = std::fs::read_to_string(calls[2]["promptFile"].as_str().unwrap()).unwrap();
+    assert!(
+        !third.contains("Your previous reply was refused"),
+        "{third}"
+    );
+    // The panel has its verdict.
+    let t = tally(&pr, &plan, &stdout(&pr.judge(&plan, &[], &[])), &[]);
+    assert_eq!(t.status.code(), Some(0), "{}{}", stdout(&t), stderr(&t));
 }
 
 #[test]

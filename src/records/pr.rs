@@ -28,7 +28,8 @@ impl PrVerdict {
 #[serde(rename_all = "kebab-case")]
 pub enum PrStatus {
     Ok,
-    /// The block was refused or names another PR or head (after one correction).
+    /// The block was refused or names another PR or head (after one correction and a fresh
+    /// reviewer).
     Malformed,
     /// A verdict from a reviewer that made no investigative call.
     DepthFloor,

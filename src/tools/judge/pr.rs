@@ -327,13 +327,23 @@ pub fn review_member(
             );
             continue;
         }
+        if refused.status == PrStatus::Malformed && rec.reviewer == rec.member {
+            // Still wrong after its correction: one fresh reviewer, with the brief alone.
+            rec.excerpt = None;
+            rec.reviewer = fresh_name(&rec.member);
+            job_name = rec.reviewer.clone();
+            job_prompt = prompt.to_string();
+            calls = None;
+            continue;
+        }
         rec.status = refused.status;
         rec.reason = Some(refused.reason);
         return finish(rec);
     }
 }
 
-/// The name (docs/rules.md, "Acceptance") of the fresh reviewer that replaces a silent member.
+/// The name (docs/rules.md, "Acceptance") of the fresh reviewer that replaces a silent member
+/// or one whose reply is still malformed after its correction.
 pub fn fresh_name(member: &str) -> String {
     format!("{member}-r2")
 }
