@@ -3,7 +3,7 @@ complete -c pr-classify -l pr -d 'The pull request number' -r
 complete -c pr-classify -l head -d 'The head commit under review' -r
 complete -c pr-classify -l base -d 'The base commit' -r
 complete -c pr-classify -l kind -d 'The PR\'s kind (feature, fix, security, …); kind `security` can set the security-slice flag' -r
-complete -c pr-classify -l rules -d 'A JSON rules file: its keys replace the defaults\', or add to them with "extend": true' -r
+complete -c pr-classify -l rules -d 'A JSON rules file: its keys replace the defaults\', or add to them with "extend": true. `seed` instead names the seed\'s exact lists: its 3 dependency and 8 generated globs in place of the wider defaults (a file named seed: ./seed)' -r
 complete -c pr-classify -l policy -d 'A JSON policy file for the planner: its keys replace the defaults\', or add to them with "extend": true' -r
 complete -c pr-classify -l is -d 'Write nothing; exit 0 when the PR is WHAT, 1 when not. WHAT: g10, standard, large, unread, security-slice, g10-hold, or a touch flag (dependency, authority, policy, security, tests)' -r
 complete -c pr-classify -l numstat -d 'The input is `git diff --numstat` output (with or without -z); an empty one is an empty diff. With --raw too (git diff --raw --numstat), each file\'s mode is read: mode 120000 lists the file under "links"'

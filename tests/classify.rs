@@ -773,3 +773,173 @@ fn fixture_rules_extend_with_a_new_flag() {
         Some(0)
     );
 }
+
+/// Classify under the seed's exact lists (`--rules seed`).
+fn seed(args: &[&str], input: &str) -> Value {
+    let mut all = vec!["--rules", "seed"];
+    all.extend_from_slice(args);
+    records(&classify(&all, input)).remove(0)
+}
+
+/// Seed 002, changedLineCount and touchesDependency under `--rules seed`: "the generated globs
+/// (CAPABILITIES.md, site reference pages, the reference sidebar, the capabilities guide,
+/// .codewatch/check.json and dead-exports.json, changesets, packages/*/api/*.d.ts reports) left
+/// out; the lockfile and snapshots still count; undefined when any file has no line counts. A
+/// rename counts as generated only when it came from a generated path too, and generated lines
+/// that alone pass largeLines (400) count in full [...] A PR is large past largeLines of it."
+/// "touchesDependency(files, rules?): true when a changed file, or the path it was renamed from,
+/// matches ClassRules.dependency (pnpm-lock.yaml, pnpm-workspace.yaml, any package.json) [...]
+/// such a PR is g10 at any size." securitySliceFlag: "past SECURITY_SLICE_LINES (400)
+/// non-generated lines and is kind security or touches a non-generated security or authority
+/// path; undefined otherwise, including an unread count."
+#[test]
+fn the_seed_preset_keeps_every_boundary_the_seed_states() {
+    // The preset's lists are the seed's, exactly.
+    let table: Value = serde_json::from_str(&stdout(&classify(
+        &["--rules", "seed", "--print-rules"],
+        "",
+    )))
+    .unwrap();
+    assert_eq!(
+        table["touches"]["dependency"],
+        json!(["pnpm-lock.yaml", "pnpm-workspace.yaml", "**/package.json"])
+    );
+    assert_eq!(
+        table["generated"],
+        json!([
+            "CAPABILITIES.md",
+            "site/reference/**",
+            "site/reference-sidebar.json",
+            "site/guides/capabilities.md",
+            ".codewatch/check.json",
+            ".codewatch/dead-exports.json",
+            ".changeset/*.md",
+            "packages/*/api/*.d.ts",
+        ])
+    );
+    let one = |path: &str, n: u64| facts(json!([{"path": path, "additions": n, "deletions": 0}]));
+    // Large past 400 counted lines, not at it.
+    for (n, class) in [(400, "standard"), (401, "g10")] {
+        let cls = seed(&[], &one("src/a.rs", n));
+        assert_eq!(
+            (&cls["class"], &cls["large"]),
+            (&json!(class), &json!(n > 400))
+        );
+    }
+    // Each generated glob is left out; the lockfile and snapshots still count.
+    for path in [
+        "CAPABILITIES.md",
+        "site/reference/cli/index.md",
+        "site/reference-sidebar.json",
+        "site/guides/capabilities.md",
+        ".codewatch/check.json",
+        ".codewatch/dead-exports.json",
+        ".changeset/brave-fox.md",
+        "packages/core/api/core.d.ts",
+    ] {
+        let cls = seed(&[], &one(path, 300));
+        assert_eq!(
+            (&cls["changedLines"], &cls["generatedLines"]),
+            (&json!(0), &json!(300)),
+            "{path}"
+        );
+    }
+    for path in [
+        "pnpm-lock.yaml",
+        "src/__snapshots__/a.snap",
+        "dist/app.min.js",
+        "src/__generated__/types.ts",
+    ] {
+        let cls = seed(&[], &one(path, 300));
+        assert_eq!(
+            cls["changedLines"], 300,
+            "{path}: counts under the seed's lists"
+        );
+    }
+    // Generated lines that alone pass 400 count in full.
+    for (generated, counted, class) in [(400, 10, "standard"), (401, 411, "g10")] {
+        let input = facts(json!([
+            {"path": "src/a.rs", "additions": 10, "deletions": 0},
+            {"path": "CAPABILITIES.md", "additions": generated, "deletions": 0},
+        ]));
+        let cls = seed(&[], &input);
+        assert_eq!(
+            (&cls["changedLines"], &cls["class"]),
+            (&json!(counted), &json!(class))
+        );
+    }
+    // A rename is generated only when it came from a generated path too.
+    for (from, counted) in [(".changeset/a.md", 0), ("notes/a.md", 300)] {
+        let input = facts(
+            json!([{"path": ".changeset/b.md", "additions": 300, "deletions": 0,
+            "previousPath": from}]),
+        );
+        assert_eq!(seed(&[], &input)["changedLines"], counted, "{from}");
+    }
+    // Undefined when any file has no line counts.
+    let unread = facts(json!([
+        {"path": "src/a.rs", "additions": 1, "deletions": 0},
+        {"path": "logo.png", "additions": null, "deletions": null},
+    ]));
+    let cls = seed(&["--kind", "security"], &unread);
+    assert_eq!(
+        (&cls["changedLines"], &cls["class"]),
+        (&Value::Null, &json!("g10"))
+    );
+    assert_eq!(cls["securitySlice"], Value::Null);
+    // The dependency list: the two pnpm files and any package.json, or a rename from one, g10 at
+    // any size; the wider defaults' manifests are no dependency touch under the seed's list.
+    for path in [
+        "pnpm-lock.yaml",
+        "pnpm-workspace.yaml",
+        "package.json",
+        "web/app/package.json",
+    ] {
+        let cls = seed(&[], &one(path, 1));
+        assert_eq!(
+            (&cls["class"], &cls["dependencyTouch"]),
+            (&json!("g10"), &json!(true)),
+            "{path}"
+        );
+    }
+    let renamed = facts(
+        json!([{"path": "web/manifest.json", "additions": 1, "deletions": 0,
+        "previousPath": "web/package.json"}]),
+    );
+    assert_eq!(seed(&[], &renamed)["dependencyTouch"], true);
+    for path in [
+        "Cargo.toml",
+        "go.mod",
+        "yarn.lock",
+        "web/pnpm-lock.yaml",
+        "package.json.bak",
+    ] {
+        let cls = seed(&[], &one(path, 1));
+        assert_eq!(
+            (&cls["class"], &cls["dependencyTouch"]),
+            (&json!("standard"), &json!(false)),
+            "{path}"
+        );
+        // The wide defaults still hold.
+        if path != "package.json.bak" {
+            let cls = &records(&classify(&[], &one(path, 1)))[0];
+            assert_eq!(cls["dependencyTouch"], true, "{path}");
+        }
+    }
+    // The security slice: past 400 non-generated lines, and kind security or a non-generated
+    // guard path.
+    let sliced = |n: u64, guard: &str, kind: &[&str]| {
+        let input = facts(json!([
+            {"path": "src/app.rs", "additions": n, "deletions": 0},
+            {"path": guard, "additions": 0, "deletions": 0},
+        ]));
+        seed(kind, &input)["securitySlice"].clone()
+    };
+    assert_eq!(sliced(401, "src/security/check.rs", &[])["lines"], 401);
+    assert_eq!(sliced(400, "src/security/check.rs", &[]), Value::Null);
+    assert_eq!(sliced(401, "README.md", &[]), Value::Null);
+    assert_eq!(
+        sliced(401, "README.md", &["--kind", "security"])["cap"],
+        400
+    );
+}

@@ -308,7 +308,7 @@ fn a_verdict_without_looking_is_under_the_depth_floor() {
 }
 
 #[test]
-fn a_misaimed_block_is_corrected_once_then_malformed() {
+fn a_misaimed_block_is_corrected_once_then_malformed_after_a_fresh_reviewer() {
     let pr = Pr::new("pr-misaimed");
     let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
     let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
@@ -323,9 +323,11 @@ fn a_misaimed_block_is_corrected_once_then_malformed() {
         "{r}"
     );
     assert_eq!(r["corrected"], true);
-    assert_eq!(r["launches"], 2);
+    // Still wrong after its correction: one fresh reviewer, whose reply is final.
+    assert_eq!(r["launches"], 3);
+    assert_eq!(r["reviewer"], format!("{}-r2", pr.name("correctness")));
     let calls = pr.calls();
-    assert_eq!(calls.len(), 2);
+    assert_eq!(calls.len(), 3);
     let second = std::fs::read_to_string(calls[1]["promptFile"].as_str().unwrap()).unwrap();
     assert!(
         second.contains("Your previous reply was refused (wrong-target"),
@@ -357,6 +359,44 @@ fn a_misaimed_block_is_corrected_once_then_malformed() {
         r["findings"][0],
         json!({"path": "src/lib.rs", "line": 3, "text": "says three"})
     );
+}
+
+/// Seed 002, reviewPullRequest: "A malformed reply gets one correctionPrompt per member, sent by
+/// resume; silence past the deadline or an uncorrected reply gets one fresh reviewer under the
+/// -r2 name".
+#[test]
+fn an_uncorrected_reply_gets_one_fresh_reviewer_under_the_r2_name() {
+    let pr = Pr::new("pr-uncorrected");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
+    let good = pr.reply("good.txt", "MERGE", &pr.head);
+    // The first reply and its correction are misaimed (the correction is another prompt); the
+    // fresh reviewer, given the brief alone, answers well.
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{wrong}-once")),
+            ("STANDIN_THEN", &format!("review-read:{good}")),
+        ],
+    ));
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].as_str()),
+        (Some("ok"), Some("MERGE")),
+        "{r}"
+    );
+    assert_eq!(r["reviewer"], format!("{}-r2", pr.name("correctness")));
+    assert_eq!((&r["corrected"], &r["launches"]), (&json!(true), &json!(3)));
+    let calls = pr.calls();
+    assert_eq!(calls.len(), 3);
+    let third = std::fs::read_to_string(calls[2]["promptFile"].as_str().unwrap()).unwrap();
+    assert!(
+        !third.contains("Your previous reply was refused"),
+        "{third}"
+    );
+    // The panel has its verdict.
+    let t = tally(&pr, &plan, &stdout(&pr.judge(&plan, &[], &[])), &[]);
+    assert_eq!(t.status.code(), Some(0), "{}{}", stdout(&t), stderr(&t));
 }
 
 #[test]
@@ -699,6 +739,101 @@ fn panel_tally_pr_aggregates_with_exit_codes_0_1_3() {
     );
     let t = tally(&pr, &plan, &twice, &["--last-wins"]);
     assert_eq!(t.status.code(), Some(1), "{}", stdout(&t));
+}
+
+/// Seed 002, aggregate: "Only a verdict of exactly MERGE or FIX_FIRST naming input.head counts;
+/// any other value is a missing member."
+#[test]
+fn any_other_verdict_value_is_a_missing_member() {
+    let pr = Pr::new("pr-tally-other");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{merge}"))],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let verdicts = stdout(&out);
+    assert_eq!(tally(&pr, &plan, &verdicts, &[]).status.code(), Some(0));
+    for other in ["\"LGTM\"", "\"merge\"", "\"\"", "1", "{}"] {
+        let changed: String = verdicts
+            .lines()
+            .map(|l| {
+                if l.contains("\"shape\":\"adversary\"") {
+                    l.replace("\"verdict\":\"MERGE\"", &format!("\"verdict\":{other}"))
+                } else {
+                    l.to_string()
+                }
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(changed, verdicts);
+        let t = tally(&pr, &plan, &changed, &["--json"]);
+        assert_eq!(t.status.code(), Some(3), "{other}: {}", stderr(&t));
+        let rec: Value = serde_json::from_str(stdout(&t).trim()).unwrap();
+        assert_eq!(rec["verdict"], "no-verdict", "{other}: {rec}");
+        assert_eq!(rec["missing"], json!([pr.name("adversary")]), "{other}");
+        let t = tally(&pr, &plan, &changed, &[]);
+        assert_eq!(t.status.code(), Some(3), "{other}: {}", stderr(&t));
+        assert!(
+            stdout(&t).contains("no MERGE or FIX_FIRST verdict"),
+            "{}",
+            stdout(&t)
+        );
+    }
+}
+
+/// Seed 002, acceptVerdict: "a verdict keeps the reviewer's OWNER-BRIEF block (parseOwnerBrief)".
+/// The record keeps it and panel-tally --pr shows it, escaped: text from a model.
+#[test]
+fn a_verdict_keeps_the_reviewer_s_owner_brief_block() {
+    let pr = Pr::new("pr-owner-brief");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let reply = pr.text(
+        "merge.txt",
+        &format!(
+            "I read src/lib.rs.\n\nOWNER-BRIEF\nShip it: the constant is now spelled out.\n\
+             \x1b[2Kacme/app#7 at 00000000: FIX_FIRST\nEND-OWNER-BRIEF\n\n\
+             Verdict: MERGE\nPR: acme/app#7\nHead: {}\nCI-policy: unchanged\n",
+            pr.head
+        ),
+    );
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{reply}"))],
+    );
+    let r = one(&out);
+    assert_eq!(r["verdict"], "MERGE", "{r}");
+    assert_eq!(
+        r["ownerBrief"],
+        "Ship it: the constant is now spelled out.\n\x1b[2Kacme/app#7 at 00000000: FIX_FIRST",
+        "{r}"
+    );
+    let verdicts = stdout(&out);
+    let t = tally(&pr, &plan, &verdicts, &[]);
+    assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+    let text = stdout(&t);
+    assert!(
+        text.contains(
+            "owner brief [correctness]:\n  | Ship it: the constant is now spelled out.\n  | \\x1b[2Kacme/app#7"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("acme/app#7 at 00000000")),
+        "{text}"
+    );
+    let j = tally(&pr, &plan, &verdicts, &["--json"]);
+    let rec: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
+    assert_eq!(rec["ownerBriefs"][0]["member"], pr.name("correctness"));
 }
 
 /// bin/pr-review run in `dir` with the stand-in reviewers, our tools and `more` first on PATH.

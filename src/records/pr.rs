@@ -28,7 +28,8 @@ impl PrVerdict {
 #[serde(rename_all = "kebab-case")]
 pub enum PrStatus {
     Ok,
-    /// The block was refused or names another PR or head (after one correction).
+    /// The block was refused or names another PR or head (after one correction and a fresh
+    /// reviewer).
     Malformed,
     /// A verdict from a reviewer that made no investigative call.
     DepthFloor,
@@ -154,6 +155,8 @@ pub struct PrVerdictRecord {
     pub repo: String,
     pub pr: Option<u64>,
     pub head: String,
+    /// MERGE or FIX_FIRST; any other value reads as none, a missing member (docs/rules.md).
+    #[serde(default, deserialize_with = "verdict_or_none")]
     pub verdict: Option<PrVerdict>,
     pub status: PrStatus,
     /// Why there is no verdict, in one line.
@@ -171,6 +174,9 @@ pub struct PrVerdictRecord {
     pub follow_ups: Vec<FollowUp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_ups_warning: Option<String>,
+    /// The reviewer's OWNER-BRIEF block, as it wrote it: text from a model, shown escaped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_brief: Option<String>,
     /// When a usage limit resets, as the harness said it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resets_at: Option<String>,
@@ -196,6 +202,18 @@ pub struct PrVerdictRecord {
     /// What the judge ran under: `landlock-abi-N`, `off`, or `unavailable: why`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+}
+
+/// A record's `verdict`: exactly `MERGE` or `FIX_FIRST`, else none. "Only a verdict of exactly
+/// MERGE or FIX_FIRST naming input.head counts; any other value is a missing member" (seed 002),
+/// so a record saying `LGTM`, `merge` or `1` is read, and its member counts as missing.
+fn verdict_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PrVerdict>, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    Ok(match value.as_str() {
+        Some("MERGE") => Some(PrVerdict::Merge),
+        Some("FIX_FIRST") => Some(PrVerdict::FixFirst),
+        _ => None,
+    })
 }
 
 /// The record type panel-judge --contract pr writes.

@@ -54,7 +54,9 @@ pub struct Args {
     #[arg(long)]
     pub g10_hold: bool,
     /// A JSON rules file: its keys replace the defaults', or add to them with "extend": true.
-    #[arg(long, value_name = "FILE")]
+    /// `seed` instead names the seed's exact lists: its 3 dependency and 8 generated globs in
+    /// place of the wider defaults (a file named seed: ./seed).
+    #[arg(long, value_name = "FILE|seed")]
     pub rules: Option<String>,
     /// Print the rules table in force as JSON and exit.
     #[arg(long)]
@@ -226,8 +228,11 @@ fn read_text(path: &str) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("{path}: cannot read"))
 }
 
-/// The rules table in force: the defaults, changed by `--rules`.
+/// The rules table in force: the defaults, changed by `--rules`, or a preset it names.
 pub fn load_rules(path: Option<&str>) -> Result<ClassRules> {
+    if let Some(rules) = path.and_then(Rules::preset) {
+        return rules.compile();
+    }
     match path {
         Some(p) => Rules::default()
             .apply_file(p, &read_text(p)?)?

@@ -60,6 +60,33 @@ pub const KEYS: &[&str] = &[
     "Findings",
 ];
 
+/// At most this many characters of a reviewer's OWNER-BRIEF block are kept.
+pub const MAX_OWNER_BRIEF_CHARS: usize = 4_000;
+
+/// parseOwnerBrief (docs/rules.md): the visible lines between an `OWNER-BRIEF` line and an
+/// `END-OWNER-BRIEF` line (either may end in `:`), trimmed, cut at [`MAX_OWNER_BRIEF_CHARS`];
+/// `None` without both markers or with nothing between them. Text from the model: show it
+/// escaped.
+pub fn parse_owner_brief(text: &str) -> Option<String> {
+    let marker = |line: &str, name: &str| line.trim().trim_end_matches(':').trim() == name;
+    let lines = visible_lines(text);
+    let start = lines.iter().position(|l| marker(l, "OWNER-BRIEF"))?;
+    let len = lines[start + 1..]
+        .iter()
+        .position(|l| marker(l, "END-OWNER-BRIEF"))?;
+    let body = lines[start + 1..start + 1 + len].join("\n");
+    let body = body.trim();
+    if body.is_empty() {
+        return None;
+    }
+    let mut kept: String = body.chars().take(MAX_OWNER_BRIEF_CHARS).collect();
+    if kept.len() < body.len() {
+        kept.pop();
+        kept.push('…');
+    }
+    Some(kept)
+}
+
 /// Lines outside code fences and HTML comments: what a reviewer says, not what it quotes.
 pub fn visible_lines(text: &str) -> Vec<&str> {
     let mut out = Vec::new();

@@ -45,6 +45,31 @@ impl Default for Rules {
     }
 }
 
+impl Rules {
+    /// A preset by name: `seed` is the defaults with the seed's exact dependency and generated
+    /// lists (3 and 8 globs), for a result comparable with the seed's own classifier.
+    pub fn preset(name: &str) -> Option<Rules> {
+        match name {
+            "seed" => {
+                let mut r = Rules {
+                    generated: strings(&GENERATED[..SEED_GENERATED]),
+                    ..Rules::default()
+                };
+                r.touches
+                    .insert("dependency".into(), strings(SEED_DEPENDENCY));
+                Some(r)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The seed's dependency list: "pnpm-lock.yaml, pnpm-workspace.yaml, any package.json".
+const SEED_DEPENDENCY: &[&str] = &["pnpm-lock.yaml", "pnpm-workspace.yaml", "**/package.json"];
+
+/// How many of [`GENERATED`]'s first globs are the seed's.
+const SEED_GENERATED: usize = 8;
+
 /// Output of tools, not of hands. The first eight are the seed's; lockfiles and snapshots are
 /// deliberately absent, since a change to them is a change to review.
 const GENERATED: &[&str] = &[

@@ -29,6 +29,8 @@ pub struct Accepted {
     pub findings_truncated: bool,
     pub follow_ups: Vec<FollowUp>,
     pub follow_ups_warning: Option<&'static str>,
+    /// The reviewer's OWNER-BRIEF block, whichever the verdict.
+    pub owner_brief: Option<String>,
 }
 
 /// A reply that is no verdict, and why.
@@ -224,6 +226,7 @@ pub fn accept_verdict(
         findings_truncated,
         follow_ups,
         follow_ups_warning,
+        owner_brief: block::parse_owner_brief(text),
     })
 }
 

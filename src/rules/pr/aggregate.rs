@@ -88,6 +88,15 @@ pub struct PanelFollowUp {
     pub severity: String,
 }
 
+/// A counted verdict's OWNER-BRIEF block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PanelOwnerBrief {
+    pub member: String,
+    pub shape: String,
+    pub text: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberResult {
@@ -121,6 +130,9 @@ pub struct PanelVerdict {
     pub findings_dropped: usize,
     pub findings_truncated: bool,
     pub follow_ups: Vec<PanelFollowUp>,
+    /// Each counted verdict's OWNER-BRIEF block, in plan order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owner_briefs: Vec<PanelOwnerBrief>,
     pub satisfies_g10: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_proof: Option<FixProof>,
@@ -194,7 +206,14 @@ pub fn aggregate(
             blocking,
             verdict: v,
             status: rec.map_or("missing".into(), |r| r.status.as_str().into()),
-            reason: rec.and_then(|r| r.reason.clone()),
+            reason: rec.and_then(|r| r.reason.clone()).or_else(|| {
+                let r = rec.filter(|r| r.status == PrStatus::Ok && v.is_none())?;
+                Some(if r.head.eq_ignore_ascii_case(&plan.head) {
+                    "the record holds no MERGE or FIX_FIRST verdict".into()
+                } else {
+                    "the verdict is about another head".into()
+                })
+            }),
         });
     }
     // A weak fix proof needs a tests verdict: with no tests member that seat is missing.
@@ -232,6 +251,18 @@ pub fn aggregate(
                 })
         })
         .collect();
+    let owner_briefs = plan
+        .members
+        .iter()
+        .filter(|m| verdicts.get(&m.name).is_some_and(Option::is_some))
+        .filter_map(|m| {
+            Some(PanelOwnerBrief {
+                member: m.name.clone(),
+                shape: m.shape.clone(),
+                text: last[m.name.as_str()].owner_brief.clone()?,
+            })
+        })
+        .collect();
     PanelVerdict {
         kind: crate::records::pr::PANEL_TYPE.into(),
         repo: plan.repo.clone(),
@@ -245,6 +276,7 @@ pub fn aggregate(
         findings_dropped,
         findings_truncated,
         follow_ups,
+        owner_briefs,
         fix_proof,
         members,
     }
@@ -385,6 +417,7 @@ mod tests {
             findings_truncated: false,
             follow_ups: Vec::new(),
             follow_ups_warning: None,
+            owner_brief: None,
             resets_at: None,
             excerpt: None,
             tool_calls: Vec::new(),

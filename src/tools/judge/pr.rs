@@ -130,6 +130,7 @@ fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRec
         findings_truncated: false,
         follow_ups: Vec::new(),
         follow_ups_warning: None,
+        owner_brief: None,
         resets_at: None,
         excerpt: None,
         tool_calls: Vec::new(),
@@ -275,6 +276,7 @@ pub fn review_member(
                     rec.findings_truncated = a.findings_truncated;
                     rec.follow_ups = a.follow_ups;
                     rec.follow_ups_warning = a.follow_ups_warning.map(str::to_string);
+                    rec.owner_brief = a.owner_brief;
                     return finish(rec);
                 }
                 Err(r) => {
@@ -325,13 +327,23 @@ pub fn review_member(
             );
             continue;
         }
+        if refused.status == PrStatus::Malformed && rec.reviewer == rec.member {
+            // Still wrong after its correction: one fresh reviewer, with the brief alone.
+            rec.excerpt = None;
+            rec.reviewer = fresh_name(&rec.member);
+            job_name = rec.reviewer.clone();
+            job_prompt = prompt.to_string();
+            calls = None;
+            continue;
+        }
         rec.status = refused.status;
         rec.reason = Some(refused.reason);
         return finish(rec);
     }
 }
 
-/// The name (docs/rules.md, "Acceptance") of the fresh reviewer that replaces a silent member.
+/// The name (docs/rules.md, "Acceptance") of the fresh reviewer that replaces a silent member
+/// or one whose reply is still malformed after its correction.
 pub fn fresh_name(member: &str) -> String {
     format!("{member}-r2")
 }

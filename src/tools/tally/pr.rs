@@ -127,6 +127,13 @@ pub fn text(v: &PanelVerdict) -> String {
             let _ = writeln!(s, "  - {} | {} | {}", f.title, f.done_when, f.severity);
         }
     }
+    for b in &v.owner_briefs {
+        // Text from a model: each line escaped and indented, so none can pass for a line of ours.
+        let _ = writeln!(s, "\nowner brief [{}]:", b.shape);
+        for line in b.text.lines() {
+            let _ = writeln!(s, "  | {}", crate::records::text::inline(line));
+        }
+    }
     let _ = writeln!(
         s,
         "\ng10 bar: {}",
