@@ -1388,3 +1388,88 @@ fn no_hook_runs_in_a_checkout_of_the_pr() {
     assert_eq!(r["status"], "ok", "{r}");
     assert!(!pr.path("pwned").exists(), "the PR's hook script ran");
 }
+
+/// A plan of one correctness member at the opus profile `reviewer` on `opus_seat`, whose
+/// sonnet profile `bd-reviewer` runs on `sonnet_seat`.
+fn opus_plan(pr: &Pr, opus_seat: &str, sonnet_seat: &str) -> PathBuf {
+    let member = json!({"name": pr.name("correctness"), "shape": "correctness", "briefId": "correctness",
+        "profile": "reviewer", "seat": opus_seat, "blocking": true, "degraded": false, "reason": "always"});
+    let plan = json!({"type": "plan", "repo": "acme/app", "pr": 7, "head": pr.head, "base": pr.base,
+        "kind": null, "class": "g10", "headroom": {"opus": true}, "members": [member],
+        "spendEstimate": 5, "sonnetFor": {"reviewer": "bd-reviewer"},
+        "sonnetSeats": {"bd-reviewer": sonnet_seat}});
+    let path = pr.path("plan.json");
+    std::fs::write(&path, format!("{plan}\n")).unwrap();
+    path
+}
+
+/// An opus seat and its sonnet seat, for claude and codex.
+const OPUS_AND_SONNET: [(&str, &str); 2] = [
+    ("claude:opus", "claude:sonnet"),
+    ("codex:gpt-5", "codex:gpt-5-mini"),
+];
+
+/// The model of a `HARNESS:MODEL` seat.
+fn model(seat: &str) -> &str {
+    seat.split_once(':').unwrap().1
+}
+
+/// One run of `plan` whose stand-ins refuse `models` (space-separated) and otherwise answer MERGE.
+fn refusing_run(pr: &Pr, plan: &Path, models: &str) -> Value {
+    let _ = std::fs::remove_dir_all(pr.path("run"));
+    let _ = std::fs::remove_file(pr.path("log/calls.jsonl"));
+    let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+    let pass = "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_REFUSE_MODELS";
+    one(&pr.judge(
+        plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{reply}")),
+            ("STANDIN_REFUSE_MODELS", models),
+            ("PANEL_PASS_ENV", pass),
+        ],
+    ))
+}
+
+/// "An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is
+/// degraded; a second refusal is a none with SPAWN_REFUSED_REASON." (seed 002)
+#[test]
+fn a_refused_opus_spawn_is_tried_once_at_its_sonnet_profile_and_degraded() {
+    let pr = Pr::new("pr-opus-refused");
+    for (opus, sonnet) in OPUS_AND_SONNET {
+        let r = refusing_run(&pr, &opus_plan(&pr, opus, sonnet), model(opus));
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["verdict"], "MERGE", "{r}");
+        assert_eq!(r["degraded"], true, "{r}");
+        assert_eq!(r["profile"], "bd-reviewer", "{r}");
+        assert_eq!(r["seat"], sonnet, "{r}");
+        assert_eq!(r["launches"], 2, "{r}");
+        // The second launch asked for the sonnet model.
+        let argv: Vec<String> = pr.calls().iter().map(|c| c["argv"].to_string()).collect();
+        assert_eq!(argv.len(), 2, "{argv:?}");
+        assert!(argv[1].contains(model(sonnet)), "{argv:?}");
+    }
+}
+
+/// "… a second refusal is a none with SPAWN_REFUSED_REASON" (seed 002); only an opus profile
+/// (one sonnetFor maps) is tried again.
+#[test]
+fn a_second_refusal_at_the_sonnet_profile_is_no_verdict_with_the_spawn_refused_reason() {
+    let pr = Pr::new("pr-both-refused");
+    for (opus, sonnet) in OPUS_AND_SONNET {
+        let both = format!("{} {}", model(opus), model(sonnet));
+        let r = refusing_run(&pr, &opus_plan(&pr, opus, sonnet), &both);
+        assert_eq!(r["status"], "model-refused", "{r}");
+        assert!(r["verdict"].is_null(), "{r}");
+        assert_eq!(r["degraded"], true, "{r}");
+        assert_eq!(r["launches"], 2, "{r}");
+        let reason = r["reason"].as_str().unwrap();
+        assert!(reason.starts_with("spawn-refused"), "{r}");
+    }
+    // A profile no sonnetFor maps is not tried again: its refusal is final at once.
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let r = refusing_run(&pr, &plan, "sonnet");
+    assert_eq!(r["status"], "model-refused", "{r}");
+    assert_eq!(r["degraded"], false, "{r}");
+    assert_eq!(r["launches"], 1, "{r}");
+}

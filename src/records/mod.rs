@@ -208,6 +208,9 @@ pub enum Status {
     UsageLimit,
     /// The harness reported a rate limit.
     RateLimited,
+    /// The harness said the model it was asked for is not available to it (not allowed, no
+    /// access, no quota for that model).
+    ModelRefused,
     /// Stopped by SIGINT or SIGTERM to panel-judge.
     Interrupted,
 }
@@ -230,6 +233,7 @@ impl Status {
             Status::NotFound => "not-found",
             Status::UsageLimit => "usage-limit",
             Status::RateLimited => "rate-limited",
+            Status::ModelRefused => "model-refused",
             Status::Interrupted => "interrupted",
         }
     }

@@ -42,6 +42,10 @@ pub enum PrStatus {
     Failed,
     NotFound,
     RateLimited,
+    /// The harness refused the member's model, and its sonnet profile too when it has one: "An
+    /// opus spawn the dispatch refuses is tried once at its sonnet profile and the member is
+    /// degraded; a second refusal is a none with SPAWN_REFUSED_REASON" (seed 002).
+    ModelRefused,
     Interrupted,
 }
 
@@ -57,6 +61,7 @@ impl PrStatus {
             PrStatus::Failed => "failed",
             PrStatus::NotFound => "not-found",
             PrStatus::RateLimited => "rate-limited",
+            PrStatus::ModelRefused => "model-refused",
             PrStatus::Interrupted => "interrupted",
         }
     }

@@ -234,6 +234,11 @@ pub struct PanelPlan {
     pub spend_estimate: u64,
     /// The policy's opus-to-sonnet map, which the aggregate needs to judge the g10 bar.
     pub sonnet_for: BTreeMap<String, String>,
+    /// The seat of each sonnet profile in `sonnetFor`, for panel-judge: "An opus spawn the
+    /// dispatch refuses is tried once at its sonnet profile and the member is degraded"
+    /// (seed 002).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sonnet_seats: BTreeMap<String, String>,
     /// The class's symbolic links: changed paths that are links at the head.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<String>,
@@ -332,6 +337,11 @@ pub fn plan_panel(cls: &PrClass, policy: &Policy, headroom: Headroom) -> Result<
         members,
         spend_estimate: spend,
         sonnet_for: policy.sonnet_for.clone(),
+        sonnet_seats: policy
+            .sonnet_for
+            .values()
+            .map(|p| (p.clone(), policy.seats[p].clone()))
+            .collect(),
         links: cls.links.clone(),
     })
 }

@@ -376,6 +376,7 @@ mod tests {
             members,
             spend_estimate: 0,
             sonnet_for: BTreeMap::from([("reviewer".into(), "bd-reviewer".into())]),
+            sonnet_seats: BTreeMap::new(),
             links: Vec::new(),
         }
     }

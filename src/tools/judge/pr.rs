@@ -27,7 +27,7 @@ pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR
 
 The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: heading, before or after the verdict lines, holds `- title | done_when | severity` lines (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not read.
 
-Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it (the brief again, with the reason and the rule), and a second refusal makes the member malformed. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
+Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it (the brief again, with the reason and the rule), and a second refusal makes the member malformed. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
 
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
@@ -171,6 +171,7 @@ fn status_of(s: Status) -> PrStatus {
         Status::NotFound => PrStatus::NotFound,
         Status::UsageLimit => PrStatus::UsageLimit,
         Status::RateLimited => PrStatus::RateLimited,
+        Status::ModelRefused => PrStatus::ModelRefused,
         Status::Interrupted => PrStatus::Interrupted,
     }
 }
@@ -193,17 +194,70 @@ fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
         .or_else(|| done.cause.as_deref().and_then(accept::reset_time))
 }
 
+/// The reason of a member whose model the harness refused, at its sonnet profile too when it
+/// has one (the seed's SPAWN_REFUSED_REASON).
+pub const SPAWN_REFUSED_REASON: &str = "spawn-refused: the harness refused the reviewer's model";
+
+/// Where a member whose opus spawn is refused goes next: its sonnet profile and that profile's
+/// seat. "An opus spawn the dispatch refuses is tried once at its sonnet profile and the member
+/// is degraded; a second refusal is a none with SPAWN_REFUSED_REASON" (seed 002).
+#[derive(Clone)]
+pub struct SonnetFallback {
+    pub profile: String,
+    pub seat_name: String,
+    pub seat: Seat,
+}
+
+/// The sonnet fallback of a member: only a profile the plan's `sonnetFor` maps (an opus one)
+/// has one, at the seat the plan gives that sonnet profile (`sonnetSeats`, else the seat of a
+/// member planned at it).
+fn sonnet_fallback(
+    launcher: &Launcher,
+    plan: &PanelPlan,
+    m: &Member,
+) -> Result<Option<SonnetFallback>> {
+    let Some(profile) = plan.sonnet_for.get(&m.profile) else {
+        return Ok(None);
+    };
+    let seat_name = plan.sonnet_seats.get(profile).cloned().or_else(|| {
+        plan.members
+            .iter()
+            .find(|o| &o.profile == profile)
+            .map(|o| o.seat.clone())
+    });
+    let Some(seat_name) = seat_name else {
+        return Ok(None);
+    };
+    let seat = launcher
+        .seat(&seat_name)
+        .with_context(|| format!("member {}: sonnet profile {profile}", m.name))?;
+    Ok(Some(SonnetFallback {
+        profile: profile.clone(),
+        seat_name,
+        seat,
+    }))
+}
+
 /// One member from its first launch to its record: one correction for a refused block, one
-/// fresh `-r2` reviewer after silence, a refusal for a changed checkout.
+/// fresh `-r2` reviewer after silence, a refusal for a changed checkout, and one launch at the
+/// sonnet profile after a refused opus model ("An opus spawn the dispatch refuses is tried once
+/// at its sonnet profile and the member is degraded; a second refusal is a none with
+/// SPAWN_REFUSED_REASON", seed 002).
+#[allow(clippy::too_many_arguments)]
 pub fn review_member(
     launcher: &Launcher,
     run: &Path,
     rec: PrVerdictRecord,
     seat: &Seat,
+    fallback: Option<SonnetFallback>,
     target: &Target,
     prompt: &str,
     checkout: &Path,
 ) -> PrVerdictRecord {
+    let mut fallback = fallback;
+    let mut seat = seat.clone();
+    // Added to each job name once the member runs at its sonnet profile.
+    let mut tag = "";
     let started = Instant::now();
     let mut rec = rec;
     let finish = |mut rec: PrVerdictRecord| {
@@ -217,7 +271,7 @@ pub fn review_member(
             return finish(rec);
         }
     };
-    let check = reply_check(seat);
+    let mut check = reply_check(&seat);
     let mut job_name = rec.member.clone();
     let mut job_prompt = prompt.to_string();
     let mut calls: Option<Vec<String>> = None;
@@ -303,10 +357,37 @@ pub fn review_member(
                     done.cause.clone().unwrap_or_else(|| "no answer".into())
                 ),
             },
+            (Status::ModelRefused, _) if done.exit_code == Some(0) => accept::Refused {
+                status: PrStatus::Malformed,
+                reason: "model-refused-words: the reviewer wrote a refused-model notice; the harness did not fail"
+                    .into(),
+            },
+            (Status::ModelRefused, _) => {
+                if let Some(f) = fallback.take() {
+                    // The opus model was refused: once more at the sonnet profile, degraded.
+                    rec.profile = f.profile;
+                    rec.seat = f.seat_name;
+                    rec.harness = f.seat.harness.name.clone();
+                    rec.model = f.seat.model.clone();
+                    rec.degraded = true;
+                    seat = f.seat;
+                    check = reply_check(&seat);
+                    // Its own job names, so nothing of the refused launches is taken up again.
+                    tag = "-sonnet";
+                    job_name = format!("{}{tag}", rec.reviewer);
+                    job_prompt = prompt.to_string();
+                    calls = None;
+                    continue;
+                }
+                rec.status = PrStatus::ModelRefused;
+                rec.reason = Some(SPAWN_REFUSED_REASON.into());
+                rec.excerpt = done.cause.clone();
+                return finish(rec);
+            }
             (Status::Timeout, _) if rec.reviewer == rec.member => {
                 // Silence: one fresh reviewer, with the brief alone.
                 rec.reviewer = fresh_name(&rec.member);
-                job_name = rec.reviewer.clone();
+                job_name = format!("{}{tag}", rec.reviewer);
                 job_prompt = prompt.to_string();
                 calls = None;
                 continue;
@@ -320,7 +401,7 @@ pub fn review_member(
         };
         if refused.status == PrStatus::Malformed && !rec.corrected {
             rec.corrected = true;
-            job_name = format!("{}-correction", rec.reviewer);
+            job_name = format!("{}{tag}-correction", rec.reviewer);
             job_prompt = format!(
                 "{prompt}{}",
                 brief::correction_prompt(&refused.reason, target)
@@ -331,7 +412,7 @@ pub fn review_member(
             // Still wrong after its correction: one fresh reviewer, with the brief alone.
             rec.excerpt = None;
             rec.reviewer = fresh_name(&rec.member);
-            job_name = rec.reviewer.clone();
+            job_name = format!("{}{tag}", rec.reviewer);
             job_prompt = prompt.to_string();
             calls = None;
             continue;
@@ -448,6 +529,11 @@ pub fn judge(
         .filter(|&i| kept[i].is_none())
         .collect();
     launcher.check_executables(to_run.iter().map(|&i| &seats[i]))?;
+    let fallbacks = plan
+        .members
+        .iter()
+        .map(|m| sonnet_fallback(&launcher, &plan, m))
+        .collect::<Result<Vec<_>>>()?;
 
     let mut out = crate::engine::run_folder::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
     let progress = std::io::stderr().is_terminal();
@@ -495,7 +581,10 @@ pub fn judge(
             let m = &plan.members[i];
             let mut rec = record(&plan, m, &seats[i], &run);
             rec.sandbox = Some(launcher.sandbox().to_string());
-            review_member(launcher, &run, rec, &seats[i], &target, &prompt, &dir)
+            let fallback = fallbacks[i].clone();
+            review_member(
+                launcher, &run, rec, &seats[i], fallback, &target, &prompt, &dir,
+            )
         },
         |_, rec| {
             if let Err(e) = emit(&rec, true) {
