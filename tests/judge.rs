@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{TempDir, alive, bin, kill, pids_in, root, stderr, stdout, wait_until};
+use crate::util::{
+    TempDir, alive, bin, kill, pids_in, root, run_with_stdin, stderr, stdout, wait_until,
+};
 
 fn records(out: &std::process::Output) -> Vec<Value> {
     stdout(out)
@@ -251,6 +253,15 @@ fn a_word_outside_holds_and_breaks_is_kept_and_never_counted() {
     assert_eq!(r["status"], "unreadable", "{r}");
     assert_eq!(r["verdict"], Value::Null, "{r}");
     assert_eq!(r["said"], "maybe", "{r}");
+    // The seed's tally prints `.reason` beside the word (`reason=$(jq -r '.reason // ""' "$f")`):
+    // the reason a `maybe` came with is kept to be shown.
+    assert_eq!(r["reason"], "hard to say", "{r}");
+    let shown = run_with_stdin(Command::new(bin("panel-tally")).arg("-"), &out.stdout);
+    assert!(
+        stdout(&shown).contains(" maybe      hard to say\n"),
+        "{}",
+        stdout(&shown)
+    );
 }
 
 #[test]

@@ -36,6 +36,7 @@ pub fn read_answer(
         exit_code: o.exit_code(),
         usage: job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
         tool_calls: None,
+        refused: None,
     };
     if o.timed_out {
         done.status = Status::Timeout;
@@ -87,7 +88,10 @@ pub fn read_answer(
                 done.status = Status::Ok;
                 return done;
             }
-            Err(why) => why,
+            Err(why) => {
+                done.refused = Some(obj.clone());
+                why
+            }
         },
         Found::Object(_) => INTERRUPTED.to_string(),
         Found::Text(t) if t.trim().is_empty() => "no answer".to_string(),

@@ -191,6 +191,9 @@ pub struct Done {
     pub usage: Option<Usage>,
     /// A reviewer's tool calls, as its event stream shows them (`None`: not read).
     pub tool_calls: Option<Vec<String>>,
+    /// The object read that missed the contract: an unreadable judge's own words, kept to be
+    /// shown (a `maybe` and its reason), never counted.
+    pub refused: Option<Map<String, Value>>,
 }
 
 impl Done {
@@ -205,6 +208,7 @@ impl Done {
             exit_code: None,
             usage: None,
             tool_calls: None,
+            refused: None,
         }
     }
 }

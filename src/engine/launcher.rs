@@ -199,6 +199,7 @@ impl Launcher {
             exit_code: None,
             usage: None,
             tool_calls: None,
+            refused: None,
         };
         let retries = job.retries.unwrap_or(self.opts.retries);
         let mut asked_again = 0;

@@ -159,6 +159,15 @@ fn review_record(judge: &Judge, stage: &str, panel: &Panel, done: Done) -> Revie
     rec
 }
 
+/// The reason an unreadable judge gave beside a word outside holds and breaks: the seed's tally
+/// prints it with the word. Shown, never counted.
+fn refused_reason(done: &Done) -> Option<String> {
+    match done.refused.as_ref()?.get("reason")? {
+        serde_json::Value::String(r) => Some(r.clone()),
+        _ => None,
+    }
+}
+
 /// The record of one judge's end.
 fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
     let answer = done
@@ -172,6 +181,11 @@ fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
     } else {
         done.status
     };
+    // The word a judge gave outside holds and breaks, as the seed's tally prints it.
+    let said = match (&answer, status, &done.cause) {
+        (None, Status::Unreadable, Some(cause)) => verdict::said(cause),
+        _ => None,
+    };
     VerdictRecord {
         kind: "verdict".into(),
         judge: judge.name.clone(),
@@ -182,15 +196,14 @@ fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
         family: judge.seat.family.clone(),
         candidate: panel.seal.to_string(),
         verdict: answer.as_ref().map(|a| a.verdict),
-        reason: answer.as_ref().map(|a| a.reason.clone()),
+        reason: answer
+            .as_ref()
+            .map(|a| a.reason.clone())
+            .or_else(|| said.as_ref().and_then(|_| refused_reason(&done))),
         confidence: answer.as_ref().and_then(|a| a.confidence),
         status,
         note: answer.as_ref().and_then(|a| a.note.clone()),
-        // The word a judge gave outside holds and breaks, as the seed's tally prints it.
-        said: match (&answer, status, &done.cause) {
-            (None, Status::Unreadable, Some(cause)) => verdict::said(cause),
-            _ => None,
-        },
+        said,
         cause: if answer.is_some() { None } else { done.cause },
         excerpt: if answer.is_some() { None } else { done.excerpt },
         attempts: done.attempts,

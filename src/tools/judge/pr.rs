@@ -664,6 +664,7 @@ mod tests {
             exit_code: Some(1),
             usage: None,
             tool_calls: None,
+            refused: None,
         };
         assert!(usage_limit_from_harness(&done));
         done.exit_code = Some(0);
