@@ -9,6 +9,8 @@ complete -c panel-judge -l brief -d 'Reviews: the brief the work was written to,
 complete -c panel-judge -l writer-family -d 'Reviews: the writer\'s model family; a reviewer of the same family is refused' -r
 complete -c panel-judge -l plan -d 'Pull requests: the plan from pr-classify --plan (its pr-class record may come first); `-` reads standard input' -r
 complete -c panel-judge -l repo -d 'Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it' -r -F
+complete -c panel-judge -l earlier -d 'Pull requests: pr-verdict records of this PR\'s earlier rounds (repeatable; JSON lines, oldest first): their FIX_FIRSTs are shown to every reviewer, who answers with an Earlier findings: checklist' -r
+complete -c panel-judge -l fix-proof -d 'Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests, error, untrusted, unread) or its fix-proof/v1 line. The tests brief shows its verdict, counts and flags; error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base' -r
 complete -c panel-judge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
 complete -c panel-judge -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
 complete -c panel-judge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r

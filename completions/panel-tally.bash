@@ -42,7 +42,7 @@ _panel__tally() {
                     return 0
                     ;;
                 --fix-proof)
-                    COMPREPLY=($(compgen -W "ok vacuous no-tests error" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --view)

@@ -23,6 +23,43 @@ impl PrVerdict {
     }
 }
 
+/// What the fix-proof check said of the PR's tests (a `fix-proof/v1` line's verdict).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixProof {
+    Ok,
+    Vacuous,
+    NoTests,
+    Error,
+    /// The check ran where its result cannot be trusted.
+    Untrusted,
+    /// A proof was asked for but none could be read for this head.
+    Unread,
+}
+
+impl FixProof {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixProof::Ok => "ok",
+            FixProof::Vacuous => "vacuous",
+            FixProof::NoTests => "no-tests",
+            FixProof::Error => "error",
+            FixProof::Untrusted => "untrusted",
+            FixProof::Unread => "unread",
+        }
+    }
+}
+
+/// A later round's answer to the earlier rounds' findings (its `Earlier findings:` checklist).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EarlierChecklist {
+    #[serde(default)]
+    pub fixed: Vec<String>,
+    #[serde(default)]
+    pub not_fixed: Vec<String>,
+}
+
 /// How a member ended; everything but `ok` is no verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -182,6 +219,9 @@ pub struct PrVerdictRecord {
     /// The reviewer's OWNER-BRIEF block, as it wrote it: text from a model, shown escaped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_brief: Option<String>,
+    /// Its `Earlier findings:` checklist, when earlier rounds' findings were in its brief.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_findings: Option<EarlierChecklist>,
     /// When a usage limit resets, as the harness said it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resets_at: Option<String>,

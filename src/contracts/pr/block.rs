@@ -310,16 +310,22 @@ pub fn parse_ci_policy(value: &str) -> Option<CiPolicy> {
     }
 }
 
+/// The PR the contracts' tests review: acme/app#7 at 0123456789abcdef….
+#[cfg(test)]
+pub(crate) fn sample_target() -> Target {
+    Target {
+        repo: "acme/app".into(),
+        pr: Some(7),
+        head: "0123456789abcdef0123456789abcdef01234567".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn target() -> Target {
-        Target {
-            repo: "acme/app".into(),
-            pr: Some(7),
-            head: "0123456789abcdef0123456789abcdef01234567".into(),
-        }
+        sample_target()
     }
 
     #[test]

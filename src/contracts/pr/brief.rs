@@ -4,6 +4,8 @@
 use sha2::{Digest, Sha256};
 
 use crate::contracts::pr::block::Target;
+use crate::contracts::pr::earlier;
+use crate::contracts::pr::fix_proof::{self, Proof};
 use crate::contracts::pr::followups::FOLLOW_UPS_RULE;
 use crate::records::pr::{Change, Link};
 
@@ -139,10 +141,65 @@ fn overlay(brief_id: &str) -> String {
         .unwrap_or_else(|| GENERIC.replace("{shape}", brief_id))
 }
 
-/// A shape brief's hash (docs/rules.md): `sha256:` of the base, the answer rule and the overlay.
+/// The brief of the tests shape, which is told the fix-proof check's facts.
+pub const TESTS_BRIEF: &str = "tests";
+
+/// What a brief adds when the fix proof is unverified (error, untrusted or unread).
+const UNVERIFIED: &str = "The check that the PR's tests prove its fix came back {proof}. Your verdict is FIX_FIRST unless you name, in your reply, a test this change adds that fails on the base and passes at the head: its file and its name.";
+
+/// What the tests brief says of a fix-proof/v1 line: its verdict, counts and flags only.
+const PROOF_FACTS: &str = "The fix-proof check said of this PR's tests: {facts}.";
+
+/// What a brief knows of the review's other rounds and of the PR's tests.
+#[derive(Clone, Debug, Default)]
+pub struct Rounds {
+    /// The earlier rounds' FIX_FIRSTs, rendered ([`earlier::earlier_findings`]); empty for a first
+    /// round.
+    pub earlier: String,
+    pub proof: Option<Proof>,
+}
+
+/// The brief's part about the fix proof: its facts for the tests shape, and for every shape
+/// the blocking rule when it is unverified ("reviewerBrief's fixProofUnverified (error,
+/// untrusted or unread) adds a blocking section", seed 002).
+fn proof_section(brief_id: &str, proof: &Proof) -> String {
+    let mut s = String::new();
+    if brief_id == TESTS_BRIEF {
+        let mut facts = vec![format!("verdict {}", proof.verdict.as_str())];
+        if let Some(line) = &proof.line {
+            if let Some(n) = line.added {
+                facts.push(format!("{n} tests added or changed"));
+            }
+            if let Some(n) = line.fail_on_base {
+                facts.push(format!("{n} of them fail on the base"));
+            }
+            if !line.flags.is_empty() {
+                facts.push(format!("flags {}", line.flags.join(", ")));
+            }
+        }
+        s.push_str(&PROOF_FACTS.replace("{facts}", &facts.join("; ")));
+        s.push('\n');
+    }
+    if fix_proof::unverified(proof.verdict) {
+        s.push_str(&UNVERIFIED.replace("{proof}", proof.verdict.as_str()));
+        s.push('\n');
+    }
+    s
+}
+
+/// A shape brief's hash (docs/rules.md): `sha256:` of the base, the answer rule, the overlay and
+/// the rules a later round or a fix proof adds.
 pub fn brief_hash(brief_id: &str) -> String {
     let mut h = Sha256::new();
-    for part in [BASE, ANSWER, FOLLOW_UPS_RULE, &overlay(brief_id)] {
+    for part in [
+        BASE,
+        ANSWER,
+        FOLLOW_UPS_RULE,
+        &overlay(brief_id),
+        earlier::EARLIER_RULE,
+        UNVERIFIED,
+        PROOF_FACTS,
+    ] {
         h.update(part.as_bytes());
         h.update([0]);
     }
@@ -164,6 +221,7 @@ pub fn shape_brief(
     checkout: &str,
     change: &Change,
     nonce: &str,
+    rounds: &Rounds,
 ) -> String {
     let fill = |s: &str| {
         s.replace("{pr}", &target.pr_label())
@@ -208,6 +266,15 @@ pub fn shape_brief(
         ));
     }
     p.push('\n');
+    if let Some(proof) = &rounds.proof {
+        p.push_str(&proof_section(brief_id, proof));
+        p.push('\n');
+    }
+    let earlier = earlier::section(&rounds.earlier);
+    if !earlier.is_empty() {
+        p.push_str(&earlier);
+        p.push('\n');
+    }
     p.push_str(&fill(ANSWER));
     p.push('\n');
     p
@@ -239,11 +306,7 @@ mod tests {
     use super::*;
 
     fn target() -> Target {
-        Target {
-            repo: "acme/app".into(),
-            pr: Some(7),
-            head: "0123456789abcdef0123456789abcdef01234567".into(),
-        }
+        crate::contracts::pr::block::sample_target()
     }
 
     #[test]
@@ -263,15 +326,29 @@ mod tests {
             diff: Some("+x".into()),
             ..Change::default()
         };
-        let p = shape_brief("adversary", &target(), "/tmp/co", &change, "N0NCE");
+        let p = shape_brief(
+            "adversary",
+            &target(),
+            "/tmp/co",
+            &change,
+            "N0NCE",
+            &Rounds::default(),
+        );
         assert!(p.contains("PR: acme/app#7\nHead: 0123456789abcdef"));
         assert!(p.contains("/tmp/co"));
         assert!(p.contains("attacker"));
         assert!(p.contains("<<<DIFF-N0NCE\n+x\nDIFF-N0NCE>>>"));
         assert!(p.contains("Follow-ups:"));
         assert!(
-            shape_brief("docs", &target(), "/c", &Change::default(), "n")
-                .contains("Your question is docs")
+            shape_brief(
+                "docs",
+                &target(),
+                "/c",
+                &Change::default(),
+                "n",
+                &Rounds::default()
+            )
+            .contains("Your question is docs")
         );
     }
 
@@ -296,7 +373,14 @@ mod tests {
             more_links: 2,
             ..Change::default()
         };
-        let p = shape_brief("correctness", &target(), "/c", &change, "n");
+        let p = shape_brief(
+            "correctness",
+            &target(),
+            "/c",
+            &change,
+            "n",
+            &Rounds::default(),
+        );
         for want in [
             "  `docs/setup.md` is a symbolic link to `~/.aws/credentials`; its target is not in the checkout.\n",
             "  `docs/readme.md` is a symbolic link to `../README.md`; its target, `README.md`, is in the checkout.\n",

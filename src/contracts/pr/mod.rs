@@ -2,4 +2,6 @@
 
 pub mod block;
 pub mod brief;
+pub mod earlier;
+pub mod fix_proof;
 pub mod followups;

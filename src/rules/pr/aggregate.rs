@@ -15,21 +15,15 @@ pub const ADVERSARY: &str = "adversary";
 /// The shape that blocks when the fix proof is weak.
 pub const TESTS: &str = "tests";
 
-/// What the fix-proof check said of the PR's tests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum FixProof {
-    Ok,
-    Vacuous,
-    NoTests,
-    Error,
-}
+pub use crate::records::pr::FixProof;
 
-impl FixProof {
-    /// A weak proof makes the tests member block.
-    pub fn weak(self) -> bool {
-        !matches!(self, FixProof::Ok)
-    }
+/// "aggregate makes it block when input.fixProof is vacuous, no-tests or error" (seed 002): a
+/// proof that is untrusted or unread blocks in the reviewers' briefs, not here.
+pub fn weak_proof(proof: FixProof) -> bool {
+    matches!(
+        proof,
+        FixProof::Vacuous | FixProof::NoTests | FixProof::Error
+    )
 }
 
 /// The panel's outcome, in Shepherd's words.
@@ -176,7 +170,7 @@ pub fn aggregate(
     for r in records {
         last.insert(r.member.as_str(), r);
     }
-    let weak_proof = fix_proof.is_some_and(FixProof::weak);
+    let weak_proof = fix_proof.is_some_and(weak_proof);
     let blocks = |shape: &str, planned: bool| planned || (weak_proof && shape == TESTS);
     let mut verdicts = BTreeMap::new();
     let mut members = Vec::new();
@@ -419,6 +413,7 @@ mod tests {
             follow_ups: Vec::new(),
             follow_ups_warning: None,
             owner_brief: None,
+            earlier_findings: None,
             resets_at: None,
             excerpt: None,
             tool_calls: Vec::new(),
@@ -571,10 +566,15 @@ mod tests {
                 "kept although it cites nothing that exists"
             );
         }
-        assert_eq!(
-            aggregate(&p, &recs, Some(FixProof::Ok), &exists).verdict,
-            PrOutcome::Merge
-        );
+        // "aggregate makes it block when input.fixProof is vacuous, no-tests or error" (seed 002):
+        // an untrusted or unread proof blocks in the briefs, not here.
+        for not_weak in [FixProof::Ok, FixProof::Untrusted, FixProof::Unread] {
+            assert_eq!(
+                aggregate(&p, &recs, Some(not_weak), &exists).verdict,
+                PrOutcome::Merge,
+                "{not_weak:?}"
+            );
+        }
         let v = aggregate(&p, &recs[..2], Some(FixProof::Vacuous), &exists);
         assert_eq!(v.verdict, PrOutcome::NoVerdict);
         // No tests member at all: that seat is missing.

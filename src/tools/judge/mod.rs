@@ -96,6 +96,14 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
 
+    /// Pull requests: pr-verdict records of this PR's earlier rounds (repeatable; JSON lines, oldest first): their FIX_FIRSTs are shown to every reviewer, who answers with an Earlier findings: checklist.
+    #[arg(long = "earlier", value_name = "FILE")]
+    pub earlier: Vec<String>,
+
+    /// Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests, error, untrusted, unread) or its fix-proof/v1 line. The tests brief shows its verdict, counts and flags; error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base.
+    #[arg(long, value_name = "PROOF")]
+    pub fix_proof: Option<String>,
+
     #[command(flatten)]
     pub launch: LaunchArgs,
 
@@ -205,9 +213,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     "--contract pr reviews the plan's head in --repo; it takes no candidate file"
                 );
             }
-            return pr::judge(plan, &args.repo, args.dry_run, launcher);
+            let rounds = pr::Given {
+                earlier: &args.earlier,
+                fix_proof: args.fix_proof.as_deref(),
+            };
+            return pr::judge(plan, &args.repo, &rounds, args.dry_run, launcher);
         }
     };
+    if !args.earlier.is_empty() || args.fix_proof.is_some() {
+        bail!("--earlier and --fix-proof are for --contract pr");
+    }
     if args.plan.is_some() {
         bail!("--plan is for --contract pr");
     }

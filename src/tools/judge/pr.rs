@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
-use crate::contracts::pr::brief;
+use crate::contracts::pr::{brief, earlier, fix_proof};
 use crate::engine::ask::{Done, Job, Mode, Prompt};
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
@@ -27,7 +27,7 @@ pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR
 
 The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: heading, before or after the verdict lines, holds `- title | done_when | severity` lines (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not read.
 
-Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it (the brief again, with the reason and the rule), and a second refusal makes the member malformed. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
+Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it (the brief again, with the reason and the rule), and a second refusal makes the member malformed. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. A later round: --earlier FILE gives the pr-verdict records of this PR's earlier heads (oldest first); their FIX_FIRSTs are shown to every reviewer between EARLIER-FINDINGS and END-EARLIER-FINDINGS lines (cut from the oldest end at 8000 characters, then stripped of verdict-block lines and of both markers in any case), and the reviewer answers with an Earlier findings: checklist of - fixed: and - not fixed: lines, kept in its record as earlierFindings. --fix-proof gives what the fix-proof check said: a verdict, or a fix-proof/v1 head=HEX verdict=V [added=N] [fail-on-base=N] [flags=a,b] line of which only the verdict, counts and flags are read (a line that does not parse or names another head is ignored, and the proof is unread); the tests brief shows them, and error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
 
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
@@ -131,6 +131,7 @@ fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRec
         follow_ups: Vec::new(),
         follow_ups_warning: None,
         owner_brief: None,
+        earlier_findings: None,
         resets_at: None,
         excerpt: None,
         tool_calls: Vec::new(),
@@ -331,6 +332,7 @@ pub fn review_member(
                     rec.follow_ups = a.follow_ups;
                     rec.follow_ups_warning = a.follow_ups_warning.map(str::to_string);
                     rec.owner_brief = a.owner_brief;
+                    rec.earlier_findings = earlier::parse_checklist(&text);
                     return finish(rec);
                 }
                 Err(r) => {
@@ -457,10 +459,53 @@ impl Drop for Checkouts {
     }
 }
 
+/// What the command line gives a PR panel beyond its plan: the earlier rounds' records and the
+/// fix proof, as given.
+pub struct Given<'a> {
+    pub earlier: &'a [String],
+    pub fix_proof: Option<&'a str>,
+}
+
+/// Reads the earlier rounds' pr-verdict records (each file oldest first, the files in order)
+/// and the fix proof into what every brief of this round shows.
+fn rounds(given: &Given, target: &Target) -> Result<brief::Rounds> {
+    let mut records = Vec::new();
+    for path in given.earlier {
+        let mut input = Input::open(path)?;
+        let mut buf = String::new();
+        while input.next_line(&mut buf)? {
+            if buf.trim().is_empty() {
+                continue;
+            }
+            let rec =
+                crate::records::parse::<PrVerdictRecord>(&buf, &|| input.at(), &[VERDICT_TYPE])?;
+            records.push(rec);
+        }
+    }
+    let fix_firsts = earlier::earlier_fix_firsts(&records, target)
+        .map_err(|e| anyhow::anyhow!("--earlier: {e}: earlier rounds are this PR's own"))?;
+    let proof = match given.fix_proof {
+        None => None,
+        Some(given) => {
+            let (proof, warning) =
+                fix_proof::resolve(given, &target.head).map_err(anyhow::Error::msg)?;
+            if let Some(w) = warning {
+                eprintln!("panel-judge: {w}");
+            }
+            Some(proof)
+        }
+    };
+    Ok(brief::Rounds {
+        earlier: earlier::earlier_findings(&fix_firsts),
+        proof,
+    })
+}
+
 /// The `--contract pr` run of panel-judge.
 pub fn judge(
     plan_path: &str,
     repo: &Path,
+    given: &Given,
     dry_run: bool,
     mut launcher: Launcher,
 ) -> Result<ExitCode> {
@@ -469,6 +514,7 @@ pub fn judge(
         bail!("{plan_path}: the plan has no members");
     }
     let target = target(&plan);
+    let rounds = rounds(given, &target)?;
     let seats = plan
         .members
         .iter()
@@ -498,6 +544,7 @@ pub fn judge(
             &dir.display().to_string(),
             &change,
             &nonce,
+            &rounds,
         )
     };
     if dry_run {

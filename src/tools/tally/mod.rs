@@ -79,10 +79,12 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: std::path::PathBuf,
 
-    /// Pull requests: what the fix-proof check said of the tests; vacuous, no-tests and error
-    /// make the tests member block.
-    #[arg(long, value_enum, value_name = "PROOF")]
-    pub fix_proof: Option<crate::rules::pr::aggregate::FixProof>,
+    /// Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous,
+    /// no-tests, error, untrusted, unread) or its fix-proof/v1 line (a line that does not parse
+    /// or names another head is ignored: unread). Vacuous, no-tests and error make the tests
+    /// member block.
+    #[arg(long, value_name = "PROOF")]
+    pub fix_proof: Option<String>,
 
     /// panel-vote's stream: print one part of it instead of the report, and exit 0: `writer`
     /// (the findings that go back, each with the judge's reason), `skips` (the findings the
@@ -200,7 +202,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             plan,
             inputs: &args.inputs,
             repo: &args.repo,
-            fix_proof: args.fix_proof,
+            fix_proof: args.fix_proof.as_deref(),
             json: args.json,
             last_wins: args.last_wins,
         });

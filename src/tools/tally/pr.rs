@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 
 use crate::engine::checkout;
 use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
-use crate::rules::pr::aggregate::{self, FixProof, PanelVerdict};
+use crate::rules::pr::aggregate::{self, PanelVerdict};
 
 /// What `panel-tally --pr` is given.
 pub struct TallyInput<'a> {
@@ -18,7 +18,8 @@ pub struct TallyInput<'a> {
     pub inputs: &'a [String],
     /// Where a cited `path:line` is looked up.
     pub repo: &'a Path,
-    pub fix_proof: Option<FixProof>,
+    /// What `--fix-proof` was given: a verdict or a fix-proof/v1 line.
+    pub fix_proof: Option<&'a str>,
     pub json: bool,
     /// A member's later record replaces its earlier one; else a second record is refused.
     pub last_wins: bool,
@@ -55,7 +56,18 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
         Ok(())
     })?;
     let cites = |path: &str, line: u64| checkout::cites(input.repo, &plan.head, path, line);
-    let v = aggregate::aggregate(&plan, &records, input.fix_proof, &cites);
+    let proof = match input.fix_proof {
+        None => None,
+        Some(given) => {
+            let (proof, warning) = crate::contracts::pr::fix_proof::resolve(given, &plan.head)
+                .map_err(anyhow::Error::msg)?;
+            if let Some(w) = warning {
+                eprintln!("panel-tally: {w}");
+            }
+            Some(proof.verdict)
+        }
+    };
+    let v = aggregate::aggregate(&plan, &records, proof, &cites);
     let mut out = std::io::stdout().lock();
     if input.json {
         crate::records::write(&mut out, &v)?;
