@@ -1577,6 +1577,13 @@ fn a_later_round_shows_the_earlier_fix_firsts_and_keeps_the_checklist() {
         "{section}"
     );
 
+    let t = tally(&pr, &plan, &stdout(&out), &[]);
+    assert!(
+        stdout(&t)
+            .contains("earlier findings not fixed [correctness]:\n  - src/lib.rs:3 — off by one\n"),
+        "{}",
+        stdout(&t)
+    );
     // Records of another PR are not this review's earlier rounds.
     let other = pr.text(
         "other.jsonl",

@@ -103,6 +103,9 @@ pub struct MemberResult {
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The member's answer to the earlier rounds' findings, when its verdict counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_findings: Option<crate::records::pr::EarlierChecklist>,
 }
 
 /// The `pr-panel` record.
@@ -208,6 +211,9 @@ pub fn aggregate(
                     "the verdict is about another head".into()
                 })
             }),
+            earlier_findings: rec
+                .filter(|_| v.is_some())
+                .and_then(|r| r.earlier_findings.clone()),
         });
     }
     // A weak fix proof needs a tests verdict: with no tests member that seat is missing.

@@ -139,6 +139,20 @@ pub fn text(v: &PanelVerdict) -> String {
             let _ = writeln!(s, "  - {} | {} | {}", f.title, f.done_when, f.severity);
         }
     }
+    for m in &v.members {
+        // Text from a model: escaped, one item a line.
+        let Some(list) = m
+            .earlier_findings
+            .as_ref()
+            .filter(|l| !l.not_fixed.is_empty())
+        else {
+            continue;
+        };
+        let _ = writeln!(s, "\nearlier findings not fixed [{}]:", m.shape);
+        for item in &list.not_fixed {
+            let _ = writeln!(s, "  - {}", crate::records::text::inline(item));
+        }
+    }
     for b in &v.owner_briefs {
         // Text from a model: each line escaped and indented, so none can pass for a line of ours.
         let _ = writeln!(s, "\nowner brief [{}]:", b.shape);
