@@ -175,13 +175,7 @@ impl Logged {
     /// The longest string in the body that contains `marker`: the prompt as the CLI sent
     /// it (with whatever the CLI wrapped around it in the same string).
     pub fn prompt_containing(&self, marker: &str) -> Option<String> {
-        let mut best: Option<String> = None;
-        walk_strings(&self.body, &mut |s| {
-            if s.contains(marker) && best.as_ref().is_none_or(|b| s.len() > b.len()) {
-                best = Some(s.to_string());
-            }
-        });
-        best
+        longest_string_with(&self.body, marker)
     }
 
     /// Like [`Logged::bytes_beyond_prompt`], for a prompt known only by a marker in it.
@@ -603,6 +597,17 @@ fn marker_mode(body: &Value) -> Option<Mode> {
         }
     });
     found
+}
+
+/// The longest string in a request body that holds `marker` (the prompt, for a marker of it).
+pub fn longest_string_with(body: &Value, marker: &str) -> Option<String> {
+    let mut best: Option<String> = None;
+    walk_strings(body, &mut |s| {
+        if s.contains(marker) && best.as_ref().is_none_or(|b| s.len() > b.len()) {
+            best = Some(s.to_string());
+        }
+    });
+    best
 }
 
 /// Does any string in the body hold `marker`?
