@@ -1682,4 +1682,20 @@ fn a_reading_seat_must_be_a_voters_seat() {
         stderr(&out).trim(),
         "panel-vote: --reads codex:gpt-5: not one of the --seat options: only a voter's seat reads"
     );
+    // A harness with no read tools to give (no reviewer mode) cannot read either.
+    let out = Command::new(bin("panel-vote"))
+        .args([
+            "--seat",
+            "copilot",
+            "--reads",
+            "copilot",
+            "/nonexistent/merged.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "panel-vote: --reads copilot: harness copilot has no read tools to give a voter (no reviewer mode)"
+    );
 }

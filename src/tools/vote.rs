@@ -539,6 +539,18 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(seat) = args.reads.iter().find(|s| !args.seats.contains(s)) {
         bail!("--reads {seat}: not one of the --seat options: only a voter's seat reads");
     }
+    if !args.reads.is_empty() {
+        let table = crate::engine::harness::Table::load(&opts.harness_files)?;
+        for spec in &args.reads {
+            let seat = crate::engine::harness::Seat::parse(spec, &table, &opts.families)?;
+            if seat.harness.reviewer.is_none() {
+                bail!(
+                    "--reads {spec}: harness {} has no read tools to give a voter (no reviewer mode)",
+                    seat.harness.name
+                );
+            }
+        }
+    }
     let records = synthesis::read(&args.inputs, APPLY_TYPES)?;
     // Every reviewer sits on a seat the command line gave, whether or not it is asked.
     for (rec, at) in &records {
