@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
-    string join \n candidate= brief= seat= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= h/help V/version
+    string join \n candidate= brief= seat= reads= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= h/help V/version
 end
 
 function __fish_panel_vote_needs_command
@@ -27,6 +27,7 @@ end
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l candidate -d 'The work under review, shown to every voter and to the judge' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l brief -d 'The brief the work was written to, shown to every voter and to the judge' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l seat -d 'A seat the reviewers sat on, HARNESS[:MODEL] (repeatable): the --seat options panel-judge was given. Each reviewer votes on its own seat, which must be one of these; a reviewer record on any other seat is an input error, and nothing is launched' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l reads -d 'A voter\'s seat that declares read tools (repeatable; one of the --seat options): its voter works in a folder holding a copy of the work, with its harness\'s read tools (its reviewer mode: claude, codex), and may read the work to check a claim before it votes' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l agree -d 'How many reviewers must pass the work for the panel to pass (default: all)' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l round -d 'The round, counting from 1: picks the answer a replay:FILE judge gives' -r

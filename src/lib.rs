@@ -32,7 +32,7 @@ pub mod internals {
     pub use crate::records::synthesis::{
         self, FindingResult, MergeHow, MergedPanel, Record, RouteKind,
     };
-    pub use crate::records::{Decision, Status, VerdictRecord, facts, parse, review, write};
+    pub use crate::records::{Decision, Status, Usage, VerdictRecord, facts, parse, review, write};
     pub use crate::rules::pr::accept::accept_verdict;
     pub use crate::rules::votes::apply;
 }

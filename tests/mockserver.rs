@@ -11,7 +11,12 @@
 //! (in the request's own wire format, several calls in one turn), one turn after another, and
 //! reads what comes back; every tool result it receives is logged ([`MockServer::tool_results`]).
 //! Its call ids (`toolu_pnl_N`, `call_pnl_N`) come back in the history, which is how it knows
-//! which turn it is on.
+//! which turn it is on. [`MockServer::set_script_when`] plays it only on requests whose text
+//! holds a marker.
+//!
+//! [`MockServer::answer_when`] sets the answer per request: the first rule whose markers are all
+//! in the request's text gives the object, which goes through the offered tool whose schema has
+//! the object's keys (a review, a grouping, votes, decisions), or as text when none is offered.
 //!
 //! ```ignore
 //! let server = MockServer::start();
@@ -170,13 +175,7 @@ impl Logged {
     /// The longest string in the body that contains `marker`: the prompt as the CLI sent
     /// it (with whatever the CLI wrapped around it in the same string).
     pub fn prompt_containing(&self, marker: &str) -> Option<String> {
-        let mut best: Option<String> = None;
-        walk_strings(&self.body, &mut |s| {
-            if s.contains(marker) && best.as_ref().is_none_or(|b| s.len() > b.len()) {
-                best = Some(s.to_string());
-            }
-        });
-        best
+        longest_string_with(&self.body, marker)
     }
 
     /// Like [`Logged::bytes_beyond_prompt`], for a prompt known only by a marker in it.
@@ -196,7 +195,11 @@ impl Logged {
 struct Shared {
     mode: Mutex<Mode>,
     answer: Mutex<Value>,
+    /// Answers by the markers a request's text holds, the first match winning.
+    rules: Mutex<Vec<(Vec<String>, Value)>>,
     script: Mutex<Option<Scripted>>,
+    /// The script plays only on requests whose text holds this marker.
+    script_when: Mutex<Option<String>>,
     log: Mutex<Vec<Logged>>,
     stop: AtomicBool,
     ids: AtomicU64,
@@ -217,7 +220,9 @@ impl MockServer {
         let shared = Arc::new(Shared {
             mode: Mutex::new(Mode::Ok),
             answer: Mutex::new(default_answer()),
+            rules: Mutex::new(Vec::new()),
             script: Mutex::new(None),
+            script_when: Mutex::new(None),
             log: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             ids: AtomicU64::new(0),
@@ -260,6 +265,20 @@ impl MockServer {
     /// The verdict object to answer with (in modes `Ok`, `Fence`).
     pub fn set_answer(&self, answer: Value) {
         *self.shared.answer.lock().unwrap() = answer;
+    }
+
+    /// Answers `answer` (in modes `Ok`, `Fence`) to every request whose text holds each of
+    /// `markers`; rules are tried in the order they were set, before the server's own answer.
+    pub fn answer_when(&self, markers: &[&str], answer: Value) {
+        let markers = markers.iter().map(|m| m.to_string()).collect();
+        self.shared.rules.lock().unwrap().push((markers, answer));
+    }
+
+    /// Plays `script` only on the generation requests whose text holds `marker`; the others
+    /// are answered as if no script were set.
+    pub fn set_script_when(&self, marker: &str, script: Script) {
+        *self.shared.script_when.lock().unwrap() = Some(marker.to_string());
+        self.set_script(script);
     }
 
     /// Plays `script` on every generation request from now on.
@@ -578,6 +597,43 @@ fn marker_mode(body: &Value) -> Option<Mode> {
         }
     });
     found
+}
+
+/// The longest string in a request body that holds `marker` (the prompt, for a marker of it).
+pub fn longest_string_with(body: &Value, marker: &str) -> Option<String> {
+    let mut best: Option<String> = None;
+    walk_strings(body, &mut |s| {
+        if s.contains(marker) && best.as_ref().is_none_or(|b| s.len() > b.len()) {
+            best = Some(s.to_string());
+        }
+    });
+    best
+}
+
+/// Does any string in the body hold `marker`?
+fn holds(body: &Value, marker: &str) -> bool {
+    let mut found = false;
+    walk_strings(body, &mut |s| found |= s.contains(marker));
+    found
+}
+
+/// The answer of the first rule whose markers the body holds.
+fn ruled_answer(body: &Value, rules: &[(Vec<String>, Value)]) -> Option<Value> {
+    rules
+        .iter()
+        .find(|(markers, _)| markers.iter().all(|m| holds(body, m)))
+        .map(|(_, answer)| answer.clone())
+}
+
+/// Does the schema (or one a level down, where a CLI wraps it) have every key of `answer`?
+fn fits(schema: &Value, answer: &Value) -> bool {
+    let (Some(props), Some(keys)) = (
+        schema.get("properties").and_then(Value::as_object),
+        answer.as_object(),
+    ) else {
+        return false;
+    };
+    keys.keys().all(|k| props.contains_key(k)) || props.values().any(|v| fits(v, answer))
 }
 
 fn has_verdict(schema: &Value) -> bool {
@@ -938,14 +994,18 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
     let api = route(&req.method, path);
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let tools = tool_list(&body);
+    let ruled = ruled_answer(&body, &shared.rules.lock().unwrap());
     let schema_tool = tools
         .iter()
-        .find(|(_, s)| has_verdict(s))
+        .find(|(_, s)| match &ruled {
+            Some(answer) => fits(s, answer),
+            None => has_verdict(s),
+        })
         .map(|(n, _)| n.clone());
     let mode = marker_mode(&body).unwrap_or(*shared.mode.lock().unwrap());
     let stream = body.get("stream").and_then(Value::as_bool) == Some(true)
         || (api == Api::Gemini && path.ends_with(":streamGenerateContent"));
-    let mut answer = shared.answer.lock().unwrap().clone();
+    let mut answer = ruled.unwrap_or_else(|| shared.answer.lock().unwrap().clone());
     match mode {
         Mode::Holds => answer["verdict"] = json!("holds"),
         Mode::Breaks => answer["verdict"] = json!("breaks"),
@@ -964,7 +1024,11 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         Api::Anthropic | Api::Responses | Api::Chat | Api::Gemini
     );
     let mut script = shared.script.lock().unwrap();
-    let chosen = match (script.as_mut(), mode) {
+    let scripted = match &*shared.script_when.lock().unwrap() {
+        Some(marker) => holds(&body, marker),
+        None => true,
+    };
+    let chosen = match (script.as_mut().filter(|_| scripted), mode) {
         (_, Mode::Fence) => Answer::Text(format!("```json\n{compact}\n```")),
         (_, Mode::Prose) => Answer::Text(PROSE.to_string()),
         (Some(_), _) if let Some(schema) = side_schema(&body) => {
@@ -1456,6 +1520,7 @@ fn gemini(stream: bool, sse: bool, model: &str, id: u64, answer: &Answer) -> Rep
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
     use std::time::Instant;
 
     /// A response as the raw test client read it.
@@ -2140,6 +2205,91 @@ mod tests {
         assert_eq!(l.bytes_beyond_prompt("not in there"), None);
         assert_eq!(l.prompt_containing("a tab").as_deref(), Some(prompt));
         assert_eq!(l.bytes_beyond_marked("a tab"), Some(l.body_bytes - escaped));
+    }
+
+    /// Answers set per request: the first rule whose markers the prompt holds gives the
+    /// object, through the offered tool whose schema has its keys, else as text; a request no
+    /// rule matches gets the server's own answer; a script set for a marker plays only there.
+    #[test]
+    fn answers_follow_the_markers_in_the_prompt() {
+        let server = MockServer::start();
+        let votes =
+            json!({"votes": [{"finding": "F1", "vote": "agree", "reason": "r", "fix": null}]});
+        let groups = json!({"groups": [{"findings": ["a/1"], "evidence": "a/1", "fix": "a/1"}]});
+        server.answer_when(&["VOTE", "[F1]"], votes.clone());
+        server.answer_when(&["GROUP"], groups.clone());
+        let tool_schema = |answer: &Value| {
+            let props: Map<String, Value> = answer
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| (k.clone(), json!({})))
+                .collect();
+            json!({"type": "object", "properties": props})
+        };
+        // Text when no tool fits: the grouping, on Chat Completions.
+        let r = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, false, "GROUP these"),
+        );
+        let text = r.json()["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), groups);
+        // Through the tool whose schema fits, on Anthropic, beside the verdict tool.
+        let mut body = anthropic_body(false, true, "VOTE on [F1]");
+        body["tools"].as_array_mut().unwrap().push(json!(
+            {"name": "Votes", "input_schema": tool_schema(&votes)}));
+        let r = post(&server, "/v1/messages", body);
+        let block = &r.json()["content"][0];
+        assert_eq!(
+            (block["name"].as_str(), &block["input"]),
+            (Some("Votes"), &votes)
+        );
+        assert_eq!(server.requests()[1].schema_tool.as_deref(), Some("Votes"));
+        // Every marker must be there: VOTE without [F1] gets the server's verdict.
+        let r = post(
+            &server,
+            "/v1/chat/completions",
+            chat_body(false, false, "VOTE on [F2]"),
+        );
+        let text = r.json()["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            default_answer()
+        );
+        // A script for a marker: its call goes out there only.
+        server.set_script_when(
+            "READER",
+            Script {
+                plan: Box::new(|_, _| {
+                    vec![vec![ScriptCall {
+                        label: "read".into(),
+                        tool: "Read".into(),
+                        args: json!({"file_path": "/w"}),
+                    }]]
+                }),
+                final_text: None,
+            },
+        );
+        let r = post(
+            &server,
+            "/v1/messages",
+            anthropic_body(false, true, "GROUP, no READ-ER"),
+        );
+        assert_eq!(r.json()["content"][0]["type"], "text");
+        let r = post(
+            &server,
+            "/v1/messages",
+            anthropic_body(false, true, "READER: GROUP"),
+        );
+        assert_eq!(r.json()["content"][0]["id"], "toolu_pnl_0");
+        assert_eq!(server.issued().len(), 1);
     }
 
     /// A script of two turns (two calls, then one) over each API: the calls go out in the

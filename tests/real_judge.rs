@@ -39,9 +39,9 @@ pub(crate) struct Case {
     /// Writes the user's own files under the fake HOME; returns the variables a user exports.
     pub(crate) user: fn(home: &Path, url: &str) -> Vec<(&'static str, String)>,
     /// Tools the model may see: the schema tool, or what the CLI cannot drop.
-    tools: &'static [&'static str],
+    pub(crate) tools: &'static [&'static str],
     /// The usage fields the record must carry (the CLI reports them).
-    usage: &'static [&'static str],
+    pub(crate) usage: &'static [&'static str],
     /// The record's status for each failure mode.
     expect: fn(Mode) -> &'static str,
     /// Failure modes the CLI retries for a long time: they run with a short deadline, and a
@@ -143,10 +143,10 @@ static SLOTS: Mutex<usize> = Mutex::new(0);
 static FREED: Condvar = Condvar::new();
 
 /// Holds one of the [`AT_ONCE`] slots while alive.
-struct Slot;
+pub(crate) struct Slot;
 
 impl Slot {
-    fn take() -> Slot {
+    pub(crate) fn take() -> Slot {
         let mut n = SLOTS.lock().unwrap();
         while *n >= AT_ONCE {
             n = FREED.wait(n).unwrap();
@@ -166,20 +166,35 @@ impl Drop for Slot {
 /// One run's world, as a user has it: a model server of its own, their HOME, the temporary
 /// folder (where the judges' private folders go), what they export, the CLI's bin folder first
 /// on PATH, and the work the judge reads (with `mode`'s marker to play a failure).
-struct Stage {
-    server: MockServer,
+pub(crate) struct Stage {
+    pub(crate) server: MockServer,
     _tmp: TempDir,
-    home: PathBuf,
-    scratch: PathBuf,
-    run: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) scratch: PathBuf,
+    pub(crate) run: PathBuf,
     env: Vec<(&'static str, String)>,
-    candidate: PathBuf,
-    seat: String,
+    pub(crate) candidate: PathBuf,
+    pub(crate) seat: String,
     bindir: PathBuf,
 }
 
 impl Stage {
     fn new(case: &Case, bindir: &Path, tag: &str, mode: Mode) -> Stage {
+        let work = match mode {
+            Mode::Ok => WORK.to_string(),
+            m => format!("{WORK}\n{}\n", m.marker()),
+        };
+        Stage::with_work(case, bindir, tag, &work, "work.md")
+    }
+
+    /// A world whose work is `work`, in a file named `name`.
+    pub(crate) fn with_work(
+        case: &Case,
+        bindir: &Path,
+        tag: &str,
+        work: &str,
+        name: &str,
+    ) -> Stage {
         let server = MockServer::start();
         let tmp = TempDir::new(&format!("{tag}-{}", case.harness));
         let root = tmp.path().canonicalize().unwrap();
@@ -188,11 +203,7 @@ impl Stage {
             std::fs::create_dir_all(d).unwrap();
         }
         let env = (case.user)(&home, &server.url());
-        let work = match mode {
-            Mode::Ok => WORK.to_string(),
-            m => format!("{WORK}\n{}\n", m.marker()),
-        };
-        let candidate = root.join("work.md");
+        let candidate = root.join(name);
         std::fs::write(&candidate, work).unwrap();
         let seat = match case.model {
             Some(m) => format!("{}:{m}", case.harness),
@@ -212,14 +223,21 @@ impl Stage {
     }
 
     fn panel_judge(&self, timeout: f64, extra: &[&str]) -> Command {
-        let mut c = Command::new(bin("panel-judge"));
+        let mut c = self.command("panel-judge");
         c.args(["--seat", &self.seat, "--lens", LENS, "--retries", "0"])
             .args(["--timeout", &timeout.to_string()])
             .arg("--out")
             .arg(&self.run)
             .args(extra)
-            .arg(&self.candidate)
-            .env_clear()
+            .arg(&self.candidate);
+        c
+    }
+
+    /// One of our tools as the user runs it: their HOME, temporary folder and variables, the
+    /// CLI's bin folder first on PATH, standard input closed.
+    pub(crate) fn command(&self, tool: &str) -> Command {
+        let mut c = Command::new(bin(tool));
+        c.env_clear()
             .env(
                 "PATH",
                 format!(

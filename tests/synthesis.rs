@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use panel::internals::ReviewRecord;
 use panel::internals::apply;
 use panel::internals::{Asker, Check, Question, Reply};
-use panel::internals::{Decision, Status};
+use panel::internals::{Decision, Status, Usage};
 use panel::internals::{FindingResult, MergeHow, MergedPanel, Record, RouteKind, synthesis};
 use panel::tools::merge::{self, How};
 use panel::tools::tally::synthesis::report as synthesis_report;
@@ -112,7 +112,7 @@ impl Asker for FakeAsker {
                                         status: Status::Ok,
                                         cause: None,
                                         attempts: attempt as u32 + 1,
-                                        usage: None,
+                                        usage: Some(fake_usage(&q.name)),
                                     };
                                 }
                                 Err(why) => Reply::abstained(Status::Unreadable, why),
@@ -124,6 +124,56 @@ impl Asker for FakeAsker {
             })
             .collect()
     }
+}
+
+/// What a stand-in's call reports using: as many input tokens as its name has bytes.
+fn fake_usage(name: &str) -> Usage {
+    Usage {
+        input_tokens: Some(name.len() as u64),
+        output_tokens: Some(20),
+        ..Usage::default()
+    }
+}
+
+/// Each seat's call is counted once: the merging seat's usage is on the merge record, each
+/// voter's on the first of its vote records only, the judge's on the route record.
+#[test]
+fn each_calls_usage_is_recorded_once() {
+    let asker = FakeAsker::recorded();
+    let reviews = reviews("reviews-1.jsonl");
+    let merged = merge::merge(&reviews, &How::Seat(FIRST_SEAT.into()), Some(&asker)).unwrap();
+    assert_eq!(merged.merge.usage, Some(fake_usage("merge")));
+    let out = round(
+        &reviews,
+        &How::Seat(FIRST_SEAT.into()),
+        &asker,
+        &JudgeSeat::Seat(FIRST_SEAT.into()),
+    );
+    for voter in ["write-1", "write-2", "write-3"] {
+        let usages: Vec<_> = out
+            .applied
+            .votes
+            .iter()
+            .filter(|v| v.reviewer == voter)
+            .map(|v| v.usage.clone())
+            .collect();
+        assert!(usages.len() >= 2, "{voter}: {usages:?}");
+        assert_eq!(usages[0], Some(fake_usage(&format!("vote-{voter}"))));
+        assert!(
+            usages[1..].iter().all(Option::is_none),
+            "{voter}: {usages:?}"
+        );
+    }
+    assert_eq!(out.route.usage, Some(fake_usage("judge")));
+    // And in the records written: a sum over them counts each call once.
+    let total: u64 = out
+        .records()
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .filter_map(|v| v["usage"]["inputTokens"].as_u64())
+        .sum();
+    let calls = ["vote-write-1", "vote-write-2", "vote-write-3", "judge"];
+    assert_eq!(total, calls.iter().map(|c| c.len() as u64).sum::<u64>());
 }
 
 /// The seat the fixtures' first reviewer (write-1) sat on.
@@ -1611,4 +1661,41 @@ fn the_battery_merges_with_the_first_reviewers_seat_by_default() {
     let by_seat = by_seat.expect("the seat's records are kept");
     let seat_merge: Value = serde_json::from_str(by_seat.lines().last().unwrap()).unwrap();
     assert_eq!(seat_merge["mergeFailed"], json!(true), "{seat_merge}");
+}
+
+/// `--reads` names a voter's seat: one the command line does not give as a --seat is a usage
+/// error, before any input is read or anything launched.
+#[test]
+fn a_reading_seat_must_be_a_voters_seat() {
+    let out = Command::new(bin("panel-vote"))
+        .args([
+            "--seat",
+            "claude:haiku",
+            "--reads",
+            "codex:gpt-5",
+            "/nonexistent/merged.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "panel-vote: --reads codex:gpt-5: not one of the --seat options: only a voter's seat reads"
+    );
+    // A harness with no read tools to give (no reviewer mode) cannot read either.
+    let out = Command::new(bin("panel-vote"))
+        .args([
+            "--seat",
+            "copilot",
+            "--reads",
+            "copilot",
+            "/nonexistent/merged.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "panel-vote: --reads copilot: harness copilot has no read tools to give a voter (no reviewer mode)"
+    );
 }

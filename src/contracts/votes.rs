@@ -136,7 +136,12 @@ pub fn finding_block(f: &MergedFinding, label: &str) -> String {
 }
 
 /// A voter's prompt, in our words: the brief, the work, and the findings it did not raise.
-pub fn vote_prompt(brief: Option<&str>, candidate: &str, shown: &[&MergedFinding]) -> String {
+pub fn vote_prompt(
+    brief: Option<&str>,
+    candidate: &str,
+    shown: &[&MergedFinding],
+    file: Option<&std::path::Path>,
+) -> String {
     let list: String = shown
         .iter()
         .map(|f| finding_block(f, &f.id) + "\n")
@@ -159,6 +164,13 @@ pub fn vote_prompt(brief: Option<&str>, candidate: &str, shown: &[&MergedFinding
     }
     p.push_str("The work:\n");
     fence::push_labelled(&mut p, "work", candidate, &nonce);
+    if let Some(file) = file {
+        p.push_str(&format!(
+            "\nThe work is also the file {} in your working folder: read it with your tools \
+             to check a finding's claim before you vote on it.\n",
+            crate::records::text::inline(&file.display().to_string())
+        ));
+    }
     p.push_str("\nThe findings:\n");
     fence::push_labelled(&mut p, "findings", &list, &nonce);
     p.push_str(

@@ -67,8 +67,12 @@ pub fn read_answer(
                 None => last_message(job.seat.reviewer_filter.as_deref(), &stdout),
             };
             let mut obj = Map::new();
-            obj.insert("text".into(), Value::String(text));
-            Found::Object(obj)
+            obj.insert("text".into(), Value::String(text.clone()));
+            match check(&obj) {
+                // A contract of an object (a voter that reads): the one in the text.
+                Err(_) => extract::answer(None, &text, &|o| check(o).is_ok()),
+                Ok(()) => Found::Object(obj),
+            }
         }
         (Mode::Sealed, file) => {
             let meets = |obj: &Map<String, Value>| check(obj).is_ok();
@@ -231,6 +235,36 @@ mod tests {
             stderr_bytes: 0,
             duration: Duration::ZERO,
         }
+    }
+
+    /// A seat that reads (a voter with read tools) answers in its last message's text: for a
+    /// contract of an object, the object in that text that meets it is the answer.
+    #[test]
+    fn a_reading_seats_answer_is_the_object_in_its_text() {
+        let table = Table::builtin();
+        let seat = Seat::parse("exec:true", &table, &BTreeMap::new()).unwrap();
+        let mut job = Job::sealed(
+            "v",
+            seat,
+            crate::engine::ask::Prompt::text("p".into()),
+            Value::Null,
+        );
+        job.mode = Mode::Reviewer {
+            checkout: PathBuf::from("/nonexistent"),
+        };
+        let votes: &Check = &|obj| match obj.get("votes") {
+            Some(Value::Array(_)) => Ok(()),
+            _ => Err("no list of votes".into()),
+        };
+        let said = "I read page.md.\n{\"votes\": [{\"finding\": \"F1\", \"vote\": \"agree\"}]}";
+        let mut whole = cut_short(said);
+        whole.interrupted = false;
+        whole.status = Some(std::os::unix::process::ExitStatusExt::from_raw(0));
+        let done = read_answer(&job, &whole, None, votes, Duration::ZERO);
+        assert_eq!(done.status, Status::Ok, "{done:?}");
+        assert_eq!(done.answer.unwrap()["votes"][0]["vote"], "agree");
+        let done = read_answer(&job, &whole, Some("no object here"), votes, Duration::ZERO);
+        assert_eq!(done.status, Status::Unreadable, "{done:?}");
     }
 
     #[test]

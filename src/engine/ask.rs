@@ -24,6 +24,10 @@ pub struct Question {
     pub prompt: String,
     /// The answer's JSON Schema, passed to harnesses that take one.
     pub schema: Value,
+    /// A folder the seat reads with its harness's read tools (its reviewer mode), working in
+    /// it; the answer is then the object in its last message that meets the contract. `None`:
+    /// sealed, no tools.
+    pub reads: Option<PathBuf>,
 }
 
 /// Checks an answer object against its contract: `Err` says why it does not meet it.

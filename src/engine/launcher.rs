@@ -446,12 +446,18 @@ impl Asker for Launcher {
         for (i, q) in questions.iter().enumerate() {
             match self.seat(&q.seat) {
                 Ok(seat) => {
-                    jobs.push(Job::sealed(
+                    let mut job = Job::sealed(
                         &q.name,
                         seat,
                         Prompt::text(q.prompt.clone()),
                         q.schema.clone(),
-                    ));
+                    );
+                    if let Some(dir) = &q.reads {
+                        job.mode = Mode::Reviewer {
+                            checkout: dir.clone(),
+                        };
+                    }
+                    jobs.push(job);
                     index.push(i);
                 }
                 Err(e) => replies[i] = Some(Reply::abstained(Status::NotFound, format!("{e:#}"))),

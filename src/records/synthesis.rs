@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::records::review::{Finding, ReviewDecision, ReviewRecord, Severity, name_order};
-use crate::records::{Decision, Status};
+use crate::records::{Decision, Status, Usage};
 
 /// Every record of the synthesis stream: `panel-merge`'s output and `panel-vote`'s.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -130,6 +130,10 @@ pub struct VoteRecord {
     /// What the seat ran under, when one was launched: `landlock-abi-N`, `off`, `unavailable: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// What the voter's one call used, as its harness reports it: on the first of its vote
+    /// records only (one call gave them all), so a sum over the records counts each call once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// A vote as the synthesis shows it.
@@ -285,6 +289,9 @@ pub struct RouteRecord {
     pub findings: Vec<String>,
     /// The findings the judge skipped.
     pub skipped: Vec<String>,
+    /// What the judge's call used, as its harness reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 impl RouteRecord {
@@ -404,6 +411,9 @@ pub struct MergeRecord {
     /// What the seat ran under, when one was launched: `landlock-abi-N`, `off`, `unavailable: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// What the merging seat's call used, as its harness reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// How the findings were grouped, as the merge record says. A record read back with any other

@@ -55,6 +55,7 @@ pub fn route_without_judge(applied: &Applied) -> RouteRecord {
         cause: None,
         findings,
         skipped: Vec::new(),
+        usage: None,
     }
 }
 
@@ -92,6 +93,7 @@ pub fn route_with_judge(
                     cause: Some(cause),
                     findings: Vec::new(),
                     skipped: Vec::new(),
+                    usage: None,
                 },
             );
         }
@@ -159,6 +161,7 @@ pub fn route_with_judge(
         cause: None,
         findings,
         skipped,
+        usage: None,
     };
     (decisions, route)
 }

@@ -20,10 +20,10 @@ use serde_json::{Map, Value};
 use crate::contracts::Contract;
 use crate::contracts::grouping::{self, check_grouping, grouping_prompt};
 use crate::engine::ask::{Asker, Question, Reply};
-use crate::records::Status;
 use crate::records::review::{self, ReviewRecord};
 use crate::records::synthesis::{Group, Source};
 use crate::records::synthesis::{MergeHow, MergeRecord, MergedFinding, Record, Reviewer};
+use crate::records::{Status, Usage};
 use crate::rules::grouping::{Grouping, build, group_in_code};
 use crate::tools::docs::ToolDoc;
 
@@ -141,6 +141,7 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
         findings: sources.len(),
         merged: 0,
         sandbox: None,
+        usage: None,
     };
     let alone = || Grouping {
         groups: (0..sources.len())
@@ -170,7 +171,9 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
                     bail!("merging with a seat needs a launcher");
                 };
                 record.sandbox = asker.sandbox().map(String::from);
-                match ask_seat(asker, seat, &sources) {
+                let (answer, usage) = ask_seat(asker, seat, &sources);
+                record.usage = usage;
+                match answer {
                     Ok(groups) => Grouping {
                         groups,
                         possible: Vec::new(),
@@ -193,14 +196,19 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
     })
 }
 
-/// Groups and the pairs of groups that may be one problem.
-fn ask_seat(asker: &dyn Asker, seat: &str, sources: &[Source]) -> Result<Vec<Group>, String> {
+/// The seat's groups, or why there are none; and what its call used.
+fn ask_seat(
+    asker: &dyn Asker,
+    seat: &str,
+    sources: &[Source],
+) -> (Result<Vec<Group>, String>, Option<Usage>) {
     let ids: Vec<String> = sources.iter().map(|s| s.finding.id.clone()).collect();
     let question = Question {
         name: "merge".into(),
         seat: seat.into(),
         prompt: grouping_prompt(sources),
         schema: grouping::grouping_schema(),
+        reads: None,
     };
     let contract = grouping::GroupingContract { ids: ids.clone() };
     let check = move |a: &Map<String, Value>| contract.check(a);
@@ -209,7 +217,7 @@ fn ask_seat(asker: &dyn Asker, seat: &str, sources: &[Source]) -> Result<Vec<Gro
         .into_iter()
         .next()
         .unwrap_or_else(|| Reply::abstained(Status::Failed, "the launcher sent no reply"));
-    match reply.answer {
+    let groups = match reply.answer {
         // Checked again here: an asker that skipped the check must not slip a bad grouping in.
         Some(answer) => check_grouping(&answer, &ids)
             .map_err(|why| format!("the merging seat {seat} answered badly: {why}")),
@@ -218,7 +226,8 @@ fn ask_seat(asker: &dyn Asker, seat: &str, sources: &[Source]) -> Result<Vec<Gro
             reply.status.as_str(),
             reply.cause.map(|c| format!(": {c}")).unwrap_or_default()
         )),
-    }
+    };
+    (groups, reply.usage)
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {

@@ -56,6 +56,11 @@ pub struct Args {
     /// record on any other seat is an input error, and nothing is launched.
     #[arg(long = "seat", value_name = "SEAT")]
     pub seats: Vec<String>,
+    /// A voter's seat that declares read tools (repeatable; one of the --seat options): its
+    /// voter works in a folder holding a copy of the work, with its harness's read tools (its
+    /// reviewer mode: claude, codex), and may read the work to check a claim before it votes.
+    #[arg(long = "reads", value_name = "SEAT")]
+    pub reads: Vec<String>,
     #[command(flatten)]
     pub rules: Rules,
     #[command(flatten)]
@@ -201,6 +206,25 @@ pub fn collect_votes(
     brief: Option<&str>,
     candidate: &str,
 ) -> Result<Vec<VoteRecord>> {
+    collect_votes_reading(panel, seats, asker, brief, candidate, None)
+}
+
+/// Voters on seats that read: those seats, and the file holding the work in its folder.
+pub struct Reading<'a> {
+    pub seats: &'a [String],
+    pub file: &'a Path,
+}
+
+/// [`collect_votes`], where the voters on `reading`'s seats may read the work with their read
+/// tools, in the folder holding its file.
+pub fn collect_votes_reading(
+    panel: &MergedPanel,
+    seats: &[String],
+    asker: &dyn Asker,
+    brief: Option<&str>,
+    candidate: &str,
+    reading: Option<&Reading>,
+) -> Result<Vec<VoteRecord>> {
     let mut asked: Vec<(&Reviewer, Vec<&MergedFinding>)> = Vec::new();
     let mut questions: Vec<(Question, Box<Check>)> = Vec::new();
     for voter in panel.voters() {
@@ -212,11 +236,15 @@ pub fn collect_votes(
         let contract = VoteContract {
             ids: shown.iter().map(|f| f.id.clone()).collect(),
         };
+        let file = reading
+            .filter(|r| r.seats.iter().any(|s| s == seat))
+            .map(|r| r.file);
         let question = Question {
             name: format!("vote-{}", voter.name),
             seat: seat.into(),
-            prompt: vote_prompt(brief, candidate, &shown),
+            prompt: vote_prompt(brief, candidate, &shown, file),
             schema: contract.schema(),
+            reads: file.and_then(Path::parent).map(Path::to_path_buf),
         };
         let check: Box<Check> = Box::new(move |a: &Map<String, Value>| contract.check(a));
         questions.push((question, check));
@@ -248,7 +276,9 @@ pub fn collect_votes(
             status,
             cause: Some(cause),
             sandbox: asker.sandbox().map(String::from),
+            usage: None,
         };
+        let first = out.len();
         match ballots {
             Ok(ballots) => {
                 // The votes it gave count; a finding its reply left out has no vote from it.
@@ -280,6 +310,9 @@ pub fn collect_votes(
                     out.push(no_vote(id, status, cause.clone()));
                 }
             }
+        }
+        if let Some(rec) = out.get_mut(first) {
+            rec.usage = reply.usage.clone();
         }
     }
     Ok(out)
@@ -352,6 +385,7 @@ pub fn ask_judge(
     };
     let left = applied.left();
     let n = left.len();
+    let mut usage = None;
     let answer = if n == 0 {
         Ok(Vec::new())
     } else {
@@ -367,12 +401,14 @@ pub fn ask_judge(
                         seat: seat.clone(),
                         prompt: judge_prompt(brief, candidate, &left),
                         schema: DecisionContract { n }.schema(),
+                        reads: None,
                     };
                     let check = move |a: &Map<String, Value>| DecisionContract { n }.check(a);
                     let reply = ask_each(asker, vec![(question, Box::new(check))])
                         .into_iter()
                         .next()
                         .unwrap_or_else(|| Reply::abstained(Status::Failed, "no reply"));
+                    usage = reply.usage;
                     match reply.answer {
                         Some(a) => check_decisions(&a, n).map_err(|why| (Status::Unreadable, why)),
                         None => Err((
@@ -385,7 +421,8 @@ pub fn ask_judge(
             JudgeSeat::None => unreachable!("a judge with a name"),
         }
     };
-    let (mut decisions, route) = route_with_judge(applied, &name, answer);
+    let (mut decisions, mut route) = route_with_judge(applied, &name, answer);
+    route.usage = usage;
     if let (JudgeSeat::Seat(_), Some(asker)) = (judge, asker) {
         for d in &mut decisions {
             d.sandbox = asker.sandbox().map(String::from);
@@ -425,6 +462,30 @@ impl Outcomes {
 
 // ── The report panel-tally prints ──────────────────────────────────────────
 // ── The command ────────────────────────────────────────────────────────────
+
+/// A copy of the work for the voters that read it, in `reads/` of the run folder, under the
+/// candidate's own file name when that is one plain name (else `work`); its path.
+fn reading_copy(
+    launched: &crate::engine::launcher::Launcher,
+    path: &str,
+    text: &str,
+) -> Result<std::path::PathBuf> {
+    let run = launched
+        .run_dir()
+        .context("the reading voters need a run folder")?;
+    let dir = run.join("reads");
+    crate::engine::run_folder::make_dir(&dir)
+        .with_context(|| format!("{}: cannot make the reading voters' folder", dir.display()))?;
+    let name = Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| crate::records::text::check_folder_name(n).is_ok())
+        .unwrap_or("work");
+    let file = dir.join(name);
+    crate::engine::run_folder::write_private(&file, text.as_bytes())
+        .with_context(|| format!("{}: cannot write the work", file.display()))?;
+    Ok(file)
+}
 
 fn read_text(path: &str, what: &str) -> Result<String> {
     let mut input = crate::records::input::Input::open(path)?;
@@ -475,6 +536,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     // Usage errors first, before any input is read.
     let opts = args.launch.options()?;
+    if let Some(seat) = args.reads.iter().find(|s| !args.seats.contains(s)) {
+        bail!("--reads {seat}: not one of the --seat options: only a voter's seat reads");
+    }
+    if !args.reads.is_empty() {
+        let table = crate::engine::harness::Table::load(&opts.harness_files)?;
+        for spec in &args.reads {
+            let seat = crate::engine::harness::Seat::parse(spec, &table, &opts.families)?;
+            if seat.harness.reviewer.is_none() {
+                bail!(
+                    "--reads {spec}: harness {} has no read tools to give a voter (no reviewer mode)",
+                    seat.harness.name
+                );
+            }
+        }
+    }
     let records = synthesis::read(&args.inputs, APPLY_TYPES)?;
     // Every reviewer sits on a seat the command line gave, whether or not it is asked.
     for (rec, at) in &records {
@@ -521,13 +597,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None
     };
     let asker = launched.as_ref().map(|l| l as &dyn Asker);
+    // The work the reading voters read: a copy in a folder of its own in the run folder.
+    let work_file = match (&launched, &candidate) {
+        (Some(l), Some(text)) if !args.reads.is_empty() => Some(reading_copy(
+            l,
+            args.candidate.as_deref().unwrap_or(""),
+            text,
+        )?),
+        _ => None,
+    };
+    let reading = work_file.as_deref().map(|file| Reading {
+        seats: &args.reads,
+        file,
+    });
     let votes = match asker {
-        Some(asker) if needs_votes => collect_votes(
+        Some(asker) if needs_votes => collect_votes_reading(
             &panel,
             &args.seats,
             asker,
             brief.as_deref(),
             candidate.as_deref().unwrap_or(""),
+            reading.as_ref(),
         )?,
         _ => Vec::new(),
     };
