@@ -11,6 +11,7 @@ mod mockserver;
 mod pr;
 mod real_cli;
 mod real_judge;
+mod schemas;
 mod sealed;
 mod synthesis;
 mod tally;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::records::Usage;
 
 /// The two verdicts a reviewer can give.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum PrVerdict {
     #[serde(rename = "MERGE")]
     Merge,
@@ -24,7 +24,7 @@ impl PrVerdict {
 }
 
 /// How a member ended; everything but `ok` is no verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PrStatus {
     Ok,
@@ -76,7 +76,7 @@ impl PrStatus {
 }
 
 /// The CI-policy line of a MERGE.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CiPolicy {
     /// `unchanged` or `weakened`.
@@ -86,7 +86,7 @@ pub struct CiPolicy {
 }
 
 /// One finding of a FIX_FIRST: a reviewer's `- path:LINE — what` line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PrFinding {
     /// The cited file, when the finding cites `path:line`.
@@ -98,7 +98,7 @@ pub struct PrFinding {
 }
 
 /// A task a reviewer proposes beside its verdict (its `Follow-ups:` block).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FollowUp {
     pub title: String,
@@ -137,7 +137,7 @@ pub struct Link {
 }
 
 /// The `pr-verdict` record: how one plan member ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PrVerdictRecord {
     #[serde(rename = "type")]
@@ -162,6 +162,7 @@ pub struct PrVerdictRecord {
     pub head: String,
     /// MERGE or FIX_FIRST; any other value reads as none, a missing member (docs/rules.md).
     #[serde(default, deserialize_with = "verdict_or_none")]
+    #[schemars(with = "Option<PrVerdict>")]
     pub verdict: Option<PrVerdict>,
     pub status: PrStatus,
     /// Why there is no verdict, in one line.

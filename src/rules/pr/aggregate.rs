@@ -16,7 +16,9 @@ pub const ADVERSARY: &str = "adversary";
 pub const TESTS: &str = "tests";
 
 /// What the fix-proof check said of the PR's tests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FixProof {
     Ok,
@@ -33,7 +35,7 @@ impl FixProof {
 }
 
 /// The panel's outcome, in Shepherd's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum PrOutcome {
     #[serde(rename = "MERGE")]
     Merge,
@@ -66,7 +68,7 @@ impl PrOutcome {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelFinding {
     pub member: String,
@@ -79,7 +81,7 @@ pub struct PanelFinding {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelFollowUp {
     pub member: String,
@@ -89,7 +91,7 @@ pub struct PanelFollowUp {
 }
 
 /// A counted verdict's OWNER-BRIEF block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelOwnerBrief {
     pub member: String,
@@ -97,7 +99,7 @@ pub struct PanelOwnerBrief {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberResult {
     pub member: String,
@@ -112,7 +114,7 @@ pub struct MemberResult {
 }
 
 /// The `pr-panel` record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelVerdict {
     #[serde(rename = "type")]
