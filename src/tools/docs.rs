@@ -165,7 +165,7 @@ pub fn suite_page() -> String {
         "Every line a tool writes on standard output is one compact JSON record, and every record carries its \"type\". Field names are camelCase. A tool handed a record of another type refuses it in one line that names the tool the record is meant for. The records, by type:",
     );
     for s in crate::tools::schemas::schemas() {
-        if s.name == "harness" {
+        if s.name == "harness" || s.name == "pr-facts" {
             continue;
         }
         let what = s.schema["description"].as_str().unwrap_or_default();
@@ -173,7 +173,7 @@ pub fn suite_page() -> String {
     }
     para(
         &mut out,
-        "Each record type has a JSON Schema (draft 2020-12) in the source's schemas/ folder, schemas/TYPE.schema.json, generated from the record types; schemas/harness.schema.json describes a harness row.",
+        "Each record type has a JSON Schema (draft 2020-12) in the source's schemas/ folder, schemas/TYPE.schema.json, generated from the record types. schemas/pr-facts.schema.json describes the PR facts pr-classify reads (and --print-facts writes), and schemas/harness.schema.json a harness row.",
     );
     out.push_str(".SH \"EXIT STATUS\"\n");
     para(&mut out, "The same in every tool:");
@@ -213,7 +213,7 @@ pub fn suite_page() -> String {
         ),
         (
             "$TMPDIR/panel.*",
-            "A run folder (--out DIR names one): every judge's prompt, exact argv, raw output, error output and record, 0700, locked while its run lives. panel-judge names it on standard error with the ledger's sha256.",
+            "The run folder of a tool that launches judges (--out DIR names another): every judge's prompt, exact argv, raw output, error output and record, 0700, locked while its run lives, named on standard error with its ledger's sha256.",
         ),
         (
             "$XDG_RUNTIME_DIR/panel-slots-UID",
@@ -246,7 +246,7 @@ pub fn suite_page() -> String {
         ),
         (
             "GH_REPO",
-            "The repository (OWNER/NAME) pr-classify plans for when neither the facts nor --repo name it.",
+            "The repository ([HOST/]OWNER/NAME, as gh reads it) pr-classify takes when neither the facts nor --repo name one.",
         ),
         (
             "XDG_CONFIG_HOME, HOME",

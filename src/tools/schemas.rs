@@ -351,3 +351,38 @@ struct SplitFinding {
     /// `REVIEWER VOTE: REASON`, one per vote.
     votes: Vec<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_record_schema_pins_its_type_first_and_is_closed() {
+        let all = schemas();
+        let mut names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "two schemas share a name");
+        for s in all
+            .iter()
+            .filter(|s| !["harness", "pr-facts"].contains(&s.name))
+        {
+            assert_eq!(s.schema["properties"]["type"]["const"], s.name);
+            assert_eq!(s.schema["required"][0], "type", "{}", s.name);
+            let first = s.schema["properties"].as_object().unwrap().keys().next();
+            assert_eq!(first.map(String::as_str), Some("type"), "{}", s.name);
+        }
+        let verdict = schema("verdict").unwrap();
+        assert_eq!(verdict["additionalProperties"], false);
+        assert_eq!(
+            verdict["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        // The three shapes of a tally, each closed, under the one pinned type.
+        let tally = schema("tally").unwrap();
+        assert_eq!(tally["anyOf"].as_array().unwrap().len(), 3);
+        for def in ["Tally", "ThresholdTally", "SynthesisTally"] {
+            assert_eq!(tally["$defs"][def]["additionalProperties"], false, "{def}");
+        }
+    }
+}
