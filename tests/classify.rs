@@ -1,6 +1,7 @@
 //! pr-classify, run as a binary: the seed's example, the three inputs (one of them real
 //! `git diff --numstat` output from a temporary repository), the exit statuses and the tables.
 
+use crate::util::Checked;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -468,7 +469,7 @@ fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
         .env("GIT_AUTHOR_EMAIL", "panel@example.invalid")
         .env("GIT_COMMITTER_NAME", "Panel Test")
         .env("GIT_COMMITTER_EMAIL", "panel@example.invalid")
-        .output()
+        .checked_output()
         .expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
     out.stdout

@@ -1,5 +1,6 @@
-//! The man pages and completions are generated from the clap definitions and committed; this
-//! test fails when they drift. Refresh them with:
+//! The man pages and completions are generated from the clap definitions, panel(7) from its
+//! source in the library, the record schemas from the record types; all are committed, and
+//! this test fails when they drift. Refresh them with:
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration generated
 
@@ -40,6 +41,7 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
             page.render_subcommands_section(&mut man).unwrap();
         }
         man.extend_from_slice(doc.roff().as_bytes());
+        man.extend_from_slice(panel::tools::docs::see_also(&name).as_bytes());
         page.render_version_section(&mut man).unwrap();
         out.push((root().join("man").join(format!("{name}.1")), man));
         for (shell, file) in [
@@ -51,6 +53,16 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
             clap_complete::generate(shell, &mut cmd, &name, &mut buf);
             out.push((root().join("completions").join(file), buf));
         }
+    }
+    out.push((
+        root().join("man/panel.7"),
+        panel::tools::docs::suite_page().into_bytes(),
+    ));
+    for s in panel::tools::schemas::schemas() {
+        out.push((
+            root().join("schemas").join(s.file_name()),
+            s.text().into_bytes(),
+        ));
     }
     out
 }
@@ -71,9 +83,21 @@ fn man_pages_and_completions_match_the_clap_definitions() {
             continue;
         }
         if update {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &want).unwrap();
         } else {
             stale.push(path.strip_prefix(root()).unwrap().display().to_string());
+        }
+    }
+    // A schema file no record type renders any more is stale too.
+    let rendered: Vec<PathBuf> = rendered().into_iter().map(|(p, _)| p).collect();
+    for entry in std::fs::read_dir(root().join("schemas")).unwrap().flatten() {
+        if !rendered.contains(&entry.path()) {
+            if update {
+                std::fs::remove_file(entry.path()).unwrap();
+            } else {
+                stale.push(format!("schemas/{}", entry.file_name().to_string_lossy()));
+            }
         }
     }
     assert!(

@@ -1,6 +1,7 @@
 //! panel-judge against the stand-in harness CLIs (tests/standins), put first on PATH: the
 //! lockdown argv, the private folders, closed stdin, and what each misbehaviour becomes.
 
+use crate::util::Checked;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -42,7 +43,7 @@ impl Rig {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        cmd.output().unwrap()
+        cmd.checked_output().unwrap()
     }
 
     pub fn calls(&self) -> Vec<Value> {
@@ -427,7 +428,7 @@ fn judge_panel(rig: &Rig, candidate: &Path, env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.output().unwrap()
+    cmd.checked_output().unwrap()
 }
 
 #[test]
@@ -476,7 +477,7 @@ fn bin_judge_panel_reports_like_the_seed_script_and_exits_honestly() {
 
     // No argument: the script's usage line and exit 2 (bash's ${1:?} would exit 1, "breaks").
     let out = Command::new(root().join("bin/judge-panel"))
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
@@ -509,7 +510,7 @@ const SEED_LENSES: [(&str, &str); 3] = [
 fn bin_judge_panel_says_how_its_questions_differ_from_the_seeds() {
     let out = Command::new(root().join("bin/judge-panel"))
         .arg("--help")
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let help = stdout(&out);
@@ -571,7 +572,7 @@ fn the_readme_first_command_runs_offline() {
                 std::env::var("PATH").unwrap_or_default()
             ),
         )
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
@@ -620,7 +621,7 @@ fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
             .env("PATH", &path)
             // mkdir's own words, without the quotes of a UTF-8 locale.
             .env("LC_ALL", "C")
-            .output()
+            .checked_output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert_eq!(stderr(&out), format!("{want}\n"), "{args:?}");
@@ -759,7 +760,7 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
             .env("STANDIN_VERDICT", "holds")
             .env("STANDIN_RULES", rules)
             .stdin(Stdio::null());
-        cmd.output().unwrap()
+        cmd.checked_output().unwrap()
     };
     let log = || std::fs::read_to_string(&ssh_log).unwrap_or_default();
     let records = |name: &str| -> Vec<Value> {

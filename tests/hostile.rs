@@ -4,6 +4,7 @@
 //! streamed into each tool and must be refused in bounded memory. Candidates that try to close
 //! the judge's fence must stay inside it, unaltered and sealed.
 
+use crate::util::Checked;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -1047,7 +1048,7 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
         // The seat keeps the prompt it read for the test, outside its folders.
         .env("PANEL_SANDBOX_WRITE", dir)
         .stdin(Stdio::null())
-        .output()
+        .checked_output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     if out.status.code() != Some(0) {

@@ -1,6 +1,7 @@
 //! Nothing is lost, nothing is counted twice, nothing misread: the tools against inputs and
 //! processes that do not play fair. Each test failed before the fix it guards.
 
+use crate::util::Checked;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
@@ -59,7 +60,7 @@ fn a_deadline_past_any_use_is_a_usage_error() {
             .args(["--timeout", "1e20"])
             .stdin(Stdio::null())
             .current_dir(root())
-            .output()
+            .checked_output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{tool}: {}", stderr(&out));
         let line = error_line(&out);
@@ -105,7 +106,7 @@ fn a_nul_byte_in_the_candidate_is_refused_before_launching() {
         &format!("exec:touch {}; cat=x", log.display()),
         file.to_str().unwrap(),
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -130,7 +131,7 @@ fn a_closed_standard_output_is_refused_before_launching() {
     let out = Command::new("bash")
         .args(["-c", &script])
         .current_dir(root())
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("panel-judge: standard output is closed"));
@@ -140,7 +141,7 @@ fn a_closed_standard_output_is_refused_before_launching() {
     let out = Command::new("bash")
         .args(["-c", &script])
         .current_dir(root())
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
@@ -180,7 +181,7 @@ fn a_relative_path_entry_still_finds_the_harness() {
             .env("PATH", &path)
             .current_dir(tmp.path())
             .stdin(Stdio::null())
-            .output()
+            .checked_output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{seat}: {}", stderr(&out));
         assert_eq!(records(&out)[0]["status"], "ok", "{seat}: {}", stdout(&out));
@@ -200,7 +201,7 @@ fn exec_seats_are_compared_without_their_spacing() {
         "a=Q?",
         "examples/answer.md",
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(
@@ -227,7 +228,7 @@ fn a_quoted_verdict_does_not_decide() {
         "0",
         "examples/answer.md",
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rec = &records(&out)[0];
@@ -268,7 +269,7 @@ fn a_reply_nested_past_any_answer_is_unreadable_not_a_crash() {
     ])
     // What the seat writes down for the test lies outside its folders.
     .env("PANEL_SANDBOX_WRITE", tmp.path())
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recs = records(&out);
@@ -373,7 +374,7 @@ fn an_escaped_holder_of_the_pipe_costs_no_answer() {
         "30",
         "examples/answer.md",
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rec = &records(&out)[0];
@@ -457,7 +458,7 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
     // What the seat writes down for the test lies outside its folders.
     .env("PANEL_SANDBOX_WRITE", tmp.path())
     .env("TMPDIR", tmp.path())
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!left[0].exists(), "the abandoned sandbox is still there");
@@ -486,7 +487,7 @@ fn judges_wait_for_descriptors_rather_than_abstain() {
         .env("PANEL_SANDBOX_READ", tmp.path())
         .current_dir(root())
         .stdin(Stdio::null())
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recs = records(&out);
@@ -509,7 +510,7 @@ fn an_out_folder_that_is_not_empty_is_refused_and_its_links_not_followed() {
     std::os::unix::fs::symlink(&victim, out_dir.join("candidate")).unwrap();
     std::os::unix::fs::symlink(&victim, out_dir.join("verdicts.jsonl")).unwrap();
     let out = holding_judge(&["--lens", "a=Q?", "--out", out_dir.to_str().unwrap()])
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(error_line(&out).contains("not empty"), "{}", stderr(&out));
@@ -527,7 +528,7 @@ fn an_out_folder_of_another_user_is_refused() {
     std::fs::create_dir(&out_dir).unwrap();
     std::os::unix::fs::chown(&out_dir, Some(65534), Some(65534)).unwrap();
     let out = holding_judge(&["--out", out_dir.to_str().unwrap()])
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -558,7 +559,7 @@ fn a_run_folder_is_private_whatever_the_umask() {
         .args(["-c", &script])
         .current_dir(root())
         .stdin(Stdio::null())
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut seen = 0;
@@ -601,7 +602,7 @@ fn a_name_that_would_leave_the_run_folder_is_refused() {
         let out_dir = tmp.path().join("run");
         args.extend(["--out", out_dir.to_str().unwrap()]);
         args.push("examples/answer.md");
-        let out = judge(&args).output().unwrap();
+        let out = judge(&args).checked_output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{value}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("cannot name a folder"),
@@ -687,7 +688,7 @@ fn an_answer_file_put_in_place_of_the_judges_is_not_read() {
             "0",
             "examples/answer.md",
         ])
-        .output()
+        .checked_output()
         .unwrap();
         assert_eq!(out.status.code(), Some(0), "{how}: {}", stderr(&out));
         assert_eq!(records(&out)[0]["status"], want, "{how}: {}", stdout(&out));
@@ -707,14 +708,14 @@ fn the_closing_line_seals_the_ledger() {
         "--out",
         out_dir.to_str().unwrap(),
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let ledger = std::fs::read(out_dir.join("verdicts.jsonl")).unwrap();
     assert_eq!(ledger, out.stdout);
     let sum = Command::new("sha256sum")
         .arg(out_dir.join("verdicts.jsonl"))
-        .output()
+        .checked_output()
         .unwrap();
     let hex = String::from_utf8_lossy(&sum.stdout)
         .split(' ')
@@ -792,7 +793,7 @@ fn a_slot_folder_open_to_others_is_refused() {
     std::fs::set_permissions(&slots, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = holding_judge(&["--lens", "a=Q?", "--harness-cap", "exec=1"])
         .env("XDG_RUNTIME_DIR", tmp.path())
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -866,7 +867,7 @@ fn control_characters_in_reviews_and_errors_are_shown_escaped() {
     );
     let out = Command::new(bin("panel-tally"))
         .arg("no\u{1b}[2Jsuch")
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -956,7 +957,7 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
         .env("PANEL_SANDBOX_READ", tmp.path())
         .current_dir(root())
         .stdin(Stdio::null())
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
@@ -992,7 +993,7 @@ fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
             .env("CALLER_SECRET", "ENVCANARY")
             .current_dir(root())
             .stdin(Stdio::null())
-            .output()
+            .checked_output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let rec = &records(&out)[0];

@@ -1,5 +1,6 @@
 //! panel-judge end to end, with `exec:` and `replay:` seats (no harness CLI needed).
 
+use crate::util::Checked;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -39,7 +40,7 @@ fn one_judge(script: &str) -> std::process::Output {
         "examples/answer.md",
     ])
     .current_dir(root())
-    .output()
+    .checked_output()
     .unwrap()
 }
 
@@ -56,7 +57,7 @@ fn replayed_answers_make_sealed_records_and_a_kept_run_folder() {
         "examples/answer.md",
     ])
     .current_dir(root())
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recs = records(&out);
@@ -109,7 +110,7 @@ fn the_prompt_fences_the_candidate_and_says_holds_is_valid() {
         tmp.path().join("run").to_str().unwrap(),
         cand.to_str().unwrap(),
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let prompt = std::fs::read_to_string(tmp.path().join("run/only/prompt.txt")).unwrap();
@@ -274,7 +275,7 @@ fn a_valid_answer_with_a_non_zero_exit_counts() {
         "examples/answer.md",
     ])
     .current_dir(root())
-    .output()
+    .checked_output()
     .unwrap();
     let r = &records(&out)[0];
     assert_eq!(
@@ -308,7 +309,7 @@ fn a_judge_past_its_deadline_is_killed_with_its_grandchildren() {
     // What the seat writes down for the test lies outside its folders.
     .env("PANEL_SANDBOX_WRITE", tmp.path())
     .current_dir(root())
-    .output()
+    .checked_output()
     .unwrap();
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     let r = &records(&out)[0];
@@ -407,7 +408,7 @@ fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
     let out = Command::new("bash")
         .args(["-c", &format!("set -o pipefail; {script}")])
         .current_dir(root())
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(t.elapsed() < Duration::from_secs(10));
@@ -440,7 +441,7 @@ fn each_judge_runs_sealed_in_private_folders_with_stdin_closed() {
     .current_dir(root())
     .env("SECRET_TOKEN", "s3cret")
     .env("CARRIED", "yes")
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(records(&out)[0]["status"], "ok", "{}", stderr(&out));
     let log = std::fs::read_to_string(&log).unwrap();
@@ -489,7 +490,7 @@ fn usage_errors_are_one_line_and_launch_nothing() {
     for (args, msg) in cases {
         let mut all = args.to_vec();
         all.push("examples/answer.md");
-        let out = judge(&all).current_dir(root()).output().unwrap();
+        let out = judge(&all).current_dir(root()).checked_output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(msg), "{args:?}: {}", stderr(&out));
         assert_eq!(
@@ -507,7 +508,7 @@ fn a_missing_harness_stops_everything_before_any_judge_starts() {
     let out = judge(&["--seat", "codex:gpt-5", "examples/answer.md"])
         .current_dir(root())
         .env("PATH", "/usr/bin:/bin")
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
@@ -536,7 +537,7 @@ fn a_prompt_too_large_for_an_argument_is_refused_or_sent_on_stdin() {
         "a=Q?",
         big.to_str().unwrap(),
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -561,7 +562,7 @@ fn a_prompt_too_large_for_an_argument_is_refused_or_sent_on_stdin() {
         "a=Q?",
         big.to_str().unwrap(),
     ])
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(records(&out)[0]["status"], "ok", "{}", stderr(&out));
 }
@@ -578,7 +579,7 @@ fn dry_run_prints_one_command_per_judge_and_launches_nothing() {
     ])
     .current_dir(root())
     .env("PATH", "/usr/bin:/bin")
-    .output()
+    .checked_output()
     .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<String> = stdout(&out).lines().map(String::from).collect();
@@ -602,14 +603,14 @@ fn dry_run_prints_one_command_per_judge_and_launches_nothing() {
                     .trim_end_matches(" < /dev/null")
             ),
         ])
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(stdout(&words).trim().parse::<usize>().unwrap(), 52);
 }
 
 #[test]
 fn list_harnesses_prints_rows_a_user_can_copy() {
-    let out = judge(&["--list-harnesses"]).output().unwrap();
+    let out = judge(&["--list-harnesses"]).checked_output().unwrap();
     let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     for n in ["claude", "codex", "exec", "replay"] {
@@ -622,7 +623,7 @@ fn list_harnesses_prints_rows_a_user_can_copy() {
     let file = tmp.path().join("row.json");
     std::fs::write(&file, row.to_string()).unwrap();
     let out = judge(&["--harness-file", file.to_str().unwrap(), "--list-harnesses"])
-        .output()
+        .checked_output()
         .unwrap();
     assert!(stdout(&out).contains("\"myclaude\""), "{}", stderr(&out));
 }
@@ -751,7 +752,7 @@ fn a_row_may_name_the_schema_and_prompt_files_in_its_environment() {
         "examples/answer.md",
     ])
     .current_dir(root())
-    .output()
+    .checked_output()
     .unwrap();
     let r = &records(&out)[0];
     assert_eq!(r["status"], "ok", "{r} {}", stderr(&out));

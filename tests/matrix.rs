@@ -13,6 +13,7 @@
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration matrix::readme
 
+use crate::util::Checked;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Condvar, Mutex, OnceLock};
@@ -465,7 +466,7 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, want: &Want, bad: &Mutex<V
         }
     }
     let t0 = std::time::Instant::now();
-    let out = cmd.output().unwrap();
+    let out = cmd.checked_output().unwrap();
     eprintln!(
         "cell {row} × {}: {:.1}s",
         f.title,
@@ -724,7 +725,7 @@ fn private_mounts() -> Result<(), String> {
         .get_or_init(|| {
             let out = Command::new("unshare")
                 .args(["--user", "--map-root-user", "--mount", "true"])
-                .output()
+                .checked_output()
                 .map_err(|e| format!("unshare --user: {e}"))?;
             if out.status.success() {
                 return Ok(());

@@ -2,6 +2,7 @@
 //! temporary git repository: acceptance, the depth floor, the correction, a reviewer that writes,
 //! silence and its fresh reviewer, usage limits, and the repeat run.
 
+use crate::util::Checked;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -22,7 +23,7 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_AUTHOR_EMAIL", "test@example.com")
         .env("GIT_COMMITTER_NAME", "Test")
         .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .output()
+        .checked_output()
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
     stdout(&out).trim().to_string()
@@ -150,7 +151,7 @@ impl Pr {
     }
 
     fn judge(&self, plan: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
-        self.command(plan, extra, env).output().unwrap()
+        self.command(plan, extra, env).checked_output().unwrap()
     }
 
     fn calls(&self) -> Vec<Value> {
@@ -566,7 +567,7 @@ fn the_plan_is_required_and_a_head_not_in_the_repository_is_refused() {
     let pr = Pr::new("pr-errors");
     let out = Command::new(bin("panel-judge"))
         .args(["--contract", "pr"])
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--plan"), "{}", stderr(&out));
@@ -642,7 +643,7 @@ fn tally(pr: &Pr, plan: &Path, verdicts: &str, extra: &[&str]) -> Output {
         .arg(pr.repo())
         .args(extra)
         .arg(&file)
-        .output()
+        .checked_output()
         .unwrap()
 }
 
@@ -864,7 +865,7 @@ fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str,
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.output().unwrap()
+    cmd.checked_output().unwrap()
 }
 
 /// pr-review printed a MERGE and exited 0.
@@ -915,7 +916,11 @@ fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
 /// does), and a head this clone has never seen is fetched from GitHub's pull ref.
 #[test]
 fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
-    if Command::new("jq").arg("--version").output().is_err() {
+    if Command::new("jq")
+        .arg("--version")
+        .checked_output()
+        .is_err()
+    {
         eprintln!("skipped: the stand-in gh needs jq");
         return;
     }
@@ -1051,7 +1056,7 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
             ("GH_TOKEN", "t"),
             ("GH_REPO", "acme/app"),
         ])
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
     let gh_json: Value = serde_json::from_slice(&listed.stdout).unwrap();
@@ -1281,7 +1286,7 @@ fn the_plan_lists_the_links_the_pr_adds() {
             .arg("-C")
             .arg(pr.repo())
             .args(&args)
-            .output()
+            .checked_output()
             .unwrap();
         let classify = |extra: &[&str]| {
             run_with_stdin(

@@ -15,6 +15,7 @@
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration real_judge
 
+use crate::util::Checked;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -127,7 +128,7 @@ fn dry_words(line: &str, exe: &str) -> Vec<String> {
         .arg(format!("{exe}() {{ printf '%s\\0' \"$@\"; }}; eval \"$1\""))
         .arg("_")
         .arg(line)
-        .output()
+        .checked_output()
         .unwrap();
     assert!(out.status.success(), "bash could not read {line}");
     let text = String::from_utf8(out.stdout).unwrap();
@@ -307,7 +308,7 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let (home, scratch, run) = (&stage.home, &stage.scratch, &stage.run);
     let cmd = |extra: &[&str]| stage.panel_judge(timeout, extra);
     let before = listing(home);
-    let dry: Output = cmd(&["--dry-run"]).output().unwrap();
+    let dry: Output = cmd(&["--dry-run"]).checked_output().unwrap();
     assert!(
         dry.status.success(),
         "{}",
@@ -315,7 +316,7 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     );
     let line = String::from_utf8(dry.stdout).unwrap();
     let started = Instant::now();
-    let out = cmd(&[]).output().unwrap();
+    let out = cmd(&[]).checked_output().unwrap();
     let secs = started.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{}: {stderr}", case.harness);

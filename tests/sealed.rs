@@ -27,6 +27,7 @@
 //! Gated like the other real-CLI tests (`PANEL_REAL_CLI=0` skips them; a CLI that is not
 //! installed is skipped); three runs at a time, each CLI two turns of calls.
 
+use crate::util::Checked;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -912,7 +913,7 @@ fn only(cli: &str, how: How) -> bool {
 fn has_sandbox_option() -> bool {
     let out = Command::new(bin("panel-judge"))
         .arg("--help")
-        .output()
+        .checked_output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).contains("--sandbox")
 }

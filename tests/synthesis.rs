@@ -1,6 +1,7 @@
 //! The synthesised panel: the seed's worked example with recorded seats, through the library
 //! and through the built binaries, and the faults (seats that fail, hang or answer garbage).
 
+use crate::util::Checked;
 use std::collections::HashMap;
 use std::process::Command;
 use std::sync::Mutex;
@@ -319,7 +320,7 @@ fn code_grouping_of_the_worked_example_matches_the_recorded_seat() {
 fn worked_example_through_the_binaries() {
     let merged = Command::new(bin("panel-merge"))
         .arg(fixture("reviews-1.jsonl"))
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
     let mut input = merged.stdout.clone();
@@ -364,7 +365,7 @@ fn worked_example_through_the_binaries() {
     // Round two through both binaries, no judge needed, nothing launched.
     let merged = Command::new(bin("panel-merge"))
         .arg(fixture("reviews-2.jsonl"))
-        .output()
+        .checked_output()
         .unwrap();
     let voted = run_with_stdin(
         Command::new(bin("panel-vote")).args(fixture_seats()).args([
@@ -408,7 +409,7 @@ fn the_binaries_name_the_line_and_the_tool_of_a_wrong_record() {
     // The work given to the voters must be the work the reviewers read.
     let merged = Command::new(bin("panel-merge"))
         .arg(fixture("reviews-1.jsonl"))
-        .output()
+        .checked_output()
         .unwrap();
     let out = run_with_stdin(
         Command::new(bin("panel-vote"))
@@ -801,7 +802,7 @@ fn a_panel_with_a_failed_review_whose_findings_were_all_dropped_passes() {
 fn apply_refuses_a_live_judge() {
     let merged = Command::new(bin("panel-merge"))
         .arg(fixture("reviews-1.jsonl"))
-        .output()
+        .checked_output()
         .unwrap();
     let out = run_with_stdin(
         Command::new(bin("panel-vote")).args(["apply", "--judge", "claude:opus"]),
@@ -863,7 +864,7 @@ fn replayed_judges_repeat_their_last_answer() {
 /// Runs the battery with the stand-in panel-judge (tests/fixtures/synthesis/bin) and our
 /// built tools on PATH. One reviewer, so no voter has to be launched.
 fn battery(dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    battery_cmd(dir, extra).output().unwrap()
+    battery_cmd(dir, extra).checked_output().unwrap()
 }
 
 fn battery_cmd(dir: &std::path::Path, extra: &[&str]) -> Command {
@@ -903,7 +904,7 @@ fn battery_setup(tag: &str) -> crate::util::TempDir {
 }
 
 fn have_jq() -> bool {
-    Command::new("jq").arg("--version").output().is_ok()
+    Command::new("jq").arg("--version").checked_output().is_ok()
 }
 
 #[test]
@@ -988,7 +989,7 @@ fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
     let out = Command::new(root().join("bin/review-battery"))
         .arg(d.join("page.md"))
         .arg("--seat")
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(stderr(&out), "review-battery: --seat needs a value\n");
@@ -1008,7 +1009,7 @@ fn the_battery_stops_with_findings_left_without_a_writer_or_rounds() {
     // panel-judge stopped by SIGINT (exit 130): the battery stops with it, merging nothing.
     let out = battery_cmd(d, &["--seat", &seat, "--judge", &judge])
         .env("STANDIN_JUDGE_EXIT", "130")
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(!stderr(&out).contains("merge"), "{}", stderr(&out));
@@ -1029,7 +1030,7 @@ fn the_seeds_threshold_panel_passes_on_one_acceptance() {
     let reviews = std::process::Command::new(crate::util::bin("panel-judge"))
         .args(["--contract", "review", "--seat", &seat, "--seat", &seat])
         .arg(crate::util::root().join("examples/review-battery/page.md"))
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(
         reviews.status.code(),
@@ -1077,7 +1078,7 @@ fn the_seeds_worked_example_runs_through_the_whole_pipeline() {
                 std::env::var("PATH").unwrap_or_default()
             ),
         )
-        .output()
+        .checked_output()
         .unwrap();
     let err = crate::util::stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");
@@ -1332,7 +1333,7 @@ fn panel_tally_views_the_parts_a_script_hands_on() {
     let voted = dir.path().join("voted.jsonl");
     let merged = Command::new(bin("panel-merge"))
         .arg(fixture("reviews-1.jsonl"))
-        .output()
+        .checked_output()
         .unwrap();
     let vote = run_with_stdin(
         Command::new(bin("panel-vote")).args([
@@ -1350,7 +1351,7 @@ fn panel_tally_views_the_parts_a_script_hands_on() {
         let out = Command::new(bin("panel-tally"))
             .args(["--view", part])
             .arg(&voted)
-            .output()
+            .checked_output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{part}: {}", stderr(&out));
         stdout(&out)
@@ -1386,7 +1387,7 @@ fn panel_tally_views_the_parts_a_script_hands_on() {
     let out = Command::new(bin("panel-tally"))
         .args(["--view", "writer"])
         .arg(root().join("examples/answers.json"))
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
@@ -1609,7 +1610,7 @@ fn battery_one_round(work: &std::path::Path, seat: &str, extra: &[&str]) -> std:
         .arg("--run")
         .arg(work.join("records"))
         .arg(work.join("page.md"))
-        .output()
+        .checked_output()
         .unwrap()
 }
 

@@ -1,5 +1,6 @@
 //! panel-tally, run as a user runs it.
 
+use crate::util::Checked;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -225,7 +226,7 @@ fn a_malformed_line_is_named_by_file_and_line() {
 fn have_jq() -> bool {
     Command::new("jq")
         .arg("--version")
-        .output()
+        .checked_output()
         .is_ok_and(|o| o.status.success())
 }
 
@@ -247,7 +248,7 @@ fn seed_report(out_dir: &Path, answers: &[(&str, A)]) -> Vec<u8> {
         .arg(root().join("tests/fixtures/seed-tally.sh"))
         .arg(out_dir)
         .env("LC_ALL", "C")
-        .output()
+        .checked_output()
         .expect("bash");
     assert!(out.status.success(), "seed script: {}", stderr(&out));
     out.stdout
@@ -507,7 +508,7 @@ fn a_broken_pipe_is_a_quiet_exit() {
     let out = Command::new("bash")
         .arg("-c")
         .arg(&script)
-        .output()
+        .checked_output()
         .unwrap();
     assert_eq!(stdout(&out).trim(), "0");
     assert_eq!(std::fs::read_to_string(&err).unwrap(), "");

@@ -12,6 +12,7 @@ mod pr;
 mod real_cli;
 mod real_judge;
 mod real_synth;
+mod schemas;
 mod sealed;
 mod synthesis;
 mod tally;

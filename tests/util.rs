@@ -68,6 +68,9 @@ pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Output {
     });
     let out = child.wait_with_output().expect("wait");
     feeder.join().unwrap();
+    if ours(cmd) {
+        check_records(&describe(cmd), &out.stdout);
+    }
     out
 }
 
@@ -287,4 +290,109 @@ fn record(fields: &[&str]) {
 pub fn on_path(name: &str) -> bool {
     std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .any(|d| d.join(name).is_file())
+}
+
+/// The record schemas (`panel::tools::schemas`), compiled once: by the name of each file, which
+/// is a record's `type` (and `harness`).
+pub fn validators() -> &'static std::collections::HashMap<&'static str, jsonschema::Validator> {
+    static COMPILED: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, jsonschema::Validator>,
+    > = std::sync::OnceLock::new();
+    COMPILED.get_or_init(|| {
+        panel::tools::schemas::schemas()
+            .into_iter()
+            .map(|s| {
+                let v = jsonschema::validator_for(&s.schema)
+                    .unwrap_or_else(|e| panic!("schemas/{}: does not compile: {e}", s.file_name()));
+                (s.name, v)
+            })
+            .collect()
+    })
+}
+
+/// What is wrong with `value` by the schema `name`, one line per error; empty when it is valid.
+pub fn schema_errors(name: &str, value: &serde_json::Value) -> Vec<String> {
+    let Some(v) = validators().get(name) else {
+        return vec![format!("no schema schemas/{name}.schema.json")];
+    };
+    v.iter_errors(value)
+        .map(|e| format!("at {:?}: {e}", e.instance_path().to_string()))
+        .collect()
+}
+
+/// Checks every JSON record among `stdout`'s lines against the schema of its `type`, and fails
+/// the test naming the record that does not meet it. Lines that are not one JSON object (a
+/// text report, a command line, a line cut short by a killed tool) are not records.
+pub fn check_records(what: &str, stdout: &[u8]) {
+    for (n, line) in String::from_utf8_lossy(stdout).lines().enumerate() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if !value.is_object() {
+            continue;
+        }
+        // PR facts, pr-classify's input, are the one shape printed without a type.
+        let facts = what.starts_with("pr-classify") && what.contains("--print-facts");
+        let Some(kind) = value
+            .get("type")
+            .and_then(|t| t.as_str())
+            .or(facts.then_some("pr-facts"))
+        else {
+            panic!(
+                "{what}: stdout line {}: a JSON object without \"type\": {line}",
+                n + 1
+            );
+        };
+        let errors = schema_errors(kind, &value);
+        assert!(
+            errors.is_empty(),
+            "{what}: stdout line {}: the {kind} record does not meet schemas/{kind}.schema.json:\n  {}\n{line}",
+            n + 1,
+            errors.join("\n  ")
+        );
+    }
+}
+
+/// Whether `cmd` runs one of our tools, or a script of bin/ that composes them: their standard
+/// output is records (or a text report), checked by [`check_records`].
+fn ours(cmd: &Command) -> bool {
+    let program = Path::new(cmd.get_program());
+    [
+        "panel-judge",
+        "panel-tally",
+        "panel-merge",
+        "panel-vote",
+        "pr-classify",
+    ]
+    .iter()
+    .any(|b| program == bin(b))
+        || program.starts_with(root().join("bin"))
+}
+
+/// `Command::output`, with every record our tools print checked against its schema.
+pub trait Checked {
+    fn checked_output(&mut self) -> std::io::Result<Output>;
+}
+
+impl Checked for Command {
+    fn checked_output(&mut self) -> std::io::Result<Output> {
+        let out = self.output()?;
+        if ours(self) {
+            check_records(&describe(self), &out.stdout);
+        }
+        Ok(out)
+    }
+}
+
+/// The command's program and arguments, for a failure message.
+fn describe(cmd: &Command) -> String {
+    let mut words = vec![
+        Path::new(cmd.get_program())
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
+    ];
+    words.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+    words.join(" ")
 }

@@ -126,7 +126,7 @@ pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
 }
 
 /// What a panel decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Decision {
     /// Enough yes answers: holds, pass, MERGE.
@@ -174,7 +174,7 @@ impl From<Decision> for ExitCode {
 }
 
 /// The two verdicts of the contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Holds,
@@ -191,7 +191,19 @@ impl Verdict {
 }
 
 /// How a judge's answer ended. Everything but `ok` is an abstention: no verdict, never a guess.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// A verdict that meets the contract.
@@ -240,7 +252,7 @@ impl Status {
 }
 
 /// Tokens and cost, where the harness reports them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -274,7 +286,7 @@ impl Usage {
 }
 
 /// One judge's answer about one frozen candidate: `panel-judge`'s output, `panel-tally`'s input.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VerdictRecord {
     #[serde(rename = "type")]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::records::Usage;
 
 /// The two verdicts a reviewer can give.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum PrVerdict {
     #[serde(rename = "MERGE")]
     Merge,
@@ -24,7 +24,9 @@ impl PrVerdict {
 }
 
 /// What the fix-proof check said of the PR's tests (a `fix-proof/v1` line's verdict).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FixProof {
     Ok,
@@ -51,7 +53,7 @@ impl FixProof {
 }
 
 /// A later round's answer to the earlier rounds' findings (its `Earlier findings:` checklist).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EarlierChecklist {
     #[serde(default)]
@@ -61,7 +63,7 @@ pub struct EarlierChecklist {
 }
 
 /// How a member ended; everything but `ok` is no verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PrStatus {
     Ok,
@@ -113,7 +115,7 @@ impl PrStatus {
 }
 
 /// The CI-policy line of a MERGE.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CiPolicy {
     /// `unchanged` or `weakened`.
@@ -123,7 +125,7 @@ pub struct CiPolicy {
 }
 
 /// One finding of a FIX_FIRST: a reviewer's `- path:LINE — what` line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PrFinding {
     /// The cited file, when the finding cites `path:line`.
@@ -135,7 +137,7 @@ pub struct PrFinding {
 }
 
 /// A task a reviewer proposes beside its verdict (its `Follow-ups:` block).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FollowUp {
     pub title: String,
@@ -174,7 +176,7 @@ pub struct Link {
 }
 
 /// The `pr-verdict` record: how one plan member ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PrVerdictRecord {
     #[serde(rename = "type")]
@@ -199,6 +201,7 @@ pub struct PrVerdictRecord {
     pub head: String,
     /// MERGE or FIX_FIRST; any other value reads as none, a missing member (docs/rules.md).
     #[serde(default, deserialize_with = "verdict_or_none")]
+    #[schemars(with = "Option<PrVerdict>")]
     pub verdict: Option<PrVerdict>,
     pub status: PrStatus,
     /// Why there is no verdict, in one line.

@@ -9,7 +9,19 @@ use serde::{Deserialize, Serialize};
 use crate::records::{Status, Usage};
 
 /// How much a finding matters. The order is strength: `Block` is the strongest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Severity {
     NiceToHave,
@@ -34,7 +46,7 @@ impl Severity {
 }
 
 /// A reviewer's decision on the work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReviewDecision {
     Pass,
@@ -51,7 +63,7 @@ impl ReviewDecision {
 }
 
 /// One finding of one reviewer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     /// `<reviewer>/<n>`, e.g. `review-1/2`: unique within a panel.
@@ -95,7 +107,7 @@ pub fn reviewer_name(stage: &str, index: usize) -> String {
 
 /// One reviewer's review of one frozen candidate: `panel-judge --contract review`'s output,
 /// `panel-merge`'s input.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewRecord {
     /// Always `review`.

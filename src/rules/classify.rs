@@ -169,7 +169,7 @@ pub fn touch_paths(
 }
 
 /// The advisory security-slice flag.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SecuritySlice {
     /// The counted lines.
@@ -211,7 +211,19 @@ pub fn security_slice_flag(
 }
 
 /// The two classes of the seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Class {
     G10,
@@ -229,7 +241,7 @@ impl Class {
 
 /// The `pr-class` record: the class, the size, the touch flags, the security-slice flag and
 /// the symbolic links.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PrClass {
     #[serde(rename = "type")]

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::records::Verdict;
 
 /// Holds, breaks and abstentions of a group of judges.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Counts {
     pub judges: usize,
     pub holds: usize,
@@ -36,7 +36,7 @@ impl Counts {
 }
 
 /// The panel's verdicts taken together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Consensus {
     /// Every judge answered, and all the same way.

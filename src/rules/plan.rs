@@ -190,13 +190,13 @@ impl Policy {
 }
 
 /// Whether opus can be spawned now (the seed's headroom port, asked once).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Headroom {
     pub opus: bool,
 }
 
 /// One planned reviewer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Member {
     /// `rp-<owner>-<repo>-<pr>-<head 8>-<shape>`: the same input always names the same member.
@@ -217,7 +217,7 @@ pub struct Member {
 }
 
 /// The `plan` record: the panel and what a later stage needs to run it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelPlan {
     #[serde(rename = "type")]

@@ -64,3 +64,211 @@ pub const FILTER_EXIT: &[(&str, &str)] = &[
         "Usage or input error: one line on standard error names the file and line.",
     ),
 ];
+
+/// The five tools, each with what it does: the suite page's TOOLS and every page's SEE ALSO.
+pub const TOOLS: &[(&str, &str)] = &[
+    (
+        "panel-judge",
+        "Asks each judge of a panel, sealed, about one frozen candidate and writes one record per judge: a verdict (the default contract), a review (--contract review), or a pr-verdict per plan member (--contract pr). The one tool that starts harness processes.",
+    ),
+    (
+        "panel-tally",
+        "Counts a panel's records in code: verdicts into the seed's report or a tally record (--json), reviews by a threshold, panel-vote's stream into its synthesis, pr-verdict records into the PR panel's verdict (--pr).",
+    ),
+    (
+        "panel-merge",
+        "Merges the reviewers' findings into one list, crediting every reviewer that raised each; --seat lets one seat group them.",
+    ),
+    (
+        "panel-vote",
+        "Has each reviewer vote once on the merged findings it did not raise, applies the votes in code, and with --judge asks a judge seat to act on or skip each finding left.",
+    ),
+    (
+        "pr-classify",
+        "Turns a pull request's facts (JSON, git diff --numstat, or gh pr view --json) into its class and flags, and with --plan into its panel plan.",
+    ),
+];
+
+/// The SEE ALSO section of a tool's page: the suite page, then the other tools.
+pub fn see_also(tool: &str) -> String {
+    let mut refs = vec!["\\fBpanel\\fR(7)".to_string()];
+    refs.extend(
+        TOOLS
+            .iter()
+            .filter(|(name, _)| *name != tool)
+            .map(|(name, _)| format!("\\fB{}\\fR(1)", escape(name))),
+    );
+    format!(".SH \"SEE ALSO\"\n{}\n", refs.join(", "))
+}
+
+/// panel(7): the suite, its pipelines, records, exit statuses, files and environment.
+pub fn suite_page() -> String {
+    let mut out = format!(
+        ".TH panel 7 \"panel {}\"\n.SH NAME\npanel \\- {}\n",
+        env!("CARGO_PKG_VERSION"),
+        escape(
+            "a suite of tools that ask a panel of sealed LLM judges about one piece of work, and count what they say in code"
+        )
+    );
+    let para = |out: &mut String, text: &str| {
+        out.push_str(".PP\n");
+        out.push_str(&escape(text));
+        out.push('\n');
+    };
+    let item = |out: &mut String, tag: &str, text: &str| {
+        out.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", escape(tag), escape(text)));
+    };
+    let code = |out: &mut String, text: &str| {
+        out.push_str(&format!(".PP\n.RS 4\n.nf\n{}\n.fi\n.RE\n", escape(text)));
+    };
+    out.push_str(".SH DESCRIPTION\n");
+    para(
+        &mut out,
+        "Five small tools read and write JSON lines and compose with pipes, jq, grep and gh. One of them, panel-judge, starts the judges: each runs its harness (a command line tool such as claude, codex or opencode) in a fresh private folder, confined, under a timeout, with the candidate frozen and fenced. The others count, merge and vote in plain code. Nothing a judge says is guessed: an answer that does not meet its contract is an abstention, and an abstention that could change the outcome leaves the panel without a decision.",
+    );
+    out.push_str(".SH TOOLS\n");
+    for (name, what) in TOOLS {
+        item(&mut out, &format!("{name}(1)"), what);
+    }
+    out.push_str(".SH PIPELINES\n");
+    para(
+        &mut out,
+        "A verdict panel: each judge says holds or breaks.",
+    );
+    code(
+        &mut out,
+        "panel-judge --seat claude:haiku answer.md | panel-tally",
+    );
+    para(
+        &mut out,
+        "A synthesised review: reviews, merged, cross-voted, judged, counted.",
+    );
+    code(
+        &mut out,
+        "seats=(--seat claude:sonnet --seat codex:gpt-5.6-luna --seat opencode:google/gemini-2.5-pro)\npanel-judge --contract review \"${seats[@]}\" page.md \\\n  | panel-merge | panel-vote \"${seats[@]}\" --candidate page.md --judge claude:opus | panel-tally",
+    );
+    para(
+        &mut out,
+        "A pull request: classified, planned, reviewed, counted.",
+    );
+    code(
+        &mut out,
+        "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json\npanel-judge --contract pr --plan plan.json --repo . | panel-tally --pr --plan plan.json",
+    );
+    para(
+        &mut out,
+        "The scripts judge-panel, review-battery, pr-review and panel-fleet in the source's bin/ folder run these pipelines.",
+    );
+    out.push_str(".SH RECORDS\n");
+    para(
+        &mut out,
+        "Every line a tool writes on standard output is one compact JSON record, and every record carries its \"type\". Field names are camelCase. A tool handed a record of another type refuses it in one line that names the tool the record is meant for. The records, by type:",
+    );
+    for s in crate::tools::schemas::schemas() {
+        if s.name == "harness" || s.name == "pr-facts" {
+            continue;
+        }
+        let what = s.schema["description"].as_str().unwrap_or_default();
+        item(&mut out, s.name, what);
+    }
+    para(
+        &mut out,
+        "Each record type has a JSON Schema (draft 2020-12) in the source's schemas/ folder, schemas/TYPE.schema.json, generated from the record types. schemas/pr-facts.schema.json describes the PR facts pr-classify reads (and --print-facts writes), and schemas/harness.schema.json a harness row.",
+    );
+    out.push_str(".SH \"EXIT STATUS\"\n");
+    para(&mut out, "The same in every tool:");
+    for (code, meaning) in [
+        (
+            "0",
+            "Passed, or done (a tool that decides nothing: panel-judge, panel-merge, pr-classify).",
+        ),
+        (
+            "1",
+            "The panel decided against the work: breaks, revise, FIX_FIRST.",
+        ),
+        (
+            "2",
+            "Usage or input error: one line on standard error, tool: what: why, naming the file and line of a bad record.",
+        ),
+        (
+            "3",
+            "No decision: answers were missing (abstentions, timeouts, missing judges) and could have changed the outcome.",
+        ),
+        (
+            "128+N",
+            "Stopped by signal N (130 for SIGINT, 143 for SIGTERM): every judge's processes ended, the finished records written. A closed pipe (panel-judge | head -1) is a quiet 0.",
+        ),
+    ] {
+        item(&mut out, code, meaning);
+    }
+    out.push_str(".SH FILES\n");
+    for (file, what) in [
+        (
+            "$XDG_CONFIG_HOME/panel/harnesses/*.json",
+            "Harness rows added to the built-in table, in name order ($XDG_CONFIG_HOME defaults to ~/.config); then the files of --harness-file. A file holds one row or an array of rows, and a later row replaces an earlier one of the same name. panel-judge --list-harnesses prints the table; schemas/harness.schema.json describes a row.",
+        ),
+        (
+            "$XDG_STATE_HOME/panel/history.jsonl",
+            "The history panel-judge keeps of its runs (--history FILE names another, --no-history keeps none); $XDG_STATE_HOME defaults to ~/.local/state.",
+        ),
+        (
+            "$TMPDIR/panel.*",
+            "The run folder of a tool that launches judges (--out DIR names another): every judge's prompt, exact argv, raw output, error output and record, 0700, locked while its run lives, named on standard error with its ledger's sha256.",
+        ),
+        (
+            "$XDG_RUNTIME_DIR/panel-slots-UID",
+            "The slot files that hold --harness-cap across runs (in the temporary folder without $XDG_RUNTIME_DIR).",
+        ),
+    ] {
+        item(&mut out, file, what);
+    }
+    out.push_str(".SH ENVIRONMENT\n");
+    for (var, what) in [
+        (
+            "PANEL_PASS_ENV",
+            "Comma-separated variables carried into every judge's otherwise cleared environment, beside --pass-env.",
+        ),
+        (
+            "PANEL_HARNESS_CAP",
+            "Comma-separated HARNESS=N: at most N judges of that harness at once, beside --harness-cap.",
+        ),
+        (
+            "PANEL_SANDBOX_READ",
+            "Folders (colon-separated) a confined judge may read, beside --sandbox-read.",
+        ),
+        (
+            "PANEL_SANDBOX_WRITE",
+            "Folders (colon-separated) a confined judge may write, beside --sandbox-write.",
+        ),
+        (
+            "PANEL_ROUND",
+            "The round a replay harness answers for, from 1, when its recorded answers are a list.",
+        ),
+        (
+            "GH_REPO",
+            "The repository ([HOST/]OWNER/NAME, as gh reads it) pr-classify takes when neither the facts nor --repo name one.",
+        ),
+        (
+            "XDG_CONFIG_HOME, HOME",
+            "Where the user's harness rows are found; HOME is where a harness's credential files are copied from.",
+        ),
+        (
+            "XDG_RUNTIME_DIR, TMPDIR",
+            "Where the slot files and the run folders go.",
+        ),
+        (
+            "PATH",
+            "Where a harness's executable is found, unless its row names a path.",
+        ),
+    ] {
+        item(&mut out, var, what);
+    }
+    out.push_str(".SH \"SEE ALSO\"\n");
+    let refs: Vec<String> = TOOLS
+        .iter()
+        .map(|(name, _)| format!("\\fB{}\\fR(1)", escape(name)))
+        .collect();
+    out.push_str(&refs.join(", "));
+    out.push_str(", \\fBjq\\fR(1), \\fBgh\\fR(1)\n");
+    out
+}

@@ -11,6 +11,7 @@ pub mod docs;
 pub mod judge;
 pub mod launch_args;
 pub mod merge;
+pub mod schemas;
 pub mod tally;
 pub mod vote;
 

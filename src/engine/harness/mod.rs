@@ -13,7 +13,7 @@ mod seat;
 pub use seat::{Seat, find_on_path};
 
 /// One harness: how to run a command line tool as a sealed judge and read its answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Harness {
     pub name: String,
@@ -84,7 +84,7 @@ pub struct Harness {
 /// A pull-request reviewer must read the code: it runs in the checkout with the tool's read
 /// tools, and without tools that write or run commands wherever the tool allows that. Its
 /// answer is text (the last message), and its event stream shows the calls it made.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReviewerMode {
     pub argv: Vec<Arg>,
@@ -103,7 +103,9 @@ pub struct ReviewerMode {
     pub notes: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     #[default]
@@ -111,7 +113,9 @@ pub enum Kind {
     Replay,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum PromptVia {
     /// In argv, where `{prompt}` stands (or as a file named by `{prompt_file}`).
@@ -121,7 +125,9 @@ pub enum PromptVia {
     Stdin,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum AnswerAt {
     #[default]
@@ -136,7 +142,7 @@ pub enum AnswerAt {
 ///   `schema`, `schema_file`, `answer_file`, `model`, `home`, `work`, `max_budget_usd`).
 /// - `["--model", "{model}"]`: present only when every placeholder in it has a value.
 /// - `{"whenEnv": "NAME", "args": [...]}`: present only when the user's environment sets NAME.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Arg {
     Text(String),
@@ -179,7 +185,7 @@ impl<'de> Deserialize<'de> for Arg {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Credential {
     /// In the user's HOME: `~/…`, or `${VAR:-default}/…`.
@@ -188,7 +194,7 @@ pub struct Credential {
     pub to: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorRule {
     pub status: Status,
@@ -236,7 +242,11 @@ impl Table {
             serde_json::Value::Array(rows) => rows,
             row => vec![row],
         };
-        for (i, row) in rows.into_iter().enumerate() {
+        for (i, mut row) in rows.into_iter().enumerate() {
+            // An editor's pointer to schemas/harness.schema.json: for the editor, not a field.
+            if let Some(obj) = row.as_object_mut() {
+                obj.remove("$schema");
+            }
             let name = row
                 .get("name")
                 .and_then(|n| n.as_str())

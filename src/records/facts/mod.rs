@@ -16,7 +16,7 @@ use crate::records::text::normalize_path as normalize;
 pub const MAX_INPUT: usize = 1 << 30;
 
 /// One changed file. Counts are absent when unknown (a binary file in numstat).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedFile {
     pub path: String,
@@ -80,7 +80,7 @@ impl ChangedFile {
 }
 
 /// PrFacts (docs/rules.md): everything classification reads.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PrFacts {
     #[serde(default)]

@@ -27,7 +27,7 @@ pub fn weak_proof(proof: FixProof) -> bool {
 }
 
 /// The panel's outcome, in Shepherd's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum PrOutcome {
     #[serde(rename = "MERGE")]
     Merge,
@@ -60,7 +60,7 @@ impl PrOutcome {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelFinding {
     pub member: String,
@@ -73,7 +73,7 @@ pub struct PanelFinding {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelFollowUp {
     pub member: String,
@@ -83,7 +83,7 @@ pub struct PanelFollowUp {
 }
 
 /// A counted verdict's OWNER-BRIEF block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelOwnerBrief {
     pub member: String,
@@ -91,7 +91,7 @@ pub struct PanelOwnerBrief {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberResult {
     pub member: String,
@@ -109,7 +109,7 @@ pub struct MemberResult {
 }
 
 /// The `pr-panel` record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PanelVerdict {
     #[serde(rename = "type")]

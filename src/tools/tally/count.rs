@@ -31,7 +31,7 @@ pub struct Ballot<'a> {
 // Counting one panel.
 
 /// One judge's answer as a tally reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct JudgeRow<'a> {
     pub judge: &'a str,
     pub lens: &'a str,
@@ -396,7 +396,7 @@ fn name_hash(judge: &str) -> u64 {
 }
 
 /// A judge who gave no verdict, and why.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Abstention<'a> {
     pub judge: &'a str,
     pub status: Status,
@@ -404,7 +404,7 @@ pub struct Abstention<'a> {
 }
 
 /// One panel counted: the `tally` record.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Tally<'a> {
     #[serde(rename = "type")]
@@ -422,8 +422,10 @@ pub struct Tally<'a> {
     /// In the order the seed script's glob lists their files.
     pub judges: Vec<JudgeRow<'a>>,
     #[serde(serialize_with = "as_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
     pub by_lens: Vec<(&'a str, Counts)>,
     #[serde(serialize_with = "as_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
     pub by_family: Vec<(&'a str, Counts)>,
     pub abstentions: Vec<Abstention<'a>>,
     pub runs: Vec<&'a str>,
@@ -448,7 +450,7 @@ pub fn missing(size: usize, counted: usize) -> usize {
 }
 
 /// How many panels of a stream passed, failed, or could not decide.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Totals {
     pub panels: usize,
     pub passed: usize,

@@ -135,8 +135,8 @@ pub struct Sink<W: Write> {
 }
 
 /// The closing record of `--each --json`.
-#[derive(Serialize)]
-struct Summary<'a> {
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct Summary<'a> {
     #[serde(rename = "type")]
     kind: &'a str,
     #[serde(flatten)]

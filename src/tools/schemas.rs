@@ -1,0 +1,388 @@
+//! JSON Schemas of every record the tools write, and of a harness row, generated from the
+//! record types with schemars. The files under `schemas/` are these, committed; a test renders
+//! them and fails when they drift, and the integration tests validate every record a tool
+//! prints against the schema of its `type`.
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+use crate::engine::harness::Harness;
+use crate::records::facts::PrFacts;
+use crate::records::pr::PrVerdictRecord;
+use crate::records::review::{Finding, ReviewRecord, Severity};
+use crate::records::synthesis::{
+    DecisionRecord, FindingResult, MergeRecord, MergedFinding, PanelRecord, Reviewer, RouteKind,
+    RouteRecord, SynthesisEntry, VoteRecord,
+};
+use crate::records::{Decision, VerdictRecord};
+use crate::rules::classify::PrClass;
+use crate::rules::plan::PanelPlan;
+use crate::rules::pr::aggregate::PanelVerdict;
+use crate::tools::tally::count::Tally;
+use crate::tools::tally::report::Summary;
+
+/// One schema file: its name under `schemas/` without `.schema.json` (the record's `type`, or
+/// `harness`), and the schema.
+pub struct SchemaFile {
+    pub name: &'static str,
+    pub schema: Value,
+}
+
+impl SchemaFile {
+    /// The file's name under `schemas/`.
+    pub fn file_name(&self) -> String {
+        format!("{}.schema.json", self.name)
+    }
+
+    /// The file's text: pretty JSON and a closing newline.
+    pub fn text(&self) -> String {
+        let mut text = serde_json::to_string_pretty(&self.schema).expect("a schema is JSON");
+        text.push('\n');
+        text
+    }
+}
+
+/// Every schema: one per record type the tools write, then `harness`.
+pub fn schemas() -> Vec<SchemaFile> {
+    vec![
+        record::<VerdictRecord>("verdict", "panel-judge: one judge's verdict"),
+        record::<ReviewRecord>(
+            "review",
+            "panel-judge --contract review: one reviewer's review",
+        ),
+        record::<Reviewer>("reviewer", "panel-merge: how one reviewer's review ended"),
+        record::<MergedFinding>("finding", "panel-merge: one merged finding"),
+        record::<MergeRecord>("merge", "panel-merge: how the merge went"),
+        record::<VoteRecord>("vote", "panel-vote: one voter on one finding"),
+        record::<SynthesisEntry>("synthesis", "panel-vote: what the votes did to one finding"),
+        record::<PanelRecord>("panel", "panel-vote: the panel's outcome"),
+        record::<DecisionRecord>(
+            "decision",
+            "panel-vote --judge: the judge's call on one finding",
+        ),
+        record::<RouteRecord>("route", "panel-vote: where the work goes next"),
+        record::<TallyRecord>("tally", "panel-tally --json: one panel counted"),
+        record::<Summary>(
+            "tally-summary",
+            "panel-tally --each --json: how many panels of the stream passed, failed or did not decide",
+        ),
+        record::<PrClass>("pr-class", "pr-classify: the pull request's class"),
+        record::<PanelPlan>("plan", "pr-classify --plan: the pull request's panel plan"),
+        record::<PrVerdictRecord>(
+            "pr-verdict",
+            "panel-judge --contract pr: how one plan member ended",
+        ),
+        record::<PanelVerdict>(
+            "pr-panel",
+            "panel-tally --pr --json: the PR panel's verdict",
+        ),
+        facts(),
+        harness(),
+    ]
+}
+
+/// The schema of one schema file by its name, for validating a record of that `type`.
+pub fn schema(name: &str) -> Option<Value> {
+    schemas()
+        .into_iter()
+        .find(|s| s.name == name)
+        .map(|s| s.schema)
+}
+
+fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12().into_generator()
+}
+
+/// A record's schema: its type's, with `type` pinned to `kind` and first, and every object
+/// closed to fields the writer does not write.
+fn record<T: JsonSchema>(kind: &'static str, title: &str) -> SchemaFile {
+    let mut schema = generator().into_root_schema_for::<T>().to_value();
+    close(&mut schema);
+    pin_type(&mut schema, kind);
+    let schema = head(schema, &format!("panel {kind} record"), title);
+    SchemaFile { name: kind, schema }
+}
+
+/// `pr-facts`: what pr-classify reads as PR facts (docs/rules.md) and `--print-facts` writes,
+/// the one shape without a `type`.
+fn facts() -> SchemaFile {
+    let mut schema = generator().into_root_schema_for::<PrFacts>().to_value();
+    close(&mut schema);
+    let schema = head(
+        schema,
+        "panel PR facts",
+        "pr-classify --print-facts: the facts of one pull request, as pr-classify reads them",
+    );
+    SchemaFile {
+        name: "pr-facts",
+        schema,
+    }
+}
+
+/// `harness`: what `--harness-file` accepts, one row or an array of rows; `--list-harnesses`
+/// prints the array. A row may name this schema in `"$schema"` for an editor.
+fn harness() -> SchemaFile {
+    let mut generator = generator();
+    let row = generator.subschema_for::<Harness>().to_value();
+    let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
+    if let Some(Value::Object(row_def)) = defs.get_mut("Harness")
+        && let Some(Value::Object(props)) = row_def.get_mut("properties")
+    {
+        let mut with = Map::new();
+        with.insert(
+            "$schema".into(),
+            json!({"description": "The schema an editor checks the row against; panel ignores it.", "type": "string"}),
+        );
+        with.extend(std::mem::take(props));
+        *props = with;
+    }
+    let mut schema = json!({
+        "oneOf": [row.clone(), {"type": "array", "items": row}],
+        "$defs": defs,
+    });
+    close(&mut schema);
+    let schema = head(
+        schema,
+        "panel harness rows",
+        "A harness row (panel-judge --harness-file FILE, $XDG_CONFIG_HOME/panel/harnesses/*.json), or an array of rows (what panel-judge --list-harnesses prints)",
+    );
+    SchemaFile {
+        name: "harness",
+        schema,
+    }
+}
+
+/// `$schema`, `title` and `description` first, then the rest.
+fn head(schema: Value, title: &str, description: &str) -> Value {
+    let Value::Object(mut rest) = schema else {
+        unreachable!("a root schema is an object")
+    };
+    let mut out = Map::new();
+    out.insert(
+        "$schema".into(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    out.insert("title".into(), json!(title));
+    out.insert("description".into(), json!(description));
+    rest.remove("$schema");
+    rest.remove("title");
+    rest.remove("description");
+    out.extend(rest);
+    Value::Object(out)
+}
+
+/// Pins `type` to `kind`, the record's first field and a required one.
+fn pin_type(schema: &mut Value, kind: &str) {
+    let Value::Object(obj) = schema else { return };
+    let mut props = Map::new();
+    props.insert("type".into(), json!({"const": kind}));
+    if let Some(Value::Object(old)) = obj.remove("properties") {
+        props.extend(old.into_iter().filter(|(k, _)| k != "type"));
+    }
+    obj.insert("properties".into(), Value::Object(props));
+    let mut required = vec![json!("type")];
+    if let Some(Value::Array(old)) = obj.remove("required") {
+        required.extend(old.into_iter().filter(|r| r != "type"));
+    }
+    obj.insert("required".into(), Value::Array(required));
+}
+
+/// Every object schema that lists its properties admits no others: a field the writer adds
+/// without its type saying so is drift, and the record tests catch it.
+fn close(schema: &mut Value) {
+    match schema {
+        Value::Object(obj) => {
+            if obj.contains_key("properties") && !obj.contains_key("additionalProperties") {
+                obj.insert("additionalProperties".into(), json!(false));
+            }
+            obj.values_mut().for_each(close);
+        }
+        Value::Array(items) => items.iter_mut().for_each(close),
+        _ => {}
+    }
+}
+
+// ── The tally record ──────────────────────────────────────────────────────────────────────
+//
+// panel-tally writes one `tally` record in three shapes: a verdict panel's ([`Tally`]), a
+// threshold panel of reviews (`tools::tally::reviews`) and a synthesised panel
+// (`tools::tally::synthesis`). The last two are built as JSON values; their shapes are
+// written down here, and the record tests hold the writers to them.
+
+/// The `tally` record: one of three panels' counts.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum TallyRecord<'a> {
+    Verdicts(Tally<'a>),
+    Threshold(ThresholdTally),
+    Synthesis(SynthesisTally),
+}
+
+/// The threshold panel over review records (`panel-tally` reading reviews).
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct ThresholdTally {
+    #[serde(rename = "type")]
+    kind: String,
+    #[schemars(with = "ThresholdPanel")]
+    panel: String,
+    status: Decision,
+    /// Reviewers that passed the work.
+    passed: usize,
+    /// How many must pass.
+    required: usize,
+    reviewers: usize,
+    /// Reviewers that asked for a revision.
+    rejected_by: Vec<String>,
+    /// Reviewers that returned no decision.
+    errors: Vec<EngineError>,
+    /// The findings that go back to the writer: none when the panel passed.
+    findings: Vec<Finding>,
+    /// The rejecting reviewers' findings, whatever the outcome.
+    findings_on_record: Vec<Finding>,
+    /// How many findings of each severity, for those with any.
+    severity_counts: std::collections::BTreeMap<Severity, usize>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum ThresholdPanel {
+    #[serde(rename = "threshold")]
+    Threshold,
+}
+
+/// A reviewer that returned no decision.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct EngineError {
+    #[schemars(with = "EngineErrorKind")]
+    kind: String,
+    name: String,
+    reason: String,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum EngineErrorKind {
+    #[serde(rename = "engine-error")]
+    EngineError,
+}
+
+/// The synthesised panel (`panel-tally` reading panel-vote's output).
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct SynthesisTally {
+    #[serde(rename = "type")]
+    kind: String,
+    #[schemars(with = "SynthesisPanel")]
+    panel: String,
+    /// `pass`, `again` (back to the writer) or `no-decision`.
+    #[schemars(with = "SynthesisStatus")]
+    status: String,
+    /// The panel record's status.
+    panel_status: Decision,
+    reason: String,
+    /// Where the route sent the work; null without a route record or when it is undecided.
+    route: Option<Option<RouteKind>>,
+    route_reason: Option<String>,
+    /// The findings that go back to the writer.
+    findings: Vec<WriterFinding>,
+    /// The findings the judge skipped.
+    skipped: Vec<SkippedFinding>,
+    /// The findings whose votes split.
+    split: Vec<SplitFinding>,
+    merge_failed: bool,
+    no_votes_from: Vec<String>,
+    no_review_from: Vec<String>,
+    synthesis: Vec<SynthesisEntry>,
+    judge: Vec<DecisionRecord>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum SynthesisPanel {
+    #[serde(rename = "synthesis")]
+    Synthesis,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum SynthesisStatus {
+    Pass,
+    Again,
+    NoDecision,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct WriterFinding {
+    id: String,
+    result: FindingResult,
+    severity: Severity,
+    evidence: String,
+    fix: String,
+    raised_by: Vec<String>,
+    /// The judge's reason, when a judge decided.
+    judge: Option<String>,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct SkippedFinding {
+    id: String,
+    severity: Severity,
+    evidence: String,
+    /// The judge's reason for skipping it.
+    judge: String,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct SplitFinding {
+    id: String,
+    result: FindingResult,
+    why: String,
+    /// `REVIEWER VOTE: REASON`, one per vote.
+    votes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_record_schema_pins_its_type_first_and_is_closed() {
+        let all = schemas();
+        let mut names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len(), "two schemas share a name");
+        for s in all
+            .iter()
+            .filter(|s| !["harness", "pr-facts"].contains(&s.name))
+        {
+            assert_eq!(s.schema["properties"]["type"]["const"], s.name);
+            assert_eq!(s.schema["required"][0], "type", "{}", s.name);
+            let first = s.schema["properties"].as_object().unwrap().keys().next();
+            assert_eq!(first.map(String::as_str), Some("type"), "{}", s.name);
+        }
+        let verdict = schema("verdict").unwrap();
+        assert_eq!(verdict["additionalProperties"], false);
+        assert_eq!(
+            verdict["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        // The three shapes of a tally, each closed, under the one pinned type.
+        let tally = schema("tally").unwrap();
+        assert_eq!(tally["anyOf"].as_array().unwrap().len(), 3);
+        for def in ["Tally", "ThresholdTally", "SynthesisTally"] {
+            assert_eq!(tally["$defs"][def]["additionalProperties"], false, "{def}");
+        }
+    }
+}
