@@ -10,6 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
 
+pub mod canary;
 pub mod kinds;
 pub mod panel;
 pub mod pr;
@@ -95,6 +96,23 @@ pub struct Args {
     /// Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
+
+    /// Verdicts: ask each seat, beside the panel, about FILE, whose answer is known to be
+    /// holds or breaks (repeatable). One canary judge per seat and canary, on the panel's first
+    /// lens; its record carries `"canary"`, the expected verdict, and panel-tally reports a seat
+    /// that missed it.
+    #[arg(long = "canary", value_name = "FILE=VERDICT")]
+    pub canaries: Vec<String>,
+
+    /// Verdicts: append every verdict record (canaries too) to FILE [default: $PANEL_HISTORY,
+    /// else $XDG_STATE_HOME/panel/history.jsonl, with ~/.local/state when XDG_STATE_HOME is
+    /// unset, empty or relative; PANEL_HISTORY=off keeps none].
+    #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
+    pub history: Option<PathBuf>,
+
+    /// Keep no history of this run.
+    #[arg(long)]
+    pub no_history: bool,
 
     #[command(flatten)]
     pub launch: LaunchArgs,
@@ -211,6 +229,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.plan.is_some() {
         bail!("--plan is for --contract pr");
     }
+    let verdicts = args.contract == Contract::Verdict;
+    if !verdicts && !args.canaries.is_empty() {
+        bail!("--canary is for --contract verdict");
+    }
+    let canaries = args
+        .canaries
+        .iter()
+        .map(|c| canary::parse(c))
+        .collect::<Result<Vec<_>>>()?;
     let seats = args
         .seats
         .iter()
@@ -222,6 +249,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cross: args.cross,
     };
     let judges = kind.judges(&flags, &seats)?;
+    // The canary judges come after the panel's, on its first lens, one per seat and canary.
+    let canary_judges = match judges.first() {
+        Some(first) if !canaries.is_empty() => canary::judges(&first.lens, &seats, canaries.len())?,
+        _ => Vec::new(),
+    };
     for seat in &seats {
         if seat.harness.name == "exec" && seat.family.is_none() {
             eprintln!(
@@ -238,6 +270,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !args.dry_run {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
+    let history = (verdicts && !args.dry_run).then(|| {
+        crate::engine::history::Keeper::start(
+            "panel-judge",
+            args.history.as_deref(),
+            args.no_history,
+        )
+    });
     let candidate = Candidate::read(args.candidate.as_deref().unwrap_or("-"))?;
     let brief: Option<Arc<str>> = match &args.brief {
         Some(path) => Some(
@@ -247,8 +286,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ),
         None => None,
     };
-    let nonce: Arc<str> = fence::nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]).into();
+    let mut texts: Vec<&str> = vec![&candidate.text, brief.as_deref().unwrap_or("")];
+    texts.extend(canaries.iter().map(|c| c.candidate.text.as_str()));
+    let nonce: Arc<str> = fence::nonce(&texts).into();
     let schema = kind.contract().schema();
+    let canary_jobs = canary_judges.iter().map(|(n, j)| {
+        let (kind, judge, text) = (kind.clone(), j.clone(), canaries[*n].candidate.text.clone());
+        let nonce = nonce.clone();
+        let prompt = Prompt::built_by(move || kind.prompt(&judge, &text, None, &nonce));
+        Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
+    });
     let jobs: Vec<Job> = judges
         .iter()
         .map(|j| {
@@ -259,6 +306,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 Prompt::built_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
             Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
         })
+        .chain(canary_jobs)
         .collect();
     launcher.check_prompts(&jobs)?;
     if args.dry_run {
@@ -284,6 +332,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let run_dir = launcher.start()?.to_path_buf();
     crate::engine::run_folder::freeze(&run_dir, &candidate)?;
+    for (n, c) in canaries.iter().enumerate() {
+        let name = format!("{}{}.candidate", canary::PREFIX, n + 1);
+        crate::engine::run_folder::file(&run_dir.join(name), c.candidate.text.as_bytes());
+    }
+    let mut history = history;
 
     let label = kind.label();
     let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
@@ -297,10 +350,31 @@ pub fn run(args: Args) -> Result<ExitCode> {
         sandbox: launcher.sandbox(),
     };
     let mut failure = None;
+    // One verdict record is held back while canaries are asked: a run's canary records come
+    // before its last verdict record, so that a stream of many panels (panel-tally --each),
+    // which closes a panel on its last record, has them in it.
+    let mut waiting_canaries = canary_judges.len();
+    let mut last: Option<String> = None;
     launcher.ask_each(&jobs, &check, |i, done| {
-        let judge = &judges[i];
         let ms = done.duration.as_millis() as u64;
-        let (line, what) = kind.record(judge, &panel, done);
+        let (judge, line, what) = match i.checked_sub(judges.len()) {
+            None => {
+                let judge = &judges[i];
+                let (line, what) = kind.record(judge, &panel, done);
+                (judge, line, what)
+            }
+            Some(c) => {
+                let (n, judge) = &canary_judges[c];
+                let canary = &canaries[*n];
+                let own = kinds::Panel {
+                    seal: &canary.candidate.seal,
+                    ..panel
+                };
+                let (line, what) = kinds::canary_record(judge, &own, done, canary.expected);
+                waiting_canaries -= 1;
+                (judge, line, what)
+            }
+        };
         crate::engine::run_folder::file(
             &run_dir.join(&judge.name).join("record.json"),
             format!("{line}\n"),
@@ -312,10 +386,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 ms as f64 / 1000.0
             );
         }
-        if let Err(e) = out.emit(&line) {
-            failure.get_or_insert(e);
+        if let Some(h) = &mut history {
+            h.append("panel-judge", &line);
+        }
+        let mut lines = vec![line];
+        if i < judges.len() && waiting_canaries > 0 && last.is_none() {
+            last = lines.pop();
+        } else if waiting_canaries == 0 {
+            lines.extend(last.take());
+        }
+        for line in lines {
+            if let Err(e) = out.emit(&line) {
+                failure.get_or_insert(e);
+            }
         }
     });
+    if let Some(line) = last.take()
+        && let Err(e) = out.emit(&line)
+    {
+        failure.get_or_insert(e);
+    }
     if let Some(e) = failure {
         return Err(e);
     }

@@ -90,6 +90,12 @@ fn parse_lens(text: &str) -> Result<Lens> {
     if let Err(why) = crate::records::text::check_folder_name(name) {
         bail!("the lens name {why}");
     }
+    if name.starts_with(crate::tools::judge::canary::PREFIX) {
+        bail!(
+            "the lens name starts with {:?}, kept for canaries",
+            crate::tools::judge::canary::PREFIX
+        );
+    }
     Ok(Lens::new(name, question))
 }
 
@@ -249,5 +255,8 @@ mod tests {
         );
         assert!(parse_lens("nope").is_err());
         assert!(parse_lens("a b=c").is_err());
+        // A canary's name is never a lens's, so never a judge's.
+        assert!(parse_lens("canary-1=Q?").is_err());
+        assert!(parse_lens("canary=Q?").is_ok());
     }
 }
