@@ -90,6 +90,12 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "PART", conflicts_with = "json")]
     pub view: Option<View>,
 
+    /// A seat that missed its canary (panel-judge --canary), or has no canary record, does
+    /// not count: its verdicts become abstentions (status canary-missed), and the panel may
+    /// become undecided (exit 3).
+    #[arg(long, conflicts_with_all = ["pr", "view"])]
+    pub require_canaries: bool,
+
     /// How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four
     /// threads; `plain` reads line by line on this one (for a machine that limits threads).
     #[arg(long, value_enum, value_name = "HOW", default_value_t = Reader::Threads)]
@@ -229,10 +235,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.json,
         eager,
     );
-    let mut batch = Batch::new(args.each, args.agree, args.last_wins);
+    let mut batch =
+        Batch::new(args.each, args.agree, args.last_wins).require_canaries(args.require_canaries);
     let mut any = false;
     reader::ballots(inputs, args.reader, |ballot, at| {
-        any = true;
+        // A canary's record is about another candidate: it makes no panel.
+        any |= ballot.canary.is_none();
         batch.add(ballot, at, &mut sink)
     })?;
     if !any {
