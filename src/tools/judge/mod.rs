@@ -43,6 +43,22 @@ use panel::LensFlags;
 /// agy (Antigravity), UNVERIFIED: built from their documentation, never run against the real
 /// CLI; exec:COMMAND (any program: the prompt on stdin, the answer on stdout); replay:FILE
 /// (recorded answers by judge name).
+///
+/// History: every verdict record (canaries too) is also appended to
+/// $XDG_STATE_HOME/panel/history.jsonl (~/.local/state when XDG_STATE_HOME is unset, empty or
+/// relative), or to $PANEL_HISTORY, or --history FILE; --no-history or PANEL_HISTORY=off keeps
+/// none. Each record is one whole line written under an exclusive flock, so panels writing at
+/// once never interleave; the file is created 0600 (its folders 0700), never through a symbolic
+/// link, never another user's. Review and pull-request records keep no history. A history that
+/// cannot be written loses nothing: the records still go to standard output and the run folder,
+/// one line on standard error says so, and the exit status is unchanged.
+///
+/// Canaries: --canary FILE=holds|breaks asks each seat, once per run and beside the panel, about
+/// a candidate whose answer is known, on the panel's first lens, under the same seat, sandbox
+/// and lockdown. Its record is a verdict record about FILE's own seal with "canary" the expected
+/// verdict; its judge is canary-N (canary-N@SEAT with several seats), a name no lens may start
+/// with, and FILE is kept in the run folder as canary-N.candidate. One verdict record is held
+/// back until the canaries are answered, so a stream has them before the panel's last record.
 #[derive(Parser, Debug)]
 #[command(name = "panel-judge", version)]
 pub struct Args {

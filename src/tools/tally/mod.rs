@@ -38,6 +38,13 @@ use report::Sink;
 /// gave no verdict (unreadable, timeout, …) abstains: it is never counted as holds or breaks.
 /// A judge that answered a word other than holds or breaks (its record's `said`, e.g. `maybe`)
 /// is shown by that word, as the seed's script prints it, and abstains likewise.
+///
+/// Canary records (panel-judge --canary; a record with "canary", the expected verdict) are
+/// about another candidate and never counted in the panel: each is reported after the PANEL
+/// line (`canary NAME (SEAT): VERDICT, expected V: hit` or `MISSED`), with a `CANARY MISSED by
+/// SEATS` line naming the seats that gave the other verdict or none; the JSON tally carries them
+/// as `canaries` (judge, seat, canary, verdict, status, hit) and `canaryMissed` (seats), both
+/// absent without canaries. With --require-canaries such a seat's verdicts do not count.
 #[derive(Parser, Debug)]
 #[command(name = "panel-tally", version)]
 pub struct Args {
