@@ -9,10 +9,7 @@ use crate::contracts::verdict::Lens;
 use crate::engine::harness::Seat;
 use crate::records::Verdict;
 use crate::records::candidate::Candidate;
-use crate::tools::judge::panel::{Judge, pair};
-
-/// The prefix every canary's name starts with, and no lens's may.
-pub const PREFIX: &str = "canary-";
+use crate::tools::judge::panel::{CANARY_PREFIX as PREFIX, Judge, pair};
 
 /// One `--canary FILE=VERDICT`: the frozen file and the verdict it is known to deserve.
 #[derive(Debug)]

@@ -349,7 +349,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let run_dir = launcher.start()?.to_path_buf();
     crate::engine::run_folder::freeze(&run_dir, &candidate)?;
     for (n, c) in canaries.iter().enumerate() {
-        let name = format!("{}{}.candidate", canary::PREFIX, n + 1);
+        let name = format!("{}{}.candidate", panel::CANARY_PREFIX, n + 1);
         crate::engine::run_folder::file(&run_dir.join(name), c.candidate.text.as_bytes());
     }
     let mut history = history;

@@ -85,14 +85,8 @@ pub fn tally_json(buf: &mut Vec<u8>, t: &Tally) {
         json_opt_str(buf, a.cause);
         buf.push(b'}');
     }
-    buf.extend_from_slice(b"],\"runs\":[");
-    for (i, r) in t.runs.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        json_str(buf, r);
-    }
-    buf.push(b']');
+    buf.extend_from_slice(b"],\"runs\":");
+    json_strs(buf, &t.runs);
     if let Some(u) = &t.usage {
         buf.extend_from_slice(b",\"usage\":");
         serde_json::to_writer(&mut *buf, u).expect("a Vec takes any write");
@@ -102,16 +96,22 @@ pub fn tally_json(buf: &mut Vec<u8>, t: &Tally) {
         serde_json::to_writer(&mut *buf, &t.canaries).expect("a Vec takes any write");
     }
     if !t.canary_missed.is_empty() {
-        buf.extend_from_slice(b",\"canaryMissed\":[");
-        for (i, seat) in t.canary_missed.iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            json_str(buf, seat);
-        }
-        buf.push(b']');
+        buf.extend_from_slice(b",\"canaryMissed\":");
+        json_strs(buf, &t.canary_missed);
     }
     buf.extend_from_slice(b"}\n");
+}
+
+/// A list of strings.
+fn json_strs(buf: &mut Vec<u8>, items: &[&str]) {
+    buf.push(b'[');
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        json_str(buf, s);
+    }
+    buf.push(b']');
 }
 
 fn counts_json(buf: &mut Vec<u8>, c: &Counts) {
