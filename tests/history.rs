@@ -196,6 +196,14 @@ fn canary_file(tmp: &TempDir) -> PathBuf {
     path
 }
 
+/// An `exec:` seat that always holds, and takes a second longer over the canary than over the
+/// candidate: its canary record comes after every record of the panel's judges but one.
+fn slow_canary_seat() -> String {
+    format!(
+        "exec:p=$(cat); case $p in *{MARK}*) sleep 1;; esac; echo '{{\"verdict\":\"holds\",\"reason\":\"r\",\"confidence\":0.5}}'"
+    )
+}
+
 /// A panel of one lens on two seats, the claude stand-in (which answers the canary as
 /// `canary_mode` says, everything else holds) and an `exec:` seat that always holds, with one
 /// canary known to break.
@@ -207,7 +215,7 @@ fn canary_panel_about(rig: &Rig, canary_mode: &str, candidate: &Path) -> (Output
     let canary = canary_file(&rig.tmp);
     let history = rig.tmp.path().join("history.jsonl");
     let spec = format!("{}=breaks", canary.display());
-    let exec = holds_seat(4);
+    let exec = slow_canary_seat();
     let mut cmd = Command::new(bin("panel-judge"));
     with_standins(&mut cmd, &rig.log(), &[])
         .args([
@@ -303,7 +311,7 @@ fn a_seat_that_answers_its_canary_rightly_is_reported_as_a_hit() {
 fn a_seat_that_misses_its_canary_is_reported_and_with_require_canaries_does_not_count() {
     let rig = Rig::new("canary-miss");
     let (out, _) = canary_panel(&rig, "holds");
-    let exec = holds_seat(4);
+    let exec = slow_canary_seat();
     // Without --require-canaries the panel passes, and the misses are reported.
     let t = tally(&out.stdout, &[]);
     assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
@@ -342,7 +350,7 @@ fn require_canaries_discounts_a_seat_without_one_and_keeps_one_that_hit() {
     let (out, _) = canary_panel(&rig, "breaks");
     // The exec seat holds its canary wrongly; drop its canary record too: with --require-canaries
     // the claude seat counts (it hit), the exec seat does not, whichever way it lacks one.
-    let exec = holds_seat(4);
+    let exec = slow_canary_seat();
     let without: Vec<u8> = stdout(&out)
         .lines()
         .filter(|l| {
@@ -370,6 +378,14 @@ fn each_panel_of_a_stream_reports_its_own_canaries() {
     let other = rig.tmp.path().join("other.md");
     std::fs::write(&other, "Another answer: the sum of 2 and 2 is 4.\n").unwrap();
     let (second, _) = canary_panel_about(&rig, "holds", &other);
+    // The slow canary's record still comes before the panel's last record: one is held back
+    // until the canaries are answered, so a stream that closes a panel on its last record
+    // (panelSize) has them.
+    for out in [&first, &second] {
+        let text = stdout(out);
+        let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert!(last.get("canary").is_none(), "{text}");
+    }
     let both = [first.stdout, second.stdout].concat();
     let t = tally(&both, &["--each", "--json"]);
     assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
