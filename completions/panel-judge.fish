@@ -11,6 +11,8 @@ complete -c panel-judge -l plan -d 'Pull requests: the plan from pr-classify --p
 complete -c panel-judge -l repo -d 'Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it' -r -F
 complete -c panel-judge -l earlier -d 'Pull requests: pr-verdict records of this PR\'s earlier rounds (repeatable; JSON lines, oldest first): their FIX_FIRSTs are shown to every reviewer, who answers with an Earlier findings: checklist' -r
 complete -c panel-judge -l fix-proof -d 'Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests, error, untrusted, unread) or its fix-proof/v1 line. The tests brief shows its verdict, counts and flags; error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base' -r
+complete -c panel-judge -l canary -d 'Verdicts: ask each seat, beside the panel, about FILE, whose answer is known to be holds or breaks (repeatable). One canary judge per seat and canary, on the panel\'s first lens; its record carries `"canary"`, the expected verdict, and panel-tally reports a seat that missed it' -r
+complete -c panel-judge -l history -d 'Verdicts: append every verdict record (canaries too) to FILE [default: $PANEL_HISTORY, else $XDG_STATE_HOME/panel/history.jsonl, with ~/.local/state when XDG_STATE_HOME is unset, empty or relative; PANEL_HISTORY=off keeps none]' -r -F
 complete -c panel-judge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
 complete -c panel-judge -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
 complete -c panel-judge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
@@ -27,6 +29,7 @@ complete -c panel-judge -l sandbox-read -d 'A folder a confined judge may also r
 complete -c panel-judge -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F
 complete -c panel-judge -l cross -d 'Run every lens on every seat'
 complete -c panel-judge -l allow-correlated -d 'Run two judges that share a lens and a model family anyway (one opinion paid for twice)'
+complete -c panel-judge -l no-history -d 'Keep no history of this run'
 complete -c panel-judge -l dry-run -d 'Print each judge\'s exact command, shell-quoted, one per line, and launch nothing. It is the command as it runs outside panel\'s sandbox, as a pasted one does (codex, which runs with --sandbox danger-full-access inside panel\'s, shows its own permission profile)'
 complete -c panel-judge -l list-harnesses -d 'Print the harness table as JSON and exit'
 complete -c panel-judge -s h -l help -d 'Print help (see more with \'--help\')'

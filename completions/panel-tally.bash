@@ -23,7 +23,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --agree --each --last-wins --pr --plan --repo --fix-proof --view --reader --help --version"
+            opts="-h -V --json --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

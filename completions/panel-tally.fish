@@ -11,5 +11,6 @@ complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel inst
 complete -c panel-tally -l each -d 'Count many panels in one stream: one tally per candidate, then a summary'
 complete -c panel-tally -l last-wins -d 'A judge with records from two runs (a rerun of the abstainers) counts once, by its later record; without it, a judge counted twice is an error (exit 2) naming both runs'
 complete -c panel-tally -l pr -d 'Pull requests: aggregate pr-verdict records (panel-judge --contract pr) by the plan into the panel\'s MERGE, FIX_FIRST, no-verdict or timeout'
+complete -c panel-tally -l require-canaries -d 'A seat that missed its canary (panel-judge --canary), or has no canary record, does not count: its verdicts become abstentions (status canary-missed), and the panel may become undecided (exit 3)'
 complete -c panel-tally -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-tally -s V -l version -d 'Print version'

@@ -3,6 +3,7 @@
 mod classify;
 mod generated;
 mod harness;
+mod history;
 mod hostile;
 mod integrity;
 mod judge;

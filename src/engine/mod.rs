@@ -11,6 +11,7 @@
 //! | logins copied into a private HOME and removed | [`credentials`] |
 //! | reading an answer; a failure's words becoming a status | [`answer`] |
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
+//! | the history every verdict record is appended to | [`history`] |
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once | [`fanout`] |
 //! | jq filters over a harness's output | [`extract`] |
@@ -26,6 +27,7 @@ pub mod credentials;
 pub mod extract;
 pub mod fanout;
 pub mod harness;
+pub mod history;
 pub mod launch;
 pub mod launcher;
 pub mod lifecycle;

@@ -225,6 +225,9 @@ pub enum Status {
     ModelRefused,
     /// Stopped by SIGINT or SIGTERM to panel-judge.
     Interrupted,
+    /// Set by panel-tally --require-canaries, never by a judge: the verdict was given, but the
+    /// judge's seat missed its canary (or has none), so it does not count.
+    CanaryMissed,
 }
 
 impl Status {
@@ -247,6 +250,7 @@ impl Status {
             Status::RateLimited => "rate-limited",
             Status::ModelRefused => "model-refused",
             Status::Interrupted => "interrupted",
+            Status::CanaryMissed => "canary-missed",
         }
     }
 }
@@ -341,6 +345,10 @@ pub struct VerdictRecord {
     /// What the judge ran under: `landlock-abi-N`, `off`, or `unavailable: why`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// A canary's expected verdict (`holds` or `breaks`): the record is a seat's answer about a
+    /// candidate whose answer is known, asked beside the panel and never counted in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary: Option<String>,
 }
 
 #[cfg(test)]

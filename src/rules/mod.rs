@@ -4,12 +4,14 @@
 //! | --- | --- |
 //! | pass, fail or no decision against a threshold (`--agree`) | [`decision::decide`] |
 //! | one judge in two costumes | [`decorrelation`] |
+//! | a seat that missed its canary, and whether its verdicts count | [`canary::discounted`] |
 //! | which findings name one problem | [`grouping::relate`] |
 //! | the vote rules, and dropping a finding | [`votes::rule`] |
 //! | the synthesised panel's pass rule | [`votes::panel_decision`] |
 //! | where the work goes after the votes | [`routes`] |
 //! | a PR's class, plan, accepted verdicts and aggregate | [`classify`], [`plan`], [`pr`] |
 
+pub mod canary;
 pub mod classify;
 pub mod consensus;
 pub mod decision;

@@ -168,6 +168,20 @@ fn refused_reason(done: &Done) -> Option<String> {
     }
 }
 
+/// The record of one canary judge's end: a verdict record about the canary's candidate
+/// (`panel.seal`) that names the verdict the canary is known to deserve.
+pub fn canary_record(
+    judge: &Judge,
+    panel: &Panel,
+    done: Done,
+    expected: crate::records::Verdict,
+) -> (String, &'static str) {
+    let mut rec = verdict_record(judge, panel, done);
+    rec.canary = Some(expected.as_str().to_string());
+    let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
+    (line(&rec), what)
+}
+
 /// The record of one judge's end.
 fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
     let answer = done
@@ -213,5 +227,6 @@ fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
         panel_size: panel.size,
         run: panel.run.display().to_string(),
         sandbox: Some(panel.sandbox.to_string()),
+        canary: None,
     }
 }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
 
+pub mod canary;
 pub mod kinds;
 pub mod panel;
 pub mod pr;
@@ -42,6 +43,22 @@ use panel::LensFlags;
 /// agy (Antigravity), UNVERIFIED: built from their documentation, never run against the real
 /// CLI; exec:COMMAND (any program: the prompt on stdin, the answer on stdout); replay:FILE
 /// (recorded answers by judge name).
+///
+/// History: every verdict record (canaries too) is also appended to
+/// $XDG_STATE_HOME/panel/history.jsonl (~/.local/state when XDG_STATE_HOME is unset, empty or
+/// relative), or to $PANEL_HISTORY, or --history FILE; --no-history or PANEL_HISTORY=off keeps
+/// none. Each record is one whole line written under an exclusive flock, so panels writing at
+/// once never interleave; the file is created 0600 (its folders 0700), never through a symbolic
+/// link, never another user's. Review and pull-request records keep no history. A history that
+/// cannot be written loses nothing: the records still go to standard output and the run folder,
+/// one line on standard error says so, and the exit status is unchanged.
+///
+/// Canaries: --canary FILE=holds|breaks asks each seat, once per run and beside the panel, about
+/// a candidate whose answer is known, on the panel's first lens, under the same seat, sandbox
+/// and lockdown. Its record is a verdict record about FILE's own seal with "canary" the expected
+/// verdict; its judge is canary-N (canary-N@SEAT with several seats), a name no lens may start
+/// with, and FILE is kept in the run folder as canary-N.candidate. One verdict record is held
+/// back until the canaries are answered, so a stream has them before the panel's last record.
 #[derive(Parser, Debug)]
 #[command(name = "panel-judge", version)]
 pub struct Args {
@@ -103,6 +120,23 @@ pub struct Args {
     /// Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests, error, untrusted, unread) or its fix-proof/v1 line. The tests brief shows its verdict, counts and flags; error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base.
     #[arg(long, value_name = "PROOF")]
     pub fix_proof: Option<String>,
+
+    /// Verdicts: ask each seat, beside the panel, about FILE, whose answer is known to be
+    /// holds or breaks (repeatable). One canary judge per seat and canary, on the panel's first
+    /// lens; its record carries `"canary"`, the expected verdict, and panel-tally reports a seat
+    /// that missed it.
+    #[arg(long = "canary", value_name = "FILE=VERDICT")]
+    pub canaries: Vec<String>,
+
+    /// Verdicts: append every verdict record (canaries too) to FILE [default: $PANEL_HISTORY,
+    /// else $XDG_STATE_HOME/panel/history.jsonl, with ~/.local/state when XDG_STATE_HOME is
+    /// unset, empty or relative; PANEL_HISTORY=off keeps none].
+    #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
+    pub history: Option<PathBuf>,
+
+    /// Keep no history of this run.
+    #[arg(long)]
+    pub no_history: bool,
 
     #[command(flatten)]
     pub launch: LaunchArgs,
@@ -226,6 +260,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.plan.is_some() {
         bail!("--plan is for --contract pr");
     }
+    let verdicts = args.contract == Contract::Verdict;
+    if !verdicts && !args.canaries.is_empty() {
+        bail!("--canary is for --contract verdict");
+    }
+    let canaries = args
+        .canaries
+        .iter()
+        .map(|c| canary::parse(c))
+        .collect::<Result<Vec<_>>>()?;
     let seats = args
         .seats
         .iter()
@@ -237,6 +280,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cross: args.cross,
     };
     let judges = kind.judges(&flags, &seats)?;
+    // The canary judges come after the panel's, on its first lens, one per seat and canary.
+    let canary_judges = match judges.first() {
+        Some(first) if !canaries.is_empty() => canary::judges(&first.lens, &seats, canaries.len())?,
+        _ => Vec::new(),
+    };
     for seat in &seats {
         if seat.harness.name == "exec" && seat.family.is_none() {
             eprintln!(
@@ -253,6 +301,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !args.dry_run {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
+    let history = (verdicts && !args.dry_run).then(|| {
+        crate::engine::history::Keeper::start(
+            "panel-judge",
+            args.history.as_deref(),
+            args.no_history,
+        )
+    });
     let candidate = Candidate::read(args.candidate.as_deref().unwrap_or("-"))?;
     let brief: Option<Arc<str>> = match &args.brief {
         Some(path) => Some(
@@ -262,8 +317,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ),
         None => None,
     };
-    let nonce: Arc<str> = fence::nonce(&[&candidate.text, brief.as_deref().unwrap_or("")]).into();
+    let mut texts: Vec<&str> = vec![&candidate.text, brief.as_deref().unwrap_or("")];
+    texts.extend(canaries.iter().map(|c| c.candidate.text.as_str()));
+    let nonce: Arc<str> = fence::nonce(&texts).into();
     let schema = kind.contract().schema();
+    let canary_jobs = canary_judges.iter().map(|(n, j)| {
+        let (kind, judge, text) = (kind.clone(), j.clone(), canaries[*n].candidate.text.clone());
+        let nonce = nonce.clone();
+        let prompt = Prompt::built_by(move || kind.prompt(&judge, &text, None, &nonce));
+        Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
+    });
     let jobs: Vec<Job> = judges
         .iter()
         .map(|j| {
@@ -274,6 +337,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 Prompt::built_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
             Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
         })
+        .chain(canary_jobs)
         .collect();
     launcher.check_prompts(&jobs)?;
     if args.dry_run {
@@ -299,6 +363,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     let run_dir = launcher.start()?.to_path_buf();
     crate::engine::run_folder::freeze(&run_dir, &candidate)?;
+    for (n, c) in canaries.iter().enumerate() {
+        let name = format!("{}{}.candidate", panel::CANARY_PREFIX, n + 1);
+        crate::engine::run_folder::file(&run_dir.join(name), c.candidate.text.as_bytes());
+    }
+    let mut history = history;
 
     let label = kind.label();
     let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
@@ -312,10 +381,31 @@ pub fn run(args: Args) -> Result<ExitCode> {
         sandbox: launcher.sandbox(),
     };
     let mut failure = None;
+    // One verdict record is held back while canaries are asked: a run's canary records come
+    // before its last verdict record, so that a stream of many panels (panel-tally --each),
+    // which closes a panel on its last record, has them in it.
+    let mut waiting_canaries = canary_judges.len();
+    let mut last: Option<String> = None;
     launcher.ask_each(&jobs, &check, |i, done| {
-        let judge = &judges[i];
         let ms = done.duration.as_millis() as u64;
-        let (line, what) = kind.record(judge, &panel, done);
+        let (judge, line, what) = match i.checked_sub(judges.len()) {
+            None => {
+                let judge = &judges[i];
+                let (line, what) = kind.record(judge, &panel, done);
+                (judge, line, what)
+            }
+            Some(c) => {
+                let (n, judge) = &canary_judges[c];
+                let canary = &canaries[*n];
+                let own = kinds::Panel {
+                    seal: &canary.candidate.seal,
+                    ..panel
+                };
+                let (line, what) = kinds::canary_record(judge, &own, done, canary.expected);
+                waiting_canaries -= 1;
+                (judge, line, what)
+            }
+        };
         crate::engine::run_folder::file(
             &run_dir.join(&judge.name).join("record.json"),
             format!("{line}\n"),
@@ -327,10 +417,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 ms as f64 / 1000.0
             );
         }
-        if let Err(e) = out.emit(&line) {
-            failure.get_or_insert(e);
+        if let Some(h) = &mut history {
+            h.append("panel-judge", &line);
+        }
+        let mut lines = vec![line];
+        if i < judges.len() && waiting_canaries > 0 && last.is_none() {
+            last = lines.pop();
+        } else if waiting_canaries == 0 {
+            lines.extend(last.take());
+        }
+        for line in lines {
+            if let Err(e) = out.emit(&line) {
+                failure.get_or_insert(e);
+            }
         }
     });
+    if let Some(line) = last.take()
+        && let Err(e) = out.emit(&line)
+    {
+        failure.get_or_insert(e);
+    }
     if let Some(e) = failure {
         return Err(e);
     }

@@ -9,6 +9,10 @@ use crate::contracts::verdict::{self, Lens};
 use crate::engine::harness::Seat;
 use crate::rules::decorrelation::{self, Sitting};
 
+/// The prefix every canary judge's name starts with, and no lens's may: a judge is named after
+/// its lens, so no judge can take a canary's name.
+pub const CANARY_PREFIX: &str = "canary-";
+
 /// One judge of the panel: a lens on a seat, under a unique name.
 #[derive(Clone, Debug)]
 pub struct Judge {
@@ -89,6 +93,9 @@ fn parse_lens(text: &str) -> Result<Lens> {
     }
     if let Err(why) = crate::records::text::check_folder_name(name) {
         bail!("the lens name {why}");
+    }
+    if name.starts_with(CANARY_PREFIX) {
+        bail!("the lens name starts with {CANARY_PREFIX:?}, kept for canaries");
     }
     Ok(Lens::new(name, question))
 }
@@ -249,5 +256,8 @@ mod tests {
         );
         assert!(parse_lens("nope").is_err());
         assert!(parse_lens("a b=c").is_err());
+        // A canary's name is never a lens's, so never a judge's.
+        assert!(parse_lens("canary-1=Q?").is_err());
+        assert!(parse_lens("canary=Q?").is_ok());
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 
-use crate::tools::tally::count::{Ballot, PanelCount};
+use crate::tools::tally::count::{Ballot, CanaryAnswer, PanelCount};
 use crate::tools::tally::report::Sink;
 
 // ---------------------------------------------------------------------------------------------
@@ -31,6 +31,11 @@ pub struct Batch {
     /// Hashes of the candidates whose tallies are written: a record about one of them would
     /// count a judge twice or make a second tally of one candidate. Eight bytes a panel.
     closed: HashSet<u64>,
+    /// Canary answers not yet reported: each goes to the panel of its run (with one panel, to
+    /// that panel), never into its counts.
+    canaries: Vec<CanaryAnswer>,
+    /// A seat that missed its canary, or has none, does not count (--require-canaries).
+    require_canaries: bool,
 }
 
 impl Batch {
@@ -43,12 +48,23 @@ impl Batch {
         }
     }
 
+    /// Counts a seat's verdicts only when it hit its canaries (--require-canaries).
+    pub fn require_canaries(mut self, require: bool) -> Batch {
+        self.require_canaries = require;
+        self
+    }
+
     pub fn add<W: Write>(
         &mut self,
         b: &Ballot,
         at: &dyn Fn() -> String,
         sink: &mut Sink<W>,
     ) -> Result<()> {
+        if let Some(expected) = b.canary {
+            // About another candidate, and never counted: kept for its panel's report.
+            self.canaries.push(CanaryAnswer::new(b, expected));
+            return Ok(());
+        }
         if !self.each {
             // One panel: it closes only at the end, and PanelCount::add refuses another candidate.
             let last_wins = self.last_wins;
@@ -101,7 +117,13 @@ impl Batch {
     }
 
     fn emit<W: Write>(&mut self, panel: PanelCount, sink: &mut Sink<W>) -> Result<()> {
-        sink.tally(&panel.close(self.agree)?)?;
+        let each = self.each;
+        let (own, rest) = std::mem::take(&mut self.canaries)
+            .into_iter()
+            .partition(|c| !each || panel.has_run(&c.run));
+        self.canaries = rest;
+        let own: Vec<CanaryAnswer> = own;
+        sink.tally(&panel.close_with(self.agree, &own, self.require_canaries)?)?;
         self.closed.insert(seal_hash(&panel.candidate));
         self.spare = Some(panel);
         Ok(())
@@ -114,6 +136,13 @@ impl Batch {
         rest.sort_by_key(|p| p.seq);
         for panel in rest {
             self.emit(panel, sink)?;
+        }
+        if let Some(c) = self.canaries.first() {
+            bail!(
+                "canary {:?} of run {:?}: no panel of that run to report it with (a canary's record goes with its run's verdict records)",
+                c.judge,
+                c.run
+            );
         }
         Ok(())
     }

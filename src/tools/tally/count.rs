@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::records::{Decision, Status, Usage, Verdict};
 use crate::rules::consensus::{Consensus, Counts, consensus};
-use crate::rules::decision;
+use crate::rules::{canary, decision};
 
 /// What the counter needs from one record, whatever stream it came from. It borrows from the
 /// parsed line; a panel copies what it keeps.
@@ -26,6 +26,9 @@ pub struct Ballot<'a> {
     pub judge: JudgeRow<'a>,
     /// The run folder the answer is kept in.
     pub run: &'a str,
+    /// A canary's expected verdict: the ballot is about a candidate whose answer is known, and
+    /// is never counted in the panel.
+    pub canary: Option<Verdict>,
 }
 
 // Counting one panel.
@@ -328,16 +331,30 @@ impl PanelCount {
         self.runs.iter().any(|r| r.size == 0)
     }
 
+    /// Whether the panel counts records of this run folder.
+    pub fn has_run(&self, folder: &str) -> bool {
+        self.runs.iter().any(|r| r.folder.of(&self.text) == folder)
+    }
+
     /// The panel's tally. `agree` is checked against the panel's size here, because the
     /// size is known only once the records are read.
     pub fn close(&self, agree: Option<usize>) -> Result<Tally<'_>> {
+        self.close_with(agree, &[], false)
+    }
+
+    /// The panel's tally, with the answers of its seats' canaries; with `require`, the verdicts
+    /// of a seat that missed its canary, or has none, do not count (`rules::canary`).
+    pub fn close_with<'a>(
+        &'a self,
+        agree: Option<usize>,
+        canaries: &'a [CanaryAnswer],
+        require: bool,
+    ) -> Result<Tally<'a>> {
         let text = &self.text;
         let missing = self.runs.iter().map(|r| missing(r.size, r.counted)).sum();
         let mut counts = self.counts;
         counts.judges += missing;
         counts.abstained += missing;
-        let threshold = decision::required(agree, counts.judges)?;
-        let decision = decision::decide(counts.holds, counts.abstained, threshold);
         let opt = |s: Option<Span>| s.map(|s| s.of(text));
         let mut judges: Vec<JudgeRow> = self
             .rows
@@ -356,6 +373,41 @@ impl PanelCount {
             })
             .collect();
         judges.sort_by(|a, b| glob_order(a.judge, b.judge));
+        let canary_rows: Vec<CanaryRow> = canaries.iter().map(CanaryAnswer::row).collect();
+        let mut canary_missed: Vec<&str> = canary_rows
+            .iter()
+            .filter(|c| !c.hit)
+            .map(|c| c.seat)
+            .collect();
+        canary_missed.sort_unstable();
+        canary_missed.dedup();
+        let mut by_lens = self.by_lens.report(text);
+        let mut by_family = self.by_family.report(text);
+        if require {
+            for j in judges.iter_mut().filter(|j| j.verdict.is_some()) {
+                let answers = canary_rows
+                    .iter()
+                    .filter(|c| c.seat == j.seat)
+                    .map(|c| (c.canary, c.verdict));
+                let Some(why) = canary::discounted(answers) else {
+                    continue;
+                };
+                let family = j.family.unwrap_or("unknown");
+                for (groups, key) in [(&mut by_lens, j.lens), (&mut by_family, family)] {
+                    if let Some((_, c)) = groups.iter_mut().find(|(k, _)| *k == key) {
+                        c.remove(j.verdict);
+                        c.add(None);
+                    }
+                }
+                counts.remove(j.verdict);
+                counts.add(None);
+                j.verdict = None;
+                j.status = Status::CanaryMissed;
+                j.cause = Some(why);
+            }
+        }
+        let threshold = decision::required(agree, counts.judges)?;
+        let decision = decision::decide(counts.holds, counts.abstained, threshold);
         let abstentions = judges
             .iter()
             .filter(|j| j.verdict.is_none())
@@ -375,8 +427,8 @@ impl PanelCount {
             counts,
             missing,
             judges,
-            by_lens: self.by_lens.report(text),
-            by_family: self.by_family.report(text),
+            by_lens,
+            by_family,
             abstentions,
             runs: self
                 .runs
@@ -385,8 +437,56 @@ impl PanelCount {
                 .filter(|r| !r.is_empty())
                 .collect(),
             usage: self.usage.clone().filter(|u| !u.is_empty()),
+            canaries: canary_rows,
+            canary_missed,
         })
     }
+}
+
+/// A canary's answer, kept beside the panels until the panel of its run closes.
+#[derive(Clone, Debug)]
+pub struct CanaryAnswer {
+    pub judge: String,
+    pub seat: String,
+    pub run: String,
+    pub expected: Verdict,
+    pub verdict: Option<Verdict>,
+    pub status: Status,
+}
+
+impl CanaryAnswer {
+    pub fn new(b: &Ballot, expected: Verdict) -> CanaryAnswer {
+        CanaryAnswer {
+            judge: b.judge.judge.to_string(),
+            seat: b.judge.seat.to_string(),
+            run: b.run.to_string(),
+            expected,
+            verdict: b.judge.verdict,
+            status: b.judge.status,
+        }
+    }
+
+    fn row(&self) -> CanaryRow<'_> {
+        CanaryRow {
+            judge: &self.judge,
+            seat: &self.seat,
+            canary: self.expected,
+            verdict: self.verdict,
+            status: self.status,
+            hit: canary::hit(self.expected, self.verdict),
+        }
+    }
+}
+
+/// A canary's answer as a tally reports it: `canary` is the verdict it is known to deserve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CanaryRow<'a> {
+    pub judge: &'a str,
+    pub seat: &'a str,
+    pub canary: Verdict,
+    pub verdict: Option<Verdict>,
+    pub status: Status,
+    pub hit: bool,
 }
 
 fn name_hash(judge: &str) -> u64 {
@@ -431,6 +531,12 @@ pub struct Tally<'a> {
     pub runs: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The seats' answers about their canaries (absent when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canaries: Vec<CanaryRow<'a>>,
+    /// The seats that missed a canary: gave the other verdict, or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canary_missed: Vec<&'a str>,
 }
 
 fn as_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S::Ok, S::Error> {
@@ -515,6 +621,7 @@ pub(crate) mod tests {
             panel_size: 0,
             usage: None,
             run: "/tmp/run",
+            canary: None,
             judge: JudgeRow {
                 judge,
                 lens: "edges",

@@ -85,19 +85,33 @@ pub fn tally_json(buf: &mut Vec<u8>, t: &Tally) {
         json_opt_str(buf, a.cause);
         buf.push(b'}');
     }
-    buf.extend_from_slice(b"],\"runs\":[");
-    for (i, r) in t.runs.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        json_str(buf, r);
-    }
-    buf.push(b']');
+    buf.extend_from_slice(b"],\"runs\":");
+    json_strs(buf, &t.runs);
     if let Some(u) = &t.usage {
         buf.extend_from_slice(b",\"usage\":");
         serde_json::to_writer(&mut *buf, u).expect("a Vec takes any write");
     }
+    if !t.canaries.is_empty() {
+        buf.extend_from_slice(b",\"canaries\":");
+        serde_json::to_writer(&mut *buf, &t.canaries).expect("a Vec takes any write");
+    }
+    if !t.canary_missed.is_empty() {
+        buf.extend_from_slice(b",\"canaryMissed\":");
+        json_strs(buf, &t.canary_missed);
+    }
     buf.extend_from_slice(b"}\n");
+}
+
+/// A list of strings.
+fn json_strs(buf: &mut Vec<u8>, items: &[&str]) {
+    buf.push(b'[');
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        json_str(buf, s);
+    }
+    buf.push(b']');
 }
 
 fn counts_json(buf: &mut Vec<u8>, c: &Counts) {
@@ -152,8 +166,8 @@ fn json_opt_str(buf: &mut Vec<u8>, s: Option<&str>) {
 mod tests {
     use super::*;
     use crate::records::{Status, Usage, Verdict};
-    use crate::tools::tally::count::PanelCount;
     use crate::tools::tally::count::tests::{at, ballot};
+    use crate::tools::tally::count::{CanaryAnswer, PanelCount};
 
     #[test]
     fn hand_written_json_is_serde_jsons() {
@@ -181,8 +195,23 @@ mod tests {
         d.run = "";
         d.candidate = seal;
         p.add(&d, &at).unwrap();
-        for agree in [None, Some(1)] {
-            let t = p.close(agree).unwrap();
+        let canaries = [
+            CanaryAnswer::new(
+                &ballot("canary-1", Some(Verdict::Holds), Status::Ok),
+                Verdict::Holds,
+            ),
+            CanaryAnswer::new(
+                &ballot("canary-2\"", None, Status::Timeout),
+                Verdict::Breaks,
+            ),
+        ];
+        for (agree, canaries, require) in [
+            (None, &[][..], false),
+            (Some(1), &[][..], false),
+            (None, &canaries[..], false),
+            (None, &canaries[..], true),
+        ] {
+            let t = p.close_with(agree, canaries, require).unwrap();
             let mut ours = Vec::new();
             tally_json(&mut ours, &t);
             let mut theirs = serde_json::to_vec(&t).unwrap();

@@ -38,6 +38,13 @@ use report::Sink;
 /// gave no verdict (unreadable, timeout, …) abstains: it is never counted as holds or breaks.
 /// A judge that answered a word other than holds or breaks (its record's `said`, e.g. `maybe`)
 /// is shown by that word, as the seed's script prints it, and abstains likewise.
+///
+/// Canary records (panel-judge --canary; a record with "canary", the expected verdict) are
+/// about another candidate and never counted in the panel: each is reported after the PANEL
+/// line (`canary NAME (SEAT): VERDICT, expected V: hit` or `MISSED`), with a `CANARY MISSED by
+/// SEATS` line naming the seats that gave the other verdict or none; the JSON tally carries them
+/// as `canaries` (judge, seat, canary, verdict, status, hit) and `canaryMissed` (seats), both
+/// absent without canaries. With --require-canaries such a seat's verdicts do not count.
 #[derive(Parser, Debug)]
 #[command(name = "panel-tally", version)]
 pub struct Args {
@@ -91,6 +98,12 @@ pub struct Args {
     /// judge skipped, with its reasons) or `decisions` (the judge's decision records, JSON lines).
     #[arg(long, value_enum, value_name = "PART", conflicts_with = "json")]
     pub view: Option<View>,
+
+    /// A seat that missed its canary (panel-judge --canary), or has no canary record, does
+    /// not count: its verdicts become abstentions (status canary-missed), and the panel may
+    /// become undecided (exit 3).
+    #[arg(long, conflicts_with_all = ["pr", "view"])]
+    pub require_canaries: bool,
 
     /// How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four
     /// threads; `plain` reads line by line on this one (for a machine that limits threads).
@@ -231,10 +244,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.json,
         eager,
     );
-    let mut batch = Batch::new(args.each, args.agree, args.last_wins);
+    let mut batch =
+        Batch::new(args.each, args.agree, args.last_wins).require_canaries(args.require_canaries);
     let mut any = false;
     reader::ballots(inputs, args.reader, |ballot, at| {
-        any = true;
+        // A canary's record is about another candidate: it makes no panel.
+        any |= ballot.canary.is_none();
         batch.add(ballot, at, &mut sink)
     })?;
     if !any {

@@ -105,6 +105,8 @@ struct VerdictView<'a> {
     panel_size: usize,
     #[serde(default, borrow)]
     run: Cow<'a, str>,
+    #[serde(default)]
+    canary: Option<Verdict>,
 }
 
 /// Parses a verdict record with one pass over the line; only a bad line is read again, by
@@ -155,6 +157,7 @@ fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Resu
         panel_size: rec.panel_size,
         usage: rec.usage.as_ref(),
         run: &rec.run,
+        canary: rec.canary,
         judge: JudgeRow {
             judge: &rec.judge,
             lens: &rec.lens,
@@ -200,6 +203,7 @@ struct Parsed {
     cause: Option<Span>,
     said: Option<Span>,
     run: Span,
+    canary: Option<Verdict>,
 }
 
 impl Parsed {
@@ -222,6 +226,7 @@ impl Parsed {
             cause: j.cause.map(|s| keep(text, s)),
             said: j.said.map(|s| keep(text, s)),
             run: keep(text, b.run),
+            canary: b.canary,
         }
     }
 
@@ -232,6 +237,7 @@ impl Parsed {
             panel_size: self.panel_size,
             usage: self.usage.as_ref(),
             run: self.run.of(text),
+            canary: self.canary,
             judge: JudgeRow {
                 judge: self.judge.of(text),
                 lens: self.lens.of(text),

@@ -105,6 +105,21 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
     }
     writeln!(out)?;
     writeln!(out, "{}", panel_line(&t.counts, &t.abstentions, t.missing))?;
+    for c in &t.canaries {
+        let said = c.verdict.map_or(c.status.as_str(), |v| v.as_str());
+        let mark = if c.hit { "hit" } else { "MISSED" };
+        writeln!(
+            out,
+            "canary {} ({}): {said}, expected {}: {mark}",
+            inline(c.judge),
+            inline(c.seat),
+            c.canary.as_str()
+        )?;
+    }
+    if !t.canary_missed.is_empty() {
+        let seats: Vec<_> = t.canary_missed.iter().map(|s| inline(s)).collect();
+        writeln!(out, "CANARY MISSED by {}", seats.join(", "))?;
+    }
     for run in &t.runs {
         writeln!(out, "verdicts: {}", inline(run))?;
     }

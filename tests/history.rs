@@ -1,0 +1,431 @@
+//! The history every verdict record is appended to, and canaries: seats asked beside the panel
+//! about a candidate whose answer is known.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::harness::{Rig, records};
+use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout, with_standins};
+
+/// An `exec:` seat that answers holds with a reason of `size` bytes, after reading the prompt.
+fn holds_seat(size: usize) -> String {
+    format!(
+        "exec:cat >/dev/null; r=$(head -c {size} /dev/zero | tr '\\0' x); printf '{{\"verdict\":\"holds\",\"reason\":\"%s\",\"confidence\":0.5}}' \"$r\""
+    )
+}
+
+/// panel-judge with one `exec:` seat and the three default lenses, about examples/answer.md.
+fn judge(seat: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin("panel-judge"));
+    cmd.args(["--seat", seat, "--family", &format!("{seat}=test")])
+        .args(args)
+        .arg(root().join("examples/answer.md"))
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: a torn line? {l:.200}")))
+        .collect()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn concurrent_panels_append_whole_lines_to_one_history() {
+    let tmp = TempDir::new("history-concurrent");
+    let history = tmp.path().join("h/history.jsonl");
+    // Records of about 64 KiB each: far more than one write of a pipe or a page.
+    let seat = holds_seat(64 * 1024);
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            judge(&seat, &["--history", history.to_str().unwrap()])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut printed = Vec::new();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("history"), "{}", stderr(&out));
+        printed.extend(records(&out));
+    }
+    let kept = lines(&history);
+    assert_eq!(kept.len(), 24);
+    // Every record printed is kept, once; each run's three judges are there.
+    let key = |r: &Value| format!("{} {}", r["run"], r["judge"]);
+    let mut a: Vec<String> = printed.iter().map(key).collect();
+    let mut b: Vec<String> = kept.iter().map(key).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    let mut runs: Vec<&str> = kept.iter().map(|r| r["run"].as_str().unwrap()).collect();
+    runs.sort();
+    runs.dedup();
+    assert_eq!(runs.len(), 8);
+    assert!(
+        kept.iter()
+            .all(|r| r["type"] == "verdict" && r["reason"].as_str().unwrap().len() == 64 * 1024)
+    );
+    assert_eq!(mode(&history), 0o600);
+    assert_eq!(mode(history.parent().unwrap()), 0o700);
+}
+
+#[test]
+fn a_symbolic_link_at_the_history_is_refused_and_the_answers_kept() {
+    let tmp = TempDir::new("history-link");
+    let target = tmp.path().join("secret");
+    std::fs::write(&target, "untouched\n").unwrap();
+    let link = tmp.path().join("history.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = judge(&holds_seat(10), &["--history", link.to_str().unwrap()])
+        .output()
+        .unwrap();
+    // The panel's answers are not lost, and the status says what the panel said.
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(records(&out).len(), 3);
+    let err = stderr(&out);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("history"))
+        .collect::<Vec<_>>();
+    assert_eq!(said.len(), 1, "{}", stderr(&out));
+    assert!(
+        said[0].starts_with("panel-judge: history: ") && said[0].contains("symbolic link"),
+        "{}",
+        said[0]
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched\n");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+}
+
+#[test]
+fn the_default_history_honours_xdg_state_home_and_can_be_turned_off() {
+    let tmp = TempDir::new("history-xdg");
+    let state = tmp.path().join("state");
+    let home = tmp.path().join("home");
+    let run = |env: &[(&str, &Path)], args: &[&str], off: Option<&str>| -> Output {
+        let mut cmd = judge(&holds_seat(10), args);
+        cmd.env_remove("XDG_STATE_HOME").env_remove("PANEL_HISTORY");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        if let Some(v) = off {
+            cmd.env("PANEL_HISTORY", v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("history"), "{}", stderr(&out));
+        out
+    };
+    let default = state.join("panel/history.jsonl");
+    // --no-history and PANEL_HISTORY=off keep nothing.
+    run(
+        &[("XDG_STATE_HOME", &state), ("HOME", &home)],
+        &["--no-history"],
+        None,
+    );
+    run(
+        &[("XDG_STATE_HOME", &state), ("HOME", &home)],
+        &[],
+        Some("off"),
+    );
+    assert!(!state.exists() && !home.exists());
+    let out = run(&[("XDG_STATE_HOME", &state), ("HOME", &home)], &[], None);
+    assert_eq!(lines(&default), records(&out));
+    assert_eq!(mode(&default), 0o600);
+    assert_eq!(mode(&state.join("panel")), 0o700);
+    // A second run appends.
+    run(&[("XDG_STATE_HOME", &state), ("HOME", &home)], &[], None);
+    assert_eq!(lines(&default).len(), 6);
+    assert!(!home.exists());
+    // A relative XDG_STATE_HOME is not a base directory: HOME's .local/state is used.
+    run(
+        &[("XDG_STATE_HOME", Path::new("rel")), ("HOME", &home)],
+        &[],
+        None,
+    );
+    assert_eq!(
+        lines(&home.join(".local/state/panel/history.jsonl")).len(),
+        3
+    );
+    // PANEL_HISTORY names the file.
+    let named = tmp.path().join("named.jsonl");
+    run(&[("HOME", &home)], &[], Some(named.to_str().unwrap()));
+    assert_eq!(lines(&named).len(), 3);
+}
+
+#[test]
+fn review_records_keep_no_history() {
+    let tmp = TempDir::new("history-review");
+    let history = tmp.path().join("history.jsonl");
+    let out = judge(
+        "exec:cat >/dev/null; echo '{\"decision\":\"pass\",\"findings\":[]}'",
+        &[
+            "--contract",
+            "review",
+            "--history",
+            history.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(records(&out)[0]["type"], "review");
+    assert!(!history.exists());
+}
+
+/// A canary: a candidate with a mark the stand-ins' rules answer to.
+const MARK: &str = "CANARY-MARK-7f3a";
+
+fn canary_file(tmp: &TempDir) -> PathBuf {
+    // An `=` in the file's name: the argument splits at the last one.
+    let path = tmp.path().join("known=bad.md");
+    std::fs::write(&path, format!("{MARK}: 2 + 2 = 5, always.\n")).unwrap();
+    path
+}
+
+/// An `exec:` seat that always holds, and takes a second longer over the canary than over the
+/// candidate: its canary record comes after every record of the panel's judges but one.
+fn slow_canary_seat() -> String {
+    format!(
+        "exec:p=$(cat); case $p in *{MARK}*) sleep 1;; esac; echo '{{\"verdict\":\"holds\",\"reason\":\"r\",\"confidence\":0.5}}'"
+    )
+}
+
+/// A panel of one lens on two seats, the claude stand-in (which answers the canary as
+/// `canary_mode` says, everything else holds) and an `exec:` seat that always holds, with one
+/// canary known to break.
+fn canary_panel(rig: &Rig, canary_mode: &str) -> (Output, PathBuf) {
+    canary_panel_about(rig, canary_mode, &root().join("examples/answer.md"))
+}
+
+fn canary_panel_about(rig: &Rig, canary_mode: &str, candidate: &Path) -> (Output, PathBuf) {
+    let canary = canary_file(&rig.tmp);
+    let history = rig.tmp.path().join("history.jsonl");
+    let spec = format!("{}=breaks", canary.display());
+    let exec = slow_canary_seat();
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, &rig.log(), &[])
+        .args([
+            "--seat",
+            "claude:haiku",
+            "--seat",
+            &exec,
+            "--family",
+            &format!("{exec}=test"),
+            "--lens",
+            "a=Does it hold?",
+            "--canary",
+            &spec,
+            "--history",
+            history.to_str().unwrap(),
+        ])
+        .arg(candidate)
+        .env("HOME", rig.user_home())
+        .env("STANDIN_VERDICT", "holds")
+        .env("STANDIN_RULES", format!("{MARK}=>{canary_mode}"))
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    (out, history)
+}
+
+fn tally(input: &[u8], args: &[&str]) -> Output {
+    run_with_stdin(Command::new(bin("panel-tally")).args(args), input)
+}
+
+#[test]
+fn a_seat_that_answers_its_canary_rightly_is_reported_as_a_hit() {
+    let rig = Rig::new("canary-hit");
+    let (out, history) = canary_panel(&rig, "breaks");
+    let recs = records(&out);
+    assert_eq!(recs.len(), 4, "{}", stdout(&out));
+    let canary_seal = panel::internals::seal(&std::fs::read(canary_file(&rig.tmp)).unwrap());
+    let canaries: Vec<&Value> = recs.iter().filter(|r| r.get("canary").is_some()).collect();
+    assert_eq!(canaries.len(), 2);
+    for c in &canaries {
+        assert_eq!(c["canary"], "breaks");
+        assert_eq!(c["candidate"], canary_seal.as_str());
+        // The panel's first lens, the seat's own sandbox.
+        assert_eq!(c["lens"], "a");
+        assert!(c["judge"].as_str().unwrap().starts_with("canary-1@"));
+        assert!(c["sandbox"].is_string());
+    }
+    let claude = canaries
+        .iter()
+        .find(|c| c["seat"] == "claude:haiku")
+        .unwrap();
+    assert_eq!(claude["verdict"], "breaks");
+    // The real judges never saw the canary, and the canary judge never saw the candidate.
+    assert!(
+        recs.iter()
+            .filter(|r| r.get("canary").is_none())
+            .all(|r| r["verdict"] == "holds")
+    );
+    // The canary is kept in the run folder, and its records in the history.
+    let run = Path::new(recs[0]["run"].as_str().unwrap());
+    assert!(
+        std::fs::read_to_string(run.join("canary-1.candidate"))
+            .unwrap()
+            .contains(MARK)
+    );
+    assert!(
+        run.join(claude["judge"].as_str().unwrap())
+            .join("record.json")
+            .exists()
+    );
+    let kept = lines(&history);
+    assert_eq!(kept.len(), 4);
+    assert_eq!(kept.iter().filter(|r| r["canary"] == "breaks").count(), 2);
+    // The tally counts the panel only: two holds; the canaries about another candidate are
+    // reported, never counted, and never refused as a second candidate.
+    let t = tally(&out.stdout, &["--json"]);
+    assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+    let t: Value = serde_json::from_slice(&t.stdout).unwrap();
+    assert_eq!(t["counts"]["holds"], 2);
+    assert_eq!(t["counts"]["judges"], 2);
+    let hit = t["canaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["seat"] == "claude:haiku")
+        .unwrap();
+    assert_eq!(hit["hit"], true);
+    assert_eq!(hit["canary"], "breaks");
+    assert_eq!(hit["verdict"], "breaks");
+}
+
+#[test]
+fn a_seat_that_misses_its_canary_is_reported_and_with_require_canaries_does_not_count() {
+    let rig = Rig::new("canary-miss");
+    let (out, _) = canary_panel(&rig, "holds");
+    let exec = slow_canary_seat();
+    // Without --require-canaries the panel passes, and the misses are reported.
+    let t = tally(&out.stdout, &[]);
+    assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+    let text = stdout(&t);
+    assert!(
+        text.contains(
+            "canary canary-1@claude-haiku (claude:haiku): holds, expected breaks: MISSED"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("CANARY MISSED by claude:haiku, exec:"),
+        "{text}"
+    );
+    let j = tally(&out.stdout, &["--json"]);
+    let j: Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(j["canaryMissed"], serde_json::json!(["claude:haiku", exec]));
+    assert_eq!(j["passed"], true);
+    // "with `--require-canaries` such a seat's verdicts do not count (the panel may become
+    // undecided, exit 3)".
+    let t = tally(&out.stdout, &["--require-canaries", "--json"]);
+    assert_eq!(t.status.code(), Some(3), "{}", stderr(&t));
+    let j: Value = serde_json::from_slice(&t.stdout).unwrap();
+    assert_eq!(j["counts"]["abstained"], 2);
+    assert_eq!(j["counts"]["holds"], 0);
+    assert_eq!(j["decided"], false);
+    let a = &j["abstentions"][0];
+    assert_eq!(a["status"], "canary-missed");
+    assert_eq!(a["cause"], "its seat missed its canary");
+    assert_eq!(j["byLens"]["a"]["abstained"], 2);
+}
+
+#[test]
+fn require_canaries_discounts_a_seat_without_one_and_keeps_one_that_hit() {
+    let rig = Rig::new("canary-partial");
+    let (out, _) = canary_panel(&rig, "breaks");
+    // The exec seat holds its canary wrongly; drop its canary record too: with --require-canaries
+    // the claude seat counts (it hit), the exec seat does not, whichever way it lacks one.
+    let exec = slow_canary_seat();
+    let without: Vec<u8> = stdout(&out)
+        .lines()
+        .filter(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            !(r.get("canary").is_some() && r["seat"] == exec.as_str())
+        })
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    for (input, cause) in [
+        (out.stdout.clone(), "its seat missed its canary"),
+        (without, "its seat answered no canary"),
+    ] {
+        let t = tally(&input, &["--require-canaries", "--json", "--agree", "1"]);
+        assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+        let j: Value = serde_json::from_slice(&t.stdout).unwrap();
+        assert_eq!(j["counts"]["holds"], 1);
+        assert_eq!(j["abstentions"][0]["cause"], cause);
+    }
+}
+
+#[test]
+fn each_panel_of_a_stream_reports_its_own_canaries() {
+    let rig = Rig::new("canary-each");
+    let (first, _) = canary_panel(&rig, "breaks");
+    let other = rig.tmp.path().join("other.md");
+    std::fs::write(&other, "Another answer: the sum of 2 and 2 is 4.\n").unwrap();
+    let (second, _) = canary_panel_about(&rig, "holds", &other);
+    // The slow canary's record still comes before the panel's last record: one is held back
+    // until the canaries are answered, so a stream that closes a panel on its last record
+    // (panelSize) has them.
+    for out in [&first, &second] {
+        let text = stdout(out);
+        let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert!(last.get("canary").is_none(), "{text}");
+    }
+    let both = [first.stdout, second.stdout].concat();
+    let t = tally(&both, &["--each", "--json"]);
+    assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+    let tallies: Vec<Value> = stdout(&t)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(tallies.len(), 3, "{}", stdout(&t));
+    assert_eq!(tallies[0]["canaries"].as_array().unwrap().len(), 2);
+    assert_eq!(tallies[0]["canaryMissed"].as_array().unwrap().len(), 1);
+    assert_eq!(tallies[1]["canaryMissed"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_bad_canary_argument_is_one_line_and_exit_2() {
+    let tmp = TempDir::new("canary-args");
+    let file = tmp.path().join("k.md");
+    std::fs::write(&file, "known\n").unwrap();
+    let f = file.display();
+    for (arg, says) in [
+        (format!("{f}"), "expected FILE=holds or FILE=breaks"),
+        (format!("{f}=maybe"), "\"maybe\" is not a verdict"),
+        (format!("{f}.missing=holds"), "k.md.missing"),
+        ("=holds".to_string(), "expected a file"),
+    ] {
+        let out = judge(&holds_seat(4), &["--canary", &arg, "--no-history"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{arg}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("panel-judge: --canary ") && err.contains(says),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // A lens may not take a canary's name.
+    let out = judge(&holds_seat(4), &["--lens", "canary-1=Q?"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
