@@ -8,6 +8,7 @@ mod integrity;
 mod judge;
 mod matrix;
 mod mockserver;
+mod paste;
 mod pr;
 mod real_cli;
 mod real_judge;

@@ -14,6 +14,7 @@
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once | [`fanout`] |
 //! | jq filters over a harness's output | [`extract`] |
+//! | a dry run: each judge as a bash block that runs as pasted | [`paste`] |
 //! | recorded answers (`replay:FILE`) | [`replay`] |
 //! | a machine-wide cap per harness | [`slots`] |
 //! | a pull request reviewer's checkout | [`checkout`] |
@@ -29,6 +30,7 @@ pub mod harness;
 pub mod launch;
 pub mod launcher;
 pub mod lifecycle;
+pub mod paste;
 pub mod replay;
 pub mod run_folder;
 pub mod sandbox;

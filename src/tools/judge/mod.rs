@@ -99,9 +99,15 @@ pub struct Args {
     #[command(flatten)]
     pub launch: LaunchArgs,
 
-    /// Print each judge's exact command, shell-quoted, one per line, and launch nothing. It is
-    /// the command as it runs outside panel's sandbox, as a pasted one does (codex, which runs
-    /// with --sandbox danger-full-access inside panel's, shows its own permission profile).
+    /// Print each judge as a bash block to paste into a script, and launch nothing. A block
+    /// makes what the launch makes (a private folder from mktemp -d with HOME, TMPDIR and a
+    /// working folder; the prompt, schema and answer files; the harness's own files, which
+    /// hold the lockdown of gemini, qwen and kimi; the logins, copied the owner's alone), runs
+    /// the exact command with the same environment and prompt, prints the answer (the answer
+    /// file where the harness writes one, else its output) and removes the folder however it
+    /// ends; its status is the harness's. Blocks are separated by a blank line. A pasted
+    /// block runs outside panel's Landlock walls and says so: it is the unconfined command
+    /// (codex shows its own permission profile, which inside panel's walls gives way).
     #[arg(long)]
     pub dry_run: bool,
 
@@ -263,8 +269,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     launcher.check_prompts(&jobs)?;
     if args.dry_run {
         let mut out = std::io::stdout().lock();
-        for job in &jobs {
-            writeln!(out, "{}", launcher.command_line(job)?)?;
+        for (i, job) in jobs.iter().enumerate() {
+            let gap = if i == 0 { "" } else { "\n" };
+            writeln!(out, "{gap}{}", launcher.command_line(job)?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }

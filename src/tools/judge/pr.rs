@@ -503,7 +503,7 @@ pub fn judge(
     if dry_run {
         let notional = std::env::temp_dir().join("panel-pr.CHECKOUT");
         let mut out = std::io::stdout().lock();
-        for (m, seat) in plan.members.iter().zip(&seats) {
+        for (i, (m, seat)) in plan.members.iter().zip(&seats).enumerate() {
             let dir = notional.join(&m.name);
             let job = Job {
                 name: m.name.clone(),
@@ -513,7 +513,8 @@ pub fn judge(
                 mode: Mode::Reviewer { checkout: dir },
                 retries: Some(0),
             };
-            writeln!(out, "{}", launcher.command_line(&job)?)?;
+            let gap = if i == 0 { "" } else { "\n" };
+            writeln!(out, "{gap}{}", launcher.command_line(&job)?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
