@@ -10,6 +10,7 @@ mod matrix;
 mod mockserver;
 mod paste;
 mod pr;
+mod progress;
 mod real_cli;
 mod real_judge;
 mod sealed;

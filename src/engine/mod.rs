@@ -13,6 +13,7 @@
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once | [`fanout`] |
+//! | the status line on a terminal (judges, time, tokens, cost) | [`progress`] |
 //! | jq filters over a harness's output | [`extract`] |
 //! | a dry run: each judge as a bash block that runs as pasted | [`paste`] |
 //! | recorded answers (`replay:FILE`) | [`replay`] |
@@ -31,6 +32,7 @@ pub mod launch;
 pub mod launcher;
 pub mod lifecycle;
 pub mod paste;
+pub mod progress;
 pub mod replay;
 pub mod run_folder;
 pub mod sandbox;

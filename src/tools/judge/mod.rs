@@ -2,7 +2,7 @@
 //! each, as each finishes. What differs between a verdict panel and a review panel is in
 //! [`kinds`]; a pull request's panel is in [`pr`].
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -294,7 +294,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
     let label = kind.label();
     let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
-    let progress = std::io::stderr().is_terminal();
     let contract = kind.contract();
     let check = |obj: &serde_json::Map<String, serde_json::Value>| contract.check(obj);
     let panel = kinds::Panel {
@@ -312,13 +311,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             &run_dir.join(&judge.name).join("record.json"),
             format!("{line}\n"),
         );
-        if progress {
-            eprintln!(
-                "panel-judge: {} {what} ({:.1}s)",
-                judge.name,
-                ms as f64 / 1000.0
-            );
-        }
+        launcher.progress.say(&format!(
+            "panel-judge: {} {what} ({:.1}s)",
+            judge.name,
+            ms as f64 / 1000.0
+        ));
         if let Err(e) = out.emit(&line) {
             failure.get_or_insert(e);
         }
