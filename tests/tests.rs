@@ -14,6 +14,7 @@ mod progress;
 mod real_cli;
 mod real_judge;
 mod sealed;
+mod sshd;
 mod synthesis;
 mod tally;
 mod util;
