@@ -30,7 +30,7 @@ complete -c panel-judge -l sandbox-write -d 'A folder a confined judge may also 
 complete -c panel-judge -l cross -d 'Run every lens on every seat'
 complete -c panel-judge -l allow-correlated -d 'Run two judges that share a lens and a model family anyway (one opinion paid for twice)'
 complete -c panel-judge -l no-history -d 'Keep no history of this run'
-complete -c panel-judge -l dry-run -d 'Print each judge\'s exact command, shell-quoted, one per line, and launch nothing. It is the command as it runs outside panel\'s sandbox, as a pasted one does (codex, which runs with --sandbox danger-full-access inside panel\'s, shows its own permission profile)'
+complete -c panel-judge -l dry-run -d 'Print each judge as a bash block to paste into a script, and launch nothing. A block makes what the launch makes (a private folder from mktemp -d with HOME, TMPDIR and a working folder; the prompt, schema and answer files; the harness\'s own files, which hold the lockdown of gemini, qwen and kimi; the logins, copied the owner\'s alone), runs the exact command with the same environment and prompt, prints the answer (the answer file where the harness writes one, else its output) and removes the folder however it ends; its status is the harness\'s. Blocks are separated by a blank line. A pasted block runs outside panel\'s Landlock walls and says so: it is the unconfined command (codex shows its own permission profile, which inside panel\'s walls gives way)'
 complete -c panel-judge -l list-harnesses -d 'Print the harness table as JSON and exit'
 complete -c panel-judge -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-judge -s V -l version -d 'Print version'

@@ -709,9 +709,11 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
     }
 }
 
-/// `bin/panel-fleet -S`: each panel runs on "another machine" through GNU parallel's ssh (a
-/// stand-in, tests/fixtures/fleet/ssh, whose remote is a folder of its own), the candidate
-/// goes there with --transferfile (rsync over that ssh) and the panel's folder comes back.
+/// `bin/panel-fleet -S`: each panel runs on "another machine" through GNU parallel's ssh, the
+/// candidate goes there with --transferfile (rsync over that ssh) and the panel's folder comes
+/// back. The ssh is the real one, to an OpenSSH server the test starts on 127.0.0.1 whose
+/// login is a folder of its own (tests/sshd.rs); where sshd cannot start, the stand-in
+/// (tests/fixtures/fleet/ssh), whose remote is such a folder too, and the ledger says so.
 #[test]
 fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
     for tool in ["parallel", "rsync"] {
@@ -722,9 +724,40 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
     }
     let tmp = TempDir::new("fleet-ssh");
     let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote-home"));
+    std::fs::create_dir_all(&remote).unwrap();
+    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    let remote_path = std::env::join_paths(
+        [
+            root().join("tests/standins"),
+            bins.clone(),
+            root().join("bin"),
+        ]
+        .into_iter()
+        .chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    const GROUP: &str = "ssh fleet";
+    let sshd = match crate::sshd::start(&tmp.path().join("sshd"), &remote, &remote_path) {
+        Ok(sshd) => {
+            crate::util::ran(GROUP);
+            Some(sshd)
+        }
+        Err(why) => {
+            crate::util::skipped(
+                GROUP,
+                &why,
+                &format!("fleet test: a stand-in ssh, not a real sshd: {why}"),
+            );
+            None
+        }
+    };
+    let ssh_bin = sshd
+        .as_ref()
+        .map_or_else(|| root().join("tests/fixtures/fleet"), |s| s.bin.clone());
     let ssh_log = tmp.path().join("ssh.log");
     std::fs::create_dir_all(local.join("cands")).unwrap();
-    std::fs::create_dir_all(&remote).unwrap();
     std::fs::create_dir_all(tmp.path().join("userhome")).unwrap();
     let names = ["a.md", "b.md", "c.md", "d.md"];
     for (name, text) in names.iter().zip([
@@ -735,16 +768,11 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
     ]) {
         std::fs::write(local.join("cands").join(name), format!("{text}\n")).unwrap();
     }
-    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
     let standin_log = tmp.path().join("standin-log");
     std::fs::create_dir_all(&standin_log).unwrap();
     let fleet = |rules: &str| {
         let mut cmd = Command::new(root().join("bin/panel-fleet"));
-        let more = [
-            root().join("tests/fixtures/fleet"),
-            bins.clone(),
-            root().join("bin"),
-        ];
+        let more = [ssh_bin.clone(), bins.clone(), root().join("bin")];
         // Relative paths, as panel-fleet asks of a run across machines.
         with_standins(&mut cmd, &standin_log, &more)
             .current_dir(&local)

@@ -1104,10 +1104,13 @@ fn a_dry_run_prints_each_reviewer_s_command_and_launches_nothing() {
     ]);
     let out = pr.judge(&plan, &["--dry-run"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let lines: Vec<String> = stdout(&out).lines().map(String::from).collect();
-    assert_eq!(lines.len(), 2);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.trim_end().split("\n\n").collect();
+    assert_eq!(lines.len(), 2, "{text}");
     assert!(
-        lines[0].contains("claude -p") && lines[0].contains("Read,Grep,Glob"),
+        lines[0].contains("a=(-p \"$prompt\"")
+            && lines[0].contains(" claude \"${a[@]}\" < /dev/null")
+            && lines[0].contains("Read,Grep,Glob"),
         "{}",
         lines[0]
     );
@@ -1117,7 +1120,7 @@ fn a_dry_run_prints_each_reviewer_s_command_and_launches_nothing() {
         lines[0]
     );
     assert!(
-        lines[1].contains("codex exec")
+        lines[1].contains("a=(exec \"$prompt\"")
             && lines[1].contains("default_permissions=\"panel_reviewer\"")
             && !lines[1].contains("--sandbox"),
         "{}",

@@ -91,46 +91,28 @@ fn listing(root: &Path) -> BTreeMap<PathBuf, (u64, Option<SystemTime>)> {
 }
 
 /// Replaces what differs between two launches of the same judge: the private folders
-/// (`$TMPDIR/panel-sandbox.XXXXXX` in a run, `RUN/.sandbox` in a dry run) and the fence
+/// (`$TMPDIR/panel-sandbox.XXXXXX`, in a run and in a pasted dry run) and the fence
 /// nonce (32 random hex digits).
 fn normalise(arg: &str, tmp: &str, run: &str) -> String {
-    let mut t = arg.replace(&format!("{run}/.sandbox"), "<private>");
-    let lead = format!("{tmp}/panel-sandbox.");
-    while let Some(i) = t.find(&lead) {
-        let end = (i + lead.len() + 6).min(t.len());
-        t.replace_range(i..end, "<private>");
-    }
-    let b = t.as_bytes();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < b.len() {
-        let run_len = b[i..]
-            .iter()
-            .take_while(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
-            .count();
-        if run_len == 32 {
-            out.push_str("<nonce>");
-            i += 32;
-        } else {
-            let n = run_len.max(1);
-            out.push_str(&t[i..i + n]);
-            i += n;
-        }
-    }
-    out
+    let t = arg.replace(&format!("{run}/.sandbox"), "<private>");
+    crate::util::hide_private(&t, Path::new(tmp))
 }
 
-/// The argv of a `--dry-run` line, as bash reads it: the executable becomes a function that
-/// prints its arguments (the row's VAR=value prefixes and `< /dev/null` drop out).
-fn dry_words(line: &str, exe: &str) -> Vec<String> {
+/// The argv of a `--dry-run` block, as bash runs it: `timeout` becomes a function that
+/// prints the arguments after the executable (the block's folder is made in `tmp`, as the
+/// launch's is, and removed).
+fn dry_words(block: &str, tmp: &Path) -> Vec<String> {
     let out = Command::new("bash")
         .arg("-c")
-        .arg(format!("{exe}() {{ printf '%s\\0' \"$@\"; }}; eval \"$1\""))
+        .arg(
+            "timeout() { shift 3; shift 3; while [[ $1 == *=* ]]; do shift; done; shift; printf '%s\\0' \"$@\"; }; eval \"$1\"",
+        )
         .arg("_")
-        .arg(line)
-        .checked_output()
+        .arg(block)
+        .env("TMPDIR", tmp)
+        .output()
         .unwrap();
-    assert!(out.status.success(), "bash could not read {line}");
+    assert!(out.status.success(), "bash could not run {block}");
     let text = String::from_utf8(out.stdout).unwrap();
     let mut words: Vec<String> = text.split('\0').map(String::from).collect();
     words.pop();
@@ -337,7 +319,7 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     .unwrap();
     let (t, r) = (scratch.display().to_string(), run.display().to_string());
     let norm = |v: Vec<String>| -> Vec<String> { v.iter().map(|a| normalise(a, &t, &r)).collect() };
-    let words = dry_words(line.trim_end(), case.harness);
+    let words = dry_words(line.trim_end(), scratch);
     Run {
         record,
         requests: stage.server.generations(),

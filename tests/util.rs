@@ -141,7 +141,7 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
         .env("STANDIN_STDIN_WAIT", "0")
         .env(
             "PANEL_PASS_ENV",
-            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT",
+            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT,STANDIN_LOCKDOWN",
         )
         .env_remove("ANTHROPIC_API_KEY")
 }
@@ -395,4 +395,40 @@ fn describe(cmd: &Command) -> String {
     ];
     words.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
     words.join(" ")
+}
+
+/// Replaces what differs between two launches of one judge: the private folder
+/// (`TMP/panel-sandbox.XXXXXX`, in a run and in a pasted dry run) and the fence's nonce (32
+/// hex digits).
+pub fn hide_private(text: &str, tmp: &Path) -> String {
+    let lead = format!("{}/panel-sandbox.", tmp.display());
+    let mut t = text.to_string();
+    while let Some(i) = t.find(&lead) {
+        let end = (i + lead.len() + 6).min(t.len());
+        t.replace_range(i..end, "<private>");
+    }
+    let mut out = String::new();
+    let mut rest = t.as_str();
+    while let Some(c) = rest.chars().next() {
+        let n = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            .count();
+        let take = match n {
+            32 => {
+                out.push_str("<nonce>");
+                32
+            }
+            0 => {
+                out.push(c);
+                c.len_utf8()
+            }
+            n => {
+                out.push_str(&rest[..n]);
+                n
+            }
+        };
+        rest = &rest[take..];
+    }
+    out
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 
 use crate::engine::ask::{Job, Mode};
-use crate::engine::harness::{Kind, PromptVia, Vars};
+use crate::engine::harness::{Part, PromptVia, Vars};
 use crate::engine::launcher::Launcher;
 use crate::engine::run_folder::AttemptDirs;
 
@@ -96,8 +96,31 @@ impl Launcher {
         prompt: &Arc<String>,
         dirs: &AttemptDirs,
     ) -> Result<(Vec<String>, Option<Arc<String>>)> {
+        let user_env = |name: &str| self.user_env.get(name).is_some_and(|v| !v.is_empty());
+        let (parts, stdin) = self.argv_parts(job, prompt, dirs, None)?;
+        let argv = parts
+            .into_iter()
+            .filter(|p| p.when_env.is_none_or(user_env))
+            .flat_map(|p| p.args)
+            .collect();
+        Ok((argv, stdin))
+    }
+
+    /// The argv in its parts (see [`Part`]) and how the prompt travels. `prompt_word`, when
+    /// given, stands in argv where the prompt would (a dry run's `"$prompt"`); the prompt
+    /// itself still decides how it travels.
+    pub(super) fn argv_parts<'j>(
+        &self,
+        job: &'j Job,
+        prompt: &Arc<String>,
+        dirs: &AttemptDirs,
+        prompt_word: Option<&str>,
+    ) -> Result<(Vec<Part<'j>>, Option<Arc<String>>)> {
         let h = &job.seat.harness;
         let mut vars = self.vars(job, prompt, dirs);
+        if let Some(word) = prompt_word {
+            vars.insert("prompt", Cow::Owned(word.to_string()));
+        }
         let mut stdin = None;
         match h.prompt {
             PromptVia::Stdin => stdin = Some(Arc::clone(prompt)),
@@ -105,7 +128,7 @@ impl Launcher {
                 Some(instead) => {
                     // An empty stand-in drops the argument rather than passing "".
                     let arg = if instead.is_empty() { DROPPED } else { instead };
-                    vars.insert("prompt", Cow::Borrowed(arg));
+                    vars.insert("prompt", Cow::Owned(arg.to_string()));
                     stdin = Some(Arc::clone(prompt));
                 }
                 None if h.argv_mentions("{prompt_file}") => {}
@@ -120,7 +143,6 @@ impl Launcher {
             },
             PromptVia::Argument => {}
         }
-        let user_env = |name: &str| self.user_env.get(name).is_some_and(|v| !v.is_empty());
         let template = match &job.mode {
             Mode::Sealed => &h.argv,
             Mode::Reviewer { .. } => match &h.reviewer {
@@ -133,9 +155,11 @@ impl Launcher {
                 }
             },
         };
-        let mut argv = h.render(template, &vars, &user_env)?;
-        argv.retain(|a| a != DROPPED);
-        Ok((argv, stdin))
+        let mut parts = h.render_parts(template, &vars)?;
+        for p in &mut parts {
+            p.args.retain(|a| a != DROPPED);
+        }
+        Ok((parts, stdin))
     }
 
     /// Checks that every job's prompt can reach its harness, before any starts.
@@ -149,25 +173,39 @@ impl Launcher {
 
     /// The environment of one attempt: the base variables, the harness's own, the private folders.
     pub(super) fn env(&self, job: &Job, dirs: &AttemptDirs) -> Vec<(String, String)> {
-        let h = &job.seat.harness;
         let mut env: BTreeMap<String, String> = BTreeMap::new();
-        let carried = BASE_ENV
-            .iter()
-            .map(|s| s.to_string())
-            .chain(h.pass_env.iter().cloned())
-            .chain(self.opts.pass_env.iter().cloned());
-        for name in carried {
+        for name in self.carried_env(job) {
             if let Some(v) = self.user_env.get(&name) {
                 env.insert(name, v.clone());
             }
         }
+        env.extend(self.private_env(job, dirs));
+        env.into_iter().collect()
+    }
+
+    /// The names of the user's variables a judge keeps: the base ones, the harness's, the user's.
+    pub(super) fn carried_env(&self, job: &Job) -> Vec<String> {
+        BASE_ENV
+            .iter()
+            .map(|s| s.to_string())
+            .chain(job.seat.harness.pass_env.iter().cloned())
+            .chain(self.opts.pass_env.iter().cloned())
+            .collect()
+    }
+
+    /// The variables set for a judge over the carried ones: its private HOME, XDG folders and
+    /// TMPDIR, and the harness's own (a reviewer's too), in the order they apply.
+    pub(super) fn private_env(&self, job: &Job, dirs: &AttemptDirs) -> Vec<(String, String)> {
+        let h = &job.seat.harness;
         let home = dirs.home.display().to_string();
-        env.insert("HOME".into(), home.clone());
-        env.insert("XDG_CONFIG_HOME".into(), format!("{home}/.config"));
-        env.insert("XDG_DATA_HOME".into(), format!("{home}/.local/share"));
-        env.insert("XDG_STATE_HOME".into(), format!("{home}/.local/state"));
-        env.insert("XDG_CACHE_HOME".into(), format!("{home}/.cache"));
-        env.insert("TMPDIR".into(), dirs.tmp.display().to_string());
+        let mut env = vec![
+            ("HOME".to_string(), home.clone()),
+            ("XDG_CONFIG_HOME".into(), format!("{home}/.config")),
+            ("XDG_DATA_HOME".into(), format!("{home}/.local/share")),
+            ("XDG_STATE_HOME".into(), format!("{home}/.local/state")),
+            ("XDG_CACHE_HOME".into(), format!("{home}/.cache")),
+            ("TMPDIR".into(), dirs.tmp.display().to_string()),
+        ];
         let vars = self.vars(job, "", dirs);
         let reviewer_env = match (&job.mode, &h.reviewer) {
             (Mode::Reviewer { .. }, Some(r)) => Some(&r.env),
@@ -175,47 +213,10 @@ impl Launcher {
         };
         for (k, v) in h.env.iter().chain(reviewer_env.into_iter().flatten()) {
             if let Some(v) = crate::engine::harness::fill(v, &vars) {
-                env.insert(k.clone(), v);
+                env.push((k.clone(), v));
             }
         }
-        env.into_iter().collect()
-    }
-
-    /// The exact command of a job's first attempt, shell-quoted on one line.
-    pub fn command_line(&self, job: &Job) -> Result<String> {
-        let base = self
-            .run
-            .clone()
-            .or_else(|| self.opts.run.clone())
-            .unwrap_or_else(|| std::env::temp_dir().join("panel.RUN"));
-        let dirs = AttemptDirs::notional(&base, &job.name, 1);
-        if job.seat.harness.kind == Kind::Replay {
-            return Ok(format!(
-                "# {}: replays {}",
-                job.name,
-                shell_quote(job.seat.model.as_deref().unwrap_or(""))
-            ));
-        }
-        let (argv, stdin) = self.argv(job, &Arc::new(job.prompt.build()), &dirs)?;
-        let h = &job.seat.harness;
-        let vars = self.vars(job, "", &dirs);
-        let mut words: Vec<String> = h
-            .env
-            .iter()
-            .filter_map(|(k, v)| {
-                crate::engine::harness::fill(v, &vars).map(|v| format!("{k}={}", shell_quote(&v)))
-            })
-            .collect();
-        words.push(shell_quote(&h.executable));
-        words.extend(argv.iter().map(|a| shell_quote(a)));
-        match stdin {
-            Some(text) => Ok(format!(
-                "printf '%s' {} | {}",
-                shell_quote(&text),
-                words.join(" ")
-            )),
-            None => Ok(format!("{} < /dev/null", words.join(" "))),
-        }
+        env
     }
 }
 
@@ -237,7 +238,12 @@ pub fn shell_quote(word: &str) -> String {
                 '\r' => out.push_str("\\r"),
                 '\\' => out.push_str("\\\\"),
                 '\'' => out.push_str("\\'"),
-                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                // Byte by byte: what bash makes of `\u` depends on the locale.
+                c if c.is_control() => {
+                    for b in c.encode_utf8(&mut [0; 4]).bytes() {
+                        out.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
                 c => out.push(c),
             }
         }
@@ -257,5 +263,6 @@ mod tests {
         assert_eq!(shell_quote(""), "''");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
         assert_eq!(shell_quote("a\nb's"), "$'a\\nb\\'s'");
+        assert_eq!(shell_quote("\u{85}x\u{1b}"), "$'\\xc2\\x85x\\x1b'");
     }
 }

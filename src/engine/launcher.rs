@@ -17,6 +17,7 @@ use crate::engine::credentials::Logins;
 use crate::engine::harness::{AnswerAt, Kind, Seat, Table, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
+use crate::engine::progress::Progress;
 use crate::engine::run_folder::{self, AttemptDirs};
 use crate::engine::sandbox::{
     Policy,
@@ -48,6 +49,8 @@ pub struct Launcher {
     pub(super) user_home: PathBuf,
     /// What the judges run under (every record says it), and the Landlock ABI to confine at.
     pub(super) walls: (String, Option<u8>),
+    /// The status line on a terminal; every [`Launcher::ask`] counts in it.
+    pub progress: Progress,
 }
 
 impl Launcher {
@@ -70,6 +73,7 @@ impl Launcher {
             // Set at start: a dry run prints the commands as they run outside our walls,
             // which is how a pasted one runs.
             walls: ("off".into(), None),
+            progress: Progress::for_stderr(&tool_name()),
         })
     }
 
@@ -181,6 +185,14 @@ impl Launcher {
             lifecycle::fail_with(why.clone());
             return Done::abstained(Status::Interrupted, why);
         }
+        self.progress.started();
+        let done = self.ask_counted(job, check, started);
+        self.progress
+            .ended(done.answer.is_some(), done.usage.as_ref());
+        done
+    }
+
+    fn ask_counted(&self, job: &Job, check: &Check, started: Instant) -> Done {
         // Built now, shared with the attempt's stdin, dropped when the judge is done.
         let first = Arc::new(job.prompt.build());
         let judge_dir = self.run.as_ref().map(|r| r.join(&job.name));
@@ -425,6 +437,7 @@ impl Launcher {
     pub fn ask_each(&self, jobs: &[Job], check: &Check, each: impl FnMut(usize, Done)) {
         let allowed = lifecycle::judges_the_limits_allow();
         let workers = self.opts.jobs.unwrap_or(jobs.len().min(allowed)).max(1);
+        self.progress.expect(jobs.len());
         crate::engine::fanout::run(
             jobs.iter().collect(),
             workers,

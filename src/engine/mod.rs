@@ -14,7 +14,9 @@
 //! | the history every verdict record is appended to | [`history`] |
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once | [`fanout`] |
+//! | the status line on a terminal (judges, time, tokens, cost) | [`progress`] |
 //! | jq filters over a harness's output | [`extract`] |
+//! | a dry run: each judge as a bash block that runs as pasted | [`paste`] |
 //! | recorded answers (`replay:FILE`) | [`replay`] |
 //! | a machine-wide cap per harness | [`slots`] |
 //! | a pull request reviewer's checkout | [`checkout`] |
@@ -31,6 +33,8 @@ pub mod history;
 pub mod launch;
 pub mod launcher;
 pub mod lifecycle;
+pub mod paste;
+pub mod progress;
 pub mod replay;
 pub mod run_folder;
 pub mod sandbox;

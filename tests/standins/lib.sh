@@ -368,8 +368,23 @@ si_model_text() {
 #   cli_answer KIND           print the answer (KIND: ok prose fence invalid wrongschema empty)
 #   cli_fail | cli_error0 | cli_usage_limit [VARIANT] | cli_rate_limit   (each exits)
 #   SI_FAIL_CODE              exit code for validfail (default 1)
+# si_file_has FILE TEXT: FILE is readable and holds TEXT.
+si_file_has() {
+  local t
+  [[ -r $1 ]] || return 1
+  IFS= read -r -d '' t <"$1"
+  [[ $t == *"$2"* ]]
+}
+
 si_run() {
   local mode=$SI_MODE
+  # STANDIN_LOCKDOWN=check: answer only when the CLI's lockdown is in place, as panel gives it
+  # (flags, its config files under the private HOME, its environment): cli_lockdown sets
+  # REPLY to what is missing.
+  if [[ ${STANDIN_LOCKDOWN-} == check ]] && declare -F cli_lockdown >/dev/null; then
+    REPLY=
+    cli_lockdown || si_die 9 "standin: $SI_CLI: lockdown missing: $REPLY"
+  fi
   case $mode in
     sleep:*)
       sleep "${mode#sleep:}"

@@ -408,36 +408,71 @@ impl Harness {
         vars: &Vars,
         user_env: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<String>> {
-        let mut out = Vec::new();
+        Ok(self
+            .render_parts(argv, vars)?
+            .into_iter()
+            .filter(|p| p.when_env.is_none_or(user_env))
+            .flat_map(|p| p.args)
+            .collect())
+    }
+
+    /// Renders one argv template into its parts, in order: the arguments always given, and
+    /// the `whenEnv` groups with the variable that decides each (a dry run lets the pasted
+    /// command decide when it runs). Groups whose values are missing are left out.
+    pub fn render_parts<'t>(&self, argv: &'t [Arg], vars: &Vars) -> Result<Vec<Part<'t>>> {
+        let mut out: Vec<Part> = Vec::new();
+        let always = |out: &mut Vec<Part<'t>>, args: Vec<String>| match out.last_mut() {
+            Some(Part {
+                when_env: None,
+                args: last,
+            }) => last.extend(args),
+            _ => out.push(Part {
+                when_env: None,
+                args,
+            }),
+        };
         for arg in argv {
             match arg {
-                Arg::Text(t) => out.push(fill(t, vars).ok_or_else(|| {
-                    anyhow!(
-                        "harness {}: {t:?} needs a value it was not given",
-                        self.name
-                    )
-                })?),
+                Arg::Text(t) => {
+                    let filled = fill(t, vars).ok_or_else(|| {
+                        anyhow!(
+                            "harness {}: {t:?} needs a value it was not given",
+                            self.name
+                        )
+                    })?;
+                    always(&mut out, vec![filled]);
+                }
                 Arg::Group(g) => {
                     if let Some(filled) =
                         g.iter().map(|t| fill(t, vars)).collect::<Option<Vec<_>>>()
                     {
-                        out.extend(filled);
+                        always(&mut out, filled);
                     }
                 }
                 Arg::WhenEnv { when_env, args } => {
-                    if user_env(when_env)
-                        && let Some(filled) = args
-                            .iter()
-                            .map(|t| fill(t, vars))
-                            .collect::<Option<Vec<_>>>()
+                    if let Some(filled) = args
+                        .iter()
+                        .map(|t| fill(t, vars))
+                        .collect::<Option<Vec<_>>>()
                     {
-                        out.extend(filled);
+                        out.push(Part {
+                            when_env: Some(when_env),
+                            args: filled,
+                        });
                     }
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// Consecutive arguments of a rendered argv: given always, or only when the user's
+/// environment sets `when_env` (to anything but the empty string).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part<'t> {
+    pub when_env: Option<&'t str>,
+    pub args: Vec<String>,
 }
 
 /// Values for the placeholders; a missing one leaves out any optional group that uses it.

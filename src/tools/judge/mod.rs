@@ -2,7 +2,7 @@
 //! each, as each finishes. What differs between a verdict panel and a review panel is in
 //! [`kinds`]; a pull request's panel is in [`pr`].
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -141,9 +141,15 @@ pub struct Args {
     #[command(flatten)]
     pub launch: LaunchArgs,
 
-    /// Print each judge's exact command, shell-quoted, one per line, and launch nothing. It is
-    /// the command as it runs outside panel's sandbox, as a pasted one does (codex, which runs
-    /// with --sandbox danger-full-access inside panel's, shows its own permission profile).
+    /// Print each judge as a bash block to paste into a script, and launch nothing. A block
+    /// makes what the launch makes (a private folder from mktemp -d with HOME, TMPDIR and a
+    /// working folder; the prompt, schema and answer files; the harness's own files, which
+    /// hold the lockdown of gemini, qwen and kimi; the logins, copied the owner's alone), runs
+    /// the exact command with the same environment and prompt, prints the answer (the answer
+    /// file where the harness writes one, else its output) and removes the folder however it
+    /// ends; its status is the harness's. Blocks are separated by a blank line. A pasted
+    /// block runs outside panel's Landlock walls and says so: it is the unconfined command
+    /// (codex shows its own permission profile, which inside panel's walls gives way).
     #[arg(long)]
     pub dry_run: bool,
 
@@ -342,8 +348,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     launcher.check_prompts(&jobs)?;
     if args.dry_run {
         let mut out = std::io::stdout().lock();
-        for job in &jobs {
-            writeln!(out, "{}", launcher.command_line(job)?)?;
+        for (i, job) in jobs.iter().enumerate() {
+            let gap = if i == 0 { "" } else { "\n" };
+            writeln!(out, "{gap}{}", launcher.command_line(job)?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -371,7 +378,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
 
     let label = kind.label();
     let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
-    let progress = std::io::stderr().is_terminal();
     let contract = kind.contract();
     let check = |obj: &serde_json::Map<String, serde_json::Value>| contract.check(obj);
     let panel = kinds::Panel {
@@ -410,13 +416,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             &run_dir.join(&judge.name).join("record.json"),
             format!("{line}\n"),
         );
-        if progress {
-            eprintln!(
-                "panel-judge: {} {what} ({:.1}s)",
-                judge.name,
-                ms as f64 / 1000.0
-            );
-        }
+        launcher.progress.say(&format!(
+            "panel-judge: {} {what} ({:.1}s)",
+            judge.name,
+            ms as f64 / 1000.0
+        ));
         if let Some(h) = &mut history {
             h.append("panel-judge", &line);
         }

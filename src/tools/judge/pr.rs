@@ -1,7 +1,7 @@
 //! `panel-judge --contract pr`: one reviewer per plan member, all at once, each in its own
 //! detached checkout of the head; one `pr-verdict` record per member as it ends.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -550,7 +550,7 @@ pub fn judge(
     if dry_run {
         let notional = std::env::temp_dir().join("panel-pr.CHECKOUT");
         let mut out = std::io::stdout().lock();
-        for (m, seat) in plan.members.iter().zip(&seats) {
+        for (i, (m, seat)) in plan.members.iter().zip(&seats).enumerate() {
             let dir = notional.join(&m.name);
             let job = Job {
                 name: m.name.clone(),
@@ -560,7 +560,8 @@ pub fn judge(
                 mode: Mode::Reviewer { checkout: dir },
                 retries: Some(0),
             };
-            writeln!(out, "{}", launcher.command_line(&job)?)?;
+            let gap = if i == 0 { "" } else { "\n" };
+            writeln!(out, "{gap}{}", launcher.command_line(&job)?)?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -583,7 +584,6 @@ pub fn judge(
         .collect::<Result<Vec<_>>>()?;
 
     let mut out = crate::engine::run_folder::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
-    let progress = std::io::stderr().is_terminal();
     let mut emit = |rec: &PrVerdictRecord, fresh: bool| -> Result<()> {
         let line = serde_json::to_string(rec)?;
         if fresh {
@@ -592,14 +592,16 @@ pub fn judge(
                 crate::engine::run_folder::file(&dir.join("record.json"), format!("{line}\n"));
             }
         }
-        if progress {
+        if launcher.progress.is_on() {
             let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
             let how = if fresh {
                 format!("{:.1}s", rec.duration_ms as f64 / 1000.0)
             } else {
                 "kept".into()
             };
-            eprintln!("panel-judge: {} {what} ({how})", rec.member);
+            launcher
+                .progress
+                .say(&format!("panel-judge: {} {what} ({how})", rec.member));
         }
         out.emit(&line)
     };
@@ -619,6 +621,7 @@ pub fn judge(
         checkouts.trees.push(tree);
     }
     let workers = launcher.opts.jobs.unwrap_or(work.len()).max(1);
+    launcher.progress.expect(work.len());
     let mut failure = None;
     let launcher = &launcher;
     crate::engine::fanout::run(

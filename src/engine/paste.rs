@@ -1,0 +1,329 @@
+//! A dry run's commands: each judge as a bash block that runs as pasted. It makes what the
+//! launch makes (a private folder with HOME, TMPDIR and a working folder; the prompt, schema
+//! and answer files; the harness row's files, which hold some harnesses' lockdown; the
+//! logins, copied as [`crate::engine::credentials`] copies them), runs the harness with the
+//! environment and argv the launch gives it, feeds the prompt the same way, prints where its
+//! answer landed, and removes the folder however it ends. Everything comes from the row and
+//! the launcher's own rendering ([`Launcher::argv_parts`], [`Launcher::private_env`]); the
+//! private folder is a marker here that becomes `"$s"` in the block.
+//!
+//! A pasted block runs outside panel's Landlock walls: it is rendered unconfined (a row's
+//! `{unconfined}` groups, codex's own permission profile), and says so.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+
+use crate::engine::argv::shell_quote;
+use crate::engine::ask::{Job, Mode};
+use crate::engine::harness::{AnswerAt, Kind};
+use crate::engine::launcher::Launcher;
+use crate::engine::run_folder::AttemptDirs;
+
+/// Stands for the block's private folder (`"$s"`) in rendered text. No prompt, model or
+/// schema holds a NUL byte (no command line could carry one), so none can forge it.
+const FOLDER: &str = "\u{0}s\u{0}";
+/// Stands for the prompt (`"$prompt"`).
+const PROMPT: &str = "\u{0}p\u{0}";
+
+impl Launcher {
+    /// The bash block that runs `job`'s first attempt as pasted (see the module's words).
+    pub fn command_line(&self, job: &Job) -> Result<String> {
+        let h = &job.seat.harness;
+        let mut b = String::new();
+        let _ = writeln!(
+            b,
+            "# judge {}, seat {} (harness {})",
+            comment(&job.name),
+            comment(&job.seat.spec),
+            comment(&h.name)
+        );
+        if h.kind == Kind::Replay {
+            let _ = write!(
+                b,
+                "# replays {}: nothing to run",
+                comment(job.seat.model.as_deref().unwrap_or(""))
+            );
+            return Ok(b);
+        }
+        let prompt = Arc::new(job.prompt.build());
+        if prompt.contains('\0') {
+            bail!(
+                "{}: the prompt holds a NUL byte, which no command carries",
+                job.name
+            );
+        }
+        let dirs = AttemptDirs::new(Path::new(""), Path::new(FOLDER), &job.name, 1);
+        let (parts, stdin) = self.argv_parts(job, &prompt, &dirs, Some(PROMPT))?;
+        b.push_str(
+            "# Unconfined: panel's Landlock walls do not reach a pasted command; the harness's own lockdown holds it",
+        );
+        match &h.lockdown {
+            Some(l) => {
+                let _ = writeln!(b, ": {}.", comment(l));
+            }
+            None => b.push_str(".\n"),
+        }
+        let _ = writeln!(
+            b,
+            "# It runs in a private folder, removed when it ends, with the files and logins panel-judge gives it."
+        );
+        if let Mode::Reviewer { checkout } = &job.mode {
+            let _ = writeln!(
+                b,
+                "# It reviews the checkout at {}: make it first (git worktree add --detach PATH HEAD).",
+                comment(&checkout.display().to_string())
+            );
+        }
+        b.push_str("(\nset -eu\numask 077\n");
+        b.push_str("s=$(mktemp -d \"${TMPDIR:-/tmp}/panel-sandbox.XXXXXX\")\n");
+        b.push_str("trap 'rm -rf -- \"$s\"' EXIT\ntrap 'exit 130' INT\ntrap 'exit 143' TERM HUP\n");
+        let folders = [&dirs.private, &dirs.home, &dirs.work, &dirs.tmp];
+        let _ = writeln!(b, "mkdir -- {}", folders.map(|d| word(&path(d))).join(" "));
+        let _ = writeln!(b, "prompt={}", shell_quote(&prompt));
+        let _ = writeln!(
+            b,
+            "printf '%s' \"$prompt\" > {}",
+            word(&path(&dirs.prompt_file()))
+        );
+        let _ = writeln!(
+            b,
+            "printf '%s' {} > {}",
+            shell_quote(&job.schema.to_string()),
+            word(&path(&dirs.schema_file()))
+        );
+        let _ = writeln!(b, ": > {}", word(&path(&dirs.answer_file())));
+        self.logins(&mut b, job, &dirs);
+        let vars = self.vars(job, PROMPT, &dirs);
+        for (rel, text) in &h.files {
+            let file = dirs.home.join(rel);
+            let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
+            if let Some(parent) = file.parent() {
+                let _ = writeln!(b, "mkdir -p -- {}", word(&path(parent)));
+            }
+            let _ = writeln!(b, "printf '%s' {} > {}", word(&text), word(&path(&file)));
+        }
+        let cwd = match &job.mode {
+            Mode::Sealed => dirs.work.clone(),
+            Mode::Reviewer { checkout } => checkout.clone(),
+        };
+        let _ = writeln!(b, "cd -- {}", word(&path(&cwd)));
+        // The argv, its `whenEnv` groups decided by the environment the block runs in.
+        let mut first = true;
+        for part in &parts {
+            let words: Vec<String> = part.args.iter().map(|a| word(a)).collect();
+            let op = if first { "=" } else { "+=" };
+            match part.when_env {
+                None => {
+                    let _ = writeln!(b, "a{op}({})", words.join(" "));
+                }
+                Some(name) if is_identifier(name) => {
+                    if first {
+                        b.push_str("a=()\n");
+                    }
+                    let _ = writeln!(
+                        b,
+                        "if [ -n \"${{{name}-}}\" ]; then a+=({}); fi",
+                        words.join(" ")
+                    );
+                }
+                // No shell variable has that name: the launch, reading the same
+                // environment, finds it unset too.
+                Some(_) if first => b.push_str("a=()\n"),
+                Some(_) => continue,
+            }
+            first = false;
+        }
+        if first {
+            b.push_str("a=()\n");
+        }
+        // The launch's environment: nothing of the user's but the carried variables.
+        let mut env: Vec<String> = Vec::new();
+        let mut carried = self.carried_env(job);
+        carried.retain(|n| is_identifier(n));
+        carried.dedup();
+        for name in carried {
+            let set = format!("${{{name}+\"{name}=${name}\"}}");
+            if !env.contains(&set) {
+                env.push(set);
+            }
+        }
+        for (k, v) in self.private_env(job, &dirs) {
+            env.push(word(&format!("{k}={v}")));
+        }
+        let timeout = self.opts.timeout_secs.max(0.001);
+        let run = format!(
+            "timeout -k 1 {timeout} env -i -- {} {} \"${{a[@]}}\"",
+            env.join(" "),
+            shell_quote(&h.executable)
+        );
+        let feed = match stdin {
+            Some(_) => "printf '%s' \"$prompt\" | ",
+            None => "",
+        };
+        let from = if stdin.is_some() { "" } else { " < /dev/null" };
+        let answer_at = match (&job.mode, &h.reviewer) {
+            (Mode::Reviewer { .. }, Some(r)) => r.answer,
+            _ => h.answer,
+        };
+        match answer_at {
+            AnswerAt::Stdout => {
+                let _ = write!(b, "{feed}{run}{from}\n)");
+            }
+            AnswerAt::File => {
+                // As the launch reads it: the answer file, else standard output.
+                let out = word(&path(&dirs.private.join("stdout")));
+                let answer = word(&path(&dirs.answer_file()));
+                let _ = write!(
+                    b,
+                    "status=0\n{feed}{run}{from} > {out} || status=$?\n\
+                     if grep -q '[^[:space:]]' {answer}; then cat -- {answer}; else cat -- {out}; fi\n\
+                     exit \"$status\"\n)"
+                );
+            }
+        }
+        Ok(b)
+    }
+
+    /// Copies the row's logins as [`crate::engine::credentials::Logins::copy`] does: a
+    /// regular file of the user's, when there is one, into the private HOME, the owner's alone.
+    fn logins(&self, b: &mut String, job: &Job, dirs: &AttemptDirs) {
+        for c in &job.seat.harness.credentials {
+            let to = dirs.home.join(&c.to);
+            b.push_str(&user_path(&c.from));
+            let dest = word(&path(&to));
+            let parent = to.parent().map(|p| word(&path(p))).unwrap_or_default();
+            let _ = writeln!(
+                b,
+                "if [ -f \"$f\" ] && [ -r \"$f\" ]; then mkdir -p -- {parent}; cat -- \"$f\" > {dest} || rm -f -- {dest}; fi"
+            );
+        }
+    }
+}
+
+/// Statements that set `f` to a credential's path as
+/// [`crate::engine::harness::expand_user_path`] reads it: `${VAR:-default}` from the
+/// environment the block runs in, then a leading `~/` as `$HOME`.
+fn user_path(from: &str) -> String {
+    let mut b = String::from("f=''\n");
+    let mut rest = from;
+    while let Some(open) = rest.find("${") {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let literal = &rest[..open];
+        if !literal.is_empty() {
+            let _ = writeln!(b, "f=$f{}", shell_quote(literal));
+        }
+        let inner = &rest[open + 2..open + close];
+        let (name, default) = inner.split_once(":-").unwrap_or((inner, ""));
+        let default = shell_quote(default);
+        if is_identifier(name) {
+            let _ = writeln!(b, "v=${{{name}-}}; [ -n \"$v\" ] || v={default}; f=$f$v");
+        } else {
+            let _ = writeln!(b, "f=$f{default}");
+        }
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() {
+        let _ = writeln!(b, "f=$f{}", shell_quote(rest));
+    }
+    b.push_str("case $f in '~/'*) f=$HOME/${f#'~/'} ;; esac\n");
+    b
+}
+
+/// Text that may hold the markers, as one bash word: each marker becomes its variable.
+fn word(text: &str) -> String {
+    if text.is_empty() {
+        return "''".into();
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    loop {
+        let next = [(FOLDER, "\"$s\""), (PROMPT, "\"$prompt\"")]
+            .into_iter()
+            .filter_map(|(m, v)| rest.find(m).map(|i| (i, m, v)))
+            .min_by_key(|(i, _, _)| *i);
+        match next {
+            Some((i, marker, variable)) => {
+                if i > 0 {
+                    out.push_str(&shell_quote(&rest[..i]));
+                }
+                out.push_str(variable);
+                rest = &rest[i + marker.len()..];
+            }
+            None => {
+                if !rest.is_empty() {
+                    out.push_str(&shell_quote(rest));
+                }
+                return out;
+            }
+        }
+    }
+}
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Text for a comment line: one line, control characters escaped.
+fn comment(text: &str) -> String {
+    crate::records::text::one_line(text)
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bash(script: &str) -> String {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .env_remove("NOPE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}\n{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn markers_become_variables_and_the_rest_stays_quoted() {
+        let w = word(&format!("{FOLDER}/a b/{PROMPT}'$(x)`y`"));
+        assert_eq!(
+            bash(&format!("s=/S; prompt=P; printf '%s' {w}")),
+            "/S/a b/P'$(x)`y`"
+        );
+        assert_eq!(word(""), "''");
+    }
+
+    #[test]
+    fn a_credential_path_reads_as_expand_user_path_reads_it() {
+        let home = Path::new("/h");
+        for (from, set) in [
+            ("${CODEX_HOME:-~/.codex}/auth.json", Some("/c")),
+            ("${CODEX_HOME:-~/.codex}/auth.json", None),
+            ("~/.claude/.credentials.json", None),
+            ("${OPENCODE_CONFIG:-~/.config/opencode/opencode.json}", None),
+            ("${bad name:-~/x}/y", None),
+        ] {
+            let env = |n: &str| (n == "CODEX_HOME").then(|| set.map(String::from)).flatten();
+            let want = crate::engine::harness::expand_user_path(from, home, &env);
+            let export = set.map_or(String::new(), |v| format!("export CODEX_HOME={v}; "));
+            let got = bash(&format!(
+                "HOME=/h; unset CODEX_HOME OPENCODE_CONFIG; {export}{}printf '%s' \"$f\"",
+                user_path(from)
+            ));
+            assert_eq!(got, want.display().to_string(), "{from}");
+        }
+    }
+}
