@@ -6,6 +6,7 @@ mod harness;
 mod hostile;
 mod integrity;
 mod judge;
+mod ledger;
 mod matrix;
 mod mockserver;
 mod pr;
