@@ -3,10 +3,10 @@
 # written. Each panel judges one candidate that truly holds (70 %) or breaks, with five judges
 # of known habits, so that a ledger has something to find:
 #   correctness@claude:haiku       right 90 % of the time
-#   correctness@claude:sonnet      copies haiku's answer 95 % of the time (one judge, two costumes)
-#   edges@codex:gpt-5-mini         right 85 %, but times out or is unreadable 25 % of the time
+#   correctness@claude:sonnet      copies haiku's answer 90 % of the time (one judge, two costumes)
+#   edges@codex:gpt-5-mini         right 85 %, but times out or is unreadable 30 % of the time
 #   evidence@opencode:google/...   says holds 97 % of the time, whatever the candidate
-#   edges@claude:haiku             right 55 % of the time
+#   edges@claude:haiku             right 40 % of the time (worse than a coin)
 # Every tenth panel also carries one canary record per seat (a candidate of known answer,
 # marked "canary"). One panel in five has only the first three judges.
 # Usage: awk -v panels=200 -v seed=7 -f ledger-gen.awk > history.jsonl
@@ -17,13 +17,13 @@ function judge(j, truth, p, size,    v, st, cause, ms, lens, seat, harness, mode
     gsub(/[^A-Za-z0-9._@-]/, "-", name)
     st = "ok"; cause = ""
     if (j == 1) v = (rnd() < 0.9) ? truth : other(truth)
-    if (j == 2) v = (rnd() < 0.95) ? first : ((rnd() < 0.9) ? truth : other(truth))
+    if (j == 2) v = (rnd() < 0.9) ? first : ((rnd() < 0.9) ? truth : other(truth))
     if (j == 3) {
         v = (rnd() < 0.85) ? truth : other(truth)
-        if (rnd() < 0.25) { st = (rnd() < 0.7) ? "timeout" : "unreadable" }
+        if (rnd() < 0.3) { st = (rnd() < 0.7) ? "timeout" : "unreadable" }
     }
     if (j == 4) v = (rnd() < 0.97) ? "holds" : "breaks"
-    if (j == 5) v = (rnd() < 0.55) ? truth : other(truth)
+    if (j == 5) v = (rnd() < 0.4) ? truth : other(truth)
     if (j == 1) first = v
     ms = int(T[j] * (0.5 + rnd() + rnd() * rnd() * 2))
     inp = 1400 + int(rnd() * 1600); outp = 40 + int(rnd() * 160)
