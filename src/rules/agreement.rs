@@ -199,7 +199,7 @@ mod tests {
             let ba = cohen_kappa(&table(&b, &a));
             assert_eq!(ab.is_some(), ba.is_some());
             if let (Some(ab), Some(ba)) = (ab, ba) {
-                assert!(ab <= 1.0 + 1e-12 && ab >= -1.0 - 1e-12, "{ab}");
+                assert!((-1.0 - 1e-12..=1.0 + 1e-12).contains(&ab), "{ab}");
                 assert!((ab - ba).abs() < 1e-12, "{ab} {ba}");
             }
             match cohen_kappa(&table(&a, &a)) {

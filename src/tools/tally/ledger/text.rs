@@ -276,3 +276,27 @@ fn heat_map(out: &mut String, r: &Report, paint: bool) {
         legend.join("  ")
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_is_a_shade_or_a_colour_by_its_kappa() {
+        assert_eq!(cell(Some(0.95), true, false), "██");
+        assert_eq!(cell(Some(0.5), true, false), "▒▒");
+        assert_eq!(cell(Some(-0.3), true, false), "--");
+        assert_eq!(cell(None, true, false), "??");
+        assert_eq!(cell(None, false, true), "  ");
+        assert_eq!(
+            cell(Some(0.95), true, true),
+            "\x1b[48;5;196m\x1b[38;5;196m██\x1b[0m"
+        );
+        assert_eq!(
+            cell(Some(0.1), true, true),
+            "\x1b[48;5;67m\x1b[38;5;67m··\x1b[0m"
+        );
+        // Not a terminal: no colour, whatever the environment says.
+        assert!(!crate::tools::tally::ledger::colour(false));
+    }
+}
