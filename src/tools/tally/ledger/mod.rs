@@ -9,6 +9,7 @@
 
 pub mod count;
 pub mod read;
+pub mod stats;
 pub mod svg;
 pub mod text;
 
@@ -18,11 +19,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 
 use crate::records::input::Source;
 use crate::rules::agreement::cohen_kappa;
 use count::{Canary, Ledger, STATUSES, Shape, Stats};
+pub use stats::{
+    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, Report, SubPanel,
+};
 
 /// Flags need this many panels (or shared panels) before they are raised on a rate.
 pub const MIN_PANELS: u64 = 30;
@@ -38,154 +41,6 @@ pub const CONTRARIAN: f64 = 0.4;
 pub const SUB_PANEL_MATCH: f64 = 0.95;
 /// Panel shapes the report scores sub-panels for, most frequent first.
 pub const SHAPES_SHOWN: usize = 5;
-
-/// A flag and the numbers that raised it.
-#[derive(Clone, Debug, Serialize)]
-pub struct Flag {
-    pub flag: &'static str,
-    pub evidence: String,
-}
-
-/// A canary's score as recorded.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CanaryScore {
-    pub seen: u64,
-    pub hits: u64,
-    pub wrong: u64,
-    pub abstained: u64,
-    pub hit_rate: f64,
-}
-
-/// `judge-stats`: one judge (seat × lens), or one seat's or family's judges together.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JudgeStats {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// `judge`, `seat` or `family`.
-    pub scope: &'static str,
-    /// `lens@seat`, the seat, or the family.
-    pub name: String,
-    /// The judge's number in the agreement matrix (judges only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub index: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seat: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lens: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub family: Option<String>,
-    pub panels: u64,
-    pub holds: u64,
-    pub breaks: u64,
-    pub abstained: u64,
-    /// Abstentions by status.
-    pub abstentions: BTreeMap<&'static str, u64>,
-    /// Holds among the verdicts given (abstentions left out).
-    pub holds_rate: Option<f64>,
-    pub abstention_rate: Option<f64>,
-    /// Read from fixed buckets: within 4.5 %.
-    pub median_ms: Option<u64>,
-    pub p90_ms: Option<u64>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cached_tokens: u64,
-    pub cost_usd: f64,
-    /// Panels where the other judges who answered had a majority, and how often this one
-    /// answered against it.
-    pub majority_panels: u64,
-    pub against_majority: u64,
-    /// Canaries (known answers) this seat was given: kept per seat.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub canary: Option<CanaryScore>,
-    pub flags: Vec<Flag>,
-}
-
-/// `pair-agreement`: two judges that sat on the same panels.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PairAgreement {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub a: String,
-    pub b: String,
-    pub a_index: usize,
-    pub b_index: usize,
-    pub shared_panels: u64,
-    /// Panels where both gave a verdict: the kappa's items.
-    pub both_answered: u64,
-    pub agreed: u64,
-    pub agreement: Option<f64>,
-    /// Cohen's kappa; null when chance alone agrees fully (both always said the same word).
-    pub kappa: Option<f64>,
-    /// `[[holds/holds, holds/breaks], [breaks/holds, breaks/breaks]]`, a's answer first.
-    pub table: [[u64; 2]; 2],
-    pub flags: Vec<Flag>,
-}
-
-/// Fleiss' kappa of one lens's judges on the same panels.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LensKappa {
-    pub lens: String,
-    pub kappa: Option<f64>,
-    /// Panels with at least two of the lens's judges answering.
-    pub panels: u64,
-}
-
-/// The smallest sub-panel of one panel shape whose outcome matched the full panel's.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SubPanel {
-    /// The full panel's judges, and the panels with exactly these judges.
-    pub panel: Vec<String>,
-    pub panels: u64,
-    /// The sub-panel kept, and how often its outcome matched the full panel's.
-    pub keep: Vec<String>,
-    pub matched: u64,
-    pub match_rate: f64,
-    /// What the judges left out spent on these panels (judge time: their durations summed).
-    pub saved_input_tokens: u64,
-    pub saved_output_tokens: u64,
-    pub saved_cost_usd: f64,
-    pub saved_judge_ms: u64,
-}
-
-/// `ledger-summary`: the history as a whole.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LedgerSummary {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub records: u64,
-    pub panels: u64,
-    /// Canary records: scored per seat, never counted in a panel.
-    pub canaries: u64,
-    pub judges: usize,
-    /// The panels' outcomes by panel-tally's rule at its default (every judge holds).
-    pub pass: u64,
-    pub fail: u64,
-    pub no_decision: u64,
-    pub fleiss_kappa: Option<f64>,
-    pub fleiss_panels: u64,
-    pub by_lens: Vec<LensKappa>,
-    pub sub_panels: Vec<SubPanel>,
-    /// Panels whose sub-panels were not scored (more than 12 judges, or past 64 shapes).
-    pub unscored_panels: u64,
-    /// Panels closed before their last record because too many were open at once.
-    pub closed_early: u64,
-    pub flags: u64,
-}
-
-/// Everything the ledger reports.
-pub struct Report {
-    pub judges: Vec<JudgeStats>,
-    pub seats: Vec<JudgeStats>,
-    pub families: Vec<JudgeStats>,
-    pub pairs: Vec<PairAgreement>,
-    pub summary: LedgerSummary,
-}
 
 fn rate(n: u64, of: u64) -> Option<f64> {
     (of > 0).then(|| n as f64 / of as f64)
@@ -455,12 +310,6 @@ pub fn read(inputs: Vec<Source>) -> Result<Ledger> {
     Ok(ledger)
 }
 
-/// Whether the terminal report may use colour: stdout is a terminal and `NO_COLOR` is unset
-/// or empty.
-pub fn colour(stdout_is_terminal: bool) -> bool {
-    stdout_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 /// `panel-tally --ledger`: reads the history and prints the report (or the records, `--json`),
 /// and writes the picture to `svg` when asked. Decides nothing: exit 0.
 pub fn run(inputs: Vec<Source>, json: bool, svg_path: Option<&Path>) -> Result<ExitCode> {
@@ -470,7 +319,7 @@ pub fn run(inputs: Vec<Source>, json: bool, svg_path: Option<&Path>) -> Result<E
         write_svg(path, &svg::render(&report))?;
     }
     let stdout = io::stdout();
-    let paint = colour(stdout.is_terminal());
+    let paint = text::colour(stdout.is_terminal());
     let mut out = BufWriter::new(stdout.lock());
     if json {
         for r in report

@@ -5,7 +5,13 @@
 use std::fmt::Write;
 
 use crate::records::text::inline;
-use crate::tools::tally::ledger::{JudgeStats, Report};
+use crate::tools::tally::ledger::stats::{JudgeStats, Report};
+
+/// Whether the terminal report may use colour: stdout is a terminal and `NO_COLOR` is unset
+/// or empty.
+pub fn colour(stdout_is_terminal: bool) -> bool {
+    stdout_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
 
 /// The heat map's steps: the lowest kappa of each, its glyph and its 256-colour background.
 const STEPS: [(f64, &str, u8); 6] = [
@@ -297,6 +303,6 @@ mod tests {
             "\x1b[48;5;67m\x1b[38;5;67m··\x1b[0m"
         );
         // Not a terminal: no colour, whatever the environment says.
-        assert!(!crate::tools::tally::ledger::colour(false));
+        assert!(!colour(false));
     }
 }
