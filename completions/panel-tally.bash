@@ -23,7 +23,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --help --version"
+            opts="-h -V --json --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -51,6 +51,10 @@ _panel__tally() {
                     ;;
                 --reader)
                     COMPREPLY=($(compgen -W "threads plain" -- "${cur}"))
+                    return 0
+                    ;;
+                --svg)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -7,10 +7,12 @@ skips\t''
 decisions\t''"
 complete -c panel-tally -l reader -d 'How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four threads; `plain` reads line by line on this one (for a machine that limits threads)' -r -f -a "threads\t''
 plain\t''"
+complete -c panel-tally -l svg -d 'With --ledger: also write the heat map and a bar per judge as a standalone SVG picture' -r -F
 complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel instead of the text report'
 complete -c panel-tally -l each -d 'Count many panels in one stream: one tally per candidate, then a summary'
 complete -c panel-tally -l last-wins -d 'A judge with records from two runs (a rerun of the abstainers) counts once, by its later record; without it, a judge counted twice is an error (exit 2) naming both runs'
 complete -c panel-tally -l pr -d 'Pull requests: aggregate pr-verdict records (panel-judge --contract pr) by the plan into the panel\'s MERGE, FIX_FIRST, no-verdict or timeout'
 complete -c panel-tally -l require-canaries -d 'A seat that missed its canary (panel-judge --canary), or has no canary record, does not count: its verdicts become abstentions (status canary-missed), and the panel may become undecided (exit 3)'
+complete -c panel-tally -l ledger -d 'Read a history of verdict records from many panels as a ledger of its judges: their agreement (Cohen\'s and Fleiss\' kappa, drawn as a heat map), who adds nothing, who rubber-stamps, who abstains, and the smallest sub-panel that decided as the full one. With --json: judge-stats, pair-agreement and ledger-summary records. Exit 0'
 complete -c panel-tally -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-tally -s V -l version -d 'Print version'

@@ -183,6 +183,15 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
         &[0, 1, 3],
     );
 
+    // The ledger over a recorded history.
+    let history = std::fs::read(root().join("examples/history.jsonl")).unwrap();
+    run(
+        &mut seen,
+        Command::new(bin("panel-tally")).args(["--ledger", "--json"]),
+        &history,
+        &[0],
+    );
+
     // Every record type was written, and so checked, at least once.
     let want: BTreeSet<String> = panel::tools::schemas::schemas()
         .iter()

@@ -7,6 +7,7 @@ mod history;
 mod hostile;
 mod integrity;
 mod judge;
+mod ledger;
 mod matrix;
 mod mockserver;
 mod paste;

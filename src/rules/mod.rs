@@ -9,8 +9,10 @@
 //! | the vote rules, and dropping a finding | [`votes::rule`] |
 //! | the synthesised panel's pass rule | [`votes::panel_decision`] |
 //! | where the work goes after the votes | [`routes`] |
+//! | how far judges agree beyond chance (Cohen's and Fleiss' kappa) | [`agreement`] |
 //! | a PR's class, plan, accepted verdicts and aggregate | [`classify`], [`plan`], [`pr`] |
 
+pub mod agreement;
 pub mod canary;
 pub mod classify;
 pub mod consensus;

@@ -20,6 +20,7 @@ use crate::rules::classify::PrClass;
 use crate::rules::plan::PanelPlan;
 use crate::rules::pr::aggregate::PanelVerdict;
 use crate::tools::tally::count::Tally;
+use crate::tools::tally::ledger::stats::{JudgeStats, LedgerSummary, PairAgreement};
 use crate::tools::tally::report::Summary;
 
 /// One schema file: its name under `schemas/` without `.schema.json` (the record's `type`, or
@@ -66,6 +67,18 @@ pub fn schemas() -> Vec<SchemaFile> {
         record::<Summary>(
             "tally-summary",
             "panel-tally --each --json: how many panels of the stream passed, failed or did not decide",
+        ),
+        record::<JudgeStats>(
+            "judge-stats",
+            "panel-tally --ledger --json: one judge's, seat's or family's record over many panels",
+        ),
+        record::<PairAgreement>(
+            "pair-agreement",
+            "panel-tally --ledger --json: how far two judges that sat together agreed",
+        ),
+        record::<LedgerSummary>(
+            "ledger-summary",
+            "panel-tally --ledger --json: the history as a whole",
         ),
         record::<PrClass>("pr-class", "pr-classify: the pull request's class"),
         record::<PanelPlan>("plan", "pr-classify --plan: the pull request's panel plan"),

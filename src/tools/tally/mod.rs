@@ -9,6 +9,7 @@
 pub mod batch;
 pub mod count;
 pub mod json;
+pub mod ledger;
 pub mod pr;
 pub mod reader;
 pub mod report;
@@ -109,13 +110,24 @@ pub struct Args {
     /// threads; `plain` reads line by line on this one (for a machine that limits threads).
     #[arg(long, value_enum, value_name = "HOW", default_value_t = Reader::Threads)]
     pub reader: Reader,
+
+    /// Read a history of verdict records from many panels as a ledger of its judges: their
+    /// agreement (Cohen's and Fleiss' kappa, drawn as a heat map), who adds nothing, who
+    /// rubber-stamps, who abstains, and the smallest sub-panel that decided as the full one.
+    /// With --json: judge-stats, pair-agreement and ledger-summary records. Exit 0.
+    #[arg(long, conflicts_with_all = ["pr", "each", "agree", "view", "last_wins"])]
+    pub ledger: bool,
+
+    /// With --ledger: also write the heat map and a bar per judge as a standalone SVG picture.
+    #[arg(long, value_name = "FILE", requires = "ledger")]
+    pub svg: Option<std::path::PathBuf>,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing.",
         ),
         (
             "1",
@@ -142,6 +154,10 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Pass when two judges hold; print the tally as JSON",
             "panel-tally --json --agree 2 verdicts.jsonl",
+        ),
+        (
+            "Is the panel worth what it costs? Its judges' ledger over a history, and the picture",
+            "panel-tally --ledger --svg ledger.svg history.jsonl",
         ),
         (
             "Judge many documents at once, one tally per document and a summary",
@@ -219,6 +235,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             json: args.json,
             last_wins: args.last_wins,
         });
+    }
+    if args.ledger {
+        return ledger::run(sources(&args.inputs), args.json, args.svg.as_deref());
     }
     if args.fix_proof.is_some() {
         bail!("--fix-proof is for --pr");

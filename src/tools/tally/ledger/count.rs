@@ -1,0 +1,561 @@
+//! The ledger's counts: per judge, per pair of judges, per lens, per panel shape. Memory is
+//! bounded by the number of judges and of open panels, never by the number of records.
+//!
+//! - A judge is a seat × lens. At most [`MAX_JUDGES`] of them: past that the history is
+//!   refused (the pairs grow with the square of the judges).
+//! - A panel is the records that share a `run` folder (the candidate's seal when `run` is
+//!   empty). It closes when it holds `panelSize` records, or when more than [`MAX_OPEN`]
+//!   panels are open at once (the oldest closes first), or at the end of the input. Records of
+//!   one panel are usually together; one that comes after its panel closed starts a new panel.
+//!   A judge with two records in one open panel counts by its later one.
+//! - Durations are kept in a histogram of fixed buckets ([`Durations`]): a median or p90 is
+//!   read to within 4.5 %.
+//! - A panel's shape is the set of judges on it. For up to [`MAX_SHAPES`] shapes of at most
+//!   [`MAX_SHAPE`] judges, every sub-panel is scored against the full panel's outcome.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{Result, bail};
+
+use crate::records::{Decision, Status, Usage, Verdict};
+use crate::rules::agreement::Fleiss;
+use crate::rules::decision;
+use crate::tools::tally::ledger::read::Seen;
+
+pub const MAX_JUDGES: usize = 256;
+pub const MAX_OPEN: usize = 4096;
+pub const MAX_SHAPES: usize = 64;
+pub const MAX_SHAPE: usize = 12;
+
+/// Every status, in the order reports list them.
+pub const STATUSES: [Status; 9] = [
+    Status::Ok,
+    Status::Unreadable,
+    Status::Timeout,
+    Status::Failed,
+    Status::NotFound,
+    Status::UsageLimit,
+    Status::RateLimited,
+    Status::ModelRefused,
+    Status::Interrupted,
+];
+
+fn status_index(s: Status) -> usize {
+    STATUSES.iter().position(|&x| x == s).unwrap_or(0)
+}
+
+/// Buckets per doubling: each bucket spans a factor of 2^(1/8) ≈ 1.09, so the middle of a
+/// bucket is within 4.5 % of any value in it.
+const PER_DOUBLING: f64 = 8.0;
+const BUCKETS: usize = 1 + 64 * 8 + 1;
+
+/// Durations in milliseconds, in fixed logarithmic buckets (0 ms has a bucket of its own).
+#[derive(Clone, Debug)]
+pub struct Durations {
+    counts: Box<[u64; BUCKETS]>,
+    n: u64,
+}
+
+impl Default for Durations {
+    fn default() -> Self {
+        Durations {
+            counts: Box::new([0; BUCKETS]),
+            n: 0,
+        }
+    }
+}
+
+impl Durations {
+    pub fn add(&mut self, ms: u64) {
+        let i = if ms == 0 {
+            0
+        } else {
+            1 + ((ms as f64).log2() * PER_DOUBLING).floor() as usize
+        };
+        self.counts[i.min(BUCKETS - 1)] += 1;
+        self.n += 1;
+    }
+
+    pub fn merge(&mut self, other: &Durations) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a += b;
+        }
+        self.n += other.n;
+    }
+
+    /// The `q` quantile (0 < q ≤ 1), as the geometric middle of its bucket; None when empty.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.n == 0 {
+            return None;
+        }
+        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                if i == 0 {
+                    return Some(0);
+                }
+                let mid = ((i - 1) as f64 + 0.5) / PER_DOUBLING;
+                return Some(mid.exp2().round() as u64);
+            }
+        }
+        None
+    }
+}
+
+/// Tokens and cost, summed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spend {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    /// Judge time, milliseconds.
+    pub ms: u64,
+}
+
+impl Spend {
+    pub fn of(usage: Option<&Usage>, ms: u64) -> Spend {
+        let u = usage.cloned().unwrap_or_default();
+        Spend {
+            input_tokens: u.input_tokens.unwrap_or(0),
+            output_tokens: u.output_tokens.unwrap_or(0),
+            cached_tokens: u.cached_tokens.unwrap_or(0),
+            cost_usd: u.cost_usd.unwrap_or(0.0),
+            ms,
+        }
+    }
+
+    pub fn add(&mut self, o: &Spend) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cached_tokens += o.cached_tokens;
+        self.cost_usd += o.cost_usd;
+        self.ms += o.ms;
+    }
+
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// A canary's score: the verdicts of records whose answer is known.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Canary {
+    pub seen: u64,
+    pub hits: u64,
+    pub wrong: u64,
+    pub abstained: u64,
+}
+
+impl Canary {
+    pub fn add(&mut self, said: Option<Verdict>, expected: Verdict) {
+        self.seen += 1;
+        match said {
+            Some(v) if v == expected => self.hits += 1,
+            Some(_) => self.wrong += 1,
+            None => self.abstained += 1,
+        }
+    }
+
+    fn merge(&mut self, o: &Canary) {
+        self.seen += o.seen;
+        self.hits += o.hits;
+        self.wrong += o.wrong;
+        self.abstained += o.abstained;
+    }
+}
+
+/// What one judge (or a seat's or family's judges together) did.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub panels: u64,
+    pub holds: u64,
+    pub breaks: u64,
+    /// Abstentions by status, indexed as [`STATUSES`] (`ok` stays 0).
+    pub abstained: [u64; 9],
+    pub durations: Durations,
+    pub spend: Spend,
+    /// Panels where the other judges who answered had a majority, and where this judge
+    /// answered against it.
+    pub majority_panels: u64,
+    pub against: u64,
+    pub canary: Canary,
+}
+
+impl Stats {
+    pub fn abstentions(&self) -> u64 {
+        self.abstained.iter().sum()
+    }
+
+    pub fn answered(&self) -> u64 {
+        self.holds + self.breaks
+    }
+
+    pub fn merge(&mut self, o: &Stats) {
+        self.panels += o.panels;
+        self.holds += o.holds;
+        self.breaks += o.breaks;
+        for (a, b) in self.abstained.iter_mut().zip(&o.abstained) {
+            *a += b;
+        }
+        self.durations.merge(&o.durations);
+        self.spend.add(&o.spend);
+        self.majority_panels += o.majority_panels;
+        self.against += o.against;
+        self.canary.merge(&o.canary);
+    }
+}
+
+/// A judge: a seat × lens, its family and the name its first record gave it.
+#[derive(Clone, Debug)]
+pub struct Judge {
+    pub seat: String,
+    pub lens: String,
+    pub family: String,
+    pub name: String,
+    pub stats: Stats,
+}
+
+impl Judge {
+    /// How reports name the judge: `lens@seat`.
+    pub fn label(&self) -> String {
+        format!("{}@{}", self.lens, self.seat)
+    }
+}
+
+/// Two judges on the same panels: `table[a][b]`, 0 holds and 1 breaks, for the first judge's
+/// answer `a` and the second's `b`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pair {
+    pub shared: u64,
+    pub table: [[u64; 2]; 2],
+}
+
+impl Pair {
+    pub fn both_answered(&self) -> u64 {
+        self.table.iter().flatten().sum()
+    }
+
+    pub fn agreed(&self) -> u64 {
+        self.table[0][0] + self.table[1][1]
+    }
+}
+
+/// The panels of one set of judges, and how each sub-panel's outcome compared with the full
+/// panel's: `matched[mask]`, bit `i` for the shape's `i`-th judge.
+#[derive(Clone, Debug)]
+pub struct Shape {
+    pub judges: Vec<usize>,
+    pub panels: u64,
+    pub matched: Vec<u64>,
+    /// What each of the shape's judges spent over these panels.
+    pub spend: Vec<Spend>,
+}
+
+struct Member {
+    judge: usize,
+    verdict: Option<Verdict>,
+    status: Status,
+    spend: Spend,
+}
+
+struct Open {
+    seq: u64,
+    size: usize,
+    members: Vec<Member>,
+}
+
+/// The ledger's counts so far.
+#[derive(Default)]
+pub struct Ledger {
+    pub judges: Vec<Judge>,
+    ids: HashMap<String, usize>,
+    pub pairs: HashMap<(usize, usize), Pair>,
+    pub lenses: BTreeMap<String, Fleiss<2>>,
+    pub overall: Fleiss<2>,
+    pub shapes: HashMap<Vec<usize>, Shape>,
+    /// Panels whose shape was not scored (too many judges, or too many shapes).
+    pub unshaped: u64,
+    pub decisions: [u64; 3],
+    pub records: u64,
+    pub canaries: u64,
+    pub panels: u64,
+    /// Panels closed early because too many were open at once.
+    pub evicted: u64,
+    open: HashMap<String, Open>,
+    order: BTreeMap<u64, String>,
+    seq: u64,
+    key: String,
+}
+
+impl Ledger {
+    pub fn new() -> Ledger {
+        Ledger::default()
+    }
+
+    fn judge_id(&mut self, rec: &Seen) -> Result<usize> {
+        self.key.clear();
+        self.key.push_str(&rec.seat);
+        self.key.push('\0');
+        self.key.push_str(&rec.lens);
+        if let Some(&id) = self.ids.get(self.key.as_str()) {
+            return Ok(id);
+        }
+        if self.judges.len() >= MAX_JUDGES {
+            bail!(
+                "more than {MAX_JUDGES} judges (seat × lens) in the history: the ledger compares them pairwise"
+            );
+        }
+        let id = self.judges.len();
+        self.ids.insert(self.key.clone(), id);
+        self.judges.push(Judge {
+            seat: rec.seat.to_string(),
+            lens: rec.lens.to_string(),
+            family: rec.family.as_deref().unwrap_or("unknown").to_string(),
+            name: rec.judge.to_string(),
+            stats: Stats::default(),
+        });
+        Ok(id)
+    }
+
+    /// Counts one verdict record.
+    pub fn add(&mut self, rec: &Seen, at: &dyn Fn() -> String) -> Result<()> {
+        self.records += 1;
+        let judge = self.judge_id(rec)?;
+        if let Some(expected) = rec.expected(at)? {
+            // A canary is scored on its own and never sits on a panel.
+            self.canaries += 1;
+            self.judges[judge].stats.canary.add(rec.verdict, expected);
+            return Ok(());
+        }
+        let member = Member {
+            judge,
+            verdict: rec.verdict,
+            status: rec.status,
+            spend: Spend::of(rec.usage.as_ref(), rec.duration_ms),
+        };
+        let key: &str = if rec.run.is_empty() {
+            &rec.candidate
+        } else {
+            &rec.run
+        };
+        let full = match self.open.get_mut(key) {
+            Some(open) => {
+                match open.members.iter_mut().find(|m| m.judge == judge) {
+                    // A judge's later record in the same panel replaces its earlier one.
+                    Some(m) => *m = member,
+                    None => open.members.push(member),
+                }
+                open.size = open.size.max(rec.panel_size);
+                open.size > 0 && open.members.len() >= open.size
+            }
+            None => {
+                self.seq += 1;
+                self.order.insert(self.seq, key.to_string());
+                self.open.insert(
+                    key.to_string(),
+                    Open {
+                        seq: self.seq,
+                        size: rec.panel_size,
+                        members: vec![member],
+                    },
+                );
+                rec.panel_size == 1
+            }
+        };
+        if full {
+            let key = key.to_string();
+            self.close(&key);
+        }
+        while self.open.len() > MAX_OPEN {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            self.evicted += 1;
+            self.close_open(&oldest);
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, key: &str) {
+        if let Some(open) = self.open.get(key) {
+            self.order.remove(&open.seq);
+        }
+        self.close_open(key);
+    }
+
+    fn close_open(&mut self, key: &str) {
+        let Some(mut open) = self.open.remove(key) else {
+            return;
+        };
+        open.members.sort_by_key(|m| m.judge);
+        self.count_panel(&open.members);
+    }
+
+    /// Closes every panel still open: the end of the input.
+    pub fn finish(&mut self) {
+        let keys: Vec<String> = std::mem::take(&mut self.order).into_values().collect();
+        for key in keys {
+            self.close_open(&key);
+        }
+    }
+
+    fn count_panel(&mut self, members: &[Member]) {
+        self.panels += 1;
+        let holds = members
+            .iter()
+            .filter(|m| m.verdict == Some(Verdict::Holds))
+            .count();
+        let breaks = members
+            .iter()
+            .filter(|m| m.verdict == Some(Verdict::Breaks))
+            .count();
+        let missing = members.len() - holds - breaks;
+        for m in members {
+            let s = &mut self.judges[m.judge].stats;
+            s.panels += 1;
+            s.spend.add(&m.spend);
+            s.durations.add(m.spend.ms);
+            if m.verdict.is_none() {
+                s.abstained[status_index(m.status)] += 1;
+            }
+            let Some(v) = m.verdict else { continue };
+            let (h, b) = match v {
+                Verdict::Holds => {
+                    s.holds += 1;
+                    (holds - 1, breaks)
+                }
+                Verdict::Breaks => {
+                    s.breaks += 1;
+                    (holds, breaks - 1)
+                }
+            };
+            // The others' majority, when they have one.
+            if h != b {
+                s.majority_panels += 1;
+                let majority = if h > b {
+                    Verdict::Holds
+                } else {
+                    Verdict::Breaks
+                };
+                s.against += u64::from(v != majority);
+            }
+        }
+        for (i, a) in members.iter().enumerate() {
+            for b in &members[i + 1..] {
+                let pair = self.pairs.entry((a.judge, b.judge)).or_default();
+                pair.shared += 1;
+                if let (Some(x), Some(y)) = (a.verdict, b.verdict) {
+                    pair.table[x as usize][y as usize] += 1;
+                }
+            }
+        }
+        self.overall.add(&[holds as u64, breaks as u64]);
+        let mut by_lens: BTreeMap<&str, [u64; 2]> = BTreeMap::new();
+        for m in members {
+            if let Some(v) = m.verdict {
+                by_lens.entry(&self.judges[m.judge].lens).or_default()[v as usize] += 1;
+            }
+        }
+        for (lens, counts) in by_lens {
+            match self.lenses.get_mut(lens) {
+                Some(f) => f.add(&counts),
+                None => {
+                    let mut f = Fleiss::new();
+                    f.add(&counts);
+                    self.lenses.insert(lens.to_string(), f);
+                }
+            }
+        }
+        let outcome = outcome(holds, missing, members.len());
+        self.decisions[match outcome {
+            Decision::Pass => 0,
+            Decision::Fail => 1,
+            Decision::NoDecision => 2,
+        }] += 1;
+        self.score_sub_panels(members, outcome);
+    }
+
+    fn score_sub_panels(&mut self, members: &[Member], full: Decision) {
+        let n = members.len();
+        if n > MAX_SHAPE {
+            self.unshaped += 1;
+            return;
+        }
+        let ids: Vec<usize> = members.iter().map(|m| m.judge).collect();
+        if !self.shapes.contains_key(&ids) {
+            if self.shapes.len() >= MAX_SHAPES {
+                self.unshaped += 1;
+                return;
+            }
+            self.shapes.insert(
+                ids.clone(),
+                Shape {
+                    judges: ids.clone(),
+                    panels: 0,
+                    matched: vec![0; 1 << n],
+                    spend: vec![Spend::default(); n],
+                },
+            );
+        }
+        let shape = self.shapes.get_mut(&ids).expect("inserted above");
+        shape.panels += 1;
+        let mut holds_mask = 0u32;
+        let mut missing_mask = 0u32;
+        for (i, m) in members.iter().enumerate() {
+            shape.spend[i].add(&m.spend);
+            match m.verdict {
+                Some(Verdict::Holds) => holds_mask |= 1 << i,
+                Some(Verdict::Breaks) => {}
+                None => missing_mask |= 1 << i,
+            }
+        }
+        for mask in 1..(1u32 << n) {
+            let sub = outcome(
+                (mask & holds_mask).count_ones() as usize,
+                (mask & missing_mask).count_ones() as usize,
+                mask.count_ones() as usize,
+            );
+            shape.matched[mask as usize] += u64::from(sub == full);
+        }
+    }
+}
+
+/// A panel's (or a sub-panel's) outcome by the tally's own rule at its default threshold:
+/// every judge of it must hold.
+pub fn outcome(holds: usize, missing: usize, size: usize) -> Decision {
+    let required = decision::required(None, size).unwrap_or(size);
+    decision::decide(holds, missing, required)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_read_within_their_bucket() {
+        let mut d = Durations::default();
+        for ms in 1..=1000u64 {
+            d.add(ms * 10);
+        }
+        let median = d.quantile(0.5).unwrap() as f64;
+        let p90 = d.quantile(0.9).unwrap() as f64;
+        assert!((median / 5000.0 - 1.0).abs() < 0.045, "{median}");
+        assert!((p90 / 9000.0 - 1.0).abs() < 0.045, "{p90}");
+        assert_eq!(Durations::default().quantile(0.5), None);
+        let mut z = Durations::default();
+        z.add(0);
+        z.add(u64::MAX);
+        assert_eq!(z.quantile(0.5), Some(0));
+        assert!(z.quantile(1.0).unwrap() > 1 << 60);
+    }
+
+    #[test]
+    fn the_outcome_is_the_tallys_rule() {
+        assert_eq!(outcome(3, 0, 3), Decision::Pass);
+        assert_eq!(outcome(2, 1, 3), Decision::NoDecision);
+        assert_eq!(outcome(1, 0, 2), Decision::Fail);
+    }
+}

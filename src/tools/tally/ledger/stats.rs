@@ -1,0 +1,154 @@
+//! The ledger's records (`judge-stats`, `pair-agreement`, `ledger-summary`) and the report
+//! they make together, as the text and the picture draw them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// A flag and the numbers that raised it.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Flag {
+    pub flag: &'static str,
+    pub evidence: String,
+}
+
+/// A canary's score as recorded.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CanaryScore {
+    pub seen: u64,
+    pub hits: u64,
+    pub wrong: u64,
+    pub abstained: u64,
+    pub hit_rate: f64,
+}
+
+/// `judge-stats`: one judge (seat × lens), or one seat's or family's judges together.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeStats {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `judge`, `seat` or `family`.
+    pub scope: &'static str,
+    /// `lens@seat`, the seat, or the family.
+    pub name: String,
+    /// The judge's number in the agreement matrix (judges only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lens: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    pub panels: u64,
+    pub holds: u64,
+    pub breaks: u64,
+    pub abstained: u64,
+    /// Abstentions by status.
+    pub abstentions: BTreeMap<&'static str, u64>,
+    /// Holds among the verdicts given (abstentions left out).
+    pub holds_rate: Option<f64>,
+    pub abstention_rate: Option<f64>,
+    /// Read from fixed buckets: within 4.5 %.
+    pub median_ms: Option<u64>,
+    pub p90_ms: Option<u64>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_tokens: u64,
+    pub cost_usd: f64,
+    /// Panels where the other judges who answered had a majority, and how often this one
+    /// answered against it.
+    pub majority_panels: u64,
+    pub against_majority: u64,
+    /// Canaries (known answers) this seat was given: kept per seat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canary: Option<CanaryScore>,
+    pub flags: Vec<Flag>,
+}
+
+/// `pair-agreement`: two judges that sat on the same panels.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PairAgreement {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub a: String,
+    pub b: String,
+    pub a_index: usize,
+    pub b_index: usize,
+    pub shared_panels: u64,
+    /// Panels where both gave a verdict: the kappa's items.
+    pub both_answered: u64,
+    pub agreed: u64,
+    pub agreement: Option<f64>,
+    /// Cohen's kappa; null when chance alone agrees fully (both always said the same word).
+    pub kappa: Option<f64>,
+    /// `[[holds/holds, holds/breaks], [breaks/holds, breaks/breaks]]`, a's answer first.
+    pub table: [[u64; 2]; 2],
+    pub flags: Vec<Flag>,
+}
+
+/// Fleiss' kappa of one lens's judges on the same panels.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LensKappa {
+    pub lens: String,
+    pub kappa: Option<f64>,
+    /// Panels with at least two of the lens's judges answering.
+    pub panels: u64,
+}
+
+/// The smallest sub-panel of one panel shape whose outcome matched the full panel's.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubPanel {
+    /// The full panel's judges, and the panels with exactly these judges.
+    pub panel: Vec<String>,
+    pub panels: u64,
+    /// The sub-panel kept, and how often its outcome matched the full panel's.
+    pub keep: Vec<String>,
+    pub matched: u64,
+    pub match_rate: f64,
+    /// What the judges left out spent on these panels (judge time: their durations summed).
+    pub saved_input_tokens: u64,
+    pub saved_output_tokens: u64,
+    pub saved_cost_usd: f64,
+    pub saved_judge_ms: u64,
+}
+
+/// `ledger-summary`: the history as a whole.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LedgerSummary {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub records: u64,
+    pub panels: u64,
+    /// Canary records: scored per seat, never counted in a panel.
+    pub canaries: u64,
+    pub judges: usize,
+    /// The panels' outcomes by panel-tally's rule at its default (every judge holds).
+    pub pass: u64,
+    pub fail: u64,
+    pub no_decision: u64,
+    pub fleiss_kappa: Option<f64>,
+    pub fleiss_panels: u64,
+    pub by_lens: Vec<LensKappa>,
+    pub sub_panels: Vec<SubPanel>,
+    /// Panels whose sub-panels were not scored (more than 12 judges, or past 64 shapes).
+    pub unscored_panels: u64,
+    /// Panels closed before their last record because too many were open at once.
+    pub closed_early: u64,
+    pub flags: u64,
+}
+
+/// Everything the ledger reports.
+pub struct Report {
+    pub judges: Vec<JudgeStats>,
+    pub seats: Vec<JudgeStats>,
+    pub families: Vec<JudgeStats>,
+    pub pairs: Vec<PairAgreement>,
+    pub summary: LedgerSummary,
+}

@@ -1,0 +1,308 @@
+//! The ledger's text report: the judges, seats and families, the canaries, the pairwise kappa
+//! as a heat map, Fleiss' kappa, the flags and the smaller panels. Every name read from a
+//! record is shown with its control characters escaped, a newline too.
+
+use std::fmt::Write;
+
+use crate::records::text::inline;
+use crate::tools::tally::ledger::stats::{JudgeStats, Report};
+
+/// Whether the terminal report may use colour: stdout is a terminal and `NO_COLOR` is unset
+/// or empty.
+pub fn colour(stdout_is_terminal: bool) -> bool {
+    stdout_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The heat map's steps: the lowest kappa of each, its glyph and its 256-colour background.
+const STEPS: [(f64, &str, u8); 6] = [
+    (0.8, "██", 196),
+    (0.6, "▓▓", 208),
+    (0.4, "▒▒", 178),
+    (0.2, "░░", 107),
+    (0.0, "··", 67),
+    (f64::NEG_INFINITY, "--", 17),
+];
+
+/// A cell of the heat map: two columns.
+fn cell(kappa: Option<f64>, shared: bool, paint: bool) -> String {
+    let Some(k) = kappa else {
+        // Never on one panel together: blank; on panels together but kappa undefined: n/a.
+        return if shared { "??".into() } else { "  ".into() };
+    };
+    let (_, glyph, colour) = STEPS
+        .iter()
+        .find(|(low, _, _)| k >= *low)
+        .copied()
+        .unwrap_or(STEPS[STEPS.len() - 1]);
+    if paint {
+        format!("\x1b[48;5;{colour}m\x1b[38;5;{colour}m{glyph}\x1b[0m")
+    } else {
+        glyph.to_string()
+    }
+}
+
+fn ms(ms: Option<u64>) -> String {
+    match ms {
+        None => "-".into(),
+        Some(m) if m < 1000 => format!("{m} ms"),
+        Some(m) if m < 60_000 => format!("{:.1} s", m as f64 / 1000.0),
+        Some(m) => format!("{:.1} min", m as f64 / 60_000.0),
+    }
+}
+
+fn tokens(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1e6)
+    } else if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1e3)
+    } else {
+        n.to_string()
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{:.0}%", x * 100.0))
+}
+
+fn kappa(k: Option<f64>) -> String {
+    k.map_or("n/a".into(), |k| format!("{k:.2}"))
+}
+
+fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool) {
+    let width = rows
+        .iter()
+        .map(|r| inline(&r.name).chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 48);
+    let _ = writeln!(out, "{title}");
+    let _ = writeln!(
+        out,
+        "  {}{:<width$}  panels  holds  breaks  abstained  median      p90   tokens      cost",
+        if numbered { "  # " } else { "" },
+        "name"
+    );
+    for r in rows {
+        let name: String = inline(&r.name).chars().take(width).collect();
+        let number = match (numbered, r.index) {
+            (true, Some(i)) => format!("{i:>3} "),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  {number}{name:<width$}  {:>6}  {:>5}  {:>6}  {:>9}  {:>6}  {:>7}  {:>7}  {:>8}",
+            r.panels,
+            pct(r.holds_rate),
+            pct(r.holds_rate.map(|h| 1.0 - h)),
+            pct(r.abstention_rate),
+            ms(r.median_ms),
+            ms(r.p90_ms),
+            tokens(r.input_tokens + r.output_tokens),
+            format!("${:.2}", r.cost_usd),
+        );
+    }
+    out.push('\n');
+}
+
+/// The report as text; `paint` draws the heat map in ANSI colour.
+pub fn render(r: &Report, paint: bool) -> String {
+    let s = &r.summary;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "LEDGER: {} verdict records, {} panels, {} judges (seat × lens), {} canaries",
+        s.records, s.panels, s.judges, s.canaries
+    );
+    let _ = writeln!(
+        out,
+        "Outcomes (every judge must hold): pass {}, fail {}, no decision {}\n",
+        s.pass, s.fail, s.no_decision
+    );
+    table(
+        &mut out,
+        "Judges (holds and breaks: of the verdicts given)",
+        &r.judges,
+        true,
+    );
+    table(&mut out, "Seats", &r.seats, false);
+    table(&mut out, "Families", &r.families, false);
+
+    let canaries: Vec<&JudgeStats> = r.seats.iter().filter(|x| x.canary.is_some()).collect();
+    if !canaries.is_empty() {
+        let _ = writeln!(out, "Canaries (known answers, not counted in panels)");
+        for seat in canaries {
+            let c = seat.canary.as_ref().expect("filtered");
+            let _ = writeln!(
+                out,
+                "  {}: {} of {} hit ({:.0}%), {} wrong, {} abstained",
+                inline(&seat.name),
+                c.hits,
+                c.seen,
+                c.hit_rate * 100.0,
+                c.wrong,
+                c.abstained
+            );
+        }
+        out.push('\n');
+    }
+
+    heat_map(&mut out, r, paint);
+
+    let lenses: Vec<String> = s
+        .by_lens
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {} ({} panels)",
+                inline(&l.lens),
+                kappa(l.kappa),
+                l.panels
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "Fleiss' kappa: overall {} over {} panels; by lens: {}\n",
+        kappa(s.fleiss_kappa),
+        s.fleiss_panels,
+        if lenses.is_empty() {
+            "-".into()
+        } else {
+            lenses.join(", ")
+        }
+    );
+
+    let _ = writeln!(out, "Flags");
+    let mut any = false;
+    for p in &r.pairs {
+        for f in &p.flags {
+            any = true;
+            let _ = writeln!(
+                out,
+                "  {:<13} {} & {}: {}",
+                f.flag,
+                inline(&p.a),
+                inline(&p.b),
+                f.evidence
+            );
+        }
+    }
+    for j in &r.judges {
+        for f in &j.flags {
+            any = true;
+            let _ = writeln!(out, "  {:<13} {}: {}", f.flag, inline(&j.name), f.evidence);
+        }
+    }
+    if !any {
+        let _ = writeln!(out, "  none");
+    }
+    out.push('\n');
+
+    let _ = writeln!(
+        out,
+        "Smaller panels (the fewest judges whose outcome matched the full panel's on 95% of its panels)"
+    );
+    if s.sub_panels.is_empty() {
+        let _ = writeln!(out, "  none: no panel had two judges or more");
+    }
+    for p in &s.sub_panels {
+        let keep: Vec<String> = p.keep.iter().map(|k| inline(k).into_owned()).collect();
+        let _ = writeln!(
+            out,
+            "  {} judges, {} panels: keep {} ({} of {}), matched {} of {} ({:.1}%); saves {} tokens, ${:.2}, {} of judge time",
+            p.panel.len(),
+            p.panels,
+            keep.join(", "),
+            p.keep.len(),
+            p.panel.len(),
+            p.matched,
+            p.panels,
+            p.match_rate * 100.0,
+            tokens(p.saved_input_tokens + p.saved_output_tokens),
+            p.saved_cost_usd,
+            ms(Some(p.saved_judge_ms)),
+        );
+    }
+    if s.unscored_panels > 0 {
+        let _ = writeln!(
+            out,
+            "  ({} panels not scored: more than 12 judges, or past 64 panel shapes)",
+            s.unscored_panels
+        );
+    }
+    out
+}
+
+fn heat_map(out: &mut String, r: &Report, paint: bool) {
+    let n = r.judges.len();
+    let _ = writeln!(
+        out,
+        "Agreement beyond chance (Cohen's kappa of each pair on the panels they shared)"
+    );
+    let mut grid = vec![vec![None::<(Option<f64>, bool)>; n]; n];
+    for p in &r.pairs {
+        let v = Some((p.kappa, p.shared_panels > 0));
+        grid[p.a_index - 1][p.b_index - 1] = v;
+        grid[p.b_index - 1][p.a_index - 1] = v;
+    }
+    let _ = write!(out, "     ");
+    for j in 1..=n {
+        let _ = write!(out, "{:>3}", j % 1000);
+    }
+    out.push('\n');
+    for (i, row) in grid.iter().enumerate() {
+        let _ = write!(out, "  {:>3}", i + 1);
+        for (j, c) in row.iter().enumerate() {
+            let shown = if i == j {
+                " \\".to_string()
+            } else {
+                match c {
+                    Some((k, shared)) => cell(*k, *shared, paint),
+                    None => cell(None, false, paint),
+                }
+            };
+            let _ = write!(out, " {shown}");
+        }
+        let _ = writeln!(out, "  {}", inline(&r.judges[i].name));
+    }
+    let legend: Vec<String> = STEPS
+        .iter()
+        .map(|(low, _, _)| {
+            let label = if low.is_finite() {
+                format!(">= {low:.1}")
+            } else {
+                "< 0".into()
+            };
+            format!("{} {label}", cell(Some(*low), true, paint))
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "  {}; ?? n/a (both always gave one answer); blank: never on one panel\n",
+        legend.join("  ")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_is_a_shade_or_a_colour_by_its_kappa() {
+        assert_eq!(cell(Some(0.95), true, false), "██");
+        assert_eq!(cell(Some(0.5), true, false), "▒▒");
+        assert_eq!(cell(Some(-0.3), true, false), "--");
+        assert_eq!(cell(None, true, false), "??");
+        assert_eq!(cell(None, false, true), "  ");
+        assert_eq!(
+            cell(Some(0.95), true, true),
+            "\x1b[48;5;196m\x1b[38;5;196m██\x1b[0m"
+        );
+        assert_eq!(
+            cell(Some(0.1), true, true),
+            "\x1b[48;5;67m\x1b[38;5;67m··\x1b[0m"
+        );
+        // Not a terminal: no colour, whatever the environment says.
+        assert!(!colour(false));
+    }
+}

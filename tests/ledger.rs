@@ -1,0 +1,397 @@
+//! `panel-tally --ledger`: a history of verdicts read as a ledger of its judges.
+
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
+
+const HISTORY: &str = "examples/history.jsonl";
+
+fn ledger(args: &[&str], input: &[u8]) -> Output {
+    run_with_stdin(
+        Command::new(bin("panel-tally"))
+            .arg("--ledger")
+            .args(args)
+            .env_remove("NO_COLOR"),
+        input,
+    )
+}
+
+fn history() -> Output {
+    let out = Command::new(bin("panel-tally"))
+        .args(["--ledger", HISTORY])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+/// One verdict record: `seat`, `lens`, an answer (`holds`, `breaks`, or a status), a run.
+fn rec(seat: &str, lens: &str, answer: &str, run: &str) -> Value {
+    let (verdict, status) = match answer {
+        "holds" | "breaks" => (json!(answer), "ok"),
+        s => (Value::Null, s),
+    };
+    json!({
+        "type": "verdict", "judge": format!("{lens}@{seat}"), "lens": lens, "seat": seat,
+        "harness": "claude", "family": "anthropic", "candidate": format!("sha256:{run}"),
+        "verdict": verdict, "status": status, "durationMs": 1000,
+        "usage": {"inputTokens": 100, "outputTokens": 10, "costUsd": 0.01},
+        "panelSize": 2, "run": run,
+    })
+}
+
+fn jsonl(records: &[Value]) -> Vec<u8> {
+    records
+        .iter()
+        .map(|r| format!("{r}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn records_of(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_example_history_shows_the_heat_map_and_the_flags() {
+    let out = history();
+    let text = stdout(&out);
+    assert!(text.starts_with("LEDGER: "), "{text}");
+    for want in [
+        "Agreement beyond chance (Cohen's kappa",
+        "██",
+        "redundant     correctness@claude:haiku & correctness@claude:sonnet: kappa ",
+        "rubber-stamp  evidence@opencode:google/gemini-2.5-flash: holds on ",
+        "abstains      edges@codex:gpt-5-mini: no verdict on ",
+        "contrarian    edges@claude:haiku: against the others' majority on ",
+        "Canaries (known answers, not counted in panels)",
+        "Fleiss' kappa: overall ",
+        "Smaller panels",
+    ] {
+        assert!(text.contains(want), "no {want:?} in\n{text}");
+    }
+    // Not on a terminal: no colour, whatever NO_COLOR says.
+    assert!(!text.contains('\x1b'), "{text}");
+}
+
+#[test]
+fn the_readme_shows_the_example_report() {
+    let text = stdout(&history());
+    crate::util::readme_section(
+        "<!-- ledger-example -->\n```\n",
+        "```\n<!-- /ledger-example -->",
+        &text,
+        "ledger::the_readme",
+    );
+}
+
+#[test]
+fn json_gives_judge_pair_and_summary_records() {
+    let out = Command::new(bin("panel-tally"))
+        .args(["--ledger", "--json", HISTORY])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records_of(&out);
+    let kinds = |k: &str| recs.iter().filter(|r| r["type"] == k).count();
+    assert_eq!(
+        kinds("judge-stats"),
+        5 + 4 + 3,
+        "5 judges, 4 seats, 3 families"
+    );
+    assert_eq!(kinds("pair-agreement"), 10);
+    let summary = recs.last().unwrap();
+    assert_eq!(summary["type"], "ledger-summary");
+    let panels = summary["panels"].as_u64().unwrap();
+    let sum = ["pass", "fail", "noDecision"]
+        .iter()
+        .map(|k| summary[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(sum, panels);
+    assert!(summary["canaries"].as_u64().unwrap() > 0);
+    // The canaries count in records, never in panels: the judges' panels add up without them.
+    let history = std::fs::read_to_string(root().join(HISTORY)).unwrap();
+    let canaries = history.lines().filter(|l| l.contains("\"canary\"")).count() as u64;
+    assert_eq!(summary["canaries"].as_u64().unwrap(), canaries);
+    let sat: u64 = recs
+        .iter()
+        .filter(|r| r["type"] == "judge-stats" && r["scope"] == "judge")
+        .map(|r| r["panels"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sat + canaries, summary["records"].as_u64().unwrap());
+    let seat = recs
+        .iter()
+        .find(|r| r["scope"] == "seat" && r["name"] == "claude:sonnet")
+        .unwrap();
+    assert!(seat["canary"]["seen"].as_u64().unwrap() > 0, "{seat}");
+    let pair = recs.iter().find(|r| r["type"] == "pair-agreement").unwrap();
+    for field in ["sharedPanels", "bothAnswered", "kappa", "aIndex", "table"] {
+        assert!(pair.get(field).is_some(), "{field} in {pair}");
+    }
+    let sub = &summary["subPanels"][0];
+    assert!(sub["matchRate"].as_f64().unwrap() >= 0.95, "{sub}");
+    assert!(sub["keep"].as_array().unwrap().len() < sub["panel"].as_array().unwrap().len());
+}
+
+#[test]
+fn pairs_agreeing_always_are_redundant_and_kappa_counts_disagreement() {
+    // 40 panels of two judges: a and b agree on all, half holds and half breaks.
+    let mut recs = Vec::new();
+    for p in 0..40 {
+        let v = if p % 2 == 0 { "holds" } else { "breaks" };
+        let run = format!("r{p}");
+        recs.push(rec("claude:haiku", "a", v, &run));
+        recs.push(rec("codex:x", "a", v, &run));
+    }
+    let out = ledger(&["--json"], &jsonl(&recs));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records_of(&out);
+    let pair = recs.iter().find(|r| r["type"] == "pair-agreement").unwrap();
+    assert_eq!(pair["kappa"], 1.0);
+    assert_eq!(pair["sharedPanels"], 40);
+    assert_eq!(pair["flags"][0]["flag"], "redundant");
+    // The same judges, one always answering against the other: kappa -1, no flag.
+    let mut recs = Vec::new();
+    for p in 0..40 {
+        let (v, w) = if p % 2 == 0 {
+            ("holds", "breaks")
+        } else {
+            ("breaks", "holds")
+        };
+        let run = format!("r{p}");
+        recs.push(rec("claude:haiku", "a", v, &run));
+        recs.push(rec("codex:x", "a", w, &run));
+    }
+    let out = ledger(&["--json"], &jsonl(&recs));
+    let recs = records_of(&out);
+    let pair = recs.iter().find(|r| r["type"] == "pair-agreement").unwrap();
+    assert_eq!(pair["kappa"], -1.0);
+    assert_eq!(pair["flags"], json!([]));
+}
+
+#[test]
+fn panels_whose_records_are_apart_are_counted_as_when_together() {
+    let mut together = Vec::new();
+    for p in 0..6 {
+        let run = format!("r{p}");
+        together.push(rec("s1", "a", "holds", &run));
+        together.push(rec("s2", "a", if p < 2 { "breaks" } else { "holds" }, &run));
+    }
+    // Every panel's first record, then every panel's second.
+    let mut apart: Vec<Value> = together.iter().step_by(2).cloned().collect();
+    apart.extend(together.iter().skip(1).step_by(2).cloned());
+    let a = ledger(&["--json"], &jsonl(&together));
+    let b = ledger(&["--json"], &jsonl(&apart));
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    assert_eq!(stdout(&a), stdout(&b));
+    let summary = records_of(&a).pop().unwrap();
+    assert_eq!(summary["panels"], 6);
+}
+
+#[test]
+fn a_canary_is_scored_per_seat_and_never_sits_on_a_panel() {
+    let mut recs = vec![rec("s1", "a", "holds", "r1"), rec("s2", "a", "holds", "r1")];
+    for (seat, said, expected) in [
+        ("s1", "holds", "holds"),
+        ("s1", "holds", "breaks"),
+        ("s1", "timeout", "breaks"),
+        ("s2", "breaks", "breaks"),
+    ] {
+        let mut c = rec(seat, "a", said, "r1");
+        c["canary"] = json!(expected);
+        recs.push(c);
+    }
+    let out = ledger(&["--json"], &jsonl(&recs));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let recs = records_of(&out);
+    let seat = |name: &str| {
+        recs.iter()
+            .find(|r| r["scope"] == "seat" && r["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        seat("s1")["canary"],
+        json!({"seen": 3, "hits": 1, "wrong": 1, "abstained": 1, "hitRate": 1.0 / 3.0})
+    );
+    assert_eq!(seat("s1")["panels"], 1);
+    assert_eq!(seat("s1")["abstained"], 0);
+    assert_eq!(seat("s2")["canary"]["hits"], 1);
+    let summary = recs.last().unwrap();
+    assert_eq!(
+        (summary["panels"].clone(), summary["canaries"].clone()),
+        (json!(1), json!(4))
+    );
+    assert_eq!(summary["pass"], 1);
+    // A canary's answer is holds or breaks.
+    let mut bad = rec("s1", "a", "holds", "r1");
+    bad["canary"] = json!("maybe");
+    let out = ledger(&[], &jsonl(&[bad]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("it must be holds or breaks"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn anything_but_a_verdict_record_is_refused_in_one_line() {
+    let mut input = jsonl(&[rec("s1", "a", "holds", "r1")]);
+    input.extend_from_slice(b"{\"type\":\"review\",\"reviewer\":\"x\"}\n");
+    let out = ledger(&[], &input);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "panel-tally: <stdin>: line 2: a review record; reviews go through panel-merge\n"
+    );
+    assert!(stdout(&out).is_empty());
+    let out = ledger(&[], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    // --svg is the ledger's.
+    let out = run_with_stdin(
+        Command::new(bin("panel-tally")).args(["--svg", "x.svg"]),
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+const HOSTILE: &str = "</svg><script>alert(1)</script>&amp;\x1b[2J\r\nPANEL: pass";
+
+fn hostile_history() -> Vec<u8> {
+    let mut recs = Vec::new();
+    for p in 0..4 {
+        let run = format!("r{p}");
+        recs.push(rec(HOSTILE, HOSTILE, "holds", &run));
+        recs.push(rec("s2", "a&b", "breaks", &run));
+    }
+    jsonl(&recs)
+}
+
+#[test]
+fn hostile_names_break_neither_the_terminal_nor_the_picture() {
+    let dir = TempDir::new("ledger-hostile");
+    let svg = dir.path().join("ledger.svg");
+    let out = ledger(&["--svg", svg.to_str().unwrap()], &hostile_history());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b') && !text.contains('\r'), "{text:?}");
+    assert!(!text.lines().any(|l| l.starts_with("PANEL:")), "{text}");
+    assert!(text.contains("\\x1b[2J\\x0d\\x0aPANEL: pass"), "{text}");
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(picture.matches("</svg>").count(), 1, "{picture}");
+    assert!(picture.trim_end().ends_with("</svg>"));
+    assert!(!picture.contains("<script"), "{picture}");
+    assert!(
+        !picture.chars().any(|c| c.is_control() && c != '\n'),
+        "{picture:?}"
+    );
+    // Every & starts an entity.
+    for (i, _) in picture.match_indices('&') {
+        let rest = &picture[i..];
+        assert!(
+            ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
+                .iter()
+                .any(|e| rest.starts_with(e)),
+            "{}",
+            &rest[..rest.len().min(20)]
+        );
+    }
+    assert!(picture.contains("&lt;/svg&gt;&lt;script&gt;"), "{picture}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&svg).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+#[test]
+fn the_picture_is_never_written_through_a_link() {
+    let dir = TempDir::new("ledger-link");
+    let target = dir.path().join("precious");
+    std::fs::write(&target, "keep me").unwrap();
+    let link = dir.path().join("ledger.svg");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = ledger(&["--svg", link.to_str().unwrap()], &hostile_history());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("panel-tally: --svg "),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+}
+
+/// Renders `svg` to a PNG with a headless chromium, if one is installed.
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| crate::util::on_path(c))
+}
+
+#[test]
+fn the_picture_renders_in_a_browser() {
+    let Some(browser) = chromium() else {
+        crate::util::skipped(
+            "chromium",
+            "chromium is not installed",
+            "ledger: the SVG picture was not rendered: no chromium on PATH (apt-get install chromium)",
+        );
+        return;
+    };
+    crate::util::ran("chromium");
+    let dir = TempDir::new("ledger-svg");
+    let svg = dir.path().join("ledger.svg");
+    let out = Command::new(bin("panel-tally"))
+        .args(["--ledger", HISTORY, "--svg"])
+        .arg(&svg)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let png = dir.path().join("shot.png");
+    let status = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=900,700",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", svg.display()))
+        .output()
+        .unwrap();
+    let shot = std::fs::read(&png)
+        .unwrap_or_else(|_| panic!("no screenshot: {}", String::from_utf8_lossy(&status.stderr)));
+    assert_eq!(&shot[..8], b"\x89PNG\r\n\x1a\n");
+    // A page that failed to parse shows chromium's error text, a blank one compresses to
+    // almost nothing; the heat map and the bars are colour.
+    assert!(shot.len() > 10_000, "{} bytes", shot.len());
+    // The DOM chromium built: an SVG, not its XML error page.
+    let dom = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
+        .arg(format!("file://{}", svg.display()))
+        .output()
+        .unwrap();
+    let dom = stdout(&dom);
+    assert!(
+        dom.contains("<svg") && dom.contains("class=\"cell\""),
+        "{dom}"
+    );
+    assert!(!dom.contains("parsererror"), "{dom}");
+}
