@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::answer::{INTERRUPTED, read_answer};
-use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Prompt, Question, Reply};
+use crate::engine::ask::{
+    Asker, Check, Done, Job, KeptFolder, LaunchOptions, Mode, Prompt, Question, Reply, Session,
+};
 use crate::engine::credentials::Logins;
 use crate::engine::harness::{AnswerAt, Kind, Seat, Table, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
@@ -161,7 +163,7 @@ impl Launcher {
             command,
             private: &dirs.private,
             checkout: match &job.mode {
-                Mode::Reviewer { checkout } => Some(checkout),
+                Mode::Reviewer { checkout, .. } => Some(checkout),
                 Mode::Sealed => None,
             },
             read,
@@ -199,6 +201,8 @@ impl Launcher {
             exit_code: None,
             usage: None,
             tool_calls: None,
+            session: None,
+            kept: None,
         };
         let retries = job.retries.unwrap_or(self.opts.retries);
         let mut asked_again = 0;
@@ -247,7 +251,25 @@ impl Launcher {
             .sandbox
             .as_ref()
             .map_or_else(std::env::temp_dir, |s| s.path().to_path_buf());
-        let dirs = AttemptDirs::new(&run, &sandbox, &job.name, n);
+        let mut dirs = AttemptDirs::new(&run, &sandbox, &job.name, n);
+        let mut kept = None;
+        match &job.mode {
+            // A resumed session runs in the private folder that keeps it; its holder removes it.
+            Mode::Reviewer {
+                session: Session::Resume { folder, .. },
+                ..
+            } => dirs = dirs.in_private(&folder.private),
+            // Kept for a resume: removed when the last holder of the session lets go.
+            Mode::Reviewer {
+                session: Session::Keep,
+                ..
+            } if job.seat.harness.kind == Kind::Process => {
+                kept = Some(Arc::new(KeptFolder {
+                    private: dirs.private.clone(),
+                }))
+            }
+            _ => {}
+        }
         let result = match job.seat.harness.kind {
             Kind::Replay => crate::engine::replay::answer(
                 job,
@@ -256,8 +278,12 @@ impl Launcher {
             .map(|o| (o, None)),
             Kind::Process => {
                 let launched = self.launch(job, prompt, &dirs);
-                // Read and kept: the attempt's private folder has served.
-                let _ = fs::remove_dir_all(&dirs.private);
+                // Read and kept: the attempt's private folder has served, unless its session
+                // is kept or resumed.
+                if !matches!(&job.mode, Mode::Reviewer { session, .. } if *session != Session::Forget)
+                {
+                    let _ = fs::remove_dir_all(&dirs.private);
+                }
                 launched
             }
         };
@@ -301,6 +327,7 @@ impl Launcher {
         }
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, self.timeout());
         done.attempts = n;
+        done.kept = kept;
         done
     }
 
@@ -370,7 +397,7 @@ impl Launcher {
             env: self.env(job, dirs),
             cwd: match &job.mode {
                 Mode::Sealed => dirs.work.clone(),
-                Mode::Reviewer { checkout } => checkout.clone(),
+                Mode::Reviewer { checkout, .. } => checkout.clone(),
             },
             stdin,
             timeout: self.timeout().saturating_sub(started.elapsed()),

@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -11,13 +12,13 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::brief;
-use crate::engine::ask::{Done, Job, Mode, Prompt};
+use crate::engine::ask::{Done, Job, KeptFolder, Mode, Prompt, Session};
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
 use crate::records::input::Input;
 use crate::records::pr::PrStatus;
-use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
+use crate::records::pr::{Correction, PrVerdictRecord, VERDICT_TYPE};
 use crate::records::{Status, Usage};
 use crate::rules::plan::{Member, PanelPlan};
 use crate::rules::pr::accept;
@@ -135,6 +136,7 @@ fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRec
         excerpt: None,
         tool_calls: Vec::new(),
         corrected: false,
+        correction: None,
         launches: 0,
         duration_ms: 0,
         usage: None,
@@ -275,6 +277,8 @@ pub fn review_member(
     let mut job_name = rec.member.clone();
     let mut job_prompt = prompt.to_string();
     let mut calls: Option<Vec<String>> = None;
+    // A first call keeps its session where the harness can resume it for the correction.
+    let mut session = first_session(&seat);
     loop {
         let job = Job {
             name: job_name.clone(),
@@ -283,11 +287,18 @@ pub fn review_member(
             schema: Value::Object(Map::new()),
             mode: Mode::Reviewer {
                 checkout: checkout.to_path_buf(),
+                session: std::mem::take(&mut session),
             },
             retries: Some(0),
         };
         let done = launcher.ask(&job, &check);
         rec.launches += 1;
+        // The session this call kept, with the private folder that holds it: dropped (and the
+        // folder removed) unless the correction resumes it.
+        let mut kept: Option<(String, Arc<KeptFolder>)> = match (&done.session, &done.kept) {
+            (Some(id), Some(folder)) => Some((id.clone(), Arc::clone(folder))),
+            _ => None,
+        };
         if let Some(u) = &done.usage {
             rec.usage.get_or_insert_with(Usage::default).add(u);
         }
@@ -372,6 +383,7 @@ pub fn review_member(
                     rec.degraded = true;
                     seat = f.seat;
                     check = reply_check(&seat);
+                    session = first_session(&seat);
                     // Its own job names, so nothing of the refused launches is taken up again.
                     tag = "-sonnet";
                     job_name = format!("{}{tag}", rec.reviewer);
@@ -386,6 +398,7 @@ pub fn review_member(
             }
             (Status::Timeout, _) if rec.reviewer == rec.member => {
                 // Silence: one fresh reviewer, with the brief alone.
+                session = first_session(&seat);
                 rec.reviewer = fresh_name(&rec.member);
                 job_name = format!("{}{tag}", rec.reviewer);
                 job_prompt = prompt.to_string();
@@ -402,10 +415,20 @@ pub fn review_member(
         if refused.status == PrStatus::Malformed && !rec.corrected {
             rec.corrected = true;
             job_name = format!("{}{tag}-correction", rec.reviewer);
-            job_prompt = format!(
-                "{prompt}{}",
-                brief::correction_prompt(&refused.reason, target)
-            );
+            let correction = brief::correction_prompt(&refused.reason, target);
+            match kept.take() {
+                // The session that read the code hears the short correction alone.
+                Some((id, folder)) => {
+                    rec.correction = Some(Correction::Resumed);
+                    job_prompt = correction.trim_start().to_string();
+                    // The job holds the folder until the resumed call is done.
+                    session = Session::Resume { id, folder };
+                }
+                None => {
+                    rec.correction = Some(Correction::Fresh);
+                    job_prompt = format!("{prompt}{correction}");
+                }
+            }
             continue;
         }
         if refused.status == PrStatus::Malformed && rec.reviewer == rec.member {
@@ -420,6 +443,16 @@ pub fn review_member(
         rec.status = refused.status;
         rec.reason = Some(refused.reason);
         return finish(rec);
+    }
+}
+
+/// How a reviewer's first call treats its session: kept when its harness can resume it (the
+/// correction then resumes it), else forgotten.
+fn first_session(seat: &Seat) -> Session {
+    if seat.harness.resumes() && seat.session.is_some() {
+        Session::Keep
+    } else {
+        Session::Forget
     }
 }
 
@@ -510,7 +543,10 @@ pub fn judge(
                 seat: seat.clone(),
                 prompt: Prompt::text(prompt_for(m, &dir)),
                 schema: Value::Object(Map::new()),
-                mode: Mode::Reviewer { checkout: dir },
+                mode: Mode::Reviewer {
+                    checkout: dir,
+                    session: first_session(seat),
+                },
                 retries: Some(0),
             };
             writeln!(out, "{}", launcher.command_line(&job)?)?;
@@ -664,6 +700,8 @@ mod tests {
             exit_code: Some(1),
             usage: None,
             tool_calls: None,
+            session: None,
+            kept: None,
         };
         assert!(usage_limit_from_harness(&done));
         done.exit_code = Some(0);
