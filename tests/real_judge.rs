@@ -50,15 +50,15 @@ pub(crate) struct Case {
 }
 
 /// One panel-judge run and what it left.
-struct Run {
-    record: Value,
-    requests: Vec<Logged>,
+pub(crate) struct Run {
+    pub(crate) record: Value,
+    pub(crate) requests: Vec<Logged>,
     prompt: String,
     /// `attempt-1/argv.json`, private paths and the nonce normalised.
     argv: Vec<String>,
     /// The dry run's argv, normalised alike.
     dry: Vec<String>,
-    stderr: String,
+    pub(crate) stderr: String,
     secs: f64,
 }
 
@@ -283,7 +283,7 @@ fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
 }
 
 /// Runs panel-judge once (and its dry run) for `case` against a server of its own.
-fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
+pub(crate) fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let _slot = Slot::take();
     let stage = Stage::new(case, bindir, "judge", mode);
     let (home, scratch, run) = (&stage.home, &stage.scratch, &stage.run);

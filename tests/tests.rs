@@ -11,6 +11,7 @@ mod mockserver;
 mod pr;
 mod real_cli;
 mod real_judge;
+mod real_review;
 mod sealed;
 mod synthesis;
 mod tally;
