@@ -59,6 +59,8 @@ pub(crate) struct Run {
     /// The dry run's argv, normalised alike.
     dry: Vec<String>,
     pub(crate) stderr: String,
+    /// The CLI's own stdout and stderr (its first attempt).
+    pub(crate) said: String,
     secs: f64,
 }
 
@@ -316,6 +318,9 @@ pub(crate) fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run
         &std::fs::read_to_string(judge_dir.join("attempt-1/argv.json")).unwrap(),
     )
     .unwrap();
+    let said = ["stdout", "stderr"]
+        .map(|f| std::fs::read_to_string(judge_dir.join("attempt-1").join(f)).unwrap_or_default())
+        .join("\n");
     let (t, r) = (scratch.display().to_string(), run.display().to_string());
     let norm = |v: Vec<String>| -> Vec<String> { v.iter().map(|a| normalise(a, &t, &r)).collect() };
     let words = dry_words(line.trim_end(), case.harness);
@@ -326,6 +331,7 @@ pub(crate) fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run
         argv: norm(argv),
         dry: norm(words),
         stderr,
+        said,
         secs,
     }
 }

@@ -433,10 +433,12 @@ fn refused(harness: &str) {
         Mode::ModelRefused,
         60.0,
     );
+    // Seen with --nocapture: the words each CLI prints for a refused model.
+    println!("{harness} said:\n{}", run.said);
     assert_eq!(
         run.record["status"], want,
-        "{harness}: {}\n{}",
-        run.record, run.stderr
+        "{harness}: {}\n{}\nthe CLI said:\n{}",
+        run.record, run.stderr, run.said
     );
     assert!(
         !run.requests.is_empty(),
