@@ -604,6 +604,103 @@ mod tests {
     }
 
     #[test]
+    fn a_reviewer_keeps_its_session_only_when_it_may_be_resumed() {
+        for name in ["claude", "codex"] {
+            let h = Table::builtin().get(name).unwrap().clone();
+            let r = h.reviewer.clone().unwrap();
+            assert!(h.resumes(), "{name}");
+            let base = [
+                ("prompt", "P"),
+                ("checkout", "/c"),
+                ("install", "/i"),
+                ("answer_file", "/a"),
+                ("git_dir", "/g"),
+                ("unconfined", ""),
+            ];
+            let forget = vars(&[base.as_slice(), &[("forget", "")]].concat());
+            let keep = vars(&base);
+            let first = |v: &Vars| h.render(&r.argv, v, &|_| false).unwrap();
+            let flag = if name == "claude" {
+                "--no-session-persistence"
+            } else {
+                "--ephemeral"
+            };
+            assert!(first(&forget).iter().any(|a| a == flag), "{name}");
+            assert!(!first(&keep).iter().any(|a| a == flag), "{name}");
+            // The resume argv names the session and keeps the first call's other flags.
+            let resumed = h
+                .render(
+                    &r.resume,
+                    &vars(&[base.as_slice(), &[("session", "S-1")]].concat()),
+                    &|_| false,
+                )
+                .unwrap();
+            assert!(resumed.iter().any(|a| a == "S-1"), "{name}: {resumed:?}");
+            for a in first(&keep)
+                .iter()
+                .filter(|a| !["exec", "P", "--sandbox"].contains(&a.as_str()))
+            {
+                assert!(
+                    resumed.contains(a),
+                    "{name}: resumed without {a}: {resumed:?}"
+                );
+            }
+        }
+        // A resume argv without the filter that reads the id, or without {session}, is refused.
+        let mut h = Table::builtin().get("claude").unwrap().clone();
+        h.reviewer.as_mut().unwrap().session = None;
+        assert!(
+            h.check()
+                .unwrap_err()
+                .to_string()
+                .contains("reviewer.resume")
+        );
+        let mut h = Table::builtin().get("claude").unwrap().clone();
+        h.reviewer
+            .as_mut()
+            .unwrap()
+            .resume
+            .retain(|a| !a.mentions("{session}"));
+        assert!(
+            h.check()
+                .unwrap_err()
+                .to_string()
+                .contains("reviewer.resume")
+        );
+        let mut h = Table::builtin().get("claude").unwrap().clone();
+        h.reviewer
+            .as_mut()
+            .unwrap()
+            .resume
+            .push(Arg::Text("{nope}".into()));
+        assert!(
+            h.check()
+                .unwrap_err()
+                .to_string()
+                .contains("unknown placeholder {nope}")
+        );
+    }
+
+    #[test]
+    fn only_a_plain_word_is_a_session_id() {
+        use crate::engine::ask::usable_session_id;
+        assert!(usable_session_id("e22f9026-4833-4275-817e-aa457d7a2546"));
+        assert!(usable_session_id("01a22ea0-9daf-7471-9edf-d7a364e76451"));
+        for bad in [
+            "",
+            "-rm",
+            "--model=x",
+            "a b",
+            "a/b",
+            "../x",
+            "a\nb",
+            &"a".repeat(129),
+        ] {
+            assert!(!usable_session_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn fill_replaces_once_and_leaves_other_braces() {
         let v = vars(&[("prompt", "say {model} {x}"), ("model", "haiku")]);
         assert_eq!(fill("{prompt}", &v).unwrap(), "say {model} {x}");
