@@ -468,20 +468,21 @@ fn the_correction_resumes_the_session_that_read_the_code() {
     }
 }
 
-/// A harness row without a resume argv (or a stream without a session id) gets the correction
-/// in a fresh call, with the whole brief, and keeps no session.
-#[test]
-fn a_harness_that_cannot_resume_gets_a_fresh_correction() {
-    let pr = Pr::new("pr-fresh-correction");
+/// A misaimed first reply, then a good one once corrected, by claude under its built-in row as
+/// `change` edits it (given with --harness-file): the record, the stand-in's calls and their
+/// prompts.
+fn corrected_with_claude_row(
+    tag: &str,
+    change: impl FnOnce(&mut Value),
+) -> (Value, Vec<Value>, Vec<String>) {
+    let pr = Pr::new(tag);
     let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
     let rows: Vec<Value> = serde_json::from_str(
         &std::fs::read_to_string(root().join("src/engine/harness/builtin.json")).unwrap(),
     )
     .unwrap();
     let mut claude = rows.into_iter().find(|r| r["name"] == "claude").unwrap();
-    let reviewer = claude["reviewer"].as_object_mut().unwrap();
-    reviewer.remove("resume");
-    reviewer.remove("session");
+    change(&mut claude["reviewer"]);
     let file = pr.text("claude.json", &claude.to_string());
     let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
     let good = pr.reply("good.txt", "MERGE", &pr.head);
@@ -494,9 +495,37 @@ fn a_harness_that_cannot_resume_gets_a_fresh_correction() {
             ("STANDIN_RULES", &rules),
         ],
     ));
-    assert_eq!(r["status"], "ok", "{r}");
-    assert_eq!(r["correction"], "fresh", "{r}");
+    assert_eq!(
+        (&r["status"], &r["verdict"]),
+        (&json!("ok"), &json!("MERGE")),
+        "{r}"
+    );
     let calls = pr.calls();
+    let prompts = calls
+        .iter()
+        .map(|c| match c["promptFile"].as_str() {
+            Some(f) => std::fs::read_to_string(f).unwrap(),
+            None => c["prompt"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect();
+    (r, calls, prompts)
+}
+
+/// The brief and the correction, in a fresh call's prompt.
+fn fresh_correction(prompt: &str) -> bool {
+    prompt.contains("checked out at") && prompt.contains("Your previous reply was refused")
+}
+
+/// A harness row without a resume argv (or a stream without a session id) gets the correction
+/// in a fresh call, with the whole brief, and keeps no session.
+#[test]
+fn a_harness_that_cannot_resume_gets_a_fresh_correction() {
+    let (r, calls, prompts) = corrected_with_claude_row("pr-fresh-correction", |reviewer| {
+        let reviewer = reviewer.as_object_mut().unwrap();
+        reviewer.remove("resume");
+        reviewer.remove("session");
+    });
+    assert_eq!(r["correction"], "fresh", "{r}");
     assert_eq!(calls.len(), 2);
     for c in &calls {
         let argv = c["argv"].to_string();
@@ -505,10 +534,27 @@ fn a_harness_that_cannot_resume_gets_a_fresh_correction() {
             "{argv}"
         );
     }
-    let second = std::fs::read_to_string(calls[1]["promptFile"].as_str().unwrap()).unwrap();
-    assert!(
-        second.contains("checked out at") && second.contains("Your previous reply was refused")
+    assert!(fresh_correction(&prompts[1]));
+}
+
+/// A resume the harness fails (here a row that keeps no session, so there is none to resume)
+/// falls back to a fresh call with the brief and the correction.
+#[test]
+fn a_resume_that_fails_falls_back_to_a_fresh_correction() {
+    let (r, calls, prompts) = corrected_with_claude_row("pr-resume-fails", |reviewer| {
+        for a in reviewer["argv"].as_array_mut().unwrap() {
+            if *a == json!(["{forget}--no-session-persistence"]) {
+                *a = json!("--no-session-persistence");
+            }
+        }
+    });
+    assert_eq!(
+        (&r["correction"], &r["launches"]),
+        (&json!("fresh"), &json!(3)),
+        "{r}"
     );
+    assert!(calls[1]["argv"].to_string().contains("--resume"));
+    assert!(fresh_correction(&prompts[2]));
 }
 
 /// Seed 002, reviewPullRequest: "A malformed reply gets one correctionPrompt per member, sent by

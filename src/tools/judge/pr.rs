@@ -28,7 +28,7 @@ pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR
 
 The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: heading, before or after the verdict lines, holds `- title | done_when | severity` lines (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not read.
 
-Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it, and a second refusal makes the member malformed. The correction (the reason and the rule) resumes the reviewer's own session where its harness row can (claude --resume, codex exec resume; the first call then keeps its session in its private HOME, which is removed when the member is done), with every lockdown flag of the first call; elsewhere, or when the event stream gave no session id, it is a fresh call with the brief and the correction. The record's correction says which: resumed or fresh. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
+Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it, and a second refusal makes the member malformed. The correction (the reason and the rule) resumes the reviewer's own session where its harness row can (claude --resume, codex exec resume; the first call then keeps its session in its private HOME, which is removed when the member is done), with every lockdown flag of the first call; elsewhere, when the event stream gave no session id, or when the resume fails, it is a fresh call with the brief and the correction. The record's correction says which: resumed or fresh. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
 
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
@@ -279,7 +279,11 @@ pub fn review_member(
     let mut calls: Option<Vec<String>> = None;
     // A first call keeps its session where the harness can resume it for the correction.
     let mut session = first_session(&seat);
+    // While a resumed correction runs: the fresh call (brief and correction) that replaces it
+    // when the harness fails to resume.
+    let mut unresumed: Option<String> = None;
     loop {
+        let resuming = unresumed.take();
         let job = Job {
             name: job_name.clone(),
             seat: seat.clone(),
@@ -405,6 +409,14 @@ pub fn review_member(
                 calls = None;
                 continue;
             }
+            (Status::Failed, _) if let Some(fresh) = resuming => {
+                // The harness could not resume (the session was not kept, or is gone): the
+                // correction goes to a fresh call instead.
+                rec.correction = Some(Correction::Fresh);
+                job_name = format!("{}{tag}-correction-fresh", rec.reviewer);
+                job_prompt = fresh;
+                continue;
+            }
             (status, _) => {
                 rec.status = status_of(status);
                 rec.reason = done.cause.clone();
@@ -423,6 +435,7 @@ pub fn review_member(
                     job_prompt = correction.trim_start().to_string();
                     // The job holds the folder until the resumed call is done.
                     session = Session::Resume { id, folder };
+                    unresumed = Some(format!("{prompt}{correction}"));
                 }
                 None => {
                     rec.correction = Some(Correction::Fresh);
