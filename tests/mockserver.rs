@@ -71,10 +71,12 @@ pub enum Mode {
     Holds,
     /// Like `Ok`, with `"verdict":"breaks"`.
     Breaks,
+    /// HTTP 404 with the API's own "no such model, or no access to it" body.
+    ModelRefused,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 9] = [
+    pub const ALL: [Mode; 10] = [
         Mode::Ok,
         Mode::Fence,
         Mode::Prose,
@@ -84,6 +86,7 @@ impl Mode {
         Mode::Hang,
         Mode::Holds,
         Mode::Breaks,
+        Mode::ModelRefused,
     ];
 
     pub fn name(self) -> &'static str {
@@ -97,6 +100,7 @@ impl Mode {
             Mode::Hang => "hang",
             Mode::Holds => "holds",
             Mode::Breaks => "breaks",
+            Mode::ModelRefused => "modelrefused",
         }
     }
 
@@ -200,6 +204,7 @@ struct Shared {
     script: Mutex<Option<Scripted>>,
     /// The script plays only on requests whose text holds this marker.
     script_when: Mutex<Option<String>>,
+    refused: Mutex<Vec<String>>,
     log: Mutex<Vec<Logged>>,
     stop: AtomicBool,
     ids: AtomicU64,
@@ -223,6 +228,7 @@ impl MockServer {
             rules: Mutex::new(Vec::new()),
             script: Mutex::new(None),
             script_when: Mutex::new(None),
+            refused: Mutex::new(Vec::new()),
             log: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             ids: AtomicU64::new(0),
@@ -279,6 +285,12 @@ impl MockServer {
     pub fn set_script_when(&self, marker: &str, script: Script) {
         *self.shared.script_when.lock().unwrap() = Some(marker.to_string());
         self.set_script(script);
+    }
+
+    /// Refuses every generation request for a model whose name holds `needle`
+    /// ([`Mode::ModelRefused`]), whatever the mode.
+    pub fn refuse_model(&self, needle: &str) {
+        self.shared.refused.lock().unwrap().push(needle.to_string());
     }
 
     /// Plays `script` on every generation request from now on.
@@ -767,6 +779,9 @@ pub type Plan = Box<dyn Fn(&[(String, Value)], &Value) -> Vec<Vec<ScriptCall>> +
 pub struct Script {
     pub plan: Plan,
     pub final_text: Option<String>,
+    /// `(needle, text)`: once the calls are done, a request whose body holds a needle is
+    /// answered with its text instead of `final_text` (the first that matches).
+    pub when: Vec<(String, String)>,
 }
 
 /// A call the script sent: its number (in its id), turn, and whether the tool was offered.
@@ -1002,7 +1017,26 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
             None => has_verdict(s),
         })
         .map(|(n, _)| n.clone());
-    let mode = marker_mode(&body).unwrap_or(*shared.mode.lock().unwrap());
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            // Gemini names the model in the path: .../models/NAME:action
+            let seg = path.rsplit('/').next()?;
+            Some(seg.split(':').next()?.to_string())
+        })
+        .unwrap_or_else(|| "mock-model".into());
+    let refused = shared
+        .refused
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|n| model.contains(n.as_str()));
+    let mode = match marker_mode(&body).unwrap_or(*shared.mode.lock().unwrap()) {
+        _ if refused => Mode::ModelRefused,
+        m => m,
+    };
     let stream = body.get("stream").and_then(Value::as_bool) == Some(true)
         || (api == Api::Gemini && path.ends_with(":streamGenerateContent"));
     let mut answer = ruled.unwrap_or_else(|| shared.answer.lock().unwrap().clone());
@@ -1029,6 +1063,7 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         None => true,
     };
     let chosen = match (script.as_mut().filter(|_| scripted), mode) {
+        (_, Mode::ModelRefused) => Answer::Text(String::new()),
         (_, Mode::Fence) => Answer::Text(format!("```json\n{compact}\n```")),
         (_, Mode::Prose) => Answer::Text(PROSE.to_string()),
         (Some(_), _) if let Some(schema) = side_schema(&body) => {
@@ -1037,11 +1072,22 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         (Some(s), _) if generation && !body.is_null() => match s.next(&body, &tools) {
             Some(calls) => Answer::Tools(calls),
             // Done: the verdict through the schema tool unless that was called already.
-            None => match (&schema_tool, &s.script.final_text) {
-                (Some(name), _) if !has_mock_result(&body) => schema_call(name),
-                (_, Some(text)) => Answer::Text(text.clone()),
-                _ => Answer::Text(compact),
-            },
+            None => {
+                let whole = body.to_string();
+                let when = s
+                    .script
+                    .when
+                    .iter()
+                    .find(|(n, _)| whole.contains(n.as_str()));
+                match (
+                    &schema_tool,
+                    when.map(|(_, t)| t).or(s.script.final_text.as_ref()),
+                ) {
+                    (Some(name), _) if !has_mock_result(&body) => schema_call(name),
+                    (_, Some(text)) => Answer::Text(text.clone()),
+                    _ => Answer::Text(compact),
+                }
+            }
         },
         _ => match &schema_tool {
             Some(name) if !has_tool_result(&body) => schema_call(name),
@@ -1049,16 +1095,6 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         },
     };
     drop(script);
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| {
-            // Gemini names the model in the path: .../models/NAME:action
-            let seg = path.rsplit('/').next()?;
-            Some(seg.split(':').next()?.to_string())
-        })
-        .unwrap_or_else(|| "mock-model".into());
 
     let reply = match api {
         Api::Models => Reply::Json(200, models_list(), vec![]),
@@ -1076,6 +1112,7 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
             vec![],
         ),
         _ => match mode {
+            Mode::ModelRefused => model_refused(api, &model),
             Mode::RateLimit | Mode::UsageLimit | Mode::Error500 => error_reply(api, mode),
             Mode::Hang => Reply::Hang,
             _ => {
@@ -1132,6 +1169,21 @@ fn models_list() -> Value {
         "has_more": false,
         "models": []
     })
+}
+
+/// Each API's own answer to a model that does not exist or that the key may not use.
+fn model_refused(api: Api, model: &str) -> Reply {
+    let body = match api {
+        Api::Anthropic => json!({"type": "error", "error": {"type": "not_found_error",
+            "message": format!("model: {model}")}}),
+        Api::Gemini => json!({"error": {"code": 404, "status": "NOT_FOUND",
+            "message": format!("models/{model} is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.")}}),
+        _ => {
+            json!({"error": {"message": format!("The model `{model}` does not exist or you do not have access to it."),
+            "type": "invalid_request_error", "param": null, "code": "model_not_found"}})
+        }
+    };
+    Reply::Json(404, body, vec![])
 }
 
 /// Each API's own error body for the failure modes.
@@ -2275,6 +2327,7 @@ mod tests {
                     }]]
                 }),
                 final_text: None,
+                when: Vec::new(),
             },
         );
         let r = post(
@@ -2315,6 +2368,7 @@ mod tests {
                     ]
                 }),
                 final_text: None,
+                when: Vec::new(),
             }
         }
         let scripted = || {

@@ -329,11 +329,13 @@ fn a_misaimed_block_is_corrected_once_then_malformed_after_a_fresh_reviewer() {
     assert_eq!(r["reviewer"], format!("{}-r2", pr.name("correctness")));
     let calls = pr.calls();
     assert_eq!(calls.len(), 3);
-    let second = std::fs::read_to_string(calls[1]["promptFile"].as_str().unwrap()).unwrap();
+    // The correction resumed the session, so it is the short correction alone.
+    let second = calls[1]["prompt"].as_str().unwrap_or_default();
     assert!(
-        second.contains("Your previous reply was refused (wrong-target"),
+        second.starts_with("Your previous reply was refused (wrong-target"),
         "{second}"
     );
+    assert_eq!(r["correction"], "resumed");
 
     // A corrected block is accepted.
     let pr = Pr::new("pr-corrected");
@@ -360,6 +362,200 @@ fn a_misaimed_block_is_corrected_once_then_malformed_after_a_fresh_reviewer() {
         r["findings"][0],
         json!({"path": "src/lib.rs", "line": 3, "text": "says three"})
     );
+}
+
+/// Seed 002, reviewPullRequest: "A malformed reply gets one correctionPrompt per member, sent by
+/// resume". The correction resumes the session that read the code (claude `--resume ID`, codex
+/// `exec resume ID`), in the private HOME of the first call, with the short correction alone and
+/// every lockdown flag; the first call kept its session only for that.
+#[test]
+fn the_correction_resumes_the_session_that_read_the_code() {
+    for (seat, resume, forget, kept) in [
+        (
+            "claude:sonnet",
+            &["--resume"][..],
+            "--no-session-persistence",
+            &[
+                "--restricted",
+                "Read,Grep,Glob",
+                "dontAsk",
+                "--no-session-persistence",
+            ][..],
+        ),
+        (
+            "codex:gpt-5",
+            &["exec", "resume"][..],
+            "--ephemeral",
+            &["web_search=\"disabled\"", "multi_agent", "--json"][..],
+        ),
+    ] {
+        let harness = seat.split(':').next().unwrap();
+        let pr = Pr::new(&format!("pr-resume-{harness}"));
+        let plan = pr.plan(&[("correctness", seat, true)]);
+        let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
+        let good = pr.reply("good.txt", "MERGE", &pr.head);
+        let rules = format!("Your previous reply was refused=>review-blind:{good}");
+        let r = one(&pr.judge(
+            &plan,
+            &[],
+            &[
+                ("STANDIN_MODE", &format!("review-read:{wrong}")),
+                ("STANDIN_RULES", &rules),
+            ],
+        ));
+        assert_eq!(
+            (r["status"].as_str(), r["verdict"].as_str()),
+            (Some("ok"), Some("MERGE")),
+            "{seat}: {r}"
+        );
+        assert_eq!(
+            (&r["corrected"], &r["correction"]),
+            (&json!(true), &json!("resumed")),
+            "{seat}: {r}"
+        );
+        // The resumed session's earlier read counts toward the depth floor.
+        assert_eq!(r["toolCalls"].as_array().unwrap().len(), 1, "{seat}: {r}");
+        let calls = pr.calls();
+        assert_eq!(calls.len(), 2, "{seat}: {calls:?}");
+        let argv = |c: &Value| -> Vec<String> {
+            c["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect()
+        };
+        let (first, second) = (argv(&calls[0]), argv(&calls[1]));
+        assert!(
+            !first.iter().any(|a| a == forget),
+            "{seat}: kept for a resume: {first:?}"
+        );
+        // The id the first call's event stream gave, right after the resume words.
+        let at = second
+            .windows(resume.len())
+            .position(|w| w == resume)
+            .unwrap_or_else(|| panic!("{seat}: not resumed: {second:?}"));
+        let id = &second[at + resume.len()];
+        let run = pr.path("run");
+        let stdout =
+            std::fs::read_to_string(run.join(pr.name("correctness")).join("attempt-1/stdout"))
+                .unwrap();
+        assert!(
+            stdout.contains(&format!("\"{id}\"")),
+            "{seat}: {id} not in the first stream"
+        );
+        for flag in kept {
+            assert!(
+                second.iter().any(|a| a == flag),
+                "{seat}: resumed without {flag}: {second:?}"
+            );
+        }
+        assert!(
+            !second.iter().any(|a| a == "--sandbox"),
+            "{seat}: {second:?}"
+        );
+        // In the first call's private HOME, which still held its session.
+        assert_eq!(calls[0]["home"], calls[1]["home"], "{seat}");
+        // The correction alone: the session has read the brief.
+        let prompt = calls[1]["prompt"].as_str().unwrap_or_default();
+        assert!(
+            prompt.starts_with("Your previous reply was refused (wrong-target"),
+            "{seat}: {prompt}"
+        );
+        assert!(!prompt.contains("checked out at"), "{seat}: {prompt}");
+        // The private folder went with the member.
+        let home = calls[0]["home"].as_str().unwrap();
+        assert!(!Path::new(home).exists(), "{seat}: {home} left behind");
+    }
+}
+
+/// A misaimed first reply, then a good one once corrected, by claude under its built-in row as
+/// `change` edits it (given with --harness-file): the record, the stand-in's calls and their
+/// prompts.
+fn corrected_with_claude_row(
+    tag: &str,
+    change: impl FnOnce(&mut Value),
+) -> (Value, Vec<Value>, Vec<String>) {
+    let pr = Pr::new(tag);
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let rows: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(root().join("src/engine/harness/builtin.json")).unwrap(),
+    )
+    .unwrap();
+    let mut claude = rows.into_iter().find(|r| r["name"] == "claude").unwrap();
+    change(&mut claude["reviewer"]);
+    let file = pr.text("claude.json", &claude.to_string());
+    let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
+    let good = pr.reply("good.txt", "MERGE", &pr.head);
+    let rules = format!("Your previous reply was refused=>review-read:{good}");
+    let r = one(&pr.judge(
+        &plan,
+        &["--harness-file", &file],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{wrong}")),
+            ("STANDIN_RULES", &rules),
+        ],
+    ));
+    assert_eq!(
+        (&r["status"], &r["verdict"]),
+        (&json!("ok"), &json!("MERGE")),
+        "{r}"
+    );
+    let calls = pr.calls();
+    let prompts = calls
+        .iter()
+        .map(|c| match c["promptFile"].as_str() {
+            Some(f) => std::fs::read_to_string(f).unwrap(),
+            None => c["prompt"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect();
+    (r, calls, prompts)
+}
+
+/// The brief and the correction, in a fresh call's prompt.
+fn fresh_correction(prompt: &str) -> bool {
+    prompt.contains("checked out at") && prompt.contains("Your previous reply was refused")
+}
+
+/// A harness row without a resume argv (or a stream without a session id) gets the correction
+/// in a fresh call, with the whole brief, and keeps no session.
+#[test]
+fn a_harness_that_cannot_resume_gets_a_fresh_correction() {
+    let (r, calls, prompts) = corrected_with_claude_row("pr-fresh-correction", |reviewer| {
+        let reviewer = reviewer.as_object_mut().unwrap();
+        reviewer.remove("resume");
+        reviewer.remove("session");
+    });
+    assert_eq!(r["correction"], "fresh", "{r}");
+    assert_eq!(calls.len(), 2);
+    for c in &calls {
+        let argv = c["argv"].to_string();
+        assert!(
+            argv.contains("--no-session-persistence") && !argv.contains("--resume"),
+            "{argv}"
+        );
+    }
+    assert!(fresh_correction(&prompts[1]));
+}
+
+/// A resume the harness fails (here a row that keeps no session, so there is none to resume)
+/// falls back to a fresh call with the brief and the correction.
+#[test]
+fn a_resume_that_fails_falls_back_to_a_fresh_correction() {
+    let (r, calls, prompts) = corrected_with_claude_row("pr-resume-fails", |reviewer| {
+        for a in reviewer["argv"].as_array_mut().unwrap() {
+            if *a == json!(["{forget}--no-session-persistence"]) {
+                *a = json!("--no-session-persistence");
+            }
+        }
+    });
+    assert_eq!(
+        (&r["correction"], &r["launches"]),
+        (&json!("fresh"), &json!(3)),
+        "{r}"
+    );
+    assert!(calls[1]["argv"].to_string().contains("--resume"));
+    assert!(fresh_correction(&prompts[2]));
 }
 
 /// Seed 002, reviewPullRequest: "A malformed reply gets one correctionPrompt per member, sent by

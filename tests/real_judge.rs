@@ -51,15 +51,17 @@ pub(crate) struct Case {
 }
 
 /// One panel-judge run and what it left.
-struct Run {
-    record: Value,
-    requests: Vec<Logged>,
+pub(crate) struct Run {
+    pub(crate) record: Value,
+    pub(crate) requests: Vec<Logged>,
     prompt: String,
     /// `attempt-1/argv.json`, private paths and the nonce normalised.
     argv: Vec<String>,
     /// The dry run's argv, normalised alike.
     dry: Vec<String>,
-    stderr: String,
+    pub(crate) stderr: String,
+    /// The CLI's own stdout and stderr (its first attempt).
+    pub(crate) said: String,
     secs: f64,
 }
 
@@ -284,7 +286,7 @@ fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
 }
 
 /// Runs panel-judge once (and its dry run) for `case` against a server of its own.
-fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
+pub(crate) fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let _slot = Slot::take();
     let stage = Stage::new(case, bindir, "judge", mode);
     let (home, scratch, run) = (&stage.home, &stage.scratch, &stage.run);
@@ -317,6 +319,9 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
         &std::fs::read_to_string(judge_dir.join("attempt-1/argv.json")).unwrap(),
     )
     .unwrap();
+    let said = ["stdout", "stderr"]
+        .map(|f| std::fs::read_to_string(judge_dir.join("attempt-1").join(f)).unwrap_or_default())
+        .join("\n");
     let (t, r) = (scratch.display().to_string(), run.display().to_string());
     let norm = |v: Vec<String>| -> Vec<String> { v.iter().map(|a| normalise(a, &t, &r)).collect() };
     let words = dry_words(line.trim_end(), scratch);
@@ -327,6 +332,7 @@ fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
         argv: norm(argv),
         dry: norm(words),
         stderr,
+        said,
         secs,
     }
 }

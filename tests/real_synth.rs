@@ -476,6 +476,7 @@ fn reads(synth: &Synth) {
                 }]]
             }),
             final_text: None,
+            when: Vec::new(),
         },
     );
     // write-3 (shown F1 and F2) sits on a seat that reads; the others on the sealed one.

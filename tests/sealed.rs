@@ -40,7 +40,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::mockserver::{MockServer, Script, ScriptCall};
-use crate::pr::git;
 use crate::real_cli::installed;
 use crate::real_judge::case;
 use crate::util::{TempDir, bin};
@@ -273,7 +272,7 @@ impl Plant {
 // ---------------------------------------------------------------- the tools of each CLI
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
+pub(crate) enum Kind {
     Read,
     Grep,
     Shell,
@@ -282,7 +281,7 @@ enum Kind {
 }
 
 /// The file and command tools each CLI offers somewhere, by kind.
-fn kind_of(tool: &str) -> Option<Kind> {
+pub(crate) fn kind_of(tool: &str) -> Option<Kind> {
     Some(match tool {
         "Read" | "read_file" | "view" | "read" | "ReadFile" => Kind::Read,
         "Grep" | "grep_search" | "grep" => Kind::Grep,
@@ -331,7 +330,7 @@ fn usual(cli: &str, kind: Kind) -> Option<&'static str> {
 }
 
 /// Arguments for a tool, filled from its schema's property names.
-fn args_for(schema: &Value, kind: Kind, path: &str, text: &str) -> Value {
+pub(crate) fn args_for(schema: &Value, kind: Kind, path: &str, text: &str) -> Value {
     let props: Vec<String> = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -434,6 +433,7 @@ fn script(cli: &'static str, how: How, plant: Arc<Plant>, head: Option<String>) 
     });
     Script {
         final_text,
+        when: Vec::new(),
         plan: Box::new(move |tools, body| {
             let text = body.to_string();
             let p = &plant;
@@ -543,7 +543,7 @@ fn script(cli: &'static str, how: How, plant: Arc<Plant>, head: Option<String>) 
 }
 
 /// The checkout a PR brief names ("checked out at PATH, which").
-fn checkout_in(text: &str) -> Option<PathBuf> {
+pub(crate) fn checkout_in(text: &str) -> Option<PathBuf> {
     let at = text.find("checked out at ")? + "checked out at ".len();
     let rest = &text[at..];
     let end = rest.find(", which")?;
@@ -559,17 +559,7 @@ struct Repo {
 }
 
 fn pr_repo(root: &Path, seat: &str, git_token: &str) -> Repo {
-    let repo = root.join("repo");
-    std::fs::create_dir_all(repo.join("src")).unwrap();
-    git(&repo, &["-c", "init.defaultBranch=main", "init", "-q"]);
-    std::fs::write(repo.join("src/lib.rs"), "pub fn one() -> u32 { 1 }\n").unwrap();
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-qm", "base"]);
-    let base = git(&repo, &["rev-parse", "HEAD"]);
-    std::fs::write(repo.join("src/lib.rs"), "pub fn one() -> u32 { 2 }\n").unwrap();
-    git(&repo, &["commit", "-qam", &format!("head {git_token}")]);
-    let head = git(&repo, &["rev-parse", "HEAD"]);
-    git(&repo, &["checkout", "-q", &base]);
+    let (_, base, head) = crate::real_review::pr_repo_at(root, &format!("head {git_token}"));
     let member = json!({"name": "member", "shape": "correctness", "briefId": "correctness",
         "profile": "bd-reviewer", "seat": seat, "blocking": true, "degraded": false, "reason": "always"});
     let plan = json!({"type": "plan", "repo": "acme/app", "pr": 7, "head": head, "base": base,

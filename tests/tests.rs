@@ -15,6 +15,7 @@ mod pr;
 mod progress;
 mod real_cli;
 mod real_judge;
+mod real_review;
 mod real_synth;
 mod schemas;
 mod sealed;

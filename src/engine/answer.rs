@@ -37,6 +37,8 @@ pub fn read_answer(
         usage: job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
         tool_calls: None,
         refused: None,
+        session: None,
+        kept: None,
     };
     if o.timed_out {
         done.status = Status::Timeout;
@@ -48,6 +50,11 @@ pub fn read_answer(
         return done;
     }
     if let Mode::Reviewer { .. } = job.mode {
+        done.session = job.seat.session.as_ref().and_then(|f| {
+            let ids = f.run_text(&stdout).unwrap_or_default();
+            let id = ids.last()?.as_str()?.to_string();
+            crate::engine::ask::usable_session_id(&id).then_some(id)
+        });
         done.tool_calls = job.seat.tool_calls.as_ref().map(|f| {
             f.run_text(&stdout)
                 .unwrap_or_default()
@@ -251,6 +258,7 @@ mod tests {
         );
         job.mode = Mode::Reviewer {
             checkout: PathBuf::from("/nonexistent"),
+            session: Default::default(),
         };
         let votes: &Check = &|obj| match obj.get("votes") {
             Some(Value::Array(_)) => Ok(()),
@@ -280,6 +288,7 @@ mod tests {
         );
         job.mode = Mode::Reviewer {
             checkout: PathBuf::from("/nonexistent"),
+            session: Default::default(),
         };
         let first_message = "Let me read src/lib.rs first.";
         let done = read_answer(

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
-use crate::engine::ask::{Job, Mode};
+use crate::engine::ask::{Job, Mode, Session};
 use crate::engine::harness::{Part, PromptVia, Vars};
 use crate::engine::launcher::Launcher;
 use crate::engine::run_folder::AttemptDirs;
@@ -81,10 +81,19 @@ impl Launcher {
         let install = crate::engine::sandbox::rules::installation(exe, path_var)
             .map_or_else(|| Cow::Borrowed(exe.as_str()), |p| path(&p));
         v.insert("install", install);
-        if let Mode::Reviewer { checkout } = &job.mode {
+        if let Mode::Reviewer { checkout, session } = &job.mode {
             v.insert("checkout", path(checkout));
             let git_dir = crate::engine::sandbox::rules::git_common_dir(checkout);
             v.insert("git_dir", path(&git_dir));
+            match session {
+                Session::Forget => {
+                    v.insert("forget", Cow::Borrowed(""));
+                }
+                Session::Keep => {}
+                Session::Resume { id, .. } => {
+                    v.insert("session", Cow::Borrowed(id));
+                }
+            }
         }
         v
     }
@@ -145,7 +154,16 @@ impl Launcher {
         }
         let template = match &job.mode {
             Mode::Sealed => &h.argv,
-            Mode::Reviewer { .. } => match &h.reviewer {
+            Mode::Reviewer { session, .. } => match &h.reviewer {
+                Some(r) if matches!(session, Session::Resume { .. }) && !r.resume.is_empty() => {
+                    &r.resume
+                }
+                Some(r) if matches!(session, Session::Resume { .. }) => {
+                    return Err(anyhow!(
+                        "harness {} cannot resume a reviewer's session",
+                        h.name
+                    ));
+                }
                 Some(r) => &r.argv,
                 None => {
                     return Err(anyhow!(

@@ -179,7 +179,45 @@ pub enum Mode {
     Sealed,
     /// In a checkout it must read, with the harness's reviewer argv: the answer is the last
     /// message's text, handed to the check as `{"text": …}`, and the calls it made are counted.
-    Reviewer { checkout: PathBuf },
+    Reviewer { checkout: PathBuf, session: Session },
+}
+
+/// What becomes of a reviewer's session (its conversation, which the harness keeps in the
+/// private HOME).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Session {
+    /// Not kept: the harness is told to keep nothing, and the private folder goes with the call.
+    #[default]
+    Forget,
+    /// Kept for a resume: the harness keeps its session, the private folder outlives the call
+    /// (in [`Done::session`]) and the session's id is read from the event stream.
+    Keep,
+    /// The kept session `id` resumed in the private folder that keeps it, with the harness's
+    /// resume argv; the folder goes when the last job holding it does.
+    Resume { id: String, folder: Arc<KeptFolder> },
+}
+
+/// A reviewer's private folder kept after its call, with the session the harness kept there;
+/// removed when the last holder lets go of it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeptFolder {
+    pub private: PathBuf,
+}
+
+impl Drop for KeptFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.private);
+    }
+}
+
+/// Whether a session id read from an event stream can go into argv: a UUID-like word, never an
+/// option.
+pub fn usable_session_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && !id.starts_with('-')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// How one call ended, after its retries.
@@ -198,6 +236,10 @@ pub struct Done {
     /// The object read that missed the contract: an unreadable judge's own words, kept to be
     /// shown (a `maybe` and its reason), never counted.
     pub refused: Option<Map<String, Value>>,
+    /// The id of a reviewer's session, as its event stream gave it (a usable one only).
+    pub session: Option<String>,
+    /// The private folder that keeps that session ([`Session::Keep`]).
+    pub kept: Option<Arc<KeptFolder>>,
 }
 
 impl Done {
@@ -213,6 +255,8 @@ impl Done {
             usage: None,
             tool_calls: None,
             refused: None,
+            session: None,
+            kept: None,
         }
     }
 }

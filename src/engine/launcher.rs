@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::answer::{INTERRUPTED, read_answer};
-use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Prompt, Question, Reply};
+use crate::engine::ask::{
+    Asker, Check, Done, Job, KeptFolder, LaunchOptions, Mode, Prompt, Question, Reply, Session,
+};
 use crate::engine::credentials::Logins;
 use crate::engine::harness::{AnswerAt, Kind, Seat, Table, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
@@ -165,7 +167,7 @@ impl Launcher {
             command,
             private: &dirs.private,
             checkout: match &job.mode {
-                Mode::Reviewer { checkout } => Some(checkout),
+                Mode::Reviewer { checkout, .. } => Some(checkout),
                 Mode::Sealed => None,
             },
             read,
@@ -212,6 +214,8 @@ impl Launcher {
             usage: None,
             tool_calls: None,
             refused: None,
+            session: None,
+            kept: None,
         };
         let retries = job.retries.unwrap_or(self.opts.retries);
         let mut asked_again = 0;
@@ -260,7 +264,25 @@ impl Launcher {
             .sandbox
             .as_ref()
             .map_or_else(std::env::temp_dir, |s| s.path().to_path_buf());
-        let dirs = AttemptDirs::new(&run, &sandbox, &job.name, n);
+        let mut dirs = AttemptDirs::new(&run, &sandbox, &job.name, n);
+        let mut kept = None;
+        match &job.mode {
+            // A resumed session runs in the private folder that keeps it; its holder removes it.
+            Mode::Reviewer {
+                session: Session::Resume { folder, .. },
+                ..
+            } => dirs = dirs.in_private(&folder.private),
+            // Kept for a resume: removed when the last holder of the session lets go.
+            Mode::Reviewer {
+                session: Session::Keep,
+                ..
+            } if job.seat.harness.kind == Kind::Process => {
+                kept = Some(Arc::new(KeptFolder {
+                    private: dirs.private.clone(),
+                }))
+            }
+            _ => {}
+        }
         let result = match job.seat.harness.kind {
             Kind::Replay => crate::engine::replay::answer(
                 job,
@@ -269,8 +291,12 @@ impl Launcher {
             .map(|o| (o, None)),
             Kind::Process => {
                 let launched = self.launch(job, prompt, &dirs);
-                // Read and kept: the attempt's private folder has served.
-                let _ = fs::remove_dir_all(&dirs.private);
+                // Read and kept: the attempt's private folder has served, unless its session
+                // is kept or resumed.
+                if !matches!(&job.mode, Mode::Reviewer { session, .. } if *session != Session::Forget)
+                {
+                    let _ = fs::remove_dir_all(&dirs.private);
+                }
                 launched
             }
         };
@@ -314,6 +340,7 @@ impl Launcher {
         }
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, self.timeout());
         done.attempts = n;
+        done.kept = kept;
         done
     }
 
@@ -383,7 +410,7 @@ impl Launcher {
             env: self.env(job, dirs),
             cwd: match &job.mode {
                 Mode::Sealed => dirs.work.clone(),
-                Mode::Reviewer { checkout } => checkout.clone(),
+                Mode::Reviewer { checkout, .. } => checkout.clone(),
             },
             stdin,
             timeout: self.timeout().saturating_sub(started.elapsed()),
@@ -468,6 +495,7 @@ impl Asker for Launcher {
                     if let Some(dir) = &q.reads {
                         job.mode = Mode::Reviewer {
                             checkout: dir.clone(),
+                            session: Default::default(),
                         };
                     }
                     jobs.push(job);

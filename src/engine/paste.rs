@@ -70,7 +70,7 @@ impl Launcher {
             b,
             "# It runs in a private folder, removed when it ends, with the files and logins panel-judge gives it."
         );
-        if let Mode::Reviewer { checkout } = &job.mode {
+        if let Mode::Reviewer { checkout, .. } = &job.mode {
             let _ = writeln!(
                 b,
                 "# It reviews the checkout at {}: make it first (git worktree add --detach PATH HEAD).",
@@ -107,7 +107,7 @@ impl Launcher {
         }
         let cwd = match &job.mode {
             Mode::Sealed => dirs.work.clone(),
-            Mode::Reviewer { checkout } => checkout.clone(),
+            Mode::Reviewer { checkout, .. } => checkout.clone(),
         };
         let _ = writeln!(b, "cd -- {}", word(&path(&cwd)));
         // The argv, its `whenEnv` groups decided by the environment the block runs in.

@@ -188,6 +188,17 @@ impl AttemptDirs {
         }
     }
 
+    /// The same attempt run in another private folder (a resumed session's).
+    pub fn in_private(self, private: &Path) -> AttemptDirs {
+        AttemptDirs {
+            attempt: self.attempt,
+            home: private.join("home"),
+            work: private.join("work"),
+            tmp: private.join("tmp"),
+            private: private.to_path_buf(),
+        }
+    }
+
     pub fn prompt_file(&self) -> PathBuf {
         self.private.join("prompt.txt")
     }

@@ -237,6 +237,11 @@ pub struct PrVerdictRecord {
     /// The reviewer was asked once to correct its block.
     #[serde(default)]
     pub corrected: bool,
+    /// How the correction reached it: `resumed` (its own session, which had read the code, was
+    /// resumed with the short correction) or `fresh` (a new call with the brief and the
+    /// correction, where the harness cannot resume or gave no session id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correction: Option<Correction>,
     /// How many harness runs this member took (first, correction, fresh reviewer).
     #[serde(default)]
     pub launches: u32,
@@ -250,6 +255,14 @@ pub struct PrVerdictRecord {
     /// What the judge ran under: `landlock-abi-N`, `off`, or `unavailable: why`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+}
+
+/// How a reviewer's correction was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Correction {
+    Resumed,
+    Fresh,
 }
 
 /// A record's `verdict`: exactly `MERGE` or `FIX_FIRST`, else none. "Only a verdict of exactly

@@ -96,6 +96,15 @@ pub struct ReviewerMode {
     /// jq filter that yields one value per tool call the reviewer made (its name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<String>,
+    /// jq filter that yields the id of the reviewer's session from stdout (the last one counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The argv that resumes the session `{session}` with a short follow-up `{prompt}` (the
+    /// correction of a refused verdict block), in the private HOME the first call used; empty
+    /// when the tool cannot resume, and the follow-up is then a fresh call with the whole brief.
+    /// It keeps every lockdown flag of `argv`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resume: Vec<Arg>,
     /// Variables set for a reviewer beside the row's own.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
@@ -152,6 +161,16 @@ pub enum Arg {
         when_env: String,
         args: Vec<String>,
     },
+}
+
+impl Arg {
+    /// Whether the element (any of its words) mentions `text`.
+    pub fn mentions(&self, text: &str) -> bool {
+        match self {
+            Arg::Text(t) => t.contains(text),
+            Arg::Group(g) | Arg::WhenEnv { args: g, .. } => g.iter().any(|t| t.contains(text)),
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for Arg {
@@ -300,8 +319,10 @@ fn user_files() -> Result<Vec<PathBuf>> {
 /// the model and the judge's private folders (`home`, `work`): `install`, the CLI's installation
 /// (`engine::sandbox::rules::installation`); `confined` and `unconfined`, empty, and present only
 /// when panel's sandbox does or does not confine the judge (a group that holds one is used only
-/// then); and in reviewer mode `checkout`, the folder reviewed, and `git_dir`, where its git
-/// data lives (the main repository's for a worktree).
+/// then); and in reviewer mode `checkout`, the folder reviewed, `git_dir`, where its git
+/// data lives (the main repository's for a worktree), `forget`, empty and present only when
+/// the reviewer's session is not kept for a resume (the group of a "keep no session" flag), and
+/// in the resume argv `session`, the id of the session resumed.
 pub const PLACEHOLDERS: &[&str] = &[
     "prompt",
     "prompt_file",
@@ -317,6 +338,8 @@ pub const PLACEHOLDERS: &[&str] = &[
     "git_dir",
     "confined",
     "unconfined",
+    "forget",
+    "session",
 ];
 
 impl Harness {
@@ -333,7 +356,11 @@ impl Harness {
         if self.kind == Kind::Process && self.executable.is_empty() {
             bail!("executable: missing");
         }
-        let all = self.argv.iter().flat_map(|a| match a {
+        let reviewer_argv = self
+            .reviewer
+            .iter()
+            .flat_map(|r| r.argv.iter().chain(&r.resume));
+        let all = self.argv.iter().chain(reviewer_argv).flat_map(|a| match a {
             Arg::Text(t) => vec![t.as_str()],
             Arg::Group(g) | Arg::WhenEnv { args: g, .. } => g.iter().map(String::as_str).collect(),
         });
@@ -360,10 +387,21 @@ impl Harness {
         if self.answer == AnswerAt::File && !mentions("{answer_file}") {
             bail!("argv: the answer lands in a file but argv has no {{answer_file}}");
         }
+        if let Some(r) = &self.reviewer
+            && !r.resume.is_empty()
+        {
+            let mentions = |p: &str| r.resume.iter().any(|a| a.mentions(p));
+            if r.session.is_none() || !mentions("{session}") || !mentions("{prompt}") {
+                bail!(
+                    "reviewer.resume: a resume argv needs reviewer.session (the filter that reads the id) and both {{session}} and {{prompt}}"
+                );
+            }
+        }
         let reviewer_filters = self.reviewer.as_ref().map(|r| {
             [
                 ("reviewer.filter", &r.filter),
                 ("reviewer.toolCalls", &r.tool_calls),
+                ("reviewer.session", &r.session),
             ]
         });
         for (field, filter) in [("filter", &self.filter), ("usage", &self.usage)]
@@ -380,10 +418,12 @@ impl Harness {
 
     /// Whether any argument mentions `text` (a placeholder such as `{prompt_file}`).
     pub fn argv_mentions(&self, text: &str) -> bool {
-        self.argv.iter().any(|a| match a {
-            Arg::Text(t) => t.contains(text),
-            Arg::Group(g) | Arg::WhenEnv { args: g, .. } => g.iter().any(|t| t.contains(text)),
-        })
+        self.argv.iter().any(|a| a.mentions(text))
+    }
+
+    /// Whether the reviewer mode can resume a session.
+    pub fn resumes(&self) -> bool {
+        self.reviewer.as_ref().is_some_and(|r| !r.resume.is_empty())
     }
 
     /// Whether the tool itself caps spending (`--max-budget-usd` reaches it).
@@ -609,6 +649,103 @@ mod tests {
     }
 
     #[test]
+    fn a_reviewer_keeps_its_session_only_when_it_may_be_resumed() {
+        for name in ["claude", "codex"] {
+            let h = Table::builtin().get(name).unwrap().clone();
+            let r = h.reviewer.clone().unwrap();
+            assert!(h.resumes(), "{name}");
+            let base = [
+                ("prompt", "P"),
+                ("checkout", "/c"),
+                ("install", "/i"),
+                ("answer_file", "/a"),
+                ("git_dir", "/g"),
+                ("unconfined", ""),
+            ];
+            let forget = vars(&[base.as_slice(), &[("forget", "")]].concat());
+            let keep = vars(&base);
+            let first = |v: &Vars| h.render(&r.argv, v, &|_| false).unwrap();
+            let flag = if name == "claude" {
+                "--no-session-persistence"
+            } else {
+                "--ephemeral"
+            };
+            assert!(first(&forget).iter().any(|a| a == flag), "{name}");
+            assert!(!first(&keep).iter().any(|a| a == flag), "{name}");
+            // The resume argv names the session and keeps the first call's other flags.
+            let resumed = h
+                .render(
+                    &r.resume,
+                    &vars(&[base.as_slice(), &[("session", "S-1")]].concat()),
+                    &|_| false,
+                )
+                .unwrap();
+            assert!(resumed.iter().any(|a| a == "S-1"), "{name}: {resumed:?}");
+            for a in first(&keep)
+                .iter()
+                .filter(|a| !["exec", "P", "--sandbox"].contains(&a.as_str()))
+            {
+                assert!(
+                    resumed.contains(a),
+                    "{name}: resumed without {a}: {resumed:?}"
+                );
+            }
+        }
+        // A resume argv without the filter that reads the id, or without {session}, is refused.
+        let mut h = Table::builtin().get("claude").unwrap().clone();
+        h.reviewer.as_mut().unwrap().session = None;
+        assert!(
+            h.check()
+                .unwrap_err()
+                .to_string()
+                .contains("reviewer.resume")
+        );
+        let mut h = Table::builtin().get("claude").unwrap().clone();
+        h.reviewer
+            .as_mut()
+            .unwrap()
+            .resume
+            .retain(|a| !a.mentions("{session}"));
+        assert!(
+            h.check()
+                .unwrap_err()
+                .to_string()
+                .contains("reviewer.resume")
+        );
+        let mut h = Table::builtin().get("claude").unwrap().clone();
+        h.reviewer
+            .as_mut()
+            .unwrap()
+            .resume
+            .push(Arg::Text("{nope}".into()));
+        assert!(
+            h.check()
+                .unwrap_err()
+                .to_string()
+                .contains("unknown placeholder {nope}")
+        );
+    }
+
+    #[test]
+    fn only_a_plain_word_is_a_session_id() {
+        use crate::engine::ask::usable_session_id;
+        assert!(usable_session_id("e22f9026-4833-4275-817e-aa457d7a2546"));
+        assert!(usable_session_id("01a22ea0-9daf-7471-9edf-d7a364e76451"));
+        for bad in [
+            "",
+            "-rm",
+            "--model=x",
+            "a b",
+            "a/b",
+            "../x",
+            "a\nb",
+            &"a".repeat(129),
+        ] {
+            assert!(!usable_session_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn fill_replaces_once_and_leaves_other_braces() {
         let v = vars(&[("prompt", "say {model} {x}"), ("model", "haiku")]);
         assert_eq!(fill("{prompt}", &v).unwrap(), "say {model} {x}");
@@ -678,7 +815,7 @@ mod tests {
         )
         .unwrap();
         let err = Table::builtin().add_file(&file).unwrap_err().to_string();
-        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined)"), "{err}");
+        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined, forget, session)"), "{err}");
         std::fs::write(
             &file,
             r#"{"name":"mine","executable":"x","argv":[],"promt":"stdin"}"#,

@@ -23,6 +23,8 @@ pub struct Seat {
     /// The reviewer mode's filters: its messages, and its tool calls.
     pub reviewer_filter: Option<Arc<Filter>>,
     pub tool_calls: Option<Arc<Filter>>,
+    /// The reviewer mode's filter for its session's id.
+    pub session: Option<Arc<Filter>>,
 }
 
 impl Seat {
@@ -70,6 +72,7 @@ impl Seat {
             usage: compile(&harness.usage)?,
             reviewer_filter: compile(&reviewer.and_then(|r| r.filter.clone()))?,
             tool_calls: compile(&reviewer.and_then(|r| r.tool_calls.clone()))?,
+            session: compile(&reviewer.and_then(|r| r.session.clone()))?,
             harness: Arc::new(harness.clone()),
             model,
             family,

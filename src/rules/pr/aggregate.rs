@@ -424,6 +424,7 @@ mod tests {
             excerpt: None,
             tool_calls: Vec::new(),
             corrected: false,
+            correction: None,
             launches: 1,
             duration_ms: 0,
             usage: None,

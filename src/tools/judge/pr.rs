@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -11,13 +12,13 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::{brief, earlier, fix_proof};
-use crate::engine::ask::{Done, Job, Mode, Prompt};
+use crate::engine::ask::{Done, Job, KeptFolder, Mode, Prompt, Session};
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
 use crate::records::input::Input;
 use crate::records::pr::PrStatus;
-use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
+use crate::records::pr::{Correction, PrVerdictRecord, VERDICT_TYPE};
 use crate::records::{Status, Usage};
 use crate::rules::plan::{Member, PanelPlan};
 use crate::rules::pr::accept;
@@ -27,7 +28,7 @@ pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR
 
 The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: heading, before or after the verdict lines, holds `- title | done_when | severity` lines (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not read.
 
-Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it (the brief again, with the reason and the rule), and a second refusal makes the member malformed. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. A later round: --earlier FILE gives the pr-verdict records of this PR's earlier heads (oldest first); their FIX_FIRSTs are shown to every reviewer between EARLIER-FINDINGS and END-EARLIER-FINDINGS lines (cut from the oldest end at 8000 characters, then stripped of verdict-block lines and of both markers in any case), and the reviewer answers with an Earlier findings: checklist of - fixed: and - not fixed: lines, kept in its record as earlierFindings. --fix-proof gives what the fix-proof check said: a verdict, or a fix-proof/v1 head=HEX verdict=V [added=N] [fail-on-base=N] [flags=a,b] line of which only the verdict, counts and flags are read (a line that does not parse or names another head is ignored, and the proof is unread); the tests brief shows them, and error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
+Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it, and a second refusal makes the member malformed. The correction (the reason and the rule) resumes the reviewer's own session where its harness row can (claude --resume, codex exec resume; the first call then keeps its session in its private HOME, which is removed when the member is done), with every lockdown flag of the first call; elsewhere, when the event stream gave no session id, or when the resume fails, it is a fresh call with the brief and the correction. The record's correction says which: resumed or fresh. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. A later round: --earlier FILE gives the pr-verdict records of this PR's earlier heads (oldest first); their FIX_FIRSTs are shown to every reviewer between EARLIER-FINDINGS and END-EARLIER-FINDINGS lines (cut from the oldest end at 8000 characters, then stripped of verdict-block lines and of both markers in any case), and the reviewer answers with an Earlier findings: checklist of - fixed: and - not fixed: lines, kept in its record as earlierFindings. --fix-proof gives what the fix-proof check said: a verdict, or a fix-proof/v1 head=HEX verdict=V [added=N] [fail-on-base=N] [flags=a,b] line of which only the verdict, counts and flags are read (a line that does not parse or names another head is ignored, and the proof is unread); the tests brief shows them, and error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again.";
 
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
@@ -136,6 +137,7 @@ fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRec
         excerpt: None,
         tool_calls: Vec::new(),
         corrected: false,
+        correction: None,
         launches: 0,
         duration_ms: 0,
         usage: None,
@@ -276,7 +278,13 @@ pub fn review_member(
     let mut job_name = rec.member.clone();
     let mut job_prompt = prompt.to_string();
     let mut calls: Option<Vec<String>> = None;
+    // A first call keeps its session where the harness can resume it for the correction.
+    let mut session = first_session(&seat);
+    // While a resumed correction runs: the fresh call (brief and correction) that replaces it
+    // when the harness fails to resume.
+    let mut unresumed: Option<String> = None;
     loop {
+        let resuming = unresumed.take();
         let job = Job {
             name: job_name.clone(),
             seat: seat.clone(),
@@ -284,11 +292,18 @@ pub fn review_member(
             schema: Value::Object(Map::new()),
             mode: Mode::Reviewer {
                 checkout: checkout.to_path_buf(),
+                session: std::mem::take(&mut session),
             },
             retries: Some(0),
         };
         let done = launcher.ask(&job, &check);
         rec.launches += 1;
+        // The session this call kept, with the private folder that holds it: dropped (and the
+        // folder removed) unless the correction resumes it.
+        let mut kept: Option<(String, Arc<KeptFolder>)> = match (&done.session, &done.kept) {
+            (Some(id), Some(folder)) => Some((id.clone(), Arc::clone(folder))),
+            _ => None,
+        };
         if let Some(u) = &done.usage {
             rec.usage.get_or_insert_with(Usage::default).add(u);
         }
@@ -374,6 +389,7 @@ pub fn review_member(
                     rec.degraded = true;
                     seat = f.seat;
                     check = reply_check(&seat);
+                    session = first_session(&seat);
                     // Its own job names, so nothing of the refused launches is taken up again.
                     tag = "-sonnet";
                     job_name = format!("{}{tag}", rec.reviewer);
@@ -388,10 +404,19 @@ pub fn review_member(
             }
             (Status::Timeout, _) if rec.reviewer == rec.member => {
                 // Silence: one fresh reviewer, with the brief alone.
+                session = first_session(&seat);
                 rec.reviewer = fresh_name(&rec.member);
                 job_name = format!("{}{tag}", rec.reviewer);
                 job_prompt = prompt.to_string();
                 calls = None;
+                continue;
+            }
+            (Status::Failed, _) if let Some(fresh) = resuming => {
+                // The harness could not resume (the session was not kept, or is gone): the
+                // correction goes to a fresh call instead.
+                rec.correction = Some(Correction::Fresh);
+                job_name = format!("{}{tag}-correction-fresh", rec.reviewer);
+                job_prompt = fresh;
                 continue;
             }
             (status, _) => {
@@ -404,10 +429,21 @@ pub fn review_member(
         if refused.status == PrStatus::Malformed && !rec.corrected {
             rec.corrected = true;
             job_name = format!("{}{tag}-correction", rec.reviewer);
-            job_prompt = format!(
-                "{prompt}{}",
-                brief::correction_prompt(&refused.reason, target)
-            );
+            let correction = brief::correction_prompt(&refused.reason, target);
+            match kept.take() {
+                // The session that read the code hears the short correction alone.
+                Some((id, folder)) => {
+                    rec.correction = Some(Correction::Resumed);
+                    job_prompt = correction.trim_start().to_string();
+                    // The job holds the folder until the resumed call is done.
+                    session = Session::Resume { id, folder };
+                    unresumed = Some(format!("{prompt}{correction}"));
+                }
+                None => {
+                    rec.correction = Some(Correction::Fresh);
+                    job_prompt = format!("{prompt}{correction}");
+                }
+            }
             continue;
         }
         if refused.status == PrStatus::Malformed && rec.reviewer == rec.member {
@@ -422,6 +458,16 @@ pub fn review_member(
         rec.status = refused.status;
         rec.reason = Some(refused.reason);
         return finish(rec);
+    }
+}
+
+/// How a reviewer's first call treats its session: kept when its harness can resume it (the
+/// correction then resumes it), else forgotten.
+fn first_session(seat: &Seat) -> Session {
+    if seat.harness.resumes() && seat.session.is_some() {
+        Session::Keep
+    } else {
+        Session::Forget
     }
 }
 
@@ -557,7 +603,10 @@ pub fn judge(
                 seat: seat.clone(),
                 prompt: Prompt::text(prompt_for(m, &dir)),
                 schema: Value::Object(Map::new()),
-                mode: Mode::Reviewer { checkout: dir },
+                mode: Mode::Reviewer {
+                    checkout: dir,
+                    session: first_session(seat),
+                },
                 retries: Some(0),
             };
             let gap = if i == 0 { "" } else { "\n" };
@@ -715,6 +764,8 @@ mod tests {
             usage: None,
             tool_calls: None,
             refused: None,
+            session: None,
+            kept: None,
         };
         assert!(usage_limit_from_harness(&done));
         done.exit_code = Some(0);
