@@ -14,4 +14,5 @@ mod real_judge;
 mod sealed;
 mod synthesis;
 mod tally;
+mod transcript;
 mod util;

@@ -14,6 +14,7 @@
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once | [`fanout`] |
 //! | jq filters over a harness's output | [`extract`] |
+//! | a judge's stdout as it arrives: the run folder's copy, its budget, its events | [`transcript`] |
 //! | recorded answers (`replay:FILE`) | [`replay`] |
 //! | a machine-wide cap per harness | [`slots`] |
 //! | a pull request reviewer's checkout | [`checkout`] |
@@ -33,3 +34,4 @@ pub mod replay;
 pub mod run_folder;
 pub mod sandbox;
 pub mod slots;
+pub mod transcript;

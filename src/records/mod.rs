@@ -213,6 +213,8 @@ pub enum Status {
     ModelRefused,
     /// Stopped by SIGINT or SIGTERM to panel-judge.
     Interrupted,
+    /// Stopped because its standard output passed `--max-output`.
+    OutputLimit,
 }
 
 impl Status {
@@ -235,6 +237,7 @@ impl Status {
             Status::RateLimited => "rate-limited",
             Status::ModelRefused => "model-refused",
             Status::Interrupted => "interrupted",
+            Status::OutputLimit => "output-limit",
         }
     }
 }

@@ -173,6 +173,7 @@ fn status_of(s: Status) -> PrStatus {
         Status::RateLimited => PrStatus::RateLimited,
         Status::ModelRefused => PrStatus::ModelRefused,
         Status::Interrupted => PrStatus::Interrupted,
+        Status::OutputLimit => PrStatus::OutputLimit,
     }
 }
 
@@ -188,9 +189,10 @@ fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
     let dir = run
         .join(job)
         .join(format!("attempt-{}", done.attempts.max(1)));
+    // The notice ends a transcript, which may be as long as --max-output: its end is read.
     ["stderr", "stdout"]
         .iter()
-        .find_map(|f| accept::reset_time(&std::fs::read_to_string(dir.join(f)).ok()?))
+        .find_map(|f| accept::reset_time(&crate::engine::run_folder::read_end(&dir.join(f))?))
         .or_else(|| done.cause.as_deref().and_then(accept::reset_time))
 }
 
