@@ -182,6 +182,11 @@ fn a_giant_line_is_passed_over_and_the_events_after_it_count() {
     );
     assert_eq!(r["status"], "unreadable", "{r}");
     assert!(r["excerpt"].as_str().unwrap().len() < 1024);
+    let cause = r["cause"].as_str().unwrap();
+    assert!(
+        cause.contains("1 line(s) of its output past 16 MiB"),
+        "{cause}"
+    );
     let kept = std::fs::metadata(run.join("a/attempt-1/stdout"))
         .unwrap()
         .len();

@@ -304,6 +304,7 @@ impl Launcher {
                     "stdoutKept": outcome.stdout.kept,
                     "maxOutput": outcome.stdout.budget(),
                     "outputLimit": outcome.stdout.over,
+                    "linesPassedOver": outcome.stdout.events().passed_over,
                     "stderrBytes": outcome.stderr_bytes,
                 })
                 .to_string(),
@@ -311,6 +312,18 @@ impl Launcher {
         }
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, self.timeout());
         done.attempts = n;
+        let passed = outcome.stdout.events().passed_over;
+        if passed > 0 && done.status != Status::Ok {
+            // Noted where it may explain the missing answer.
+            let note = format!(
+                "{passed} line(s) of its output past {} (or too deep to read) passed over",
+                crate::engine::transcript::shown_size(crate::engine::extract::MAX_EVENT as u64)
+            );
+            done.cause = Some(match done.cause.take() {
+                Some(c) => format!("{c}; {note}"),
+                None => note,
+            });
+        }
         done
     }
 
