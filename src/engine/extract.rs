@@ -162,6 +162,10 @@ impl Events {
     /// One line of the stream (without its newline). A line that is not a JSON value is
     /// passed over, as [`Filter::run_text`] passes it over.
     pub fn line(&mut self, line: &[u8]) {
+        let f = &self.filters;
+        if f.answer.is_none() && f.usage.is_none() && f.tool_calls.is_none() {
+            return;
+        }
         let t = line.trim_ascii();
         if !t.starts_with(b"{") && !t.starts_with(b"[") {
             return;
@@ -341,13 +345,17 @@ pub const MAX_VALUES: usize = 100_000;
 pub fn parseable(text: &[u8]) -> bool {
     let (mut depth, mut values) = (0usize, 0usize);
     let (mut in_string, mut escaped) = (false, false);
-    for &b in text {
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        i += 1;
         if in_string {
             match b {
                 _ if escaped => escaped = false,
                 b'\\' => escaped = true,
                 b'"' => in_string = false,
-                _ => {}
+                // The rest of a string up to its next quote or backslash says nothing.
+                _ => i = memchr::memchr2(b'"', b'\\', &text[i..]).map_or(text.len(), |n| i + n),
             }
             continue;
         }

@@ -125,7 +125,11 @@ impl Transcript {
             self.spill();
         }
         self.remember_tail(bytes);
-        for (i, piece) in bytes.split(|&b| b == b'\n').enumerate() {
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+        for (i, end) in ends.enumerate() {
+            let piece = &bytes[start..end];
+            start = end + 1;
             if i > 0 {
                 // The line before this piece has ended.
                 if !self.skipping {
