@@ -73,11 +73,9 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     create_private(path)?.write_all(bytes)
 }
 
-/// The last [`crate::engine::transcript::TAIL`] bytes of a file of the run folder, as text;
-/// `None` when it cannot be read.
-pub fn read_end(path: &Path) -> Option<String> {
+/// The last `tail` bytes of a file of the run folder, as text; `None` when it cannot be read.
+pub fn read_end(path: &Path, tail: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
-    let tail = crate::engine::transcript::TAIL as u64;
     let mut file = fs::File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
     file.seek(SeekFrom::Start(len.saturating_sub(tail))).ok()?;

@@ -183,16 +183,17 @@ pub fn usage_limit_from_harness(done: &Done) -> bool {
     done.status == Status::UsageLimit && done.exit_code != Some(0)
 }
 
-/// The reset time of a usage limit, read from the attempt's whole output in the run folder
+/// The reset time of a usage limit, read from the end of the attempt's output in the run folder
 /// (the launcher's cause is cut short), else from the cause.
 fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
     let dir = run
         .join(job)
         .join(format!("attempt-{}", done.attempts.max(1)));
     // The notice ends a transcript, which may be as long as --max-output: its end is read.
+    const TAIL: u64 = crate::engine::transcript::TAIL as u64;
     ["stderr", "stdout"]
         .iter()
-        .find_map(|f| accept::reset_time(&crate::engine::run_folder::read_end(&dir.join(f))?))
+        .find_map(|f| accept::reset_time(&crate::engine::run_folder::read_end(&dir.join(f), TAIL)?))
         .or_else(|| done.cause.as_deref().and_then(accept::reset_time))
 }
 
