@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bounded work on hostile output: what one judge's reply and one large candidate cost.
 #
-# 1. Replies of 16 MiB (the output cap) shaped to make an extractor work: unclosed braces,
+# 1. Replies of 16 MiB (what is held and read whole) shaped to make an extractor work: unclosed braces,
 #    nesting past any answer, a million small objects, one string of escapes, a quoted verdict
 #    repeated. Goal: each costs panel-judge at most 1 s and 64 MiB more than a one-line reply.
 # 2. A 30 MB candidate and 10 judges that read it from stdin. Goal: peak memory about

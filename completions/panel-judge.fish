@@ -27,6 +27,7 @@ required\t'Confine, or launch nothing (exit 2)'
 off\t'Do not confine'"
 complete -c panel-judge -l sandbox-read -d 'A folder a confined judge may also read and run programs from (repeatable; also PANEL_SANDBOX_READ, colon-separated)' -r -F
 complete -c panel-judge -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F
+complete -c panel-judge -l max-output -d 'The most standard output one attempt of a seat may write, kept byte for byte in the run folder (bytes, or K, M, G, T: 64M, 1G). Past it the seat is stopped, with every process it started, and recorded output-limit, an abstention. Its events are read as they arrive, so memory does not grow with it' -r
 complete -c panel-judge -l cross -d 'Run every lens on every seat'
 complete -c panel-judge -l allow-correlated -d 'Run two judges that share a lens and a model family anyway (one opinion paid for twice)'
 complete -c panel-judge -l no-history -d 'Keep no history of this run'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
-    string join \n candidate= brief= seat= reads= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= h/help V/version
+    string join \n candidate= brief= seat= reads= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= max-output= h/help V/version
 end
 
 function __fish_panel_vote_needs_command
@@ -45,6 +45,7 @@ required\t'Confine, or launch nothing (exit 2)'
 off\t'Do not confine'"
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox-read -d 'A folder a confined judge may also read and run programs from (repeatable; also PANEL_SANDBOX_READ, colon-separated)' -r -F
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l max-output -d 'The most standard output one attempt of a seat may write, kept byte for byte in the run folder (bytes, or K, M, G, T: 64M, 1G). Past it the seat is stopped, with every process it started, and recorded output-limit, an abstention. Its events are read as they arrive, so memory does not grow with it' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s V -l version -d 'Print version'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'

@@ -351,7 +351,7 @@ fn a_rate_limited_judge_waits_with_backoff_within_its_deadline_then_abstains() {
 }
 
 #[test]
-fn a_flood_of_output_is_capped_and_read_as_unreadable() {
+fn a_flood_of_output_is_kept_whole_and_read_as_unreadable() {
     let rig = Rig::new("flood");
     let out = rig.judge(
         &["--seat", "claude:haiku", "--lens", "a=Q?", "--retries", "0"],
@@ -365,16 +365,15 @@ fn a_flood_of_output_is_capped_and_read_as_unreadable() {
         .unwrap()
         .len();
     assert_eq!(
-        kept,
-        16 << 20,
-        "stdout is capped at 16 MiB in the run folder"
+        kept, 104857600,
+        "stdout is kept whole in the run folder, within --max-output"
     );
     let exit: Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("a/attempt-1/exit.json")).unwrap())
             .unwrap();
     assert_eq!(
         exit["stdoutBytes"], 104857600u64,
-        "the rest is read and counted"
+        "every byte is read and counted"
     );
 }
 

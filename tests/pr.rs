@@ -289,6 +289,35 @@ fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
     );
 }
 
+/// A reviewer's stream-json past 16 MiB (it echoes every file it reads): only the first 16 MiB
+/// were read, so the verdict in its last event was lost and the member was malformed. Read
+/// event by event as it arrives, the verdict counts, and so does every call it shows.
+#[test]
+fn a_reviewer_stream_past_16_mib_is_read_to_its_verdict_with_every_call() {
+    let pr = Pr::new("pr-long-stream");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let reply = pr.reply("merge.txt", "MERGE", &pr.head);
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{reply}")),
+            ("STANDIN_ECHO_MIB", "20"),
+            (
+                "PANEL_PASS_ENV",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_ECHO_MIB",
+            ),
+        ],
+    ));
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].as_str()),
+        (Some("ok"), Some("MERGE")),
+        "{r}"
+    );
+    assert_eq!(r["toolCalls"], json!(vec!["Read"; 21]));
+    assert_eq!(r["launches"], 1);
+}
+
 #[test]
 fn a_verdict_without_looking_is_under_the_depth_floor() {
     let pr = Pr::new("pr-depth");

@@ -22,4 +22,5 @@ mod sealed;
 mod sshd;
 mod synthesis;
 mod tally;
+mod transcript;
 mod util;

@@ -11,6 +11,7 @@ use crate::engine::ask::{Check, Done, Job, Mode};
 use crate::engine::extract::{self, Found};
 use crate::engine::harness::Harness;
 use crate::engine::launch::ProcessOutcome;
+use crate::engine::transcript::shown_size;
 use crate::records::{Status, Usage};
 
 pub const INTERRUPTED: &str = "stopped by a signal before it answered";
@@ -24,7 +25,10 @@ pub fn read_answer(
     check: &Check,
     timeout: Duration,
 ) -> Done {
-    let stdout = String::from_utf8_lossy(&o.stdout);
+    // All of it when it fit in memory; else its tail, its events read as they came.
+    let whole = o.stdout.whole();
+    let events = o.stdout.events();
+    let stdout = o.stdout.text();
     let stderr = String::from_utf8_lossy(&o.stderr);
     let mut done = Done {
         answer: None,
@@ -34,27 +38,52 @@ pub fn read_answer(
         attempts: 1,
         duration: o.duration,
         exit_code: o.exit_code(),
-        usage: job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
+        usage: match whole {
+            true => job.seat.usage.as_ref().and_then(|f| usage_of(f, &stdout)),
+            false => events.usage.clone(),
+        },
         tool_calls: None,
         refused: None,
         session: None,
         kept: None,
     };
+    if o.stdout.over {
+        done.status = Status::OutputLimit;
+        done.cause = Some(format!(
+            "its output passed --max-output {} ({} read); its process group was stopped",
+            shown_size(o.stdout.budget()),
+            shown_size(o.stdout.bytes)
+        ));
+        done.excerpt = nonempty_excerpt(&o.stdout.head());
+        return done;
+    }
     if o.timed_out {
         done.status = Status::Timeout;
         done.cause = Some(format!(
             "no answer within {}s; its process group was killed",
             timeout.as_secs_f64()
         ));
-        done.excerpt = nonempty_excerpt(&stdout);
+        done.excerpt = nonempty_excerpt(&o.stdout.head());
         return done;
     }
     if let Mode::Reviewer { .. } = job.mode {
+        // From what is held: the whole output, or past 16 MiB its tail (a harness that names
+        // its session only at the start then gets a fresh correction).
         done.session = job.seat.session.as_ref().and_then(|f| {
             let ids = f.run_text(&stdout).unwrap_or_default();
             let id = ids.last()?.as_str()?.to_string();
             crate::engine::ask::usable_session_id(&id).then_some(id)
         });
+    }
+    if let Mode::Reviewer { .. } = job.mode
+        && !whole
+    {
+        done.tool_calls = job
+            .seat
+            .tool_calls
+            .as_ref()
+            .map(|_| events.tool_calls.clone());
+    } else if let Mode::Reviewer { .. } = job.mode {
         done.tool_calls = job.seat.tool_calls.as_ref().map(|f| {
             f.run_text(&stdout)
                 .unwrap_or_default()
@@ -71,7 +100,11 @@ pub fn read_answer(
         (Mode::Reviewer { .. }, file) => {
             let text = match file {
                 Some(text) => text.to_string(),
-                None => last_message(job.seat.reviewer_filter.as_deref(), &stdout),
+                None if whole => last_message(job.seat.reviewer_filter.as_deref(), &stdout),
+                None => match events.last_answer() {
+                    Some(Value::String(s)) => s,
+                    _ => stdout.trim_end().to_string(),
+                },
             };
             let mut obj = Map::new();
             obj.insert("text".into(), Value::String(text.clone()));
@@ -85,7 +118,8 @@ pub fn read_answer(
             let meets = |obj: &Map<String, Value>| check(obj).is_ok();
             match file {
                 Some(text) => extract::answer(None, text, &meets),
-                None => extract::answer(job.seat.filter.as_deref(), &stdout, &meets),
+                None if whole => extract::answer(job.seat.filter.as_deref(), &stdout, &meets),
+                None => extract::answer_after(events.last_answer(), &stdout, &meets),
             }
         }
     };
@@ -114,17 +148,23 @@ pub fn read_answer(
         done.cause = Some(INTERRUPTED.into());
         return done;
     }
+    let head = o.stdout.head();
     done.excerpt = nonempty_excerpt(match &found {
         Found::Text(t) => t,
-        Found::Object(_) | Found::Conflict(_) => &stdout,
+        Found::Object(_) | Found::Conflict(_) => &head,
     });
+    // Past what is held whole, a harness's words are looked for in its head and its tail.
+    let searched = match whole {
+        true => stdout.clone(),
+        false => o.stdout.searchable(),
+    };
     // The words are looked for in what the filter read (claude's `.result`) before raw stdout.
     let said = match &found {
         Found::Text(t) => failure_words(&job.seat.harness, t, &stderr),
         Found::Object(_) | Found::Conflict(_) => None,
     };
     if let Some((status, line)) =
-        said.or_else(|| failure_words(&job.seat.harness, &stdout, &stderr))
+        said.or_else(|| failure_words(&job.seat.harness, &searched, &stderr))
     {
         done.status = status;
         done.cause = Some(line);
@@ -236,8 +276,7 @@ mod tests {
             status: None,
             timed_out: false,
             interrupted: true,
-            stdout: stdout.as_bytes().to_vec(),
-            stdout_bytes: stdout.len() as u64,
+            stdout: crate::engine::transcript::Transcript::of(stdout.as_bytes()),
             stderr: Vec::new(),
             stderr_bytes: 0,
             duration: Duration::ZERO,

@@ -96,6 +96,9 @@ pub struct LaunchOptions {
     /// More folders a confined judge may read and run from, and write to.
     pub sandbox_read: Vec<PathBuf>,
     pub sandbox_write: Vec<PathBuf>,
+    /// Bytes of one attempt's stdout kept in the run folder; past them the judge is stopped
+    /// and recorded `output-limit`.
+    pub max_output: u64,
 }
 
 impl Default for LaunchOptions {
@@ -114,6 +117,7 @@ impl Default for LaunchOptions {
             sandbox: crate::engine::sandbox::Mode::Auto,
             sandbox_read: Vec::new(),
             sandbox_write: Vec::new(),
+            max_output: crate::engine::transcript::DEFAULT_MAX_OUTPUT,
         }
     }
 }

@@ -115,6 +115,146 @@ impl Filter {
     }
 }
 
+/// The longest event (one line of an event stream) read; a longer one is passed over with a
+/// note, never held whole.
+pub const MAX_EVENT: usize = 16 << 20;
+/// The most tool calls kept of one event stream (each at most [`MAX_CALL_CHARS`]); the rest
+/// are counted.
+pub const MAX_TOOL_CALLS: usize = 10_000;
+pub const MAX_CALL_CHARS: usize = 1_000;
+
+/// The filters run over each event of a stream as it arrives, so that what is kept is what the
+/// answer needs, not the stream: the answer filter's last output, the usage summed, the tool
+/// calls.
+#[derive(Clone, Debug, Default)]
+pub struct EventFilters {
+    pub answer: Option<std::sync::Arc<Filter>>,
+    pub usage: Option<std::sync::Arc<Filter>>,
+    pub tool_calls: Option<std::sync::Arc<Filter>>,
+}
+
+/// Reading an event stream line by line: memory bounded by the longest event read, whatever
+/// the length of the stream.
+#[derive(Debug, Default)]
+pub struct Events {
+    filters: EventFilters,
+    /// The last line over which the answer filter gave an output: run again at the end, so
+    /// that the output is converted once (and what is held can cross threads).
+    last: Option<Vec<u8>>,
+    /// Lines that were JSON values.
+    pub json_lines: u64,
+    /// Lines passed over for their length (past [`MAX_EVENT`]) or their depth or size.
+    pub passed_over: u64,
+    pub usage: Option<crate::records::Usage>,
+    pub tool_calls: Vec<String>,
+    /// Tool calls past [`MAX_TOOL_CALLS`], counted.
+    pub more_tool_calls: u64,
+}
+
+impl Events {
+    pub fn new(filters: EventFilters) -> Events {
+        Events {
+            filters,
+            ..Events::default()
+        }
+    }
+
+    /// One line of the stream (without its newline). A line that is not a JSON value is
+    /// passed over, as [`Filter::run_text`] passes it over.
+    pub fn line(&mut self, line: &[u8]) {
+        let f = &self.filters;
+        if f.answer.is_none() && f.usage.is_none() && f.tool_calls.is_none() {
+            return;
+        }
+        let t = line.trim_ascii();
+        if !t.starts_with(b"{") && !t.starts_with(b"[") {
+            return;
+        }
+        if !parseable(t) {
+            self.passed_over += 1;
+            return;
+        }
+        let Ok(v) = jaq_json::read::parse_single(t) else {
+            return;
+        };
+        self.json_lines += 1;
+        if let Some(f) = &self.filters.usage {
+            for out in f.outputs(v.clone()) {
+                if let Ok(u) =
+                    crate::records::strict::from_value::<crate::records::Usage>(to_value(&out))
+                    && !u.is_empty()
+                {
+                    self.usage
+                        .get_or_insert_with(crate::records::Usage::default)
+                        .add(&u);
+                }
+            }
+        }
+        if let Some(f) = &self.filters.tool_calls {
+            for out in f.outputs(v.clone()) {
+                if self.tool_calls.len() >= MAX_TOOL_CALLS {
+                    self.more_tool_calls += 1;
+                    continue;
+                }
+                let call = match to_value(&out) {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                self.tool_calls
+                    .push(call.chars().take(MAX_CALL_CHARS).collect());
+            }
+        }
+        if let Some(f) = &self.filters.answer
+            && !f.outputs(v).is_empty()
+        {
+            let last = self.last.get_or_insert_with(Vec::new);
+            last.clear();
+            last.extend_from_slice(t);
+        }
+    }
+
+    /// A line longer than [`MAX_EVENT`], passed over unread.
+    pub fn too_long(&mut self) {
+        self.passed_over += 1;
+    }
+
+    /// The answer filter's last output over the stream, if it gave one.
+    pub fn last_answer(&self) -> Option<Value> {
+        let line = self.last.as_deref()?;
+        let v = jaq_json::read::parse_single(line).ok()?;
+        let out = self
+            .filters
+            .answer
+            .as_ref()?
+            .outputs(v)
+            .into_iter()
+            .last()?;
+        Some(to_value(&out))
+    }
+}
+
+/// A jaq value as JSON; NaN and infinities, which are not JSON, read as null.
+fn to_value(v: &Val) -> Value {
+    serde_json::from_str(&v.to_string()).unwrap_or(Value::Null)
+}
+
+impl Filter {
+    /// The filter's non-null outputs over one value, unconverted; none when it errs (a value it
+    /// cannot index is not the one carrying the answer).
+    fn outputs(&self, input: Val) -> Vec<Val> {
+        let ctx = Ctx::<data::JustLut<Val>>::new(&self.compiled.lut, Vars::new([]));
+        let mut out = Vec::new();
+        for v in self.compiled.id.run((ctx, input)).map(unwrap_valr) {
+            match v {
+                Ok(v) if !matches!(v, Val::Null) => out.push(v),
+                Ok(_) => {}
+                Err(_) => return Vec::new(),
+            }
+        }
+        out
+    }
+}
+
 /// What a harness's output holds, read against the contract.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Found {
@@ -136,13 +276,19 @@ pub type Meets<'a> = &'a dyn Fn(&Map<String, Value>) -> bool;
 /// the text as one JSON object, else the objects in it: the one that `meets` the contract, or
 /// the last of several that agree.
 pub fn answer(filter: Option<&Filter>, raw: &str, meets: Meets) -> Found {
-    let text = match filter.and_then(|f| f.run_text(raw)) {
-        Some(outputs) => match outputs.into_iter().last() {
-            Some(Value::Object(obj)) => return Found::Object(obj),
-            Some(Value::String(s)) => s,
-            Some(other) => other.to_string(),
-            None => raw.to_string(),
-        },
+    let last = filter
+        .and_then(|f| f.run_text(raw))
+        .and_then(|outputs| outputs.into_iter().last());
+    answer_after(last, raw, meets)
+}
+
+/// [`answer`] given the filter's last output already (`None`: it gave none, or there is no
+/// filter): an object is the answer, a string the text to read, else `raw` is read.
+pub fn answer_after(last: Option<Value>, raw: &str, meets: Meets) -> Found {
+    let text = match last {
+        Some(Value::Object(obj)) => return Found::Object(obj),
+        Some(Value::String(s)) => s,
+        Some(other) => other.to_string(),
         None => raw.to_string(),
     };
     let text = strip_fences(&text);
@@ -199,13 +345,17 @@ pub const MAX_VALUES: usize = 100_000;
 pub fn parseable(text: &[u8]) -> bool {
     let (mut depth, mut values) = (0usize, 0usize);
     let (mut in_string, mut escaped) = (false, false);
-    for &b in text {
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        i += 1;
         if in_string {
             match b {
                 _ if escaped => escaped = false,
                 b'\\' => escaped = true,
                 b'"' => in_string = false,
-                _ => {}
+                // The rest of a string up to its next quote or backslash says nothing.
+                _ => i = memchr::memchr2(b'"', b'\\', &text[i..]).map_or(text.len(), |n| i + n),
             }
             continue;
         }

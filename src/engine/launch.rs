@@ -1,6 +1,8 @@
 //! Running one harness process: its own process group, stdin closed or fed then closed, stdout
-//! and stderr read at once and capped, a deadline, and the whole group killed afterwards (TERM,
-//! a grace period, KILL), after a normal exit too, so nothing of ours outlives the tool.
+//! and stderr read at once (stdout into its [`Transcript`], which writes it to the run folder
+//! within its budget; stderr capped), a deadline, and the whole group killed afterwards (TERM,
+//! a grace period, KILL), after a normal exit too, so nothing of ours outlives the tool. A judge
+//! whose stdout passes its budget is stopped at once, through its group as at the deadline.
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -17,6 +19,7 @@ use wait_timeout::ChildExt;
 
 use crate::engine::lifecycle::{GRACE, register, signal_group, stopped, unregister};
 use crate::engine::sandbox::{self, Policy};
+use crate::engine::transcript::Transcript;
 
 #[derive(Clone, Debug)]
 pub struct Spec {
@@ -29,7 +32,8 @@ pub struct Spec {
     /// since a prompt may be as large as the candidate in it.
     pub stdin: Option<std::sync::Arc<String>>,
     pub timeout: Duration,
-    /// Bytes of stdout and of stderr kept; the rest is read, counted and dropped.
+    /// Bytes of stderr kept; the rest is read, counted and dropped. (Stdout goes to the
+    /// [`Transcript`] given to [`run`], within its budget.)
     pub cap: usize,
     /// Run it under a supervisor (see [`crate::engine::sandbox`]); `None` runs it as it is,
     /// for the unit tests, whose binary is no supervisor.
@@ -44,8 +48,8 @@ pub struct ProcessOutcome {
     pub timed_out: bool,
     /// A signal to panel-judge stopped it.
     pub interrupted: bool,
-    pub stdout: Vec<u8>,
-    pub stdout_bytes: u64,
+    /// Stdout as read; `stdout.over` when it passed its budget and the judge was stopped.
+    pub stdout: Transcript,
     pub stderr: Vec<u8>,
     pub stderr_bytes: u64,
     pub duration: Duration,
@@ -61,8 +65,10 @@ impl ProcessOutcome {
     }
 }
 
-/// Runs `spec` to its end or its deadline. `Err` only when it could not be started.
-pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
+/// Runs `spec` to its end, its deadline, or the end of its stdout's budget, reading its stdout
+/// into `stdout`. `Err` only when it could not be started.
+pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
+    let stdout = Arc::new(Mutex::new(stdout));
     let started = Instant::now();
     let (program, args) = match &spec.supervised {
         Some(policy) => sandbox::supervised(policy, &spec.program, &spec.args)?,
@@ -90,7 +96,7 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
         out,
         err,
     } = loop {
-        match start(spec, &mut cmd) {
+        match start(spec, &mut cmd, &stdout) {
             Err(e)
                 if crate::engine::lifecycle::is_shortage(&e)
                     && crate::engine::lifecycle::any_running()
@@ -112,8 +118,19 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
     let interrupted = stopped().is_some();
 
     // The pipes close when the last holder dies; one that escaped the group may hold them.
-    let (stdout, stdout_bytes) = collect(out);
-    let (stderr, stderr_bytes) = collect(err);
+    collect(&out);
+    collect(&err);
+    drop(out);
+    let mut stdout = std::mem::replace(
+        &mut *stdout.lock().unwrap_or_else(|e| e.into_inner()),
+        Transcript::of(b""),
+    );
+    stdout.finish();
+    let Capped {
+        kept: stderr,
+        bytes: stderr_bytes,
+        ..
+    } = take(err.read);
     if let Some(f) = feeder {
         let _ = f.join();
     }
@@ -122,7 +139,6 @@ pub fn run(spec: &Spec) -> io::Result<ProcessOutcome> {
         timed_out: timed_out && !interrupted,
         interrupted,
         stdout,
-        stdout_bytes,
         stderr,
         stderr_bytes,
         duration: started.elapsed(),
@@ -134,13 +150,17 @@ struct Running {
     child: Child,
     pgid: i32,
     feeder: Option<thread::JoinHandle<()>>,
-    out: Captured,
-    err: Captured,
+    out: Captured<Transcript>,
+    err: Captured<Capped>,
 }
 
 /// Starts the process and the threads it needs; with no thread to be had it is ended at once
 /// (a shortage: the caller waits and tries again).
-fn start(spec: &Spec, cmd: &mut Command) -> io::Result<Running> {
+fn start(
+    spec: &Spec,
+    cmd: &mut Command,
+    transcript: &Arc<Mutex<Transcript>>,
+) -> io::Result<Running> {
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
     register(pgid);
@@ -160,8 +180,8 @@ fn start(spec: &Spec, cmd: &mut Command) -> io::Result<Running> {
         };
         Ok((
             feeder,
-            capped_reader(stdout, spec.cap)?,
-            capped_reader(stderr, spec.cap)?,
+            reader(stdout, Arc::clone(transcript), Some(pgid))?,
+            reader(stderr, Arc::new(Mutex::new(Capped::new(spec.cap))), None)?,
         ))
     })();
     match threads {
@@ -264,27 +284,79 @@ pub fn stat_state_and_group(stat: &str) -> Option<(char, i32)> {
     Some((state, pgrp))
 }
 
-/// A pipe being read on its own thread: what it has kept so far, and a signal when it ends.
-struct Captured {
-    read: Arc<Mutex<(Vec<u8>, u64)>>,
+/// Where a pipe's bytes go as they are read.
+trait Sink: Send + 'static {
+    /// Takes the next bytes; false when the process must be stopped.
+    fn take(&mut self, bytes: &[u8]) -> bool;
+}
+
+impl Sink for Transcript {
+    fn take(&mut self, bytes: &[u8]) -> bool {
+        self.feed(bytes)
+    }
+}
+
+/// The first `cap` bytes of a pipe, and how many it carried.
+#[derive(Default)]
+struct Capped {
+    kept: Vec<u8>,
+    bytes: u64,
+    cap: usize,
+}
+
+impl Capped {
+    fn new(cap: usize) -> Capped {
+        Capped {
+            kept: Vec::new(),
+            bytes: 0,
+            cap,
+        }
+    }
+}
+
+impl Sink for Capped {
+    fn take(&mut self, bytes: &[u8]) -> bool {
+        self.bytes += bytes.len() as u64;
+        let room = self.cap.saturating_sub(self.kept.len());
+        self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        true
+    }
+}
+
+/// A pipe being read on its own thread into its sink, and a signal when it ends.
+struct Captured<S> {
+    read: Arc<Mutex<S>>,
     done: Receiver<()>,
 }
 
-/// Reads a pipe on its own thread: keeps `cap` bytes, counts and drops the rest.
-fn capped_reader(mut pipe: impl Read + Send + 'static, cap: usize) -> io::Result<Captured> {
-    let read = Arc::new(Mutex::new((Vec::new(), 0u64)));
+/// Reads a pipe on its own thread into `sink`. When the sink refuses more, the process group
+/// `stop` (when given) is sent TERM, as at the deadline: its supervisor ends every process of
+/// the judge; the pipe is read on to its end, counted and dropped.
+fn reader<S: Sink>(
+    mut pipe: impl Read + Send + 'static,
+    sink: Arc<Mutex<S>>,
+    stop: Option<i32>,
+) -> io::Result<Captured<S>> {
     let (tx, done) = bounded(1);
-    let shared = Arc::clone(&read);
+    let shared = Arc::clone(&sink);
     thread::Builder::new().spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
+        let mut stopped = false;
         loop {
             match pipe.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => {
-                    let mut read = shared.lock().unwrap_or_else(|e| e.into_inner());
-                    read.1 += n as u64;
-                    let room = cap.saturating_sub(read.0.len());
-                    read.0.extend_from_slice(&buf[..n.min(room)]);
+                    let more = shared
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .take(&buf[..n]);
+                    if !more
+                        && !stopped
+                        && let Some(pgid) = stop
+                    {
+                        stopped = true;
+                        signal_group(pgid, Signal::SIGTERM);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
@@ -292,15 +364,18 @@ fn capped_reader(mut pipe: impl Read + Send + 'static, cap: usize) -> io::Result
         }
         let _ = tx.send(());
     })?;
-    Ok(Captured { read, done })
+    Ok(Captured { read: sink, done })
 }
 
-/// What a reader collected. A pipe still held open (by a process that escaped its supervisor)
-/// is given up on after a while, with every byte read until then kept.
-fn collect(c: Captured) -> (Vec<u8>, u64) {
+/// Waits for a reader to end. A pipe still held open (by a process that escaped its
+/// supervisor) is given up on after a while, with every byte read until then kept.
+fn collect<S>(c: &Captured<S>) {
     let _ = c.done.recv_timeout(GRACE * 2);
-    let mut read = c.read.lock().unwrap_or_else(|e| e.into_inner());
-    (std::mem::take(&mut read.0), read.1)
+}
+
+/// What a sink holds now (a reader given up on keeps its own share, and stops at its pipe's end).
+fn take<S: Default>(sink: Arc<Mutex<S>>) -> S {
+    std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 #[cfg(test)]
@@ -308,27 +383,57 @@ mod tests {
     use super::*;
 
     fn sh(script: &str, timeout: f64) -> ProcessOutcome {
-        run(&Spec {
-            program: "sh".into(),
-            args: vec!["-c".into(), script.into()],
-            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
-            cwd: std::env::temp_dir(),
-            stdin: None,
-            timeout: Duration::from_secs_f64(timeout),
-            cap: 1024,
-            supervised: None,
-        })
+        sh_with(
+            script,
+            timeout,
+            Transcript::new(None, Default::default(), u64::MAX),
+        )
+    }
+
+    fn sh_with(script: &str, timeout: f64, stdout: Transcript) -> ProcessOutcome {
+        run(
+            &Spec {
+                program: "sh".into(),
+                args: vec!["-c".into(), script.into()],
+                env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+                cwd: std::env::temp_dir(),
+                stdin: None,
+                timeout: Duration::from_secs_f64(timeout),
+                cap: 1024,
+                supervised: None,
+            },
+            stdout,
+        )
         .unwrap()
     }
 
     #[test]
-    fn output_is_capped_and_counted() {
-        let o = sh("head -c 100000 /dev/zero; echo oops >&2; exit 3", 10.0);
+    fn stderr_is_capped_and_counted_and_stdout_read_whole() {
+        let o = sh(
+            "head -c 100000 /dev/zero; head -c 5000 /dev/zero >&2; exit 3",
+            10.0,
+        );
         assert_eq!(o.exit_code(), Some(3));
-        assert_eq!(o.stdout.len(), 1024);
-        assert_eq!(o.stdout_bytes, 100000);
-        assert_eq!(o.stderr, b"oops\n");
+        assert_eq!(o.stdout.bytes, 100000);
+        assert_eq!(o.stdout.text().len(), 100000);
+        assert_eq!((o.stderr.len(), o.stderr_bytes), (1024, 5000));
         assert!(!o.timed_out);
+    }
+
+    /// An endless stream is stopped at its budget through its process group, not read to
+    /// the deadline.
+    #[test]
+    fn stdout_past_its_budget_stops_the_group() {
+        let t = Instant::now();
+        let o = sh_with(
+            "sleep 30 & yes",
+            30.0,
+            Transcript::new(None, Default::default(), 1 << 20),
+        );
+        assert!(o.stdout.over);
+        assert_eq!(o.stdout.kept, 1 << 20);
+        assert!(!o.timed_out);
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     }
 
     #[test]
@@ -336,7 +441,7 @@ mod tests {
         let t = Instant::now();
         let o = sh("sleep 30 & echo started; sleep 30", 0.3);
         assert!(o.timed_out);
-        assert_eq!(o.stdout, b"started\n");
+        assert_eq!(o.stdout.text(), "started\n");
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     }
 
@@ -345,24 +450,27 @@ mod tests {
         let t = Instant::now();
         let o = sh("sleep 30 & echo done", 10.0);
         assert_eq!(o.exit_code(), Some(0));
-        assert_eq!(o.stdout, b"done\n");
+        assert_eq!(o.stdout.text(), "done\n");
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     }
 
     #[test]
     fn stdin_is_fed_then_closed() {
-        let o = run(&Spec {
-            program: "cat".into(),
-            args: vec![],
-            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
-            cwd: std::env::temp_dir(),
-            stdin: Some(std::sync::Arc::new("hello".into())),
-            timeout: Duration::from_secs(5),
-            cap: 1024,
-            supervised: None,
-        })
+        let o = run(
+            &Spec {
+                program: "cat".into(),
+                args: vec![],
+                env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+                cwd: std::env::temp_dir(),
+                stdin: Some(std::sync::Arc::new("hello".into())),
+                timeout: Duration::from_secs(5),
+                cap: 1024,
+                supervised: None,
+            },
+            Transcript::of(b""),
+        )
         .unwrap();
-        assert_eq!(o.stdout, b"hello");
+        assert_eq!(o.stdout.text(), "hello");
     }
 
     #[test]

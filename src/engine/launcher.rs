@@ -16,6 +16,7 @@ use crate::engine::ask::{
     Asker, Check, Done, Job, KeptFolder, LaunchOptions, Mode, Prompt, Question, Reply, Session,
 };
 use crate::engine::credentials::Logins;
+use crate::engine::extract::EventFilters;
 use crate::engine::harness::{AnswerAt, Kind, Seat, Table, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
@@ -26,9 +27,12 @@ use crate::engine::sandbox::{
     rules::{self, Rules},
 };
 use crate::engine::slots::{self, NoSlot};
+use crate::engine::transcript::Transcript;
 use crate::records::{Status, Usage};
 
-/// Bytes of each stream kept in memory and in the run folder.
+/// Bytes of a judge's stderr, and of the answer file it writes, kept in memory and in the run
+/// folder. (Its stdout goes to the run folder as it arrives, within `--max-output`: see
+/// [`crate::engine::transcript`].)
 pub const OUTPUT_CAP: usize = 16 << 20;
 
 /// The real [`Asker`]: a launcher with its run folder made and the run's lifecycle begun.
@@ -322,7 +326,10 @@ impl Launcher {
             }
         };
         if run_folder::dir(&dirs.attempt) {
-            run_folder::file(&dirs.attempt.join("stdout"), &outcome.stdout);
+            // A launched judge's stdout is there already, written as it arrived.
+            if matches!(job.seat.harness.kind, Kind::Replay) {
+                run_folder::file(&dirs.attempt.join("stdout"), outcome.stdout.text());
+            }
             run_folder::file(&dirs.attempt.join("stderr"), &outcome.stderr);
             run_folder::file(
                 &dirs.attempt.join("exit.json"),
@@ -332,7 +339,11 @@ impl Launcher {
                     "timedOut": outcome.timed_out,
                     "interrupted": outcome.interrupted,
                     "durationMs": outcome.duration.as_millis() as u64,
-                    "stdoutBytes": outcome.stdout_bytes,
+                    "stdoutBytes": outcome.stdout.bytes,
+                    "stdoutKept": outcome.stdout.kept,
+                    "maxOutput": outcome.stdout.budget(),
+                    "outputLimit": outcome.stdout.over,
+                    "linesPassedOver": outcome.stdout.events().passed_over,
                     "stderrBytes": outcome.stderr_bytes,
                 })
                 .to_string(),
@@ -341,6 +352,18 @@ impl Launcher {
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, self.timeout());
         done.attempts = n;
         done.kept = kept;
+        let passed = outcome.stdout.events().passed_over;
+        if passed > 0 && done.status != Status::Ok {
+            // Noted where it may explain the missing answer.
+            let note = format!(
+                "{passed} line(s) of its output past {} (or too deep to read) passed over",
+                crate::engine::transcript::shown_size(crate::engine::extract::MAX_EVENT as u64)
+            );
+            done.cause = Some(match done.cause.take() {
+                Some(c) => format!("{c}; {note}"),
+                None => note,
+            });
+        }
         done
     }
 
@@ -367,7 +390,8 @@ impl Launcher {
         // Made here and read through this descriptor: a file put in its place is not read.
         let answer_file = run_folder::create_private(&dirs.answer_file())
             .map_err(|e| ours(&dirs.answer_file(), e))?;
-        if run_folder::dir(&dirs.attempt) {
+        let kept = run_folder::dir(&dirs.attempt);
+        if kept {
             run_folder::file(
                 &dirs.attempt.join("argv.json"),
                 serde_json::to_string(&argv)?,
@@ -422,7 +446,23 @@ impl Launcher {
             private: Some(dirs.private.clone()),
             confine: self.rules(job, &spec, dirs),
         });
-        let outcome = launch::run(&spec);
+        let reviewer = matches!(job.mode, Mode::Reviewer { .. });
+        let filters = EventFilters {
+            answer: match reviewer {
+                true => job.seat.reviewer_filter.clone(),
+                false => job.seat.filter.clone(),
+            },
+            usage: job.seat.usage.clone(),
+            tool_calls: job.seat.tool_calls.clone().filter(|_| reviewer),
+        };
+        // Written as it arrives: the run folder keeps it byte for byte, within the budget.
+        let path = dirs.attempt.join("stdout");
+        let stdout_file = kept
+            .then(|| run_folder::create_private(&path).map_err(|e| run_folder::lose(&path, &e)))
+            .and_then(Result::ok)
+            .map(|f| (f, path));
+        let stdout = Transcript::new(stdout_file, filters, self.opts.max_output);
+        let outcome = launch::run(&spec, stdout);
         drop(logins);
         let outcome = outcome.map_err(|e| match lifecycle::is_shortage(&e) {
             true => anyhow::Error::new(Ours(format!(

@@ -17,6 +17,7 @@
 //! | the status line on a terminal (judges, time, tokens, cost) | [`progress`] |
 //! | jq filters over a harness's output | [`extract`] |
 //! | a dry run: each judge as a bash block that runs as pasted | [`paste`] |
+//! | a judge's stdout as it arrives: the run folder's copy, its budget, its events | [`transcript`] |
 //! | recorded answers (`replay:FILE`) | [`replay`] |
 //! | a machine-wide cap per harness | [`slots`] |
 //! | a pull request reviewer's checkout | [`checkout`] |
@@ -39,3 +40,4 @@ pub mod replay;
 pub mod run_folder;
 pub mod sandbox;
 pub mod slots;
+pub mod transcript;

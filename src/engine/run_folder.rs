@@ -73,6 +73,17 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     create_private(path)?.write_all(bytes)
 }
 
+/// The last `tail` bytes of a file of the run folder, as text; `None` when it cannot be read.
+pub fn read_end(path: &Path, tail: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(tail))).ok()?;
+    let mut bytes = Vec::new();
+    file.take(tail).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Keeps the frozen candidate in the run folder, 0400.
 pub fn freeze(run: &Path, candidate: &crate::records::candidate::Candidate) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;

@@ -225,6 +225,8 @@ pub enum Status {
     ModelRefused,
     /// Stopped by SIGINT or SIGTERM to panel-judge.
     Interrupted,
+    /// Stopped because its standard output passed `--max-output`.
+    OutputLimit,
     /// Set by panel-tally --require-canaries, never by a judge: the verdict was given, but the
     /// judge's seat missed its canary (or has none), so it does not count.
     CanaryMissed,
@@ -250,6 +252,7 @@ impl Status {
             Status::RateLimited => "rate-limited",
             Status::ModelRefused => "model-refused",
             Status::Interrupted => "interrupted",
+            Status::OutputLimit => "output-limit",
             Status::CanaryMissed => "canary-missed",
         }
     }

@@ -86,6 +86,8 @@ pub enum PrStatus {
     /// degraded; a second refusal is a none with SPAWN_REFUSED_REASON" (seed 002).
     ModelRefused,
     Interrupted,
+    /// The reviewer's standard output passed `--max-output`; it was stopped.
+    OutputLimit,
 }
 
 impl PrStatus {
@@ -102,6 +104,7 @@ impl PrStatus {
             PrStatus::RateLimited => "rate-limited",
             PrStatus::ModelRefused => "model-refused",
             PrStatus::Interrupted => "interrupted",
+            PrStatus::OutputLimit => "output-limit",
         }
     }
 

@@ -69,6 +69,17 @@ pub struct LaunchArgs {
     /// (repeatable; also PANEL_SANDBOX_WRITE, colon-separated).
     #[arg(long = "sandbox-write", value_name = "DIR")]
     pub sandbox_write: Vec<PathBuf>,
+
+    /// The most standard output one attempt of a seat may write, kept byte for byte in the run
+    /// folder (bytes, or K, M, G, T: 64M, 1G). Past it the seat is stopped, with every process
+    /// it started, and recorded output-limit, an abstention. Its events are read as they
+    /// arrive, so memory does not grow with it.
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_max_output)]
+    pub max_output: u64,
+}
+
+fn parse_max_output(text: &str) -> Result<u64, String> {
+    crate::engine::transcript::parse_size(text)
 }
 
 impl LaunchArgs {
@@ -153,6 +164,7 @@ impl LaunchArgs {
             families,
             pass_env,
             max_budget_usd: self.max_budget_usd,
+            max_output: self.max_output,
             harness_caps,
         })
     }

@@ -405,6 +405,10 @@ si_run() {
     flood)
       head -c 104857600 /dev/zero | tr '\0' x
       exit 0 ;;
+    transcript:*)
+      # A whole transcript, already in the CLI's own shape (a test writes it), as stdout.
+      cat -- "${mode#transcript:}"
+      exit 0 ;;
     hang) exec sleep 100000 ;;
     grandchild|grandchild-exit)
       sleep 100000 &
