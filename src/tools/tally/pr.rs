@@ -19,7 +19,7 @@ pub struct TallyInput<'a> {
     /// Where a cited `path:line` is looked up.
     pub repo: &'a Path,
     pub fix_proof: Option<FixProof>,
-    pub json: bool,
+    pub format: super::Format,
     /// A member's later record replaces its earlier one; else a second record is refused.
     pub last_wins: bool,
 }
@@ -57,10 +57,10 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
     let cites = |path: &str, line: u64| checkout::cites(input.repo, &plan.head, path, line);
     let v = aggregate::aggregate(&plan, &records, input.fix_proof, &cites);
     let mut out = std::io::stdout().lock();
-    if input.json {
-        crate::records::write(&mut out, &v)?;
-    } else {
-        out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?;
+    match input.format {
+        super::Format::Json => crate::records::write(&mut out, &v)?,
+        super::Format::Markdown => out.write_all(super::markdown::pr(&v).as_bytes())?,
+        super::Format::Text => out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?,
     }
     out.flush()?;
     Ok(v.verdict.decision().into())

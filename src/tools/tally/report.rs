@@ -10,8 +10,10 @@ use serde::Serialize;
 use crate::records::text::inline;
 use crate::records::{Decision, Status};
 use crate::rules::consensus::Counts;
+use crate::tools::tally::Format;
 use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
 use crate::tools::tally::json::tally_json;
+use crate::tools::tally::markdown;
 
 /// What the status column says: the verdict, or the way the judge abstained. An unreadable
 /// judge that gave a word outside holds and breaks is shown by that word, as the seed's script
@@ -127,8 +129,10 @@ pub struct Sink<W: Write> {
     pub out: W,
     /// One tally's JSON, reused.
     buf: Vec<u8>,
-    json: bool,
+    format: Format,
     eager: bool,
+    /// Markdown panels held back until the end, for the decision over all of them to come first.
+    held: String,
     pub totals: Totals,
     /// What the last panel written decided.
     pub last: Decision,
@@ -144,12 +148,13 @@ struct Summary<'a> {
 }
 
 impl<W: Write> Sink<W> {
-    pub fn new(out: W, json: bool, eager: bool) -> Sink<W> {
+    pub fn new(out: W, format: Format, eager: bool) -> Sink<W> {
         Sink {
             out,
             buf: Vec::new(),
-            json,
+            format,
             eager,
+            held: String::new(),
             totals: Totals::default(),
             last: Decision::Pass,
         }
@@ -157,15 +162,24 @@ impl<W: Write> Sink<W> {
 
     pub fn tally(&mut self, t: &Tally) -> Result<()> {
         let decision = t.decision();
-        if self.json {
-            self.buf.clear();
-            tally_json(&mut self.buf, t);
-            self.out.write_all(&self.buf)?;
-        } else {
-            if self.totals.panels > 0 {
-                writeln!(self.out)?;
+        match self.format {
+            Format::Json => {
+                self.buf.clear();
+                tally_json(&mut self.buf, t);
+                self.out.write_all(&self.buf)?;
             }
-            write_report(&mut self.out, t)?;
+            Format::Markdown => {
+                if self.totals.panels > 0 {
+                    self.held.push_str("\n---\n\n");
+                }
+                self.held.push_str(&markdown::verdicts(t));
+            }
+            Format::Text => {
+                if self.totals.panels > 0 {
+                    writeln!(self.out)?;
+                }
+                write_report(&mut self.out, t)?;
+            }
         }
         self.totals.add(decision);
         self.last = decision;
@@ -177,16 +191,30 @@ impl<W: Write> Sink<W> {
 
     /// The summary that closes a stream of many panels.
     pub fn summary(&mut self) -> Result<()> {
-        if self.json {
-            let summary = Summary {
-                kind: "tally-summary",
-                totals: &self.totals,
-            };
-            write_json(&mut self.out, &summary)?;
-        } else {
-            writeln!(self.out)?;
-            writeln!(self.out, "{}", panels_line(&self.totals))?;
+        match self.format {
+            Format::Json => {
+                let summary = Summary {
+                    kind: "tally-summary",
+                    totals: &self.totals,
+                };
+                write_json(&mut self.out, &summary)?;
+            }
+            Format::Markdown => self
+                .out
+                .write_all(markdown::each(&self.totals).as_bytes())?,
+            Format::Text => {
+                writeln!(self.out)?;
+                writeln!(self.out, "{}", panels_line(&self.totals))?;
+            }
         }
+        Ok(())
+    }
+
+    /// Writes what was held back (Markdown panels, after their summary) and flushes.
+    pub fn end(&mut self) -> Result<()> {
+        self.out.write_all(self.held.as_bytes())?;
+        self.held.clear();
+        self.out.flush()?;
         Ok(())
     }
 }
