@@ -6,6 +6,7 @@ mod harness;
 mod hostile;
 mod integrity;
 mod judge;
+mod markdown;
 mod matrix;
 mod mockserver;
 mod pr;

@@ -241,10 +241,10 @@ pub fn synthesis(tally: &Value, decision: Decision) -> String {
     );
     for f in &findings {
         let summary = format!(
-            "<b>{}</b> {} — {}",
+            "<b>{}</b> {}, {}",
             md(field(f, "id")),
             md(field(f, "severity")),
-            md(field(f, "evidence"))
+            md(field(f, "result"))
         );
         let mut body = format!(
             "{}<br><b>fix:</b> {}",
@@ -261,17 +261,13 @@ pub fn synthesis(tally: &Value, decision: Decision) -> String {
         out.push_str("#### Skipped by the judge\n\n");
     }
     for s in &skipped {
-        let summary = format!(
-            "<b>{}</b> {} — {}",
-            md(field(s, "id")),
-            md(field(s, "severity")),
-            md(field(s, "evidence"))
+        let summary = format!("<b>{}</b> {}", md(field(s, "id")), md(field(s, "severity")));
+        let body = format!(
+            "{}<br><b>judge:</b> {}",
+            md(field(s, "evidence")),
+            md(field(s, "judge"))
         );
-        details(
-            &mut out,
-            &summary,
-            &format!("<b>judge:</b> {}", md(field(s, "judge"))),
-        );
+        details(&mut out, &summary, &body);
     }
     let split = list("split");
     if !split.is_empty() {
