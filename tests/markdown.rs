@@ -279,6 +279,12 @@ fn the_example_renderings_do_not_drift() {
             }
         }
     }
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let shown = format!("```markdown\n{}```", markdown_of(&KINDS[0]));
+    assert!(
+        readme.contains(&shown),
+        "the README shows another verdicts.md: update it"
+    );
     assert!(
         stale.is_empty(),
         "stale {stale:?}: run `UPDATE_GENERATED=1 cargo test --test integration markdown` and commit them"
@@ -346,8 +352,9 @@ fn each_report_kind_renders_in_a_browser() {
         std::fs::write(&file, &html).unwrap();
         let png = dir.path().join(format!("{}.png", kind.name));
         // Tall enough for the open sections; the page is white below them.
+        let count = |tag: &str| html.matches(tag).count();
         let height =
-            140 + 24 * html.matches("<tr>").count() + 90 * html.matches("<details").count();
+            120 + 40 * count("<tr>") + 48 * (count("<p>") + count("<details") + count("<h"));
         screenshot(&chromium, &file, &png, height);
         let bytes = std::fs::read(&png).unwrap();
         assert!(
