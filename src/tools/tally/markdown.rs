@@ -19,8 +19,8 @@ use crate::records::Decision;
 use crate::records::text::markdown as md;
 use crate::rules::pr::aggregate::{self, PanelVerdict, PrOutcome};
 use crate::tools::tally::count::{Tally, Totals};
-use crate::tools::tally::report::{panel_line, panels_line, reason_column, status_column};
 use crate::tools::tally::reviews::ThresholdOutcome;
+use crate::tools::tally::words::{panel_line, panels_line, reason_column, status_column};
 
 /// The mark a decision's heading starts with.
 fn mark(d: Decision) -> &'static str {

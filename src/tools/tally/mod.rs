@@ -15,6 +15,7 @@ pub mod reader;
 pub mod report;
 pub mod reviews;
 pub mod synthesis;
+pub mod words;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
@@ -30,7 +31,7 @@ use crate::rules::decision;
 use crate::tools::docs::ToolDoc;
 use batch::Batch;
 use reader::Reader;
-use report::Sink;
+use report::{Format, Sink};
 
 /// Count the verdicts of a panel in code: unanimous, split or abstained.
 ///
@@ -142,14 +143,6 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
     ],
 };
-
-/// The form of the report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    Markdown,
-}
 
 impl Args {
     /// The report's form: `--format`, or `--json`, else text.

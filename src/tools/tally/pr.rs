@@ -11,6 +11,8 @@ use anyhow::{Result, bail};
 use crate::engine::checkout;
 use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
 use crate::rules::pr::aggregate::{self, FixProof, PanelVerdict};
+use crate::tools::tally::markdown;
+use crate::tools::tally::report::Format;
 
 /// What `panel-tally --pr` is given.
 pub struct TallyInput<'a> {
@@ -19,7 +21,7 @@ pub struct TallyInput<'a> {
     /// Where a cited `path:line` is looked up.
     pub repo: &'a Path,
     pub fix_proof: Option<FixProof>,
-    pub format: super::Format,
+    pub format: Format,
     /// A member's later record replaces its earlier one; else a second record is refused.
     pub last_wins: bool,
 }
@@ -58,9 +60,9 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
     let v = aggregate::aggregate(&plan, &records, input.fix_proof, &cites);
     let mut out = std::io::stdout().lock();
     match input.format {
-        super::Format::Json => crate::records::write(&mut out, &v)?,
-        super::Format::Markdown => out.write_all(super::markdown::pr(&v).as_bytes())?,
-        super::Format::Text => out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?,
+        Format::Json => crate::records::write(&mut out, &v)?,
+        Format::Markdown => out.write_all(markdown::pr(&v).as_bytes())?,
+        Format::Text => out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?,
     }
     out.flush()?;
     Ok(v.verdict.decision().into())
