@@ -130,6 +130,10 @@ pub const DOC: ToolDoc = ToolDoc {
             "panel-judge --contract pr --plan plan.json --repo . | panel-tally --pr --plan plan.json",
         ),
         (
+            "Post a pull request's verdict as a comment, its reasons escaped for Markdown and HTML",
+            "panel-tally --pr --plan plan.json --format markdown verdicts.jsonl | gh pr comment 7 --body-file -",
+        ),
+        (
             "Judge an answer with one seat and read the report",
             "panel-judge --seat claude:haiku answer.md | panel-tally",
         ),
