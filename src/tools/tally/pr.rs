@@ -78,7 +78,7 @@ pub fn text(v: &PanelVerdict) -> String {
     let _ = writeln!(
         s,
         "{pr} at {}: {}",
-        &v.head[..v.head.len().min(8)],
+        v.head.chars().take(8).collect::<String>(),
         v.verdict.as_str()
     );
     let width = v.members.iter().map(|m| m.shape.len()).max().unwrap_or(0);
