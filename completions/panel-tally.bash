@@ -23,12 +23,16 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --help --version"
+            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "text json markdown" -- "${cur}"))
+                    return 0
+                    ;;
                 --agree)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

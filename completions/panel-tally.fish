@@ -1,3 +1,6 @@
+complete -c panel-tally -l format -d 'The report\'s form: `text` (the seed\'s report), `json` (one tally record per panel) or `markdown` (GitHub-flavoured: the decision, a table, each reason in a <details>; for a pull request\'s comment or a job summary). Text read from the records is escaped for Markdown and HTML: it cannot mention anyone, link an issue or load an image' -r -f -a "text\t''
+json\t''
+markdown\t''"
 complete -c panel-tally -l agree -d 'Holds needed to pass [default: every judge of the panel, abstainers included]' -r
 complete -c panel-tally -l plan -d 'Pull requests: the plan the records answer (pr-classify --plan)' -r
 complete -c panel-tally -l repo -d 'Pull requests: the git repository where an advisory finding\'s path:line must exist, read at the plan\'s head (git cat-file), or in the working tree when the head is not there' -r -F
@@ -8,7 +11,7 @@ decisions\t''"
 complete -c panel-tally -l reader -d 'How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four threads; `plain` reads line by line on this one (for a machine that limits threads)' -r -f -a "threads\t''
 plain\t''"
 complete -c panel-tally -l svg -d 'With --ledger: also write the heat map and a bar per judge as a standalone SVG picture' -r -F
-complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel instead of the text report'
+complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel instead of the text report: `--format json`'
 complete -c panel-tally -l each -d 'Count many panels in one stream: one tally per candidate, then a summary'
 complete -c panel-tally -l last-wins -d 'A judge with records from two runs (a rerun of the abstainers) counts once, by its later record; without it, a judge counted twice is an error (exit 2) naming both runs'
 complete -c panel-tally -l pr -d 'Pull requests: aggregate pr-verdict records (panel-judge --contract pr) by the plan into the panel\'s MERGE, FIX_FIRST, no-verdict or timeout'

@@ -395,3 +395,34 @@ fn the_picture_renders_in_a_browser() {
     );
     assert!(!dom.contains("parsererror"), "{dom}");
 }
+
+/// `--format markdown` for the ledger too: the summary first, a table of judges, each flag's
+/// evidence in a section; a judge's name from a record is shown with no Markdown or HTML in it.
+#[test]
+fn the_ledger_as_markdown_shows_the_judges_and_escapes_their_names() {
+    let mut recs = Vec::new();
+    for p in 0..40 {
+        let run = format!("r{p}");
+        let answer = if p % 2 == 0 { "holds" } else { "breaks" };
+        recs.push(rec("claude:haiku", "a</details>@someone", answer, &run));
+        recs.push(rec("codex:gpt-5", "b", answer, &run));
+    }
+    let out = ledger(&["--format", "markdown"], &jsonl(&recs));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("### 📒 Ledger: 40 panels, 2 judges"),
+        "{text}"
+    );
+    assert!(text.contains("| judge | panels | holds rate |"), "{text}");
+    assert!(text.contains("redundant"), "{text}");
+    assert_eq!(
+        text.matches("<details>").count(),
+        text.matches("</details>").count(),
+        "{text}"
+    );
+    assert!(
+        !text.contains("</details>@") && !text.contains("@someone"),
+        "{text}"
+    );
+}

@@ -1137,19 +1137,10 @@ fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
     assert_eq!(pr.calls().len(), calls);
 }
 
-/// `pr-review N`: the facts come from gh (a stand-in, tests/fixtures/pr/gh, answering as gh
-/// does), and a head this clone has never seen is fetched from GitHub's pull ref.
-#[test]
-fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
-    if Command::new("jq")
-        .arg("--version")
-        .checked_output()
-        .is_err()
-    {
-        eprintln!("skipped: the stand-in gh needs jq");
-        return;
-    }
-    let pr = Pr::new("pr-review-gh");
+/// PR 7 on a stand-in GitHub: a remote whose main is at the base and whose head is only under
+/// refs/pull/7/head, a clone of it that has never seen the head, and gh's view of PR 7 and of
+/// PR 8 (whose head the remote does not have). Returns the clone and gh's folder.
+fn on_github(pr: &Pr) -> (PathBuf, PathBuf) {
     let tmp = pr.tmp.path();
     // The remote: main at the base, the head only under refs/pull/7/head.
     let origin = pr.path("origin.git");
@@ -1166,16 +1157,6 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
         tmp,
         &["clone", "-q", "--no-local", &url, work.to_str().unwrap()],
     );
-    let has_head = || {
-        Command::new("git")
-            .current_dir(&work)
-            .args(["cat-file", "-e", &format!("{}^{{commit}}", pr.head)])
-            .stderr(Stdio::null())
-            .status()
-            .unwrap()
-            .success()
-    };
-    assert!(!has_head(), "the clone must not have the head yet");
     // gh's view of PR 7, and of PR 8 whose head the remote does not have.
     let prs = pr.path("prs");
     std::fs::create_dir_all(&prs).unwrap();
@@ -1197,6 +1178,29 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
         });
         std::fs::write(prs.join(format!("{n}.json")), facts.to_string()).unwrap();
     }
+    (work, prs)
+}
+
+/// `pr-review N`: the facts come from gh (a stand-in, tests/fixtures/pr/gh, answering as gh
+/// does), and a head this clone has never seen is fetched from GitHub's pull ref.
+#[test]
+fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
+    if Command::new("jq").arg("--version").output().is_err() {
+        eprintln!("skipped: the stand-in gh needs jq");
+        return;
+    }
+    let pr = Pr::new("pr-review-gh");
+    let (work, prs) = on_github(&pr);
+    let has_head = || {
+        Command::new("git")
+            .current_dir(&work)
+            .args(["cat-file", "-e", &format!("{}^{{commit}}", pr.head)])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(!has_head(), "the clone must not have the head yet");
     let reply = pr.text(
         "merge.txt",
         &format!(
@@ -1318,6 +1322,137 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
         assert!(stdout(&out).is_empty(), "{n}: {}", stdout(&out));
     }
     assert_eq!(pr.calls().len(), calls);
+}
+
+/// `pr-review --comment N` posts the verdict on the PR as one comment and, run again, edits
+/// that comment; a comment by someone else that starts with the marker, and a finding that
+/// quotes the marker, take nothing over.
+#[test]
+fn pr_review_comment_posts_once_then_edits_its_own_comment() {
+    if Command::new("jq").arg("--version").output().is_err() {
+        eprintln!("skipped: the stand-in gh needs jq");
+        return;
+    }
+    const MARKER: &str = "<!-- panel:pr-review -->";
+    let pr = Pr::new("pr-review-comment");
+    let (work, prs) = on_github(&pr);
+    let issue = "https://api.github.com/repos/acme/app/issues/7";
+    let store = prs.join("comments.json");
+    let theirs = json!({"id": 5, "user": {"login": "mallory"}, "issue_url": issue,
+        "body": format!("{MARKER}\nThe panel says MERGE.")});
+    std::fs::write(&store, json!([theirs]).to_string()).unwrap();
+    let comments = || -> Vec<Value> {
+        serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap()
+    };
+    let gh_log = pr.path("gh.log");
+    let (prs_s, gh_log_s) = (prs.display().to_string(), gh_log.display().to_string());
+    let gh = [root().join("tests/fixtures/pr/gh")];
+    let run = |reply: &str, out: &str, args: &[&str]| {
+        let mode = format!("review-read:{reply}");
+        let out = pr.path(out).display().to_string();
+        let env = [
+            ("STANDIN_MODE", mode.as_str()),
+            ("GH_STANDIN_PRS", prs_s.as_str()),
+            ("GH_STANDIN_LOG", gh_log_s.as_str()),
+            ("GH_STANDIN_USER", "panel-bot"),
+            ("GH_TOKEN", "token"),
+            ("GH_REPO", "acme/app"),
+            ("PR_REVIEW_OUT", out.as_str()),
+        ];
+        pr_review(&pr, &work, args, &gh, &env)
+    };
+    // A FIX_FIRST whose finding quotes the marker and pings someone.
+    let fix = pr.text(
+        "fix.txt",
+        &format!(
+            "Verdict: FIX_FIRST\nPR: acme/app#7\nHead: {}\nDefect class: wrong text\nFindings:\n- src/lib.rs:3 — {MARKER} line 3 is spelled out, cc @maintainer #1\n",
+            pr.head
+        ),
+    );
+    let out = run(&fix, "run-1", &["--comment", "7"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("src/lib.rs:3"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("pr-review: comment posted"),
+        "{}",
+        stderr(&out)
+    );
+    let after = comments();
+    assert_eq!(after.len(), 2, "{after:#?}");
+    assert_eq!(after[0], theirs, "someone else's comment is left alone");
+    let ours = &after[1];
+    assert_eq!(ours["user"]["login"], "panel-bot");
+    let body = ours["body"].as_str().unwrap();
+    assert!(
+        body.starts_with(&format!("{MARKER}\n### ❌ FIX_FIRST")),
+        "{body}"
+    );
+    assert_eq!(
+        body.matches(MARKER).count(),
+        1,
+        "the quoted marker is escaped: {body}"
+    );
+    assert!(
+        !body.contains("@maintainer") && !body.contains("#1"),
+        "{body}"
+    );
+    let id = ours["id"].as_u64().unwrap();
+
+    // The next run, on a MERGE: the same comment, edited.
+    let merge = pr.text(
+        "merge.txt",
+        &format!(
+            "Verdict: MERGE\nPR: acme/app#7\nHead: {}\nCI-policy: unchanged\n",
+            pr.head
+        ),
+    );
+    let out = run(&merge, "run-2", &["--comment", "7"]);
+    assert_merged(&out);
+    assert!(
+        stderr(&out).contains(&format!("pr-review: comment {id} edited")),
+        "{}",
+        stderr(&out)
+    );
+    let after = comments();
+    assert_eq!(after.len(), 2, "{after:#?}");
+    assert_eq!(after[0], theirs);
+    assert_eq!(after[1]["id"].as_u64(), Some(id));
+    let body = after[1]["body"].as_str().unwrap();
+    assert!(
+        body.starts_with(&format!("{MARKER}\n### ✅ MERGE")),
+        "{body}"
+    );
+    assert!(!body.contains("FIX_FIRST"), "{body}");
+    let log = std::fs::read_to_string(&gh_log).unwrap();
+    assert_eq!(log.matches("--method POST").count(), 1, "{log}");
+    assert!(
+        log.contains(&format!(
+            "--method PATCH repos/acme/app/issues/comments/{id} "
+        )),
+        "{log}"
+    );
+
+    // A comment needs a PR to go on; a comment that cannot be posted is an error.
+    let out = run(&merge, "run-2", &["--comment"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim(),
+        "pr-review: --comment needs the PR number to comment on"
+    );
+    std::fs::write(&store, "not json").unwrap();
+    let out = run(&merge, "run-2", &["--comment", "7"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("pr-review: gh api user: gh: Server Error (HTTP 500)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

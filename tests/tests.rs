@@ -8,6 +8,7 @@ mod hostile;
 mod integrity;
 mod judge;
 mod ledger;
+mod markdown;
 mod matrix;
 mod mockserver;
 mod paste;

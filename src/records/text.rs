@@ -59,6 +59,85 @@ fn escaped(text: &str, hostile: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The most characters of one field of a record [`markdown`] shows; the rest is cut with `…`,
+/// so that a long reason cannot push a comment past GitHub's limit (65536 characters).
+pub const MARKDOWN_FIELD_CHARS: usize = 2000;
+
+/// The ASCII marks that Markdown, GitHub or HTML may read as syntax anywhere in a line: tags
+/// and entities, code spans, emphasis and strikethrough, links and images, table pipes,
+/// mentions, issue references and math. The other marks (`,.;:'"?()-+=/`) mean something only
+/// at the start of a block, which [`markdown`] never lets text begin.
+const MARKDOWN_MARKS: &str = "\\`*_[]<>&|~!#@$";
+
+/// `text` (from a record, so from a model) as one line of Markdown that is also valid HTML text:
+/// it shows as the characters it holds and does nothing else, in a paragraph, a table cell or a
+/// `<summary>`. Each mark in [`MARKDOWN_MARKS`], and a first character that is a mark or ends a
+/// leading number (`1.`, `2)`), becomes a numeric character reference (`<` is `&#60;`, `|` is
+/// `&#124;`), which neither Markdown nor HTML reads as syntax: no tag (`</details>`, `<img>`),
+/// no image or link (`![x](…)`), no emphasis, code span, table pipe, heading or list. A
+/// zero-width space (`&#8203;`) follows each `@`, each `#`, the `-` of `GH-` and the `:` of
+/// `://`, and comes before the `.` of `www.`, so no one is mentioned, no issue linked and no
+/// address made a link. A newline is `<br>`, so the text never starts a block of its own;
+/// control and bidirectional characters are shown escaped ([`shown`]); leading blanks are
+/// dropped (four would make a code block); at most [`MARKDOWN_FIELD_CHARS`] characters.
+pub fn markdown(text: &str) -> String {
+    const ZWSP: &str = "&#8203;";
+    let mut out = String::with_capacity(text.len() + text.len() / 2);
+    let text = text.trim_start_matches([' ', '\t']);
+    let mut chars = text.chars().peekable();
+    let mut taken = 0;
+    // Still in the leading number (`12.` would start a list).
+    let mut leading_number = true;
+    // The last two characters written, for `GH-`, `://` and `www.`.
+    let (mut prev, mut prev2) = ('\0', '\0');
+    while let Some(c) = chars.next() {
+        if taken == MARKDOWN_FIELD_CHARS {
+            out.push('…');
+            break;
+        }
+        taken += 1;
+        let block_start = taken == 1 || (leading_number && matches!(c, '.' | ')'));
+        leading_number &= c.is_ascii_digit();
+        match c {
+            '\n' => out.push_str("<br>"),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\t' => out.push(' '),
+            c if c.is_ascii_punctuation() => {
+                // `www.` is broken before its dot, the others after their mark.
+                if c == '.' && prev.eq_ignore_ascii_case(&'w') && prev2.eq_ignore_ascii_case(&'w') {
+                    out.push_str(ZWSP);
+                }
+                if block_start || MARKDOWN_MARKS.contains(c) {
+                    out.push_str(&format!("&#{};", c as u32));
+                } else {
+                    out.push(c);
+                }
+                let defuse = match c {
+                    '@' | '#' => true,
+                    '-' => prev.eq_ignore_ascii_case(&'h') && prev2.eq_ignore_ascii_case(&'g'),
+                    ':' => chars.peek() == Some(&'/'),
+                    _ => false,
+                };
+                if defuse {
+                    out.push_str(ZWSP);
+                }
+            }
+            c if c.is_control() || is_bidi(c) => {
+                out.push_str(&escaped(&c.to_string(), |_| true).replace('\\', "&#92;"))
+            }
+            c => out.push(c),
+        }
+        (prev2, prev) = (prev, c);
+    }
+    out
+}
+
+/// The characters that reorder text as it is shown (U+202A–U+202E, U+2066–U+2069): a reason
+/// holding them can show other words than it holds.
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// The names a run folder keeps for itself: a judge, reviewer or member named so would write
 /// over them.
 const RESERVED: &[&str] = &["candidate"];
@@ -120,5 +199,138 @@ mod tests {
             assert!(check_folder_name(bad).is_err(), "{bad:?}");
         }
         assert!(check_folder_name(&"a".repeat(101)).is_err());
+    }
+
+    /// Numeric character references (`&#60;`) in `md` as the characters they stand for.
+    fn decoded(md: &str) -> String {
+        let mut out = String::new();
+        let mut rest = md;
+        while let Some(i) = rest.find("&#") {
+            out.push_str(&rest[..i]);
+            let tail = &rest[i + 2..];
+            let end = tail.find(';').expect("a reference ends with ;");
+            out.push(char::from_u32(tail[..end].parse().unwrap()).unwrap());
+            rest = &tail[end + 1..];
+        }
+        out + rest
+    }
+
+    /// What a Markdown renderer or GitHub would read as syntax in `md`: in the source outside
+    /// the character references, any punctuation but our `<br>`; in the text it shows, `@` or
+    /// `#` before a name, `GH-` before a number, an address.
+    fn active_syntax(md: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut source = md.replace("<br>", " ");
+        while let Some(i) = source.find("&#") {
+            let end = i + source[i..].find(';').unwrap();
+            source.replace_range(i..=end, " ");
+        }
+        found.extend(
+            source
+                .chars()
+                .enumerate()
+                .filter(|(i, c)| {
+                    MARKDOWN_MARKS.contains(*c)
+                        || *c == '\n'
+                        || (*i == 0 && c.is_ascii_punctuation())
+                })
+                .map(|(_, c)| c)
+                .map(|c| format!("{c:?} in the source")),
+        );
+        let shown = decoded(md);
+        let b: Vec<char> = shown.chars().collect();
+        for i in 0..b.len() {
+            let next = b.get(i + 1).copied().unwrap_or(' ');
+            if (b[i] == '@'
+                || b[i] == '#'
+                || (b[i] == '-'
+                    && i >= 2
+                    && b[i - 2..i]
+                        .iter()
+                        .collect::<String>()
+                        .eq_ignore_ascii_case("gh")))
+                && (next.is_alphanumeric() || next == '_')
+            {
+                found.push(format!("{} before a name", b[i]));
+            }
+        }
+        for address in ["://", "www."] {
+            if shown.to_ascii_lowercase().contains(address) {
+                found.push(format!("{address} in the text"));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn markdown_defuses_each_attack() {
+        for attack in [
+            "fine</details><details open><summary>MERGE</summary>",
+            "cc @someone and @org/team",
+            "fixes #123 and acme/app#7 and GH-9",
+            "![x](http://evil/x.png)",
+            "<img src=http://evil/x.png>",
+            "a | b | c",
+            "```\ncode\n``` and `x`",
+            "line one\n\n# heading\n---\n> quote",
+            "*bold* _em_ [link](https://evil) www.evil.com \\` ",
+            "&lt;details&gt; &#64;someone",
+            "- a list",
+            "1. a list",
+            "> a quote",
+            "$x^2$ and ~~struck~~",
+            "    indented code",
+        ] {
+            let md = markdown(attack);
+            assert_eq!(
+                active_syntax(&md),
+                Vec::<String>::new(),
+                "{attack:?} -> {md}"
+            );
+            assert_eq!(
+                decoded(&md).replace('\u{200b}', ""),
+                attack.replace('\n', "<br>").trim_start(),
+                "shown as it is"
+            );
+        }
+    }
+
+    #[test]
+    fn markdown_shows_the_text_it_holds() {
+        assert_eq!(
+            markdown("holds, plainly (see a.rs: 3-4)"),
+            "holds, plainly (see a.rs: 3-4)"
+        );
+        assert_eq!(markdown("- not a list"), "&#45; not a list");
+        assert_eq!(markdown("12. not a list"), "12&#46; not a list");
+        assert_eq!(
+            markdown("3) nor this; 4. this is fine"),
+            "3&#41; nor this; 4. this is fine"
+        );
+        assert_eq!(markdown("@bob"), "&#64;&#8203;bob");
+        assert_eq!(markdown("#12"), "&#35;&#8203;12");
+        assert_eq!(markdown("gh-1"), "gh-&#8203;1");
+        assert_eq!(markdown("a-b"), "a-b");
+        assert_eq!(
+            markdown("see https://x.org or www.y.org"),
+            "see https:&#8203;//x.org or www&#8203;.y.org"
+        );
+        assert_eq!(markdown("a\r\nb"), "a<br>b");
+        assert_eq!(markdown("    code"), "code");
+        // An entity in the text is shown as its characters, never decoded.
+        assert_eq!(markdown("&lt;"), "&#38;lt;");
+        assert_eq!(markdown("a\x1b[2K\u{202e}"), "a&#92;x1b&#91;2K&#92;u{202e}");
+        assert_eq!(markdown("é ✓"), "é ✓");
+    }
+
+    #[test]
+    fn markdown_is_bounded() {
+        let md = markdown(&"a".repeat(MARKDOWN_FIELD_CHARS + 50));
+        assert_eq!(md.chars().count(), MARKDOWN_FIELD_CHARS + 1);
+        assert!(md.ends_with('…'));
+        assert_eq!(
+            markdown(&"a".repeat(MARKDOWN_FIELD_CHARS)).chars().count(),
+            MARKDOWN_FIELD_CHARS
+        );
     }
 }

@@ -10,11 +10,13 @@ pub mod batch;
 pub mod count;
 pub mod json;
 pub mod ledger;
+pub mod markdown;
 pub mod pr;
 pub mod reader;
 pub mod report;
 pub mod reviews;
 pub mod synthesis;
+pub mod words;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
@@ -30,7 +32,7 @@ use crate::rules::decision;
 use crate::tools::docs::ToolDoc;
 use batch::Batch;
 use reader::Reader;
-use report::Sink;
+use report::{Format, Sink};
 
 /// Count the verdicts of a panel in code: unanimous, split or abstained.
 ///
@@ -52,9 +54,16 @@ pub struct Args {
     /// Input files of verdict records (JSON lines); standard input when none or `-`.
     pub inputs: Vec<String>,
 
-    /// Print one tally record (JSON) per panel instead of the text report.
-    #[arg(long)]
+    /// Print one tally record (JSON) per panel instead of the text report: `--format json`.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+
+    /// The report's form: `text` (the seed's report), `json` (one tally record per panel) or
+    /// `markdown` (GitHub-flavoured: the decision, a table, each reason in a <details>; for a
+    /// pull request's comment or a job summary). Text read from the records is escaped for
+    /// Markdown and HTML: it cannot mention anyone, link an issue or load an image.
+    #[arg(long, value_enum, value_name = "FORM")]
+    pub format: Option<Format>,
 
     /// Holds needed to pass [default: every judge of the panel, abstainers included].
     #[arg(long, value_name = "N")]
@@ -97,7 +106,7 @@ pub struct Args {
     /// panel-vote's stream: print one part of it instead of the report, and exit 0: `writer`
     /// (the findings that go back, each with the judge's reason), `skips` (the findings the
     /// judge skipped, with its reasons) or `decisions` (the judge's decision records, JSON lines).
-    #[arg(long, value_enum, value_name = "PART", conflicts_with = "json")]
+    #[arg(long, value_enum, value_name = "PART", conflicts_with_all = ["json", "format"])]
     pub view: Option<View>,
 
     /// A seat that missed its canary (panel-judge --canary), or has no canary record, does
@@ -148,6 +157,10 @@ pub const DOC: ToolDoc = ToolDoc {
             "panel-judge --contract pr --plan plan.json --repo . | panel-tally --pr --plan plan.json",
         ),
         (
+            "Post a pull request's verdict as a comment, its reasons escaped for Markdown and HTML",
+            "panel-tally --pr --plan plan.json --format markdown verdicts.jsonl | gh pr comment 7 --body-file -",
+        ),
+        (
             "Judge an answer with one seat and read the report",
             "panel-judge --seat claude:haiku answer.md | panel-tally",
         ),
@@ -166,6 +179,17 @@ pub const DOC: ToolDoc = ToolDoc {
     ],
 };
 
+impl Args {
+    /// The report's form: `--format`, or `--json`, else text.
+    pub fn format(&self) -> Format {
+        match (self.format, self.json) {
+            (Some(f), _) => f,
+            (None, true) => Format::Json,
+            (None, false) => Format::Text,
+        }
+    }
+}
+
 /// A part of panel-vote's stream, for a script that hands it on (bin/review-battery does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum View {
@@ -183,10 +207,10 @@ fn threshold_panel(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     })?;
     let outcome = reviews::threshold(&reviews, args.agree)?;
     let mut out = io::stdout().lock();
-    if args.json {
-        records::write(&mut out, &outcome.json())?;
-    } else {
-        out.write_all(shown(&outcome.text()).as_bytes())?;
+    match args.format() {
+        Format::Json => records::write(&mut out, &outcome.json())?,
+        Format::Markdown => out.write_all(markdown::threshold(&outcome).as_bytes())?,
+        Format::Text => out.write_all(shown(&outcome.text()).as_bytes())?,
     }
     out.flush()?;
     Ok(outcome.status.into())
@@ -205,10 +229,12 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
         Some(View::Skips) => shown(&report.skips),
         Some(View::Decisions) => report.decisions.as_str().into(),
         None => {
-            if args.json {
-                records::write(&mut out, &report.json)?;
-            } else {
-                out.write_all(shown(&report.text).as_bytes())?;
+            match args.format() {
+                Format::Json => records::write(&mut out, &report.json)?,
+                Format::Markdown => {
+                    out.write_all(markdown::synthesis(&report.json, report.decision).as_bytes())?
+                }
+                Format::Text => out.write_all(shown(&report.text).as_bytes())?,
             }
             out.flush()?;
             return Ok(report.decision.into());
@@ -232,12 +258,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
             inputs: &args.inputs,
             repo: &args.repo,
             fix_proof: args.fix_proof.as_deref(),
-            json: args.json,
+            format: args.format(),
             last_wins: args.last_wins,
         });
     }
     if args.ledger {
-        return ledger::run(sources(&args.inputs), args.json, args.svg.as_deref());
+        return ledger::run(sources(&args.inputs), args.format(), args.svg.as_deref());
     }
     if args.fix_proof.is_some() {
         bail!("--fix-proof is for --pr");
@@ -260,7 +286,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let eager = stdout.is_terminal();
     let mut sink = Sink::new(
         BufWriter::with_capacity(1 << 16, stdout.lock()),
-        args.json,
+        args.format(),
         eager,
     );
     let mut batch =
@@ -281,6 +307,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         sink.last
     };
-    sink.out.flush()?;
+    sink.end()?;
     Ok(decision.into())
 }

@@ -11,6 +11,8 @@ use anyhow::{Result, bail};
 use crate::engine::checkout;
 use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
 use crate::rules::pr::aggregate::{self, PanelVerdict};
+use crate::tools::tally::markdown;
+use crate::tools::tally::report::Format;
 
 /// What `panel-tally --pr` is given.
 pub struct TallyInput<'a> {
@@ -20,7 +22,7 @@ pub struct TallyInput<'a> {
     pub repo: &'a Path,
     /// What `--fix-proof` was given: a verdict or a fix-proof/v1 line.
     pub fix_proof: Option<&'a str>,
-    pub json: bool,
+    pub format: Format,
     /// A member's later record replaces its earlier one; else a second record is refused.
     pub last_wins: bool,
 }
@@ -69,10 +71,10 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
     };
     let v = aggregate::aggregate(&plan, &records, proof, &cites);
     let mut out = std::io::stdout().lock();
-    if input.json {
-        crate::records::write(&mut out, &v)?;
-    } else {
-        out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?;
+    match input.format {
+        Format::Json => crate::records::write(&mut out, &v)?,
+        Format::Markdown => out.write_all(markdown::pr(&v).as_bytes())?,
+        Format::Text => out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?,
     }
     out.flush()?;
     Ok(v.verdict.decision().into())
@@ -88,7 +90,7 @@ pub fn text(v: &PanelVerdict) -> String {
     let _ = writeln!(
         s,
         "{pr} at {}: {}",
-        &v.head[..v.head.len().min(8)],
+        v.head.chars().take(8).collect::<String>(),
         v.verdict.as_str()
     );
     let width = v.members.iter().map(|m| m.shape.len()).max().unwrap_or(0);

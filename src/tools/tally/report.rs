@@ -1,38 +1,24 @@
 //! The text report, as the seed's judge-panel script prints it, and the sink that writes each
-//! tally as it closes, as text or JSON.
+//! tally as it closes, as text, JSON or Markdown.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::records::Decision;
 use crate::records::text::inline;
-use crate::records::{Decision, Status};
-use crate::rules::consensus::Counts;
-use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
+use crate::tools::tally::count::{JudgeRow, Tally, Totals};
 use crate::tools::tally::json::tally_json;
+use crate::tools::tally::markdown;
+pub use crate::tools::tally::words::{panel_line, panels_line, reason_column, status_column};
 
-/// What the status column says: the verdict, or the way the judge abstained. An unreadable
-/// judge that gave a word outside holds and breaks is shown by that word, as the seed's script
-/// prints it; it is still counted as an abstention.
-pub fn status_column<'a>(row: &JudgeRow<'a>) -> &'a str {
-    match (row.verdict, row.status, row.said) {
-        (Some(v), _, _) => v.as_str(),
-        (None, Status::Unreadable, Some(said)) if !said.is_empty() => said,
-        (None, status, _) => status.as_str(),
-    }
-}
-
-/// What the reason column says. The script printed an unreadable judge's `reason` (usually
-/// none); for the other abstentions we print the cause it could not know.
-pub fn reason_column<'a>(row: &JudgeRow<'a>) -> &'a str {
-    let text = match (row.verdict, row.status) {
-        (Some(_), _) | (None, Status::Unreadable) => row.reason,
-        (None, _) => row.cause,
-    };
-    // `$(jq -r …)` drops trailing newlines.
-    text.unwrap_or("").trim_end_matches('\n')
+/// The form of a report: `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
 }
 
 /// One judge's line, as `printf '%-12s %-10s %s\n'` pads it: by bytes, never cut.
@@ -53,49 +39,6 @@ pub fn judge_line(row: &JudgeRow) -> Vec<u8> {
 fn pad(out: &mut Vec<u8>, text: &str, width: usize) {
     out.extend_from_slice(text.as_bytes());
     out.resize(out.len() + width.saturating_sub(text.len()), b' ');
-}
-
-/// The PANEL line. The script's three forms, and when a judge abstained other than by an
-/// unreadable answer, a fourth that says how each abstained.
-pub fn panel_line(c: &Counts, abstentions: &[Abstention], missing: usize) -> String {
-    let (breaks, holds, abstained) = (c.breaks, c.holds, c.abstained);
-    if abstained > 0 {
-        let only_unreadable =
-            missing == 0 && abstentions.iter().all(|a| a.status == Status::Unreadable);
-        if only_unreadable {
-            format!(
-                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) came back unreadable."
-            )
-        } else {
-            format!(
-                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) gave no verdict ({}).",
-                abstention_kinds(abstentions, missing)
-            )
-        }
-    } else if breaks == 0 || holds == 0 {
-        let said = if breaks > 0 { "breaks" } else { "holds" };
-        format!("PANEL: unanimous — all {} say {said}.", breaks + holds)
-    } else {
-        format!(
-            "PANEL: split {breaks}-{holds} — read the reasons yourself. The disagreement is the finding."
-        )
-    }
-}
-
-/// `1 missing, 1 timeout, 2 unreadable`: each way of abstaining, by name.
-fn abstention_kinds(abstentions: &[Abstention], missing: usize) -> String {
-    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
-    for a in abstentions {
-        *kinds.entry(a.status.as_str()).or_default() += 1;
-    }
-    if missing > 0 {
-        kinds.insert("missing", missing);
-    }
-    kinds
-        .iter()
-        .map(|(k, n)| format!("{n} {k}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The whole text report of one panel: the judges, a blank line, PANEL, the run folders.
@@ -126,14 +69,6 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
     Ok(())
 }
 
-/// The closing line of a text stream of many panels.
-pub fn panels_line(t: &Totals) -> String {
-    format!(
-        "PANELS: {} passed, {} failed, {} undecided",
-        t.passed, t.failed, t.undecided
-    )
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writing tallies.
 
@@ -142,8 +77,10 @@ pub struct Sink<W: Write> {
     pub out: W,
     /// One tally's JSON, reused.
     buf: Vec<u8>,
-    json: bool,
+    format: Format,
     eager: bool,
+    /// Markdown panels held back until the end, for the decision over all of them to come first.
+    held: String,
     pub totals: Totals,
     /// What the last panel written decided.
     pub last: Decision,
@@ -159,12 +96,13 @@ pub(crate) struct Summary<'a> {
 }
 
 impl<W: Write> Sink<W> {
-    pub fn new(out: W, json: bool, eager: bool) -> Sink<W> {
+    pub fn new(out: W, format: Format, eager: bool) -> Sink<W> {
         Sink {
             out,
             buf: Vec::new(),
-            json,
+            format,
             eager,
+            held: String::new(),
             totals: Totals::default(),
             last: Decision::Pass,
         }
@@ -172,15 +110,24 @@ impl<W: Write> Sink<W> {
 
     pub fn tally(&mut self, t: &Tally) -> Result<()> {
         let decision = t.decision();
-        if self.json {
-            self.buf.clear();
-            tally_json(&mut self.buf, t);
-            self.out.write_all(&self.buf)?;
-        } else {
-            if self.totals.panels > 0 {
-                writeln!(self.out)?;
+        match self.format {
+            Format::Json => {
+                self.buf.clear();
+                tally_json(&mut self.buf, t);
+                self.out.write_all(&self.buf)?;
             }
-            write_report(&mut self.out, t)?;
+            Format::Markdown => {
+                if self.totals.panels > 0 {
+                    self.held.push_str("\n---\n\n");
+                }
+                self.held.push_str(&markdown::verdicts(t));
+            }
+            Format::Text => {
+                if self.totals.panels > 0 {
+                    writeln!(self.out)?;
+                }
+                write_report(&mut self.out, t)?;
+            }
         }
         self.totals.add(decision);
         self.last = decision;
@@ -192,16 +139,30 @@ impl<W: Write> Sink<W> {
 
     /// The summary that closes a stream of many panels.
     pub fn summary(&mut self) -> Result<()> {
-        if self.json {
-            let summary = Summary {
-                kind: "tally-summary",
-                totals: &self.totals,
-            };
-            write_json(&mut self.out, &summary)?;
-        } else {
-            writeln!(self.out)?;
-            writeln!(self.out, "{}", panels_line(&self.totals))?;
+        match self.format {
+            Format::Json => {
+                let summary = Summary {
+                    kind: "tally-summary",
+                    totals: &self.totals,
+                };
+                write_json(&mut self.out, &summary)?;
+            }
+            Format::Markdown => self
+                .out
+                .write_all(markdown::each(&self.totals).as_bytes())?,
+            Format::Text => {
+                writeln!(self.out)?;
+                writeln!(self.out, "{}", panels_line(&self.totals))?;
+            }
         }
+        Ok(())
+    }
+
+    /// Writes what was held back (Markdown panels, after their summary) and flushes.
+    pub fn end(&mut self) -> Result<()> {
+        self.out.write_all(self.held.as_bytes())?;
+        self.held.clear();
+        self.out.flush()?;
         Ok(())
     }
 }

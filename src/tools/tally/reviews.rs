@@ -18,6 +18,8 @@ pub struct ThresholdOutcome {
     /// How many must pass.
     pub required: usize,
     pub reviewers: usize,
+    /// Reviewers that passed the work, by name.
+    pub accepted: Vec<String>,
     /// Reviewers that asked for a revision.
     pub rejected: Vec<String>,
     /// `(reviewer, why)` for each reviewer that returned no decision: engine errors.
@@ -41,13 +43,13 @@ pub fn threshold(reviews: &[ReviewRecord], agree: Option<usize>) -> Result<Thres
     let required = decision::required(agree, n)?;
     let mut sorted: Vec<&ReviewRecord> = reviews.iter().collect();
     sorted.sort_by(|a, b| name_order(&a.reviewer, &b.reviewer));
-    let mut passed = 0;
+    let mut accepted = Vec::new();
     let mut rejected = Vec::new();
     let mut errors = Vec::new();
     let mut findings = Vec::new();
     for r in sorted {
         match r.decision {
-            Some(ReviewDecision::Pass) => passed += 1,
+            Some(ReviewDecision::Pass) => accepted.push(r.reviewer.clone()),
             Some(ReviewDecision::Revise) => {
                 rejected.push(r.reviewer.clone());
                 findings.extend(r.findings.iter().cloned());
@@ -55,12 +57,14 @@ pub fn threshold(reviews: &[ReviewRecord], agree: Option<usize>) -> Result<Thres
             None => errors.push((r.reviewer.clone(), r.no_decision_reason())),
         }
     }
+    let passed = accepted.len();
     let status = decision::decide(passed, errors.len(), required);
     Ok(ThresholdOutcome {
         status,
         passed,
         required,
         reviewers: n,
+        accepted,
         rejected,
         errors,
         findings,

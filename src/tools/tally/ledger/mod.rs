@@ -22,6 +22,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::records::input::Source;
 use crate::rules::agreement::cohen_kappa;
+use crate::tools::tally::report::Format;
 use count::{Canary, Ledger, STATUSES, Shape, Stats};
 pub use stats::{
     CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, Report, SubPanel,
@@ -311,8 +312,8 @@ pub fn read(inputs: Vec<Source>) -> Result<Ledger> {
 }
 
 /// `panel-tally --ledger`: reads the history and prints the report (or the records, `--json`),
-/// and writes the picture to `svg` when asked. Decides nothing: exit 0.
-pub fn run(inputs: Vec<Source>, json: bool, svg_path: Option<&Path>) -> Result<ExitCode> {
+/// or Markdown, and writes the picture to `svg` when asked. Decides nothing: exit 0.
+pub fn run(inputs: Vec<Source>, format: Format, svg_path: Option<&Path>) -> Result<ExitCode> {
     let ledger = read(inputs)?;
     let report = report(&ledger);
     if let Some(path) = svg_path {
@@ -321,7 +322,9 @@ pub fn run(inputs: Vec<Source>, json: bool, svg_path: Option<&Path>) -> Result<E
     let stdout = io::stdout();
     let paint = text::colour(stdout.is_terminal());
     let mut out = BufWriter::new(stdout.lock());
-    if json {
+    if format == Format::Markdown {
+        out.write_all(crate::tools::tally::markdown::ledger(&report).as_bytes())?;
+    } else if format == Format::Json {
         for r in report
             .judges
             .iter()

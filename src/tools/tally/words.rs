@@ -1,0 +1,81 @@
+//! The words every form of a verdict report shares (text, Markdown): what a judge's status and
+//! reason columns say, the PANEL line, the PANELS line.
+
+use std::collections::BTreeMap;
+
+use crate::records::Status;
+use crate::rules::consensus::Counts;
+use crate::tools::tally::count::{Abstention, JudgeRow, Totals};
+
+/// What the status column says: the verdict, or the way the judge abstained. An unreadable
+/// judge that gave a word outside holds and breaks is shown by that word, as the seed's script
+/// prints it; it is still counted as an abstention.
+pub fn status_column<'a>(row: &JudgeRow<'a>) -> &'a str {
+    match (row.verdict, row.status, row.said) {
+        (Some(v), _, _) => v.as_str(),
+        (None, Status::Unreadable, Some(said)) if !said.is_empty() => said,
+        (None, status, _) => status.as_str(),
+    }
+}
+
+/// What the reason column says. The script printed an unreadable judge's `reason` (usually
+/// none); for the other abstentions we print the cause it could not know.
+pub fn reason_column<'a>(row: &JudgeRow<'a>) -> &'a str {
+    let text = match (row.verdict, row.status) {
+        (Some(_), _) | (None, Status::Unreadable) => row.reason,
+        (None, _) => row.cause,
+    };
+    // `$(jq -r …)` drops trailing newlines.
+    text.unwrap_or("").trim_end_matches('\n')
+}
+
+/// The PANEL line. The script's three forms, and when a judge abstained other than by an
+/// unreadable answer, a fourth that says how each abstained.
+pub fn panel_line(c: &Counts, abstentions: &[Abstention], missing: usize) -> String {
+    let (breaks, holds, abstained) = (c.breaks, c.holds, c.abstained);
+    if abstained > 0 {
+        let only_unreadable =
+            missing == 0 && abstentions.iter().all(|a| a.status == Status::Unreadable);
+        if only_unreadable {
+            format!(
+                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) came back unreadable."
+            )
+        } else {
+            format!(
+                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) gave no verdict ({}).",
+                abstention_kinds(abstentions, missing)
+            )
+        }
+    } else if breaks == 0 || holds == 0 {
+        let said = if breaks > 0 { "breaks" } else { "holds" };
+        format!("PANEL: unanimous — all {} say {said}.", breaks + holds)
+    } else {
+        format!(
+            "PANEL: split {breaks}-{holds} — read the reasons yourself. The disagreement is the finding."
+        )
+    }
+}
+
+/// `1 missing, 1 timeout, 2 unreadable`: each way of abstaining, by name.
+fn abstention_kinds(abstentions: &[Abstention], missing: usize) -> String {
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in abstentions {
+        *kinds.entry(a.status.as_str()).or_default() += 1;
+    }
+    if missing > 0 {
+        kinds.insert("missing", missing);
+    }
+    kinds
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The closing line of a text stream of many panels.
+pub fn panels_line(t: &Totals) -> String {
+    format!(
+        "PANELS: {} passed, {} failed, {} undecided",
+        t.passed, t.failed, t.undecided
+    )
+}
