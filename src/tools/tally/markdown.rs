@@ -387,53 +387,6 @@ pub fn pr(v: &PanelVerdict) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A pull request's verdict whose every field of text is hostile: a head that is not hex
-    /// (cut by characters, never inside one), names and findings with tags and mentions.
-    #[test]
-    fn a_hostile_pr_verdict_stays_inert() {
-        let v: PanelVerdict = serde_json::from_value(serde_json::json!({
-            "type": "pr-panel", "repo": "a/b<img src=x>", "pr": 7, "head": "aéééééééééééééé",
-            "verdict": "FIX_FIRST", "dissent": ["@owner"], "missing": [],
-            "findings": [{"member": "m", "shape": "</summary>", "blocking": true,
-                          "path": "a|b", "line": 3, "text": "</details>@x #9"}],
-            "findingsDropped": 0, "findingsTruncated": false,
-            "followUps": [{"member": "m", "title": "t | u", "doneWhen": "`x`", "severity": "low"}],
-            "satisfiesG10": false,
-            "members": [{"member": "m", "shape": "s|t", "blocking": true, "verdict": "FIX_FIRST",
-                         "status": "ok", "reason": "<b>"}],
-        }))
-        .unwrap();
-        // The text report cuts the same head by characters too.
-        assert!(
-            crate::tools::tally::pr::text(&v)
-                .starts_with("a/b<img src=x>#7 at aééééééé: FIX_FIRST\n")
-        );
-        let out = pr(&v);
-        assert!(
-            out.starts_with(
-                "### ❌ FIX_FIRST — a/b&#60;img src=x&#62;&#35;&#8203;7 at aééééééééééé\n"
-            ),
-            "{out}"
-        );
-        assert_eq!(out.matches("<details>").count(), 1, "{out}");
-        assert_eq!(out.matches("</details>").count(), 1, "{out}");
-        assert_eq!(out.matches("</summary>").count(), 1, "{out}");
-        assert!(
-            out.contains("ok: &#60;b&#62;") && out.contains("&#35;&#8203;9"),
-            "{out}"
-        );
-        for live in [
-            "@owner", "@x", "&#35;9", "<img", "a|b", "s|t", "t | u", "`x`",
-        ] {
-            assert!(!out.contains(live), "{live} in {out}");
-        }
-    }
-}
-
 /// A number that may be missing (kappa when chance alone agrees), as a cell.
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), |v| format!("{v:.2}"))
@@ -522,4 +475,51 @@ pub fn ledger(r: &crate::tools::tally::ledger::stats::Report) -> String {
         .collect();
     details(&mut out, "flags and their evidence", &evidence.join("<br>"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pull request's verdict whose every field of text is hostile: a head that is not hex
+    /// (cut by characters, never inside one), names and findings with tags and mentions.
+    #[test]
+    fn a_hostile_pr_verdict_stays_inert() {
+        let v: PanelVerdict = serde_json::from_value(serde_json::json!({
+            "type": "pr-panel", "repo": "a/b<img src=x>", "pr": 7, "head": "aéééééééééééééé",
+            "verdict": "FIX_FIRST", "dissent": ["@owner"], "missing": [],
+            "findings": [{"member": "m", "shape": "</summary>", "blocking": true,
+                          "path": "a|b", "line": 3, "text": "</details>@x #9"}],
+            "findingsDropped": 0, "findingsTruncated": false,
+            "followUps": [{"member": "m", "title": "t | u", "doneWhen": "`x`", "severity": "low"}],
+            "satisfiesG10": false,
+            "members": [{"member": "m", "shape": "s|t", "blocking": true, "verdict": "FIX_FIRST",
+                         "status": "ok", "reason": "<b>"}],
+        }))
+        .unwrap();
+        // The text report cuts the same head by characters too.
+        assert!(
+            crate::tools::tally::pr::text(&v)
+                .starts_with("a/b<img src=x>#7 at aééééééé: FIX_FIRST\n")
+        );
+        let out = pr(&v);
+        assert!(
+            out.starts_with(
+                "### ❌ FIX_FIRST — a/b&#60;img src=x&#62;&#35;&#8203;7 at aééééééééééé\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(out.matches("<details>").count(), 1, "{out}");
+        assert_eq!(out.matches("</details>").count(), 1, "{out}");
+        assert_eq!(out.matches("</summary>").count(), 1, "{out}");
+        assert!(
+            out.contains("ok: &#60;b&#62;") && out.contains("&#35;&#8203;9"),
+            "{out}"
+        );
+        for live in [
+            "@owner", "@x", "&#35;9", "<img", "a|b", "s|t", "t | u", "`x`",
+        ] {
+            assert!(!out.contains(live), "{live} in {out}");
+        }
+    }
 }
