@@ -209,7 +209,7 @@ pub fn suite_page() -> String {
         ),
         (
             "$XDG_STATE_HOME/panel/history.jsonl",
-            "The history panel-judge keeps of its runs (--history FILE names another, --no-history keeps none); $XDG_STATE_HOME defaults to ~/.local/state.",
+            "The history panel-judge keeps of its runs (--history FILE or PANEL_HISTORY names another, --no-history or PANEL_HISTORY=off keeps none); $XDG_STATE_HOME defaults to ~/.local/state when unset, empty or relative.",
         ),
         (
             "$TMPDIR/panel.*",
@@ -239,6 +239,14 @@ pub fn suite_page() -> String {
         (
             "PANEL_SANDBOX_WRITE",
             "Folders (colon-separated) a confined judge may write, beside --sandbox-write.",
+        ),
+        (
+            "PANEL_HISTORY",
+            "The history file panel-judge appends its verdict records to, in place of $XDG_STATE_HOME/panel/history.jsonl; off keeps none.",
+        ),
+        (
+            "NO_COLOR",
+            "When set and not empty, the progress line on a terminal and the ledger's heat map are drawn without colour.",
         ),
         (
             "PANEL_ROUND",
