@@ -234,6 +234,9 @@ impl Stage {
             .env("HOME", &self.home)
             .env("TMPDIR", &self.scratch)
             .env("LANG", "C.UTF-8")
+            // The history is panel's own file in the user's state folder: kept out of the HOME
+            // whose every byte the tests compare.
+            .env("PANEL_HISTORY", "off")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null());
         c

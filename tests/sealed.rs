@@ -681,6 +681,7 @@ fn measure(cli: &'static str, how: How, sandbox: Option<&str>) -> Row {
         .env("HOME", &home)
         .env("TMPDIR", plant.tmp())
         .env("LANG", "C.UTF-8")
+        .env("PANEL_HISTORY", "off")
         .env("PANEL_SEALED_CANARY", &plant.env)
         .envs(env)
         .stdin(Stdio::null())
