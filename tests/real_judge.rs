@@ -100,11 +100,16 @@ fn normalise(arg: &str, tmp: &str, run: &str) -> String {
     crate::util::hide_private(&t, Path::new(tmp))
 }
 
-/// The argv of a `--dry-run` block, as bash runs it: `timeout` becomes a function that
-/// prints the arguments after the executable (the block's folder is made in `tmp`, as the
-/// launch's is, and removed).
-fn dry_words(block: &str, tmp: &Path) -> Vec<String> {
+/// The argv of a `--dry-run` block, as bash runs it in the user's environment (`env`, the
+/// variables the run had: a block decides its `whenEnv` groups when it runs): `timeout`
+/// becomes a function that prints the arguments after the executable (the block's folder is
+/// made in `tmp`, as the launch's is, and removed).
+fn dry_words(block: &str, tmp: &Path, home: &Path, env: &[(&'static str, String)]) -> Vec<String> {
     let out = Command::new("bash")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .arg("-c")
         .arg(
             "timeout() { shift 3; shift 3; while [[ $1 == *=* ]]; do shift; done; shift; printf '%s\\0' \"$@\"; }; eval \"$1\"",
@@ -327,7 +332,7 @@ pub(crate) fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run
         .join("\n");
     let (t, r) = (scratch.display().to_string(), run.display().to_string());
     let norm = |v: Vec<String>| -> Vec<String> { v.iter().map(|a| normalise(a, &t, &r)).collect() };
-    let words = dry_words(line.trim_end(), scratch);
+    let words = dry_words(line.trim_end(), scratch, home, &stage.env);
     Run {
         record,
         requests: stage.server.generations(),

@@ -95,19 +95,9 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         feeder,
         out,
         err,
-    } = loop {
-        match start(spec, &mut cmd, &stdout) {
-            Err(e)
-                if crate::engine::lifecycle::is_shortage(&e)
-                    && crate::engine::lifecycle::any_running()
-                    && started.elapsed() < spec.timeout
-                    && stopped().is_none() =>
-            {
-                thread::sleep(Duration::from_millis(50));
-            }
-            other => break other?,
-        }
-    };
+    } = crate::engine::lifecycle::through_shortage(started + spec.timeout, || {
+        start(spec, &mut cmd, &stdout)
+    })?;
 
     let (status, timed_out) = wait(&mut child, spec.timeout.saturating_sub(started.elapsed()));
     end_group(pgid, &mut child, status.is_none());

@@ -457,8 +457,12 @@ impl Launcher {
         };
         // Written as it arrives: the run folder keeps it byte for byte, within the budget.
         let path = dirs.attempt.join("stdout");
+        let deadline = started + self.timeout();
         let stdout_file = kept
-            .then(|| run_folder::create_private(&path).map_err(|e| run_folder::lose(&path, &e)))
+            .then(|| {
+                lifecycle::through_shortage(deadline, || run_folder::create_private(&path))
+                    .map_err(|e| run_folder::lose(&path, &e))
+            })
             .and_then(Result::ok)
             .map(|f| (f, path));
         let stdout = Transcript::new(stdout_file, filters, self.opts.max_output);

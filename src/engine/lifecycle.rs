@@ -63,6 +63,33 @@ pub fn is_shortage(e: &io::Error) -> bool {
     })
 }
 
+/// How long a shortage is waited out when no judge of ours runs: our own threads (a judge that
+/// just ended, a run-folder write) close what they hold within it.
+const SHORTAGE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Runs `f` until it fails for something other than a shortage of our own resources. A
+/// shortage is waited out while other judges run (they end and free theirs), or for a moment
+/// when none does, never past `deadline` or a stop; then its error is returned.
+pub fn through_shortage<T>(
+    deadline: std::time::Instant,
+    mut f: impl FnMut() -> io::Result<T>,
+) -> io::Result<T> {
+    let first = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(e)
+                if is_shortage(&e)
+                    && (any_running() || first.elapsed() < SHORTAGE_GRACE)
+                    && std::time::Instant::now() < deadline
+                    && stopped().is_none() =>
+            {
+                thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// How many judges can run at once within our limits: on open files, each holds three pipes
 /// and, while it starts, a few more; on processes (threads count), each takes about eight
 /// (our threads for it, its supervisor, its harness and what that starts).

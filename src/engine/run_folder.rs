@@ -30,10 +30,18 @@ pub fn dir(path: &Path) -> bool {
     make_dir(path).map_err(|e| lose(path, &e)).is_ok()
 }
 
+/// How long a write waits for a descriptor our judges hold.
+const WAIT_FOR_DESCRIPTORS: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Writes a file of the run folder. A file it could not write whole is removed: a file there is
 /// a file kept whole.
 pub fn file(path: &Path, bytes: impl AsRef<[u8]>) {
-    if let Err(e) = write_private(path, bytes.as_ref()) {
+    // A shortage of descriptors while judges run is theirs to end: waited out, not a loss.
+    let deadline = std::time::Instant::now() + WAIT_FOR_DESCRIPTORS;
+    let written = crate::engine::lifecycle::through_shortage(deadline, || {
+        write_private(path, bytes.as_ref())
+    });
+    if let Err(e) = written {
         let _ = fs::remove_file(path);
         lose(path, &e);
     }
