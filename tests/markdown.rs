@@ -68,6 +68,12 @@ const KINDS: &[Kind] = &[
         status: 0,
         sections: 1,
     },
+    Kind {
+        name: "ledger",
+        args: &["--ledger", "examples/markdown/ledger.jsonl"],
+        status: 0,
+        sections: 2,
+    },
 ];
 
 /// panel-tally's Markdown of one kind, checked for its exit status.

@@ -465,13 +465,13 @@ pub fn ledger(r: &crate::tools::tally::ledger::stats::Report) -> String {
     let evidence: Vec<String> = r
         .judges
         .iter()
-        .flat_map(|j| j.flags.iter().map(move |f| (&j.name, f)))
-        .chain(
-            r.pairs
+        .flat_map(|j| j.flags.iter().map(move |f| (md(&j.name), f)))
+        .chain(r.pairs.iter().flat_map(|p| {
+            p.flags
                 .iter()
-                .flat_map(|p| p.flags.iter().map(move |f| (&p.a, f))),
-        )
-        .map(|(name, f)| format!("**{}** {}: {}", f.flag, md(name), md(&f.evidence)))
+                .map(move |f| (format!("{} × {}", md(&p.a), md(&p.b)), f))
+        }))
+        .map(|(who, f)| format!("**{}** {who}: {}", f.flag, md(&f.evidence)))
         .collect();
     details(&mut out, "flags and their evidence", &evidence.join("<br>"));
     out
