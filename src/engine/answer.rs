@@ -285,12 +285,12 @@ mod tests {
 
     /// A seat that reads (a voter with read tools) answers in its last message's text: for a
     /// contract of an object, the object in that text that meets it is the answer.
-    #[test]
-    fn a_reading_seats_answer_is_the_object_in_its_text() {
+    /// A job in reviewer mode on an `exec:` seat, its checkout nowhere.
+    fn reviewer_job(name: &str) -> Job {
         let table = Table::builtin();
         let seat = Seat::parse("exec:true", &table, &BTreeMap::new()).unwrap();
         let mut job = Job::sealed(
-            "v",
+            name,
             seat,
             crate::engine::ask::Prompt::text("p".into()),
             Value::Null,
@@ -299,6 +299,12 @@ mod tests {
             checkout: PathBuf::from("/nonexistent"),
             session: Default::default(),
         };
+        job
+    }
+
+    #[test]
+    fn a_reading_seats_answer_is_the_object_in_its_text() {
+        let job = reviewer_job("v");
         let votes: &Check = &|obj| match obj.get("votes") {
             Some(Value::Array(_)) => Ok(()),
             _ => Err("no list of votes".into()),
@@ -316,19 +322,8 @@ mod tests {
 
     #[test]
     fn a_cut_short_reviewer_is_interrupted_whatever_it_said_first() {
-        let table = Table::builtin();
-        let seat = Seat::parse("exec:true", &table, &BTreeMap::new()).unwrap();
         let any_text: &Check = &|_| Ok(());
-        let mut job = Job::sealed(
-            "r",
-            seat,
-            crate::engine::ask::Prompt::text("p".into()),
-            Value::Null,
-        );
-        job.mode = Mode::Reviewer {
-            checkout: PathBuf::from("/nonexistent"),
-            session: Default::default(),
-        };
+        let mut job = reviewer_job("r");
         let first_message = "Let me read src/lib.rs first.";
         let done = read_answer(
             &job,

@@ -692,36 +692,17 @@ mod tests {
             }
         }
         // A resume argv without the filter that reads the id, or without {session}, is refused.
-        let mut h = Table::builtin().get("claude").unwrap().clone();
-        h.reviewer.as_mut().unwrap().session = None;
+        let refused = |edit: &dyn Fn(&mut ReviewerMode)| {
+            let mut h = Table::builtin().get("claude").unwrap().clone();
+            edit(h.reviewer.as_mut().unwrap());
+            h.check().unwrap_err().to_string()
+        };
+        assert!(refused(&|r| r.session = None).contains("reviewer.resume"));
         assert!(
-            h.check()
-                .unwrap_err()
-                .to_string()
-                .contains("reviewer.resume")
+            refused(&|r| r.resume.retain(|a| !a.mentions("{session}"))).contains("reviewer.resume")
         );
-        let mut h = Table::builtin().get("claude").unwrap().clone();
-        h.reviewer
-            .as_mut()
-            .unwrap()
-            .resume
-            .retain(|a| !a.mentions("{session}"));
         assert!(
-            h.check()
-                .unwrap_err()
-                .to_string()
-                .contains("reviewer.resume")
-        );
-        let mut h = Table::builtin().get("claude").unwrap().clone();
-        h.reviewer
-            .as_mut()
-            .unwrap()
-            .resume
-            .push(Arg::Text("{nope}".into()));
-        assert!(
-            h.check()
-                .unwrap_err()
-                .to_string()
+            refused(&|r| r.resume.push(Arg::Text("{nope}".into())))
                 .contains("unknown placeholder {nope}")
         );
     }
