@@ -280,11 +280,10 @@ mod tests {
             stderr: Vec::new(),
             stderr_bytes: 0,
             duration: Duration::ZERO,
+            refused: Vec::new(),
         }
     }
 
-    /// A seat that reads (a voter with read tools) answers in its last message's text: for a
-    /// contract of an object, the object in that text that meets it is the answer.
     /// A job in reviewer mode on an `exec:` seat, its checkout nowhere.
     fn reviewer_job(name: &str) -> Job {
         let table = Table::builtin();
@@ -302,6 +301,8 @@ mod tests {
         job
     }
 
+    /// A seat that reads (a voter with read tools) answers in its last message's text: for a
+    /// contract of an object, the object in that text that meets it is the answer.
     #[test]
     fn a_reading_seats_answer_is_the_object_in_its_text() {
         let job = reviewer_job("v");

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow};
 
 use crate::engine::ask::{Job, Mode, Session};
-use crate::engine::harness::{Part, PromptVia, Vars};
-use crate::engine::launcher::Launcher;
+use crate::engine::context::Context;
+use crate::engine::harness::{Arg, Harness, Part, PromptVia, Vars};
 use crate::engine::run_folder::AttemptDirs;
 
 /// Marks an argument to leave out of argv.
@@ -48,194 +48,207 @@ const BASE_ENV: &[&str] = &[
     "all_proxy",
 ];
 
-impl Launcher {
-    /// The values of argv's placeholders for one attempt, with the folders it would use.
-    pub(super) fn vars<'a>(&self, job: &'a Job, prompt: &'a str, dirs: &AttemptDirs) -> Vars<'a> {
-        let path = |p: &Path| Cow::Owned(p.display().to_string());
-        let mut v = Vars::new();
-        v.insert("prompt", Cow::Borrowed(prompt));
-        v.insert("prompt_file", path(&dirs.prompt_file()));
-        v.insert("schema", job.schema.to_string().into());
-        v.insert("schema_file", path(&dirs.schema_file()));
-        v.insert("answer_file", path(&dirs.answer_file()));
-        v.insert("home", path(&dirs.home));
-        v.insert("work", path(&dirs.work));
-        // Empty, and present only when our own walls do (`{confined}`) or do not
-        // (`{unconfined}`) confine the judge: a group that starts with one is used only then.
-        // Codex's file-restricting sandbox mounts (bubblewrap), which Landlock forbids.
-        let mark = if self.walls.1.is_some() {
-            "confined"
-        } else {
-            "unconfined"
-        };
-        v.insert(mark, Cow::Borrowed(""));
-        if let Some(m) = &job.seat.model {
-            v.insert("model", Cow::Borrowed(m));
-        }
-        if let Some(b) = self.opts.max_budget_usd {
-            v.insert("max_budget_usd", b.to_string().into());
-        }
-        let path_var = self.user_env.get("PATH").map_or("", String::as_str);
-        let exe = &job.seat.harness.executable;
-        // Where a CLI that is not installed would be: its name, so a dry run still prints.
-        let install = crate::engine::sandbox::rules::installation(exe, path_var)
-            .map_or_else(|| Cow::Borrowed(exe.as_str()), |p| path(&p));
-        v.insert("install", install);
-        if let Mode::Reviewer { checkout, session } = &job.mode {
-            v.insert("checkout", path(checkout));
-            let git_dir = crate::engine::sandbox::rules::git_common_dir(checkout);
-            v.insert("git_dir", path(&git_dir));
-            match session {
-                Session::Forget => {
-                    v.insert("forget", Cow::Borrowed(""));
-                }
-                Session::Keep => {}
-                Session::Resume { id, .. } => {
-                    v.insert("session", Cow::Borrowed(id));
-                }
-            }
-        }
-        v
-    }
+/// An attempt's argv in its parts (see [`Part`]), and what goes to its stdin: the prompt,
+/// when the row sends it there or it is too long for one argument.
+pub struct Argv<'t> {
+    pub parts: Vec<Part<'t>>,
+    pub stdin: Option<Arc<String>>,
+}
 
-    /// The argv and how the prompt travels, or why the prompt cannot reach the harness.
-    pub(super) fn argv(
-        &self,
-        job: &Job,
-        prompt: &Arc<String>,
-        dirs: &AttemptDirs,
-    ) -> Result<(Vec<String>, Option<Arc<String>>)> {
-        let user_env = |name: &str| self.user_env.get(name).is_some_and(|v| !v.is_empty());
-        let (parts, stdin) = self.argv_parts(job, prompt, dirs, None)?;
-        let argv = parts
+impl Argv<'_> {
+    /// The words of argv, its `whenEnv` groups decided by `set` (whether a variable is set).
+    pub fn words(self, set: &dyn Fn(&str) -> bool) -> Vec<String> {
+        self.parts
             .into_iter()
-            .filter(|p| p.when_env.is_none_or(user_env))
+            .filter(|p| p.when_env.is_none_or(set))
             .flat_map(|p| p.args)
-            .collect();
-        Ok((argv, stdin))
-    }
-
-    /// The argv in its parts (see [`Part`]) and how the prompt travels. `prompt_word`, when
-    /// given, stands in argv where the prompt would (a dry run's `"$prompt"`); the prompt
-    /// itself still decides how it travels.
-    pub(super) fn argv_parts<'j>(
-        &self,
-        job: &'j Job,
-        prompt: &Arc<String>,
-        dirs: &AttemptDirs,
-        prompt_word: Option<&str>,
-    ) -> Result<(Vec<Part<'j>>, Option<Arc<String>>)> {
-        let h = &job.seat.harness;
-        let mut vars = self.vars(job, prompt, dirs);
-        if let Some(word) = prompt_word {
-            vars.insert("prompt", Cow::Owned(word.to_string()));
-        }
-        let mut stdin = None;
-        match h.prompt {
-            PromptVia::Stdin => stdin = Some(Arc::clone(prompt)),
-            PromptVia::Argument if prompt.len() > MAX_ARG => match &h.stdin_prompt {
-                Some(instead) => {
-                    // An empty stand-in drops the argument rather than passing "".
-                    let arg = if instead.is_empty() { DROPPED } else { instead };
-                    vars.insert("prompt", Cow::Owned(arg.to_string()));
-                    stdin = Some(Arc::clone(prompt));
-                }
-                None if h.argv_mentions("{prompt_file}") => {}
-                None => {
-                    return Err(anyhow!(
-                        "{}: the prompt is {} bytes, more than one argument carries (128 KiB), and {} takes it no other way",
-                        job.name,
-                        prompt.len(),
-                        h.name
-                    ));
-                }
-            },
-            PromptVia::Argument => {}
-        }
-        let template = match &job.mode {
-            Mode::Sealed => &h.argv,
-            Mode::Reviewer { session, .. } => match &h.reviewer {
-                Some(r) if matches!(session, Session::Resume { .. }) && !r.resume.is_empty() => {
-                    &r.resume
-                }
-                Some(r) if matches!(session, Session::Resume { .. }) => {
-                    return Err(anyhow!(
-                        "harness {} cannot resume a reviewer's session",
-                        h.name
-                    ));
-                }
-                Some(r) => &r.argv,
-                None => {
-                    return Err(anyhow!(
-                        "harness {} has no reviewer mode: it cannot review a pull request",
-                        h.name
-                    ));
-                }
-            },
-        };
-        let mut parts = h.render_parts(template, &vars)?;
-        for p in &mut parts {
-            p.args.retain(|a| a != DROPPED);
-        }
-        Ok((parts, stdin))
-    }
-
-    /// Checks that every job's prompt can reach its harness, before any starts.
-    pub fn check_prompts(&self, jobs: &[Job]) -> Result<()> {
-        let dirs = AttemptDirs::notional(Path::new("/nonexistent"), "x", 1);
-        for job in jobs {
-            self.argv(job, &Arc::new(job.prompt.build()), &dirs)?;
-        }
-        Ok(())
-    }
-
-    /// The environment of one attempt: the base variables, the harness's own, the private folders.
-    pub(super) fn env(&self, job: &Job, dirs: &AttemptDirs) -> Vec<(String, String)> {
-        let mut env: BTreeMap<String, String> = BTreeMap::new();
-        for name in self.carried_env(job) {
-            if let Some(v) = self.user_env.get(&name) {
-                env.insert(name, v.clone());
-            }
-        }
-        env.extend(self.private_env(job, dirs));
-        env.into_iter().collect()
-    }
-
-    /// The names of the user's variables a judge keeps: the base ones, the harness's, the user's.
-    pub(super) fn carried_env(&self, job: &Job) -> Vec<String> {
-        BASE_ENV
-            .iter()
-            .map(|s| s.to_string())
-            .chain(job.seat.harness.pass_env.iter().cloned())
-            .chain(self.opts.pass_env.iter().cloned())
             .collect()
     }
+}
 
-    /// The variables set for a judge over the carried ones: its private HOME, XDG folders and
-    /// TMPDIR, and the harness's own (a reviewer's too), in the order they apply.
-    pub(super) fn private_env(&self, job: &Job, dirs: &AttemptDirs) -> Vec<(String, String)> {
-        let h = &job.seat.harness;
-        let home = dirs.home.display().to_string();
-        let mut env = vec![
-            ("HOME".to_string(), home.clone()),
-            ("XDG_CONFIG_HOME".into(), format!("{home}/.config")),
-            ("XDG_DATA_HOME".into(), format!("{home}/.local/share")),
-            ("XDG_STATE_HOME".into(), format!("{home}/.local/state")),
-            ("XDG_CACHE_HOME".into(), format!("{home}/.cache")),
-            ("TMPDIR".into(), dirs.tmp.display().to_string()),
-        ];
-        let vars = self.vars(job, "", dirs);
-        let reviewer_env = match (&job.mode, &h.reviewer) {
-            (Mode::Reviewer { .. }, Some(r)) => Some(&r.env),
-            _ => None,
-        };
-        for (k, v) in h.env.iter().chain(reviewer_env.into_iter().flatten()) {
-            if let Some(v) = crate::engine::harness::fill(v, &vars) {
-                env.push((k.clone(), v));
+/// The values of argv's placeholders for one attempt of `job` in `dirs`; `confined` says
+/// whether our walls confine it (the `{confined}` and `{unconfined}` groups).
+pub fn vars<'a>(job: &'a Job, prompt: &'a str, dirs: &AttemptDirs, ctx: &Context) -> Vars<'a> {
+    let path = |p: &Path| Cow::Owned(p.display().to_string());
+    let mut v = Vars::new();
+    v.insert("prompt", Cow::Borrowed(prompt));
+    v.insert("prompt_file", path(&dirs.prompt_file()));
+    v.insert("schema", job.schema.to_string().into());
+    v.insert("schema_file", path(&dirs.schema_file()));
+    v.insert("answer_file", path(&dirs.answer_file()));
+    v.insert("home", path(&dirs.home));
+    v.insert("work", path(&dirs.work));
+    // Empty, and present only when our own walls do (`{confined}`) or do not
+    // (`{unconfined}`) confine the judge: a group that starts with one is used only then.
+    // Codex's file-restricting sandbox mounts (bubblewrap), which Landlock forbids.
+    let mark = if ctx.confined() {
+        "confined"
+    } else {
+        "unconfined"
+    };
+    v.insert(mark, Cow::Borrowed(""));
+    if let Some(m) = &job.seat.model {
+        v.insert("model", Cow::Borrowed(m));
+    }
+    if let Some(b) = ctx.opts.max_budget_usd {
+        v.insert("max_budget_usd", b.to_string().into());
+    }
+    let exe = &job.seat.harness.executable;
+    // Where a CLI that is not installed would be: its name, so a dry run still prints.
+    let install = crate::engine::sandbox::rules::installation(exe, ctx.path_var())
+        .map_or_else(|| Cow::Borrowed(exe.as_str()), |p| path(&p));
+    v.insert("install", install);
+    if let Mode::Reviewer { checkout, session } = &job.mode {
+        v.insert("checkout", path(checkout));
+        let git_dir = crate::engine::sandbox::rules::git_common_dir(checkout);
+        v.insert("git_dir", path(&git_dir));
+        match session {
+            Session::Forget => {
+                v.insert("forget", Cow::Borrowed(""));
+            }
+            Session::Keep => {}
+            Session::Resume { id, .. } => {
+                v.insert("session", Cow::Borrowed(id));
             }
         }
-        env
     }
+    v
+}
+
+/// The argv template of `job`'s mode: the row's own, its reviewer mode's, or the resume of a
+/// reviewer's session.
+pub fn template(job: &Job) -> Result<&[Arg]> {
+    let h = &job.seat.harness;
+    let Mode::Reviewer { session, .. } = &job.mode else {
+        return Ok(&h.argv);
+    };
+    match &h.reviewer {
+        Some(r) if matches!(session, Session::Resume { .. }) && !r.resume.is_empty() => {
+            Ok(&r.resume)
+        }
+        Some(_) if matches!(session, Session::Resume { .. }) => Err(anyhow!(
+            "harness {} cannot resume a reviewer's session",
+            h.name
+        )),
+        Some(r) => Ok(&r.argv),
+        None => Err(anyhow!(
+            "harness {} has no reviewer mode: it cannot review a pull request",
+            h.name
+        )),
+    }
+}
+
+/// How the prompt reaches the harness: what stands for it in argv (`None`: itself) and what
+/// goes to stdin; or why it cannot reach it.
+pub fn route(job: &Job, prompt: &Arc<String>) -> Result<(Option<String>, Option<Arc<String>>)> {
+    let h = &job.seat.harness;
+    match h.prompt {
+        PromptVia::Stdin => Ok((None, Some(Arc::clone(prompt)))),
+        PromptVia::Argument if prompt.len() > MAX_ARG => match &h.stdin_prompt {
+            // An empty stand-in drops the argument rather than passing "".
+            Some(instead) => {
+                let arg = if instead.is_empty() { DROPPED } else { instead };
+                Ok((Some(arg.to_string()), Some(Arc::clone(prompt))))
+            }
+            None if h.argv_mentions("{prompt_file}") => Ok((None, None)),
+            None => Err(anyhow!(
+                "{}: the prompt is {} bytes, more than one argument carries (128 KiB), and {} takes it no other way",
+                job.name,
+                prompt.len(),
+                h.name
+            )),
+        },
+        PromptVia::Argument => Ok((None, None)),
+    }
+}
+
+/// Renders `template` of `h` with `vars` into an [`Argv`] whose stdin is `stdin`.
+pub fn render<'t>(
+    h: &Harness,
+    template: &'t [Arg],
+    vars: &Vars,
+    stdin: Option<Arc<String>>,
+) -> Result<Argv<'t>> {
+    let mut parts = h.render_parts(template, vars)?;
+    for p in &mut parts {
+        p.args.retain(|a| a != DROPPED);
+    }
+    Ok(Argv { parts, stdin })
+}
+
+/// The argv of one attempt of `job` in `dirs`, and how the prompt travels. `prompt_word`,
+/// when given, stands in argv where the prompt would (a dry run's `"$prompt"`); the prompt
+/// itself still decides how it travels.
+pub fn of<'j>(
+    job: &'j Job,
+    prompt: &Arc<String>,
+    dirs: &AttemptDirs,
+    ctx: &Context,
+    prompt_word: Option<&str>,
+) -> Result<Argv<'j>> {
+    let (instead, stdin) = route(job, prompt)?;
+    let mut vars = vars(job, prompt, dirs, ctx);
+    if let Some(word) = instead.as_deref().or(prompt_word) {
+        vars.insert("prompt", Cow::Owned(word.to_string()));
+    }
+    render(&job.seat.harness, template(job)?, &vars, stdin)
+}
+
+/// Checks that every job's prompt can reach its harness, before any starts.
+pub fn check_prompts(jobs: &[Job], ctx: &Context) -> Result<()> {
+    let dirs = AttemptDirs::notional(Path::new("/nonexistent"), "x", 1);
+    for job in jobs {
+        of(job, &Arc::new(job.prompt.build()), &dirs, ctx, None)?;
+    }
+    Ok(())
+}
+
+/// The environment of one attempt: the base variables, the harness's own, the private folders.
+pub fn env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<(String, String)> {
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    for name in carried_env(job, ctx) {
+        if let Some(v) = ctx.user_env.get(&name) {
+            env.insert(name, v.clone());
+        }
+    }
+    env.extend(private_env(job, dirs, ctx));
+    env.into_iter().collect()
+}
+
+/// The names of the user's variables a judge keeps: the base ones, the harness's, the user's.
+pub fn carried_env(job: &Job, ctx: &Context) -> Vec<String> {
+    BASE_ENV
+        .iter()
+        .map(|s| s.to_string())
+        .chain(job.seat.harness.pass_env.iter().cloned())
+        .chain(ctx.opts.pass_env.iter().cloned())
+        .collect()
+}
+
+/// The variables set for a judge over the carried ones: its private HOME, XDG folders and
+/// TMPDIR, and the harness's own (a reviewer's too), in the order they apply.
+pub fn private_env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<(String, String)> {
+    let h = &job.seat.harness;
+    let home = dirs.home.display().to_string();
+    let mut env = vec![
+        ("HOME".to_string(), home.clone()),
+        ("XDG_CONFIG_HOME".into(), format!("{home}/.config")),
+        ("XDG_DATA_HOME".into(), format!("{home}/.local/share")),
+        ("XDG_STATE_HOME".into(), format!("{home}/.local/state")),
+        ("XDG_CACHE_HOME".into(), format!("{home}/.cache")),
+        ("TMPDIR".into(), dirs.tmp.display().to_string()),
+    ];
+    let vars = vars(job, "", dirs, ctx);
+    let reviewer_env = match (&job.mode, &h.reviewer) {
+        (Mode::Reviewer { .. }, Some(r)) => Some(&r.env),
+        _ => None,
+    };
+    for (k, v) in h.env.iter().chain(reviewer_env.into_iter().flatten()) {
+        if let Some(v) = crate::engine::harness::fill(v, &vars) {
+            env.push((k.clone(), v));
+        }
+    }
+    env
 }
 
 /// Quotes a word for bash so it stays one word on one line.

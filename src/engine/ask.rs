@@ -96,6 +96,8 @@ pub struct LaunchOptions {
     /// More folders a confined judge may read and run from, and write to.
     pub sandbox_read: Vec<PathBuf>,
     pub sandbox_write: Vec<PathBuf>,
+    /// More hosts and ports a confined judge's proxy lets it reach.
+    pub sandbox_allow: Vec<crate::engine::sandbox::egress::Endpoint>,
     /// Bytes of one attempt's stdout kept in the run folder; past them the judge is stopped
     /// and recorded `output-limit`.
     pub max_output: u64,
@@ -117,6 +119,7 @@ impl Default for LaunchOptions {
             sandbox: crate::engine::sandbox::Mode::Auto,
             sandbox_read: Vec::new(),
             sandbox_write: Vec::new(),
+            sandbox_allow: Vec::new(),
             max_output: crate::engine::transcript::DEFAULT_MAX_OUTPUT,
         }
     }

@@ -53,6 +53,8 @@ pub struct ProcessOutcome {
     pub stderr: Vec<u8>,
     pub stderr_bytes: u64,
     pub duration: Duration,
+    /// What its proxy refused it, one line each.
+    pub refused: Vec<String>,
 }
 
 impl ProcessOutcome {
@@ -132,6 +134,7 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         stderr,
         stderr_bytes,
         duration: started.elapsed(),
+        refused: Vec::new(),
     })
 }
 

@@ -4,7 +4,9 @@
 //! | --- | --- |
 //! | the harness rows (data) and seats | [`harness`], `harness/builtin.json` |
 //! | a job, how it ended, the [`ask::Asker`] of panel-merge and panel-vote | [`ask`] |
-//! | the launcher: retries, attempts, the files of an attempt | [`launcher`] |
+//! | the launcher: the run's folders, retries, many jobs at once | [`launcher`] |
+//! | one attempt as a value: its folders, files, walls and launch | [`attempt`] |
+//! | what every attempt of a run shares: options, the user's environment, the walls | [`context`] |
 //! | argv, how the prompt travels, the judge's environment | [`argv`] |
 //! | one process: its group, its deadline, where the group is killed | [`launch`] |
 //! | signals, a closed stdout, the exit status of a stopped run | [`lifecycle`] |
@@ -25,7 +27,9 @@
 pub mod answer;
 pub mod argv;
 pub mod ask;
+pub mod attempt;
 pub mod checkout;
+pub mod context;
 pub mod credentials;
 pub mod extract;
 pub mod fanout;

@@ -4,7 +4,7 @@
 //! logins, copied as [`crate::engine::credentials`] copies them), runs the harness with the
 //! environment and argv the launch gives it, feeds the prompt the same way, prints where its
 //! answer landed, and removes the folder however it ends. Everything comes from the row and
-//! the launcher's own rendering ([`Launcher::argv_parts`], [`Launcher::private_env`]); the
+//! the same [`Attempt`] value a launch renders ([`Attempt::argv`], [`argv::private_env`]); the
 //! private folder is a marker here that becomes `"$s"` in the block.
 //!
 //! A pasted block runs outside panel's Landlock walls: it is rendered unconfined (a row's
@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
-use crate::engine::argv::shell_quote;
+use crate::engine::argv::{self, shell_quote};
 use crate::engine::ask::{Job, Mode};
+use crate::engine::attempt::Attempt;
+use crate::engine::context::Context;
 use crate::engine::harness::{AnswerAt, Kind};
-use crate::engine::launcher::Launcher;
-use crate::engine::run_folder::AttemptDirs;
 
 /// Stands for the block's private folder (`"$s"`) in rendered text. No prompt, model or
 /// schema holds a NUL byte (no command line could carry one), so none can forge it.
@@ -28,178 +28,177 @@ const FOLDER: &str = "\u{0}s\u{0}";
 /// Stands for the prompt (`"$prompt"`).
 const PROMPT: &str = "\u{0}p\u{0}";
 
-impl Launcher {
-    /// The bash block that runs `job`'s first attempt as pasted (see the module's words).
-    pub fn command_line(&self, job: &Job) -> Result<String> {
-        let h = &job.seat.harness;
-        let mut b = String::new();
-        let _ = writeln!(
+/// The bash block that runs `job`'s first attempt as pasted (see the module's words).
+pub fn block(job: &Job, ctx: &Context) -> Result<String> {
+    let h = &job.seat.harness;
+    let mut b = String::new();
+    let _ = writeln!(
+        b,
+        "# judge {}, seat {} (harness {})",
+        comment(&job.name),
+        comment(&job.seat.spec),
+        comment(&h.name)
+    );
+    if h.kind == Kind::Replay {
+        let _ = write!(
             b,
-            "# judge {}, seat {} (harness {})",
-            comment(&job.name),
-            comment(&job.seat.spec),
-            comment(&h.name)
+            "# replays {}: nothing to run",
+            comment(job.seat.model.as_deref().unwrap_or(""))
         );
-        if h.kind == Kind::Replay {
-            let _ = write!(
-                b,
-                "# replays {}: nothing to run",
-                comment(job.seat.model.as_deref().unwrap_or(""))
-            );
-            return Ok(b);
-        }
-        let prompt = Arc::new(job.prompt.build());
-        if prompt.contains('\0') {
-            bail!(
-                "{}: the prompt holds a NUL byte, which no command carries",
-                job.name
-            );
-        }
-        let dirs = AttemptDirs::new(Path::new(""), Path::new(FOLDER), &job.name, 1);
-        let (parts, stdin) = self.argv_parts(job, &prompt, &dirs, Some(PROMPT))?;
-        b.push_str(
+        return Ok(b);
+    }
+    let prompt = Arc::new(job.prompt.build());
+    if prompt.contains('\0') {
+        bail!(
+            "{}: the prompt holds a NUL byte, which no command carries",
+            job.name
+        );
+    }
+    let len = prompt.len();
+    let attempt = Attempt::new(
+        job,
+        1,
+        (prompt, len),
+        (Path::new(""), Path::new(FOLDER)),
+        ctx,
+    );
+    let (prompt, dirs) = (&attempt.prompt, &attempt.dirs);
+    let argv = attempt.argv(Some(PROMPT))?;
+    let (parts, stdin) = (argv.parts, argv.stdin);
+    b.push_str(
             "# Unconfined: panel's Landlock walls do not reach a pasted command; the harness's own lockdown holds it",
         );
-        match &h.lockdown {
-            Some(l) => {
-                let _ = writeln!(b, ": {}.", comment(l));
+    match &h.lockdown {
+        Some(l) => {
+            let _ = writeln!(b, ": {}.", comment(l));
+        }
+        None => b.push_str(".\n"),
+    }
+    let _ = writeln!(
+        b,
+        "# It runs in a private folder, removed when it ends, with the files and logins panel-judge gives it."
+    );
+    if let Mode::Reviewer { checkout, .. } = &job.mode {
+        let _ = writeln!(
+            b,
+            "# It reviews the checkout at {}: make it first (git worktree add --detach PATH HEAD).",
+            comment(&checkout.display().to_string())
+        );
+    }
+    b.push_str("(\nset -eu\numask 077\n");
+    b.push_str("s=$(mktemp -d \"${TMPDIR:-/tmp}/panel-sandbox.XXXXXX\")\n");
+    b.push_str("trap 'rm -rf -- \"$s\"' EXIT\ntrap 'exit 130' INT\ntrap 'exit 143' TERM HUP\n");
+    let folders = [&dirs.private, &dirs.home, &dirs.work, &dirs.tmp];
+    let _ = writeln!(b, "mkdir -- {}", folders.map(|d| word(&path(d))).join(" "));
+    let _ = writeln!(b, "prompt={}", shell_quote(prompt));
+    let _ = writeln!(
+        b,
+        "printf '%s' \"$prompt\" > {}",
+        word(&path(&dirs.prompt_file()))
+    );
+    let _ = writeln!(
+        b,
+        "printf '%s' {} > {}",
+        shell_quote(&job.schema.to_string()),
+        word(&path(&dirs.schema_file()))
+    );
+    let _ = writeln!(b, ": > {}", word(&path(&dirs.answer_file())));
+    logins(&mut b, job, dirs);
+    let vars = argv::vars(job, PROMPT, dirs, ctx);
+    for (rel, text) in &h.files {
+        let file = dirs.home.join(rel);
+        let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
+        if let Some(parent) = file.parent() {
+            let _ = writeln!(b, "mkdir -p -- {}", word(&path(parent)));
+        }
+        let _ = writeln!(b, "printf '%s' {} > {}", word(&text), word(&path(&file)));
+    }
+    let _ = writeln!(b, "cd -- {}", word(&path(&attempt.cwd())));
+    // The argv, its `whenEnv` groups decided by the environment the block runs in.
+    let mut first = true;
+    for part in &parts {
+        let words: Vec<String> = part.args.iter().map(|a| word(a)).collect();
+        let op = if first { "=" } else { "+=" };
+        match part.when_env {
+            None => {
+                let _ = writeln!(b, "a{op}({})", words.join(" "));
             }
-            None => b.push_str(".\n"),
-        }
-        let _ = writeln!(
-            b,
-            "# It runs in a private folder, removed when it ends, with the files and logins panel-judge gives it."
-        );
-        if let Mode::Reviewer { checkout, .. } = &job.mode {
-            let _ = writeln!(
-                b,
-                "# It reviews the checkout at {}: make it first (git worktree add --detach PATH HEAD).",
-                comment(&checkout.display().to_string())
-            );
-        }
-        b.push_str("(\nset -eu\numask 077\n");
-        b.push_str("s=$(mktemp -d \"${TMPDIR:-/tmp}/panel-sandbox.XXXXXX\")\n");
-        b.push_str("trap 'rm -rf -- \"$s\"' EXIT\ntrap 'exit 130' INT\ntrap 'exit 143' TERM HUP\n");
-        let folders = [&dirs.private, &dirs.home, &dirs.work, &dirs.tmp];
-        let _ = writeln!(b, "mkdir -- {}", folders.map(|d| word(&path(d))).join(" "));
-        let _ = writeln!(b, "prompt={}", shell_quote(&prompt));
-        let _ = writeln!(
-            b,
-            "printf '%s' \"$prompt\" > {}",
-            word(&path(&dirs.prompt_file()))
-        );
-        let _ = writeln!(
-            b,
-            "printf '%s' {} > {}",
-            shell_quote(&job.schema.to_string()),
-            word(&path(&dirs.schema_file()))
-        );
-        let _ = writeln!(b, ": > {}", word(&path(&dirs.answer_file())));
-        self.logins(&mut b, job, &dirs);
-        let vars = self.vars(job, PROMPT, &dirs);
-        for (rel, text) in &h.files {
-            let file = dirs.home.join(rel);
-            let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
-            if let Some(parent) = file.parent() {
-                let _ = writeln!(b, "mkdir -p -- {}", word(&path(parent)));
-            }
-            let _ = writeln!(b, "printf '%s' {} > {}", word(&text), word(&path(&file)));
-        }
-        let cwd = match &job.mode {
-            Mode::Sealed => dirs.work.clone(),
-            Mode::Reviewer { checkout, .. } => checkout.clone(),
-        };
-        let _ = writeln!(b, "cd -- {}", word(&path(&cwd)));
-        // The argv, its `whenEnv` groups decided by the environment the block runs in.
-        let mut first = true;
-        for part in &parts {
-            let words: Vec<String> = part.args.iter().map(|a| word(a)).collect();
-            let op = if first { "=" } else { "+=" };
-            match part.when_env {
-                None => {
-                    let _ = writeln!(b, "a{op}({})", words.join(" "));
+            Some(name) if is_identifier(name) => {
+                if first {
+                    b.push_str("a=()\n");
                 }
-                Some(name) if is_identifier(name) => {
-                    if first {
-                        b.push_str("a=()\n");
-                    }
-                    let _ = writeln!(
-                        b,
-                        "if [ -n \"${{{name}-}}\" ]; then a+=({}); fi",
-                        words.join(" ")
-                    );
-                }
-                // No shell variable has that name: the launch, reading the same
-                // environment, finds it unset too.
-                Some(_) if first => b.push_str("a=()\n"),
-                Some(_) => continue,
-            }
-            first = false;
-        }
-        if first {
-            b.push_str("a=()\n");
-        }
-        // The launch's environment: nothing of the user's but the carried variables.
-        let mut env: Vec<String> = Vec::new();
-        let mut carried = self.carried_env(job);
-        carried.retain(|n| is_identifier(n));
-        carried.dedup();
-        for name in carried {
-            let set = format!("${{{name}+\"{name}=${name}\"}}");
-            if !env.contains(&set) {
-                env.push(set);
-            }
-        }
-        for (k, v) in self.private_env(job, &dirs) {
-            env.push(word(&format!("{k}={v}")));
-        }
-        let timeout = self.opts.timeout_secs.max(0.001);
-        let run = format!(
-            "timeout -k 1 {timeout} env -i -- {} {} \"${{a[@]}}\"",
-            env.join(" "),
-            shell_quote(&h.executable)
-        );
-        let feed = match stdin {
-            Some(_) => "printf '%s' \"$prompt\" | ",
-            None => "",
-        };
-        let from = if stdin.is_some() { "" } else { " < /dev/null" };
-        let answer_at = match (&job.mode, &h.reviewer) {
-            (Mode::Reviewer { .. }, Some(r)) => r.answer,
-            _ => h.answer,
-        };
-        match answer_at {
-            AnswerAt::Stdout => {
-                let _ = write!(b, "{feed}{run}{from}\n)");
-            }
-            AnswerAt::File => {
-                // As the launch reads it: the answer file, else standard output.
-                let out = word(&path(&dirs.private.join("stdout")));
-                let answer = word(&path(&dirs.answer_file()));
-                let _ = write!(
+                let _ = writeln!(
                     b,
-                    "status=0\n{feed}{run}{from} > {out} || status=$?\n\
-                     if grep -q '[^[:space:]]' {answer}; then cat -- {answer}; else cat -- {out}; fi\n\
-                     exit \"$status\"\n)"
+                    "if [ -n \"${{{name}-}}\" ]; then a+=({}); fi",
+                    words.join(" ")
                 );
             }
+            // No shell variable has that name: the launch, reading the same
+            // environment, finds it unset too.
+            Some(_) if first => b.push_str("a=()\n"),
+            Some(_) => continue,
         }
-        Ok(b)
+        first = false;
     }
-
-    /// Copies the row's logins as [`crate::engine::credentials::Logins::copy`] does: a
-    /// regular file of the user's, when there is one, into the private HOME, the owner's alone.
-    fn logins(&self, b: &mut String, job: &Job, dirs: &AttemptDirs) {
-        for c in &job.seat.harness.credentials {
-            let to = dirs.home.join(&c.to);
-            b.push_str(&user_path(&c.from));
-            let dest = word(&path(&to));
-            let parent = to.parent().map(|p| word(&path(p))).unwrap_or_default();
-            let _ = writeln!(
+    if first {
+        b.push_str("a=()\n");
+    }
+    // The launch's environment: nothing of the user's but the carried variables.
+    let mut env: Vec<String> = Vec::new();
+    let mut carried = argv::carried_env(job, ctx);
+    carried.retain(|n| is_identifier(n));
+    carried.dedup();
+    for name in carried {
+        let set = format!("${{{name}+\"{name}=${name}\"}}");
+        if !env.contains(&set) {
+            env.push(set);
+        }
+    }
+    for (k, v) in argv::private_env(job, dirs, ctx) {
+        env.push(word(&format!("{k}={v}")));
+    }
+    let timeout = ctx.opts.timeout_secs.max(0.001);
+    let run = format!(
+        "timeout -k 1 {timeout} env -i -- {} {} \"${{a[@]}}\"",
+        env.join(" "),
+        shell_quote(&h.executable)
+    );
+    let feed = match stdin {
+        Some(_) => "printf '%s' \"$prompt\" | ",
+        None => "",
+    };
+    let from = if stdin.is_some() { "" } else { " < /dev/null" };
+    match attempt.answer_at() {
+        AnswerAt::Stdout => {
+            let _ = write!(b, "{feed}{run}{from}\n)");
+        }
+        AnswerAt::File => {
+            // As the launch reads it: the answer file, else standard output.
+            let out = word(&path(&dirs.private.join("stdout")));
+            let answer = word(&path(&dirs.answer_file()));
+            let _ = write!(
                 b,
-                "if [ -f \"$f\" ] && [ -r \"$f\" ]; then mkdir -p -- {parent}; cat -- \"$f\" > {dest} || rm -f -- {dest}; fi"
+                "status=0\n{feed}{run}{from} > {out} || status=$?\n\
+                     if grep -q '[^[:space:]]' {answer}; then cat -- {answer}; else cat -- {out}; fi\n\
+                     exit \"$status\"\n)"
             );
         }
+    }
+    Ok(b)
+}
+
+/// Copies the row's logins as [`crate::engine::credentials::Logins::copy`] does: a
+/// regular file of the user's, when there is one, into the private HOME, the owner's alone.
+fn logins(b: &mut String, job: &Job, dirs: &crate::engine::run_folder::AttemptDirs) {
+    for c in &job.seat.harness.credentials {
+        let to = dirs.home.join(&c.to);
+        b.push_str(&user_path(&c.from));
+        let dest = word(&path(&to));
+        let parent = to.parent().map(|p| word(&path(p))).unwrap_or_default();
+        let _ = writeln!(
+            b,
+            "if [ -f \"$f\" ] && [ -r \"$f\" ]; then mkdir -p -- {parent}; cat -- \"$f\" > {dest} || rm -f -- {dest}; fi"
+        );
     }
 }
 

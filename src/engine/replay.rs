@@ -40,5 +40,6 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         stderr: Vec::new(),
         stderr_bytes: 0,
         duration: Duration::ZERO,
+        refused: Vec::new(),
     })
 }

@@ -230,6 +230,13 @@ impl AttemptDirs {
         self.private.join("answer")
     }
 
+    /// Where the judge's proxy logs what it refused: beside its private folder, out of its reach.
+    pub fn egress_log(&self) -> PathBuf {
+        let mut p = self.private.clone().into_os_string();
+        p.push(".egress");
+        p.into()
+    }
+
     /// Where an attempt's folders would be, for messages and dry runs.
     pub fn notional(run: &Path, name: &str, n: u32) -> AttemptDirs {
         AttemptDirs::new(run, &run.join(".sandbox"), name, n)

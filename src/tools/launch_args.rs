@@ -55,8 +55,10 @@ pub struct LaunchArgs {
     #[arg(long = "harness-cap", value_name = "HARNESS=N")]
     pub harness_caps: Vec<String>,
 
-    /// Confine each judge to its own folders (Landlock): auto where the kernel can, else with
-    /// one warning; required, or launch nothing; off.
+    /// How each judge is walled in: auto, a jail of its own (namespaces, a read-only root of
+    /// what its harness needs, no route out but its proxy) with Landlock inside, falling back
+    /// to Landlock alone, each with one warning, where the kernel cannot; required, the jail or
+    /// launch nothing; landlock, Landlock alone; off.
     #[arg(long, value_enum, value_name = "HOW", default_value_t = Mode::Auto)]
     pub sandbox: Mode,
 
@@ -70,12 +72,43 @@ pub struct LaunchArgs {
     #[arg(long = "sandbox-write", value_name = "DIR")]
     pub sandbox_write: Vec<PathBuf>,
 
+    /// A host and port a confined judge's proxy also lets it reach, HOST:PORT (repeatable; also
+    /// PANEL_SANDBOX_ALLOW, comma-separated). Its row's model service, and the base URLs in its
+    /// environment and configuration, are allowed already; nothing the prompt names ever is.
+    #[arg(long = "sandbox-allow", value_name = "HOST:PORT")]
+    pub sandbox_allow: Vec<String>,
+
     /// The most standard output one attempt of a seat may write, kept byte for byte in the run
     /// folder (bytes, or K, M, G, T: 64M, 1G). Past it the seat is stopped, with every process
     /// it started, and recorded output-limit, an abstention. Its events are read as they
     /// arrive, so memory does not grow with it.
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_max_output)]
     pub max_output: u64,
+}
+
+/// A folder a judge may write never holds the user's HOME or the folder it runs in (a
+/// reviewer's repository): a judge could then change the user's files.
+fn check_writable(folders: &[PathBuf]) -> Result<()> {
+    let canonical =
+        |v: Option<std::ffi::OsString>| v.and_then(|p| PathBuf::from(p).canonicalize().ok());
+    let home = canonical(std::env::var_os("HOME"));
+    let here = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok());
+    for dir in folders {
+        for (what, held) in [("your HOME", &home), ("the folder it is run in", &here)] {
+            if let Some(held) = held
+                && held.starts_with(dir)
+            {
+                anyhow::bail!(
+                    "--sandbox-write {}: it holds {what} ({}), where a judge could change your files; grant a folder of its own",
+                    dir.display(),
+                    held.display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn parse_max_output(text: &str) -> Result<u64, String> {
@@ -151,10 +184,24 @@ impl LaunchArgs {
                 })
                 .collect()
         };
+        let sandbox_write = folders(&self.sandbox_write, "PANEL_SANDBOX_WRITE")?;
+        check_writable(&sandbox_write)?;
+        let from_env = std::env::var("PANEL_SANDBOX_ALLOW").unwrap_or_default();
+        let sandbox_allow = self
+            .sandbox_allow
+            .iter()
+            .map(String::as_str)
+            .chain(from_env.split(',').map(str::trim).filter(|s| !s.is_empty()))
+            .map(|e| {
+                crate::engine::sandbox::egress::Endpoint::parse(e)
+                    .map_err(|why| anyhow::anyhow!("--sandbox-allow {why}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(LaunchOptions {
             sandbox: self.sandbox,
             sandbox_read: folders(&self.sandbox_read, "PANEL_SANDBOX_READ")?,
-            sandbox_write: folders(&self.sandbox_write, "PANEL_SANDBOX_WRITE")?,
+            sandbox_write,
+            sandbox_allow,
             run: self.out.clone(),
             resume: false,
             timeout_secs: self.timeout,

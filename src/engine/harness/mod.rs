@@ -71,6 +71,11 @@ pub struct Harness {
     /// executable's installation (`~/` is the user's HOME).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandbox_read: Vec<String>,
+    /// The hosts and ports its model service answers at, `HOST:PORT`: the only ones a confined
+    /// judge's proxy lets it reach, with those of the base URLs in its environment and
+    /// configuration and `--sandbox-allow`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress: Vec<String>,
     /// Words in the output that mean a known failure, checked in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorRule>,
@@ -373,6 +378,10 @@ impl Harness {
                     );
                 }
             }
+        }
+        for e in &self.egress {
+            crate::engine::sandbox::egress::Endpoint::parse(e)
+                .map_err(|e| anyhow!("egress: {e}"))?;
         }
         let mentions = |p: &str| self.argv_mentions(p);
         if self.kind == Kind::Process

@@ -1,7 +1,8 @@
-//! The stage that becomes the harness: it dies with its supervisor (a parent-death signal,
-//! which `exec` keeps), leaves the tool's session (no controlling terminal to read or write),
-//! keeps descriptors 0–2 only, confines itself when the policy says so, and replaces itself
-//! with the harness.
+//! The stage that becomes the harness where there is no jail: it dies with its supervisor (a
+//! parent-death signal, which `exec` keeps), leaves the tool's session (no controlling terminal
+//! to read or write), keeps descriptors 0–2 only, becomes the unprivileged ids of a root
+//! caller's judges, confines itself when the policy says so, and replaces itself with the
+//! harness.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -24,6 +25,12 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let _ = setsid();
     if let Err(e) = walls::close_inherited_on_exec() {
         eprintln!("panel: cannot close inherited descriptors: {e}");
+        return 126;
+    }
+    if let Some(ids) = policy.ids
+        && let Err(e) = walls::become_unprivileged(ids)
+    {
+        eprintln!("panel: cannot run the judge as {}:{}: {e}", ids.0, ids.1);
         return 126;
     }
     if let Some(rules) = &policy.confine {

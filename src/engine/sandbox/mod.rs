@@ -1,20 +1,23 @@
 //! How a judge's process runs: under a small supervisor (our own binary, run again) that sees
 //! to it that nothing the judge starts outlives the tool, however the tool ends; and, on a
-//! kernel that can, confined to its own folders (the second wall, docs/design.md §8).
+//! kernel that can, in a world of its own (the second wall, docs/design.md §8).
 //!
 //! ```text
-//! tool ── supervisor (`__panel-supervise`) ── confine stage (`__panel-confine`) ─exec─ harness
+//! tool ── supervisor (`__panel-supervise`) ─┬─ jail: PID 1 (ours) ── harness     (--sandbox auto)
+//!          └ egress proxy (threads)         └─ confine stage ─exec─ harness      (Landlock alone)
 //! ```
 //!
 //! The supervisor ([`supervise`]) is a child subreaper that watches the tool through a pidfd.
-//! It ends every
-//! descendant (TERM, a grace, KILL) when the harness exits, when the tool is gone (even
-//! SIGKILLed), or when the tool's TERM reaches it, and then mirrors the harness's exit.
-//! The confine stage ([`confine`]) leaves the tool's session, dies with the supervisor, keeps
-//! only descriptors 0–2, puts on itself the [`rules`] of what the judge may touch ([`walls`]:
-//! Landlock, and seccomp for what Landlock cannot yet see), and then becomes the harness.
+//! It ends every descendant (TERM, a grace, KILL) when the harness exits, when the tool is gone
+//! (even SIGKILLed), or when the tool's TERM reaches it, and then mirrors the harness's exit.
+//! It makes the judge's [`jail`] (namespaces, a read-only root of only what the harness needs,
+//! no route out but its [`egress`] proxy, which it runs); inside, or in the confine stage
+//! ([`confine`]) where the kernel forbids namespaces, the harness puts on the [`rules`] of what
+//! it may touch ([`walls`]: Landlock, and seccomp for what Landlock cannot yet see).
 
 pub mod confine;
+pub mod egress;
+pub mod jail;
 pub mod rules;
 pub mod supervise;
 pub mod walls;
@@ -29,8 +32,8 @@ pub const SUPERVISE: &str = "__panel-supervise";
 /// The hidden first argument of the stage that becomes the harness.
 pub const CONFINE: &str = "__panel-confine";
 
-/// What a judge's supervisor needs, carried on its command line as JSON (paths only: a
-/// command line is readable by every user of the machine, so never a secret).
+/// What a judge's supervisor needs, carried on its command line as JSON (paths, ids, hosts
+/// and ports only: a command line is readable by every user of the machine, so never a secret).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Policy {
     /// How long descendants have between TERM and KILL.
@@ -38,38 +41,125 @@ pub struct Policy {
     /// The judge's private folder, removed by the supervisor when the tool is gone.
     #[serde(default)]
     pub private: Option<PathBuf>,
-    /// What the judge may touch; `None` runs it unconfined (`--sandbox off`, or no Landlock).
+    /// What the judge may touch under Landlock; `None`: no Landlock.
     #[serde(default)]
     pub confine: Option<rules::Rules>,
+    /// Its world, where the kernel can make one; `None`: none.
+    #[serde(default)]
+    pub jail: Option<jail::Jail>,
+    /// Its one door out, when it is confined at all.
+    #[serde(default)]
+    pub egress: Option<egress::Egress>,
+    /// The ids it runs as when they are not the caller's (a root caller's judges').
+    #[serde(default)]
+    pub ids: Option<(u32, u32)>,
 }
 
-/// `--sandbox`: whether judges are confined.
+/// `--sandbox`: how judges are walled in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
-    /// Confine where the kernel can; else run them with one warning line.
+    /// A jail of its own with Landlock inside where the kernel can; else Landlock alone, or
+    /// nothing, each with one warning line and said in every record.
     #[default]
     Auto,
-    /// Confine, or launch nothing (exit 2).
+    /// The jail, or launch nothing (exit 2).
     Required,
-    /// Do not confine.
+    /// Landlock alone, as auto falls back to where the kernel forbids namespaces.
+    Landlock,
+    /// No walls of ours (the supervisor still ends what a judge leaves running).
     Off,
 }
 
-/// What this run's judges run under, as every record says it: `landlock-abi-N`, `off`, or
-/// `unavailable: why`; and the ABI to confine at, when they are confined.
-pub fn walls(mode: Mode) -> anyhow::Result<(String, Option<u8>)> {
-    walls_on(mode, walls::kernel())
+/// What this run's judges run under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Walls {
+    /// As every record says it: `jail+landlock-abi-N`, `landlock-abi-N (no user namespaces:
+    /// why)`, `off`, `unavailable: why`.
+    pub said: String,
+    /// The Landlock ABI to confine at, when Landlock confines.
+    pub landlock: Option<u8>,
+    /// Whether each judge gets a jail.
+    pub jail: bool,
+    /// The ids a judge runs as when they are not the caller's: a root caller's judges are
+    /// never root.
+    pub ids: Option<(u32, u32)>,
 }
 
-fn walls_on(mode: Mode, kernel: &Result<u8, String>) -> anyhow::Result<(String, Option<u8>)> {
-    match (mode, kernel) {
-        (Mode::Off, _) => Ok(("off".into(), None)),
-        (_, Ok(abi)) => Ok((format!("landlock-abi-{abi}"), Some(*abi))),
-        (Mode::Required, Err(why)) => {
-            anyhow::bail!("--sandbox required: {why}; nothing was launched")
+impl Walls {
+    /// No walls: a dry run's, and `--sandbox off`'s.
+    pub fn off() -> Walls {
+        Walls {
+            said: "off".into(),
+            landlock: None,
+            jail: false,
+            ids: None,
         }
-        (Mode::Auto, Err(why)) => Ok((format!("unavailable: {why}"), None)),
     }
+
+    /// Whether any wall of ours stands.
+    pub fn confined(&self) -> bool {
+        self.jail || self.landlock.is_some()
+    }
+}
+
+/// The walls of this run's judges, or why `mode` cannot have them (nothing is launched then).
+pub fn walls(mode: Mode) -> anyhow::Result<Walls> {
+    let root = rustix::process::geteuid().is_root();
+    walls_on(mode, walls::kernel(), jail::available(), root)
+}
+
+fn walls_on(
+    mode: Mode,
+    landlock: &Result<u8, String>,
+    jail: &Result<(), String>,
+    root: bool,
+) -> anyhow::Result<Walls> {
+    let abi = landlock.as_ref().ok().copied();
+    let (said, jail) = match (mode, jail, landlock) {
+        (Mode::Off, _, _) => return Ok(Walls::off()),
+        (Mode::Landlock, _, Ok(abi)) => (format!("landlock-abi-{abi}"), false),
+        (Mode::Landlock, _, Err(why)) => {
+            anyhow::bail!("--sandbox landlock: {why}; nothing was launched")
+        }
+        (Mode::Required, Err(why), _) => {
+            anyhow::bail!("--sandbox required: no user namespaces: {why}; nothing was launched")
+        }
+        (_, Ok(()), Ok(abi)) => (format!("jail+landlock-abi-{abi}"), true),
+        (_, Ok(()), Err(why)) => (format!("jail (no Landlock: {why})"), true),
+        (Mode::Auto, Err(ns), Ok(abi)) => (
+            format!("landlock-abi-{abi} (no user namespaces: {ns})"),
+            false,
+        ),
+        (Mode::Auto, Err(ns), Err(why)) => (
+            format!("unavailable: no user namespaces: {ns}; {why}"),
+            false,
+        ),
+    };
+    let confined = jail || abi.is_some();
+    Ok(Walls {
+        said,
+        landlock: abi,
+        jail,
+        ids: (root && confined).then(unprivileged_ids),
+    })
+}
+
+/// The ids a root caller's judges run as: root's first subordinate ids (`/etc/subuid`,
+/// `/etc/subgid`), which no process of the machine has, else nobody's.
+pub fn unprivileged_ids() -> (u32, u32) {
+    let first = |file: &str| -> Option<u32> {
+        let text = std::fs::read_to_string(file).ok()?;
+        text.lines().find_map(|l| {
+            let mut f = l.split(':');
+            match (f.next()?, f.next()?.parse::<u32>().ok()) {
+                ("root" | "0", Some(id)) if id > 0 => Some(id),
+                _ => None,
+            }
+        })
+    };
+    first("/etc/subuid")
+        .zip(first("/etc/subgid"))
+        .unwrap_or((65534, 65534))
 }
 
 /// What every tool does first: its environment is not readable through `/proc` by other
@@ -130,28 +220,69 @@ pub fn supervised(
 mod tests {
     use super::*;
 
+    /// Issue 22: "`--sandbox auto` falls back to Landlock alone and says so in every record;
+    /// `--sandbox required` refuses before anything starts, in one line naming the cause and
+    /// the fix; the record's `sandbox` names the walls that held".
     #[test]
-    fn a_kernel_without_landlock_is_a_warning_or_a_refusal_as_asked() {
-        let none: Result<u8, String> = Err("this kernel has no Landlock".into());
+    fn each_mode_gets_the_walls_the_kernel_allows_or_says_why_not() {
+        let no_ll: Result<u8, String> = Err("this kernel has no Landlock".into());
         let seven: Result<u8, String> = Ok(7);
-        let said = |m, k| walls_on(m, k).map_err(|e| e.to_string());
+        let ns: Result<(), String> = Ok(());
+        let no_ns: Result<(), String> = Err("user.max_user_namespaces is 0 (sysctl …)".into());
+        let said = |m, l, j| {
+            walls_on(m, l, j, false)
+                .map(|w| (w.said, w.landlock, w.jail))
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(
-            said(Mode::Auto, &none),
-            Ok(("unavailable: this kernel has no Landlock".into(), None))
+            said(Mode::Auto, &seven, &ns),
+            Ok(("jail+landlock-abi-7".into(), Some(7), true))
         );
         assert_eq!(
-            said(Mode::Required, &none),
-            Err("--sandbox required: this kernel has no Landlock; nothing was launched".into())
+            said(Mode::Auto, &seven, &no_ns),
+            Ok((
+                "landlock-abi-7 (no user namespaces: user.max_user_namespaces is 0 (sysctl …))"
+                    .into(),
+                Some(7),
+                false
+            ))
         );
-        assert_eq!(said(Mode::Off, &none), Ok(("off".into(), None)));
-        assert_eq!(said(Mode::Off, &seven), Ok(("off".into(), None)));
         assert_eq!(
-            said(Mode::Auto, &seven),
-            Ok(("landlock-abi-7".into(), Some(7)))
+            said(Mode::Auto, &no_ll, &no_ns),
+            Ok((
+                "unavailable: no user namespaces: user.max_user_namespaces is 0 (sysctl …); this kernel has no Landlock".into(),
+                None,
+                false
+            ))
         );
         assert_eq!(
-            said(Mode::Required, &seven),
-            Ok(("landlock-abi-7".into(), Some(7)))
+            said(Mode::Required, &seven, &no_ns),
+            Err("--sandbox required: no user namespaces: user.max_user_namespaces is 0 (sysctl …); nothing was launched".into())
         );
+        assert_eq!(
+            said(Mode::Required, &no_ll, &ns),
+            Ok((
+                "jail (no Landlock: this kernel has no Landlock)".into(),
+                None,
+                true
+            ))
+        );
+        assert_eq!(
+            said(Mode::Landlock, &seven, &ns),
+            Ok(("landlock-abi-7".into(), Some(7), false))
+        );
+        assert_eq!(
+            said(Mode::Landlock, &no_ll, &ns),
+            Err("--sandbox landlock: this kernel has no Landlock; nothing was launched".into())
+        );
+        assert_eq!(
+            said(Mode::Off, &seven, &ns),
+            Ok(("off".into(), None, false))
+        );
+        // A root caller's confined judges run as someone else; unconfined ones are as they are.
+        let root = |m| walls_on(m, &seven, &ns, true).unwrap().ids;
+        assert!(root(Mode::Auto).is_some_and(|(u, g)| u != 0 && g != 0));
+        assert!(root(Mode::Landlock).is_some());
+        assert_eq!(root(Mode::Off), None);
     }
 }

@@ -1,7 +1,8 @@
-//! What a confined judge may touch (docs/design.md §8): it reads and runs the system and its
-//! CLI's installation, reads and writes its own private folder, reads a reviewer's checkout,
-//! and connects to the ports its provider needs. Nothing else: not the user's HOME, not
-//! another judge's folder, not the run folder, not another process.
+//! What a confined judge may touch (docs/design.md §8): it reads and runs the system (its
+//! programs and libraries, an allow-list of `/etc`) and its CLI's installation, reads and
+//! writes its own private folder, reads a reviewer's checkout. Nothing else: not the user's
+//! HOME, not another judge's folder, not the run folder, not another process. The same grants
+//! make a jail's root ([`Grants::shown`]) and Landlock's rules inside it ([`Grants::rules`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -26,10 +27,45 @@ pub struct Rules {
     pub tcp: Vec<u16>,
 }
 
-/// The system every program needs, read and run.
+/// The system's programs and libraries, read and run.
 const SYSTEM: &[&str] = &[
-    "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt",
+    "/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
 ];
+/// What of `/etc` a judge reads: the dynamic linker's cache, name resolution, certificates,
+/// the time zone, locales, the alternatives the system's programs are links to, Python's own
+/// configuration. Never `shadow`, `ssl/private`, ssh's host keys, or anyone's login.
+const ETC: &[&str] = &[
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki/tls/certs",
+    "pki/tls/cert.pem",
+    "pki/ca-trust/extracted",
+    "localtime",
+    "timezone",
+    "mime.types",
+    "protocols",
+    "services",
+    "host.conf",
+    "gai.conf",
+    "locale.alias",
+    "locale.conf",
+    "default/locale",
+    "os-release",
+    "lsb-release",
+    "debian_version",
+    "inputrc",
+    "shells",
+    "bash.bashrc",
+    "terminfo",
+];
+/// Files of `/etc` a jail writes itself (its one user, its names); without a jail, the host's.
+pub const ETC_OWN: &[&str] = &["passwd", "group", "hosts", "nsswitch.conf", "hostname"];
 /// Read: randomness, and the stage's own `/proc` entry, which `exec` keeps (bun aborts
 /// without `/proc/self`; another process's entry is never granted).
 const READ: &[&str] = &[
@@ -39,12 +75,11 @@ const READ: &[&str] = &[
     "/proc/self",
 ];
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
-/// Providers' APIs.
-const HTTPS: u16 = 443;
+/// A jail's own writable folders beside the judge's private one.
+const JAIL_WRITE: &[&str] = &["/tmp", "/dev/shm"];
 
 /// Where one judge runs.
 pub struct Judge<'a> {
-    pub abi: u8,
     /// The executable, found on the judge's PATH.
     pub program: &'a Path,
     /// The judge's PATH, to find an interpreter a script names.
@@ -62,36 +97,99 @@ pub struct Judge<'a> {
     pub write: Vec<PathBuf>,
     /// The user's HOME: never granted as an installation.
     pub home: &'a Path,
-    /// Its argv, environment values and config files, for the ports of the URLs they name.
-    pub texts: Vec<&'a str>,
+}
+
+/// What a judge is granted, as paths: read and run, read, read and write.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Grants {
+    pub rx: Vec<PathBuf>,
+    pub ro: Vec<PathBuf>,
+    pub rw: Vec<PathBuf>,
 }
 
 impl Judge<'_> {
-    pub fn rules(&self) -> Rules {
+    pub fn grants(&self) -> Grants {
         let mut rx: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+        rx.extend(etc());
         rx.extend(install_roots(self.program, self.path_env, self.home, false));
         if let Some(command) = &self.command {
             rx.extend(install_roots(command, self.path_env, self.home, true));
         }
         rx.extend(self.read.iter().cloned());
-        let mut ro: Vec<PathBuf> = READ.iter().map(PathBuf::from).collect();
+        let mut ro = Vec::new();
         if let Some(checkout) = self.checkout {
             ro.push(checkout.to_path_buf());
             ro.push(git_common_dir(checkout));
         }
         let mut rw = vec![self.private.to_path_buf()];
         rw.extend(self.write.iter().cloned());
-        let mut tcp: BTreeSet<u16> = [HTTPS].into();
-        tcp.extend(self.texts.iter().flat_map(|t| url_ports(t)));
-        Rules {
-            abi: self.abi,
+        Grants {
             rx: dedup(rx),
             ro: dedup(ro),
             rw: dedup(rw),
-            devices: DEVICES.iter().map(PathBuf::from).collect(),
-            tcp: tcp.into_iter().collect(),
         }
     }
+}
+
+impl Grants {
+    /// Landlock's rules for them at `abi`, with the TCP ports the judge may connect to; in a
+    /// jail its private `/tmp` and `/dev/shm` are its own too.
+    pub fn rules(&self, abi: u8, tcp: Vec<u16>, jailed: bool) -> Rules {
+        let mut ro: Vec<PathBuf> = READ.iter().map(PathBuf::from).collect();
+        ro.extend(ETC_OWN.iter().map(|f| Path::new("/etc").join(f)));
+        ro.extend(self.ro.iter().cloned());
+        let mut rw = self.rw.clone();
+        if jailed {
+            rw.extend(JAIL_WRITE.iter().map(PathBuf::from));
+        }
+        Rules {
+            abi,
+            rx: self.rx.clone(),
+            ro: dedup(ro),
+            rw: dedup(rw),
+            devices: DEVICES.iter().map(PathBuf::from).collect(),
+            tcp,
+        }
+    }
+
+    /// What a jail shows: every granted path that is there, a folder inside another it shows
+    /// with the same access left out.
+    pub fn shown(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let there = |p: &&PathBuf| std::fs::symlink_metadata(p).is_ok();
+        let read: Vec<PathBuf> = self
+            .rx
+            .iter()
+            .chain(&self.ro)
+            .filter(there)
+            .cloned()
+            .collect();
+        let covered = |p: &PathBuf, by: &[PathBuf]| {
+            by.iter().any(|o| o != p && p.starts_with(o) && !is_link(o))
+        };
+        let kept_read = read
+            .iter()
+            .filter(|p| !covered(p, &read))
+            .cloned()
+            .collect();
+        let write = self.rw.iter().filter(there).cloned().collect();
+        (kept_read, write)
+    }
+}
+
+fn is_link(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// The allow-list of `/etc` as it is on this machine (`python3*` folders included).
+fn etc() -> Vec<PathBuf> {
+    let etc = Path::new("/etc");
+    let mut out: Vec<PathBuf> = ETC.iter().map(|f| etc.join(f)).collect();
+    for entry in std::fs::read_dir(etc).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("python3") {
+            out.push(entry.path());
+        }
+    }
+    out
 }
 
 fn dedup(paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -103,8 +201,9 @@ fn dedup(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 /// The folders a program needs to start: its installation, and its interpreter's when it is
-/// a script (`#!/usr/bin/env node`, a venv's python). `alone`: a program that belongs to no
-/// installation is granted as a file, not with its folder.
+/// a script (`#!/usr/bin/env node`, a venv's python, a version manager's shim); a Python
+/// script's own site-packages beside it (`pip install --user`). `alone`: a program that
+/// belongs to no installation is granted as a file, not with its folder.
 pub fn install_roots(program: &Path, path_env: &str, home: &Path, alone: bool) -> Vec<PathBuf> {
     let Ok(real) = program.canonicalize() else {
         return Vec::new();
@@ -113,10 +212,77 @@ pub fn install_roots(program: &Path, path_env: &str, home: &Path, alone: bool) -
     if alone && roots == [real.parent().unwrap_or(Path::new("/"))] {
         roots = vec![real.clone()];
     }
-    if let Some(interpreter) = shebang(&real, path_env).and_then(|i| i.canonicalize().ok()) {
+    let Some(named) = shebang(&real, path_env) else {
+        return roots;
+    };
+    // A shim (pyenv's, asdf's) is a script of its manager: the manager's folder is the
+    // installation, whichever version it picks.
+    if let Some(manager) = shim_manager(&named) {
+        roots.push(manager);
+    } else if let Ok(interpreter) = named.canonicalize() {
         roots.extend(install_root(&interpreter, home));
     }
+    let python = named
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("python"));
+    if python {
+        roots.extend(site_packages_beside(&real));
+    }
     roots
+}
+
+/// The folder of a version manager whose shim `program` is: `ROOT/shims/NAME` with
+/// `ROOT/versions` (pyenv, rbenv, nodenv) or `ROOT/installs` (asdf).
+fn shim_manager(program: &Path) -> Option<PathBuf> {
+    let dir = program.parent()?;
+    let root = dir.parent()?;
+    let manager = dir.file_name()? == "shims"
+        && (root.join("versions").is_dir() || root.join("installs").is_dir());
+    manager.then(|| root.canonicalize().unwrap_or_else(|_| root.to_path_buf()))
+}
+
+/// `PREFIX/lib/python3.*/site-packages` for a script in `PREFIX/bin`: where a user install
+/// keeps the packages the script imports (`~/.local/lib/python3.X/site-packages`), and nothing
+/// else of the prefix (its `share` holds other programs' logins).
+fn site_packages_beside(script: &Path) -> Vec<PathBuf> {
+    let Some(prefix) = script
+        .parent()
+        .filter(|b| b.file_name().is_some_and(|n| n == "bin"))
+        .and_then(Path::parent)
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = std::fs::read_dir(prefix.join("lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+        .map(|e| e.path().join("site-packages"))
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Why `program` cannot run confined, when its installation is the user's HOME itself (a
+/// package installed at the top of HOME): the walls never grant the HOME.
+pub fn installed_in_home(program: &Path, home: &Path) -> Option<String> {
+    let real = program.canonicalize().ok()?;
+    let home = home.canonicalize().ok()?;
+    let dir = real.parent()?;
+    let npm = real
+        .ancestors()
+        .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .last()
+        .and_then(Path::parent);
+    let root = npm.unwrap_or(dir);
+    (root == home).then(|| {
+        format!(
+            "{} is installed in the top folder of your HOME ({}), which no judge is granted: install it into a folder of its own (e.g. npm install --prefix ~/.local/share/NAME, or a venv)",
+            real.display(),
+            home.display()
+        )
+    })
 }
 
 /// The installation a program's real path belongs to: an npm package tree (the folder of its
@@ -158,16 +324,19 @@ fn venv_home(venv: &Path) -> Option<PathBuf> {
     Some(python_prefix(&bin).unwrap_or(&bin).to_path_buf())
 }
 
-/// `PREFIX` for `PREFIX/bin` when `PREFIX/lib` holds a Python's library.
+/// `PREFIX` for `PREFIX/bin` when it is a Python's installation: `PREFIX/bin` holds the
+/// interpreter and `PREFIX/lib` its library. (`~/.local` has the library of `pip install
+/// --user` and no interpreter: it is no Python's, and its `share` holds other programs' logins.)
 fn python_prefix(bin: &Path) -> Option<&Path> {
     let prefix = bin
         .parent()
         .filter(|_| bin.file_name().is_some_and(|n| n == "bin"))?;
-    let has_python = std::fs::read_dir(prefix.join("lib"))
+    let has_interpreter = ["python3", "python"].iter().any(|n| bin.join(n).is_file());
+    let has_library = std::fs::read_dir(prefix.join("lib"))
         .ok()?
         .flatten()
         .any(|e| e.file_name().to_string_lossy().starts_with("python"));
-    has_python.then_some(prefix)
+    (has_interpreter && has_library).then_some(prefix)
 }
 
 /// The interpreter a script's first line names, found on `path_env` for `env`.
@@ -214,52 +383,9 @@ pub fn installation(name: &str, path_var: &str) -> Option<PathBuf> {
         .next()
 }
 
-/// The ports of the URLs in `text`: `https://host:8443/x` gives 8443, `http://host/` 80.
-pub fn url_ports(text: &str) -> Vec<u16> {
-    let mut ports = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let scheme: String = rest[..at]
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_alphanumeric() || "+-.".contains(*c))
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect();
-        rest = &rest[at + 3..];
-        let end = rest
-            .find(|c: char| "/?#\"' \t\n,;)}>\\".contains(c))
-            .unwrap_or(rest.len());
-        let authority = &rest[..end];
-        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let explicit = host
-            .rsplit_once(':')
-            .filter(|(h, _)| !h.ends_with(':'))
-            .and_then(|(_, p)| p.parse::<u16>().ok());
-        let port = explicit.or(match scheme.to_ascii_lowercase().as_str() {
-            "http" | "ws" => Some(80),
-            "https" | "wss" => Some(443),
-            _ => None,
-        });
-        ports.extend(port);
-    }
-    ports
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_ports_of_the_urls_a_judge_was_given() {
-        assert_eq!(url_ports("http://127.0.0.1:18080/v1"), [18080]);
-        assert_eq!(url_ports("BASE=https://api.example.com"), [443]);
-        assert_eq!(url_ports(r#"{"baseURL":"http://[::1]:9000"}"#), [9000]);
-        assert_eq!(url_ports("http://u:p@h:81 and https://x:8443/"), [81, 8443]);
-        assert_eq!(url_ports("no url: here"), Vec::<u16>::new());
-        assert_eq!(url_ports("file:///etc/x"), Vec::<u16>::new());
-    }
 
     fn tree(files: &[&str]) -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();

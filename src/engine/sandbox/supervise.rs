@@ -4,8 +4,10 @@
 //!    exit, a panic, SIGKILL, the OOM killer) and whichever thread started it.
 //! 2. It is a child subreaper: every orphan below it, a `setsid` and double-forked one too,
 //!    becomes its child instead of init's, so it can end them.
-//! 3. It starts the confine stage (its own binary again), which becomes the harness and dies
-//!    with this process.
+//! 3. It starts the judge: in a [`jail`] of its own, whose first process dies with this one and
+//!    reports how the harness ended; or, where there is no jail, the confine stage (its own
+//!    binary again), which becomes the harness and dies with this process. Either way it runs
+//!    the judge's [`egress`] proxy on threads of its own, started after the jail's `clone`.
 //! 4. When the harness exits, the tool is gone, or the tool's TERM reaches it, it ends every
 //!    descendant (TERM, the policy's grace, KILL until none is left), then exits as the harness
 //!    did (the same code, or the same signal), so the tool reads the harness's own ending.
@@ -19,13 +21,9 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::process::{Pid, PidfdFlags, WaitOptions, getpid, getppid, pidfd_open, wait};
 
+use super::egress::{Door, Proxy, Upstream};
+use super::jail::{self, Ending};
 use super::{CONFINE, Policy};
-
-/// How the harness ended, as the tool must read it.
-enum Ending {
-    Code(i32),
-    Signal(i32),
-}
 
 pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let me = getpid();
@@ -64,43 +62,17 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     if signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, child_tx).is_err() {
         return 126;
     }
-    let Ok(exe) = std::env::current_exe() else {
-        return 126;
+    let started = match start(&policy, &program, &stops, tool) {
+        Ok(Some(started)) => started,
+        Ok(None) => return raise(signal_hook::consts::SIGTERM),
+        Err(code) => return code,
     };
-    let Ok(policy_json) = serde_json::to_string(&policy) else {
-        return 126;
-    };
-    let mut confine = Command::new(exe);
-    confine
-        .arg(CONFINE)
-        .arg(policy_json)
-        .arg("--")
-        .args(&program);
-    let harness = loop {
-        match confine.spawn() {
-            Ok(child) => break child.id(),
-            // No process to be had yet (a limit the judges share): wait for one, as the tool
-            // does, until it says stop or is gone. Never the judge's failure.
-            Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
-                std::thread::sleep(Duration::from_millis(50));
-                if stops.read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
-                    return raise(signal_hook::consts::SIGTERM);
-                }
-                if getppid() != Some(tool) {
-                    return raise(signal_hook::consts::SIGKILL);
-                }
-            }
-            Err(e) => {
-                eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
-                return 126;
-            }
-        }
-    };
-    let harness = Pid::from_raw(harness as i32).expect("a child's pid is positive");
+    let (harness, report) = started;
     let mut ending = None;
     let stopped = loop {
         ending = ending.or_else(|| reap(harness));
         if ending.is_some() {
+            ending = reported(ending, report.as_ref());
             break None;
         }
         let tick = Timespec {
@@ -138,12 +110,16 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
     }
     end_descendants(me, harness, grace, &mut ending);
+    ending = reported(ending, report.as_ref());
     // The tool is gone and cannot remove the judge's private folder (the copied logins are in
     // it): nothing runs there any more, so it goes now.
-    if stopped == Some(signal_hook::consts::SIGKILL)
-        && let Some(private) = &policy.private
-    {
-        let _ = std::fs::remove_dir_all(private);
+    if stopped == Some(signal_hook::consts::SIGKILL) {
+        if let Some(private) = &policy.private {
+            let _ = std::fs::remove_dir_all(private);
+        }
+        if let Some(e) = &policy.egress {
+            let _ = std::fs::remove_file(&e.log);
+        }
     }
     match (stopped, ending) {
         // Stopped by the tool's signal: end the same way, as a process group of ours would.
@@ -151,6 +127,150 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         (None, Some(Ending::Code(c))) => c,
         (None, Some(Ending::Signal(s))) => raise(s),
         (None, None) => 128 + signal_hook::consts::SIGKILL,
+    }
+}
+
+/// Starts the judge, jailed or in the confine stage, with its proxy: the process to watch and,
+/// for a jail, the pipe its first process reports the harness's ending through. `Ok(None)`:
+/// the tool stopped it while it waited for a process; `Err`: the code to exit with.
+#[allow(clippy::type_complexity)]
+fn start(
+    policy: &Policy,
+    program: &[OsString],
+    stops: &UnixStream,
+    tool: Pid,
+) -> Result<Option<(Pid, Option<std::os::fd::OwnedFd>)>, i32> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let ids = policy.ids.unwrap_or_else(|| {
+        (
+            rustix::process::getuid().as_raw(),
+            rustix::process::getgid().as_raw(),
+        )
+    });
+    let proxy = policy.egress.as_ref().map(|e| {
+        let get = |k: &str| env_of(&env, k);
+        Proxy::new(e, Upstream::from_env(&get))
+    });
+    if let Some(jail) = &policy.jail {
+        if let Some(door) = jail.doors.first() {
+            proxy_env(&mut env, door.at.port());
+        }
+        let started = jail::start(jail, ids, policy.confine.as_ref(), program, &env);
+        let started = match started {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("panel: cannot make the judge's jail: {e}");
+                return Err(126);
+            }
+        };
+        if let Some(proxy) = proxy {
+            let doors: Vec<Door> = jail.doors.iter().map(|d| d.door()).collect();
+            let socket = started.doors;
+            let _ = std::thread::Builder::new().spawn(move || {
+                while let Ok((conn, i)) = jail::receive(&socket) {
+                    if let Some(door) = doors.get(i) {
+                        proxy.serve(conn, door.clone());
+                    }
+                }
+            });
+        }
+        let pid = Pid::from_raw(started.pid).expect("a child's pid is positive");
+        return Ok(Some((pid, Some(started.ending))));
+    }
+    let mut policy = policy.clone();
+    if let Some(proxy) = proxy {
+        // Without a jail the proxy listens on this machine's loopback, and Landlock lets the
+        // judge connect to its port (and its loopback endpoints') alone.
+        let listener = match std::net::TcpListener::bind(("127.0.0.1", 0)) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("panel: cannot start the judge's proxy: {e}");
+                return Err(126);
+            }
+        };
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        proxy_env(&mut env, port);
+        if let Some(rules) = &mut policy.confine {
+            rules.tcp.push(port);
+        }
+        let _ = std::thread::Builder::new().spawn(move || {
+            for conn in listener.incoming().flatten() {
+                proxy.serve(conn, Door::Proxy);
+            }
+        });
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return Err(126);
+    };
+    let Ok(policy_json) = serde_json::to_string(&policy) else {
+        return Err(126);
+    };
+    let mut confine = Command::new(exe);
+    confine
+        .arg(CONFINE)
+        .arg(policy_json)
+        .arg("--")
+        .args(program)
+        .env_clear()
+        .envs(env);
+    loop {
+        match confine.spawn() {
+            Ok(child) => {
+                let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
+                return Ok(Some((pid, None)));
+            }
+            // No process to be had yet (a limit the judges share): wait for one, as the tool
+            // does, until it says stop or is gone. Never the judge's failure.
+            Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
+                std::thread::sleep(Duration::from_millis(50));
+                if (&*stops).read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
+                    return Ok(None);
+                }
+                if getppid() != Some(tool) {
+                    return Err(raise(signal_hook::consts::SIGKILL));
+                }
+            }
+            Err(e) => {
+                eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
+                return Err(126);
+            }
+        }
+    }
+}
+
+/// A variable of `env`, as text.
+fn env_of(env: &[(OsString, OsString)], name: &str) -> Option<String> {
+    env.iter()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.to_str().map(String::from))
+}
+
+/// Points every proxy variable a CLI honours at the judge's proxy on `port`; loopback stays
+/// direct (in a jail, the endpoint's own door).
+fn proxy_env(env: &mut Vec<(OsString, OsString)>, port: u16) {
+    const NAMES: [&str; 4] = ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"];
+    env.retain(|(k, _)| {
+        !NAMES
+            .iter()
+            .any(|n| k.to_str().is_some_and(|k| k.eq_ignore_ascii_case(n)))
+    });
+    let url = format!("http://127.0.0.1:{port}");
+    for name in &NAMES[..3] {
+        env.push((name.into(), url.clone().into()));
+        env.push((name.to_ascii_lowercase().into(), url.clone().into()));
+    }
+    let direct = "localhost,127.0.0.1,::1";
+    env.push(("NO_PROXY".into(), direct.into()));
+    env.push(("no_proxy".into(), direct.into()));
+    // Node's own fetch reads the proxy variables only when told to.
+    env.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
+}
+
+/// The harness's ending, as a jail's first process reported it, in place of that process's own.
+fn reported(ending: Option<Ending>, report: Option<&std::os::fd::OwnedFd>) -> Option<Ending> {
+    match (ending, report) {
+        (Some(Ending::Code(0)), Some(fd)) => jail::read_ending(fd).or(ending),
+        _ => ending,
     }
 }
 

@@ -113,17 +113,15 @@ pub fn restrict(rules: &Rules) -> Result<(), String> {
     }
     // Sets no_new_privs too: a set-uid program run inside gains nothing.
     created.restrict_self().map_err(|e| err(&e))?;
-    if rules.abi < UNIX_ABI {
-        deny_unix_sockets()?;
-    }
-    Ok(())
+    deny_sockets(rules.abi < UNIX_ABI)
 }
 
-/// Before ABI 9, connecting to a unix socket by path (ssh-agent, the D-Bus session bus,
-/// docker.sock) is not a file access Landlock sees: such sockets cannot be made at all.
-/// `socketpair` (how node and Python talk to their own children) still works; `io_uring`,
-/// which could make a socket around this filter, is not offered.
-fn deny_unix_sockets() -> Result<(), String> {
+/// What seccomp refuses: UDP sockets (no datagram leaves a judge: the proxy resolves names,
+/// and Landlock sees no UDP before ABI 10); before ABI 9, unix sockets, since connecting to one
+/// by path (ssh-agent, the D-Bus session bus, docker.sock) is not a file access Landlock sees
+/// (`socketpair`, how node and Python talk to their own children, still works); and `io_uring`,
+/// which could make a socket around this filter.
+fn deny_sockets(unix: bool) -> Result<(), String> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule, TargetArch,
@@ -136,17 +134,34 @@ fn deny_unix_sockets() -> Result<(), String> {
         return Err("seccomp: no filter for this architecture".into());
     };
     let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
-    let unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Eq,
-        libc::AF_UNIX as u64,
-    )
-    .and_then(|c| SeccompRule::new(vec![c]))
-    .map_err(|e| err(&e))?;
+    let family =
+        |f: i32| SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64);
+    // The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC sit above them.
+    let datagram = || {
+        SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(0xf),
+            libc::SOCK_DGRAM as u64,
+        )
+    };
+    let mut socket = Vec::new();
+    for f in [libc::AF_INET, libc::AF_INET6] {
+        let rule = family(f)
+            .and_then(|c| Ok(vec![c, datagram()?]))
+            .and_then(SeccompRule::new)
+            .map_err(|e| err(&e))?;
+        socket.push(rule);
+    }
+    if unix {
+        let rule = family(libc::AF_UNIX)
+            .and_then(|c| SeccompRule::new(vec![c]))
+            .map_err(|e| err(&e))?;
+        socket.push(rule);
+    }
     let filter = SeccompFilter::new(
         [
-            (libc::SYS_socket, vec![unix]),
+            (libc::SYS_socket, socket),
             (libc::SYS_io_uring_setup, vec![]),
         ]
         .into_iter()
@@ -183,17 +198,41 @@ pub fn close_inherited_on_exec() -> std::io::Result<()> {
     Ok(())
 }
 
-/// A process run as root keeps CAP_SYS_PTRACE and CAP_SYS_ADMIN through Landlock, and with
-/// either reads other processes' environments: a judge gets no capability at all.
-pub fn drop_capabilities() -> Result<(), String> {
-    use rustix::thread::{
-        CapabilitySet, CapabilitySets, clear_ambient_capability_set,
-        remove_capability_from_bounding_set, set_capabilities,
+/// A root caller's judge becomes `ids` (never root), with no capability and no group of root's.
+pub fn become_unprivileged((uid, gid): (u32, u32)) -> Result<(), String> {
+    drop_capabilities_bounding();
+    // SAFETY: plain system calls with integers; an empty group list.
+    let r = unsafe {
+        if libc::setgroups(0, std::ptr::null()) != 0
+            || libc::setresgid(gid, gid, gid) != 0
+            || libc::setresuid(uid, uid, uid) != 0
+        {
+            -1
+        } else {
+            0
+        }
     };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    drop_capabilities()
+}
+
+fn drop_capabilities_bounding() {
+    use rustix::thread::{CapabilitySet, remove_capability_from_bounding_set};
     for bit in 0..64 {
         // Past the kernel's last capability: EINVAL, nothing to drop.
         let _ = remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << bit));
     }
+}
+
+/// A process run as root keeps CAP_SYS_PTRACE and CAP_SYS_ADMIN through Landlock, and with
+/// either reads other processes' environments: a judge gets no capability at all.
+pub fn drop_capabilities() -> Result<(), String> {
+    use rustix::thread::{
+        CapabilitySet, CapabilitySets, clear_ambient_capability_set, set_capabilities,
+    };
+    drop_capabilities_bounding();
     let _ = clear_ambient_capability_set();
     let none = CapabilitySets {
         effective: CapabilitySet::empty(),

@@ -618,7 +618,7 @@ pub fn judge(
         return Ok(ExitCode::SUCCESS);
     }
     // A PR panel's folder is its own to take up again: members already answered are kept.
-    launcher.opts.resume = true;
+    launcher.ctx.opts.resume = true;
     let run = launcher.start()?.to_path_buf();
     let kept: Vec<Option<PrVerdictRecord>> = plan
         .members
@@ -672,7 +672,7 @@ pub fn judge(
         work.push((i, tree.dir.clone(), prompt));
         checkouts.trees.push(tree);
     }
-    let workers = launcher.opts.jobs.unwrap_or(work.len()).max(1);
+    let workers = launcher.ctx.opts.jobs.unwrap_or(work.len()).max(1);
     launcher.progress.expect(work.len());
     let mut failure = None;
     let launcher = &launcher;

@@ -1,0 +1,565 @@
+//! One attempt of one job, as a value: the job, its number, its folders, its prompt and the
+//! run's [`Context`]. From it come its argv ([`crate::engine::argv`]), its environment, the
+//! walls it runs in, a dry run's bash block ([`crate::engine::paste`]), and [`Attempt::run`]:
+//! launch (or replay), keep everything in the run folder, read the answer. Retries and the
+//! fan-out are the launcher's.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+
+use crate::engine::answer::read_answer;
+use crate::engine::argv::{self, Argv};
+use crate::engine::ask::{Check, Done, Job, KeptFolder, Mode, Session};
+use crate::engine::context::Context;
+use crate::engine::credentials::Logins;
+use crate::engine::extract::EventFilters;
+use crate::engine::harness::{AnswerAt, Kind, Vars, find_on_path};
+use crate::engine::launch::{self, ProcessOutcome, Spec};
+use crate::engine::lifecycle;
+use crate::engine::run_folder::{self, AttemptDirs};
+use crate::engine::sandbox::egress::{self, Egress, Endpoint};
+use crate::engine::sandbox::jail::{Jail, Opening, PROXY_PORT};
+use crate::engine::sandbox::{Policy, rules};
+use crate::engine::slots::{self, NoSlot};
+use crate::engine::transcript::Transcript;
+use crate::records::Status;
+
+/// Bytes of a judge's stderr, and of the answer file it writes, kept in memory and in the run
+/// folder. (Its stdout goes to the run folder as it arrives, within `--max-output`: see
+/// [`crate::engine::transcript`].)
+pub const OUTPUT_CAP: usize = 16 << 20;
+
+pub struct Attempt<'a> {
+    pub job: &'a Job,
+    /// 1 for the first attempt.
+    pub n: u32,
+    pub dirs: AttemptDirs,
+    /// This attempt's prompt (a retry's carries a note after the first).
+    pub prompt: Arc<String>,
+    /// The length of the job's first prompt: a retry's differs, and is kept beside it.
+    pub first_len: usize,
+    pub ctx: &'a Context,
+}
+
+impl<'a> Attempt<'a> {
+    /// Attempt `n` of `job`, its folders under the run folder `run` and the private `sandbox`.
+    pub fn new(
+        job: &'a Job,
+        n: u32,
+        (prompt, first_len): (Arc<String>, usize),
+        (run, sandbox): (&Path, &Path),
+        ctx: &'a Context,
+    ) -> Attempt<'a> {
+        let mut dirs = AttemptDirs::new(run, sandbox, &job.name, n);
+        // A resumed session runs in the private folder that keeps it; its holder removes it.
+        if let Mode::Reviewer {
+            session: Session::Resume { folder, .. },
+            ..
+        } = &job.mode
+        {
+            dirs = dirs.in_private(&folder.private);
+        }
+        Attempt {
+            job,
+            n,
+            dirs,
+            prompt,
+            first_len,
+            ctx,
+        }
+    }
+
+    /// The values of argv's placeholders.
+    pub fn vars(&self) -> Vars<'_> {
+        argv::vars(self.job, &self.prompt, &self.dirs, self.ctx)
+    }
+
+    /// Its argv and how the prompt travels; `prompt_word` stands where the prompt would.
+    pub fn argv(&self, prompt_word: Option<&str>) -> Result<Argv<'a>> {
+        argv::of(self.job, &self.prompt, &self.dirs, self.ctx, prompt_word)
+    }
+
+    /// The environment it runs with, and nothing else.
+    pub fn env(&self) -> Vec<(String, String)> {
+        argv::env(self.job, &self.dirs, self.ctx)
+    }
+
+    /// The folder it runs in: its working folder, or a reviewer's checkout.
+    pub fn cwd(&self) -> PathBuf {
+        match &self.job.mode {
+            Mode::Sealed => self.dirs.work.clone(),
+            Mode::Reviewer { checkout, .. } => checkout.clone(),
+        }
+    }
+
+    /// Where its answer lands, in the mode it runs in.
+    pub fn answer_at(&self) -> AnswerAt {
+        let h = &self.job.seat.harness;
+        match (&self.job.mode, &h.reviewer) {
+            (Mode::Reviewer { .. }, Some(r)) => r.answer,
+            _ => h.answer,
+        }
+    }
+
+    /// Launch (or replay), keep everything in the run folder, read the answer.
+    pub fn run(&self, check: &Check) -> Done {
+        let (job, dirs) = (self.job, &self.dirs);
+        // Kept for a resume: removed when the last holder of the session lets go.
+        let kept = matches!(
+            &job.mode,
+            Mode::Reviewer {
+                session: Session::Keep,
+                ..
+            }
+        ) && job.seat.harness.kind == Kind::Process;
+        let kept = kept.then(|| {
+            Arc::new(KeptFolder {
+                private: dirs.private.clone(),
+            })
+        });
+        let result = match job.seat.harness.kind {
+            Kind::Replay => crate::engine::replay::answer(
+                job,
+                self.ctx.user_env.get("PANEL_ROUND").map(String::as_str),
+            )
+            .map(|o| (o, None)),
+            Kind::Process => {
+                let launched = self.launch();
+                // Read and kept: the attempt's private folder has served, unless its session
+                // is kept or resumed.
+                if !matches!(&job.mode, Mode::Reviewer { session, .. } if *session != Session::Forget)
+                {
+                    let _ = fs::remove_dir_all(&dirs.private);
+                }
+                launched
+            }
+        };
+        let (outcome, answer_file) = match result {
+            Ok(r) => r,
+            Err(e) if e.downcast_ref::<SlotWait>().is_some() => {
+                return Done::abstained(Status::Timeout, format!("{e:#}"));
+            }
+            Err(e) if e.downcast_ref::<Ours>().is_some() => {
+                lifecycle::fail_with(format!("{e:#}"));
+                return Done::abstained(Status::Interrupted, format!("{e:#}"));
+            }
+            Err(e) => {
+                let status = if e
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+                {
+                    Status::NotFound
+                } else {
+                    Status::Failed
+                };
+                return Done::abstained(status, format!("{e:#}"));
+            }
+        };
+        if run_folder::dir(&dirs.attempt) {
+            self.keep(&outcome);
+        }
+        let timeout = self.ctx.timeout();
+        let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, timeout);
+        done.attempts = self.n;
+        done.kept = kept;
+        if done.status != Status::Ok && !outcome.refused.is_empty() {
+            // What the walls refused may be why it failed: say what, and what grants it.
+            let note = format!(
+                "its proxy {} (--sandbox-allow HOST:PORT grants a host)",
+                outcome.refused.join("; ")
+            );
+            done.cause = Some(match done.cause.take() {
+                Some(c) => format!("{c}; {note}"),
+                None => note,
+            });
+        }
+        let passed = outcome.stdout.events().passed_over;
+        if passed > 0 && done.status != Status::Ok {
+            // Noted where it may explain the missing answer.
+            let note = format!(
+                "{passed} line(s) of its output past {} (or too deep to read) passed over",
+                crate::engine::transcript::shown_size(crate::engine::extract::MAX_EVENT as u64)
+            );
+            done.cause = Some(match done.cause.take() {
+                Some(c) => format!("{c}; {note}"),
+                None => note,
+            });
+        }
+        done
+    }
+
+    /// Keeps how the process ended in the attempt's folder of the run folder.
+    fn keep(&self, outcome: &ProcessOutcome) {
+        let at = &self.dirs.attempt;
+        // A launched judge's stdout is there already, written as it arrived.
+        if matches!(self.job.seat.harness.kind, Kind::Replay) {
+            run_folder::file(&at.join("stdout"), outcome.stdout.text());
+        }
+        run_folder::file(&at.join("stderr"), &outcome.stderr);
+        run_folder::file(
+            &at.join("exit.json"),
+            serde_json::json!({
+                "exitCode": outcome.exit_code(),
+                "signal": outcome.signal(),
+                "timedOut": outcome.timed_out,
+                "interrupted": outcome.interrupted,
+                "durationMs": outcome.duration.as_millis() as u64,
+                "stdoutBytes": outcome.stdout.bytes,
+                "stdoutKept": outcome.stdout.kept,
+                "maxOutput": outcome.stdout.budget(),
+                "outputLimit": outcome.stdout.over,
+                "linesPassedOver": outcome.stdout.events().passed_over,
+                "stderrBytes": outcome.stderr_bytes,
+            })
+            .to_string(),
+        );
+    }
+
+    /// One launch: the private folders and files, the logins, the process.
+    fn launch(&self) -> Result<(ProcessOutcome, Option<String>)> {
+        let (job, dirs, ctx) = (self.job, &self.dirs, self.ctx);
+        let h = &job.seat.harness;
+        let set = |name: &str| ctx.user_env.get(name).is_some_and(|v| !v.is_empty());
+        let argv = self.argv(None)?;
+        let stdin = argv.stdin.clone();
+        let argv = argv.words(&set);
+        // What the judge reads and writes is private; the run folder only keeps copies, so a
+        // full disk there cannot cost an answer.
+        for d in [&dirs.home, &dirs.work, &dirs.tmp] {
+            run_folder::make_dir(d).map_err(|e| ours(d, e))?;
+        }
+        // Any placeholder (argv, env, files, a reviewer's argv) may name them.
+        let write = |path: &Path, bytes: &[u8]| {
+            run_folder::write_private(path, bytes).map_err(|e| ours(path, e))
+        };
+        write(&dirs.prompt_file(), self.prompt.as_bytes())?;
+        write(&dirs.schema_file(), job.schema.to_string().as_bytes())?;
+        // Made here and read through this descriptor: a file put in its place is not read.
+        let answer_file = run_folder::create_private(&dirs.answer_file())
+            .map_err(|e| ours(&dirs.answer_file(), e))?;
+        let kept = run_folder::dir(&dirs.attempt);
+        if kept {
+            run_folder::file(
+                &dirs.attempt.join("argv.json"),
+                serde_json::to_string(&argv)?,
+            );
+            // A retry's prompt differs from the judge's prompt.txt: keep it too.
+            if self.prompt.len() != self.first_len {
+                run_folder::file(&dirs.attempt.join("prompt.txt"), self.prompt.as_bytes());
+            }
+        }
+        let program = find_on_path(&h.executable, ctx.path_var()).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{} not found on PATH", h.executable),
+            )
+        })?;
+        // The wait for a slot is part of the attempt's time.
+        let started = Instant::now();
+        let _slot = match ctx.opts.harness_caps.get(&h.name) {
+            Some(&cap) => Some(self.slot(&h.name, cap, started)?),
+            None => None,
+        };
+        let env = |name: &str| ctx.user_env.get(name).cloned();
+        let logins = Logins::copy(h, &ctx.user_home, &env, &dirs.home);
+        let vars = self.vars();
+        for (rel, text) in &h.files {
+            let path = dirs.home.join(rel);
+            if let Some(parent) = path.parent() {
+                run_folder::make_dir(parent).map_err(|e| ours(parent, e))?;
+            }
+            let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
+            write(&path, text.as_bytes())?;
+        }
+        let mut spec = Spec {
+            program,
+            args: argv,
+            env: self.env(),
+            cwd: self.cwd(),
+            stdin,
+            timeout: ctx.timeout().saturating_sub(started.elapsed()),
+            cap: OUTPUT_CAP,
+            supervised: None,
+        };
+        spec.supervised = Some(self.policy(&spec));
+        if let Some(ids) = ctx.walls.ids {
+            // A root caller's judge runs as `ids`: its folders, and a checkout it reads, are its.
+            use std::os::unix::fs::MetadataExt;
+            give(&dirs.private, ids).map_err(|e| ours(&dirs.private, e))?;
+            if let Mode::Reviewer { checkout, .. } = &job.mode
+                && fs::symlink_metadata(checkout).is_ok_and(|m| m.uid() != ids.0)
+            {
+                give(checkout, ids).map_err(|e| ours(checkout, e))?;
+            }
+        }
+        let reviewer = matches!(job.mode, Mode::Reviewer { .. });
+        let filters = EventFilters {
+            answer: match reviewer {
+                true => job.seat.reviewer_filter.clone(),
+                false => job.seat.filter.clone(),
+            },
+            usage: job.seat.usage.clone(),
+            tool_calls: job.seat.tool_calls.clone().filter(|_| reviewer),
+        };
+        // Written as it arrives: the run folder keeps it byte for byte, within the budget.
+        let path = dirs.attempt.join("stdout");
+        let deadline = started + ctx.timeout();
+        let stdout_file = kept
+            .then(|| {
+                lifecycle::through_shortage(deadline, || run_folder::create_private(&path))
+                    .map_err(|e| run_folder::lose(&path, &e))
+            })
+            .and_then(Result::ok)
+            .map(|f| (f, path));
+        let stdout = Transcript::new(stdout_file, filters, ctx.opts.max_output);
+        let outcome = launch::run(&spec, stdout);
+        drop(logins);
+        let refused = egress::refusals(&dirs.egress_log());
+        if kept && let Ok(log) = fs::read(dirs.egress_log()) {
+            run_folder::file(&dirs.attempt.join("egress.log"), &log);
+        }
+        let _ = fs::remove_file(dirs.egress_log());
+        let outcome = outcome.map_err(|e| match lifecycle::is_shortage(&e) {
+            true => anyhow::Error::new(Ours(format!(
+                "cannot start a judge: {e} (no judge runs to free what it needs: raise ulimit -n or -u, or lower --jobs)"
+            ))),
+            false => e.into(),
+        })?;
+        let mut outcome = outcome;
+        outcome.refused = refused;
+        let answer = match self.answer_at() {
+            AnswerAt::File => {
+                let bytes = read_answer_file(answer_file, &dirs.answer_file());
+                run_folder::file(&dirs.attempt.join("answer"), &bytes);
+                Some(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            AnswerAt::Stdout => None,
+        };
+        Ok((outcome, answer))
+    }
+
+    /// What its supervisor puts around it: the jail, Landlock's rules, the proxy's allow-list,
+    /// the ids, as the run's walls have them.
+    fn policy(&self, spec: &Spec) -> Policy {
+        let ctx = self.ctx;
+        let walls = &ctx.walls;
+        let mut policy = Policy {
+            grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
+            private: Some(self.dirs.private.clone()),
+            ..Policy::default()
+        };
+        if !walls.confined() {
+            return policy;
+        }
+        let grants = self.judge(spec).grants();
+        let allow = self.endpoints(spec);
+        let direct: Vec<&Endpoint> = allow.iter().filter(|e| e.is_loopback()).collect();
+        let jail = walls.jail.then(|| {
+            let proxy = (PROXY_PORT..)
+                .find(|p| !direct.iter().any(|e| e.port == *p))
+                .unwrap_or(PROXY_PORT);
+            let mut doors = vec![Opening {
+                at: (std::net::Ipv4Addr::LOCALHOST, proxy).into(),
+                to: None,
+            }];
+            for e in &direct {
+                for a in e.loopback_addresses() {
+                    let at = std::net::SocketAddr::new(a, e.port);
+                    if !doors.iter().any(|d| d.at == at) {
+                        doors.push(Opening {
+                            at,
+                            to: Some((*e).clone()),
+                        });
+                    }
+                }
+            }
+            let (read, write) = grants.shown();
+            Jail {
+                read,
+                write,
+                cwd: self.cwd(),
+                home: self.dirs.home.clone(),
+                doors,
+            }
+        });
+        // The ports it may connect to: its doors in a jail; else its loopback endpoints' (the
+        // supervisor adds its proxy's).
+        let mut tcp: Vec<u16> = match &jail {
+            Some(j) => j.doors.iter().map(|d| d.at.port()).collect(),
+            None => direct.iter().map(|e| e.port).collect(),
+        };
+        tcp.sort_unstable();
+        tcp.dedup();
+        policy.confine = walls.landlock.map(|abi| grants.rules(abi, tcp, walls.jail));
+        policy.jail = jail;
+        policy.egress = Some(Egress {
+            allow,
+            log: self.dirs.egress_log(),
+        });
+        policy.ids = walls.ids;
+        policy
+    }
+
+    /// Where its judge runs, for the grants.
+    fn judge<'s>(&'s self, spec: &'s Spec) -> rules::Judge<'s> {
+        let ctx = self.ctx;
+        let h = &self.job.seat.harness;
+        let path_env = ctx.path_var();
+        // An exec: seat's command runs what its first word names; anything else it names
+        // (a script given to `sh`) is granted with --sandbox-read.
+        let command = match (h.name.as_str(), self.job.seat.model.as_deref()) {
+            ("exec", Some(command)) => command
+                .split_whitespace()
+                .next()
+                .and_then(|w| find_on_path(w.trim_matches(['\'', '"']), path_env)),
+            _ => None,
+        };
+        let home = |p: &String| match p.strip_prefix("~/") {
+            Some(rest) => ctx.user_home.join(rest),
+            None => PathBuf::from(p),
+        };
+        let mut read: Vec<PathBuf> = h.sandbox_read.iter().map(home).collect();
+        read.extend(ctx.opts.sandbox_read.iter().cloned());
+        rules::Judge {
+            program: &spec.program,
+            path_env,
+            command,
+            private: &self.dirs.private,
+            checkout: match &self.job.mode {
+                Mode::Reviewer { checkout, .. } => Some(checkout),
+                Mode::Sealed => None,
+            },
+            read,
+            write: ctx.opts.sandbox_write.clone(),
+            home: &ctx.user_home,
+        }
+    }
+
+    /// The hosts and ports it may reach: its row's, `--sandbox-allow`'s, and those of the URLs
+    /// in its environment, its HOME's configuration and its argv. Never what the prompt names:
+    /// an argument or a file that carries the prompt is not read for them.
+    fn endpoints(&self, spec: &Spec) -> Vec<Endpoint> {
+        let row = &self.job.seat.harness.egress;
+        let mut allow: Vec<Endpoint> = row.iter().filter_map(|e| Endpoint::parse(e).ok()).collect();
+        allow.extend(self.ctx.opts.sandbox_allow.iter().cloned());
+        let prompt = self.prompt.as_str();
+        let carries = |t: &str| !prompt.is_empty() && t.contains(prompt);
+        let proxy_var = |k: &str| k.to_ascii_uppercase().ends_with("_PROXY");
+        let files = small_files_under(&self.dirs.home);
+        let texts = spec
+            .env
+            .iter()
+            .filter(|(k, _)| !proxy_var(k))
+            .map(|(_, v)| v)
+            .chain(&files)
+            .chain(&spec.args)
+            .filter(|t| !carries(t));
+        for t in texts {
+            allow.extend(egress::urls(t));
+        }
+        allow.sort();
+        allow.dedup();
+        allow
+    }
+
+    /// One of `cap` machine-wide slots of `harness`, waited for within the attempt's deadline.
+    fn slot(&self, harness: &str, cap: usize, started: Instant) -> Result<slots::Slot> {
+        let until = started + self.ctx.timeout();
+        let stopped = || lifecycle::stopped().is_some();
+        match slots::acquire(harness, cap, until, &stopped) {
+            Err(e) => Err(anyhow::Error::new(Ours(e.to_string()))),
+            Ok(Ok(slot)) => Ok(slot),
+            Ok(Err(NoSlot::Stopped)) => bail!("stopped while waiting for a {harness} slot"),
+            Ok(Err(NoSlot::Deadline)) => Err(anyhow::Error::new(SlotWait(format!(
+                "no {harness} slot came free within {}s (--harness-cap {harness}={cap}): not asked",
+                self.ctx.timeout().as_secs_f64()
+            )))),
+        }
+    }
+}
+
+/// A failure on our side (a folder we could not make, a file we could not write, no
+/// descriptor or process left): never the judge's failure; it stops the run (exit 2).
+#[derive(Debug)]
+struct Ours(String);
+
+impl std::fmt::Display for Ours {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Ours {}
+
+/// The attempt's deadline passed while it waited for a `--harness-cap` slot.
+#[derive(Debug)]
+struct SlotWait(String);
+
+impl std::fmt::Display for SlotWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SlotWait {}
+
+fn ours(path: &Path, e: std::io::Error) -> anyhow::Error {
+    anyhow::Error::new(Ours(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// What the harness wrote into the answer file made for it, read through the descriptor held
+/// since (at most [`OUTPUT_CAP`] bytes); empty when the file at its path was replaced, since
+/// only the file made for this judge is its answer.
+fn read_answer_file(file: fs::File, path: &Path) -> Vec<u8> {
+    use std::io::{Read, Seek};
+    use std::os::unix::fs::MetadataExt;
+    let same = |a: &fs::Metadata, b: &fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
+    let (Ok(held), Ok(now)) = (file.metadata(), fs::symlink_metadata(path)) else {
+        return Vec::new();
+    };
+    if !same(&held, &now) {
+        return Vec::new();
+    }
+    let mut file = file;
+    let mut bytes = Vec::new();
+    let _ = file.rewind();
+    let _ = file.take(OUTPUT_CAP as u64).read_to_end(&mut bytes);
+    bytes
+}
+
+/// Makes `dir` and everything under it `ids`'s, following no link: a root caller's judge's
+/// private folder, which it must read and write as the unprivileged id it runs as.
+fn give(dir: &Path, (uid, gid): (u32, u32)) -> std::io::Result<()> {
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        std::os::unix::fs::lchown(&p, Some(uid), Some(gid))?;
+        let meta = fs::symlink_metadata(&p)?;
+        if meta.is_dir() {
+            todo.extend(fs::read_dir(&p)?.flatten().map(|e| e.path()));
+        }
+    }
+    Ok(())
+}
+
+/// The text of every small file under `dir` (a judge's HOME: its configuration and logins).
+fn small_files_under(dir: &Path) -> Vec<String> {
+    const SMALL: u64 = 256 << 10;
+    let mut texts = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).into_iter().flatten().flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => folders.push(entry.path()),
+                Ok(t) if t.is_file() && entry.metadata().is_ok_and(|m| m.len() <= SMALL) => {
+                    texts.extend(fs::read_to_string(entry.path()).ok());
+                }
+                _ => {}
+            }
+        }
+    }
+    texts
+}

@@ -1,0 +1,50 @@
+//! What every attempt of a run shares: the options the tool was given, the user's environment
+//! and HOME as the tool found them, and the walls its judges run under.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::engine::ask::LaunchOptions;
+use crate::engine::sandbox::Walls;
+
+pub struct Context {
+    pub opts: LaunchOptions,
+    pub user_env: BTreeMap<String, String>,
+    pub user_home: PathBuf,
+    /// What the judges run under. Set when the run starts: a dry run prints the commands as
+    /// they run outside our walls, which is how a pasted one runs.
+    pub walls: Walls,
+}
+
+impl Context {
+    /// The context of a run with `opts`, in this process's environment.
+    pub fn new(opts: LaunchOptions) -> Context {
+        let user_env: BTreeMap<String, String> = std::env::vars().collect();
+        let user_home = user_env
+            .get("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "/".into());
+        Context {
+            opts,
+            user_env,
+            user_home,
+            walls: Walls::off(),
+        }
+    }
+
+    /// The user's PATH, where harnesses are found.
+    pub fn path_var(&self) -> &str {
+        self.user_env.get("PATH").map_or("", String::as_str)
+    }
+
+    /// The deadline of one attempt.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.opts.timeout_secs.max(0.001))
+    }
+
+    /// Whether our walls confine the judges.
+    pub fn confined(&self) -> bool {
+        self.walls.confined()
+    }
+}

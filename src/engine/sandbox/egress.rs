@@ -1,0 +1,592 @@
+//! The one door out (docs/design.md §8): an HTTP proxy beside each judge, in its supervisor and
+//! outside its walls, that lets through only the hosts and ports of its model endpoint. A judge
+//! reaches it through `HTTPS_PROXY` (a `CONNECT`, or a plain `http://` request), or, for an
+//! endpoint on this machine's loopback, at that endpoint's own address inside the jail, which
+//! the jail's first process hands over here. The proxy resolves names; a port named in the
+//! prompt is never opened; every refusal is logged for the judge's record.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// A host and port a judge may reach.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// A name in lower case, or an address (an IPv6 one without brackets).
+    pub host: String,
+    pub port: u16,
+}
+
+impl Endpoint {
+    /// `HOST:PORT` or `[IPV6]:PORT`, as `--sandbox-allow` takes it.
+    pub fn parse(text: &str) -> Result<Endpoint, String> {
+        let want = || {
+            format!(
+                "{}: want HOST:PORT, e.g. api.anthropic.com:443 or [::1]:8080",
+                crate::records::text::inline(text)
+            )
+        };
+        let (host, port) = match text.strip_prefix('[') {
+            Some(rest) => {
+                let (v6, port) = rest.split_once("]:").ok_or_else(want)?;
+                v6.parse::<Ipv6Addr>().map_err(|_| want())?;
+                (v6, port)
+            }
+            None => text.rsplit_once(':').ok_or_else(want)?,
+        };
+        let port: u16 = port.parse().ok().filter(|p| *p > 0).ok_or_else(want)?;
+        let name_ok = !host.is_empty()
+            && host.len() <= 253
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+            && !host.starts_with(['-', '.']);
+        if !name_ok && host.parse::<Ipv6Addr>().is_err() {
+            return Err(want());
+        }
+        Ok(Endpoint {
+            host: host.to_ascii_lowercase(),
+            port,
+        })
+    }
+
+    /// Whether it is this machine's loopback (`localhost`, 127.0.0.0/8, `::1`).
+    pub fn is_loopback(&self) -> bool {
+        self.host == "localhost"
+            || self.host.ends_with(".localhost")
+            || self.host.parse::<IpAddr>().is_ok_and(|a| a.is_loopback())
+    }
+
+    /// The loopback addresses a judge in a jail reaches it at (where its client connects when
+    /// it does not go through the proxy).
+    pub fn loopback_addresses(&self) -> Vec<IpAddr> {
+        match self.host.parse::<IpAddr>() {
+            Ok(a) => vec![a],
+            Err(_) => vec![
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(Ipv6Addr::LOCALHOST),
+            ],
+        }
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.host.contains(':') {
+            true => write!(f, "[{}]:{}", self.host, self.port),
+            false => write!(f, "{}:{}", self.host, self.port),
+        }
+    }
+}
+
+/// The endpoints the URLs in `text` name: `https://h:8443/x` is h:8443, `http://h/` h:80.
+pub fn urls(text: &str) -> Vec<Endpoint> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let scheme: String = rest[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || "+-.".contains(*c))
+            .collect::<String>()
+            .chars()
+            .rev()
+            .collect();
+        rest = &rest[at + 3..];
+        let end = rest
+            .find(|c: char| "/?#\"' \t\n,;)}>\\".contains(c))
+            .unwrap_or(rest.len());
+        let authority = &rest[..end];
+        let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let default = match scheme.to_ascii_lowercase().as_str() {
+            "http" | "ws" => Some(80),
+            "https" | "wss" => Some(443),
+            _ => None,
+        };
+        let (host, port) = match host_port.strip_prefix('[') {
+            Some(v6) => match v6.split_once(']') {
+                Some((h, p)) => (h, p.strip_prefix(':').and_then(|p| p.parse().ok())),
+                None => continue,
+            },
+            None => match host_port.rsplit_once(':') {
+                Some((h, p)) => (h, p.parse().ok()),
+                None => (host_port, None),
+            },
+        };
+        if let Some(port) = port.or(default)
+            && let Ok(e) = Endpoint::parse(&match host.contains(':') {
+                true => format!("[{host}]:{port}"),
+                false => format!("{host}:{port}"),
+            })
+        {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// What a judge may reach, and where its refusals are written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Egress {
+    pub allow: Vec<Endpoint>,
+    /// The log of every connection the proxy refused (outside the judge's reach).
+    pub log: std::path::PathBuf,
+}
+
+/// How a connection came to the proxy: at the proxy's own port (it speaks HTTP to a proxy),
+/// or at a loopback endpoint's address (its bytes are for that endpoint).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Door {
+    Proxy,
+    Direct(Endpoint),
+}
+
+/// Connections served at once; one more is refused.
+const MAX_CONNECTIONS: usize = 64;
+/// The longest request head read.
+const MAX_HEAD: usize = 16 << 10;
+/// How long a client has to send its request, and the proxy to connect onwards.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The proxy of one judge.
+pub struct Proxy {
+    allow: Vec<Endpoint>,
+    log: Mutex<Option<File>>,
+    upstream: Option<Upstream>,
+    active: AtomicUsize,
+}
+
+impl Proxy {
+    /// A proxy for `egress`; `upstream` is the user's own proxy, if the judge would have had one.
+    pub fn new(egress: &Egress, upstream: Option<Upstream>) -> Arc<Proxy> {
+        Arc::new(Proxy {
+            allow: egress.allow.clone(),
+            log: Mutex::new(open_log(&egress.log).ok()),
+            upstream,
+            active: AtomicUsize::new(0),
+        })
+    }
+
+    /// Serves one connection on a thread of its own.
+    pub fn serve(self: &Arc<Proxy>, client: TcpStream, door: Door) {
+        if self.active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            self.active.fetch_sub(1, Ordering::SeqCst);
+            let _ = (&client).write_all(&refusal(503, "too many connections at once"));
+            return;
+        }
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new().spawn(move || {
+            let _ = me.handle(client, door);
+            me.active.fetch_sub(1, Ordering::SeqCst);
+        });
+        if spawned.is_err() {
+            self.active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn handle(&self, client: TcpStream, door: Door) -> io::Result<()> {
+        let (target, forward) = match door {
+            Door::Direct(e) => (e, Vec::new()),
+            Door::Proxy => {
+                client.set_read_timeout(Some(HEAD_TIMEOUT))?;
+                let (head, rest) = read_head(&client)?;
+                match Request::parse(&head) {
+                    Ok(req) => {
+                        if !self.allowed(&req.target) {
+                            self.note(&format!(
+                                "refused {}: not an endpoint of this judge",
+                                req.target
+                            ));
+                            let why = format!(
+                                "{} is not an endpoint of this judge (--sandbox-allow {} grants it)",
+                                req.target, req.target
+                            );
+                            return (&client).write_all(&refusal(403, &why));
+                        }
+                        let mut forward = req.onward;
+                        forward.extend_from_slice(&rest);
+                        client.set_read_timeout(None)?;
+                        if req.tunnel {
+                            let upstream = self.connect(&req.target)?;
+                            (&client).write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+                            return splice(client, upstream, &rest);
+                        }
+                        (req.target, forward)
+                    }
+                    Err(why) => {
+                        self.note(&format!("refused a request: {why}"));
+                        return (&client).write_all(&refusal(400, &why));
+                    }
+                }
+            }
+        };
+        match self.connect(&target) {
+            Ok(upstream) => splice(client, upstream, &forward),
+            Err(e) => {
+                let _ = (&client).write_all(&refusal(502, &format!("{target}: {e}")));
+                Err(e)
+            }
+        }
+    }
+
+    fn allowed(&self, target: &Endpoint) -> bool {
+        self.allow.iter().any(|a| same(a, target))
+    }
+
+    /// A connection to `target`, through the user's own proxy when there is one and the target
+    /// is not on this machine.
+    fn connect(&self, target: &Endpoint) -> io::Result<TcpStream> {
+        match &self.upstream {
+            Some(up) if !target.is_loopback() && !up.bypassed(&target.host) => up.tunnel(target),
+            _ => connect_to(&target.host, target.port),
+        }
+    }
+
+    fn note(&self, line: &str) {
+        if let Some(f) = self.log.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            let _ = f.write_all(format!("{}\n", crate::records::text::one_line(line)).as_bytes());
+        }
+    }
+}
+
+/// Whether `target` is the endpoint `allowed`: the same port and host, `localhost` being any
+/// loopback address.
+fn same(allowed: &Endpoint, target: &Endpoint) -> bool {
+    allowed.port == target.port
+        && (allowed.host == target.host
+            || allowed.host == "localhost" && target.is_loopback() && target.host != "localhost"
+            || target.host == "localhost" && allowed.is_loopback())
+}
+
+fn open_log(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// The refusals a proxy logged at `path`, in words for a record's cause (at most a few).
+pub fn refusals(path: &Path) -> Vec<String> {
+    let text = std::fs::read(path).unwrap_or_default();
+    let mut out: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(&text).lines() {
+        let line = line.trim();
+        if line.starts_with("refused") && !out.iter().any(|l| l == line) {
+            out.push(line.to_string());
+        }
+    }
+    out
+}
+
+fn connect_to(host: &str, port: u16) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Reads a request head (through its blank line); the bytes read past it come back too.
+fn read_head(mut s: &TcpStream) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed"));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(end) = memchr::memmem::find(&buf, b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            return Ok((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "head too long"));
+        }
+    }
+}
+
+/// A request to the proxy: where it goes, whether it is a tunnel, and for a plain request the
+/// head to send on (in origin form, closing after one response).
+struct Request {
+    target: Endpoint,
+    tunnel: bool,
+    onward: Vec<u8>,
+}
+
+impl Request {
+    fn parse(head: &[u8]) -> Result<Request, String> {
+        let text = std::str::from_utf8(head).map_err(|_| "a request head that is not text")?;
+        let mut lines = text.split("\r\n");
+        let first = lines.next().unwrap_or("");
+        let mut words = first.split(' ');
+        let (Some(method), Some(uri), Some(version), None) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            return Err("a request line that is not METHOD TARGET VERSION".into());
+        };
+        if method == "CONNECT" {
+            let target = Endpoint::parse(uri)?;
+            return Ok(Request {
+                target,
+                tunnel: true,
+                onward: Vec::new(),
+            });
+        }
+        let Some(after) = uri.strip_prefix("http://") else {
+            return Err(format!(
+                "{}: a proxy takes CONNECT or an http:// address",
+                crate::records::text::inline(uri)
+            ));
+        };
+        let (authority, path) = match after.find('/') {
+            Some(i) => (&after[..i], &after[i..]),
+            None => (after, "/"),
+        };
+        let target = urls(&format!("http://{authority}/"))
+            .into_iter()
+            .next()
+            .ok_or_else(|| format!("{}: no host", crate::records::text::inline(uri)))?;
+        let mut onward = format!("{method} {path} {version}\r\n");
+        for line in lines.filter(|l| !l.is_empty()) {
+            let name = line.split(':').next().unwrap_or("").to_ascii_lowercase();
+            if !matches!(
+                name.as_str(),
+                "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
+            ) {
+                onward.push_str(line);
+                onward.push_str("\r\n");
+            }
+        }
+        onward.push_str("Connection: close\r\n\r\n");
+        Ok(Request {
+            target,
+            tunnel: false,
+            onward: onward.into_bytes(),
+        })
+    }
+}
+
+fn refusal(code: u16, why: &str) -> Vec<u8> {
+    let reason = match code {
+        400 => "Bad Request",
+        403 => "Forbidden",
+        502 => "Bad Gateway",
+        _ => "Service Unavailable",
+    };
+    let body = format!("panel: {}\n", crate::records::text::one_line(why));
+    format!(
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Copies each way until both are closed; `first` goes to `upstream` before anything else.
+fn splice(client: TcpStream, upstream: TcpStream, first: &[u8]) -> io::Result<()> {
+    (&upstream).write_all(first)?;
+    let (c2, u2) = (client.try_clone()?, upstream.try_clone()?);
+    let back = std::thread::Builder::new().spawn(move || {
+        let _ = io::copy(&mut &u2, &mut &c2);
+        let _ = c2.shutdown(Shutdown::Write);
+    });
+    let _ = io::copy(&mut &client, &mut &upstream);
+    let _ = upstream.shutdown(Shutdown::Write);
+    if let Ok(t) = back {
+        let _ = t.join();
+    }
+    Ok(())
+}
+
+/// The user's own proxy (their `HTTPS_PROXY`), which the judge's connections go on through.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    host: String,
+    port: u16,
+    /// `Basic …` from the address's `user:password@`.
+    auth: Option<String>,
+    /// The user's `NO_PROXY`: hosts reached without it.
+    bypass: Vec<String>,
+}
+
+impl Upstream {
+    /// The proxy the user's environment names for HTTPS (`HTTPS_PROXY`, `https_proxy`,
+    /// `ALL_PROXY`, `all_proxy`), when it is an `http://` one.
+    pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Option<Upstream> {
+        let url = ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+            .iter()
+            .find_map(|k| get(k).filter(|v| !v.is_empty()))?;
+        let rest = url.strip_prefix("http://").unwrap_or(&url);
+        let authority = rest.split('/').next().unwrap_or(rest);
+        let (auth, host_port) = match authority.rsplit_once('@') {
+            Some((cred, hp)) => (Some(format!("Basic {}", base64(cred.as_bytes()))), hp),
+            None => (None, authority),
+        };
+        let e = urls(&format!("http://{host_port}/")).into_iter().next()?;
+        let bypass = ["NO_PROXY", "no_proxy"]
+            .iter()
+            .find_map(|k| get(k))
+            .unwrap_or_default()
+            .split(',')
+            .map(|s| s.trim().trim_start_matches('.').to_ascii_lowercase())
+            .filter(|s| !s.is_empty())
+            .collect();
+        Some(Upstream {
+            host: e.host,
+            port: e.port,
+            auth,
+            bypass,
+        })
+    }
+
+    fn bypassed(&self, host: &str) -> bool {
+        self.bypass
+            .iter()
+            .any(|b| b == "*" || host == b || host.ends_with(&format!(".{b}")))
+    }
+
+    /// A tunnel to `target` through this proxy.
+    fn tunnel(&self, target: &Endpoint) -> io::Result<TcpStream> {
+        let s = connect_to(&self.host, self.port)?;
+        let auth = self
+            .auth
+            .as_ref()
+            .map_or(String::new(), |a| format!("Proxy-Authorization: {a}\r\n"));
+        (&s).write_all(
+            format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{auth}\r\n").as_bytes(),
+        )?;
+        s.set_read_timeout(Some(HEAD_TIMEOUT))?;
+        let (head, rest) = read_head(&s)?;
+        s.set_read_timeout(None)?;
+        let ok = head.starts_with(b"HTTP/1.1 2") || head.starts_with(b"HTTP/1.0 2");
+        if !ok || !rest.is_empty() {
+            return Err(io::Error::other(format!(
+                "the proxy {}:{} refused {target}",
+                self.host, self.port
+            )));
+        }
+        Ok(s)
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            match i <= chunk.len() {
+                true => out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char),
+                false => out.push('='),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(s: &str) -> Endpoint {
+        Endpoint::parse(s).unwrap()
+    }
+
+    #[test]
+    fn an_endpoint_is_host_and_port_and_nothing_else() {
+        assert_eq!(
+            e("API.Anthropic.com:443").to_string(),
+            "api.anthropic.com:443"
+        );
+        assert_eq!(e("[::1]:8080").host, "::1");
+        assert_eq!(e("[::1]:8080").to_string(), "[::1]:8080");
+        for bad in [
+            "api.anthropic.com",
+            "https://api.anthropic.com:443",
+            "*:443",
+            "host:0",
+            "host:70000",
+            ":443",
+            "a b:1",
+            "[nope]:1",
+            "-x:1",
+            "",
+        ] {
+            let err = Endpoint::parse(bad).unwrap_err();
+            assert!(err.contains("want HOST:PORT"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_endpoints_of_the_urls_a_judge_was_given() {
+        let got = |t: &str| urls(t).iter().map(|e| e.to_string()).collect::<Vec<_>>();
+        assert_eq!(got("http://127.0.0.1:18080/v1"), ["127.0.0.1:18080"]);
+        assert_eq!(got("BASE=https://api.example.com"), ["api.example.com:443"]);
+        assert_eq!(got(r#"{"baseURL":"http://[::1]:9000"}"#), ["[::1]:9000"]);
+        assert_eq!(
+            got("http://u:p@h:81 and https://x:8443/"),
+            ["h:81", "x:8443"]
+        );
+        assert!(got("no url: here file:///etc/x").is_empty());
+    }
+
+    #[test]
+    fn localhost_is_any_loopback_address_and_nothing_else() {
+        assert!(same(&e("localhost:80"), &e("127.0.0.1:80")));
+        assert!(same(&e("127.0.0.1:80"), &e("localhost:80")));
+        assert!(!same(&e("localhost:80"), &e("127.0.0.1:81")));
+        assert!(!same(&e("localhost:80"), &e("10.0.0.1:80")));
+        assert!(!same(&e("api.x.com:443"), &e("api.x.com.evil.com:443")));
+    }
+
+    #[test]
+    fn a_plain_request_goes_on_in_origin_form_and_closes() {
+        let head = b"GET http://localhost:9/v1/x?q=1 HTTP/1.1\r\nHost: localhost:9\r\nProxy-Connection: keep-alive\r\nConnection: keep-alive\r\nX-A: b\r\n\r\n";
+        let r = Request::parse(head).unwrap();
+        assert_eq!(r.target, e("localhost:9"));
+        assert!(!r.tunnel);
+        assert_eq!(
+            String::from_utf8(r.onward).unwrap(),
+            "GET /v1/x?q=1 HTTP/1.1\r\nHost: localhost:9\r\nX-A: b\r\nConnection: close\r\n\r\n"
+        );
+        let r = Request::parse(b"CONNECT api.x.com:443 HTTP/1.1\r\n\r\n").unwrap();
+        assert!(r.tunnel);
+        assert!(Request::parse(b"GET https://x/ HTTP/1.1\r\n\r\n").is_err());
+        assert!(Request::parse(b"CONNECT api.x.com HTTP/1.1\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn the_users_proxy_is_read_from_its_variables() {
+        let env = |k: &str| match k {
+            "https_proxy" => Some("http://me:pw@corp:3128/".to_string()),
+            "NO_PROXY" => Some("internal.example, .corp".to_string()),
+            _ => None,
+        };
+        let up = Upstream::from_env(&env).unwrap();
+        assert_eq!((up.host.as_str(), up.port), ("corp", 3128));
+        assert_eq!(up.auth.as_deref(), Some("Basic bWU6cHc="));
+        assert!(up.bypassed("internal.example"));
+        assert!(up.bypassed("a.corp"));
+        assert!(!up.bypassed("api.anthropic.com"));
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+    }
+}
