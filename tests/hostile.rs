@@ -1046,7 +1046,7 @@ fn breakout_one(dir: &std::path::Path, i: usize, cand: &str) -> Result<(), Strin
         .arg(dir.join(format!("run-{i}")))
         .arg(&file)
         // The seat keeps the prompt it read for the test, outside its folders.
-        .env("PANEL_SANDBOX_WRITE", dir)
+        .env("PANEL_SANDBOX_WRITE", crate::util::judges_may_write(dir))
         .stdin(Stdio::null())
         .checked_output()
         .unwrap();

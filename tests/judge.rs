@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{
-    TempDir, alive, bin, kill, pids_in, root, run_with_stdin, stderr, stdout, wait_until,
-};
+use crate::util::{TempDir, bin, kill, pids_in, root, run_with_stdin, stderr, stdout, wait_until};
 
 fn records(out: &std::process::Output) -> Vec<Value> {
     stdout(out)
@@ -292,8 +290,9 @@ fn a_valid_answer_with_a_non_zero_exit_counts() {
 fn a_judge_past_its_deadline_is_killed_with_its_grandchildren() {
     let tmp = TempDir::new("timeout");
     let pids = tmp.path().join("pids");
+    let mark = crate::util::mark();
     let script = format!(
-        "sleep 300 & echo $! >> {p}; echo $$ >> {p}; sleep 300",
+        "sleep {mark} & echo $! >> {p}; echo $$ >> {p}; sleep {mark}",
         p = pids.display()
     );
     let t = Instant::now();
@@ -307,7 +306,10 @@ fn a_judge_past_its_deadline_is_killed_with_its_grandchildren() {
         "examples/answer.md",
     ])
     // What the seat writes down for the test lies outside its folders.
-    .env("PANEL_SANDBOX_WRITE", tmp.path())
+    .env(
+        "PANEL_SANDBOX_WRITE",
+        crate::util::judges_may_write(tmp.path()),
+    )
     .current_dir(root())
     .checked_output()
     .unwrap();
@@ -315,25 +317,21 @@ fn a_judge_past_its_deadline_is_killed_with_its_grandchildren() {
     let r = &records(&out)[0];
     assert_eq!(r["status"], "timeout");
     assert_eq!(r["attempts"], 1, "a timeout is not retried");
-    let pids = pids_in(&pids);
-    assert_eq!(pids.len(), 2);
-    for pid in pids {
-        assert!(!alive(pid), "pid {pid} outlived its judge");
-    }
+    assert_eq!(pids_in(&pids).len(), 2, "both wrote down that they started");
+    let left = crate::util::marked(&mark);
+    assert!(left.is_empty(), "{left:?} outlived its judge");
 }
 
 #[test]
 fn a_grandchild_holding_the_pipe_after_a_normal_exit_is_ended() {
-    let tmp = TempDir::new("grandchild");
-    let pids = tmp.path().join("pids");
-    let script = format!("sleep 300 & echo $! >> {}; echo '{HOLDS}'", pids.display());
+    let mark = crate::util::mark();
+    let script = format!("sleep {mark} & echo '{HOLDS}'");
     let t = Instant::now();
     let out = one_judge(&script);
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(records(&out)[0]["status"], "ok");
-    for pid in pids_in(&pids) {
-        assert!(!alive(pid), "pid {pid} outlived its judge");
-    }
+    let left = crate::util::marked(&mark);
+    assert!(left.is_empty(), "{left:?} outlived its judge");
 }
 
 #[test]
@@ -341,8 +339,9 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
     for (sig, code) in [("INT", 130), ("TERM", 143)] {
         let tmp = TempDir::new("signal");
         let pids = tmp.path().join("pids");
+        let mark = crate::util::mark();
         let slow = format!(
-            "sleep 300 & echo $! >> {p}; echo $$ >> {p}; sleep 300",
+            "sleep {mark} & echo $! >> {p}; echo $$ >> {p}; sleep {mark}",
             p = pids.display()
         );
         let child = judge(&[
@@ -362,7 +361,10 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
             "examples/answer.md",
         ])
         // What the seat writes down for the test lies outside its folders.
-        .env("PANEL_SANDBOX_WRITE", tmp.path())
+        .env(
+            "PANEL_SANDBOX_WRITE",
+            crate::util::judges_may_write(tmp.path()),
+        )
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -389,17 +391,15 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
         );
         let kept = std::fs::read_to_string(tmp.path().join("run/verdicts.jsonl")).unwrap();
         assert_eq!(kept.lines().count(), 3);
-        for pid in pids_in(&pids) {
-            assert!(!alive(pid), "{sig}: pid {pid} outlived panel-judge");
-        }
+        let left = crate::util::marked(&mark);
+        assert!(left.is_empty(), "{sig}: {left:?} outlived panel-judge");
     }
 }
 
 #[test]
 fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
-    let tmp = TempDir::new("pipe");
-    let pids = tmp.path().join("pids");
-    let slow = format!("echo $$ >> {}; sleep 300", pids.display());
+    let mark = crate::util::mark();
+    let slow = format!("sleep {mark}");
     let script = format!(
         "{bin} --seat \"exec:echo '{HOLDS}'\" --seat 'exec:{slow}' --lens a=Q? --allow-correlated examples/answer.md | head -1",
         bin = bin("panel-judge").display()
@@ -414,9 +414,8 @@ fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(stdout(&out).lines().count(), 1);
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
-    for pid in pids_in(&pids) {
-        assert!(!alive(pid), "pid {pid} outlived panel-judge");
-    }
+    let left = crate::util::marked(&mark);
+    assert!(left.is_empty(), "{left:?} outlived panel-judge");
 }
 
 #[test]
@@ -437,7 +436,10 @@ fn each_judge_runs_sealed_in_private_folders_with_stdin_closed() {
         "examples/answer.md",
     ])
     // What the seat writes down for the test lies outside its folders.
-    .env("PANEL_SANDBOX_WRITE", tmp.path())
+    .env(
+        "PANEL_SANDBOX_WRITE",
+        crate::util::judges_may_write(tmp.path()),
+    )
     .current_dir(root())
     .env("SECRET_TOKEN", "s3cret")
     .env("CARRIED", "yes")
@@ -611,7 +613,10 @@ fn a_harness_cap_holds_across_panel_judge_processes() {
             "examples/answer.md",
         ])
         // What the seat writes down for the test lies outside its folders.
-        .env("PANEL_SANDBOX_WRITE", tmp.path())
+        .env(
+            "PANEL_SANDBOX_WRITE",
+            crate::util::judges_may_write(tmp.path()),
+        )
         .current_dir(root())
         .env("XDG_RUNTIME_DIR", &slots)
         .stdout(Stdio::piped())

@@ -134,7 +134,10 @@ impl Pr {
             .env("PATH", path)
             .env("HOME", self.path("home"))
             .env("STANDIN_LOG", self.path("log"))
-            .env("PANEL_SANDBOX_WRITE", self.path("log"))
+            .env(
+                "PANEL_SANDBOX_WRITE",
+                crate::util::judges_may_write(&self.path("log")),
+            )
             // The stand-in reviewers' scripted replies live in the fixture's folder.
             .env("PANEL_SANDBOX_READ", self.tmp.path())
             .env(
@@ -654,10 +657,7 @@ fn a_reviewer_that_writes_into_its_checkout_is_refused() {
             (&json!("ok"), &json!("MERGE")),
             "{r}"
         );
-        assert!(
-            r["sandbox"].as_str().unwrap().starts_with("landlock-abi-"),
-            "{r}"
-        );
+        assert_eq!(r["sandbox"], crate::util::auto_walls(), "{r}");
     }
 }
 
@@ -1077,8 +1077,12 @@ fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str,
         .args(args)
         .env("PATH", std::env::join_paths(path).unwrap())
         .env("HOME", pr.path("home"))
+        .env("XDG_STATE_HOME", pr.path("state"))
         .env("STANDIN_LOG", pr.path("log"))
-        .env("PANEL_SANDBOX_WRITE", pr.path("log"))
+        .env(
+            "PANEL_SANDBOX_WRITE",
+            crate::util::judges_may_write(&pr.path("log")),
+        )
         .env("PANEL_SANDBOX_READ", pr.tmp.path())
         .env("STANDIN_READ", "src/lib.rs")
         .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
@@ -1247,10 +1251,10 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
         "{:?}",
         pr.called()
     );
-    assert!(
-        work.join(format!(".git/panel-pr/7-{}", &pr.head[..12]))
-            .is_dir()
-    );
+    // Out of the repository, whose git data the reviewers are not shown.
+    let runs = pr.path("state").join("panel/pr-review/acme_app");
+    assert!(runs.join(format!("7-{}", &pr.head[..12])).is_dir());
+    assert!(!work.join(".git/panel-pr").exists());
 
     // A FIX_FIRST (in a run folder of its own) is exit 1 with its finding.
     let fix = pr.text(
@@ -2100,8 +2104,8 @@ fn pr_review_at_a_new_head_shows_the_earlier_round_s_findings() {
     );
     assert_merged(&second);
     let run = pr
-        .repo()
-        .join(".git/panel-pr")
+        .path("state")
+        .join("panel/pr-review/acme_app")
         .join(format!("local-{}", &head[..12]));
     let prompts: Vec<String> = std::fs::read_dir(&run)
         .unwrap()

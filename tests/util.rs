@@ -52,6 +52,17 @@ impl Drop for TempDir {
     }
 }
 
+/// `dir`, made the judges' to write: run as root, the tests' judges are never root, so a
+/// folder granted with `--sandbox-write` (`PANEL_SANDBOX_WRITE`) is made theirs, as a user's own
+/// folder is a user's judges'.
+pub fn judges_may_write(dir: &Path) -> &Path {
+    if nix::unistd::geteuid().is_root() {
+        let (uid, gid) = panel::internals::unprivileged_ids();
+        std::os::unix::fs::chown(dir, Some(uid), Some(gid)).unwrap();
+    }
+    dir
+}
+
 /// Runs a command with `stdin` fed on a thread, and returns its output.
 pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Output {
     let mut child = cmd
@@ -135,7 +146,7 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
     std::fs::create_dir_all(log).unwrap();
     cmd.env("PATH", std::env::join_paths(path).unwrap())
         .env("STANDIN_LOG", log)
-        .env("PANEL_SANDBOX_WRITE", log)
+        .env("PANEL_SANDBOX_WRITE", judges_may_write(log))
         // An `exec:` seat's program is granted alone; the stand-ins share lib.sh beside them.
         .env("PANEL_SANDBOX_READ", root().join("tests/standins"))
         .env("STANDIN_STDIN_WAIT", "0")
@@ -172,26 +183,29 @@ pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
     }
 }
 
-/// Whether this kernel confines judges (Landlock): what `panel-judge --sandbox auto` records.
-pub fn landlock() -> bool {
-    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAS.get_or_init(|| {
+/// What `panel-judge --sandbox auto` records as its judges' walls on this machine
+/// (`jail+landlock-abi-7`, `landlock-abi-7 (no user namespaces: …)`, `unavailable: …`).
+pub fn auto_walls() -> &'static str {
+    static SAID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SAID.get_or_init(|| {
         let out = Command::new(bin("panel-judge"))
-            .args([
-                "--sandbox",
-                "required",
-                "--lens",
-                "a=Q?",
-                "--family",
-                "exec:cat=x",
-            ])
-            .args(["--seat", "exec:cat", "--retries", "0"])
+            .args(["--lens", "a=Q?", "--family", "exec:cat=x"])
+            .args(["--seat", "exec:cat", "--retries", "0", "--timeout", "30"])
             .arg(root().join("examples/answer.md"))
+            .env("PANEL_HISTORY", "off")
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        out.status.code() != Some(2)
+        let line = String::from_utf8_lossy(&out.stdout);
+        let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap_or("{}"))
+            .unwrap_or_else(|e| panic!("panel-judge wrote no record: {e}: {out:?}"));
+        rec["sandbox"].as_str().unwrap_or_default().to_string()
     })
+}
+
+/// Whether this kernel confines judges with Landlock (in a jail or alone).
+pub fn landlock() -> bool {
+    auto_walls().contains("landlock-abi-")
 }
 
 /// Sends `signal` (a name kill(1) knows: INT, TERM, …) to `pid`; the tests need no signal crate.
@@ -225,6 +239,45 @@ pub fn alive(pid: u32) -> bool {
         }
         Err(_) => false,
     }
+}
+
+/// A number of seconds for `sleep` that no other process of the machine sleeps: the mark by
+/// which [`marked`] finds a judge's processes from outside its jail, whose PID namespace gives
+/// them numbers of its own.
+pub fn mark() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "300.{}{:04}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// The live processes of this machine whose command line holds `mark`, but our own (a
+/// judge's supervisor and the first process of its jail carry the judge's command too).
+pub fn marked(mark: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        let ours = comm.trim() == "panel-judge" || comm.trim().starts_with("panel-");
+        if !ours && memchr_find(&cmdline, mark.as_bytes()) && alive(pid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 pub fn pids_in(file: &Path) -> Vec<u32> {

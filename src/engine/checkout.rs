@@ -1,6 +1,8 @@
-//! The reviewers' checkout: a detached git worktree of the head, made for the run and removed
-//! after it, with every symbolic link written as a plain file; and a snapshot that shows
-//! whether a reviewer changed it.
+//! The reviewers' checkout: a repository of its own holding the head and the base alone
+//! (fetched from the user's, with none of its configuration, hooks or other refs, so no CI
+//! token in `.git/config` and no other run's folder is there to read), checked out at the head
+//! with every symbolic link written as a plain file, made for the run and removed after it; and
+//! a snapshot that shows whether a reviewer changed it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,9 +32,8 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
     Ok(out.stdout)
 }
 
-/// A detached worktree of one commit; removed (with `git worktree prune`) when dropped.
+/// A checkout of one commit in a repository of its own; removed when dropped.
 pub struct Worktree {
-    repo: PathBuf,
     pub dir: PathBuf,
 }
 
@@ -50,26 +51,69 @@ pub const CHECKOUT_CONFIG: [&str; 4] = [
 ];
 
 impl Worktree {
-    /// `git worktree add --detach DIR HEAD` with [`CHECKOUT_CONFIG`], refusing a head the
-    /// repository does not hold, and a checkout that holds a symbolic link all the same.
-    pub fn add(repo: &Path, dir: &Path, head: &str) -> Result<Worktree> {
-        let commit = format!("{head}^{{commit}}");
-        if git(repo, &["cat-file", "-e", &commit]).is_err() {
-            bail!(
-                "{}: the head {head} is not in this repository; fetch it first (git fetch origin pull/N/head)",
-                repo.display()
-            );
-        }
-        let d = dir.display().to_string();
-        let mut args = CHECKOUT_CONFIG.to_vec();
-        args.extend(["worktree", "add", "--quiet", "--detach", &d, head]);
-        git(repo, &args)
-            .with_context(|| format!("{}: cannot check out the head", repo.display()))?;
-        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        let tree = Worktree {
-            repo: repo.to_path_buf(),
-            dir,
+    /// A new repository at `dir` (which must not exist) holding `head` and `base` of `repo`,
+    /// its refs `refs/panel/head` and `refs/panel/base` alone, checked out detached at the head
+    /// with [`CHECKOUT_CONFIG`]; refusing a head the repository does not hold, and a checkout
+    /// that holds a symbolic link all the same.
+    pub fn add(repo: &Path, dir: &Path, base: Option<&str>, head: &str) -> Result<Worktree> {
+        let commit = |rev: &str| -> Result<String> {
+            let out = git(repo, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "{}: {rev} is not in this repository; fetch it first (git fetch origin pull/N/head)",
+                        repo.display()
+                    )
+                })?;
+            Ok(String::from_utf8_lossy(&out).trim().to_string())
         };
+        let head_sha = commit(head)?;
+        let base_sha = base.map(commit).transpose()?;
+        let d = dir.display().to_string();
+        git(
+            Path::new("/"),
+            &[
+                "-c",
+                "init.defaultBranch=panel",
+                "init",
+                "--quiet",
+                "--template=",
+                &d,
+            ],
+        )
+        .with_context(|| format!("{d}: cannot make the reviewers' repository"))?;
+        let tree = Worktree {
+            dir: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()),
+        };
+        for (k, v) in [
+            ("core.hooksPath", "/dev/null"),
+            ("core.symlinks", "false"),
+            ("gc.auto", "0"),
+            ("maintenance.auto", "false"),
+        ] {
+            git(&tree.dir, &["config", k, v])?;
+        }
+        let source = repo.display().to_string();
+        let mut refspecs = vec![format!("{head_sha}:refs/panel/head")];
+        refspecs.extend(base_sha.map(|b| format!("{b}:refs/panel/base")));
+        let mut args = vec![
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            &source,
+        ];
+        args.extend(refspecs.iter().map(String::as_str));
+        git(&tree.dir, &args).with_context(|| {
+            format!(
+                "{}: cannot fetch the head into the reviewers' repository",
+                repo.display()
+            )
+        })?;
+        let mut args = CHECKOUT_CONFIG.to_vec();
+        args.extend(["checkout", "--quiet", "--detach", &head_sha]);
+        git(&tree.dir, &args)
+            .with_context(|| format!("{}: cannot check out the head", repo.display()))?;
         if let Some(link) = first_link(&tree.dir)? {
             bail!(
                 "{}: the checkout of {head} holds a symbolic link, {}, though git was told to write links as plain files; no reviewer is started",
@@ -83,11 +127,7 @@ impl Worktree {
 
 impl Drop for Worktree {
     fn drop(&mut self) {
-        let d = self.dir.display().to_string();
-        if git(&self.repo, &["worktree", "remove", "--force", &d]).is_err() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-        let _ = git(&self.repo, &["worktree", "prune"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -99,8 +139,7 @@ pub struct Snapshot {
     pub files: BTreeMap<String, String>,
 }
 
-/// Takes a snapshot of a checkout. The worktree's `.git` link file is left out; a change of
-/// HEAD shows in `head`.
+/// Takes a snapshot of a checkout. Its `.git` is left out; a change of HEAD shows in `head`.
 pub fn snapshot(dir: &Path) -> Result<Snapshot> {
     let head = String::from_utf8_lossy(&git(dir, &["rev-parse", "HEAD"])?)
         .trim()
@@ -139,7 +178,7 @@ fn first_link(dir: &Path) -> Result<Option<String>> {
     Ok(link)
 }
 
-/// Visits everything under `dir` but the worktree's `.git` link file, with its path relative
+/// Visits everything under `dir` but its `.git`, with its path relative
 /// to `dir` and its own metadata: a symbolic link is seen as a link, never followed.
 fn walk(
     dir: &Path,

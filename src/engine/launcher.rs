@@ -94,6 +94,9 @@ impl Launcher {
                 why.trim_end_matches(')')
             );
         }
+        if let Some(ids) = self.ctx.walls.ids {
+            writable_by(&self.ctx.opts.sandbox_write, ids)?;
+        }
         let opts = &self.ctx.opts;
         if !opts.harness_caps.is_empty() {
             slots::private_dir(&slots::dir())?;
@@ -279,6 +282,26 @@ impl Asker for Launcher {
             .map(|r| r.unwrap_or_else(|| Reply::abstained(Status::Interrupted, "not asked")))
             .collect()
     }
+}
+
+/// A root caller's judges run as `ids` (never root): each folder they are to write must be
+/// theirs to write, or nothing is launched.
+fn writable_by(folders: &[PathBuf], (uid, gid): (u32, u32)) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for dir in folders {
+        let m = fs::metadata(dir).with_context(|| format!("--sandbox-write {}", dir.display()))?;
+        let mode = m.mode();
+        let can = (m.uid() == uid && mode & 0o300 == 0o300)
+            || (m.gid() == gid && mode & 0o030 == 0o030)
+            || mode & 0o003 == 0o003;
+        if !can {
+            anyhow::bail!(
+                "--sandbox-write {}: a root caller's judges run as uid {uid} (never root), which cannot write it: chown {uid}:{gid} it, or grant a folder that id may write",
+                dir.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// What a second attempt adds after an answer that could not be read.

@@ -81,7 +81,7 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
     if let Mode::Reviewer { checkout, .. } = &job.mode {
         let _ = writeln!(
             b,
-            "# It reviews the checkout at {}: make it first (git worktree add --detach PATH HEAD).",
+            "# It reviews the checkout at {}: make it first (a repository of the head alone: git init PATH, git -C PATH fetch REPO HEAD, git -C PATH checkout --detach HEAD).",
             comment(&checkout.display().to_string())
         );
     }

@@ -170,8 +170,6 @@ fn first_process(
     (sync, doors, ending): (OwnedFd, UnixStream, OwnedFd),
 ) -> io::Result<()> {
     set_parent_death_signal()?;
-    // SAFETY: prctl with plain integers.
-    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
     // What it shows is opened now, as the caller (a root caller's judge could not traverse
     // root's folders once it is the unprivileged id).
     let sources = Sources::open(jail)?;
@@ -181,6 +179,9 @@ fn first_process(
         return Err(io::Error::other("the supervisor could not map its ids"));
     }
     drop(sync);
+    // Not before: the supervisor writes the maps in /proc/PID, which this makes root's.
+    // SAFETY: prctl with plain integers.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
     become_ids(ids)?;
     build_root(jail, ids, &sources)?;
     drop(sources);
@@ -198,11 +199,20 @@ fn first_process(
             Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", d.at))),
         })
         .collect::<io::Result<_>>()?;
-    // SAFETY: this process has one thread; the child only calls what `harness` calls.
-    let harness = unsafe { libc::fork() };
-    if harness < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let harness = loop {
+        // SAFETY: this process has one thread; the child only calls what `harness` calls.
+        let pid = unsafe { libc::fork() };
+        if pid >= 0 {
+            break pid;
+        }
+        // No process to be had yet (a limit the judges share): waited for, as the tool does;
+        // the supervisor ends the wait at the judge's deadline.
+        let e = io::Error::last_os_error();
+        if !crate::engine::lifecycle::is_shortage(&e) {
+            return Err(e);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     if harness == 0 {
         drop(listeners);
         drop(doors);
@@ -220,11 +230,12 @@ fn first_process(
     // It holds neither end of the judge's output, so the tool sees its end when the judge's
     // own processes are gone; stderr stays for the last word below.
     let _ = super::walls::drop_capabilities();
+    let output = [1, 2].map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok());
     null_stdio();
     let end = serve(harness, &listeners, &doors);
     drop(listeners);
     drop(doors);
-    if let Some(line) = left_running() {
+    if let Some(line) = left_running(&output) {
         let _ = writeln!(io::stderr(), "panel: {line}");
     }
     let word = match end {
@@ -340,15 +351,33 @@ fn reap(harness: i32) -> Option<Ending> {
     }
 }
 
-/// What the harness left running, in words (the namespace's processes but this one).
-fn left_running() -> Option<String> {
-    let left = std::fs::read_dir("/proc")
+/// What the harness left running, in words (the namespace's processes but this one), and how
+/// many of them held its `output` (what its stdout and stderr were) open.
+fn left_running(output: &[Option<PathBuf>; 2]) -> Option<String> {
+    let left: Vec<u32> = std::fs::read_dir("/proc")
         .ok()?
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&p| p != 1)
-        .count();
-    (left > 0).then(|| format!("ended {left} process(es) the judge left running"))
+        .collect();
+    if left.is_empty() {
+        return None;
+    }
+    let holds = |p: &u32| {
+        std::fs::read_dir(format!("/proc/{p}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| {
+                let target = std::fs::read_link(fd.path()).ok();
+                target.is_some() && output.contains(&target)
+            })
+    };
+    let n = left.len();
+    Some(match left.iter().filter(|p| holds(p)).count() {
+        0 => format!("ended {n} process(es) the judge left running"),
+        h => format!("ended {n} process(es) the judge left running; {h} held its output open"),
+    })
 }
 
 /// How the supervisor reads the first process's report; `None` when it ended without one.
@@ -470,8 +499,14 @@ impl Sources {
             let Ok(meta) = std::fs::symlink_metadata(path) else {
                 continue;
             };
-            let what = if meta.file_type().is_symlink() && top_level(path) {
-                Kind::Link(std::fs::read_link(path)?)
+            // A link to what the jail shows is made again (a CLI's `bin/` link into its
+            // package, `/bin` into `/usr`): node finds its modules from the real path.
+            let shown = |real: &Path| jail.read.iter().any(|r| r != path && real.starts_with(r));
+            let real = std::fs::canonicalize(path).ok().filter(|r| shown(r));
+            let what = if meta.file_type().is_symlink()
+                && let Some(real) = real
+            {
+                Kind::Link(real)
             } else {
                 let Ok(fd) = open_path(path) else { continue };
                 match std::fs::metadata(path) {
@@ -496,11 +531,6 @@ impl Sources {
         }
         Ok(Sources { items })
     }
-}
-
-/// A path right under `/` (`/bin`, `/lib64`): a link there is made again as a link.
-fn top_level(path: &Path) -> bool {
-    path.parent() == Some(Path::new("/"))
 }
 
 fn open_path(path: &Path) -> io::Result<OwnedFd> {
@@ -577,25 +607,8 @@ fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io::Result<()>
     items.sort_by(|a, b| a.path.cmp(&b.path));
     for s in items {
         let target = at(&s.path);
-        match &s.what {
-            Kind::Link(to) => {
-                if std::fs::symlink_metadata(&target).is_err() {
-                    std::os::unix::fs::symlink(to, &target)?;
-                }
-            }
-            Kind::Dir(fd, access) => {
-                mkdirs(&target)?;
-                bind(fd, &target, *access == Access::Read)?;
-            }
-            Kind::File(fd, access) => {
-                make_file(&target)?;
-                bind(fd, &target, *access == Access::Read)?;
-            }
-            Kind::Device(fd) => {
-                make_file(&target)?;
-                bind(fd, &target, false)?;
-            }
-        }
+        show(s, &target)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", s.path.display())))?;
     }
     mount(
         None,
@@ -613,6 +626,33 @@ fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io::Result<()>
     std::env::set_current_dir(&jail.cwd)
         .or_else(|_| std::env::set_current_dir("/"))
         .map(|_| ())
+}
+
+/// Shows one source at `target` in the new root.
+fn show(s: &Source, target: &Path) -> io::Result<()> {
+    match &s.what {
+        Kind::Link(to) => {
+            if std::fs::symlink_metadata(target).is_err() {
+                if let Some(parent) = target.parent() {
+                    mkdirs(parent)?;
+                }
+                std::os::unix::fs::symlink(to, target)?;
+            }
+        }
+        Kind::Dir(fd, access) => {
+            mkdirs(target)?;
+            bind(fd, target, *access == Access::Read)?;
+        }
+        Kind::File(fd, access) => {
+            make_file(target)?;
+            bind(fd, target, *access == Access::Read)?;
+        }
+        Kind::Device(fd) => {
+            make_file(target)?;
+            bind(fd, target, false)?;
+        }
+    }
+    Ok(())
 }
 
 /// The files of `/etc` the jail writes itself: its one user, its name, the loopback names.

@@ -111,6 +111,8 @@ impl Judge<'_> {
     pub fn grants(&self) -> Grants {
         let mut rx: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
         rx.extend(etc());
+        // The program as it is named (a link into its installation), and its installation.
+        rx.push(self.program.to_path_buf());
         rx.extend(install_roots(self.program, self.path_env, self.home, false));
         if let Some(command) = &self.command {
             rx.extend(install_roots(command, self.path_env, self.home, true));

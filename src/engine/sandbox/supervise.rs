@@ -155,12 +155,18 @@ fn start(
         if let Some(door) = jail.doors.first() {
             proxy_env(&mut env, door.at.port());
         }
-        let started = jail::start(jail, ids, policy.confine.as_ref(), program, &env);
-        let started = match started {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("panel: cannot make the judge's jail: {e}");
-                return Err(126);
+        let started = loop {
+            match jail::start(jail, ids, policy.confine.as_ref(), program, &env) {
+                Ok(s) => break s,
+                Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
+                    if let Some(stop) = wait_for_a_process(stops, tool) {
+                        return stop;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("panel: cannot make the judge's jail: {e}");
+                    return Err(126);
+                }
             }
         };
         if let Some(proxy) = proxy {
@@ -219,15 +225,9 @@ fn start(
                 let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
                 return Ok(Some((pid, None)));
             }
-            // No process to be had yet (a limit the judges share): wait for one, as the tool
-            // does, until it says stop or is gone. Never the judge's failure.
             Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
-                std::thread::sleep(Duration::from_millis(50));
-                if (&*stops).read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
-                    return Ok(None);
-                }
-                if getppid() != Some(tool) {
-                    return Err(raise(signal_hook::consts::SIGKILL));
+                if let Some(stop) = wait_for_a_process(stops, tool) {
+                    return stop;
                 }
             }
             Err(e) => {
@@ -236,6 +236,20 @@ fn start(
             }
         }
     }
+}
+
+/// A moment's wait for a process to be had (a limit the judges share), as the tool waits:
+/// never the judge's failure. What to return instead when the tool says stop or is gone.
+#[allow(clippy::type_complexity)]
+fn wait_for_a_process(
+    stops: &UnixStream,
+    tool: Pid,
+) -> Option<Result<Option<(Pid, Option<std::os::fd::OwnedFd>)>, i32>> {
+    std::thread::sleep(Duration::from_millis(50));
+    if (&*stops).read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
+        return Some(Ok(None));
+    }
+    (getppid() != Some(tool)).then(|| Err(raise(signal_hook::consts::SIGKILL)))
 }
 
 /// A variable of `env`, as text.

@@ -667,7 +667,8 @@ pub fn judge(
     let mut work = Vec::new();
     for &i in &to_run {
         let m = &plan.members[i];
-        let tree = Worktree::add(&repo, &checkouts.dir.join(&m.name), &plan.head)?;
+        let dir = checkouts.dir.join(&m.name);
+        let tree = Worktree::add(&repo, &dir, plan.base.as_deref(), &plan.head)?;
         let prompt = prompt_for(m, &tree.dir);
         work.push((i, tree.dir.clone(), prompt));
         checkouts.trees.push(tree);
