@@ -23,7 +23,7 @@ _panel__judge() {
 
     case "${cmd}" in
         panel__judge)
-            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --writer-family --plan --repo --earlier --fix-proof --canary --history --no-history --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --max-output --dry-run --list-harnesses --help --version"
+            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --writer-family --plan --repo --earlier --fix-proof --canary --history --no-history --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --dry-run --list-harnesses --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -118,7 +118,7 @@ _panel__judge() {
                     return 0
                     ;;
                 --sandbox)
-                    COMPREPLY=($(compgen -W "auto required off" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto required landlock off" -- "${cur}"))
                     return 0
                     ;;
                 --sandbox-read)
@@ -126,6 +126,10 @@ _panel__judge() {
                     return 0
                     ;;
                 --sandbox-write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -23,7 +23,7 @@ _panel__merge() {
 
     case "${cmd}" in
         panel__merge)
-            opts="-h -V --seat --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --max-output --help --version"
+            opts="-h -V --seat --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -70,7 +70,7 @@ _panel__merge() {
                     return 0
                     ;;
                 --sandbox)
-                    COMPREPLY=($(compgen -W "auto required off" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto required landlock off" -- "${cur}"))
                     return 0
                     ;;
                 --sandbox-read)
@@ -78,6 +78,10 @@ _panel__merge() {
                     return 0
                     ;;
                 --sandbox-write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

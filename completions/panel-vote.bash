@@ -35,7 +35,7 @@ _panel__vote() {
 
     case "${cmd}" in
         panel__vote)
-            opts="-h -V --candidate --brief --seat --reads --agree --judge --round --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --max-output --help --version apply help"
+            opts="-h -V --candidate --brief --seat --reads --agree --judge --round --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --help --version apply help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -106,7 +106,7 @@ _panel__vote() {
                     return 0
                     ;;
                 --sandbox)
-                    COMPREPLY=($(compgen -W "auto required off" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto required landlock off" -- "${cur}"))
                     return 0
                     ;;
                 --sandbox-read)
@@ -114,6 +114,10 @@ _panel__vote() {
                     return 0
                     ;;
                 --sandbox-write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox-allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
-    string join \n candidate= brief= seat= reads= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= max-output= h/help V/version
+    string join \n candidate= brief= seat= reads= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= h/help V/version
 end
 
 function __fish_panel_vote_needs_command
@@ -40,11 +40,13 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -l harness-file -d '
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l harness-cap -d 'At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N (repeatable; also PANEL_HARNESS_CAP, comma-separated)' -r
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox -d 'Confine each judge to its own folders (Landlock): auto where the kernel can, else with one warning; required, or launch nothing; off' -r -f -a "auto\t'Confine where the kernel can; else run them with one warning line'
-required\t'Confine, or launch nothing (exit 2)'
-off\t'Do not confine'"
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox -d 'How each judge is walled in: auto, a jail of its own (namespaces, a read-only root of what its harness needs, no route out but its proxy) with Landlock inside, falling back to Landlock alone, each with one warning, where the kernel cannot; required, the jail or launch nothing; landlock, Landlock alone; off' -r -f -a "auto\t'A jail of its own with Landlock inside where the kernel can; else Landlock alone, or nothing, each with one warning line and said in every record'
+required\t'The jail, or launch nothing (exit 2)'
+landlock\t'Landlock alone, as auto falls back to where the kernel forbids namespaces'
+off\t'No walls of ours (the supervisor still ends what a judge leaves running)'"
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox-read -d 'A folder a confined judge may also read and run programs from (repeatable; also PANEL_SANDBOX_READ, colon-separated)' -r -F
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox-allow -d 'A host and port a confined judge\'s proxy also lets it reach, HOST:PORT (repeatable; also PANEL_SANDBOX_ALLOW, comma-separated). Its row\'s model service, and the base URLs in its environment and configuration, are allowed already; nothing the prompt names ever is' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l max-output -d 'The most standard output one attempt of a seat may write, kept byte for byte in the run folder (bytes, or K, M, G, T: 64M, 1G). Past it the seat is stopped, with every process it started, and recorded output-limit, an abstention. Its events are read as they arrive, so memory does not grow with it' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s V -l version -d 'Print version'

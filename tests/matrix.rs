@@ -25,7 +25,7 @@ use crate::util::{TempDir, bin, processes_with_env, root, with_standins};
 /// The cell's pipeline, run by bash: `$1` the cell's folder, the rest panel-judge's arguments.
 /// ACTION says what happens mid-panel: a signal (INT, TERM, HUP, KILL) to panel-judge once judge `b` hangs and
 /// `a`'s record is out; `fill` the run folder's disk once `a`'s record is out, then let `b`
-/// answer (it waits for the file `go`). DISK is a folder to mount a small tmpfs on (in a private mount namespace,
+/// answer (it waits for the file `signal/go`, in a folder the judges are granted). DISK is a folder to mount a small tmpfs on (in a private mount namespace,
 /// see [`run_cell`]); FULL fills it before the start.
 const DRIVER: &str = r#"
 w=$1; shift
@@ -55,7 +55,7 @@ case ${ACTION:-} in
   fill)
     until [ -s records.jsonl ] || [ $waited -ge 1000 ]; do sleep 0.02; waited=$((waited + 1)); done
     head -c 8m /dev/zero > "$DISK/filler" 2>/dev/null
-    touch go ;;
+    touch signal/go ;;
 esac
 wait $pipeline
 if [ -n "${DISK:-}" ] && [ -d "$DISK/run" ]; then cp -a "$DISK/run" kept-run; fi
@@ -246,7 +246,7 @@ const FAULTS: &[Fault] = &[
         ..fault(
             "disk_fills",
             "disk fills mid-panel",
-            "waitfor:{cell}/go",
+            "waitfor:{cell}/signal/go",
             "ok 2",
         )
     },
@@ -438,7 +438,11 @@ fn run_cell(row: &str, seat: Option<&str>, f: &Fault, want: &Want, bad: &Mutex<V
         c.args(["-c", DRIVER]);
         c
     };
+    // The file judge `b` waits for is in a folder of its own, which the judges may read.
+    std::fs::create_dir_all(w.join("signal")).unwrap();
+    let read = std::env::join_paths([root().join("tests/standins"), w.join("signal")]).unwrap();
     with_standins(&mut cmd, &w.join("log"), &[])
+        .env("PANEL_SANDBOX_READ", read)
         .arg("driver")
         .arg(w)
         .args(&judge_args)

@@ -255,9 +255,13 @@ fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
             // A permission profile instead of --sandbox read-only (whose shell reads the whole
             // file system): the checkout, and the main repository's git data that git needs in
             // a worktree.
-            // Inside panel's sandbox (Landlock), which codex's own cannot nest in, codex's
-            // shell reaches only what panel's walls allow: the checkout read only.
-            _ if recs[0]["sandbox"].as_str().unwrap().starts_with("landlock") => {
+            // Inside panel's walls (Landlock, in its jail or alone), which codex's own cannot nest
+            // in, codex's shell reaches only what panel's walls allow: the checkout read only.
+            _ if recs[0]["sandbox"]
+                .as_str()
+                .unwrap()
+                .contains("landlock-abi-") =>
+            {
                 assert!(pair("--sandbox", "danger-full-access"), "{argv:?}");
             }
             _ => {

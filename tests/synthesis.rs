@@ -1162,12 +1162,13 @@ fn the_seeds_worked_example_runs_through_the_whole_pipeline() {
 
 /// Review records whose every seat is `exec:` a program that writes its pid to `pids` and then
 /// waits, so that whatever a tool asks those seats hangs until the tool stops it.
-fn hanging_reviews(pids: &std::path::Path) -> Vec<u8> {
-    reviews_on("reviews-1.jsonl", |_| hanging_seat(pids))
+fn hanging_reviews(pids: &std::path::Path, mark: &str) -> Vec<u8> {
+    reviews_on("reviews-1.jsonl", |_| hanging_seat(pids, mark))
 }
 
-fn hanging_seat(pids: &std::path::Path) -> String {
-    format!("exec:echo $$ >> {}; sleep 300", pids.display())
+/// A seat that writes down that it started, then sleeps for `mark` seconds.
+fn hanging_seat(pids: &std::path::Path, mark: &str) -> String {
+    format!("exec:echo $$ >> {}; sleep {mark}", pids.display())
 }
 
 /// A fixture's review records, each reviewer's seat set by `seat` (given the reviewer's name).
@@ -1195,7 +1196,7 @@ fn fixture_seats() -> Vec<String> {
 /// folders are removed, and the tool exits with 128 + the signal.
 #[test]
 fn a_signal_ends_every_voter_and_merging_seat() {
-    use crate::util::{alive, kill, pids_in, wait_until};
+    use crate::util::{kill, pids_in, wait_until};
     use std::process::Stdio;
     use std::time::Duration;
     for (tool, sig, code) in [
@@ -1207,7 +1208,8 @@ fn a_signal_ends_every_voter_and_merging_seat() {
     ] {
         let tmp = TempDir::new("signal");
         let pids = tmp.path().join("pids");
-        let reviews = hanging_reviews(&pids);
+        let mark = crate::util::mark();
+        let reviews = hanging_reviews(&pids, &mark);
         let input = if tool == "panel-vote" {
             let merged = run_with_stdin(&mut Command::new(bin("panel-merge")), &reviews);
             assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
@@ -1218,7 +1220,7 @@ fn a_signal_ends_every_voter_and_merging_seat() {
         let private = tmp.path().join("tmp");
         std::fs::create_dir(&private).unwrap();
         let mut cmd = Command::new(bin(tool));
-        cmd.args(["--seat", &hanging_seat(&pids)]);
+        cmd.args(["--seat", &hanging_seat(&pids, &mark)]);
         if tool == "panel-vote" {
             cmd.args(["--candidate", fixture("page.md").to_str().unwrap()]);
         }
@@ -1251,9 +1253,8 @@ fn a_signal_ends_every_voter_and_merging_seat() {
             "{tool} {sig}: {}",
             stderr(&out)
         );
-        for pid in pids_in(&pids) {
-            assert!(!alive(pid), "{tool} {sig}: pid {pid} outlived it");
-        }
+        let left = crate::util::marked(&mark);
+        assert!(left.is_empty(), "{tool} {sig}: {left:?} outlived it");
         let records = parse_stream(&stdout(&out));
         if tool == "panel-vote" {
             let votes: Vec<&synthesis::VoteRecord> = records

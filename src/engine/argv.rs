@@ -238,6 +238,15 @@ pub fn private_env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<(String,
         ("XDG_CACHE_HOME".into(), format!("{home}/.cache")),
         ("TMPDIR".into(), dirs.tmp.display().to_string()),
     ];
+    if let Mode::Reviewer { checkout, .. } = &job.mode {
+        // Git reads a checkout that is not the judge's own (a root caller's judge runs as
+        // another id) only where protected configuration says so: the command scope.
+        env.extend([
+            ("GIT_CONFIG_COUNT".to_string(), "1".to_string()),
+            ("GIT_CONFIG_KEY_0".into(), "safe.directory".into()),
+            ("GIT_CONFIG_VALUE_0".into(), checkout.display().to_string()),
+        ]);
+    }
     let vars = vars(job, "", dirs, ctx);
     let reviewer_env = match (&job.mode, &h.reviewer) {
         (Mode::Reviewer { .. }, Some(r)) => Some(&r.env),

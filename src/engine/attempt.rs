@@ -168,10 +168,7 @@ impl<'a> Attempt<'a> {
         done.kept = kept;
         if done.status != Status::Ok && !outcome.refused.is_empty() {
             // What the walls refused may be why it failed: say what, and what grants it.
-            let note = format!(
-                "its proxy {} (--sandbox-allow HOST:PORT grants a host)",
-                outcome.refused.join("; ")
-            );
+            let note = outcome.refused.join("; ");
             done.cause = Some(match done.cause.take() {
                 Some(c) => format!("{c}; {note}"),
                 None => note,
@@ -287,14 +284,8 @@ impl<'a> Attempt<'a> {
         };
         spec.supervised = Some(self.policy(&spec));
         if let Some(ids) = ctx.walls.ids {
-            // A root caller's judge runs as `ids`: its folders, and a checkout it reads, are its.
-            use std::os::unix::fs::MetadataExt;
+            // A root caller's judge runs as `ids`: its folders are its.
             give(&dirs.private, ids).map_err(|e| ours(&dirs.private, e))?;
-            if let Mode::Reviewer { checkout, .. } = &job.mode
-                && fs::symlink_metadata(checkout).is_ok_and(|m| m.uid() != ids.0)
-            {
-                give(checkout, ids).map_err(|e| ours(checkout, e))?;
-            }
         }
         let reviewer = matches!(job.mode, Mode::Reviewer { .. });
         let filters = EventFilters {
@@ -318,7 +309,18 @@ impl<'a> Attempt<'a> {
         let stdout = Transcript::new(stdout_file, filters, ctx.opts.max_output);
         let outcome = launch::run(&spec, stdout);
         drop(logins);
-        let refused = egress::refusals(&dirs.egress_log());
+        let mut refused: Vec<String> = egress::refusals(&dirs.egress_log())
+            .into_iter()
+            .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
+            .collect();
+        if let (Ok(o), Some(policy)) = (&outcome, &spec.supervised)
+            && !o.status.is_some_and(|s| s.success())
+        {
+            refused.extend(crate::engine::sandbox::refused::paths(
+                &String::from_utf8_lossy(&o.stderr),
+                policy,
+            ));
+        }
         if kept && let Ok(log) = fs::read(dirs.egress_log()) {
             run_folder::file(&dirs.attempt.join("egress.log"), &log);
         }

@@ -249,11 +249,13 @@ si_log_line() {
     pgid=${f[2]}
   fi
   local args=() a i=0 pdir=$STANDIN_LOG/prompts extra=''
+  # A pid alone does not name a call: each jail numbers its processes from 1.
+  local tag="$pid.${SRANDOM:-$RANDOM$RANDOM}"
   for a in "${SI_ARGV[@]}"; do
     if ((${#a} > limit)); then
       si_mkdir "$pdir"
-      printf '%s' "$a" >"$pdir/$pid.arg$i.txt"
-      args+=("@file:$pdir/$pid.arg$i.txt")
+      printf '%s' "$a" >"$pdir/$tag.arg$i.txt"
+      args+=("@file:$pdir/$tag.arg$i.txt")
     else
       args+=("$a")
     fi
@@ -262,16 +264,16 @@ si_log_line() {
   si_qarr "${args[@]}"; local jargv=$REPLY
   if ((${#SI_PROMPT} > limit)); then
     si_mkdir "$pdir"
-    printf '%s' "$SI_PROMPT" >"$pdir/$pid.txt"
-    si_q "$pdir/$pid.txt"; extra+=",\"promptFile\":$REPLY"
+    printf '%s' "$SI_PROMPT" >"$pdir/$tag.txt"
+    si_q "$pdir/$tag.txt"; extra+=",\"promptFile\":$REPLY"
   else
     si_q "$SI_PROMPT"; extra+=",\"prompt\":$REPLY"
   fi
   if ((SI_STDIN_READ)); then
     if ((${#SI_STDIN_TEXT} > limit)); then
       si_mkdir "$pdir"
-      printf '%s' "$SI_STDIN_TEXT" >"$pdir/$pid.stdin.txt"
-      si_q "$pdir/$pid.stdin.txt"; extra+=",\"stdinFile\":$REPLY"
+      printf '%s' "$SI_STDIN_TEXT" >"$pdir/$tag.stdin.txt"
+      si_q "$pdir/$tag.stdin.txt"; extra+=",\"stdinFile\":$REPLY"
     else
       si_q "$SI_STDIN_TEXT"; extra+=",\"stdinText\":$REPLY"
     fi
@@ -288,8 +290,8 @@ si_log_line() {
     v=${!n}
     if ((limit < 1024 && ${#v} > limit)); then
       si_mkdir "$pdir"
-      printf '%s' "$v" >"$pdir/$pid.env.$n.txt"
-      v="@file:$pdir/$pid.env.$n.txt"
+      printf '%s' "$v" >"$pdir/$tag.env.$n.txt"
+      v="@file:$pdir/$tag.env.$n.txt"
     fi
     si_q "$v"; v=$REPLY
     si_q "$n"; env+=${env:+,}$REPLY:$v
@@ -409,22 +411,22 @@ si_run() {
       # A whole transcript, already in the CLI's own shape (a test writes it), as stdout.
       cat -- "${mode#transcript:}"
       exit 0 ;;
-    hang) exec sleep 100000 ;;
+    hang) exec sleep "${STANDIN_SLEEP:-100000}" ;;
     grandchild|grandchild-exit)
-      sleep 100000 &
+      sleep "${STANDIN_SLEEP:-100000}" &
       local gc=$!
       if si_log_dir; then printf '%s\n' "$gc" >>"$STANDIN_LOG/grandchildren"; fi
       if [[ $mode == grandchild ]]; then
-        exec sleep 100000
+        exec sleep "${STANDIN_SLEEP:-100000}"
       fi
       si_model_text ok; cli_answer ok; exit 0 ;;
     escaped|escaped-holder)
       # A process that leaves the stand-in's session and process group (setsid), with the
       # stand-in's stdout (escaped-holder) or without it; the stand-in answers and exits.
       if [[ $mode == escaped ]]; then
-        setsid sleep 100000 </dev/null >/dev/null 2>&1 &
+        setsid sleep "${STANDIN_SLEEP:-100000}" </dev/null >/dev/null 2>&1 &
       else
-        setsid sleep 100000 </dev/null &
+        setsid sleep "${STANDIN_SLEEP:-100000}" </dev/null &
       fi
       local gc=$!
       if si_log_dir; then printf '%s\n' "$gc" >>"$STANDIN_LOG/grandchildren"; fi

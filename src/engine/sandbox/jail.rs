@@ -172,7 +172,7 @@ fn first_process(
     set_parent_death_signal()?;
     // What it shows is opened now, as the caller (a root caller's judge could not traverse
     // root's folders once it is the unprivileged id).
-    let sources = Sources::open(jail)?;
+    let sources = Sources::open(jail, ids)?;
     let mut byte = [0u8; 1];
     // SAFETY: reads one byte into a local buffer.
     if unsafe { libc::read(sync.as_raw_fd(), byte.as_mut_ptr().cast(), 1) } != 1 {
@@ -458,8 +458,11 @@ impl Exec {
     }
 }
 
-/// What the root shows, opened before the ids change: each path's kind, and a descriptor
-/// (`O_PATH`) to mount from.
+/// What the root shows: each path's kind, and what it is mounted from. A descriptor (`O_PATH`)
+/// is opened at once for what the judge's ids could not pass through to once they change (a
+/// root caller's judge in root's folders) and for what the staging tmpfs hides (`/tmp`); the
+/// rest is opened when it is mounted, and the small files of `/etc` are copied, so a judge
+/// under a small open-file limit holds few at a time.
 struct Sources {
     items: Vec<Source>,
 }
@@ -472,10 +475,18 @@ struct Source {
 enum Kind {
     /// A symbolic link, made again in the new root.
     Link(PathBuf),
-    Dir(OwnedFd, Access),
-    File(OwnedFd, Access),
+    Dir(Handle, Access),
+    File(Handle, Access),
+    /// A small file of `/etc`, copied into the new root (one mount fewer).
+    Copy(Vec<u8>),
     /// A device node of the host's `/dev`.
-    Device(OwnedFd),
+    Device(Handle),
+}
+
+/// What a mount is made from.
+enum Handle {
+    Opened(OwnedFd),
+    Path(PathBuf),
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -486,9 +497,21 @@ enum Access {
 
 /// The devices a judge has, from the host's `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+/// A file of `/etc` up to this size is copied rather than mounted.
+const COPIED: u64 = 1 << 20;
 
 impl Sources {
-    fn open(jail: &Jail) -> io::Result<Sources> {
+    fn open(jail: &Jail, ids: (u32, u32)) -> io::Result<Sources> {
+        let handle = |path: &Path| -> io::Result<Option<Handle>> {
+            if !path.starts_with(STAGE) && reachable(path, ids) {
+                return Ok(Some(Handle::Path(path.to_path_buf())));
+            }
+            match open_path(path) {
+                Ok(fd) => Ok(Some(Handle::Opened(fd))),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+            }
+        };
         let mut items = Vec::new();
         let granted = jail
             .read
@@ -503,16 +526,27 @@ impl Sources {
             // package, `/bin` into `/usr`): node finds its modules from the real path.
             let shown = |real: &Path| jail.read.iter().any(|r| r != path && real.starts_with(r));
             let real = std::fs::canonicalize(path).ok().filter(|r| shown(r));
+            let Ok(target) = std::fs::metadata(path) else {
+                continue;
+            };
             let what = if meta.file_type().is_symlink()
                 && let Some(real) = real
             {
                 Kind::Link(real)
-            } else {
-                let Ok(fd) = open_path(path) else { continue };
-                match std::fs::metadata(path) {
-                    Ok(m) if m.is_dir() => Kind::Dir(fd, access),
-                    Ok(_) => Kind::File(fd, access),
+            } else if target.is_file()
+                && target.len() <= COPIED
+                && access == Access::Read
+                && path.starts_with("/etc")
+            {
+                match std::fs::read(path) {
+                    Ok(bytes) => Kind::Copy(bytes),
                     Err(_) => continue,
+                }
+            } else {
+                let Some(h) = handle(path)? else { continue };
+                match target.is_dir() {
+                    true => Kind::Dir(h, access),
+                    false => Kind::File(h, access),
                 }
             };
             items.push(Source {
@@ -522,15 +556,30 @@ impl Sources {
         }
         for d in DEVICES {
             let path = Path::new("/dev").join(d);
-            if let Ok(fd) = open_path(&path) {
+            if let Some(h) = handle(&path)? {
                 items.push(Source {
                     path,
-                    what: Kind::Device(fd),
+                    what: Kind::Device(h),
                 });
             }
         }
         Ok(Sources { items })
     }
+}
+
+/// Whether `ids` may pass through every folder above `path`.
+fn reachable(path: &Path, (uid, gid): (u32, u32)) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors().skip(1).all(|dir| {
+        std::fs::metadata(dir).is_ok_and(|m| {
+            let bits = match (m.uid() == uid, m.gid() == gid) {
+                (true, _) => m.mode() >> 6,
+                (false, true) => m.mode() >> 3,
+                _ => m.mode(),
+            };
+            bits & 0o1 != 0
+        })
+    })
 }
 
 fn open_path(path: &Path) -> io::Result<OwnedFd> {
@@ -639,17 +688,23 @@ fn show(s: &Source, target: &Path) -> io::Result<()> {
                 std::os::unix::fs::symlink(to, target)?;
             }
         }
-        Kind::Dir(fd, access) => {
+        Kind::Dir(h, access) => {
             mkdirs(target)?;
-            bind(fd, target, *access == Access::Read)?;
+            bind(h, target, *access == Access::Read)?;
         }
-        Kind::File(fd, access) => {
+        Kind::File(h, access) => {
             make_file(target)?;
-            bind(fd, target, *access == Access::Read)?;
+            bind(h, target, *access == Access::Read)?;
         }
-        Kind::Device(fd) => {
+        Kind::Copy(bytes) => {
+            if let Some(parent) = target.parent() {
+                mkdirs(parent)?;
+            }
+            std::fs::write(target, bytes)?;
+        }
+        Kind::Device(h) => {
             make_file(target)?;
-            bind(fd, target, false)?;
+            bind(h, target, false)?;
         }
     }
     Ok(())
@@ -705,7 +760,15 @@ fn make_file(path: &Path) -> io::Result<()> {
 
 /// Mounts what `fd` names at `target`, with what is mounted below it; read-only, without
 /// set-uid programs or devices, when `read_only`.
-fn bind(fd: &OwnedFd, target: &Path, read_only: bool) -> io::Result<()> {
+fn bind(h: &Handle, target: &Path, read_only: bool) -> io::Result<()> {
+    let opened;
+    let fd = match h {
+        Handle::Opened(fd) => fd,
+        Handle::Path(p) => {
+            opened = open_path(p)?;
+            &opened
+        }
+    };
     let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
     mount(
         Some(&source),

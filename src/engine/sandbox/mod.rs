@@ -18,6 +18,7 @@
 pub mod confine;
 pub mod egress;
 pub mod jail;
+pub mod refused;
 pub mod rules;
 pub mod supervise;
 pub mod walls;
@@ -104,8 +105,19 @@ impl Walls {
 
 /// The walls of this run's judges, or why `mode` cannot have them (nothing is launched then).
 pub fn walls(mode: Mode) -> anyhow::Result<Walls> {
-    let root = rustix::process::geteuid().is_root();
-    walls_on(mode, walls::kernel(), jail::available(), root)
+    walls_on(mode, walls::kernel(), jail::available(), host_root())
+}
+
+/// Whether this process is the machine's root: uid 0 in the first user namespace. (Uid 0 in a
+/// namespace of its own is some user of the machine already, with its ids alone mapped.)
+fn host_root() -> bool {
+    let whole = |file: &str| {
+        std::fs::read_to_string(file).is_ok_and(|m| {
+            let f: Vec<&str> = m.split_whitespace().collect();
+            f == ["0", "0", "4294967295"]
+        })
+    };
+    rustix::process::geteuid().is_root() && whole("/proc/self/uid_map")
 }
 
 fn walls_on(

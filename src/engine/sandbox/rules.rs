@@ -447,6 +447,91 @@ mod tests {
         assert_eq!(roots, [t.join("cli/run"), t.join("tools")]);
     }
 
+    /// Issue 22, finding 6: "a seat program in `~/.local/bin` is taken for a Python
+    /// installation as soon as `~/.local/lib/python3.X` exists (any `pip install --user`), and
+    /// then all of `~/.local` is granted", its other programs' logins with it.
+    #[test]
+    fn a_user_install_brings_its_site_packages_never_its_prefix() {
+        let t = tree(&[
+            "home/.local/bin/kimi",
+            "home/.local/lib/python3.11/site-packages/kimi/__init__.py",
+            "home/.local/share/opencode/auth.json",
+        ]);
+        let t = t.path().canonicalize().unwrap();
+        let kimi = t.join("home/.local/bin/kimi");
+        std::fs::write(&kimi, "#!/usr/bin/python3\nimport kimi\n").unwrap();
+        let roots = install_roots(&kimi, "/usr/bin", &t.join("home"), false);
+        assert!(
+            !roots.iter().any(|r| r == &t.join("home/.local")),
+            "{roots:?}"
+        );
+        assert!(
+            roots.contains(&t.join("home/.local/lib/python3.11/site-packages")),
+            "{roots:?}"
+        );
+        assert!(
+            !roots
+                .iter()
+                .any(|r| t.join("home/.local/share").starts_with(r)),
+            "{roots:?}"
+        );
+        // A real prefix has its interpreter beside the library, and is the installation.
+        let py = tree(&["py/bin/python3", "py/lib/python3.13/os.py", "py/bin/tool"]);
+        let py = py.path().canonicalize().unwrap();
+        let roots = install_roots(
+            &py.join("py/bin/tool"),
+            "",
+            Path::new("/nonexistent"),
+            false,
+        );
+        assert_eq!(roots, [py.join("py")]);
+    }
+
+    /// Issue 22: "an `exec:` seat whose script starts `#!/usr/bin/env python3` under pyenv (a
+    /// shim in HOME) … fails today with nothing but the script's own error". The shim is its
+    /// manager's: the manager's folder is the installation.
+    #[test]
+    fn a_version_managers_shim_brings_the_managers_folder() {
+        let t = tree(&[
+            "pyenv/shims/python3",
+            "pyenv/versions/3.13.1/bin/python3",
+            "seat/judge.py",
+        ]);
+        let t = t.path().canonicalize().unwrap();
+        std::fs::write(t.join("seat/judge.py"), "#!/usr/bin/env python3\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let exe = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(t.join("pyenv/shims/python3"), exe).unwrap();
+        let path = t.join("pyenv/shims").display().to_string();
+        let roots = install_roots(
+            &t.join("seat/judge.py"),
+            &path,
+            Path::new("/nonexistent"),
+            true,
+        );
+        assert_eq!(roots, [t.join("seat/judge.py"), t.join("pyenv")]);
+    }
+
+    /// Issue 22: "a harness installed inside HOME's top folder" is a clear error, never a
+    /// quieter sandbox; one in a folder of its own under HOME is its installation.
+    #[test]
+    fn a_cli_installed_at_the_top_of_home_is_refused() {
+        let t = tree(&[
+            "home/node_modules/@a/claude/cli.js",
+            "home/.cache/tools/npm/claude/node_modules/@a/claude/cli.js",
+        ]);
+        let t = t.path().canonicalize().unwrap();
+        let home = t.join("home");
+        let why = installed_in_home(&home.join("node_modules/@a/claude/cli.js"), &home).unwrap();
+        assert!(why.contains("top folder of your HOME"), "{why}");
+        let own = home.join(".cache/tools/npm/claude/node_modules/@a/claude/cli.js");
+        assert_eq!(installed_in_home(&own, &home), None);
+        assert_eq!(
+            install_root(&own, &home),
+            [home.join(".cache/tools/npm/claude")]
+        );
+    }
+
     #[test]
     fn a_worktrees_git_data_is_the_main_repositorys() {
         let root = std::env::temp_dir().join(format!("panel-gitdir-{}", std::process::id()));
