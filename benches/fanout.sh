@@ -2,7 +2,10 @@
 # Fan-out: N stand-in claude judges that each take 1 s, through `panel-judge | panel-tally`
 # and through the seed's script (benches/baseline-judge-panel.sh), wall time of each.
 # Goal: our wall time <= 1.10 s for 32 judges, i.e. under 2 ms of overhead per judge.
-# And the cost of confining each judge: the sh seat with --sandbox auto against --sandbox off.
+# And the cost of the walls: the sh seat in its jail (--sandbox auto) and under Landlock alone
+# (--sandbox landlock) against --sandbox off; goal at most 3 ms a judge for the jail.
+# And the launch path itself: 32 judges that answer at once, jailed, against the spawn floor
+# (32 bare sh doing the same at once); goal at most 2 times the floor (median of 7).
 # Usage: benches/fanout.sh [N judges, default 32] [runs, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,21 +37,39 @@ time_of() { # prints wall seconds of one run of "$@"
 # The same panel with the lightest judge there is (sh running sleep), to show what the tool
 # itself costs apart from starting a bash stand-in.
 light="exec:cat >/dev/null; sleep 1; echo '{\"verdict\":\"breaks\",\"reason\":\"r\",\"confidence\":0.9}'"
-ours=() base=() bare=() open=()
+ours=() base=() bare=() open=() lock=()
 for _ in $(seq 1 "$RUNS"); do
   ours+=("$(time_of bash -c "panel-judge --seat claude:haiku --lenses '$work/lenses' '$work/answer.md' | panel-tally")")
   base+=("$(time_of benches/baseline-judge-panel.sh "$work/answer.md" "$work/lenses")")
   bare+=("$(time_of bash -c "panel-judge --sandbox auto --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
+  lock+=("$(time_of bash -c "panel-judge --sandbox landlock --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
   open+=("$(time_of bash -c "panel-judge --sandbox off --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
+done
+# The launch path: judges that answer at once, and the same work as bare processes.
+now="exec:cat >/dev/null; echo '{\"verdict\":\"breaks\",\"reason\":\"r\",\"confidence\":0.9}'"
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+floor=() fast=() fast_off=()
+for _ in $(seq 1 7); do
+  floor+=("$(time_of bash -c 'for i in $(seq 1 "$0"); do sh -c "cat >/dev/null; echo x" </dev/null >/dev/null & done; wait' "$N")")
+  fast+=("$(time_of bash -c "panel-judge --sandbox auto --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' >/dev/null" "$now")")
+  fast_off+=("$(time_of bash -c "panel-judge --sandbox off --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' >/dev/null" "$now")")
 done
 o=$(printf '%s\n' "${ours[@]}" | best)
 b=$(printf '%s\n' "${base[@]}" | best)
 e=$(printf '%s\n' "${bare[@]}" | best)
 f=$(printf '%s\n' "${open[@]}" | best)
+l=$(printf '%s\n' "${lock[@]}" | best)
+fl=$(printf '%s\n' "${floor[@]}" | median)
+fa=$(printf '%s\n' "${fast[@]}" | median)
+fo=$(printf '%s\n' "${fast_off[@]}" | median)
 printf 'judges: %s, each answering after 1 s; best of %s runs; load average %s\n' "$N" "$RUNS" "$(cut -d' ' -f1 /proc/loadavg)"
-printf '%-44s %8.3f s\n' "panel-judge | panel-tally (stand-in claude)" "$o" "seed script (baseline, stand-in claude)" "$b" "panel-judge | panel-tally (sh seat)" "$e" "the same, --sandbox off" "$f"
+printf '%-44s %8.3f s\n' "panel-judge | panel-tally (stand-in claude)" "$o" "seed script (baseline, stand-in claude)" "$b" "panel-judge | panel-tally (sh seat, jail)" "$e" "the same, --sandbox landlock" "$l" "the same, --sandbox off" "$f"
 printf '%-44s %8.2f x\n' "baseline / ours" "$(awk -v o="$o" -v b="$b" 'BEGIN { print b / o }')"
 printf '%-44s %8.2f ms\n' "overhead per judge (stand-in claude)" "$(awk -v o="$o" -v n="$N" 'BEGIN { print (o - 1) * 1000 / n }')"
 printf '%-44s %8.2f ms\n' "overhead per judge (sh seat)" "$(awk -v o="$e" -v n="$N" 'BEGIN { print (o - 1) * 1000 / n }')"
 printf '%-44s %8.3f x\n' "sh seat: --sandbox auto / --sandbox off" "$(awk -v a="$e" -v f="$f" 'BEGIN { print a / f }')"
-printf '%-44s %8.2f ms\n' "confinement per judge (auto - off)" "$(awk -v a="$e" -v f="$f" -v n="$N" 'BEGIN { print (a - f) * 1000 / n }')"
+printf '%-44s %8.2f ms\n' "the jail per judge (auto - off)" "$(awk -v a="$e" -v f="$f" -v n="$N" 'BEGIN { print (a - f) * 1000 / n }')"
+printf '%-44s %8.2f ms\n' "Landlock alone per judge (landlock - off)" "$(awk -v a="$l" -v f="$f" -v n="$N" 'BEGIN { print (a - f) * 1000 / n }')"
+printf '%-44s %8.3f s\n' "$N bare sh at once (the spawn floor, median)" "$fl" "$N jailed judges answering at once (median)" "$fa" "the same, --sandbox off (median)" "$fo"
+printf '%-44s %8.2f x\n' "jailed launch path / spawn floor" "$(awk -v a="$fa" -v f="$fl" 'BEGIN { print a / f }')"
+printf '%-44s %8.2f x\n' "unwalled launch path / spawn floor" "$(awk -v a="$fo" -v f="$fl" 'BEGIN { print a / f }')"

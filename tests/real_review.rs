@@ -42,6 +42,11 @@ const SYMBOL: &str = "fn one";
 /// A repository whose head commit (message `note`) changes [`CHANGED`], checked out at its
 /// base: `(repo, base, head)`.
 pub(crate) fn pr_repo_at(root: &Path, note: &str) -> (PathBuf, String, String) {
+    pr_repo_with(root, note, "")
+}
+
+/// [`pr_repo_at`], the head's change adding `comment` (a line of its own) when not empty.
+pub(crate) fn pr_repo_with(root: &Path, note: &str, comment: &str) -> (PathBuf, String, String) {
     let repo = root.join("repo");
     std::fs::create_dir_all(repo.join("src")).unwrap();
     git(&repo, &["-c", "init.defaultBranch=main", "init", "-q"]);
@@ -49,7 +54,15 @@ pub(crate) fn pr_repo_at(root: &Path, note: &str) -> (PathBuf, String, String) {
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-qm", "base"]);
     let base = git(&repo, &["rev-parse", "HEAD"]);
-    std::fs::write(repo.join(CHANGED), "pub fn one() -> u32 { 2 }\n").unwrap();
+    let comment = match comment {
+        "" => String::new(),
+        c => format!("// {c}\n"),
+    };
+    std::fs::write(
+        repo.join(CHANGED),
+        format!("{comment}pub fn one() -> u32 {{ 2 }}\n"),
+    )
+    .unwrap();
     git(&repo, &["commit", "-qam", note]);
     let head = git(&repo, &["rev-parse", "HEAD"]);
     git(&repo, &["checkout", "-q", &base]);
