@@ -584,10 +584,7 @@ fn the_readme_first_command_runs_offline() {
 /// panel-fleet's errors before any panel runs: one line and exit 2, never 1 ("a panel failed").
 #[test]
 fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
-    if !on_path("parallel") {
-        eprintln!("skipped: parallel is not installed (apt-get install parallel)");
-        return;
-    }
+    crate::util::need("parallel");
     let tmp = TempDir::new("fleet-errors");
     let cand = tmp.path().join("a.md");
     std::fs::write(&cand, "It returns the sum.\n").unwrap();
@@ -715,12 +712,8 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
 /// (tests/fixtures/fleet/ssh), whose remote is such a folder too, and the ledger says so.
 #[test]
 fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
-    for tool in ["parallel", "rsync"] {
-        if !on_path(tool) {
-            eprintln!("skipped: {tool} is not installed (apt-get install parallel rsync)");
-            return;
-        }
-    }
+    crate::util::need("parallel");
+    crate::util::need("rsync");
     let tmp = TempDir::new("fleet-ssh");
     let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote-home"));
     std::fs::create_dir_all(&remote).unwrap();
