@@ -751,15 +751,20 @@ fn the_closing_line_seals_the_ledger() {
 
 /// `--harness-cap`: a judge that waited 3 s for a slot still had its whole `--timeout 1` after
 /// it. The wait counts against the deadline; a judge that gets no slot in time is a timeout.
+/// The slot is held until the test lets go (a file, not a clock), so the judge can only end by
+/// its own deadline, however slow the machine.
 #[test]
 fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
     use crate::util::{pids_in, wait_until};
     use std::time::{Duration, Instant};
+    use wait_timeout::ChildExt;
     let tmp = TempDir::new("slots");
     let pids = tmp.path().join("pids");
+    let release = tmp.path().join("release");
     let slow = format!(
-        "exec:echo $$ >> {}; sleep 4; echo '{HOLDS}'",
-        pids.display()
+        "exec:echo $$ >> {}; while [ ! -e {} ]; do sleep 0.05; done; echo '{HOLDS}'",
+        pids.display(),
+        release.display()
     );
     let quick = format!("exec:echo '{HOLDS}'");
     let run = |seat: &str, timeout: &str| {
@@ -786,11 +791,23 @@ fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
         .spawn()
         .unwrap()
     };
-    let holder = run(&slow, "30");
+    let holder = run(&slow, "60");
     assert!(wait_until(Duration::from_secs(20), || !pids_in(&pids).is_empty()));
     let t = Instant::now();
-    let out = run(&quick, "1").wait_with_output().unwrap();
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let mut quick = run(&quick, "1");
+    // Its deadline, not the holder's release: the holder lets go only after this.
+    let ended = quick.wait_timeout(Duration::from_secs(20)).unwrap();
+    let waited = t.elapsed();
+    std::fs::write(&release, "").unwrap();
+    let out = quick.wait_with_output().unwrap();
+    assert!(
+        ended.is_some(),
+        "a --timeout 1 judge still waits for a slot after 20 s"
+    );
+    assert!(
+        waited >= Duration::from_secs(1),
+        "it ended before its deadline: {waited:?}"
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rec = &records(&out)[0];
     assert_eq!(rec["status"], "timeout", "{rec}");
