@@ -139,8 +139,10 @@ impl Pr {
             .env("PANEL_SANDBOX_READ", self.tmp.path())
             .env(
                 "PANEL_PASS_ENV",
-                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ,STANDIN_LOCKDOWN",
             )
+            // A reviewer is given tools that read: not the judge's lockdown the stand-ins check.
+            .env("STANDIN_LOCKDOWN", "off")
             .env("STANDIN_READ", "src/lib.rs")
             .env_remove("ANTHROPIC_API_KEY")
             .stdin(Stdio::null());
@@ -305,7 +307,7 @@ fn a_reviewer_stream_past_16_mib_is_read_to_its_verdict_with_every_call() {
             ("STANDIN_ECHO_MIB", "20"),
             (
                 "PANEL_PASS_ENV",
-                "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_ECHO_MIB",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_ECHO_MIB,STANDIN_LOCKDOWN",
             ),
         ],
     ));
@@ -1081,7 +1083,12 @@ fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str,
         .env("PANEL_SANDBOX_WRITE", pr.path("log"))
         .env("PANEL_SANDBOX_READ", pr.tmp.path())
         .env("STANDIN_READ", "src/lib.rs")
-        .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
+        // A reviewer is given tools that read: not the judge's lockdown the stand-ins check.
+        .env("STANDIN_LOCKDOWN", "off")
+        .env(
+            "PANEL_PASS_ENV",
+            "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_LOCKDOWN",
+        )
         .env("PR_REVIEW_REPO", "acme/app")
         .env_remove("GH_REPO")
         .env_remove("GITHUB_TOKEN")
@@ -1783,7 +1790,7 @@ fn refusing_run(pr: &Pr, plan: &Path, models: &str) -> Value {
     let _ = std::fs::remove_dir_all(pr.path("run"));
     let _ = std::fs::remove_file(pr.path("log/calls.jsonl"));
     let reply = pr.reply("merge.txt", "MERGE", &pr.head);
-    let pass = "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_REFUSE_MODELS";
+    let pass = "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_REFUSE_MODELS,STANDIN_LOCKDOWN";
     one(&pr.judge(
         plan,
         &[],
