@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{TempDir, bin, files_under, on_path, root, stderr, stdout, with_standins};
+use crate::util::{TempDir, bin, files_under, root, stderr, stdout, with_standins};
 
 /// A panel-judge run against stand-ins, with a fake user HOME and a call log.
 pub struct Rig {
@@ -579,10 +579,7 @@ fn the_readme_first_command_runs_offline() {
 /// panel-fleet's errors before any panel runs: one line and exit 2, never 1 ("a panel failed").
 #[test]
 fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
-    if !on_path("parallel") {
-        eprintln!("skipped: parallel is not installed (apt-get install parallel)");
-        return;
-    }
+    crate::util::need("parallel");
     let tmp = TempDir::new("fleet-errors");
     let cand = tmp.path().join("a.md");
     std::fs::write(&cand, "It returns the sum.\n").unwrap();
@@ -626,18 +623,34 @@ fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
 /// SIGINT or SIGTERM to panel-fleet alone (as `kill` sends it; Ctrl-C reaches parallel too):
 /// parallel ends every running panel, each judge is recorded as interrupted, nothing is left
 /// running, and the fleet exits 130 or 143 at once, not after the panels' deadline. A judge that
-/// ignores SIGTERM takes panel-judge its grace to end, which parallel must wait for.
+/// ignores SIGTERM takes panel-judge its grace to end, which parallel must wait for. Two
+/// ways it failed:
+/// - A fleet started with SIGINT ignored (a background job of a script; a test run started so)
+///   ran its panels to their deadline on SIGINT. It now stops as any other.
+/// - On a loaded machine panel-judge got the KILL of parallel's stop sequence (5 s after the
+///   SIGINT) in the middle of its own shutdown: records cut short, judges ended by their
+///   supervisors after the fleet had exited. Here panel-judge gets no CPU for 8 s after the
+///   signal, the extreme of a loaded machine; it is now given the time to finish.
 #[test]
 fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
-    if !on_path("parallel") {
-        eprintln!("skipped: parallel is not installed (apt-get install parallel)");
-        return;
+    use panel::internals::GRACE;
+    use wait_timeout::ChildExt;
+    #[derive(PartialEq)]
+    enum How {
+        Plain,
+        /// Started with SIGINT ignored.
+        Ignoring,
+        /// Each panel's panel-judge stopped (SIGSTOP) for 8 s from the signal.
+        Starved,
     }
+    crate::util::need("parallel");
     let deaf = r#"exec:trap '' TERM; echo started >> "$STANDIN_LOG/calls.jsonl"; sleep 300 & wait"#;
-    for (signal, code, seat) in [
-        ("TERM", 143, "claude:haiku"),
-        ("INT", 130, "claude:haiku"),
-        ("INT", 130, deaf),
+    for (signal, code, seat, how) in [
+        ("TERM", 143, "claude:haiku", How::Plain),
+        ("INT", 130, "claude:haiku", How::Plain),
+        ("INT", 130, deaf, How::Plain),
+        ("INT", 130, "claude:haiku", How::Ignoring),
+        ("INT", 130, "claude:haiku", How::Starved),
     ] {
         let tmp = TempDir::new(&format!("fleet-{signal}"));
         let log = tmp.path().join("log");
@@ -648,8 +661,17 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
             std::fs::write(tmp.path().join("c").join(n), format!("Candidate {n}.\n")).unwrap();
         }
         let more = [bin("panel-judge").parent().unwrap().to_path_buf()];
-        let mut cmd = Command::new(root().join("bin/panel-fleet"));
-        let child = with_standins(&mut cmd, &log, &more)
+        let fleet = root().join("bin/panel-fleet");
+        // perl, as parallel needs it anyway: ignore SIGINT, then become the fleet (same pid).
+        let mut cmd = if how == How::Ignoring {
+            let mut c = Command::new("perl");
+            c.args(["-e", "$SIG{INT} = 'IGNORE'; exec { $ARGV[0] } @ARGV or die"])
+                .arg(&fleet);
+            c
+        } else {
+            Command::new(&fleet)
+        };
+        let mut child = with_standins(&mut cmd, &log, &more)
             .current_dir(tmp.path())
             .args(["-o", "out", "-j", "2"])
             .args(names.map(|n| format!("c/{n}")))
@@ -660,7 +682,14 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let case = format!("{signal} {seat}");
+        let case = format!(
+            "{signal} {seat}{}",
+            match how {
+                How::Plain => "",
+                How::Ignoring => " (SIGINT ignored at the start)",
+                How::Starved => " (panel-judge starved for 8 s)",
+            }
+        );
         // Two panels of three judges each are waiting on their model.
         let calls = || {
             std::fs::read_to_string(log.join("calls.jsonl"))
@@ -668,12 +697,58 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
                 .lines()
                 .count()
         };
-        crate::util::wait_until(Duration::from_secs(60), || calls() >= 6);
+        assert!(
+            crate::util::wait_until(Duration::from_secs(60), || calls() >= 6),
+            "{case}: the first two panels' judges did not all start within 60 s ({} did)",
+            calls()
+        );
         assert_eq!(calls(), 6, "{case}: the first two panels' judges started");
-        let stopped = Instant::now();
+        let marker = format!("STANDIN_LOG={}", log.display());
+        // A panel's process group, the shell of `panel-fleet --one` and its panel-judge (the
+        // judges' supervisors lead groups of their own); stopped, no kernel rule resumes them.
+        let mut frozen: Vec<String> = Vec::new();
+        if how == How::Starved {
+            for p in crate::util::processes_with_env(&marker) {
+                let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+                let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+                let group = stat.rsplit(") ").next().and_then(|f| f.split(' ').nth(2));
+                if let Some(group) = group
+                    && comm.trim() == "panel-judge"
+                    && group != p.to_string()
+                {
+                    frozen.push(format!("-{group}"));
+                }
+            }
+            assert_eq!(frozen.len(), 2, "{case}: two panels' groups");
+        }
+        // A group already gone (killed while stopped) takes no CONT.
+        let signal_groups = |sig: &str| {
+            for g in &frozen {
+                let _ = Command::new("kill").args([sig, "--", g]).status();
+            }
+        };
+        signal_groups("-STOP");
         crate::util::kill(child.id(), signal);
+        if !frozen.is_empty() {
+            std::thread::sleep(Duration::from_secs(8));
+            signal_groups("-CONT");
+        }
+        // At once, not after the panels' deadline (120 s).
+        let ended = child.wait_timeout(Duration::from_secs(30)).unwrap();
+        if ended.is_none() {
+            // Everything of the fleet's, so that its pipes close and the test fails now.
+            for p in crate::util::processes_with_env(&marker) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &p.to_string()])
+                    .status();
+            }
+        }
         let out = child.wait_with_output().unwrap();
-        assert!(stopped.elapsed() < Duration::from_secs(30), "{case}");
+        assert!(
+            ended.is_some(),
+            "{case}: still running 30 s after the signal: {}",
+            stderr(&out)
+        );
         assert_eq!(out.status.code(), Some(code), "{case}: {}", stderr(&out));
         assert_eq!(
             stderr(&out).lines().last(),
@@ -682,12 +757,11 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
             ),
             "{case}"
         );
-        let marker = format!("STANDIN_LOG={}", log.display());
-        assert_eq!(
-            crate::util::processes_with_env(&marker),
-            Vec::<u32>::new(),
-            "{case}"
-        );
+        // panel-judge ended its judges before it exited; a judge's supervisor would end what
+        // is left within its grace, were panel-judge killed first.
+        let left = || crate::util::processes_with_env(&marker);
+        crate::util::wait_until(GRACE * 2, || left().is_empty());
+        assert_eq!(left(), Vec::<u32>::new(), "{case}");
         // The panels it ended kept their judges' records, as interrupted, and look undecided.
         for n in &names[..2] {
             let dir = tmp.path().join("out").join(n);
@@ -710,12 +784,8 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
 /// (tests/fixtures/fleet/ssh), whose remote is such a folder too, and the ledger says so.
 #[test]
 fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
-    for tool in ["parallel", "rsync"] {
-        if !on_path(tool) {
-            eprintln!("skipped: {tool} is not installed (apt-get install parallel rsync)");
-            return;
-        }
-    }
+    crate::util::need("parallel");
+    crate::util::need("rsync");
     let tmp = TempDir::new("fleet-ssh");
     let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote-home"));
     std::fs::create_dir_all(&remote).unwrap();

@@ -544,7 +544,7 @@ fn an_out_folder_that_is_not_empty_is_refused_and_its_links_not_followed() {
 /// A run folder of another user is not written into (run as root, the test gives one away).
 #[test]
 fn an_out_folder_of_another_user_is_refused() {
-    if !nix_is_root() {
+    if !another_user(false) {
         return;
     }
     let tmp = TempDir::new("theirs");
@@ -563,9 +563,25 @@ fn an_out_folder_of_another_user_is_refused() {
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
 }
 
-fn nix_is_root() -> bool {
-    nix_uid() == 0
+/// Whether the running test can act as another user: run as root (to give a file away), and
+/// with `setpriv` (util-linux) when it runs a command as nobody. Else its skip is recorded.
+fn another_user(setpriv: bool) -> bool {
+    const GROUP: &str = "as another user";
+    let why = if !crate::util::is_root() {
+        "not run as root"
+    } else if setpriv && !crate::util::on_path("setpriv") {
+        "no setpriv on PATH (util-linux)"
+    } else {
+        crate::util::ran(GROUP);
+        return true;
+    };
+    let note = format!("tests that act as another user: skipped: {why}");
+    crate::util::skipped(GROUP, why, &note);
+    false
 }
+
+/// `setpriv` arguments that run what follows as nobody, without root's groups.
+const AS_NOBODY: [&str; 4] = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"];
 
 /// Under `umask 000` the run folder was 0777 and its files 0666: anyone could read the prompts
 /// and rewrite the ledger. Folders are 0700 and files 0600, whatever the umask.
@@ -759,15 +775,20 @@ fn the_closing_line_seals_the_ledger() {
 
 /// `--harness-cap`: a judge that waited 3 s for a slot still had its whole `--timeout 1` after
 /// it. The wait counts against the deadline; a judge that gets no slot in time is a timeout.
+/// The slot is held until the test lets go (a file, not a clock), so the judge can only end by
+/// its own deadline, however slow the machine.
 #[test]
 fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
     use crate::util::{pids_in, wait_until};
     use std::time::{Duration, Instant};
+    use wait_timeout::ChildExt;
     let tmp = TempDir::new("slots");
     let pids = tmp.path().join("pids");
+    let release = tmp.path().join("release");
     let slow = format!(
-        "exec:echo $$ >> {}; sleep 4; echo '{HOLDS}'",
-        pids.display()
+        "exec:echo $$ >> {}; while [ ! -e {} ]; do sleep 0.05; done; echo '{HOLDS}'",
+        pids.display(),
+        release.display()
     );
     let quick = format!("exec:echo '{HOLDS}'");
     let run = |seat: &str, timeout: &str| {
@@ -797,11 +818,23 @@ fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
         .spawn()
         .unwrap()
     };
-    let holder = run(&slow, "30");
+    let holder = run(&slow, "60");
     assert!(wait_until(Duration::from_secs(20), || !pids_in(&pids).is_empty()));
     let t = Instant::now();
-    let out = run(&quick, "1").wait_with_output().unwrap();
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let mut quick = run(&quick, "1");
+    // Its deadline, not the holder's release: the holder lets go only after this.
+    let ended = quick.wait_timeout(Duration::from_secs(20)).unwrap();
+    let waited = t.elapsed();
+    std::fs::write(&release, "").unwrap();
+    let out = quick.wait_with_output().unwrap();
+    assert!(
+        ended.is_some(),
+        "a --timeout 1 judge still waits for a slot after 20 s"
+    );
+    assert!(
+        waited >= Duration::from_secs(1),
+        "it ended before its deadline: {waited:?}"
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rec = &records(&out)[0];
     assert_eq!(rec["status"], "timeout", "{rec}");
@@ -952,8 +985,7 @@ fn a_large_candidate_is_held_once_not_once_per_copy() {
 /// once as the limit holds, and every one answers. Needs root, to run as another user.
 #[test]
 fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
-    if !nix_is_root() || !crate::util::on_path("setpriv") {
-        eprintln!("skipped: needs root and setpriv to run as nobody under ulimit -u");
+    if !another_user(true) {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -971,14 +1003,8 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
     }
     script.push_str(" examples/answer.md");
     let out = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "bash",
-            "-c",
-        ])
-        .arg(&script)
+        .args(AS_NOBODY)
+        .args(["bash", "-c", &script])
         .env("TMPDIR", tmp.path())
         .env("HOME", tmp.path())
         .env("PANEL_SANDBOX_READ", tmp.path())
@@ -996,28 +1022,44 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
 /// `exec 7<~/.aws/credentials; panel-judge …`: descriptor 7 reached every judge, and a judge
 /// read the caller's variables in `/proc/<panel-judge>/environ`. A judge now gets descriptors
 /// 0–2 only, however it runs; confined, it reads no other process's `/proc` entry (DESIGN §8:
-/// "other processes' `/proc` entries" are the model's to try, never to reach).
+/// "other processes' `/proc` entries" are the model's to try, never to reach). Unconfined,
+/// panel-judge's environment is closed to the other processes of its user, not to root: run as
+/// root, the test runs the panel as nobody, so that the check means the same.
 #[test]
 fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
+    use std::os::unix::fs::PermissionsExt;
     let tmp = TempDir::new("inherit");
+    // Room for the panel run as nobody: its HOME, TMPDIR and run folder.
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let secret = tmp.path().join("secret");
     std::fs::write(&secret, "FDCANARY\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let nobody = crate::util::is_root() && another_user(true);
     // The judge climbs to panel-judge (its supervisor is panel-judge too: the top one).
     let seat = "exec:a=$(cat <&7 2>&1 | tr -cd A-Z); p=$$; t=0; \
         while [ \"$p\" -gt 1 ]; do [ \"$(cat /proc/$p/comm 2>/dev/null)\" = panel-judge ] && t=$p; \
         p=$(cut -d' ' -f4 /proc/$p/stat 2>/dev/null || echo 1); done; \
         e=$(tr '\\0' ' ' < /proc/$t/environ 2>/dev/null | grep -o ENVCANARY | head -1); \
-        printf '{\"verdict\":\"holds\",\"reason\":\"fd=%s env=%s\",\"confidence\":1}' \"$a\" \"$e\"";
+        printf '{\"verdict\":\"holds\",\"reason\":\"fd=%s env=%s t=%s\",\"confidence\":1}' \"$a\" \"$e\" \"$t\"";
     for sandbox in ["off", "auto"] {
         let script = format!(
             "exec 7<{}; exec {} --sandbox {sandbox} --seat \"$SEAT\" --family \"$SEAT=x\" --lens a=Q? examples/answer.md",
             secret.display(),
             bin("panel-judge").display()
         );
-        let out = Command::new("sh")
-            .args(["-c", &script])
+        let mut cmd = if nobody {
+            let mut c = Command::new("setpriv");
+            c.args(AS_NOBODY);
+            c
+        } else {
+            Command::new("env")
+        };
+        let out = cmd
+            .args(["sh", "-c", &script])
             .env("SEAT", seat)
             .env("CALLER_SECRET", "ENVCANARY")
+            .env("HOME", tmp.path())
+            .env("TMPDIR", tmp.path())
             .current_dir(root())
             .stdin(Stdio::null())
             .checked_output()
@@ -1027,10 +1069,10 @@ fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
         let reason = rec["reason"].as_str().unwrap_or_else(|| panic!("{rec}"));
         assert!(reason.starts_with("fd= "), "{sandbox}: {reason}");
         let confined = sandbox == "auto" && crate::util::landlock();
-        // Unconfined, panel-judge's environment is closed to other processes of the user, not
-        // to root.
-        if confined || !nix_is_root() {
-            assert!(reason.ends_with("env="), "{sandbox}: {reason}");
+        // Unconfined, the climb found panel-judge: an empty env= means it could not be read.
+        assert!(confined || !reason.ends_with(" t=0"), "{sandbox}: {reason}");
+        if confined || !crate::util::is_root() || nobody {
+            assert!(reason.contains(" env= "), "{sandbox}: {reason}");
         }
         let want = if sandbox == "auto" {
             crate::util::auto_walls()

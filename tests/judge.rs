@@ -324,12 +324,36 @@ fn a_judge_past_its_deadline_is_killed_with_its_grandchildren() {
 
 #[test]
 fn a_grandchild_holding_the_pipe_after_a_normal_exit_is_ended() {
+    let tmp = TempDir::new("grandchild");
+    let pids = tmp.path().join("pids");
     let mark = crate::util::mark();
-    let script = format!("sleep {mark} & echo '{HOLDS}'");
+    let script = format!(
+        "sleep {mark} & echo $! >> {}; echo '{HOLDS}'",
+        pids.display()
+    );
     let t = Instant::now();
-    let out = one_judge(&script);
+    let out = judge(&[
+        "--seat",
+        &format!("exec:{script}"),
+        "--lens",
+        "a=Q?",
+        "examples/answer.md",
+    ])
+    // What the seat writes down for the test lies outside its folders.
+    .env(
+        "PANEL_SANDBOX_WRITE",
+        crate::util::judges_may_write(tmp.path()),
+    )
+    .current_dir(root())
+    .checked_output()
+    .unwrap();
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(records(&out)[0]["status"], "ok");
+    assert_eq!(
+        pids_in(&pids).len(),
+        1,
+        "the grandchild's pid was written down"
+    );
     let left = crate::util::marked(&mark);
     assert!(left.is_empty(), "{left:?} outlived its judge");
 }
@@ -398,15 +422,27 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
 
 #[test]
 fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
+    let tmp = TempDir::new("pipe");
+    let pids = tmp.path().join("pids");
     let mark = crate::util::mark();
-    let slow = format!("sleep {mark}");
+    let slow = format!("echo $$ >> {}; sleep {mark}", pids.display());
+    // The quick judge answers once the slow one runs, so that there is one to end.
+    let quick = format!(
+        "while [ ! -s {} ]; do sleep 0.02; done; echo '{HOLDS}'",
+        pids.display()
+    );
     let script = format!(
-        "{bin} --seat \"exec:echo '{HOLDS}'\" --seat 'exec:{slow}' --lens a=Q? --allow-correlated examples/answer.md | head -1",
+        "{bin} --seat \"exec:{quick}\" --seat 'exec:{slow}' --lens a=Q? --allow-correlated examples/answer.md | head -1",
         bin = bin("panel-judge").display()
     );
     let t = Instant::now();
     let out = Command::new("bash")
         .args(["-c", &format!("set -o pipefail; {script}")])
+        // What the seats write down for the test lies outside their folders.
+        .env(
+            "PANEL_SANDBOX_WRITE",
+            crate::util::judges_may_write(tmp.path()),
+        )
         .current_dir(root())
         .checked_output()
         .unwrap();
@@ -414,6 +450,11 @@ fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
     assert!(t.elapsed() < Duration::from_secs(10));
     assert_eq!(stdout(&out).lines().count(), 1);
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_eq!(
+        pids_in(&pids).len(),
+        1,
+        "the slow judge's pid was written down"
+    );
     let left = crate::util::marked(&mark);
     assert!(left.is_empty(), "{left:?} outlived panel-judge");
 }
@@ -675,17 +716,28 @@ fn a_judge_that_traps_sigterm_is_still_interrupted() {
         "examples/answer.md",
     ]);
     let child = judge(&args)
+        // What the seats write down for the test lies outside their folders.
+        .env(
+            "PANEL_SANDBOX_WRITE",
+            crate::util::judges_may_write(tmp.path()),
+        )
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_until(Duration::from_secs(10), || pids_in(&pids).len() >= 2);
-    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        wait_until(Duration::from_secs(20), || pids_in(&pids).len() >= 2),
+        "both judges started: {:?}",
+        pids_in(&pids)
+    );
+    // Both traps are set before the pids are written: SIGINT now reaches two trapping judges.
     kill(child.id(), "INT");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    for r in records(&out) {
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2, "{}", stderr(&out));
+    for r in recs {
         assert_eq!(r["status"], "interrupted", "{r}");
     }
 }

@@ -1,7 +1,8 @@
 //! `panel-judge --dry-run` pasted into bash: for every built-in harness, the block runs the
 //! stand-in CLI as the launch runs it (the same argv, environment, working folder shape and
-//! prompt), with its lockdown in place (`STANDIN_LOCKDOWN=check`: each stand-in refuses to
-//! answer without its flags, config files or agent file), and gets the answer the launch gets.
+//! prompt), with its lockdown in place (each stand-in refuses to answer without its flags,
+//! config files or agent file, unless `STANDIN_LOCKDOWN=off`), and gets the answer the launch
+//! gets.
 //! A candidate made to break out of shell quoting reaches the CLI byte for byte and runs
 //! nothing.
 
@@ -26,7 +27,6 @@ fn panel_judge(tmp: &Path, log: &Path, args: &[&str]) -> Command {
     cmd.args(args).stdin(Stdio::null());
     with_standins(&mut cmd, log, &[])
         .env("TMPDIR", tmp)
-        .env("STANDIN_LOCKDOWN", "check")
         .env_remove("NO_COLOR");
     cmd
 }
@@ -35,9 +35,7 @@ fn panel_judge(tmp: &Path, log: &Path, args: &[&str]) -> Command {
 fn paste(block: &str, tmp: &Path, log: &Path) -> Output {
     let mut cmd = Command::new("bash");
     cmd.arg("-c").arg(block).stdin(Stdio::null());
-    with_standins(&mut cmd, log, &[])
-        .env("TMPDIR", tmp)
-        .env("STANDIN_LOCKDOWN", "check");
+    with_standins(&mut cmd, log, &[]).env("TMPDIR", tmp);
     cmd.output().unwrap()
 }
 

@@ -142,8 +142,10 @@ impl Pr {
             .env("PANEL_SANDBOX_READ", self.tmp.path())
             .env(
                 "PANEL_PASS_ENV",
-                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ,STANDIN_LOCKDOWN",
             )
+            // A reviewer is given tools that read: not the judge's lockdown the stand-ins check.
+            .env("STANDIN_LOCKDOWN", "off")
             .env("STANDIN_READ", "src/lib.rs")
             .env_remove("ANTHROPIC_API_KEY")
             .stdin(Stdio::null());
@@ -312,7 +314,7 @@ fn a_reviewer_stream_past_16_mib_is_read_to_its_verdict_with_every_call() {
             ("STANDIN_ECHO_MIB", "20"),
             (
                 "PANEL_PASS_ENV",
-                "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_ECHO_MIB",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_ECHO_MIB,STANDIN_LOCKDOWN",
             ),
         ],
     ));
@@ -1089,7 +1091,12 @@ fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str,
         )
         .env("PANEL_SANDBOX_READ", pr.tmp.path())
         .env("STANDIN_READ", "src/lib.rs")
-        .env("PANEL_PASS_ENV", "STANDIN_LOG,STANDIN_MODE,STANDIN_READ")
+        // A reviewer is given tools that read: not the judge's lockdown the stand-ins check.
+        .env("STANDIN_LOCKDOWN", "off")
+        .env(
+            "PANEL_PASS_ENV",
+            "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_LOCKDOWN",
+        )
         .env("PR_REVIEW_REPO", "acme/app")
         .env_remove("GH_REPO")
         .env_remove("GITHUB_TOKEN")
@@ -1193,10 +1200,8 @@ fn on_github(pr: &Pr) -> (PathBuf, PathBuf) {
 /// does), and a head this clone has never seen is fetched from GitHub's pull ref.
 #[test]
 fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
-    if Command::new("jq").arg("--version").output().is_err() {
-        eprintln!("skipped: the stand-in gh needs jq");
-        return;
-    }
+    // The stand-in gh answers --jq with jq, as gh does.
+    crate::util::need("jq");
     let pr = Pr::new("pr-review-gh");
     let (work, prs) = on_github(&pr);
     let has_head = || {
@@ -1337,10 +1342,8 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
 /// quotes the marker, take nothing over.
 #[test]
 fn pr_review_comment_posts_once_then_edits_its_own_comment() {
-    if Command::new("jq").arg("--version").output().is_err() {
-        eprintln!("skipped: the stand-in gh needs jq");
-        return;
-    }
+    // The stand-in gh answers --jq with jq, as gh does.
+    crate::util::need("jq");
     const MARKER: &str = "<!-- panel:pr-review -->";
     let pr = Pr::new("pr-review-comment");
     let (work, prs) = on_github(&pr);
@@ -1795,7 +1798,7 @@ fn refusing_run(pr: &Pr, plan: &Path, models: &str) -> Value {
     let _ = std::fs::remove_dir_all(pr.path("run"));
     let _ = std::fs::remove_file(pr.path("log/calls.jsonl"));
     let reply = pr.reply("merge.txt", "MERGE", &pr.head);
-    let pass = "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_REFUSE_MODELS";
+    let pass = "STANDIN_LOG,STANDIN_MODE,STANDIN_READ,STANDIN_REFUSE_MODELS,STANDIN_LOCKDOWN";
     one(&pr.judge(
         plan,
         &[],

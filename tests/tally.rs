@@ -223,16 +223,11 @@ fn a_malformed_line_is_named_by_file_and_line() {
     assert!(line.starts_with(&want), "{line}");
 }
 
-fn have_jq() -> bool {
-    Command::new("jq")
-        .arg("--version")
-        .checked_output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// Writes the answers as the seed script's judges left them in `$OUT`, runs the script's
-/// counting loop on them, and returns what it printed.
+/// counting lines on them (tests/fixtures/seed-tally.sh), and returns what they printed. The
+/// one independent oracle of panel-tally's report: jq, which the script runs, is needed.
 fn seed_report(out_dir: &Path, answers: &[(&str, A)]) -> Vec<u8> {
+    crate::util::need("jq");
     for (judge, answer) in answers {
         let body = match answer {
             A::Holds(r) => json!({"verdict": "holds", "reason": r, "confidence": 0.75}).to_string(),
@@ -254,12 +249,20 @@ fn seed_report(out_dir: &Path, answers: &[(&str, A)]) -> Vec<u8> {
     out.stdout
 }
 
+/// The seed's script the tests and benches/baseline-judge-panel.sh run is the one of seed 001
+/// byte for byte (`scripts/judge-panel.sh`, and a newline closing its last line): its sha256,
+/// taken from the seed document.
+#[test]
+fn the_seed_script_kept_is_the_seeds_own() {
+    let script = std::fs::read(root().join("tests/fixtures/seed-judge-panel.sh")).unwrap();
+    assert_eq!(
+        crate::util::sha256_hex(&script),
+        "e6c8003fb768f59cae16a4040241d1dcb4f3c53dcf6be5deea946df511a4b9e4"
+    );
+}
+
 #[test]
 fn the_report_is_byte_for_byte_the_seed_scripts() {
-    if !have_jq() {
-        eprintln!("note: jq not found; skipping the comparison with the seed script");
-        return;
-    }
     let cases: &[&[(&str, A)]] = &[
         &[
             ("correctness", A::Holds("It does what it says.")),
@@ -332,19 +335,17 @@ fn a_word_outside_holds_and_breaks_is_shown_and_counted_as_an_abstention() {
         (&edges["said"], &edges["verdict"]),
         (&json!("maybe"), &Value::Null)
     );
-    if have_jq() {
-        let dir = TempDir::new("tally-said");
-        let want = seed_report(dir.path(), &answers);
-        let run = dir.path().to_str().unwrap();
-        let recs: Vec<Value> = answers
-            .iter()
-            .map(|(j, a)| record(j, *a, SEAL, answers.len(), run))
-            .collect();
-        assert_eq!(
-            String::from_utf8_lossy(&tally(&[], &lines(&recs)).stdout),
-            String::from_utf8_lossy(&want)
-        );
-    }
+    let dir = TempDir::new("tally-said");
+    let want = seed_report(dir.path(), &answers);
+    let run = dir.path().to_str().unwrap();
+    let recs: Vec<Value> = answers
+        .iter()
+        .map(|(j, a)| record(j, *a, SEAL, answers.len(), run))
+        .collect();
+    assert_eq!(
+        String::from_utf8_lossy(&tally(&[], &lines(&recs)).stdout),
+        String::from_utf8_lossy(&want)
+    );
 }
 
 #[test]

@@ -288,12 +288,26 @@ pub fn pids_in(file: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Where the tests that need what a machine may lack (the real CLIs, user namespaces) record
-/// whether they ran: one line each, `GROUP<TAB>ran<TAB>TEST` or
-/// `GROUP<TAB>skipped<TAB>TEST<TAB>WHY`, under the target folder. Each run of the test binary
-/// starts it afresh; `scripts/test-summary` prints it after `cargo test`.
+/// Where the tests that need what a machine may lack (the real CLIs, root, user namespaces)
+/// record whether they ran: one line each, `GROUP<TAB>ran<TAB>TEST` or
+/// `GROUP<TAB>skipped<TAB>TEST<TAB>WHY`, under the target folder; a test may write several
+/// (one per CLI, one per mode), and `scripts/test-summary` counts tests, not lines. Each run of
+/// the test binary empties it before any test starts ([`START_LEDGER`]), so a run that records
+/// nothing leaves no older ledger to be read as its own.
 pub fn ledger_path() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-ledger.tsv")
+}
+
+/// Empties the ledger as the test binary starts, before libtest runs any test: no test runs
+/// first in every run (a filter picks which run), so no test can do it.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static START_LEDGER: extern "C" fn() = start_ledger;
+
+extern "C" fn start_ledger() {
+    let path = ledger_path();
+    let _ = std::fs::create_dir_all(path.parent().unwrap());
+    let _ = std::fs::File::create(&path);
 }
 
 /// Records in the ledger that the running test of `group` ran.
@@ -301,9 +315,9 @@ pub fn ran(group: &str) {
     record(&[group, "ran", &test_name()]);
 }
 
-/// Records in the ledger that the running test of `group` skipped, and why, and prints `note`
-/// (one line) to standard error past the test harness's capture, once per run: a skip is seen
-/// even when the run is green.
+/// Records in the ledger that the running test of `group` skipped (all of it, or the part
+/// `why` names), and prints `note` (one line) to standard error past the test harness's
+/// capture, once per run: a skip is seen even when the run is green. The one way a test skips.
 pub fn skipped(group: &str, why: &str, note: &str) {
     record(&[group, "skipped", &test_name(), why]);
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
@@ -313,6 +327,22 @@ pub fn skipped(group: &str, why: &str, note: &str) {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "{note}");
     }
+}
+
+/// Fails the running test unless `tool` is on PATH. What a test needs to be a test at all and
+/// any machine can install (jq for the seed's script and the stand-in gh, GNU parallel and rsync
+/// for panel-fleet; `.ci/run` installs them) is a requirement, never a skip.
+#[track_caller]
+pub fn need(tool: &str) {
+    assert!(
+        on_path(tool),
+        "{tool} is needed by this test and is not on PATH (apt-get install {tool})"
+    );
+}
+
+/// Whether the tests run as root: what some of them need, to act as another user.
+pub fn is_root() -> bool {
+    nix::unistd::getuid().is_root()
 }
 
 /// The running test's name, as libtest names its thread (`real_cli::claude_code`).
@@ -330,13 +360,27 @@ fn record(fields: &[&str]) {
     if ledger.is_none() {
         let path = ledger_path();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        *ledger = Some(std::fs::File::create(&path).unwrap());
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        *ledger = Some(file);
     }
     let line: Vec<String> = fields
         .iter()
         .map(|f| f.replace(['\t', '\n'], " "))
         .collect();
     writeln!(ledger.as_mut().unwrap(), "{}", line.join("\t")).unwrap();
+}
+
+/// The sha256 of `bytes` in hex, computed here (the sha2 crate), never by the code under test.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Whether `name` is an executable on PATH.

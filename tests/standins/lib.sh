@@ -380,10 +380,10 @@ si_file_has() {
 
 si_run() {
   local mode=$SI_MODE
-  # STANDIN_LOCKDOWN=check: answer only when the CLI's lockdown is in place, as panel gives it
-  # (flags, its config files under the private HOME, its environment): cli_lockdown sets
-  # REPLY to what is missing.
-  if [[ ${STANDIN_LOCKDOWN-} == check ]] && declare -F cli_lockdown >/dev/null; then
+  # Answer only when the CLI's lockdown is in place, as panel gives it (flags, its config files
+  # under the private HOME, its environment): cli_lockdown sets REPLY to what is missing. On
+  # unless STANDIN_LOCKDOWN=off, for a caller that passes other flags on purpose.
+  if [[ ${STANDIN_LOCKDOWN:-check} != off ]] && declare -F cli_lockdown >/dev/null; then
     REPLY=
     cli_lockdown || si_die 9 "standin: $SI_CLI: lockdown missing: $REPLY"
   fi

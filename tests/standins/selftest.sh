@@ -19,7 +19,9 @@ cleanup() {
   rm -rf "$T"
 }
 export PATH=$HERE:$PATH
-export HOME=$T/home STANDIN_LOG=$T/log
+# The checks below pass each CLI all kinds of argv on purpose; the lockdown check, on by default,
+# is checked on its own at the end.
+export HOME=$T/home STANDIN_LOG=$T/log STANDIN_LOCKDOWN=off
 unset STANDIN_MODE STANDIN_RULES STANDIN_VERDICT STANDIN_REASON CODEX_HOME COPILOT_HOME GEMINI_CLI_HOME \
   CLAUDE_CONFIG_DIR XDG_CONFIG_HOME XDG_DATA_HOME XDG_STATE_HOME XDG_CACHE_HOME LLM_USER_PATH
 mkdir -p "$HOME" "$T/work"
@@ -381,6 +383,14 @@ check "symlink" "$([[ $rc == 0 && $(verdict_of "$(<"$T/out")") == breaks ]]; ech
   STANDIN_MODE=fence-once claude -p "nolog once" </dev/null >"$T/o1" 2>/dev/null
   STANDIN_MODE=fence-once claude -p "nolog once" </dev/null >"$T/o2" 2>/dev/null )
 check "once-without-log" "$([[ $(<"$T/o1") == '```json'* && $(verdict_of "$(<"$T/o2")") == breaks && -d $T/tmp/standin-counters ]]; echo $?)"
+
+# the lockdown check is on unless STANDIN_LOCKDOWN=off: claude without --tools "" refuses
+if has claude; then
+  ( unset STANDIN_LOCKDOWN; claude -p "no lockdown" --no-session-persistence </dev/null >"$T/out" 2>"$T/err" ); rc=$?
+  check "lockdown/default-refuses" "$([[ $rc == 9 && $(<"$T/err") == *'lockdown missing: --tools ""'* ]]; echo $?)" "rc=$rc $(head -c 200 "$T/err")"
+  ( unset STANDIN_LOCKDOWN; claude -p "locked down" --tools "" --no-session-persistence </dev/null >"$T/out" 2>/dev/null ); rc=$?
+  check "lockdown/default-answers" "$([[ $rc == 0 && $(verdict_of "$(<"$T/out")") == breaks ]]; echo $?)" "rc=$rc"
+fi
 
 # every log line is valid JSON and below 4 KiB
 n=$(wc -l <"$STANDIN_LOG/calls.jsonl")
