@@ -711,9 +711,13 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
             for p in crate::util::processes_with_env(&marker) {
                 let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
                 let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+                // A judge's supervisor, and its jail's first process, are panel-judge too.
+                let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                let supervisor = String::from_utf8_lossy(&cmdline).contains("__panel-supervise");
                 let group = stat.rsplit(") ").next().and_then(|f| f.split(' ').nth(2));
                 if let Some(group) = group
                     && comm.trim() == "panel-judge"
+                    && !supervisor
                     && group != p.to_string()
                 {
                     frozen.push(format!("-{group}"));

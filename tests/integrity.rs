@@ -368,7 +368,12 @@ fn an_escaped_holder_of_the_pipe_costs_no_answer() {
     let tmp = TempDir::new("holder");
     let pids = tmp.path().join("pids");
     let mark = crate::util::mark();
-    let seat = escaping_seat(&pids, &mark, &format!("echo '{BREAKS}'"));
+    // It answers once its escapee has written down that it started.
+    let then = format!(
+        "while [ $(wc -l < {}) -lt 2 ]; do sleep 0.01; done; echo '{BREAKS}'",
+        pids.display()
+    );
+    let seat = escaping_seat(&pids, &mark, &then);
     let t = std::time::Instant::now();
     let out = judge(&[
         "--seat",
