@@ -429,3 +429,62 @@ fn a_bad_canary_argument_is_one_line_and_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// Issue 23: "Cut an append to `PANEL_HISTORY` short, with a full disk or a file-size limit …
+/// Append each panel's records so that a short write never leaves a torn line behind".
+#[test]
+fn an_append_cut_short_leaves_no_torn_line_and_the_ledger_reads_on() {
+    use std::os::unix::process::CommandExt;
+    let tmp = TempDir::new("history-torn");
+    let history = tmp.path().join("history.jsonl");
+    let h = history.to_str().unwrap();
+    let whole = |size: usize| {
+        let out = judge(&holds_seat(size), &["--history", h])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    };
+    // What is there already: records of 400 KiB, so that the limit below leaves room for the
+    // run folder's files and what a jail copies.
+    whole(400 * 1024);
+    let kept = std::fs::metadata(&history).unwrap().len();
+    // The next panel's 5 KiB records, under a file-size limit 1000 bytes past the history's end:
+    // its first append is cut short.
+    let limit = kept + 1000;
+    let mut cut = judge(&holds_seat(5 * 1024), &["--history", h]);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cut.pre_exec(move || {
+            let lim = nix::libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if nix::libc::setrlimit(nix::libc::RLIMIT_FSIZE, &lim) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let out = cut.output().unwrap();
+    assert!(stderr(&out).contains("history"), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&history).unwrap();
+    assert!(
+        text.ends_with('\n'),
+        "a torn line: {:?}",
+        &text[text.len() - 80..]
+    );
+    assert_eq!(lines(&history).len(), 3, "{}", stderr(&out));
+    // A later panel's records go on whole lines, and the ledger reads the history.
+    whole(10);
+    assert_eq!(lines(&history).len(), 6);
+    let ledger = Command::new(bin("panel-tally"))
+        .args(["--ledger", h])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(ledger.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&ledger)
+    );
+}

@@ -773,3 +773,99 @@ fn a_row_may_name_the_schema_and_prompt_files_in_its_environment() {
     let r = &records(&out)[0];
     assert_eq!(r["status"], "ok", "{r} {}", stderr(&out));
 }
+
+/// Issue 23: "Make every folder a tool creates 0700 whatever the umask, checked after
+/// creation. Test it with umask 022 and 000." The run folder and its folders, and the sandbox
+/// folder above each judge's HOME, seen from the judge (no walls, so it sees the real paths).
+#[test]
+fn every_folder_made_is_0700_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let seat = "exec:cat >/dev/null; d=$HOME; m=; \
+        while [ \"$d\" != / ]; do m=\"$m $(stat -c %a \"$d\")\"; \
+        case ${d##*/} in panel-sandbox.*) break;; esac; d=${d%/*}; done; \
+        printf '{\"verdict\":\"holds\",\"reason\":\"%s\",\"confidence\":0.5}' \"$m\"";
+    for umask in [0o022, 0o000] {
+        let tmp = TempDir::new("umask");
+        let mut cmd = judge(&[
+            "--seat",
+            seat,
+            "--lens",
+            "a=Q?",
+            "--sandbox",
+            "off",
+            "--no-history",
+            "examples/answer.md",
+        ]);
+        cmd.current_dir(root()).env("TMPDIR", tmp.path());
+        // SAFETY: umask is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::libc::umask(umask);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let rec = &records(&out)[0];
+        let modes = rec["reason"].as_str().unwrap();
+        assert!(
+            !modes.is_empty() && modes.split_whitespace().all(|m| m == "700"),
+            "umask {umask:03o}: {modes}"
+        );
+        let run = Path::new(rec["run"].as_str().unwrap());
+        let mut dirs = vec![run.to_path_buf()];
+        while let Some(d) = dirs.pop() {
+            let mode = std::fs::metadata(&d).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(mode, 0o700, "umask {umask:03o}: {}", d.display());
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                if e.file_type().unwrap().is_dir() {
+                    dirs.push(e.path());
+                }
+            }
+        }
+    }
+}
+
+/// Issue 23: "Name standard output, or the file, in every write error of every tool
+/// (`panel-judge: writing standard output: No space left on device`)."
+#[test]
+fn a_full_standard_output_is_named_in_one_line_and_exit_2() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let tools: [(&str, Vec<&str>); 3] = [
+        (
+            "panel-judge",
+            vec![
+                "--seat",
+                "exec:cat >/dev/null; echo '{\"verdict\":\"holds\",\"reason\":\"r\",\"confidence\":0.5}'",
+                "--lens",
+                "a=Q?",
+                "--no-history",
+                "examples/answer.md",
+            ],
+        ),
+        ("panel-tally", vec!["--ledger", "examples/history.jsonl"]),
+        ("pr-classify", vec!["--print-rules"]),
+    ];
+    for (tool, args) in tools {
+        let out = Command::new(bin(tool))
+            .args(&args)
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .stdout(full())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{tool}: {err}");
+        assert!(
+            err.contains(&format!("{tool}: "))
+                && err.contains("writing standard output: No space left on device"),
+            "{tool}: {err}"
+        );
+    }
+}

@@ -72,9 +72,19 @@ fn panel_judge_draws_its_status_line_on_a_terminal() {
         "\x1b[32m5/6\x1b[0m done, ",
         " tokens in, ",
         ", $0.0",
-        "\r\x1b[2Kpanel-judge: correctness@claude-haiku breaks (",
+        "panel-judge: correctness@claude-haiku breaks (",
     ] {
         assert!(shown.contains(want), "{want:?} not in {shown:?}");
+    }
+    // A judge's ending line starts on a line of its own: the status line is erased first, or an
+    // ending line just before it ended its line (two judges ending together).
+    for (at, _) in shown.match_indices(" breaks (") {
+        let start = shown[..at].rfind("panel-judge: ").unwrap();
+        let before = &shown[..start];
+        assert!(
+            before.ends_with("\r\x1b[2K") || before.ends_with("\r\n"),
+            "{shown:?}"
+        );
     }
     assert!(shown.contains("1s,") || shown.contains("2s,"), "{shown:?}");
     // The line is gone before the closing words.

@@ -426,7 +426,7 @@ fn check(case: &Case) {
     // pasted outside it, keeps it.
     let confined = r["sandbox"]
         .as_str()
-        .is_some_and(|s| s.starts_with("landlock"));
+        .is_some_and(|s| s.starts_with("landlock") || s.starts_with("jail"));
     if name == "codex" && confined {
         assert!(
             has_words(&ok.argv, &["--sandbox", "danger-full-access"]),

@@ -947,26 +947,36 @@ fn pr_plan(root: &Path, seat: &str, plant: &Plant, url: &str) -> (PathBuf, Strin
 /// What one (CLI, mode, sandbox) run measured: an outcome per attempt.
 type Row = BTreeMap<&'static str, Outcome>;
 
-/// Why a run is no evidence, when it is none: panel-judge made no decision, a record has no
-/// answer, no request reached the server, or an attempt was never put to the CLI.
+/// Why a run is no evidence, when it is none: no request reached the server, an attempt was
+/// never put to the CLI, or panel-judge made no decision although the CLI was offered every
+/// tool it was asked to call (a call of a tool it was not offered may end a CLI, as its
+/// refusal: then no answer is what it does).
 fn unexercised(
     exit: Option<i32>,
     records: &[Value],
     requests: Option<usize>,
     missing: &[&str],
+    phantom: bool,
 ) -> Option<String> {
     let unanswered: Vec<String> = records
         .iter()
         .filter(|r| r["status"] != "ok")
-        .map(|r| format!("{} {}: {}", r["judge"], r["status"], r["cause"]))
+        .map(|r| {
+            let why = if r["cause"].is_null() {
+                &r["reason"]
+            } else {
+                &r["cause"]
+            };
+            format!("{} {}: {why}", r["judge"], r["status"])
+        })
         .collect();
-    if !matches!(exit, Some(0 | 1)) {
+    let decided = matches!(exit, Some(0 | 1)) && !records.is_empty() && unanswered.is_empty();
+    let refused = phantom && matches!(exit, Some(0 | 1 | 3)) && !records.is_empty();
+    if !decided && !refused {
         Some(format!(
-            "panel-judge exited {exit:?}; {}",
+            "panel-judge exited {exit:?} without a decision; {}",
             unanswered.join("; ")
         ))
-    } else if records.is_empty() || !unanswered.is_empty() {
-        Some(format!("no answer: {}", unanswered.join("; ")))
     } else if requests == Some(0) {
         Some("no request reached the stand-in server".into())
     } else if !missing.is_empty() {
@@ -1157,7 +1167,8 @@ fn measure(cli: &'static str, how: How, sandbox: &'static str) -> (Row, Option<S
         })
         .collect();
     let requests = (cli != "exec").then_some(bodies.len());
-    let why = unexercised(out.status.code(), &records, requests, &missing);
+    let phantom = issued.iter().any(|i| !i.offered);
+    let why = unexercised(out.status.code(), &records, requests, &missing, phantom);
     let root_canary = |f: &dyn Fn(&str) -> bool| {
         root_files().is_some_and(|r| f(&r.token) || r.shadow.as_deref().is_some_and(f))
     };
@@ -1474,7 +1485,8 @@ fn every_wall_of_every_cli() {
             wrong.push(format!("{at}: git does not work in its checkout"));
         }
     }
-    if runnable.len() == pairs().len() && columns == COLUMNS {
+    // The README's table is root's (a root caller's judges meet every wall, the ids too).
+    if runnable.len() == pairs().len() && columns == COLUMNS && is_root() {
         crate::util::readme_section(BEGIN, END, &table, "sealed::");
     }
     assert!(wrong.is_empty(), "{}\n{table}", wrong.join("\n"));

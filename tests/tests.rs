@@ -6,6 +6,7 @@ mod harness;
 mod history;
 mod hostile;
 mod integrity;
+mod jail;
 mod judge;
 mod ledger;
 mod markdown;

@@ -282,6 +282,16 @@ impl<'a> Attempt<'a> {
             cap: OUTPUT_CAP,
             supervised: None,
         };
+        if let Some(ids) = ctx.walls.ids
+            && !ctx.walls.jail
+            && !rules::reachable(&spec.program, ids)
+        {
+            return Err(anyhow::Error::new(Ours(format!(
+                "{}: a root caller's judges run as uid {} and, without a jail here, cannot reach it: install it where that id can (e.g. under /opt), or allow user namespaces",
+                spec.program.display(),
+                ids.0
+            ))));
+        }
         spec.supervised = Some(self.policy(&spec));
         if let Some(ids) = ctx.walls.ids {
             // A root caller's judge runs as `ids`: its folders are its.
@@ -533,9 +543,9 @@ fn read_answer_file(file: fs::File, path: &Path) -> Vec<u8> {
     bytes
 }
 
-/// Makes `dir` and everything under it `ids`'s, following no link: a root caller's judge's
-/// private folder, which it must read and write as the unprivileged id it runs as.
-fn give(dir: &Path, (uid, gid): (u32, u32)) -> std::io::Result<()> {
+/// Makes `dir` and everything under it `ids`'s, following no link: a root caller's judges run
+/// as an unprivileged id, and what they are given to read or write must be theirs to open.
+pub fn give(dir: &Path, (uid, gid): (u32, u32)) -> std::io::Result<()> {
     let mut todo = vec![dir.to_path_buf()];
     while let Some(p) = todo.pop() {
         std::os::unix::fs::lchown(&p, Some(uid), Some(gid))?;

@@ -53,7 +53,7 @@ fn copy_private(from: &Path, to: &Path) -> std::io::Result<()> {
         return Err(std::io::ErrorKind::InvalidInput.into());
     }
     if let Some(parent) = to.parent() {
-        fs::create_dir_all(parent)?;
+        crate::engine::run_folder::make_dir(parent)?;
     }
     let mut dest = OpenOptions::new()
         .write(true)

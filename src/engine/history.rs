@@ -8,7 +8,7 @@
 //! Many panels may append at once. The file is opened `O_APPEND`, created 0600 (its missing
 //! folders 0700), never through a symbolic link, and only when it is the user's own; each record
 //! is written as one whole line in one write under an exclusive `flock`, so lines of two panels
-//! never interleave. A history that cannot be written costs the panel nothing: the records still
+//! never interleave; a write cut short is cut back, so no torn line is left. A history that cannot be written costs the panel nothing: the records still
 //! go to standard output and the run folder, and one line on standard error says what was not
 //! kept.
 
@@ -70,6 +70,7 @@ impl History {
             crate::engine::run_folder::make_dir(parent)?;
         }
         let file = std::fs::OpenOptions::new()
+            .read(true)
             .append(true)
             .create(true)
             .mode(0o600)
@@ -105,10 +106,7 @@ impl History {
         };
         let mut locked =
             Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| std::io::Error::from(e))?;
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
-        let wrote = locked.write_all(&bytes).and_then(|()| locked.flush());
+        let wrote = append_whole(&mut locked, line);
         let file = locked.unlock().map_err(|(_, e)| std::io::Error::from(e))?;
         wrote?;
         self.file = Some(file);
@@ -118,6 +116,30 @@ impl History {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Writes `line` and its newline at the end of `file` (locked by us) so that no torn line is
+/// left: a write cut short (a full disk, a file-size limit) is cut back to where it began, and a
+/// torn line another writer left (killed mid-write) is ended first, never glued to ours.
+fn append_whole(file: &mut File, line: &str) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let start = file.metadata()?.len();
+    let mut bytes = Vec::with_capacity(line.len() + 2);
+    if start > 0 {
+        let mut last = [0u8];
+        file.seek(SeekFrom::Start(start - 1))?;
+        let ended = file.read_exact(&mut last).is_ok_and(|()| last[0] == b'\n');
+        if !ended {
+            bytes.push(b'\n');
+        }
+    }
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let wrote = file.write_all(&bytes).and_then(|()| file.flush());
+    if wrote.is_err() {
+        let _ = file.set_len(start);
+    }
+    wrote
 }
 
 /// The history of one run: opened at its start, written record by record. The first failure is
@@ -248,5 +270,18 @@ mod tests {
         assert!(err.contains("symbolic link"), "{err}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
         assert!(History::open(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_torn_line_another_writer_left_is_ended_never_glued_to_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        std::fs::write(&path, "{\"a\":1}\n{\"a\":").unwrap();
+        let mut h = History::open(&path).unwrap();
+        h.append("{\"a\":2}").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"a\":\n{\"a\":2}\n"
+        );
     }
 }

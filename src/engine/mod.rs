@@ -10,6 +10,7 @@
 //! | argv, how the prompt travels, the judge's environment | [`argv`] |
 //! | one process: its group, its deadline, where the group is killed | [`launch`] |
 //! | signals, a closed stdout, the exit status of a stopped run | [`lifecycle`] |
+//! | standard output whose write errors name it | [`output`] |
 //! | logins copied into a private HOME and removed | [`credentials`] |
 //! | reading an answer; a failure's words becoming a status | [`answer`] |
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
@@ -38,6 +39,7 @@ pub mod history;
 pub mod launch;
 pub mod launcher;
 pub mod lifecycle;
+pub mod output;
 pub mod paste;
 pub mod progress;
 pub mod replay;

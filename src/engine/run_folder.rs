@@ -51,15 +51,19 @@ pub fn file(path: &Path, bytes: impl AsRef<[u8]>) {
 /// anything but a folder) in its place is an error, never followed into.
 pub fn make_dir(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
+    let new = fs::symlink_metadata(path).is_err();
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(path)?;
-    if fs::symlink_metadata(path)?.is_dir() {
-        Ok(())
-    } else {
-        Err(std::io::Error::other("not a folder (a symbolic link?)"))
+    if !fs::symlink_metadata(path)?.is_dir() {
+        return Err(std::io::Error::other("not a folder (a symbolic link?)"));
     }
+    // One we made is 0700 whatever the umask; one the user named and made is theirs.
+    if new {
+        private(path)?;
+    }
+    Ok(())
 }
 
 /// Opens `path` to write it from the start (and read it back), 0600 when new, never through a
@@ -243,9 +247,33 @@ impl AttemptDirs {
     }
 }
 
-/// A new folder under the temporary folder, `prefix` and random characters, 0700.
+/// A new folder under the temporary folder, `prefix` and random characters, 0700 whatever the
+/// umask (its names, sizes and times are the run's to keep), checked after it is made.
 pub fn fresh(prefix: &str) -> std::io::Result<tempfile::TempDir> {
-    tempfile::Builder::new().prefix(prefix).tempdir()
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .permissions(fs::Permissions::from_mode(0o700))
+        .tempdir()?;
+    private(dir.path())?;
+    Ok(dir)
+}
+
+/// Makes `dir` (a folder of ours) 0700 and checks that it is.
+pub fn private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    let meta = fs::symlink_metadata(dir)?;
+    if !meta.is_dir()
+        || meta.mode() & 0o7777 != 0o700
+        || meta.uid() != nix::unistd::geteuid().as_raw()
+    {
+        return Err(std::io::Error::other(format!(
+            "{} is not a private folder of ours after it was made",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The judges' private folders of one run (their HOMEs, with the logins copied in), removed
@@ -313,7 +341,7 @@ fn sweep_abandoned() {
 /// (`| head -1`), the run is stopped (every judge's process group ended) and the ledger still
 /// gets every record.
 pub struct Emitter {
-    stdout: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    stdout: std::io::BufWriter<crate::engine::output::Stdout>,
     open: bool,
     ledger: Ledger,
 }
@@ -322,7 +350,7 @@ impl Emitter {
     /// Creates (or empties) the ledger file.
     pub fn new(ledger: &std::path::Path) -> anyhow::Result<Emitter> {
         Ok(Emitter {
-            stdout: std::io::BufWriter::new(std::io::stdout().lock()),
+            stdout: std::io::BufWriter::new(crate::engine::output::stdout()),
             open: true,
             ledger: Ledger::create(ledger)?,
         })

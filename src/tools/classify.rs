@@ -348,8 +348,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         None
     };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(crate::engine::output::stdout());
     if args.print_rules || args.print_policy {
         if args.print_rules {
             emit(&mut out, &rules.table, true)?;

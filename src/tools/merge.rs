@@ -263,8 +263,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     {
         eprintln!("panel-merge: merge failed, the findings go on unmerged: {cause}");
     }
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::new(crate::engine::output::stdout());
     for rec in merged.records() {
         crate::records::write(&mut out, &rec)?;
     }

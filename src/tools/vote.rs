@@ -484,6 +484,10 @@ fn reading_copy(
     let file = dir.join(name);
     crate::engine::run_folder::write_private(&file, text.as_bytes())
         .with_context(|| format!("{}: cannot write the work", file.display()))?;
+    if let Some(ids) = launched.ctx.walls.ids {
+        crate::engine::attempt::give(&dir, ids)
+            .with_context(|| format!("{}: cannot give the work to the judges", dir.display()))?;
+    }
     Ok(file)
 }
 
@@ -508,8 +512,7 @@ fn write_out(outcomes: &Outcomes) -> Result<ExitCode> {
     if let Some(cause) = &outcomes.route.cause {
         eprintln!("panel-vote: the judge sent no readable decisions: {cause}");
     }
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::new(crate::engine::output::stdout());
     for rec in outcomes.records() {
         crate::records::write(&mut out, &rec)?;
     }

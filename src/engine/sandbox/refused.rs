@@ -18,7 +18,8 @@ pub fn paths(said: &str, policy: &Policy) -> Vec<String> {
     }
     let under = |p: &Path, set: &[PathBuf]| set.iter().any(|g| p.starts_with(g));
     let mut out: Vec<String> = Vec::new();
-    for line in said.lines() {
+    // Our own lines ("panel: cannot make the judge's jail: …") say what went wrong already.
+    for line in said.lines().filter(|l| !l.starts_with("panel: ")) {
         let read_only = line.contains("Read-only file system");
         // An error names what it could not have last ("prog: line 3: /x/log: Read-only …").
         let Some(path) = absolute_paths(line).pop() else {
@@ -41,18 +42,18 @@ pub fn paths(said: &str, policy: &Policy) -> Vec<String> {
                 // that is.
                 let there = std::fs::symlink_metadata(&path).is_ok();
                 let dir = folder_of(&path);
-                match (there, read_only || !dir.exists()) {
+                match (there, dir.exists()) {
                     (true, _) => Some(format!(
                         "{} is not shown to it (--sandbox-read {} shows it)",
                         path.display(),
                         dir.display()
                     )),
-                    (false, false) => Some(format!(
+                    (false, true) => Some(format!(
                         "{} is in a folder it may not write (--sandbox-write {} lets it)",
                         path.display(),
                         dir.display()
                     )),
-                    (false, true) => None,
+                    (false, false) => None,
                 }
             };
             if let Some(n) = note.filter(|n| !out.contains(n)) {

@@ -375,6 +375,21 @@ pub fn git_common_dir(checkout: &Path) -> PathBuf {
     found.canonicalize().unwrap_or(found)
 }
 
+/// Whether `ids` may pass through every folder above `path`.
+pub fn reachable(path: &Path, (uid, gid): (u32, u32)) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors().skip(1).all(|dir| {
+        std::fs::metadata(dir).is_ok_and(|m| {
+            let bits = match (m.uid() == uid, m.gid() == gid) {
+                (true, _) => m.mode() >> 6,
+                (false, true) => m.mode() >> 3,
+                _ => m.mode(),
+            };
+            bits & 0o1 != 0
+        })
+    })
+}
+
 /// The folder a CLI is installed in, for a harness that must let its own sandbox read it
 /// (`{install}`): the first of [`install_roots`] of the executable found on PATH.
 pub fn installation(name: &str, path_var: &str) -> Option<PathBuf> {

@@ -233,7 +233,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let opts = args.launch.options()?;
     let mut launcher = Launcher::new(opts)?;
     if args.list_harnesses {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::engine::output::stdout();
         serde_json::to_writer_pretty(&mut out, launcher.table.rows())?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
@@ -347,7 +347,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .collect();
     launcher.check_prompts(&jobs)?;
     if args.dry_run {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::engine::output::stdout();
         for (i, job) in jobs.iter().enumerate() {
             let gap = if i == 0 { "" } else { "\n" };
             writeln!(out, "{gap}{}", launcher.command_line(job)?)?;

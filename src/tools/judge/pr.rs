@@ -487,7 +487,11 @@ fn checkouts_dir() -> Result<PathBuf> {
         let nonce = crate::contracts::fence::nonce(&[]);
         let dir = base.join(format!("panel-pr.{}", &nonce[..8]));
         match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
+            Ok(()) => {
+                crate::engine::run_folder::private(&dir)
+                    .context("cannot make the checkouts' folder private")?;
+                return Ok(dir);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e).context("cannot create a folder for the checkouts"),
         }
@@ -598,7 +602,7 @@ pub fn judge(
     };
     if dry_run {
         let notional = std::env::temp_dir().join("panel-pr.CHECKOUT");
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::engine::output::stdout();
         for (i, (m, seat)) in plan.members.iter().zip(&seats).enumerate() {
             let dir = notional.join(&m.name);
             let job = Job {

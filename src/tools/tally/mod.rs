@@ -206,7 +206,7 @@ fn threshold_panel(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
         Ok(())
     })?;
     let outcome = reviews::threshold(&reviews, args.agree)?;
-    let mut out = io::stdout().lock();
+    let mut out = crate::engine::output::stdout();
     match args.format() {
         Format::Json => records::write(&mut out, &outcome.json())?,
         Format::Markdown => out.write_all(markdown::threshold(&outcome).as_bytes())?,
@@ -223,7 +223,7 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
         .map(|(r, _)| r)
         .collect();
     let report = synthesis::report(&records)?;
-    let mut out = io::stdout().lock();
+    let mut out = crate::engine::output::stdout();
     let part = match args.view {
         Some(View::Writer) => shown(&report.writer),
         Some(View::Skips) => shown(&report.skips),
@@ -285,7 +285,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Like stdio: flush each report at once on a terminal, in blocks into a pipe or file.
     let eager = stdout.is_terminal();
     let mut sink = Sink::new(
-        BufWriter::with_capacity(1 << 16, stdout.lock()),
+        BufWriter::with_capacity(1 << 16, crate::engine::output::stdout()),
         args.format(),
         eager,
     );

@@ -70,7 +70,7 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
         }
     };
     let v = aggregate::aggregate(&plan, &records, proof, &cites);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::engine::output::stdout();
     match input.format {
         Format::Json => crate::records::write(&mut out, &v)?,
         Format::Markdown => out.write_all(markdown::pr(&v).as_bytes())?,

@@ -321,7 +321,7 @@ pub fn run(inputs: Vec<Source>, format: Format, svg_path: Option<&Path>) -> Resu
     }
     let stdout = io::stdout();
     let paint = text::colour(stdout.is_terminal());
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::new(crate::engine::output::stdout());
     if format == Format::Markdown {
         out.write_all(crate::tools::tally::markdown::ledger(&report).as_bytes())?;
     } else if format == Format::Json {

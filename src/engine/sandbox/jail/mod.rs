@@ -1,0 +1,517 @@
+//! A world of the judge's own (docs/design.md §8): new user, mount, PID, IPC, UTS, network and
+//! cgroup namespaces, made by the supervisor with one `clone`. Inside:
+//!
+//! - a read-only root of only what the harness needs (the system's programs and libraries, an
+//!   allow-list of `/etc`, its CLI's installation, a reviewer's checkout), each at its own path;
+//! - one writable place, its private folder (and `--sandbox-write` folders), and a private
+//!   `/tmp`; a fresh `/proc` of its own PID namespace and a minimal `/dev`;
+//! - an unprivileged identity: the caller's own ids, or for a root caller an unprivileged one,
+//!   so root-owned files are out of reach even where they are shown;
+//! - a network of its own loopback alone, where a listener of the jail's first process at each
+//!   door (the proxy's port, a loopback endpoint's address) hands each connection to the
+//!   supervisor's egress proxy outside ([`super::egress`]).
+//!
+//! The first process (PID 1 of the namespace) is ours: it builds the world, starts the harness
+//! (which puts on Landlock and seccomp, [`super::walls`], and becomes the harness), passes on
+//! connections, reaps orphans, and when the harness exits says how it ended and exits; the
+//! kernel then ends everything left in the namespace. It runs as a fork of the single-threaded
+//! supervisor, so it may do as it likes until it starts the harness.
+
+use std::ffi::{CString, OsString};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::egress::{Door, Endpoint};
+use super::rules::Rules;
+
+mod probe;
+mod root;
+
+pub use probe::available;
+use root::{Sources, become_ids, build_root, early, loopback_up};
+
+/// What one judge's jail holds. Paths, addresses and hosts only: it travels on a command line.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Jail {
+    /// Shown read-only (and runnable) at their own paths: folders and files.
+    pub read: Vec<PathBuf>,
+    /// Shown read-write.
+    pub write: Vec<PathBuf>,
+    /// Where it starts, and its HOME (for its passwd entry).
+    pub cwd: PathBuf,
+    pub home: PathBuf,
+    /// The loopback addresses it connects to, each a door to the proxy outside; the first is
+    /// the proxy's own (`HTTPS_PROXY`).
+    pub doors: Vec<Opening>,
+}
+
+/// A door: where in the jail it listens, and the loopback endpoint it leads to (`None`: it is
+/// the proxy's own port, and the client says where it goes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Opening {
+    pub at: SocketAddr,
+    pub to: Option<Endpoint>,
+}
+
+impl Opening {
+    pub fn door(&self) -> Door {
+        match &self.to {
+            None => Door::Proxy,
+            Some(e) => Door::Direct(e.clone()),
+        }
+    }
+}
+
+/// The port of the proxy inside a jail, unless an endpoint has it.
+pub const PROXY_PORT: u16 = 3128;
+
+/// The namespaces of a jail.
+pub(super) const NAMESPACES: libc::c_int = libc::CLONE_NEWUSER
+    | libc::CLONE_NEWNS
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWNET
+    | libc::CLONE_NEWCGROUP;
+
+/// A jail started: its first process (a child of the caller), the socket its connections come
+/// through, and the pipe its harness's ending comes through.
+pub struct Started {
+    pub pid: i32,
+    pub doors: UnixStream,
+    pub ending: OwnedFd,
+}
+
+/// How the harness ended, as the first process reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Code(i32),
+    Signal(i32),
+}
+
+/// Starts `program` (argv[0] first, an absolute path) with `env` in a new jail as the host ids
+/// `ids`, confined by `rules`. Only from a single-threaded process: the child runs on after a
+/// `clone`.
+pub fn start(
+    jail: &Jail,
+    ids: (u32, u32),
+    rules: Option<&Rules>,
+    program: &[OsString],
+    env: &[(OsString, OsString)],
+) -> io::Result<Started> {
+    let (doors_out, doors_in) = UnixStream::pair()?;
+    let (sync_rx, sync_tx) = pipe()?;
+    let (ending_rx, ending_tx) = pipe()?;
+    let exec = Exec::new(program, env)?;
+    let early = early(jail, ids);
+    // SAFETY: a clone without CLONE_VM or a new stack is a fork; the caller has one thread.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (NAMESPACES | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        drop((doors_out, sync_tx, ending_rx));
+        let ends = (sync_rx, doors_in, ending_tx);
+        let code = match first_process(jail, (ids, &early), rules, &exec, ends) {
+            Ok(()) => 0,
+            Err(e) => {
+                let _ = writeln!(io::stderr(), "panel: cannot make the judge's jail: {e}");
+                126
+            }
+        };
+        // SAFETY: ends this fork without running the parent's destructors or atexit work.
+        unsafe { libc::_exit(code) }
+    }
+    let pid = pid as i32;
+    drop((doors_in, sync_rx, ending_tx));
+    let mapped = map_ids(pid, ids.0, ids.1);
+    // The child waits for this byte (or the pipe's end, when the maps failed: it gives up).
+    if mapped.is_ok() {
+        write_all(sync_tx.as_raw_fd(), b"m")?;
+    }
+    drop(sync_tx);
+    mapped.inspect_err(|_| {
+        let mut status = 0;
+        // SAFETY: waits for our own child, which exits when the pipe closes unwritten.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    })?;
+    Ok(Started {
+        pid,
+        doors: doors_out,
+        ending: ending_rx,
+    })
+}
+
+/// The child's ids, from outside: `setgroups` denied (an unprivileged caller must), then its
+/// uid and gid mapped to themselves.
+fn map_ids(pid: i32, uid: u32, gid: u32) -> io::Result<()> {
+    let write = |file: &str, text: String| {
+        std::fs::write(format!("/proc/{pid}/{file}"), text)
+            .map_err(|e| io::Error::new(e.kind(), format!("{file}: {e}")))
+    };
+    write("setgroups", "deny".into())?;
+    write("uid_map", format!("{uid} {uid} 1\n"))?;
+    write("gid_map", format!("{gid} {gid} 1\n"))
+}
+
+/// The first process: the world, the harness, then the doors and the reaping.
+fn first_process(
+    jail: &Jail,
+    (ids, early): ((u32, u32), &[PathBuf]),
+    rules: Option<&Rules>,
+    exec: &Exec,
+    (sync, doors, ending): (OwnedFd, UnixStream, OwnedFd),
+) -> io::Result<()> {
+    set_parent_death_signal()?;
+    // What it shows is opened now, as the caller (a root caller's judge could not traverse
+    // root's folders once it is the unprivileged id).
+    let sources = Sources::open(jail, early)?;
+    let mut byte = [0u8; 1];
+    // SAFETY: reads one byte into a local buffer.
+    if unsafe { libc::read(sync.as_raw_fd(), byte.as_mut_ptr().cast(), 1) } != 1 {
+        return Err(io::Error::other("the supervisor could not map its ids"));
+    }
+    drop(sync);
+    // Not before: the supervisor writes the maps in /proc/PID, which this makes root's.
+    // SAFETY: prctl with plain integers.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    become_ids(ids)?;
+    build_root(jail, ids, &sources)?;
+    drop(sources);
+    let hostname = b"panel";
+    // SAFETY: a pointer and length to a static name.
+    check(unsafe { libc::sethostname(hostname.as_ptr().cast(), hostname.len()) })?;
+    loopback_up()?;
+    // A door at an address this kernel lacks (IPv6 turned off) is left out.
+    let listeners: Vec<Option<TcpListener>> = jail
+        .doors
+        .iter()
+        .map(|d| match TcpListener::bind(d.at) {
+            Ok(l) => Ok(Some(l)),
+            Err(_) if d.at.is_ipv6() => Ok(None),
+            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", d.at))),
+        })
+        .collect::<io::Result<_>>()?;
+    let harness = loop {
+        // SAFETY: this process has one thread; the child only calls what `harness` calls.
+        let pid = unsafe { libc::fork() };
+        if pid >= 0 {
+            break pid;
+        }
+        // No process to be had yet (a limit the judges share): waited for, as the tool does;
+        // the supervisor ends the wait at the judge's deadline.
+        let e = io::Error::last_os_error();
+        if !crate::engine::lifecycle::is_shortage(&e) {
+            return Err(e);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    if harness == 0 {
+        drop(listeners);
+        drop(doors);
+        drop(ending);
+        let err = become_harness(rules, exec);
+        let _ = writeln!(io::stderr(), "panel: {err}");
+        let code = if err.kind() == io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        };
+        // SAFETY: ends the fork at once.
+        unsafe { libc::_exit(code) }
+    }
+    // It holds neither end of the judge's output, so the tool sees its end when the judge's
+    // own processes are gone; stderr stays for the last word below.
+    let _ = super::walls::drop_capabilities();
+    let output = [1, 2].map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok());
+    null_stdio();
+    let end = serve(harness, &listeners, &doors);
+    drop(listeners);
+    drop(doors);
+    if let Some(line) = left_running(&output) {
+        let _ = writeln!(io::stderr(), "panel: {line}");
+    }
+    let word = match end {
+        Ending::Code(c) => format!("c{c}"),
+        Ending::Signal(s) => format!("s{s}"),
+    };
+    write_all(ending.as_raw_fd(), word.as_bytes())
+}
+
+/// Passes each door's connections on, reaps every child, until the harness ends.
+fn serve(harness: i32, listeners: &[Option<TcpListener>], doors: &UnixStream) -> Ending {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let open: Vec<(usize, &TcpListener)> = listeners
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| Some((i, l.as_ref()?)))
+        .collect();
+    for (_, l) in &open {
+        let _ = l.set_nonblocking(true);
+    }
+    let pidfd = rustix::process::Pid::from_raw(harness)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    loop {
+        if let Some(end) = reap(harness) {
+            return end;
+        }
+        let mut fds: Vec<PollFd> = open
+            .iter()
+            .map(|(_, l)| PollFd::new(*l, PollFlags::IN))
+            .collect();
+        if let Some(p) = &pidfd {
+            fds.push(PollFd::new(p, PollFlags::IN));
+        }
+        // Without a pidfd (before Linux 5.3) the harness is looked for every 20 ms.
+        let tick = Timespec {
+            tv_sec: if pidfd.is_some() { 1 } else { 0 },
+            tv_nsec: if pidfd.is_some() { 0 } else { 20_000_000 },
+        };
+        let _ = poll(&mut fds, Some(&tick));
+        let ready: Vec<usize> = (0..open.len())
+            .filter(|&i| !fds[i].revents().is_empty())
+            .collect();
+        drop(fds);
+        for i in ready {
+            let (door, listener) = open[i];
+            while let Ok((conn, _)) = listener.accept() {
+                pass(doors, &conn, door as u8);
+            }
+        }
+    }
+}
+
+/// Hands one connection to the supervisor: its descriptor, and which door it came through.
+fn pass(doors: &UnixStream, conn: &std::net::TcpStream, door: u8) {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags, sendmsg};
+    let fds = [conn.as_fd()];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    let _ = sendmsg(
+        doors,
+        &[io::IoSlice::new(&[door])],
+        &mut control,
+        SendFlags::NOSIGNAL,
+    );
+}
+
+/// Receives one connection the jail passed on, and its door's number.
+pub fn receive(doors: &UnixStream) -> io::Result<(std::net::TcpStream, usize)> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, recvmsg};
+    let mut byte = [0u8; 1];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let got = recvmsg(
+        doors,
+        &mut [io::IoSliceMut::new(&mut byte)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    if got.bytes == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the jail ended",
+        ));
+    }
+    for msg in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(mut fds) = msg
+            && let Some(fd) = fds.next()
+        {
+            return Ok((std::net::TcpStream::from(fd), usize::from(byte[0])));
+        }
+    }
+    Err(io::Error::other("a door's message without its connection"))
+}
+
+/// Reaps every child that has ended; the harness's ending when it was among them.
+fn reap(harness: i32) -> Option<Ending> {
+    let mut end = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: waits for any child, without blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return end;
+        }
+        if pid == harness {
+            end = Some(if libc::WIFSIGNALED(status) {
+                Ending::Signal(libc::WTERMSIG(status))
+            } else {
+                Ending::Code(libc::WEXITSTATUS(status))
+            });
+        }
+    }
+}
+
+/// What the harness left running, in words (the namespace's processes but this one), and how
+/// many of them held its `output` (what its stdout and stderr were) open.
+fn left_running(output: &[Option<PathBuf>; 2]) -> Option<String> {
+    let left: Vec<u32> = std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| p != 1)
+        .collect();
+    if left.is_empty() {
+        return None;
+    }
+    let holds = |p: &u32| {
+        std::fs::read_dir(format!("/proc/{p}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| {
+                let target = std::fs::read_link(fd.path()).ok();
+                target.is_some() && output.contains(&target)
+            })
+    };
+    let n = left.len();
+    Some(match left.iter().filter(|p| holds(p)).count() {
+        0 => format!("ended {n} process(es) the judge left running"),
+        h => format!("ended {n} process(es) the judge left running; {h} held its output open"),
+    })
+}
+
+/// How the supervisor reads the first process's report; `None` when it ended without one.
+pub fn read_ending(fd: &OwnedFd) -> Option<Ending> {
+    let mut buf = [0u8; 16];
+    // SAFETY: reads into a local buffer.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    let text = std::str::from_utf8(buf.get(..usize::try_from(n).ok()?)?).ok()?;
+    let value = text.get(1..)?.parse().ok()?;
+    match text.as_bytes().first()? {
+        b'c' => Some(Ending::Code(value)),
+        b's' => Some(Ending::Signal(value)),
+        _ => None,
+    }
+}
+
+/// The harness's last steps: its own session, no capability, Landlock and seccomp, then it.
+fn become_harness(rules: Option<&Rules>, exec: &Exec) -> io::Error {
+    // SAFETY: plain system calls of the fork.
+    unsafe { libc::setsid() };
+    if let Err(e) = set_parent_death_signal() {
+        return e;
+    }
+    if let Err(e) = super::walls::close_inherited_on_exec() {
+        return e;
+    }
+    if let Err(e) = super::walls::drop_capabilities() {
+        return io::Error::other(format!("cannot confine the judge: {e}"));
+    }
+    if let Some(rules) = rules
+        && let Err(e) = super::walls::restrict(rules)
+    {
+        return io::Error::other(format!("cannot confine the judge: {e}"));
+    }
+    exec.exec()
+}
+
+/// The harness's command and environment, made before the fork.
+struct Exec {
+    program: CString,
+    argv: Vec<CString>,
+    env: Vec<CString>,
+}
+
+impl Exec {
+    fn new(program: &[OsString], env: &[(OsString, OsString)]) -> io::Result<Exec> {
+        let c = |s: &[u8]| CString::new(s).map_err(|_| io::Error::other("a NUL byte in argv"));
+        let argv = program
+            .iter()
+            .map(|a| c(a.as_bytes()))
+            .collect::<io::Result<Vec<_>>>()?;
+        let env = env
+            .iter()
+            .map(|(k, v)| c(&[k.as_bytes(), b"=", v.as_bytes()].concat()))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Exec {
+            program: argv
+                .first()
+                .cloned()
+                .ok_or_else(|| io::Error::other("no program"))?,
+            argv,
+            env,
+        })
+    }
+
+    fn exec(&self) -> io::Error {
+        let mut argv: Vec<*const libc::c_char> = self.argv.iter().map(|a| a.as_ptr()).collect();
+        argv.push(std::ptr::null());
+        let mut env: Vec<*const libc::c_char> = self.env.iter().map(|a| a.as_ptr()).collect();
+        env.push(std::ptr::null());
+        // SAFETY: NUL-terminated arrays of NUL-terminated strings that outlive the call.
+        unsafe { libc::execve(self.program.as_ptr(), argv.as_ptr(), env.as_ptr()) };
+        let e = io::Error::last_os_error();
+        io::Error::new(
+            e.kind(),
+            format!("cannot run {}: {e}", self.program.to_string_lossy()),
+        )
+    }
+}
+
+fn set_parent_death_signal() -> io::Result<()> {
+    // SAFETY: prctl with plain integers.
+    check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) })
+}
+
+/// Standard input and output on `/dev/null`.
+fn null_stdio() {
+    let null = c"/dev/null";
+    // SAFETY: opens /dev/null and puts it on descriptors 0 and 1.
+    unsafe {
+        let fd = libc::open(null.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if fd >= 0 {
+            libc::dup2(fd, 0);
+            libc::dup2(fd, 1);
+            libc::close(fd);
+        }
+    }
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: fills two descriptors, owned at once.
+    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: descriptors just made.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn write_all(fd: RawFd, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: writes from a live slice.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        bytes = &bytes[n as usize..];
+    }
+    Ok(())
+}
+
+pub(super) fn check(r: libc::c_int) -> io::Result<()> {
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

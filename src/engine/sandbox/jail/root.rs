@@ -1,0 +1,459 @@
+//! The jail's root: what it shows, opened before the ids change; the new root built from it
+//! on a tmpfs (read-only binds, a private `/tmp`, a fresh `/proc`, a minimal `/dev`, the files
+//! of `/etc` the jail writes itself) and pivoted into; the ids and the loopback.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::{Jail, check};
+
+/// What the root shows: each path's kind, and what it is mounted from. A descriptor (`O_PATH`)
+/// is opened at once for what the judge's ids could not pass through to once they change (a
+/// root caller's judge in root's folders) and for what the staging tmpfs hides (`/tmp`); the
+/// rest is opened when it is mounted, and the small files of `/etc` are copied, so a judge
+/// under a small open-file limit holds few at a time.
+pub(super) struct Sources {
+    items: Vec<Source>,
+}
+
+struct Source {
+    path: PathBuf,
+    what: Kind,
+}
+
+enum Kind {
+    /// A symbolic link, made again in the new root.
+    Link(PathBuf),
+    Dir(Handle, Access),
+    File(Handle, Access),
+    /// A small file of `/etc`, copied into the new root (one mount fewer).
+    Copy(Vec<u8>),
+    /// A device node of the host's `/dev`.
+    Device(Handle),
+}
+
+/// What a mount is made from.
+enum Handle {
+    Opened(OwnedFd),
+    Path(PathBuf),
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Access {
+    Read,
+    Write,
+}
+
+/// The devices a judge has, from the host's `/dev`.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+/// A file of `/etc` up to this size is copied rather than mounted.
+const COPIED: u64 = 1 << 20;
+
+impl Sources {
+    /// `early`: the paths opened at once, as [`early`] found them before the namespaces.
+    pub(super) fn open(jail: &Jail, early: &[PathBuf]) -> io::Result<Sources> {
+        let handle = |path: &Path| -> io::Result<Option<Handle>> {
+            if !early.iter().any(|e| e == path) {
+                return Ok(Some(Handle::Path(path.to_path_buf())));
+            }
+            match open_path(path) {
+                Ok(fd) => Ok(Some(Handle::Opened(fd))),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+            }
+        };
+        let mut items = Vec::new();
+        let granted = jail
+            .read
+            .iter()
+            .map(|p| (p, Access::Read))
+            .chain(jail.write.iter().map(|p| (p, Access::Write)));
+        for (path, access) in granted {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            // A link to what the jail shows is made again (a CLI's `bin/` link into its
+            // package, `/bin` into `/usr`): node finds its modules from the real path.
+            let shown = |real: &Path| jail.read.iter().any(|r| r != path && real.starts_with(r));
+            let real = std::fs::canonicalize(path).ok().filter(|r| shown(r));
+            let Ok(target) = std::fs::metadata(path) else {
+                continue;
+            };
+            let what = if meta.file_type().is_symlink()
+                && let Some(real) = real
+            {
+                Kind::Link(real)
+            } else if target.is_file()
+                && target.len() <= COPIED
+                && access == Access::Read
+                && path.starts_with("/etc")
+            {
+                match std::fs::read(path) {
+                    Ok(bytes) => Kind::Copy(bytes),
+                    Err(_) => continue,
+                }
+            } else {
+                let Some(h) = handle(path)? else { continue };
+                match target.is_dir() {
+                    true => Kind::Dir(h, access),
+                    false => Kind::File(h, access),
+                }
+            };
+            items.push(Source {
+                path: path.clone(),
+                what,
+            });
+        }
+        for d in DEVICES {
+            let path = Path::new("/dev").join(d);
+            if let Some(h) = handle(&path)? {
+                items.push(Source {
+                    path,
+                    what: Kind::Device(h),
+                });
+            }
+        }
+        Ok(Sources { items })
+    }
+}
+
+/// The granted paths to open before the ids change: those `ids` could not pass through to,
+/// and those under the staging folder. Asked outside the new user namespace, which shows
+/// root's files as nobody's.
+pub(super) fn early(jail: &Jail, ids: (u32, u32)) -> Vec<PathBuf> {
+    jail.read
+        .iter()
+        .chain(&jail.write)
+        .filter(|p| p.starts_with(STAGE) || !crate::engine::sandbox::rules::reachable(p, ids))
+        .cloned()
+        .collect()
+}
+
+fn open_path(path: &Path) -> io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::other("NUL"))?;
+    // SAFETY: opens a NUL-terminated path; the descriptor is owned at once.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened and owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Where the new root is put together: the mount namespace's own `/tmp`, under a tmpfs.
+const STAGE: &str = "/tmp";
+
+/// Builds the new root, then makes it the root.
+pub(super) fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io::Result<()> {
+    mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+    let fs = libc::MS_NOSUID | libc::MS_NODEV;
+    mount(
+        Some("tmpfs"),
+        STAGE,
+        Some("tmpfs"),
+        fs,
+        Some("mode=0755,size=4m"),
+    )?;
+    let root = Path::new(STAGE);
+    let at = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+    // The private /tmp, /proc and /dev first: what is shown below them lands on them.
+    for d in ["tmp", "proc", "dev", "etc"] {
+        mkdirs(&root.join(d))?;
+    }
+    mount(
+        Some("tmpfs"),
+        root.join("tmp"),
+        Some("tmpfs"),
+        fs,
+        Some("mode=1777,size=256m,nr_inodes=65536"),
+    )?;
+    mount(
+        Some("proc"),
+        root.join("proc"),
+        Some("proc"),
+        fs | libc::MS_NOEXEC,
+        None,
+    )?;
+    mount(
+        Some("tmpfs"),
+        root.join("dev"),
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some("mode=0755,size=64k"),
+    )?;
+    mkdirs(&root.join("dev/shm"))?;
+    mount(
+        Some("tmpfs"),
+        root.join("dev/shm"),
+        Some("tmpfs"),
+        fs | libc::MS_NOEXEC,
+        Some("mode=1777,size=64m"),
+    )?;
+    for (link, to) in [
+        ("dev/fd", "/proc/self/fd"),
+        ("dev/stdin", "/proc/self/fd/0"),
+        ("dev/stdout", "/proc/self/fd/1"),
+        ("dev/stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(to, root.join(link))?;
+    }
+    write_etc(ids, &jail.home, &root.join("etc"))?;
+    let mut items: Vec<&Source> = sources.items.iter().collect();
+    // Parents before children: a folder shown inside another is mounted on top of it.
+    items.sort_by(|a, b| a.path.cmp(&b.path));
+    for s in items {
+        let target = at(&s.path);
+        show(s, &target)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", s.path.display())))?;
+    }
+    mount(
+        None,
+        root,
+        None,
+        libc::MS_REMOUNT | libc::MS_RDONLY | fs,
+        None,
+    )?;
+    std::env::set_current_dir(root)?;
+    let dot = c".";
+    // SAFETY: pivot_root(".", ".") stacks the old root under the new one (pivot_root(2)).
+    check(unsafe { libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) } as i32)?;
+    // SAFETY: detaches the old root, now mounted at ".".
+    check(unsafe { libc::umount2(dot.as_ptr(), libc::MNT_DETACH) })?;
+    std::env::set_current_dir(&jail.cwd)
+        .or_else(|_| std::env::set_current_dir("/"))
+        .map(|_| ())
+}
+
+/// Shows one source at `target` in the new root.
+fn show(s: &Source, target: &Path) -> io::Result<()> {
+    match &s.what {
+        Kind::Link(to) => {
+            if std::fs::symlink_metadata(target).is_err() {
+                if let Some(parent) = target.parent() {
+                    mkdirs(parent)?;
+                }
+                std::os::unix::fs::symlink(to, target)?;
+            }
+        }
+        Kind::Dir(h, access) => {
+            mkdirs(target)?;
+            bind(h, target, *access == Access::Read)?;
+        }
+        Kind::File(h, access) => {
+            make_file(target)?;
+            bind(h, target, *access == Access::Read)?;
+        }
+        Kind::Copy(bytes) => {
+            if let Some(parent) = target.parent() {
+                mkdirs(parent)?;
+            }
+            std::fs::write(target, bytes)?;
+        }
+        Kind::Device(h) => {
+            make_file(target)?;
+            bind(h, target, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// The files of `/etc` the jail writes itself: its one user, its name, the loopback names.
+fn write_etc((u, g): (u32, u32), home: &Path, etc: &Path) -> io::Result<()> {
+    let home = home.display();
+    let mut passwd = format!("panel:x:{u}:{g}:panel judge:{home}:/bin/sh\n");
+    let mut group = format!("panel:x:{g}:\n");
+    if u != 65534 {
+        passwd.push_str("nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+    }
+    if g != 65534 {
+        group.push_str("nogroup:x:65534:\n");
+    }
+    let files = [
+        ("passwd", passwd),
+        ("group", group),
+        ("hostname", "panel\n".to_string()),
+        (
+            "hosts",
+            "127.0.0.1 localhost panel\n::1 localhost ip6-localhost ip6-loopback\n".to_string(),
+        ),
+        (
+            "nsswitch.conf",
+            "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n"
+                .to_string(),
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(etc.join(name), text)?;
+    }
+    Ok(())
+}
+
+fn mkdirs(path: &Path) -> io::Result<()> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(path)
+}
+
+fn make_file(path: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        mkdirs(parent)?;
+    }
+    std::fs::File::create(path).map(|_| ())
+}
+
+/// Mounts what `fd` names at `target`, with what is mounted below it; read-only, without
+/// set-uid programs or devices, when `read_only`.
+fn bind(h: &Handle, target: &Path, read_only: bool) -> io::Result<()> {
+    let opened;
+    let fd = match h {
+        Handle::Opened(fd) => fd,
+        Handle::Path(p) => {
+            opened = open_path(p)?;
+            &opened
+        }
+    };
+    let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    mount(
+        Some(&source),
+        target,
+        None,
+        libc::MS_BIND | libc::MS_REC,
+        None,
+    )
+    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", target.display())))?;
+    if !read_only {
+        return Ok(());
+    }
+    let mut attr: libc::mount_attr = unsafe_zeroed_attr();
+    attr.attr_set = libc::MOUNT_ATTR_RDONLY | libc::MOUNT_ATTR_NOSUID | libc::MOUNT_ATTR_NODEV;
+    let c = cpath(target)?;
+    // SAFETY: the attributes of the mounts at a NUL-terminated path, from a local struct.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::AT_RECURSIVE as libc::c_uint,
+            &attr as *const libc::mount_attr,
+            std::mem::size_of::<libc::mount_attr>(),
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    // Before Linux 5.12: the top mount alone (what is mounted below it keeps its own flags).
+    let flags =
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+    mount(None, target, None, flags | locked_flags(target), None)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: read-only: {e}", target.display())))
+}
+
+fn unsafe_zeroed_attr() -> libc::mount_attr {
+    // SAFETY: mount_attr is plain integers, for which all zeros is a value.
+    unsafe { std::mem::zeroed() }
+}
+
+/// The flags a remount must keep, as a mount made outside the namespace holds them.
+fn locked_flags(target: &Path) -> libc::c_ulong {
+    let Ok(c) = cpath(target) else { return 0 };
+    let mut st: libc::statvfs = unsafe_zeroed_statvfs();
+    // SAFETY: fills a local struct for a NUL-terminated path.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    let mut flags = 0;
+    for (vfs, ms) in [
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if st.f_flag & vfs != 0 {
+            flags |= ms;
+        }
+    }
+    flags
+}
+
+fn unsafe_zeroed_statvfs() -> libc::statvfs {
+    // SAFETY: statvfs is plain integers, for which all zeros is a value.
+    unsafe { std::mem::zeroed() }
+}
+
+fn cpath(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::other("a NUL byte in a path"))
+}
+
+fn mount(
+    source: Option<&str>,
+    target: impl AsRef<Path>,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> io::Result<()> {
+    let opt = |s: Option<&str>| s.map(|s| CString::new(s).map_err(|_| io::Error::other("NUL")));
+    let (source, fstype, data) = (opt(source), opt(fstype), opt(data));
+    let (source, fstype, data) = (source.transpose()?, fstype.transpose()?, data.transpose()?);
+    let target = cpath(target.as_ref())?;
+    let ptr = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: NUL-terminated strings or nulls, as mount(2) takes them.
+    check(unsafe {
+        libc::mount(
+            ptr(&source),
+            target.as_ptr(),
+            ptr(&fstype),
+            flags,
+            ptr(&data).cast(),
+        )
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("mount {}: {e}", target.to_string_lossy())))
+}
+
+/// The ids the judge runs as, inside: the caller's own, or the unprivileged ones mapped for a
+/// root caller; the namespace's capabilities kept for the building.
+pub(super) fn become_ids((uid, gid): (u32, u32)) -> io::Result<()> {
+    // SAFETY: plain system calls with integers.
+    unsafe {
+        check(libc::prctl(libc::PR_SET_KEEPCAPS, 1, 0, 0, 0))?;
+        check(libc::setresgid(gid, gid, gid))?;
+        check(libc::setresuid(uid, uid, uid))?;
+    }
+    use rustix::thread::{CapabilitySet, CapabilitySets, capabilities, set_capabilities};
+    let now = capabilities(None).map_err(io::Error::from)?;
+    set_capabilities(
+        None,
+        CapabilitySets {
+            effective: now.permitted,
+            permitted: now.permitted,
+            inheritable: CapabilitySet::empty(),
+        },
+    )
+    .map_err(io::Error::from)
+}
+
+/// Brings up the namespace's loopback, its only interface.
+pub(super) fn loopback_up() -> io::Result<()> {
+    // SAFETY: a socket for the ioctl, closed when the OwnedFd drops.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if s < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just made.
+    let s = unsafe { OwnedFd::from_raw_fd(s) };
+    // SAFETY: ifreq is plain data, for which zeros are a value.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (i, b) in b"lo".iter().enumerate() {
+        ifr.ifr_name[i] = *b as libc::c_char;
+    }
+    ifr.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    // SAFETY: SIOCSIFFLAGS with a filled ifreq.
+    check(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &ifr) })
+        .map_err(|e| io::Error::new(e.kind(), format!("loopback: {e}")))
+}
