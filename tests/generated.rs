@@ -186,3 +186,80 @@ fn the_readme_harness_table_is_the_built_in_rows() {
         "generated",
     );
 }
+
+/// Issue 25: "Every tool answers `--help` and `-h` with exit 0": the bash tools too (getopts
+/// alone took `--help` for an illegal option).
+#[test]
+fn every_bash_tool_answers_help_with_exit_0() {
+    for entry in std::fs::read_dir(crate::util::root().join("bin")).unwrap() {
+        let tool = entry.unwrap().path();
+        for flag in ["--help", "-h"] {
+            let out = std::process::Command::new(&tool)
+                .arg(flag)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let name = tool.file_name().unwrap().to_string_lossy();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name} {flag}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("Usage"),
+                "{name} {flag}"
+            );
+        }
+    }
+}
+
+/// Issue 25: "Give the suite one install path for everything … binaries, bash tools, man
+/// pages, completions for bash, zsh and fish."
+#[test]
+fn one_install_puts_every_tool_page_and_completion_where_they_are_looked_for() {
+    let tmp = crate::util::TempDir::new("install");
+    let prefix = tmp.path().join("prefix");
+    let built = crate::util::bin("panel-judge");
+    let out = std::process::Command::new(root().join("scripts/install"))
+        .arg("--prefix")
+        .arg(&prefix)
+        .arg("--built")
+        .arg(built.parent().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tools = [
+        "panel-judge",
+        "panel-tally",
+        "panel-merge",
+        "panel-vote",
+        "pr-classify",
+    ];
+    let mut want: Vec<String> = Vec::new();
+    for t in tools {
+        want.push(format!("bin/{t}"));
+        want.push(format!("share/man/man1/{t}.1"));
+        want.push(format!("share/bash-completion/completions/{t}"));
+        want.push(format!("share/zsh/site-functions/_{t}"));
+        want.push(format!("share/fish/vendor_completions.d/{t}.fish"));
+    }
+    for t in ["judge-panel", "review-battery", "pr-review", "panel-fleet"] {
+        want.push(format!("bin/{t}"));
+    }
+    want.push("share/man/man7/panel.7".into());
+    for w in want {
+        assert!(prefix.join(&w).is_file(), "{w} was not installed");
+    }
+    // What it installed runs.
+    let help = std::process::Command::new(prefix.join("bin/panel-fleet"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert_eq!(help.status.code(), Some(0));
+}

@@ -366,7 +366,7 @@ struct Plant {
     prompt_port: (u16, String),
     udp: u16,
     victim: Victim,
-    /// `~/.local/share/opencode/auth.json` of the user's HOME, and its canary.
+    /// Another program's login under `~/.local/share` of the user's HOME, and its canary.
     local: (PathBuf, String),
     /// The user's repository (a PR run's), its CI token and an earlier member's answer.
     repo: PathBuf,
@@ -386,7 +386,9 @@ impl Plant {
         // A `pip install --user` (its library), another program's login beside it.
         std::fs::create_dir_all(home.join(".local/lib/python3.11/site-packages")).unwrap();
         std::fs::create_dir_all(home.join(".local/bin")).unwrap();
-        let auth = home.join(".local/share/opencode/auth.json");
+        // Not the login of any CLI here: opencode's own (~/.local/share/opencode/auth.json) is
+        // copied into an opencode judge's HOME, as its login.
+        let auth = home.join(".local/share/another-agent/auth.json");
         std::fs::create_dir_all(auth.parent().unwrap()).unwrap();
         let local = token("LOCAL");
         std::fs::write(&auth, format!("{{\"key\":\"{local}\"}}\n")).unwrap();
@@ -950,13 +952,15 @@ type Row = BTreeMap<&'static str, Outcome>;
 /// Why a run is no evidence, when it is none: no request reached the server, an attempt was
 /// never put to the CLI, or panel-judge made no decision although the CLI was offered every
 /// tool it was asked to call (a call of a tool it was not offered may end a CLI, as its
-/// refusal: then no answer is what it does).
+/// refusal: then no answer is what it does). A CLI offered no tool at all that ended on the
+/// first calls it was put needs not be put the rest: it has nothing to carry them.
 fn unexercised(
     exit: Option<i32>,
     records: &[Value],
     requests: Option<usize>,
     missing: &[&str],
     phantom: bool,
+    offered_none: bool,
 ) -> Option<String> {
     let unanswered: Vec<String> = records
         .iter()
@@ -979,7 +983,7 @@ fn unexercised(
         ))
     } else if requests == Some(0) {
         Some("no request reached the stand-in server".into())
-    } else if !missing.is_empty() {
+    } else if !missing.is_empty() && !offered_none {
         Some(format!("never put to it: {}", missing.join(", ")))
     } else {
         None
@@ -1168,7 +1172,15 @@ fn measure(cli: &'static str, how: How, sandbox: &'static str) -> (Row, Option<S
         .collect();
     let requests = (cli != "exec").then_some(bodies.len());
     let phantom = issued.iter().any(|i| !i.offered);
-    let why = unexercised(out.status.code(), &records, requests, &missing, phantom);
+    let offered_none = !issued.is_empty() && issued.iter().all(|i| !i.offered);
+    let why = unexercised(
+        out.status.code(),
+        &records,
+        requests,
+        &missing,
+        phantom,
+        offered_none,
+    );
     let root_canary = |f: &dyn Fn(&str) -> bool| {
         root_files().is_some_and(|r| f(&r.token) || r.shadow.as_deref().is_some_and(f))
     };
@@ -1546,7 +1558,10 @@ fn render(
     out.push_str(&format!(
         "\nWhat only the jail stops (leaked with Landlock alone, blocked in the jail): {}.\n",
         if only.is_empty() {
-            "nothing".to_string()
+            // Measured as root, the Landlock column's judges run as an unprivileged id already.
+            "nothing here, where a root caller's judges run as an unprivileged id with Landlock \
+             alone too (a user's judges keep the user's id: scripts/sealed-as-user measures them)"
+                .to_string()
         } else {
             only.join(", ")
         }

@@ -668,6 +668,13 @@ pub fn judge(
         dir: checkouts_dir()?,
         trees: Vec::new(),
     };
+    // A root caller's reviewers run as another id: without a jail (which shows each its own
+    // checkout alone) they pass through to their checkouts, and list nothing.
+    if launcher.ctx.walls.ids.is_some() && !launcher.ctx.walls.jail {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&checkouts.dir, std::fs::Permissions::from_mode(0o711))
+            .context("cannot open the checkouts' folder to the reviewers' ids")?;
+    }
     let mut work = Vec::new();
     for &i in &to_run {
         let m = &plan.members[i];
