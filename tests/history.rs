@@ -488,3 +488,31 @@ fn an_append_cut_short_leaves_no_torn_line_and_the_ledger_reads_on() {
         stderr(&ledger)
     );
 }
+
+/// Issue 25: "Replay runs, the README's first command included, go into the user's real
+/// history: keep replays and dry runs out of `PANEL_HISTORY` unless asked."
+#[test]
+fn a_replay_keeps_no_history_unless_one_is_named() {
+    let tmp = TempDir::new("history-replay");
+    let state = tmp.path().join("state");
+    let replay = format!("replay:{}", root().join("examples/answers.json").display());
+    let run = |extra: &[&str], var: Option<&Path>| {
+        let mut cmd = judge(&replay, extra);
+        cmd.env("XDG_STATE_HOME", &state)
+            .env_remove("PANEL_HISTORY");
+        if let Some(v) = var {
+            cmd.env("PANEL_HISTORY", v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    };
+    run(&[], None);
+    assert!(!state.join("panel/history.jsonl").exists());
+    // Named, it is kept.
+    let named = tmp.path().join("named.jsonl");
+    run(&["--history", named.to_str().unwrap()], None);
+    assert_eq!(lines(&named).len(), 3);
+    let var = tmp.path().join("var.jsonl");
+    run(&[], Some(&var));
+    assert_eq!(lines(&var).len(), 3);
+}

@@ -111,9 +111,10 @@ impl Launcher {
         let run = run.canonicalize().unwrap_or(run);
         let sandbox =
             run_folder::Sandbox::create().context("cannot create the judges' private folders")?;
-        // A root caller's judges run as another id: without a jail (which shows each its own
-        // folder alone) they must pass through the sandbox to their folders, and list nothing.
-        if self.ctx.walls.ids.is_some() && !self.ctx.walls.jail {
+        // A root caller's judges run as another id: they (and a jail's first process, which
+        // opens their folders before it is that id) must pass through the sandbox to their
+        // folders, and list nothing.
+        if self.ctx.walls.ids.is_some() {
             use std::os::unix::fs::PermissionsExt;
             fs::set_permissions(sandbox.path(), fs::Permissions::from_mode(0o711))
                 .context("cannot open the judges' private folders to their ids")?;

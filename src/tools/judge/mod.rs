@@ -130,7 +130,8 @@ pub struct Args {
 
     /// Verdicts: append every verdict record (canaries too) to FILE [default: $PANEL_HISTORY,
     /// else $XDG_STATE_HOME/panel/history.jsonl, with ~/.local/state when XDG_STATE_HOME is
-    /// unset, empty or relative; PANEL_HISTORY=off keeps none].
+    /// unset, empty or relative; PANEL_HISTORY=off keeps none]. A panel of `replay:` seats
+    /// alone keeps none unless FILE or PANEL_HISTORY names one.
     #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
     pub history: Option<PathBuf>,
 
@@ -307,7 +308,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !args.dry_run {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
-    let history = (verdicts && !args.dry_run).then(|| {
+    // Recorded answers are no panel's new judgement: a replay keeps no history unless one is
+    // named (--history, PANEL_HISTORY).
+    let replay = judges.iter().all(|j| j.seat.harness.name == "replay")
+        && args.history.is_none()
+        && std::env::var_os("PANEL_HISTORY").is_none();
+    let history = (verdicts && !args.dry_run && !replay).then(|| {
         crate::engine::history::Keeper::start(
             "panel-judge",
             args.history.as_deref(),

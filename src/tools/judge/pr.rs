@@ -668,9 +668,10 @@ pub fn judge(
         dir: checkouts_dir()?,
         trees: Vec::new(),
     };
-    // A root caller's reviewers run as another id: without a jail (which shows each its own
-    // checkout alone) they pass through to their checkouts, and list nothing.
-    if launcher.ctx.walls.ids.is_some() && !launcher.ctx.walls.jail {
+    // A root caller's reviewers run as another id: they (and a jail's first process, which
+    // opens their checkouts before it is that id) pass through to their checkouts, and list
+    // nothing.
+    if launcher.ctx.walls.ids.is_some() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&checkouts.dir, std::fs::Permissions::from_mode(0o711))
             .context("cannot open the checkouts' folder to the reviewers' ids")?;
