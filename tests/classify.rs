@@ -9,10 +9,12 @@ use serde_json::{Value, json};
 
 use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
 
+/// pr-classify outside any git repository (a plan made in one takes its origin and HEAD).
 fn classify(args: &[&str], stdin: &str) -> Output {
     run_with_stdin(
         Command::new(bin("pr-classify"))
             .args(args)
+            .current_dir("/")
             .env_remove("GH_REPO"),
         stdin.as_bytes(),
     )
@@ -255,13 +257,18 @@ fn gh_pr_view_output_as_it_is() {
             member("tests", "bd-reviewer", "claude:sonnet", false, false),
         ]
     );
-    // Without a repository in the input, a plan needs --repo.
+    // Without a repository in the input, a plan needs --repo; every missing fact is named.
     let bare = json!({"number": 7, "headRefOid": "abc", "files": []}).to_string();
     let out = classify(&["--plan"], &bare);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out).trim(),
-        "pr-classify: a plan needs the repository: pass --repo OWNER/NAME or set GH_REPO (gh pr view --json gives it with url)"
+        "pr-classify: a plan needs the repository (--repo OWNER/NAME, or GH_REPO); run inside the git repository to take them from its origin and HEAD"
+    );
+    let out = classify(&["--numstat", "--plan"], "1\t2\ta.rs\n");
+    assert_eq!(
+        stderr(&out).trim(),
+        "pr-classify: a plan needs the repository (--repo OWNER/NAME, or GH_REPO) and the head commit (--head SHA); run inside the git repository to take them from its origin and HEAD"
     );
     let recs = records(&classify(&["--plan", "--repo", "acme/app"], &bare));
     assert_eq!(recs[1]["repo"], "acme/app");
@@ -943,4 +950,43 @@ fn the_seed_preset_keeps_every_boundary_the_seed_states() {
         sliced(401, "README.md", &["--kind", "security"])["cap"],
         400
     );
+}
+
+/// Issue 25: "take the repository and head from the git repository it runs in when they are
+/// not given".
+#[test]
+fn a_plan_made_inside_a_repository_takes_its_origin_and_head() {
+    let tmp = TempDir::new("classify-git");
+    let repo = tmp.path();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "one"]);
+    git(&["remote", "add", "origin", "git@github.com:acme/web.git"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    let out = run_with_stdin(
+        Command::new(bin("pr-classify"))
+            .args(["--numstat", "--plan"])
+            .current_dir(repo)
+            .env_remove("GH_REPO"),
+        b"1\t2\tsrc/a.rs\n",
+    );
+    let recs = records(&out);
+    assert_eq!(recs[1]["repo"], "acme/web", "{}", stderr(&out));
+    assert_eq!(recs[1]["head"], head.as_str());
 }

@@ -259,17 +259,26 @@ pub fn member_name(repo: &str, pr: Option<u64>, head: &str, shape: &str) -> Stri
 /// planned at their sonnet profile; without opus headroom every opus member is, and is marked
 /// degraded.
 pub fn plan_panel(cls: &PrClass, policy: &Policy, headroom: Headroom) -> Result<PanelPlan> {
-    let Some(repo) = cls.repo.as_deref() else {
-        bail!(
-            "a plan needs the repository: pass --repo OWNER/NAME or set GH_REPO (gh pr view --json gives it with url)"
-        );
+    // Every missing fact named at once, not one a run.
+    let (repo, head) = match (cls.repo.as_deref(), cls.head.as_deref()) {
+        (Some(repo), Some(head)) => (repo, head),
+        (repo, head) => {
+            let mut missing = Vec::new();
+            if repo.is_none() {
+                missing.push("the repository (--repo OWNER/NAME, or GH_REPO)");
+            }
+            if head.is_none() {
+                missing.push("the head commit (--head SHA)");
+            }
+            bail!(
+                "a plan needs {}; run inside the git repository to take them from its origin and HEAD",
+                missing.join(" and ")
+            );
+        }
     };
     if repo.split('/').filter(|p| !p.is_empty()).count() != 2 || repo.matches('/').count() != 1 {
         bail!("repository {repo:?} is not OWNER/NAME");
     }
-    let Some(head) = cls.head.as_deref() else {
-        bail!("a plan needs the head commit: pass --head SHA");
-    };
     policy.check()?;
     // (shape, brief, profile, blocking, reason), correctness first.
     let mut picked = vec![(
@@ -509,8 +518,12 @@ mod tests {
         let err = plan_panel(&c, &Policy::default(), Headroom { opus: true }).unwrap_err();
         assert!(err.to_string().contains("--head"), "{err}");
         c.repo = None;
+        // Issue 25: "Name every missing option in one message".
         let err = plan_panel(&c, &Policy::default(), Headroom { opus: true }).unwrap_err();
-        assert!(err.to_string().contains("--repo"), "{err}");
+        assert!(
+            err.to_string().contains("--repo") && err.to_string().contains("--head"),
+            "{err}"
+        );
         let mut c = p_cls_g10();
         c.repo = Some("app".into());
         assert!(plan_panel(&c, &Policy::default(), Headroom { opus: true }).is_err());

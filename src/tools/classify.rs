@@ -35,13 +35,15 @@ pub struct Args {
     #[arg(long, group = "format")]
     pub facts: bool,
     /// The repository, where the input does not say (numstat, gh output without url) or to
-    /// override it. Without it and without one in the input, GH_REPO is read, as gh does.
+    /// override it. Without it and without one in the input, GH_REPO is read, as gh does; a
+    /// plan made inside a git repository then takes OWNER/NAME from its origin remote.
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
     /// The pull request number.
     #[arg(long, value_name = "N")]
     pub pr: Option<u64>,
-    /// The head commit under review.
+    /// The head commit under review; a plan made inside a git repository takes its HEAD when
+    /// neither this nor the input names one.
     #[arg(long, value_name = "SHA")]
     pub head: Option<String>,
     /// The base commit.
@@ -297,6 +299,28 @@ fn gh_repo_env() -> Option<String> {
     }
 }
 
+/// One line git prints in the current folder, or `None` outside a repository.
+fn git(args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let line = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !line.is_empty() && !line.contains('\n')).then_some(line)
+}
+
+/// `OWNER/NAME` of a remote's URL (`https://github.com/acme/app.git`,
+/// `git@github.com:acme/app`).
+fn owner_name(url: &str) -> Option<String> {
+    let path = url.trim_end_matches('/').trim_end_matches(".git");
+    let mut parts = path.rsplit(['/', ':']);
+    let name = parts.next().filter(|n| !n.is_empty())?;
+    let owner = parts.next().filter(|o| !o.is_empty() && !o.contains('@'))?;
+    Some(format!("{owner}/{name}"))
+}
+
 /// Puts the flags' facts over the input's; the repository falls back to `GH_REPO`.
 fn fill(facts: &mut PrFacts, args: &Args) {
     let set = |slot: &mut Option<String>, v: &Option<String>| {
@@ -309,6 +333,15 @@ fn fill(facts: &mut PrFacts, args: &Args) {
         facts.repo = gh_repo_env();
     }
     set(&mut facts.head, &args.head);
+    if args.plan {
+        // A plan made inside the repository takes what it is not told from git.
+        if facts.repo.is_none() {
+            facts.repo = git(&["remote", "get-url", "origin"]).and_then(|u| owner_name(&u));
+        }
+        if facts.head.is_none() {
+            facts.head = git(&["rev-parse", "--verify", "HEAD"]);
+        }
+    }
     set(&mut facts.base, &args.base);
     set(&mut facts.kind, &args.kind);
     if args.pr.is_some() {
@@ -546,4 +579,23 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::owner_name;
+
+    #[test]
+    fn a_remote_url_gives_owner_and_name() {
+        for url in [
+            "https://github.com/acme/app.git",
+            "https://github.com/acme/app",
+            "git@github.com:acme/app.git",
+            "ssh://git@github.com/acme/app/",
+        ] {
+            assert_eq!(owner_name(url).as_deref(), Some("acme/app"), "{url}");
+        }
+        assert_eq!(owner_name("app"), None);
+        assert_eq!(owner_name("git@host:app"), None);
+    }
 }
