@@ -1,7 +1,7 @@
 complete -c panel-tally -l format -d 'The report\'s form: `text` (the seed\'s report), `json` (one tally record per panel) or `markdown` (GitHub-flavoured: the decision, a table, each reason in a <details>; for a pull request\'s comment or a job summary). Text read from the records is escaped for Markdown and HTML: it cannot mention anyone, link an issue or load an image' -r -f -a "text\t''
 json\t''
 markdown\t''"
-complete -c panel-tally -l agree -d 'Holds needed to pass [default: every judge of the panel, abstainers included]' -r
+complete -c panel-tally -l agree -d 'Holds needed to pass [default: every judge of the panel, abstainers included]. With it the text report ends with the decision: `decision: pass (2 of 3 say holds; --agree 2)`' -r
 complete -c panel-tally -l plan -d 'Pull requests: the plan the records answer (pr-classify --plan)' -r
 complete -c panel-tally -l repo -d 'Pull requests: the git repository where an advisory finding\'s path:line must exist, read at the plan\'s head (git cat-file), or in the working tree when the head is not there' -r -F
 complete -c panel-tally -l fix-proof -d 'Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests, error, untrusted, unread) or its fix-proof/v1 line (a line that does not parse or names another head is ignored: unread). Vacuous, no-tests and error make the tests member block' -r

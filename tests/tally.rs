@@ -600,3 +600,45 @@ fn the_record_type_is_read_as_json_not_as_text() {
         stdout(&out)
     );
 }
+
+/// Issue 25: "Under `--agree 2` the report never says pass or fail, or what the threshold was
+/// … add a last line where the seed has none, e.g. `decision: pass (2 of 3 say holds; --agree
+/// 2)`." The default panel keeps the seed's lines alone.
+#[test]
+fn under_agree_the_report_says_the_decision_and_its_threshold() {
+    let last_two = |out: &Output| {
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines[lines.len().saturating_sub(2)..].join("\n")
+    };
+    let both = panel(&[
+        ("a", A::Breaks("no")),
+        ("b", A::Holds("ok")),
+        ("c", A::Holds("ok")),
+    ]);
+    let out = tally(&["--agree", "2"], &both);
+    assert_eq!(code(&out), 0);
+    assert!(
+        last_two(&out).contains("decision: pass (2 of 3 say holds; --agree 2)"),
+        "{}",
+        last_two(&out)
+    );
+    let out = tally(&["--agree", "3"], &both);
+    assert_eq!(code(&out), 1);
+    assert!(last_two(&out).contains("decision: fail (2 of 3 say holds; --agree 3)"));
+    let open = panel(&[
+        ("a", A::Holds("ok")),
+        ("b", A::Abstains("timeout")),
+        ("c", A::Breaks("no")),
+    ]);
+    let out = tally(&["--agree", "2"], &open);
+    assert_eq!(code(&out), 3);
+    assert!(
+        last_two(&out).contains(
+            "decision: none (1 of 3 say holds and 1 gave no verdict, which could decide it; --agree 2)"
+        ),
+        "{}",
+        last_two(&out)
+    );
+    assert!(!String::from_utf8_lossy(&tally(&[], &both).stdout).contains("decision:"));
+}

@@ -424,6 +424,7 @@ impl PanelCount {
             passed: decision == Decision::Pass,
             decided: decision != Decision::NoDecision,
             threshold,
+            agreed: agree.is_some(),
             counts,
             missing,
             judges,
@@ -515,6 +516,10 @@ pub struct Tally<'a> {
     /// False when the missing answers could have changed the result (exit 3).
     pub decided: bool,
     pub threshold: usize,
+    /// Whether `--agree` set the threshold (the text report then says the decision, a line the
+    /// seed's script has none of).
+    #[serde(skip)]
+    pub agreed: bool,
     /// Missing judges count as judges who abstained.
     pub counts: Counts,
     /// Judges the records announced (`panelSize`) but that never sent a record.

@@ -65,7 +65,8 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "FORM")]
     pub format: Option<Format>,
 
-    /// Holds needed to pass [default: every judge of the panel, abstainers included].
+    /// Holds needed to pass [default: every judge of the panel, abstainers included]. With it
+    /// the text report ends with the decision: `decision: pass (2 of 3 say holds; --agree 2)`.
     #[arg(long, value_name = "N")]
     pub agree: Option<usize>,
 

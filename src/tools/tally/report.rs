@@ -48,6 +48,9 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
     }
     writeln!(out)?;
     writeln!(out, "{}", panel_line(&t.counts, &t.abstentions, t.missing))?;
+    if t.agreed {
+        writeln!(out, "{}", decision_line(t))?;
+    }
     for c in &t.canaries {
         let said = c.verdict.map_or(c.status.as_str(), |v| v.as_str());
         let mark = if c.hit { "hit" } else { "MISSED" };
@@ -67,6 +70,24 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
         writeln!(out, "verdicts: {}", inline(run))?;
     }
     Ok(())
+}
+
+/// Under `--agree N`, what the panel decided and why: `decision: pass (2 of 3 say holds;
+/// --agree 2)`. The seed's default panel has no such line, so it is printed only here.
+pub fn decision_line(t: &Tally) -> String {
+    let c = &t.counts;
+    let (word, why) = match t.decision() {
+        Decision::Pass => ("pass", format!("{} of {} say holds", c.holds, c.judges)),
+        Decision::Fail => ("fail", format!("{} of {} say holds", c.holds, c.judges)),
+        Decision::NoDecision => (
+            "none",
+            format!(
+                "{} of {} say holds and {} gave no verdict, which could decide it",
+                c.holds, c.judges, c.abstained
+            ),
+        ),
+    };
+    format!("decision: {word} ({why}; --agree {})", t.threshold)
 }
 
 // ---------------------------------------------------------------------------------------------
