@@ -226,8 +226,7 @@ impl Events {
         }
         let f = &self.filters;
         let sieves = [&f.answer, &f.usage, &f.tool_calls].map(|f| f.as_ref().map(|f| &f.sieve));
-        // Which filters may read the line: those without a needle, and those whose needle the
-        // line holds.
+        // Which filters may read the line: those without a needle, or whose needle it holds.
         let mut read = sieves.map(|s| s.is_some_and(|s| s.needle().is_none()));
         if sieves.iter().all(Option::is_none) {
             return;
@@ -423,8 +422,7 @@ pub fn answer_after(last: Option<Value>, raw: &str, meets: Meets) -> Found {
         return Found::Object(obj);
     }
     let mut last = None;
-    // The objects that meet it, told apart by a form that ignores the order of keys (a list
-    // compared pairwise would cost the square of a reply of many).
+    // Told apart by a form that ignores key order: a pairwise list costs the square of many.
     let mut valid: Option<Map<String, Value>> = None;
     let mut seen = std::collections::HashSet::new();
     for obj in objects(&text) {
