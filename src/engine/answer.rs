@@ -70,8 +70,8 @@ pub fn read_answer(
         // From what is held: the whole output, or past 16 MiB its tail (a harness that names
         // its session only at the start then gets a fresh correction).
         done.session = job.seat.session.as_ref().and_then(|f| {
-            let ids = f.run_text(&stdout).unwrap_or_default();
-            let id = ids.last()?.as_str()?.to_string();
+            let last = f.last_output(&stdout, |_| true)?;
+            let id = last.as_str()?.to_string();
             crate::engine::ask::usable_session_id(&id).then_some(id)
         });
     }
@@ -200,11 +200,9 @@ pub fn read_answer(
 
 /// A reviewer's reply: the last message its filter yields, or all of stdout without one.
 fn last_message(filter: Option<&extract::Filter>, stdout: &str) -> String {
-    let last = filter.and_then(|f| f.run_text(stdout)).and_then(|outs| {
-        outs.into_iter()
-            .filter_map(|v| v.as_str().map(String::from))
-            .next_back()
-    });
+    let last = filter
+        .and_then(|f| f.last_output(stdout, Value::is_string))
+        .and_then(|v| v.as_str().map(String::from));
     last.unwrap_or_else(|| stdout.trim_end().to_string())
 }
 

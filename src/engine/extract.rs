@@ -11,6 +11,9 @@ use jaq_core::load::{Arena, File, Loader};
 use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
 use jaq_json::Val;
 use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::engine::sieve::Sieve;
 
 type Compiled = jaq_core::Filter<data::JustLut<Val>>;
 
@@ -18,6 +21,10 @@ type Compiled = jaq_core::Filter<data::JustLut<Val>>;
 pub struct Filter {
     code: String,
     compiled: Compiled,
+    /// The lines it may read something from.
+    sieve: Sieve,
+    /// Values it was run over: what the bounds are checked by.
+    runs: AtomicU64,
 }
 
 impl std::fmt::Debug for Filter {
@@ -58,11 +65,18 @@ impl Filter {
         Ok(Filter {
             code: code.into(),
             compiled,
+            sieve: Sieve::of(code),
+            runs: AtomicU64::new(0),
         })
     }
 
     pub fn code(&self) -> &str {
         &self.code
+    }
+
+    /// How many values it has been run over.
+    pub fn runs(&self) -> u64 {
+        self.runs.load(Ordering::Relaxed)
     }
 
     /// Runs the filter over one JSON value; every output, or the first error.
@@ -73,6 +87,7 @@ impl Filter {
     }
 
     fn run_val(&self, input: Val) -> Result<Vec<Value>> {
+        self.runs.fetch_add(1, Ordering::Relaxed);
         let ctx = Ctx::<data::JustLut<Val>>::new(&self.compiled.lut, Vars::new([]));
         let mut out = Vec::new();
         for v in self.compiled.id.run((ctx, input)).map(unwrap_valr) {
@@ -84,35 +99,69 @@ impl Filter {
     }
 
     /// Runs the filter over every JSON value in `text`: one document (even pretty-printed), or
-    /// JSON lines where lines that are not JSON are passed over. `None` when no JSON is there.
-    /// A document or line too deep or too large to read (see [`parseable`]) is passed over.
+    /// JSON lines where lines that are not JSON are passed over. `None` when it read no value.
+    /// A document or line too deep or too large to read (see [`parseable`]) is passed over, as
+    /// is a line its [`Sieve`] says it reads nothing from.
     pub fn run_text(&self, text: &str) -> Option<Vec<Value>> {
-        let whole: Result<Vec<Val>, _> = if parseable(text.as_bytes()) {
-            jaq_json::read::parse_many(text.as_bytes()).collect()
-        } else {
-            Ok(Vec::new())
-        };
-        let values = match whole {
-            Ok(vs) if !vs.is_empty() => vs,
-            _ => text
-                .lines()
-                .filter(|l| l.trim_start().starts_with(['{', '[']))
-                .filter(|l| parseable(l.as_bytes()))
-                .filter_map(|l| jaq_json::read::parse_single(l.as_bytes()).ok())
-                .collect(),
-        };
-        if values.is_empty() {
-            return None;
-        }
         let mut out = Vec::new();
-        for v in values {
+        let mut read = false;
+        let run = |v: Val| {
+            read = true;
             // A value the filter cannot index is not the one carrying the answer.
             if let Ok(vs) = self.run_val(v) {
                 out.extend(vs.into_iter().filter(|v| !v.is_null()));
             }
+        };
+        match whole(text) {
+            Some(values) => values.into_iter().for_each(run),
+            None => self
+                .lines(text)
+                .filter_map(|l| jaq_json::read::parse_single(l).ok())
+                .for_each(run),
         }
-        Some(out)
+        read.then_some(out)
     }
+
+    /// The last of the filter's non-null outputs over `text` (as [`Filter::run_text`] reads
+    /// it) that `pick` takes: the values are run from the last back, so that only those after
+    /// the one that gives it are run.
+    pub fn last_output(&self, text: &str, pick: impl Fn(&Value) -> bool) -> Option<Value> {
+        let last = |v: Val| {
+            let outs = self.run_val(v).ok()?;
+            outs.into_iter().filter(|o| !o.is_null() && pick(o)).last()
+        };
+        match whole(text) {
+            Some(values) => values.into_iter().rev().find_map(last),
+            None => self
+                .lines(text)
+                .rev()
+                .filter_map(|l| jaq_json::read::parse_single(l).ok())
+                .find_map(last),
+        }
+    }
+
+    /// The lines of `text` that may be JSON the filter reads something from.
+    fn lines<'a>(&'a self, text: &'a str) -> impl DoubleEndedIterator<Item = &'a [u8]> + 'a {
+        text.lines()
+            .map(|l| l.as_bytes().trim_ascii())
+            .filter(|l| l.starts_with(b"{") || l.starts_with(b"["))
+            .filter(|l| {
+                let mut holds = self.sieve.needle().is_none();
+                scan(l, |raw| holds = holds || self.sieve.matches(raw)) && holds
+            })
+    }
+}
+
+/// `text` as JSON values when it is nothing else (one document, or values one after another),
+/// shallow and small enough to read whole.
+fn whole(text: &str) -> Option<Vec<Val>> {
+    if !parseable(text.as_bytes()) {
+        return None;
+    }
+    let values: Vec<Val> = jaq_json::read::parse_many(text.as_bytes())
+        .collect::<Result<_, _>>()
+        .ok()?;
+    (!values.is_empty()).then_some(values)
 }
 
 /// The longest event (one line of an event stream) read; a longer one is passed over with a
@@ -133,16 +182,21 @@ pub struct EventFilters {
     pub tool_calls: Option<std::sync::Arc<Filter>>,
 }
 
+/// Lines the answer filter may read, held unread until this many bytes: only the last of them
+/// that gives an output counts, so they are run from the last back, and most never are.
+pub(crate) const PENDING: usize = if cfg!(test) { 4 << 10 } else { 4 << 20 };
+
 /// Reading an event stream line by line: memory bounded by the longest event read, whatever
-/// the length of the stream.
+/// the length of the stream, and work linear in its bytes: a line no filter can read anything
+/// from (see [`Sieve`]) is never parsed.
 #[derive(Debug, Default)]
 pub struct Events {
     filters: EventFilters,
     /// The last line over which the answer filter gave an output: run again at the end, so
     /// that the output is converted once (and what is held can cross threads).
     last: Option<Vec<u8>>,
-    /// Lines that were JSON values.
-    pub json_lines: u64,
+    /// Lines after `last` the answer filter may read, not run yet, each ended by a newline.
+    pending: Vec<u8>,
     /// Lines passed over for their length (past [`MAX_EVENT`]) or their depth or size.
     pub passed_over: u64,
     pub usage: Option<crate::records::Usage>,
@@ -162,23 +216,41 @@ impl Events {
     /// One line of the stream (without its newline). A line that is not a JSON value is
     /// passed over, as [`Filter::run_text`] passes it over.
     pub fn line(&mut self, line: &[u8]) {
-        let f = &self.filters;
-        if f.answer.is_none() && f.usage.is_none() && f.tool_calls.is_none() {
-            return;
-        }
         let t = line.trim_ascii();
         if !t.starts_with(b"{") && !t.starts_with(b"[") {
             return;
         }
-        if !parseable(t) {
+        if self.repeats_pending(t) {
+            // The same bytes as the last line held: read the same way, it adds nothing.
+            return;
+        }
+        let f = &self.filters;
+        let sieves = [&f.answer, &f.usage, &f.tool_calls].map(|f| f.as_ref().map(|f| &f.sieve));
+        // Which filters may read the line: those without a needle, or whose needle it holds.
+        let mut read = sieves.map(|s| s.is_some_and(|s| s.needle().is_none()));
+        if sieves.iter().all(Option::is_none) {
+            return;
+        }
+        let ok = scan(t, |raw| {
+            for (r, s) in read.iter_mut().zip(&sieves) {
+                *r = *r || s.is_some_and(|s| s.matches(raw));
+            }
+        });
+        if !ok {
             self.passed_over += 1;
+            return;
+        }
+        let [answer, usage, calls] = read;
+        if !usage && !calls {
+            if answer {
+                self.defer(t);
+            }
             return;
         }
         let Ok(v) = jaq_json::read::parse_single(t) else {
             return;
         };
-        self.json_lines += 1;
-        if let Some(f) = &self.filters.usage {
+        if let Some(f) = self.filters.usage.as_ref().filter(|_| usage) {
             for out in f.outputs(v.clone()) {
                 if let Ok(u) =
                     crate::records::strict::from_value::<crate::records::Usage>(to_value(&out))
@@ -190,7 +262,7 @@ impl Events {
                 }
             }
         }
-        if let Some(f) = &self.filters.tool_calls {
+        if let Some(f) = self.filters.tool_calls.as_ref().filter(|_| calls) {
             for out in f.outputs(v.clone()) {
                 if self.tool_calls.len() >= MAX_TOOL_CALLS {
                     self.more_tool_calls += 1;
@@ -204,12 +276,67 @@ impl Events {
                     .push(call.chars().take(MAX_CALL_CHARS).collect());
             }
         }
-        if let Some(f) = &self.filters.answer
+        if let Some(f) = self.filters.answer.as_ref().filter(|_| answer)
             && !f.outputs(v).is_empty()
         {
-            let last = self.last.get_or_insert_with(Vec::new);
-            last.clear();
-            last.extend_from_slice(t);
+            self.answered(t);
+        }
+    }
+
+    /// Whether `t` is the last line held unread, again.
+    fn repeats_pending(&self, t: &[u8]) -> bool {
+        let Some(before) = self.pending.len().checked_sub(t.len() + 1) else {
+            return false;
+        };
+        let p = &self.pending;
+        (before == 0 || p[before - 1] == b'\n') && &p[before..p.len() - 1] == t
+    }
+
+    /// The line gave an answer: what came before it no longer counts.
+    fn answered(&mut self, t: &[u8]) {
+        self.pending.clear();
+        let last = self.last.get_or_insert_with(Vec::new);
+        last.clear();
+        last.extend_from_slice(t);
+    }
+
+    /// A line only the answer filter may read: held until more are, then the last of them
+    /// that gives an output is found, from the last back.
+    fn defer(&mut self, t: &[u8]) {
+        if self.pending.len() + t.len() >= PENDING {
+            if let Some(line) = self.last_pending() {
+                let line = line.to_vec();
+                self.answered(&line);
+            }
+            self.pending.clear();
+        }
+        if t.len() >= PENDING {
+            // Too long to hold twice: run at once.
+            if let Some(f) = &self.filters.answer
+                && let Ok(v) = jaq_json::read::parse_single(t)
+                && !f.outputs(v).is_empty()
+            {
+                self.answered(t);
+            }
+            return;
+        }
+        self.pending.extend_from_slice(t);
+        self.pending.push(b'\n');
+    }
+
+    /// The last held line over which the answer filter gives an output.
+    fn last_pending(&self) -> Option<&[u8]> {
+        let f = self.filters.answer.as_ref()?;
+        let mut end = self.pending.len().checked_sub(1)?;
+        loop {
+            let start = memchr::memrchr(b'\n', &self.pending[..end]).map_or(0, |i| i + 1);
+            let line = &self.pending[start..end];
+            if let Ok(v) = jaq_json::read::parse_single(line)
+                && !f.outputs(v).is_empty()
+            {
+                return Some(line);
+            }
+            end = start.checked_sub(1)?;
         }
     }
 
@@ -220,7 +347,7 @@ impl Events {
 
     /// The answer filter's last output over the stream, if it gave one.
     pub fn last_answer(&self) -> Option<Value> {
-        let line = self.last.as_deref()?;
+        let line = self.last_pending().or(self.last.as_deref())?;
         let v = jaq_json::read::parse_single(line).ok()?;
         let out = self
             .filters
@@ -242,6 +369,7 @@ impl Filter {
     /// The filter's non-null outputs over one value, unconverted; none when it errs (a value it
     /// cannot index is not the one carrying the answer).
     fn outputs(&self, input: Val) -> Vec<Val> {
+        self.runs.fetch_add(1, Ordering::Relaxed);
         let ctx = Ctx::<data::JustLut<Val>>::new(&self.compiled.lut, Vars::new([]));
         let mut out = Vec::new();
         for v in self.compiled.id.run((ctx, input)).map(unwrap_valr) {
@@ -276,9 +404,7 @@ pub type Meets<'a> = &'a dyn Fn(&Map<String, Value>) -> bool;
 /// the text as one JSON object, else the objects in it: the one that `meets` the contract, or
 /// the last of several that agree.
 pub fn answer(filter: Option<&Filter>, raw: &str, meets: Meets) -> Found {
-    let last = filter
-        .and_then(|f| f.run_text(raw))
-        .and_then(|outputs| outputs.into_iter().last());
+    let last = filter.and_then(|f| f.last_output(raw, |_| true));
     answer_after(last, raw, meets)
 }
 
@@ -296,20 +422,55 @@ pub fn answer_after(last: Option<Value>, raw: &str, meets: Meets) -> Found {
         return Found::Object(obj);
     }
     let mut last = None;
-    let mut valid: Vec<Map<String, Value>> = Vec::new();
+    // Told apart by a form that ignores key order: a pairwise list costs the square of many.
+    let mut valid: Option<Map<String, Value>> = None;
+    let mut seen = std::collections::HashSet::new();
     for obj in objects(&text) {
         if meets(&obj) {
-            if !valid.contains(&obj) {
-                valid.push(obj);
+            let mut form = String::new();
+            canonical(&Value::Object(obj.clone()), &mut form);
+            if seen.insert(form) {
+                valid = Some(obj);
             }
         } else {
             last = Some(obj);
         }
     }
-    match valid.len() {
-        0 => last.map_or(Found::Text(text), Found::Object),
-        1 => Found::Object(valid.pop().expect("one")),
-        n => Found::Conflict(n),
+    match (seen.len(), valid) {
+        (1, Some(obj)) => Found::Object(obj),
+        (0, _) | (_, None) => last.map_or(Found::Text(text), Found::Object),
+        (n, _) => Found::Conflict(n),
+    }
+}
+
+/// A value written with the keys of each object in order, so that equal values read the same.
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&m[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -343,26 +504,38 @@ pub const MAX_VALUES: usize = 100_000;
 /// Whether a JSON text is shallow and small enough to parse: one linear scan, strings
 /// skipped, counting nesting and values roughly (openers, strings, commas).
 pub fn parseable(text: &[u8]) -> bool {
+    scan(text, |_| ())
+}
+
+/// [`parseable`], handing each string met (its bytes between the quotes, escapes as written,
+/// keys too) to `on_string` on the way.
+pub fn scan(text: &[u8], mut on_string: impl FnMut(&[u8])) -> bool {
     let (mut depth, mut values) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
     let mut i = 0;
     while i < text.len() {
         let b = text[i];
         i += 1;
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                // The rest of a string up to its next quote or backslash says nothing.
-                _ => i = memchr::memchr2(b'"', b'\\', &text[i..]).map_or(text.len(), |n| i + n),
-            }
-            continue;
-        }
         match b {
             b'"' => {
-                in_string = true;
                 values += 1;
+                let start = i;
+                // To the closing quote: the rest of a string up to its next quote or
+                // backslash says nothing.
+                loop {
+                    match memchr::memchr2(b'"', b'\\', text.get(i..).unwrap_or_default()) {
+                        Some(n) if text[i + n] == b'\\' => i += n + 2,
+                        Some(n) => {
+                            i += n;
+                            break;
+                        }
+                        None => {
+                            i = text.len();
+                            break;
+                        }
+                    }
+                }
+                on_string(&text[start..i.min(text.len())]);
+                i += 1;
             }
             b'{' | b'[' => {
                 depth += 1;
@@ -386,56 +559,57 @@ pub fn parseable(text: &[u8]) -> bool {
 /// scan: quotes count only inside a span; a span nested past [`MAX_DEPTH`] is passed over, as
 /// is one too large to read.
 pub fn objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
-    object_spans(text.as_bytes())
-        .into_iter()
-        .filter_map(move |(a, b)| {
-            let span = &text[a..b];
-            if parseable(span.as_bytes()) {
-                serde_json::from_str::<Map<String, Value>>(span).ok()
-            } else {
-                None
-            }
-        })
+    object_spans(text.as_bytes()).filter_map(move |(a, b)| {
+        let span = &text[a..b];
+        if parseable(span.as_bytes()) {
+            serde_json::from_str::<Map<String, Value>>(span).ok()
+        } else {
+            None
+        }
+    })
 }
 
-/// Byte ranges of the brace-balanced spans of a text that start at a `{` outside any span.
-fn object_spans(text: &[u8]) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
+/// Byte ranges of the brace-balanced spans of a text that start at a `{` outside any span, found
+/// as they are asked for (a reply of a million `{}` is not a list of a million ranges).
+fn object_spans(text: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let (mut depth, mut start) = (0usize, 0usize);
     let (mut in_string, mut escaped) = (false, false);
-    for (i, &b) in text.iter().enumerate() {
-        if depth == 0 {
-            if b == b'{' {
-                (depth, start) = (1, i);
+    let mut bytes = text.iter().enumerate();
+    std::iter::from_fn(move || {
+        for (i, &b) in bytes.by_ref() {
+            if depth == 0 {
+                if b == b'{' {
+                    (depth, start) = (1, i);
+                }
+                continue;
             }
-            continue;
-        }
-        if in_string {
+            if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
             match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some((start, i + 1));
+                    }
+                }
                 _ => {}
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth -= 1;
-                if depth == 0 {
-                    spans.push((start, i + 1));
-                }
+            if depth > MAX_DEPTH {
+                // Nothing this deep is an answer; scanning on from here keeps the work linear.
+                (depth, in_string, escaped) = (0, false, false);
             }
-            _ => {}
         }
-        if depth > MAX_DEPTH {
-            // Nothing this deep is an answer; scanning on from here keeps the work linear.
-            (depth, in_string, escaped) = (0, false, false);
-        }
-    }
-    spans
+        None
+    })
 }
 
 /// The first `n` characters of a text, on one line, for records and messages.

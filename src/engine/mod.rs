@@ -45,5 +45,6 @@ pub mod progress;
 pub mod replay;
 pub mod run_folder;
 pub mod sandbox;
+pub mod sieve;
 pub mod slots;
 pub mod transcript;

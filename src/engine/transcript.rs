@@ -125,33 +125,38 @@ impl Transcript {
             self.spill();
         }
         self.remember_tail(bytes);
-        let mut start = 0;
-        let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
-        for (i, end) in ends.enumerate() {
-            let piece = &bytes[start..end];
-            start = end + 1;
-            if i > 0 {
-                // The line before this piece has ended.
-                if !self.skipping {
-                    self.events.line(&self.buf);
-                }
+        let mut rest = bytes;
+        while let Some(n) = newline(rest) {
+            let piece = &rest[..n];
+            rest = &rest[n + 1..];
+            if self.skipping {
+                // The end of a line past the bound.
+                self.skipping = false;
+            } else if self.buf.len() + piece.len() > MAX_EVENT {
+                self.events.too_long();
+                self.buf = Vec::new();
+            } else if self.buf.is_empty() {
+                // A whole line in what arrived: read where it lies, not copied.
+                self.events.line(piece);
+            } else {
+                self.buf.extend_from_slice(piece);
+                self.events.line(&self.buf);
                 self.buf.clear();
                 if self.buf.capacity() > (1 << 20) {
                     // A long line read: its room is not kept for the short ones after it.
                     self.buf = Vec::new();
                 }
-                self.skipping = false;
             }
-            if self.skipping {
-                continue;
-            }
-            if self.buf.len() + piece.len() > MAX_EVENT {
+        }
+        // The line still being written.
+        if !self.skipping {
+            if self.buf.len() + rest.len() > MAX_EVENT {
                 self.events.too_long();
                 self.skipping = true;
                 self.buf = Vec::new();
-                continue;
+            } else {
+                self.buf.extend_from_slice(rest);
             }
-            self.buf.extend_from_slice(piece);
         }
     }
 
@@ -216,6 +221,15 @@ impl Transcript {
     pub fn budget(&self) -> u64 {
         self.budget
     }
+}
+
+/// Where the next newline is: the first bytes looked at one by one, since a call of memchr
+/// for each short line costs more than the line.
+fn newline(bytes: &[u8]) -> Option<usize> {
+    let near = &bytes[..bytes.len().min(32)];
+    near.iter()
+        .position(|&b| b == b'\n')
+        .or_else(|| memchr::memchr(b'\n', &bytes[near.len()..]).map(|i| i + near.len()))
 }
 
 /// A size as the user writes it: bytes, or with a suffix K, M, G, T (powers of 1024; an
