@@ -19,6 +19,7 @@
 //! | many jobs at once | [`fanout`] |
 //! | the status line on a terminal (judges, time, tokens, cost) | [`progress`] |
 //! | jq filters over a harness's output | [`extract`] |
+//! | which lines of an output a row's filter can read anything from | [`sieve`] |
 //! | a dry run: each judge as a bash block that runs as pasted | [`paste`] |
 //! | a judge's stdout as it arrives: the run folder's copy, its budget, its events | [`transcript`] |
 //! | recorded answers (`replay:FILE`) | [`replay`] |
