@@ -67,15 +67,17 @@ fn the_example_history_shows_the_heat_map_and_the_flags() {
         "Agreement beyond chance (Cohen's kappa",
         "██",
         "redundant     correctness@claude:haiku & correctness@claude:sonnet: kappa ",
-        "rubber-stamp  evidence@opencode:google/gemini-2.5-flash: holds on ",
         "abstains      edges@codex:gpt-5-mini: no verdict on ",
         "contrarian    edges@claude:haiku: against the others' majority on ",
         "Canaries (known answers, not counted in panels)",
-        "Fleiss' kappa: overall ",
+        "overall: Fleiss' kappa 0.28 [0.20, 0.37], Krippendorff's alpha 0.23 [0.15, 0.31]",
         "Smaller panels",
     ] {
         assert!(text.contains(want), "no {want:?} in\n{text}");
     }
+    // The judge that holds 97 % of the time is not flagged on 96 verdicts: its interval
+    // reaches below 95 %.
+    assert!(!text.contains("rubber-stamp"), "{text}");
     // Not on a terminal: no colour, whatever NO_COLOR says.
     assert!(!text.contains('\x1b'), "{text}");
 }
@@ -219,7 +221,8 @@ fn a_canary_is_scored_per_seat_and_never_sits_on_a_panel() {
     };
     assert_eq!(
         seat("s1")["canary"],
-        json!({"seen": 3, "hits": 1, "wrong": 1, "abstained": 1, "hitRate": 1.0 / 3.0})
+        json!({"seen": 3, "hits": 1, "wrong": 1, "abstained": 1, "hitRate": 1.0 / 3.0,
+               "hitRateCi95": [0.06149194472039615, 0.7923403991979523]})
     );
     assert_eq!(seat("s1")["panels"], 1);
     assert_eq!(seat("s1")["abstained"], 0);
@@ -425,4 +428,244 @@ fn the_ledger_as_markdown_shows_the_judges_and_escapes_their_names() {
         !text.contains("</details>@") && !text.contains("@someone"),
         "{text}"
     );
+}
+
+/// A history for the alpha references: the shipped one, or benches/ledger-gen.awk's.
+fn reference_history(h: &Value, dir: &TempDir) -> std::path::PathBuf {
+    if let Some(path) = h["path"].as_str() {
+        return root().join(path);
+    }
+    let (panels, seed) = (&h["generator"]["panels"], &h["generator"]["seed"]);
+    let out = Command::new("awk")
+        .args([
+            "-v",
+            &format!("panels={panels}"),
+            "-v",
+            &format!("seed={seed}"),
+        ])
+        .arg("-f")
+        .arg(root().join("benches/ledger-gen.awk"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let path = dir.path().join(format!("gen-{panels}-{seed}.jsonl"));
+    std::fs::write(&path, out.stdout).unwrap();
+    path
+}
+
+fn summary_of(path: &std::path::Path, args: &[&str]) -> (Vec<Value>, Value) {
+    let out = Command::new(bin("panel-tally"))
+        .args(["--ledger", "--json"])
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut recs = records_of(&out);
+    let summary = recs.pop().unwrap();
+    (recs, summary)
+}
+
+/// The overall and per-lens alpha of a summary against the reference's, within 1e-9.
+fn assert_alphas(summary: &Value, want: &Value, what: &str) {
+    let close = |got: &Value, want: &Value, of: &str| match (got.as_f64(), want.as_f64()) {
+        (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{what} {of}: {g} against {w}"),
+        _ => assert_eq!(got, want, "{what} {of}"),
+    };
+    close(&summary["alpha"], &want["alpha"], "alpha");
+    let lenses = summary["byLens"].as_array().unwrap();
+    assert_eq!(
+        lenses.len(),
+        want["byLens"].as_object().unwrap().len(),
+        "{what}"
+    );
+    for l in lenses {
+        let lens = l["lens"].as_str().unwrap();
+        close(&l["alpha"], &want["byLens"][lens], lens);
+    }
+}
+
+#[test]
+fn alpha_equals_the_krippendorff_package_on_the_reference_histories() {
+    let fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/ledger/krippendorff.json")).unwrap(),
+    )
+    .unwrap();
+    let dir = TempDir::new("ledger-alpha");
+    for h in fixture["histories"].as_array().unwrap() {
+        let (_, summary) = summary_of(&reference_history(h, &dir), &[]);
+        assert_alphas(&summary, h, &h.to_string());
+    }
+}
+
+#[test]
+fn alpha_equals_the_krippendorff_package_run_here() {
+    let have = Command::new("python3")
+        .args(["-c", "import krippendorff"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        crate::util::skipped(
+            "krippendorff",
+            "the krippendorff package is not installed",
+            "ledger: alpha was checked against the stored reference only: no krippendorff for python3 (pip install krippendorff==0.8.1)",
+        );
+        return;
+    }
+    crate::util::ran("krippendorff");
+    let dir = TempDir::new("ledger-alpha-py");
+    for h in [
+        json!({"path": HISTORY}),
+        json!({"generator": {"panels": 400, "seed": 3}}),
+        json!({"generator": {"panels": 2000, "seed": 29}}),
+    ] {
+        let path = reference_history(&h, &dir);
+        let out = Command::new("python3")
+            .arg(root().join("tests/fixtures/ledger/alpha-reference.py"))
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let want: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (_, summary) = summary_of(&path, &[]);
+        assert_alphas(&summary, &want, &h.to_string());
+    }
+}
+
+fn inside(x: &Value, ci: &Value) -> bool {
+    let (x, lo, hi) = (
+        x.as_f64().unwrap(),
+        ci[0].as_f64().unwrap(),
+        ci[1].as_f64().unwrap(),
+    );
+    lo <= x && x <= hi && lo < hi
+}
+
+#[test]
+fn intervals_hold_their_figures_and_come_out_the_same_every_time() {
+    let path = root().join(HISTORY);
+    let (recs, summary) = summary_of(&path, &[]);
+    assert_eq!(summary["bootstrapReplicates"], 1000);
+    assert!(
+        inside(&summary["alpha"], &summary["alphaCi95"]),
+        "{summary}"
+    );
+    assert!(
+        inside(&summary["fleissKappa"], &summary["fleissKappaCi95"]),
+        "{summary}"
+    );
+    let lens = &summary["byLens"][0];
+    assert!(inside(&lens["alpha"], &lens["alphaCi95"]), "{lens}");
+    assert!(inside(&lens["kappa"], &lens["kappaCi95"]), "{lens}");
+    for p in recs.iter().filter(|r| r["type"] == "pair-agreement") {
+        assert!(inside(&p["agreement"], &p["agreementCi95"]), "{p}");
+        if p["kappa"].is_f64() {
+            assert!(inside(&p["kappa"], &p["kappaCi95"]), "{p}");
+        }
+    }
+    for j in recs.iter().filter(|r| r["scope"] == "judge") {
+        assert!(inside(&j["holdsRate"], &j["holdsRateCi95"]), "{j}");
+    }
+    let seat = recs.iter().find(|r| r["scope"] == "seat").unwrap();
+    assert!(
+        inside(&seat["canary"]["hitRate"], &seat["canary"]["hitRateCi95"]),
+        "{seat}"
+    );
+    // Byte for byte the same output on a second run; another replicate count moves the
+    // intervals, never the figures.
+    let again = |args: &[&str]| {
+        let out = Command::new(bin("panel-tally"))
+            .args(["--ledger", "--json"])
+            .args(args)
+            .arg(&path)
+            .output()
+            .unwrap();
+        stdout(&out)
+    };
+    assert_eq!(again(&[]), again(&[]));
+    let (_, fewer) = summary_of(&path, &["--bootstrap", "200"]);
+    assert_eq!(fewer["alpha"], summary["alpha"]);
+    assert_ne!(fewer["alphaCi95"], summary["alphaCi95"]);
+    // Every report format shows alpha beside Fleiss' kappa, with their intervals.
+    let text = stdout(&history());
+    assert!(
+        text.contains("overall: Fleiss' kappa 0.28 [")
+            && text.contains("Krippendorff's alpha 0.23 ["),
+        "{text}"
+    );
+    let md = Command::new(bin("panel-tally"))
+        .args(["--ledger", "--format", "markdown"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let md = stdout(&md);
+    assert!(
+        md.contains("Fleiss' kappa 0.28 [") && md.contains("Krippendorff's alpha 0.23 ["),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_flag_needs_its_whole_interval_past_the_threshold() {
+    // Judge a holds on every one of `n` panels but `breaks_on`; judge b answers at random.
+    let history = |n: usize, breaks_on: usize, same: usize| {
+        let mut recs = Vec::new();
+        for p in 0..n {
+            let run = format!("r{p}");
+            let b = if (p * 7919) % 3 == 0 {
+                "breaks"
+            } else {
+                "holds"
+            };
+            // c copies b on the first `same` panels, then says the other word.
+            let c = match (p < same, b) {
+                (true, _) => b,
+                (false, "holds") => "breaks",
+                _ => "holds",
+            };
+            let a = if p < breaks_on { "breaks" } else { "holds" };
+            for (seat, answer) in [("s1", a), ("s2", b), ("s3", c)] {
+                let mut r = rec(seat, "l", answer, &run);
+                r["panelSize"] = json!(3);
+                recs.push(r);
+            }
+        }
+        let out = ledger(&["--json"], &jsonl(&recs));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        records_of(&out)
+    };
+    let flags = |recs: &[Value], flag: &str| -> Vec<String> {
+        recs.iter()
+            .flat_map(|r| r["flags"].as_array().cloned().unwrap_or_default())
+            .filter(|f| f["flag"] == flag)
+            .map(|f| f["evidence"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // 200 panels, all holds: the interval's low end (98.1 %) is past 95 %.
+    let recs = history(200, 0, 200);
+    let stamp = flags(&recs, "rubber-stamp");
+    assert_eq!(stamp.len(), 1, "{recs:?}");
+    assert!(
+        stamp[0].contains("95 % interval 98.1 %–100.0 %"),
+        "{stamp:?}"
+    );
+    // b and c agree on all 200: kappa 1, its interval too.
+    let red = flags(&recs, "redundant");
+    assert!(
+        red.iter()
+            .any(|e| e.starts_with("kappa 1.00 (95 % interval 1.00–1.00)")),
+        "{red:?}"
+    );
+    // 97 of 100 holds: the point is past 95 %, its interval (91.5 %–99.0 %) is not.
+    let recs = history(100, 3, 100);
+    assert_eq!(flags(&recs, "rubber-stamp"), Vec::<String>::new());
+    // b and c agree on 34 of 36: kappa past 0.8, but not the low end of its interval.
+    let recs = history(36, 0, 34);
+    let pair = recs
+        .iter()
+        .find(|r| r["type"] == "pair-agreement" && r["a"] == "l@s2")
+        .unwrap();
+    assert!(pair["kappa"].as_f64().unwrap() >= 0.8, "{pair}");
+    assert!(pair["kappaCi95"][0].as_f64().unwrap() < 0.8, "{pair}");
+    assert_eq!(pair["flags"], json!([]), "{pair}");
 }

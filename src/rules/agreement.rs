@@ -1,4 +1,5 @@
-//! How far judges agree beyond chance: Cohen's kappa for two judges, Fleiss' kappa for many.
+//! How far judges agree beyond chance: Cohen's kappa for two judges, Fleiss' kappa for many,
+//! Krippendorff's alpha for many when some abstain, and Wilson's interval on a share.
 //! A panel is worth its cost only if its judges disagree for reasons of their own; two judges
 //! whose answers always match are one judge paid twice.
 //!
@@ -68,15 +69,20 @@ impl<const K: usize> Fleiss<K> {
 
     /// Adds one subject: how many raters put it in each category.
     pub fn add(&mut self, counts: &[u64; K]) {
+        self.add_times(counts, 1);
+    }
+
+    /// Adds `times` subjects rated alike (a bootstrap replicate draws a subject many times).
+    pub fn add_times(&mut self, counts: &[u64; K], times: u64) {
         let n: u64 = counts.iter().sum();
-        if n < 2 {
+        if n < 2 || times == 0 {
             return;
         }
         let pairs: u64 = counts.iter().map(|&c| c * c.saturating_sub(1)).sum();
-        self.agreement += pairs as f64 / (n * (n - 1)) as f64;
-        self.subjects += 1;
+        self.agreement += times as f64 * (pairs as f64 / (n * (n - 1)) as f64);
+        self.subjects += times;
         for (t, c) in self.totals.iter_mut().zip(counts) {
-            *t += c;
+            *t += c * times;
         }
     }
 
@@ -101,6 +107,93 @@ impl<const K: usize> Fleiss<K> {
             .sum();
         kappa(po, pe)
     }
+}
+
+/// Krippendorff's alpha at the nominal level, gathered one unit at a time (bounded memory: a
+/// running sum per category).
+///
+/// A rater who abstained on a unit is missing from it, never a category of its own: a unit is
+/// the counts of the values it was given, and only units with two values or more are pairable.
+/// `alpha = 1 - D_o / D_e`, from the coincidence matrix: the observed disagreement `D_o` sums,
+/// per unit, the pairs of unlike values over `m_u - 1`; the expected `D_e` pairs all values
+/// alike. Unlike Fleiss' kappa it corrects for the sample (`n - 1`), and it is the figure to
+/// read when panels have lost judges. `None` when every value fell in one category.
+#[derive(Clone, Debug)]
+pub struct Alpha<const K: usize> {
+    units: u64,
+    /// Values in pairable units.
+    values: u64,
+    /// `sum over units of (m_u^2 - sum_c n_uc^2) / (m_u - 1)`: unlike ordered pairs, weighted.
+    disagreement: f64,
+    totals: [u64; K],
+}
+
+impl<const K: usize> Default for Alpha<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const K: usize> Alpha<K> {
+    pub fn new() -> Self {
+        Alpha {
+            units: 0,
+            values: 0,
+            disagreement: 0.0,
+            totals: [0; K],
+        }
+    }
+
+    /// Adds one unit: how many raters gave it each value (abstainers not counted).
+    pub fn add(&mut self, counts: &[u64; K]) {
+        self.add_times(counts, 1);
+    }
+
+    /// Adds `times` units valued alike.
+    pub fn add_times(&mut self, counts: &[u64; K], times: u64) {
+        let m: u64 = counts.iter().sum();
+        if m < 2 || times == 0 {
+            return;
+        }
+        let alike: u64 = counts.iter().map(|&c| c * c).sum();
+        self.disagreement += times as f64 * ((m * m - alike) as f64 / (m - 1) as f64);
+        self.units += times;
+        self.values += m * times;
+        for (t, c) in self.totals.iter_mut().zip(counts) {
+            *t += c * times;
+        }
+    }
+
+    /// Pairable units counted (those with two values or more).
+    pub fn units(&self) -> u64 {
+        self.units
+    }
+
+    pub fn alpha(&self) -> Option<f64> {
+        let n = self.values as f64;
+        let alike: f64 = self.totals.iter().map(|&t| t as f64 * t as f64).sum();
+        let expected = n * n - alike;
+        // No unlike pair to expect: one category only (or no values), 0/0.
+        if self.units == 0 || expected <= 0.0 {
+            return None;
+        }
+        Some(1.0 - (n - 1.0) * self.disagreement / expected)
+    }
+}
+
+/// z for a two-sided 95 % interval.
+pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// Wilson's 95 % score interval on `hits` of `n`: unlike the normal one it stays within 0..1
+/// and is not empty at 0 or `n` hits. `None` when `n` is 0.
+pub fn wilson(hits: u64, n: u64) -> Option<[f64; 2]> {
+    if n == 0 {
+        return None;
+    }
+    let (n, p, z2) = (n as f64, hits as f64 / n as f64, Z95 * Z95);
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Some([(centre - half).max(0.0), (centre + half).min(1.0)])
 }
 
 #[cfg(test)]
@@ -139,6 +232,76 @@ mod tests {
         }
         assert_eq!(f.subjects(), 10);
         assert_eq!(round3(f.kappa().unwrap()), 0.21);
+    }
+
+    #[test]
+    fn cohen_reproduces_the_published_paradox_tables() {
+        // Wikipedia's "same percentage, different kappa" pair: 60 % agreement both times.
+        let round4 = |x: f64| (x * 1e4).round() / 1e4;
+        assert_eq!(round4(cohen_kappa(&[[45, 15], [25, 15]]).unwrap()), 0.1304);
+        assert_eq!(round4(cohen_kappa(&[[25, 35], [5, 35]]).unwrap()), 0.2593);
+    }
+
+    /// Values 1..=5 per rater and unit (0: missing) as counts per unit.
+    fn units(raters: &[&[u8]]) -> Vec<[u64; 5]> {
+        (0..raters[0].len())
+            .map(|u| {
+                let mut c = [0u64; 5];
+                for r in raters {
+                    if r[u] > 0 {
+                        c[r[u] as usize - 1] += 1;
+                    }
+                }
+                c
+            })
+            .collect()
+    }
+
+    fn alpha_of(units: &[[u64; 5]]) -> f64 {
+        let mut a = Alpha::<5>::new();
+        for u in units {
+            a.add(u);
+        }
+        a.alpha().unwrap()
+    }
+
+    #[test]
+    fn alpha_reproduces_krippendorffs_published_example() {
+        // Krippendorff (2011), "Computing Krippendorff's alpha-reliability": four observers,
+        // twelve units, values missing; nominal alpha 0.743 (0.743421052631579 by the
+        // `krippendorff` package, whose own example below gives 0.691358024691358).
+        let k = units(&[
+            &[1, 2, 3, 3, 2, 1, 4, 1, 2, 0, 0, 0],
+            &[1, 2, 3, 3, 2, 2, 4, 1, 2, 5, 0, 3],
+            &[0, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, 0],
+            &[1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, 0],
+        ]);
+        assert!((alpha_of(&k) - 0.743421052631579).abs() < 1e-12);
+        let p = units(&[
+            &[0, 0, 0, 0, 0, 3, 4, 1, 2, 1, 1, 3, 3, 0, 3],
+            &[1, 0, 2, 1, 3, 3, 4, 3, 0, 0, 0, 0, 0, 0, 0],
+            &[0, 0, 2, 1, 3, 4, 4, 0, 2, 1, 1, 3, 3, 0, 4],
+        ]);
+        assert!((alpha_of(&p) - 0.691358024691358).abs() < 1e-12);
+        // Units with one value are not pairable; adding them changes nothing.
+        let mut more = p.clone();
+        more.push([0, 1, 0, 0, 0]);
+        assert_eq!(alpha_of(&more), alpha_of(&p));
+        // One category only: nothing to expect, nothing to say.
+        let mut one = Alpha::<2>::new();
+        one.add(&[3, 0]);
+        assert_eq!(one.alpha(), None);
+    }
+
+    #[test]
+    fn wilson_reproduces_newcombes_table() {
+        // Newcombe (1998), Table I, method 3 (score interval without continuity correction).
+        let round4 = |x: [f64; 2]| x.map(|v| (v * 1e4).round() / 1e4);
+        assert_eq!(round4(wilson(81, 263).unwrap()), [0.2553, 0.3662]);
+        assert_eq!(round4(wilson(15, 148).unwrap()), [0.0624, 0.1605]);
+        assert_eq!(round4(wilson(0, 20).unwrap()), [0.0, 0.1611]);
+        assert_eq!(round4(wilson(1, 29).unwrap()), [0.0061, 0.1718]);
+        assert_eq!(wilson(0, 0), None);
     }
 
     #[test]

@@ -9,10 +9,12 @@
 //! | the vote rules, and dropping a finding | [`votes::rule`] |
 //! | the synthesised panel's pass rule | [`votes::panel_decision`] |
 //! | where the work goes after the votes | [`routes`] |
-//! | how far judges agree beyond chance (Cohen's and Fleiss' kappa) | [`agreement`] |
+//! | how far judges agree beyond chance (Cohen's and Fleiss' kappa, Krippendorff's alpha) | [`agreement`] |
+//! | how far an agreement figure can be trusted (a bootstrap over panels) | [`bootstrap`] |
 //! | a PR's class, plan, accepted verdicts and aggregate | [`classify`], [`plan`], [`pr`] |
 
 pub mod agreement;
+pub mod bootstrap;
 pub mod canary;
 pub mod classify;
 pub mod consensus;

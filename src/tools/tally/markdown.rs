@@ -400,19 +400,22 @@ fn flag_names(flags: &[crate::tools::tally::ledger::stats::Flag]) -> String {
 /// `panel-tally --ledger --format markdown`: what the history says of the panel (no decision:
 /// the ledger decides nothing), a table of judges, the pairs' agreement, each flag's evidence.
 pub fn ledger(r: &crate::tools::tally::ledger::stats::Report) -> String {
+    use crate::tools::tally::ledger::figure;
     let s = &r.summary;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### 📒 Ledger: {} panels, {} judges, Fleiss' kappa {}\n",
+        "### 📒 Ledger: {} panels, {} judges, Fleiss' kappa {}, Krippendorff's alpha {}\n",
         s.panels,
         s.judges,
-        opt(s.fleiss_kappa)
+        figure(s.fleiss_kappa, s.fleiss_kappa_ci95),
+        figure(s.alpha, s.alpha_ci95)
     );
     let _ = writeln!(
         out,
-        "{} passed, {} failed, {} undecided; {} flag(s).\n",
-        s.pass, s.fail, s.no_decision, s.flags
+        "{} passed, {} failed, {} undecided; {} flag(s). Intervals: 95 %, {} bootstrap \
+         replicates over panels; alpha counts an abstention as missing.\n",
+        s.pass, s.fail, s.no_decision, s.flags, s.bootstrap_replicates
     );
     let rows: Vec<Vec<String>> = r
         .judges
@@ -452,8 +455,8 @@ pub fn ledger(r: &crate::tools::tally::ledger::stats::Report) -> String {
                 md(&p.a),
                 md(&p.b),
                 p.shared_panels,
-                opt(p.agreement),
-                opt(p.kappa),
+                figure(p.agreement, p.agreement_ci95),
+                figure(p.kappa, p.kappa_ci95),
                 match flag_names(&p.flags) {
                     f if f.is_empty() => String::new(),
                     f => format!(" ({f})"),

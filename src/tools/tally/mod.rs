@@ -122,8 +122,12 @@ pub struct Args {
     pub reader: Reader,
 
     /// Read a history of verdict records from many panels as a ledger of its judges: their
-    /// agreement (Cohen's and Fleiss' kappa, drawn as a heat map), who adds nothing, who
-    /// rubber-stamps, who abstains, and the smallest sub-panel that decided as the full one.
+    /// agreement (Cohen's and Fleiss' kappa, drawn as a heat map, and Krippendorff's alpha),
+    /// who adds nothing, who rubber-stamps, who abstains, and the smallest sub-panel that
+    /// decided as the full one, each figure with its 95 % interval. Fleiss' kappa applies when
+    /// every panel kept all its judges; when judges abstain (timeouts, unreadable replies),
+    /// read Krippendorff's alpha, which counts an abstention as missing rather than as a
+    /// smaller panel. A flag is raised only when its whole interval is past the threshold.
     /// With --json: judge-stats, pair-agreement and ledger-summary records. Exit 0.
     #[arg(long, conflicts_with_all = ["pr", "each", "agree", "view", "last_wins"])]
     pub ledger: bool,
@@ -131,6 +135,14 @@ pub struct Args {
     /// With --ledger: also write the heat map and a bar per judge as a standalone SVG picture.
     #[arg(long, value_name = "FILE", requires = "ledger")]
     pub svg: Option<std::path::PathBuf>,
+
+    /// With --ledger: bootstrap replicates for the kappas' and alpha's 95 % intervals
+    /// (panels resampled with replacement, from the fixed seed 0x70616e656c, so the same
+    /// history gives the same intervals). Shares (holds, canary hits, sub-panel matches) take
+    /// Wilson's interval.
+    #[arg(long, value_name = "N", requires = "ledger", default_value_t = crate::rules::bootstrap::REPLICATES,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub bootstrap: u32,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
@@ -264,7 +276,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         });
     }
     if args.ledger {
-        return ledger::run(sources(&args.inputs), args.format(), args.svg.as_deref());
+        return ledger::run(
+            sources(&args.inputs),
+            args.format(),
+            args.svg.as_deref(),
+            args.bootstrap,
+        );
     }
     if args.fix_proof.is_some() {
         bail!("--fix-proof is for --pr");

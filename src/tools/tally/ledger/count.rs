@@ -18,7 +18,8 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::{Result, bail};
 
 use crate::records::{Decision, Status, Usage, Verdict};
-use crate::rules::agreement::Fleiss;
+use crate::rules::agreement::{Alpha, Fleiss};
+use crate::rules::bootstrap::Units;
 use crate::rules::decision;
 use crate::tools::tally::ledger::read::Seen;
 
@@ -225,6 +226,24 @@ impl Judge {
     }
 }
 
+/// The agreement of judges on the same panels (all of them, or one lens's): Fleiss' kappa and
+/// Krippendorff's alpha as they stream, and the kinds of panel their intervals are drawn from.
+#[derive(Clone, Debug, Default)]
+pub struct Agreement {
+    pub fleiss: Fleiss<2>,
+    pub alpha: Alpha<2>,
+    pub units: Units<2>,
+}
+
+impl Agreement {
+    /// One panel: how many of the judges said holds and breaks (abstainers are missing).
+    pub fn add(&mut self, counts: &[u64; 2]) {
+        self.fleiss.add(counts);
+        self.alpha.add(counts);
+        self.units.add(counts);
+    }
+}
+
 /// Two judges on the same panels: `table[a][b]`, 0 holds and 1 breaks, for the first judge's
 /// answer `a` and the second's `b`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -273,8 +292,8 @@ pub struct Ledger {
     pub judges: Vec<Judge>,
     ids: HashMap<String, usize>,
     pub pairs: HashMap<(usize, usize), Pair>,
-    pub lenses: BTreeMap<String, Fleiss<2>>,
-    pub overall: Fleiss<2>,
+    pub lenses: BTreeMap<String, Agreement>,
+    pub overall: Agreement,
     pub shapes: HashMap<Vec<usize>, Shape>,
     /// Panels whose shape was not scored (too many judges, or too many shapes).
     pub unshaped: u64,
@@ -463,7 +482,7 @@ impl Ledger {
             match self.lenses.get_mut(lens) {
                 Some(f) => f.add(&counts),
                 None => {
-                    let mut f = Fleiss::new();
+                    let mut f = Agreement::default();
                     f.add(&counts);
                     self.lenses.insert(lens.to_string(), f);
                 }

@@ -4,8 +4,12 @@
 //!
 //! [`read`] reads the records, [`count`] keeps bounded counts as they stream, this module turns
 //! the counts into records (`judge-stats`, `pair-agreement`, `ledger-summary`) with their
-//! flags, [`text`] draws the terminal report and [`svg`] the picture. The kappas are
-//! `rules::agreement`; a panel's outcome is `rules::decision`.
+//! flags, [`text`] draws the terminal report and [`svg`] the picture. The kappas and alpha are
+//! `rules::agreement`, their intervals `rules::bootstrap`; a panel's outcome is
+//! `rules::decision`.
+//!
+//! A flag on a figure is raised only when its whole 95 % interval is past the threshold, and
+//! its evidence names the interval: a point past the line on few panels is no finding.
 
 pub mod count;
 pub mod read;
@@ -21,7 +25,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use crate::records::input::Source;
-use crate::rules::agreement::cohen_kappa;
+use crate::rules::agreement::{cohen_kappa, wilson};
+use crate::rules::bootstrap::{self, Ci};
 use crate::tools::tally::report::Format;
 use count::{Canary, Ledger, STATUSES, Shape, Stats};
 pub use stats::{
@@ -51,6 +56,20 @@ fn percent(x: f64) -> String {
     format!("{:.1} %", x * 100.0)
 }
 
+/// A figure and its interval as the reports show them: `0.28 [0.19, 0.37]`, or `n/a`.
+pub fn figure(x: Option<f64>, ci: Option<Ci>) -> String {
+    match (x, ci) {
+        (None, _) => "n/a".into(),
+        (Some(x), None) => format!("{x:.2}"),
+        (Some(x), Some([lo, hi])) => format!("{x:.2} [{lo:.2}, {hi:.2}]"),
+    }
+}
+
+/// An interval as evidence: `95 % interval 0.91–0.98`.
+fn interval(ci: Ci, show: impl Fn(f64) -> String) -> String {
+    format!("95 % interval {}–{}", show(ci[0]), show(ci[1]))
+}
+
 fn stats_record(scope: &'static str, name: String, s: &Stats) -> JudgeStats {
     let abstentions = STATUSES
         .iter()
@@ -73,6 +92,7 @@ fn stats_record(scope: &'static str, name: String, s: &Stats) -> JudgeStats {
         abstained: s.abstentions(),
         abstentions,
         holds_rate: rate(s.holds, s.answered()),
+        holds_rate_ci95: wilson(s.holds, s.answered()),
         abstention_rate: rate(s.abstentions(), s.panels),
         median_ms: s.durations.quantile(0.5),
         p90_ms: s.durations.quantile(0.9),
@@ -94,23 +114,28 @@ fn canary_score(c: &Canary) -> CanaryScore {
         wrong: c.wrong,
         abstained: c.abstained,
         hit_rate: rate(c.hits, c.seen).unwrap_or(0.0),
+        hit_rate_ci95: wilson(c.hits, c.seen).unwrap_or([0.0, 1.0]),
     }
+}
+
+/// Rubber-stamp: the judge holds so often that even the low end of its interval does.
+fn rubber_stamp(r: &JudgeStats) -> Option<Flag> {
+    let answered = r.holds + r.breaks;
+    let ci = r.holds_rate_ci95.filter(|ci| ci[0] >= RUBBER_STAMP)?;
+    (answered >= MIN_PANELS).then(|| Flag {
+        flag: "rubber-stamp",
+        evidence: format!(
+            "holds on {} of {answered} verdicts ({}, {})",
+            r.holds,
+            percent(r.holds_rate.unwrap_or(0.0)),
+            interval(ci, percent)
+        ),
+    })
 }
 
 /// A judge's flags: rubber-stamp, abstains, contrarian, each with its numbers.
 fn judge_flags(r: &JudgeStats) -> Vec<Flag> {
-    let mut flags = Vec::new();
-    let answered = r.holds + r.breaks;
-    if answered >= MIN_PANELS && r.holds_rate.is_some_and(|h| h >= RUBBER_STAMP) {
-        flags.push(Flag {
-            flag: "rubber-stamp",
-            evidence: format!(
-                "holds on {} of {answered} verdicts ({})",
-                r.holds,
-                percent(r.holds_rate.unwrap_or(0.0))
-            ),
-        });
-    }
+    let mut flags: Vec<Flag> = rubber_stamp(r).into_iter().collect();
     if let Some(a) = r.abstention_rate.filter(|a| *a >= ABSTAINS) {
         let by: Vec<String> = r
             .abstentions
@@ -142,19 +167,51 @@ fn judge_flags(r: &JudgeStats) -> Vec<Flag> {
     flags
 }
 
-fn pair_record(l: &Ledger, (a, b): (usize, usize), p: &count::Pair) -> PairAgreement {
+/// `[kappa, agreement]` intervals of a pair: each of the history's panels filled one cell of
+/// the pair's table, or none (not both answered, or not both on it).
+fn pair_intervals(l: &Ledger, name: &str, p: &count::Pair, replicates: u32) -> [Option<Ci>; 2] {
+    let t = &p.table;
+    let weights = [
+        t[0][0],
+        t[0][1],
+        t[1][0],
+        t[1][1],
+        l.panels.saturating_sub(p.both_answered()),
+    ];
+    bootstrap::intervals(name, replicates, l.panels, &weights, |d| {
+        let both = d[0] + d[1] + d[2] + d[3];
+        [
+            cohen_kappa(&[[d[0], d[1]], [d[2], d[3]]]),
+            rate(d[0] + d[3], both),
+        ]
+    })
+}
+
+/// Redundant: two judges agree so far beyond chance that even the low end of the kappa's
+/// interval is past [`REDUNDANT_KAPPA`].
+fn redundant(p: &count::Pair, kappa: Option<f64>, ci: Option<Ci>) -> Option<Flag> {
+    let (k, ci) = (kappa?, ci.filter(|ci| ci[0] >= REDUNDANT_KAPPA)?);
+    (p.both_answered() >= MIN_PANELS).then(|| Flag {
+        flag: "redundant",
+        evidence: format!(
+            "kappa {k:.2} ({}) over {} panels both answered (agreed on {})",
+            interval(ci, |x| format!("{x:.2}")),
+            p.both_answered(),
+            p.agreed()
+        ),
+    })
+}
+
+fn pair_record(
+    l: &Ledger,
+    (a, b): (usize, usize),
+    p: &count::Pair,
+    replicates: u32,
+) -> PairAgreement {
     let kappa = cohen_kappa(&p.table);
-    let mut flags = Vec::new();
-    if let Some(k) = kappa.filter(|k| *k >= REDUNDANT_KAPPA && p.both_answered() >= MIN_PANELS) {
-        flags.push(Flag {
-            flag: "redundant",
-            evidence: format!(
-                "kappa {k:.2} over {} panels both answered (agreed on {})",
-                p.both_answered(),
-                p.agreed()
-            ),
-        });
-    }
+    let name = format!("pair\0{}\0{}", l.judges[a].label(), l.judges[b].label());
+    let [kappa_ci95, agreement_ci95] = pair_intervals(l, &name, p, replicates);
+    let flags = redundant(p, kappa, kappa_ci95).into_iter().collect();
     PairAgreement {
         kind: "pair-agreement",
         a: l.judges[a].label(),
@@ -165,14 +222,17 @@ fn pair_record(l: &Ledger, (a, b): (usize, usize), p: &count::Pair) -> PairAgree
         both_answered: p.both_answered(),
         agreed: p.agreed(),
         agreement: rate(p.agreed(), p.both_answered()),
+        agreement_ci95,
         kappa,
+        kappa_ci95,
         table: p.table,
         flags,
     }
 }
 
 /// The smallest sub-panel of `shape` (fewest judges; then the best match; then the cheapest)
-/// whose outcome matched the full panel's on at least [`SUB_PANEL_MATCH`] of its panels.
+/// whose outcome matched the full panel's on at least [`SUB_PANEL_MATCH`] of its panels, by
+/// the low end of the match rate's interval.
 fn smallest(l: &Ledger, shape: &Shape) -> SubPanel {
     let n = shape.judges.len();
     let full = (1u32 << n) - 1;
@@ -183,7 +243,10 @@ fn smallest(l: &Ledger, shape: &Shape) -> SubPanel {
             .sum()
     };
     let best = (1..=full)
-        .filter(|&m| shape.matched[m as usize] as f64 >= SUB_PANEL_MATCH * shape.panels as f64)
+        .filter(|&m| {
+            wilson(shape.matched[m as usize], shape.panels)
+                .is_some_and(|ci| ci[0] >= SUB_PANEL_MATCH)
+        })
         .min_by(|&x, &y| {
             x.count_ones()
                 .cmp(&y.count_ones())
@@ -209,6 +272,7 @@ fn smallest(l: &Ledger, shape: &Shape) -> SubPanel {
         keep: labels(best),
         matched,
         match_rate: rate(matched, shape.panels).unwrap_or(0.0),
+        match_rate_ci95: wilson(matched, shape.panels).unwrap_or([0.0, 1.0]),
         saved_input_tokens: saved.input_tokens,
         saved_output_tokens: saved.output_tokens,
         saved_cost_usd: saved.cost_usd,
@@ -216,8 +280,9 @@ fn smallest(l: &Ledger, shape: &Shape) -> SubPanel {
     }
 }
 
-/// Turns the counts into the report's records.
-pub fn report(l: &Ledger) -> Report {
+/// Turns the counts into the report's records, with intervals from `replicates` bootstrap
+/// replicates.
+pub fn report(l: &Ledger, replicates: u32) -> Report {
     let judges: Vec<JudgeStats> = l
         .judges
         .iter()
@@ -255,7 +320,7 @@ pub fn report(l: &Ledger) -> Report {
     keys.sort();
     let pairs: Vec<PairAgreement> = keys
         .into_iter()
-        .map(|k| pair_record(l, *k, &l.pairs[k]))
+        .map(|k| pair_record(l, *k, &l.pairs[k], replicates))
         .collect();
     let mut shapes: Vec<&Shape> = l.shapes.values().filter(|s| s.judges.len() > 1).collect();
     shapes.sort_by(|a, b| b.panels.cmp(&a.panels).then(a.judges.cmp(&b.judges)));
@@ -266,6 +331,7 @@ pub fn report(l: &Ledger) -> Report {
         .collect();
     let flags = judges.iter().map(|j| j.flags.len()).sum::<usize>()
         + pairs.iter().map(|p| p.flags.len()).sum::<usize>();
+    let overall = l.overall.units.intervals("overall", replicates, l.panels);
     let summary = LedgerSummary {
         kind: "ledger-summary",
         records: l.records,
@@ -275,15 +341,28 @@ pub fn report(l: &Ledger) -> Report {
         pass: l.decisions[0],
         fail: l.decisions[1],
         no_decision: l.decisions[2],
-        fleiss_kappa: l.overall.kappa(),
-        fleiss_panels: l.overall.subjects(),
+        fleiss_kappa: l.overall.fleiss.kappa(),
+        fleiss_kappa_ci95: overall[0],
+        fleiss_panels: l.overall.fleiss.subjects(),
+        alpha: l.overall.alpha.alpha(),
+        alpha_ci95: overall[1],
+        bootstrap_replicates: replicates,
+        bootstrap_seed: bootstrap::SEED,
         by_lens: l
             .lenses
             .iter()
-            .map(|(lens, f)| LensKappa {
-                lens: lens.clone(),
-                kappa: f.kappa(),
-                panels: f.subjects(),
+            .map(|(lens, f)| {
+                let [kappa_ci95, alpha_ci95] =
+                    f.units
+                        .intervals(&format!("lens\0{lens}"), replicates, l.panels);
+                LensKappa {
+                    lens: lens.clone(),
+                    kappa: f.fleiss.kappa(),
+                    kappa_ci95,
+                    alpha: f.alpha.alpha(),
+                    alpha_ci95,
+                    panels: f.fleiss.subjects(),
+                }
             })
             .collect(),
         sub_panels,
@@ -313,9 +392,14 @@ pub fn read(inputs: Vec<Source>) -> Result<Ledger> {
 
 /// `panel-tally --ledger`: reads the history and prints the report (or the records, `--json`),
 /// or Markdown, and writes the picture to `svg` when asked. Decides nothing: exit 0.
-pub fn run(inputs: Vec<Source>, format: Format, svg_path: Option<&Path>) -> Result<ExitCode> {
+pub fn run(
+    inputs: Vec<Source>,
+    format: Format,
+    svg_path: Option<&Path>,
+    replicates: u32,
+) -> Result<ExitCode> {
     let ledger = read(inputs)?;
-    let report = report(&ledger);
+    let report = report(&ledger, replicates);
     if let Some(path) = svg_path {
         write_svg(path, &svg::render(&report))?;
     }

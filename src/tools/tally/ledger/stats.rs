@@ -21,6 +21,8 @@ pub struct CanaryScore {
     pub wrong: u64,
     pub abstained: u64,
     pub hit_rate: f64,
+    /// Wilson's 95 % interval on the hit rate.
+    pub hit_rate_ci95: [f64; 2],
 }
 
 /// `judge-stats`: one judge (seat × lens), or one seat's or family's judges together.
@@ -50,6 +52,8 @@ pub struct JudgeStats {
     pub abstentions: BTreeMap<&'static str, u64>,
     /// Holds among the verdicts given (abstentions left out).
     pub holds_rate: Option<f64>,
+    /// Wilson's 95 % interval on the holds rate (a judge answers once a panel).
+    pub holds_rate_ci95: Option<[f64; 2]>,
     pub abstention_rate: Option<f64>,
     /// Read from fixed buckets: within 4.5 %.
     pub median_ms: Option<u64>,
@@ -83,19 +87,29 @@ pub struct PairAgreement {
     pub both_answered: u64,
     pub agreed: u64,
     pub agreement: Option<f64>,
+    /// 95 % interval on the agreement, by a bootstrap over panels.
+    pub agreement_ci95: Option<[f64; 2]>,
     /// Cohen's kappa; null when chance alone agrees fully (both always said the same word).
     pub kappa: Option<f64>,
+    /// 95 % interval on the kappa, by a bootstrap over panels.
+    pub kappa_ci95: Option<[f64; 2]>,
     /// `[[holds/holds, holds/breaks], [breaks/holds, breaks/breaks]]`, a's answer first.
     pub table: [[u64; 2]; 2],
     pub flags: Vec<Flag>,
 }
 
-/// Fleiss' kappa of one lens's judges on the same panels.
+/// Fleiss' kappa and Krippendorff's alpha of one lens's judges on the same panels.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LensKappa {
     pub lens: String,
     pub kappa: Option<f64>,
+    /// 95 % interval on the kappa, by a bootstrap over panels.
+    pub kappa_ci95: Option<[f64; 2]>,
+    /// Krippendorff's alpha (nominal; an abstention is missing).
+    pub alpha: Option<f64>,
+    /// 95 % interval on the alpha, by a bootstrap over panels.
+    pub alpha_ci95: Option<[f64; 2]>,
     /// Panels with at least two of the lens's judges answering.
     pub panels: u64,
 }
@@ -111,6 +125,9 @@ pub struct SubPanel {
     pub keep: Vec<String>,
     pub matched: u64,
     pub match_rate: f64,
+    /// Wilson's 95 % interval on the match rate: the sub-panel is kept only when its low end
+    /// reaches 95 %.
+    pub match_rate_ci95: [f64; 2],
     /// What the judges left out spent on these panels (judge time: their durations summed).
     pub saved_input_tokens: u64,
     pub saved_output_tokens: u64,
@@ -133,8 +150,20 @@ pub struct LedgerSummary {
     pub pass: u64,
     pub fail: u64,
     pub no_decision: u64,
+    /// Fleiss' kappa over panels with two answers or more (each panel's own raters).
     pub fleiss_kappa: Option<f64>,
+    /// 95 % interval on Fleiss' kappa, by a bootstrap over panels.
+    pub fleiss_kappa_ci95: Option<[f64; 2]>,
     pub fleiss_panels: u64,
+    /// Krippendorff's alpha (nominal; an abstention is missing, never a category) over every
+    /// panel with two answers or more.
+    pub alpha: Option<f64>,
+    /// 95 % interval on the alpha, by a bootstrap over panels.
+    pub alpha_ci95: Option<[f64; 2]>,
+    /// The bootstrap's replicates (`--bootstrap`) and fixed seed: the same history and
+    /// replicates give the same intervals.
+    pub bootstrap_replicates: u32,
+    pub bootstrap_seed: u64,
     pub by_lens: Vec<LensKappa>,
     pub sub_panels: Vec<SubPanel>,
     /// Panels whose sub-panels were not scored (more than 12 judges, or past 64 shapes).

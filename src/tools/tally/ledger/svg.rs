@@ -62,6 +62,12 @@ pub fn render(r: &Report) -> String {
         r#"<text x="10" y="24" font-size="16">Agreement beyond chance (Cohen's kappa), {} panels</text>"#,
         r.summary.panels
     );
+    let _ = writeln!(
+        s,
+        r#"<text x="10" y="42">Fleiss' kappa {}, Krippendorff's alpha {} (95 % intervals)</text>"#,
+        super::figure(r.summary.fleiss_kappa, r.summary.fleiss_kappa_ci95),
+        super::figure(r.summary.alpha, r.summary.alpha_ci95)
+    );
     for (i, j) in r.judges.iter().enumerate() {
         let y = top + i * CELL;
         let _ = writeln!(

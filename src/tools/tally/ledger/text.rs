@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use crate::records::text::inline;
+use crate::tools::tally::ledger::figure;
 use crate::tools::tally::ledger::stats::{JudgeStats, Report};
 
 /// Whether the terminal report may use colour: stdout is a terminal and `NO_COLOR` is unset
@@ -62,10 +63,6 @@ fn tokens(n: u64) -> String {
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("-".into(), |x| format!("{:.0}%", x * 100.0))
-}
-
-fn kappa(k: Option<f64>) -> String {
-    k.map_or("n/a".into(), |k| format!("{k:.2}"))
 }
 
 fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool) {
@@ -134,11 +131,13 @@ pub fn render(r: &Report, paint: bool) -> String {
             let c = seat.canary.as_ref().expect("filtered");
             let _ = writeln!(
                 out,
-                "  {}: {} of {} hit ({:.0}%), {} wrong, {} abstained",
+                "  {}: {} of {} hit ({:.0}% [{:.0}, {:.0}]), {} wrong, {} abstained",
                 inline(&seat.name),
                 c.hits,
                 c.seen,
                 c.hit_rate * 100.0,
+                c.hit_rate_ci95[0] * 100.0,
+                c.hit_rate_ci95[1] * 100.0,
                 c.wrong,
                 c.abstained
             );
@@ -148,28 +147,31 @@ pub fn render(r: &Report, paint: bool) -> String {
 
     heat_map(&mut out, r, paint);
 
-    let lenses: Vec<String> = s
-        .by_lens
-        .iter()
-        .map(|l| {
-            format!(
-                "{} {} ({} panels)",
-                inline(&l.lens),
-                kappa(l.kappa),
-                l.panels
-            )
-        })
-        .collect();
     let _ = writeln!(
         out,
-        "Fleiss' kappa: overall {} over {} panels; by lens: {}\n",
-        kappa(s.fleiss_kappa),
-        s.fleiss_panels,
-        if lenses.is_empty() {
-            "-".into()
-        } else {
-            lenses.join(", ")
-        }
+        "Agreement of the panel (95 % intervals, {} bootstrap replicates over panels)",
+        s.bootstrap_replicates
+    );
+    let _ = writeln!(
+        out,
+        "  overall: Fleiss' kappa {}, Krippendorff's alpha {}, over {} panels",
+        figure(s.fleiss_kappa, s.fleiss_kappa_ci95),
+        figure(s.alpha, s.alpha_ci95),
+        s.fleiss_panels
+    );
+    for l in &s.by_lens {
+        let _ = writeln!(
+            out,
+            "  {}: Fleiss' kappa {}, Krippendorff's alpha {}, over {} panels",
+            inline(&l.lens),
+            figure(l.kappa, l.kappa_ci95),
+            figure(l.alpha, l.alpha_ci95),
+            l.panels
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  (alpha counts an abstention as missing: read it when judges abstain)\n"
     );
 
     let _ = writeln!(out, "Flags");
@@ -200,7 +202,7 @@ pub fn render(r: &Report, paint: bool) -> String {
 
     let _ = writeln!(
         out,
-        "Smaller panels (the fewest judges whose outcome matched the full panel's on 95% of its panels)"
+        "Smaller panels (the fewest judges whose outcome matched the full panel's on 95% of its panels, by the low end of its interval)"
     );
     if s.sub_panels.is_empty() {
         let _ = writeln!(out, "  none: no panel had two judges or more");
@@ -209,7 +211,7 @@ pub fn render(r: &Report, paint: bool) -> String {
         let keep: Vec<String> = p.keep.iter().map(|k| inline(k).into_owned()).collect();
         let _ = writeln!(
             out,
-            "  {} judges, {} panels: keep {} ({} of {}), matched {} of {} ({:.1}%); saves {} tokens, ${:.2}, {} of judge time",
+            "  {} judges, {} panels: keep {} ({} of {}), matched {} of {} ({:.1}% [{:.1}, {:.1}]); saves {} tokens, ${:.2}, {} of judge time",
             p.panel.len(),
             p.panels,
             keep.join(", "),
@@ -218,6 +220,8 @@ pub fn render(r: &Report, paint: bool) -> String {
             p.matched,
             p.panels,
             p.match_rate * 100.0,
+            p.match_rate_ci95[0] * 100.0,
+            p.match_rate_ci95[1] * 100.0,
             tokens(p.saved_input_tokens + p.saved_output_tokens),
             p.saved_cost_usd,
             ms(Some(p.saved_judge_ms)),
