@@ -3,6 +3,7 @@
 //! without `-z`).
 
 pub mod numstat;
+mod quoted;
 pub mod raw;
 
 use std::io::Read;

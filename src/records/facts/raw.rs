@@ -3,7 +3,7 @@
 //! `:OLDMODE NEWMODE OLDBLOB NEWBLOB STATUS`, then the path, or for a rename or copy the old and
 //! the new path.
 
-use super::numstat::{short, unquote};
+use super::quoted::{short, unquote};
 
 /// Git's mode of a symbolic link.
 pub const LINK_MODE: &str = "120000";

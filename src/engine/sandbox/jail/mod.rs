@@ -111,16 +111,7 @@ pub fn start(
     let exec = Exec::new(program, env)?;
     let early = early(jail, ids);
     // SAFETY: a clone without CLONE_VM or a new stack is a fork; the caller has one thread.
-    let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            (NAMESPACES | libc::SIGCHLD) as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
-        )
-    };
+    let pid = unsafe { clone_namespaces() };
     if pid < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -167,6 +158,25 @@ fn map_ids(pid: i32, uid: u32, gid: u32) -> io::Result<()> {
     write("setgroups", "deny".into())?;
     write("uid_map", format!("{uid} {uid} 1\n"))?;
     write("gid_map", format!("{gid} {gid} 1\n"))
+}
+
+/// A fork into new namespaces of every kind the jail uses: the child's pid, 0 in the child.
+///
+/// # Safety
+/// As `fork`: the child of a process with threads makes only async-signal-safe calls.
+unsafe fn clone_namespaces() -> libc::c_long {
+    // SAFETY: a clone without CLONE_VM or a new stack is a fork; the caller keeps its child to
+    // async-signal-safe calls.
+    unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (NAMESPACES | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    }
 }
 
 /// The first process: the world, the harness, then the doors and the reaping.

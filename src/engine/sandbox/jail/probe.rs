@@ -2,8 +2,6 @@
 
 use std::io;
 
-use super::NAMESPACES;
-
 /// Whether this kernel lets this caller make a jail; else why not and how to allow it. Asked
 /// once, by a child that makes the namespaces and a mount in them and exits at once.
 pub fn available() -> &'static Result<(), String> {
@@ -14,16 +12,7 @@ pub fn available() -> &'static Result<(), String> {
 fn probe() -> Result<(), String> {
     // SAFETY: a fork whose child makes only system calls and `_exit`s (this process may have
     // threads: the child touches nothing they may hold).
-    let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            (NAMESPACES | libc::SIGCHLD) as libc::c_ulong,
-            0usize,
-            0usize,
-            0usize,
-            0usize,
-        )
-    };
+    let pid = unsafe { super::clone_namespaces() };
     if pid == 0 {
         let (tmpfs, tmp) = (c"tmpfs", c"/tmp");
         // SAFETY: async-signal-safe system calls, then _exit.

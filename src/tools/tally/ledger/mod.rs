@@ -12,6 +12,7 @@
 //! its evidence names the interval: a point past the line on few panels is no finding.
 
 pub mod count;
+pub mod markdown;
 pub mod read;
 pub mod stats;
 pub mod svg;
@@ -407,7 +408,7 @@ pub fn run(
     let paint = text::colour(stdout.is_terminal());
     let mut out = BufWriter::new(crate::engine::output::stdout());
     if format == Format::Markdown {
-        out.write_all(crate::tools::tally::markdown::ledger(&report).as_bytes())?;
+        out.write_all(markdown::ledger(&report).as_bytes())?;
     } else if format == Format::Json {
         for r in report
             .judges

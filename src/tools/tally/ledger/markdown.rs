@@ -1,0 +1,99 @@
+//! `panel-tally --ledger --format markdown`: the ledger's report as Markdown.
+
+use std::fmt::Write as _;
+
+use crate::records::text::markdown as md;
+use crate::tools::tally::markdown::{details, table};
+
+/// A number that may be missing (kappa when chance alone agrees), as a cell.
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{v:.2}"))
+}
+
+/// The flags of a judge or pair: their names in the table, their evidence in a section.
+fn flag_names(flags: &[super::stats::Flag]) -> String {
+    flags.iter().map(|f| f.flag).collect::<Vec<_>>().join(", ")
+}
+
+/// `panel-tally --ledger --format markdown`: what the history says of the panel (no decision:
+/// the ledger decides nothing), a table of judges, the pairs' agreement, each flag's evidence.
+pub fn ledger(r: &super::stats::Report) -> String {
+    use super::figure;
+    let s = &r.summary;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### 📒 Ledger: {} panels, {} judges, Fleiss' kappa {}, Krippendorff's alpha {}\n",
+        s.panels,
+        s.judges,
+        figure(s.fleiss_kappa, s.fleiss_kappa_ci95),
+        figure(s.alpha, s.alpha_ci95)
+    );
+    let _ = writeln!(
+        out,
+        "{} passed, {} failed, {} undecided; {} flag(s). Intervals: 95 %, {} bootstrap \
+         replicates over panels; alpha counts an abstention as missing.\n",
+        s.pass, s.fail, s.no_decision, s.flags, s.bootstrap_replicates
+    );
+    let rows: Vec<Vec<String>> = r
+        .judges
+        .iter()
+        .map(|j| {
+            vec![
+                md(&j.name),
+                j.panels.to_string(),
+                opt(j.holds_rate),
+                j.abstained.to_string(),
+                j.median_ms
+                    .map_or("–".into(), |m| format!("{:.1}s", m as f64 / 1000.0)),
+                format!("{:.4}", j.cost_usd),
+                flag_names(&j.flags),
+            ]
+        })
+        .collect();
+    table(
+        &mut out,
+        &[
+            "judge",
+            "panels",
+            "holds rate",
+            "abstained",
+            "median",
+            "cost $",
+            "flags",
+        ],
+        &rows,
+    );
+    let pairs: Vec<String> = r
+        .pairs
+        .iter()
+        .map(|p| {
+            format!(
+                "{} × {}: {} shared panels, agreement {}, kappa {}{}",
+                md(&p.a),
+                md(&p.b),
+                p.shared_panels,
+                figure(p.agreement, p.agreement_ci95),
+                figure(p.kappa, p.kappa_ci95),
+                match flag_names(&p.flags) {
+                    f if f.is_empty() => String::new(),
+                    f => format!(" ({f})"),
+                }
+            )
+        })
+        .collect();
+    details(&mut out, "pairs of judges", &pairs.join("<br>"));
+    let evidence: Vec<String> = r
+        .judges
+        .iter()
+        .flat_map(|j| j.flags.iter().map(move |f| (md(&j.name), f)))
+        .chain(r.pairs.iter().flat_map(|p| {
+            p.flags
+                .iter()
+                .map(move |f| (format!("{} × {}", md(&p.a), md(&p.b)), f))
+        }))
+        .map(|(who, f)| format!("**{}** {who}: {}", f.flag, md(&f.evidence)))
+        .collect();
+    details(&mut out, "flags and their evidence", &evidence.join("<br>"));
+    out
+}
