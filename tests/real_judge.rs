@@ -293,6 +293,71 @@ fn interrupted(case: &Case, bindir: &Path) -> Vec<String> {
     wrong
 }
 
+/// A panel of three lenses on the CLI, stopped once decided: `--cascade --agree 2` asks two
+/// judges, whose two breaks decide it, and never launches the third; `--stop-when-decided` at
+/// every judge's agreement launches all three and the first breaks decides it. Either way
+/// three records, the judges left out cancelled, and panel-tally decides as the full panel
+/// would (the server always answers breaks).
+fn decided_early(case: &Case, bindir: &Path) -> Vec<String> {
+    let _slot = Slot::take();
+    let name = case.harness;
+    let lenses = [
+        "--lens",
+        "edges=Is there an input it claims to handle that breaks it?",
+        "--lens",
+        "evidence=Is every claim it makes supported by the text?",
+    ];
+    let mut wrong = Vec::new();
+    for (how, flags, required) in [
+        ("cascade", &["--agree", "2", "--cascade"][..], "2"),
+        ("stop", &["--stop-when-decided"][..], "3"),
+    ] {
+        let stage = Stage::new(case, bindir, how, Mode::Ok);
+        let mut args = lenses.to_vec();
+        args.extend_from_slice(flags);
+        let out = stage.panel_judge(90.0, &args).checked_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let recs: Vec<Value> = stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let statuses: Vec<&str> = recs
+            .iter()
+            .map(|r| r["status"].as_str().unwrap_or("?"))
+            .collect();
+        let cancelled = statuses.iter().filter(|s| **s == "cancelled").count();
+        let answered = recs.iter().filter(|r| r["verdict"] == "breaks").count();
+        let fits = match how {
+            "cascade" => answered == 2 && cancelled == 1 && recs.iter().any(|r| r["attempts"] == 0),
+            _ => answered >= 1 && answered + cancelled == 3,
+        };
+        if out.status.code() != Some(0) || recs.len() != 3 || !fits {
+            wrong.push(format!(
+                "{name} {how}: exit {:?}, {statuses:?}: {stdout}{}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let tally = crate::util::run_with_stdin(
+            Command::new(bin("panel-tally")).args(["--agree", required]),
+            stdout.as_bytes(),
+        );
+        if tally.status.code() != Some(1) {
+            wrong.push(format!(
+                "{name} {how}: panel-tally --agree {required}: exit {:?}: {}",
+                tally.status.code(),
+                String::from_utf8_lossy(&tally.stdout)
+            ));
+        }
+        let left = crate::util::processes_with_env(&format!("HOME={}/", stage.scratch.display()));
+        if !left.is_empty() {
+            wrong.push(format!("{name} {how}: pids {left:?} outlived the decision"));
+        }
+    }
+    wrong
+}
+
 /// Runs panel-judge once (and its dry run) for `case` against a server of its own.
 pub(crate) fn judge(case: &Case, bindir: &Path, mode: Mode, timeout: f64) -> Run {
     let _slot = Slot::take();
@@ -389,13 +454,16 @@ fn check(case: &Case) {
             })
             .collect();
         let stopped = sc.spawn(|| interrupted(case, &bindir));
+        let early = sc.spawn(|| decided_early(case, &bindir));
         let ok = judge(case, &bindir, Mode::Ok, 90.0);
         let seed = {
             let _slot = Slot::take();
             seed_bytes(name)
         };
         let modes: Vec<(Mode, Run)> = modes.into_iter().map(|h| h.join().unwrap()).collect();
-        (ok, modes, seed, stopped.join().unwrap())
+        let mut stopped = stopped.join().unwrap();
+        stopped.extend(early.join().unwrap());
+        (ok, modes, seed, stopped)
     });
 
     // (1) the verdict record and its usage.

@@ -1,6 +1,7 @@
 //! The one integration-test crate: each file below is a module of it.
 
 mod classify;
+mod early;
 mod generated;
 mod harness;
 mod history;

@@ -126,8 +126,9 @@ pub fn read_answer(
     // Cut short, only a sealed answer that meets its contract proves it was whole; a reviewer's
     // text (any text passes its check) may be a first message.
     let reviewer = matches!(job.mode, Mode::Reviewer { .. });
+    let cut_short = o.interrupted || o.cancelled.is_some();
     let why = match &found {
-        Found::Object(obj) if !(o.interrupted && reviewer) => match check(obj) {
+        Found::Object(obj) if !(cut_short && reviewer) => match check(obj) {
             Ok(()) => {
                 done.answer = Some(obj.clone());
                 done.status = Status::Ok;
@@ -146,6 +147,11 @@ pub fn read_answer(
     if o.interrupted {
         done.status = Status::Interrupted;
         done.cause = Some(INTERRUPTED.into());
+        return done;
+    }
+    if let Some(why) = &o.cancelled {
+        done.status = Status::Cancelled;
+        done.cause = Some(why.clone());
         return done;
     }
     let head = o.stdout.head();
@@ -274,6 +280,7 @@ mod tests {
             status: None,
             timed_out: false,
             interrupted: true,
+            cancelled: None,
             stdout: crate::engine::transcript::Transcript::of(stdout.as_bytes()),
             stderr: Vec::new(),
             stderr_bytes: 0,

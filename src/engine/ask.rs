@@ -163,9 +163,16 @@ pub struct Job {
     pub mode: Mode,
     /// Retries for this job, in place of the launcher's.
     pub retries: Option<u32>,
+    /// The panel's token that ends it once the panel is decided without it; `None` never is.
+    pub cancel: Option<Arc<crate::engine::cancel::Cancel>>,
 }
 
 impl Job {
+    /// Why this job is no longer needed, once its panel was decided without it.
+    pub fn cancelled(&self) -> Option<&str> {
+        self.cancel.as_deref().and_then(|c| c.why())
+    }
+
     /// A sealed judge's call, with the launcher's retries.
     pub fn sealed(name: &str, seat: Seat, prompt: Prompt, schema: Value) -> Job {
         Job {
@@ -175,6 +182,7 @@ impl Job {
             schema,
             mode: Mode::Sealed,
             retries: None,
+            cancel: None,
         }
     }
 }
@@ -250,6 +258,14 @@ pub struct Done {
 }
 
 impl Done {
+    /// A job its panel no longer needed, ended before it was asked.
+    pub fn cancelled(why: &str) -> Done {
+        Done {
+            attempts: 0,
+            ..Done::abstained(Status::Cancelled, why.to_string())
+        }
+    }
+
     pub fn abstained(status: Status, cause: String) -> Done {
         Done {
             answer: None,

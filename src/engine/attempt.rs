@@ -281,6 +281,7 @@ impl<'a> Attempt<'a> {
             timeout: ctx.timeout().saturating_sub(started.elapsed()),
             cap: OUTPUT_CAP,
             supervised: None,
+            cancel: job.cancel.clone(),
         };
         if let Some(ids) = ctx.walls.ids
             && !ctx.walls.jail

@@ -17,6 +17,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
+use crate::engine::cancel::Cancel;
 use crate::engine::lifecycle::{GRACE, register, signal_group, stopped, unregister};
 use crate::engine::sandbox::{self, Policy};
 use crate::engine::transcript::Transcript;
@@ -38,6 +39,8 @@ pub struct Spec {
     /// Run it under a supervisor (see [`crate::engine::sandbox`]); `None` runs it as it is,
     /// for the unit tests, whose binary is no supervisor.
     pub supervised: Option<Policy>,
+    /// The panel's token that ends this process once the panel is decided without it.
+    pub cancel: Option<Arc<Cancel>>,
 }
 
 /// How it ended.
@@ -48,6 +51,8 @@ pub struct ProcessOutcome {
     pub timed_out: bool,
     /// A signal to panel-judge stopped it.
     pub interrupted: bool,
+    /// Why its panel ended it, decided without it ([`Spec::cancel`]).
+    pub cancelled: Option<String>,
     /// Stdout as read; `stdout.over` when it passed its budget and the judge was stopped.
     pub stdout: Transcript,
     pub stderr: Vec<u8>,
@@ -104,10 +109,17 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
     let (status, timed_out) = wait(&mut child, spec.timeout.saturating_sub(started.elapsed()));
     end_group(pgid, &mut child, status.is_none());
     unregister(pgid);
+    if let Some(c) = &spec.cancel {
+        c.unregister(pgid);
+    }
     let status = status.or_else(|| child.try_wait().ok().flatten());
     // Stopped while it ran: whatever it exited with (a CLI may trap SIGTERM and exit 143), it
     // was cut short; a valid answer it managed to give still counts (see ask::read_answer).
     let interrupted = stopped().is_some();
+    let cancelled = match &spec.cancel {
+        Some(c) if !interrupted => c.why().map(str::to_string),
+        _ => None,
+    };
 
     // The pipes close when the last holder dies; one that escaped the group may hold them.
     collect(&out);
@@ -128,8 +140,9 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
     }
     Ok(ProcessOutcome {
         status,
-        timed_out: timed_out && !interrupted,
+        timed_out: timed_out && !interrupted && cancelled.is_none(),
         interrupted,
+        cancelled,
         stdout,
         stderr,
         stderr_bytes,
@@ -157,7 +170,8 @@ fn start(
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
     register(pgid);
-    if stopped().is_some() {
+    let wanted = spec.cancel.as_ref().is_none_or(|c| c.register(pgid));
+    if stopped().is_some() || !wanted {
         signal_group(pgid, Signal::SIGKILL);
     }
     let stdin = spec.stdin.clone().zip(child.stdin.take());
@@ -188,6 +202,9 @@ fn start(
         Err(e) => {
             end_group(pgid, &mut child, true);
             unregister(pgid);
+            if let Some(c) = &spec.cancel {
+                c.unregister(pgid);
+            }
             Err(e)
         }
     }
@@ -394,6 +411,7 @@ mod tests {
                 timeout: Duration::from_secs_f64(timeout),
                 cap: 1024,
                 supervised: None,
+                cancel: None,
             },
             stdout,
         )
@@ -459,6 +477,7 @@ mod tests {
                 timeout: Duration::from_secs(5),
                 cap: 1024,
                 supervised: None,
+                cancel: None,
             },
             Transcript::of(b""),
         )

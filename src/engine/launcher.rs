@@ -153,6 +153,9 @@ impl Launcher {
             lifecycle::fail_with(why.clone());
             return Done::abstained(Status::Interrupted, why);
         }
+        if let Some(why) = job.cancelled() {
+            return Done::cancelled(why);
+        }
         self.progress.started();
         let done = self.ask_counted(job, check, started);
         self.progress
@@ -192,6 +195,11 @@ impl Launcher {
                 done.cause = Some(INTERRUPTED.into());
                 break;
             }
+            if let Some(why) = job.cancelled() {
+                done.status = Status::Cancelled;
+                done.cause = Some(why.to_string());
+                break;
+            }
             let attempt = self.attempt(job, n, (Arc::clone(&prompt), first.len()), check);
             if let Some(u) = &attempt.usage {
                 done.usage.get_or_insert_with(Usage::default).add(u);
@@ -205,7 +213,7 @@ impl Launcher {
             if done.status == Status::RateLimited
                 && started.elapsed() + backoff < self.ctx.timeout()
             {
-                sleep_unless_stopped(backoff);
+                sleep_unless_stopped(backoff, job);
                 backoff = (backoff * 2).min(Duration::from_secs(60));
                 continue;
             }
@@ -232,16 +240,36 @@ impl Launcher {
     }
 
     /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
-    pub fn ask_each(&self, jobs: &[Job], check: &Check, each: impl FnMut(usize, Done)) {
+    pub fn ask_each(&self, jobs: &[Job], check: &Check, mut each: impl FnMut(usize, Done)) {
+        self.ask_paced(jobs, check, jobs.len(), |i, done| {
+            each(i, done);
+            0
+        });
+    }
+
+    /// Asks jobs in waves, in their order: `first` at once, then as many more as `each`
+    /// returns after each job ends. A job never asked ends cancelled, through `each` too, with
+    /// its token's why: every job gets a result.
+    pub fn ask_paced(
+        &self,
+        jobs: &[Job],
+        check: &Check,
+        first: usize,
+        mut each: impl FnMut(usize, Done) -> usize,
+    ) {
         let allowed = lifecycle::judges_the_limits_allow();
         let workers = self.ctx.opts.jobs.unwrap_or(jobs.len().min(allowed)).max(1);
         self.progress.expect(jobs.len());
-        crate::engine::fanout::run(
+        let left = crate::engine::fanout::paced(
             jobs.iter().collect(),
             workers,
+            first,
             |_, job| self.ask(job, check),
-            each,
+            &mut each,
         );
+        for (i, job) in left {
+            each(i, Done::cancelled(job.cancelled().unwrap_or("not needed")));
+        }
     }
 }
 
@@ -312,10 +340,10 @@ fn retry_note(why: &str) -> String {
     )
 }
 
-/// Sleeps, waking early when a signal stops the run.
-fn sleep_unless_stopped(total: Duration) {
+/// Sleeps, waking early when a signal stops the run or the job's panel is decided.
+fn sleep_unless_stopped(total: Duration, job: &Job) {
     let until = Instant::now() + total;
-    while Instant::now() < until && lifecycle::stopped().is_none() {
+    while Instant::now() < until && lifecycle::stopped().is_none() && job.cancelled().is_none() {
         std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
     }
 }

@@ -16,7 +16,8 @@
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
 //! | the history every verdict record is appended to | [`history`] |
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
-//! | many jobs at once | [`fanout`] |
+//! | many jobs at once, or in waves | [`fanout`] |
+//! | ending the judges a decided panel no longer needs | [`cancel`] |
 //! | the status line on a terminal (judges, time, tokens, cost) | [`progress`] |
 //! | jq filters over a harness's output | [`extract`] |
 //! | which lines of an output a row's filter can read anything from | [`sieve`] |
@@ -30,6 +31,7 @@ pub mod answer;
 pub mod argv;
 pub mod ask;
 pub mod attempt;
+pub mod cancel;
 pub mod checkout;
 pub mod context;
 pub mod credentials;

@@ -36,6 +36,7 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         status: Some(std::process::ExitStatus::from_raw(0)),
         timed_out: false,
         interrupted: false,
+        cancelled: None,
         stdout: crate::engine::transcript::Transcript::of(out.as_bytes()),
         stderr: Vec::new(),
         stderr_bytes: 0,

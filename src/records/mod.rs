@@ -227,6 +227,9 @@ pub enum Status {
     Interrupted,
     /// Stopped because its standard output passed `--max-output`.
     OutputLimit,
+    /// Not needed: its panel was decided without it (`panel-judge --stop-when-decided`), so it
+    /// was ended or never launched. Counted as missing, never as a verdict.
+    Cancelled,
     /// Set by panel-tally --require-canaries, never by a judge: the verdict was given, but the
     /// judge's seat missed its canary (or has none), so it does not count.
     CanaryMissed,
@@ -254,6 +257,7 @@ impl Status {
             Status::Interrupted => "interrupted",
             Status::OutputLimit => "output-limit",
             Status::CanaryMissed => "canary-missed",
+            Status::Cancelled => "cancelled",
         }
     }
 }

@@ -30,6 +30,74 @@ pub fn required(agree: Option<usize>, size: usize) -> Result<usize> {
     }
 }
 
+/// A panel's answers while some of its judges are still out: the yes answers, the no answers,
+/// and the judges that gave none. What panel-judge stops by (`--stop-when-decided`,
+/// `--cascade`); panel-tally decides over the same counts with [`decide`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Standing {
+    pub yes: usize,
+    pub no: usize,
+    pub missing: usize,
+}
+
+/// The words of a panel's two answers: `holds`/`breaks`, `pass`/`revise`.
+pub type Words = (&'static str, &'static str);
+
+impl Standing {
+    /// Counts one judge's answer: `Some(true)` yes, `Some(false)` no, `None` none.
+    pub fn add(&mut self, yes: Option<bool>) {
+        match yes {
+            Some(true) => self.yes += 1,
+            Some(false) => self.no += 1,
+            None => self.missing += 1,
+        }
+    }
+
+    /// The decision the answers in make whatever the `out` judges still out answer (each may
+    /// say yes, no, or nothing): `None` while they could still change it. A panel is decided
+    /// early only to pass or to fail, never to no decision, since an answer still out could
+    /// turn that into a pass.
+    pub fn settled(&self, out: usize, required: usize) -> Option<Decision> {
+        match decide(self.yes, self.missing + out, required) {
+            Decision::NoDecision => None,
+            d => Some(d),
+        }
+    }
+
+    /// The fewest of the `out` judges whose answers could decide the panel: the yes answers
+    /// it still needs to pass, or the no answers that would leave a pass out of reach.
+    pub fn could_decide(&self, out: usize, required: usize) -> usize {
+        let to_pass = required.saturating_sub(self.yes);
+        let reachable = self.yes + self.missing + out;
+        let to_fail = (reachable + 1).saturating_sub(required);
+        to_pass.min(to_fail).min(out)
+    }
+
+    /// Why a judge left out was not needed, once [`Standing::settled`] said `d`.
+    pub fn why_decided(&self, d: Decision, required: usize, (yes, no): Words) -> String {
+        let why = match d {
+            Decision::Pass => format!("{} of {required} needed say {yes}", self.yes),
+            _ => {
+                let silent = match self.missing {
+                    0 => String::new(),
+                    n => format!(", {n} gave no answer"),
+                };
+                format!(
+                    "{} say {no}{silent}; {required} {yes} are no longer possible",
+                    self.no
+                )
+            }
+        };
+        format!("the panel was decided without it: {why}")
+    }
+}
+
+/// How many judges a cascade asks first: as many as could decide a panel of `size` that
+/// needs `required` yes answers, `min(required, size - required + 1)`.
+pub fn first_wave(size: usize, required: usize) -> usize {
+    Standing::default().could_decide(size, required)
+}
+
 /// `--agree` before the panel's size is known: at least 1.
 pub fn check_agree(agree: Option<usize>) -> Result<()> {
     if agree == Some(0) {
@@ -49,6 +117,78 @@ mod tests {
         assert_eq!(decide(2, 1, 3), Decision::NoDecision);
         assert_eq!(decide(1, 1, 3), Decision::Fail);
         assert_eq!(decide(0, 0, 1), Decision::Fail);
+    }
+
+    #[test]
+    fn a_panel_is_settled_only_when_no_answer_still_out_could_change_it() {
+        let two_holds = Standing {
+            yes: 2,
+            no: 0,
+            missing: 0,
+        };
+        assert_eq!(two_holds.settled(1, 2), Some(Decision::Pass));
+        assert_eq!(two_holds.settled(1, 3), None);
+        let two_breaks = Standing {
+            yes: 0,
+            no: 2,
+            missing: 0,
+        };
+        assert_eq!(two_breaks.settled(1, 2), Some(Decision::Fail));
+        // An abstention could have been a hold: it keeps the panel open as decide() does.
+        let one_each = Standing {
+            yes: 1,
+            no: 0,
+            missing: 1,
+        };
+        assert_eq!(one_each.settled(1, 2), None);
+        assert_eq!(one_each.settled(0, 2), None);
+        // With every answer in, settled agrees with decide() except for no decision.
+        for yes in 0..4 {
+            for no in 0..4 - yes {
+                let missing = 3 - yes - no;
+                let s = Standing { yes, no, missing };
+                let d = decide(yes, missing, 2);
+                let want = (d != Decision::NoDecision).then_some(d);
+                assert_eq!(s.settled(0, 2), want, "{s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_wave_is_as_many_as_could_decide() {
+        // The formula: min(N, size - N + 1).
+        assert_eq!(first_wave(3, 2), 2);
+        assert_eq!(first_wave(3, 3), 1);
+        assert_eq!(first_wave(3, 1), 1);
+        assert_eq!(first_wave(5, 3), 3);
+        let split = Standing {
+            yes: 1,
+            no: 1,
+            missing: 0,
+        };
+        assert_eq!(split.could_decide(1, 2), 1);
+    }
+
+    #[test]
+    fn the_cause_says_what_decided_it() {
+        let s = Standing {
+            yes: 2,
+            no: 0,
+            missing: 0,
+        };
+        assert_eq!(
+            s.why_decided(Decision::Pass, 2, ("holds", "breaks")),
+            "the panel was decided without it: 2 of 2 needed say holds"
+        );
+        let s = Standing {
+            yes: 0,
+            no: 2,
+            missing: 0,
+        };
+        assert_eq!(
+            s.why_decided(Decision::Fail, 2, ("holds", "breaks")),
+            "the panel was decided without it: 2 say breaks; 2 holds are no longer possible"
+        );
     }
 
     #[test]

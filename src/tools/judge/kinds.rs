@@ -8,8 +8,8 @@ use anyhow::{Result, bail};
 use crate::contracts::{Contract, review, verdict};
 use crate::engine::ask::Done;
 use crate::engine::harness::Seat;
-use crate::records::review::{ReviewRecord, reviewer_name};
-use crate::records::{Status, VerdictRecord};
+use crate::records::review::{ReviewDecision, ReviewRecord, reviewer_name};
+use crate::records::{Status, Verdict, VerdictRecord};
 use crate::rules::decorrelation;
 use crate::tools::judge::panel::{Judge, LensFlags, correlated, lenses, pair};
 
@@ -31,8 +31,10 @@ pub trait Kind {
     fn clash(&self, judges: &[Judge]) -> Option<String>;
     fn contract(&self) -> &'static dyn Contract;
     fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String;
-    /// The record of one judge's end, as a JSON line, and the word progress shows for it.
-    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> (String, &'static str);
+    /// The record of one judge's end.
+    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> Recorded;
+    /// The words of its yes and no answers, as a cancelled judge's cause says them.
+    fn words(&self) -> crate::rules::decision::Words;
     /// What the records are called: the run folder's ledger and the closing line.
     fn label(&self) -> &'static str;
 }
@@ -57,10 +59,12 @@ impl Kind for Verdicts {
         verdict::verdict_prompt(&judge.lens, candidate, nonce)
     }
 
-    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> (String, &'static str) {
-        let rec = verdict_record(judge, panel, done);
-        let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
-        (line(&rec), what)
+    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> Recorded {
+        Recorded::verdict(&verdict_record(judge, panel, done))
+    }
+
+    fn words(&self) -> crate::rules::decision::Words {
+        ("holds", "breaks")
     }
 
     fn label(&self) -> &'static str {
@@ -114,14 +118,39 @@ impl Kind for Reviews {
         review::prompt(brief, candidate, nonce, None)
     }
 
-    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> (String, &'static str) {
+    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> Recorded {
         let rec = review_record(judge, &self.stage, panel, done);
-        let what = rec.decision.map_or(rec.status.as_str(), |d| d.as_str());
-        (line(&rec), what)
+        Recorded {
+            line: line(&rec),
+            what: rec.decision.map_or(rec.status.as_str(), |d| d.as_str()),
+            yes: rec.decision.map(|d| d == ReviewDecision::Pass),
+        }
+    }
+
+    fn words(&self) -> crate::rules::decision::Words {
+        ("pass", "revise")
     }
 
     fn label(&self) -> &'static str {
         "reviews"
+    }
+}
+
+/// One judge's end: its record as a JSON line, the word progress shows for it, and its
+/// answer as a panel counts it (yes, no, or none).
+pub struct Recorded {
+    pub line: String,
+    pub what: &'static str,
+    pub yes: Option<bool>,
+}
+
+impl Recorded {
+    fn verdict(rec: &VerdictRecord) -> Recorded {
+        Recorded {
+            line: line(rec),
+            what: rec.verdict.map_or(rec.status.as_str(), |v| v.as_str()),
+            yes: rec.verdict.map(|v| v == Verdict::Holds),
+        }
     }
 }
 
@@ -170,16 +199,10 @@ fn refused_reason(done: &Done) -> Option<String> {
 
 /// The record of one canary judge's end: a verdict record about the canary's candidate
 /// (`panel.seal`) that names the verdict the canary is known to deserve.
-pub fn canary_record(
-    judge: &Judge,
-    panel: &Panel,
-    done: Done,
-    expected: crate::records::Verdict,
-) -> (String, &'static str) {
+pub fn canary_record(judge: &Judge, panel: &Panel, done: Done, expected: Verdict) -> Recorded {
     let mut rec = verdict_record(judge, panel, done);
     rec.canary = Some(expected.as_str().to_string());
-    let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
-    (line(&rec), what)
+    Recorded::verdict(&rec)
 }
 
 /// The record of one judge's end.

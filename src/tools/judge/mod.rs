@@ -11,6 +11,7 @@ use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
 
 pub mod canary;
+pub mod early;
 pub mod kinds;
 pub mod panel;
 pub mod pr;
@@ -139,6 +140,30 @@ pub struct Args {
     #[arg(long)]
     pub no_history: bool,
 
+    /// Verdicts and reviews: N holds (or passes) pass the panel, as for panel-tally --agree N;
+    /// what --stop-when-decided and --cascade stop by [default: every judge].
+    #[arg(long, value_name = "N")]
+    pub agree: Option<usize>,
+
+    /// Once the answers in decide the panel whatever the judges still out say, end those
+    /// judges (their whole group, as at the deadline) and launch no more. Each judge left out
+    /// gets a record, status cancelled, verdict null, its cause saying what decided the panel;
+    /// canaries are always asked. Never the default: a split's reasons are the finding.
+    #[arg(long)]
+    pub stop_when_decided: bool,
+
+    /// Launch, in the order given, only as many judges as could decide the panel (for --agree
+    /// N, the smaller of N and size + 1 - N), then more only while it is undecided; implies
+    /// --stop-when-decided. Cost falls; wall time can grow, since a later judge waits for the
+    /// earlier ones.
+    #[arg(long)]
+    pub cascade: bool,
+
+    /// --cascade's order: given (the judges' order), or cost: the seats by their mean cost per
+    /// answer in the history (PANEL_HISTORY, --history), cheapest first, where it has them.
+    #[arg(long, value_enum, value_name = "ORDER", default_value_t = CascadeOrder::Given, requires = "cascade")]
+    pub cascade_order: CascadeOrder,
+
     #[command(flatten)]
     pub launch: LaunchArgs,
 
@@ -157,6 +182,15 @@ pub struct Args {
     /// Print the harness table as JSON and exit.
     #[arg(long)]
     pub list_harnesses: bool,
+}
+
+/// The order a cascade asks its judges in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CascadeOrder {
+    /// As the judges are listed (lens by seat, as given).
+    Given,
+    /// Cheapest seat first, by the history's mean cost per answer.
+    Cost,
 }
 
 /// The contract the judges answer to.
@@ -239,6 +273,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.contract == Contract::Pr
+        && (args.stop_when_decided || args.cascade || args.agree.is_some())
+    {
+        bail!("--agree, --stop-when-decided and --cascade are for verdict and review panels");
+    }
+    if args.agree.is_some() && !(args.stop_when_decided || args.cascade) {
+        bail!(
+            "--agree N is what --stop-when-decided and --cascade stop by; panel-tally --agree N counts a panel"
+        );
+    }
     let kind: Arc<dyn Kind + Send + Sync> = match args.contract {
         Contract::Verdict => Arc::new(Verdicts),
         Contract::Review => Arc::new(Reviews {
@@ -287,6 +331,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cross: args.cross,
     };
     let judges = kind.judges(&flags, &seats)?;
+    let pace = if args.cascade {
+        early::Pace::Cascade
+    } else if args.stop_when_decided {
+        early::Pace::StopWhenDecided
+    } else {
+        early::Pace::All
+    };
+    let required = crate::rules::decision::required(args.agree, judges.len())?;
+    let mut early = early::Early::new(pace, judges.len(), required, kind.words());
     // The canary judges come after the panel's, on its first lens, one per seat and canary.
     let canary_judges = match judges.first() {
         Some(first) if !canaries.is_empty() => canary::judges(&first.lens, &seats, canaries.len())?,
@@ -347,7 +400,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let (brief, nonce) = (brief.clone(), nonce.clone());
             let prompt =
                 Prompt::built_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
-            Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
+            let mut job = Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone());
+            job.cancel = early.token.clone();
+            job
         })
         .chain(canary_jobs)
         .collect();
@@ -398,13 +453,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // which closes a panel on its last record, has them in it.
     let mut waiting_canaries = canary_judges.len();
     let mut last: Option<String> = None;
-    launcher.ask_each(&jobs, &check, |i, done| {
+    // Canaries first, always; then the panel's judges in the order they are to be asked.
+    let order: Vec<usize> = (judges.len()..jobs.len())
+        .chain(early::order(
+            &judges,
+            args.cascade_order,
+            &history_costs(&args),
+        ))
+        .collect();
+    let paced: Vec<Job> = order.iter().map(|&i| jobs[i].clone()).collect();
+    let first = canary_judges.len() + early.first();
+    launcher.ask_paced(&paced, &check, first, |k, done| {
+        let i = order[k];
         let ms = done.duration.as_millis() as u64;
+        let mut more = 0;
         let (judge, line, what) = match i.checked_sub(judges.len()) {
             None => {
                 let judge = &judges[i];
-                let (line, what) = kind.record(judge, &panel, done);
-                (judge, line, what)
+                let rec = kind.record(judge, &panel, done);
+                more = early.answered(rec.yes);
+                (judge, rec.line, rec.what)
             }
             Some(c) => {
                 let (n, judge) = &canary_judges[c];
@@ -413,15 +481,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
                     seal: &canary.candidate.seal,
                     ..panel
                 };
-                let (line, what) = kinds::canary_record(judge, &own, done, canary.expected);
+                let rec = kinds::canary_record(judge, &own, done, canary.expected);
                 waiting_canaries -= 1;
-                (judge, line, what)
+                (judge, rec.line, rec.what)
             }
         };
-        crate::engine::run_folder::file(
-            &run_dir.join(&judge.name).join("record.json"),
-            format!("{line}\n"),
-        );
+        // A judge its panel never launched has no folder yet.
+        let dir = run_dir.join(&judge.name);
+        if crate::engine::run_folder::dir(&dir) {
+            crate::engine::run_folder::file(&dir.join("record.json"), format!("{line}\n"));
+        }
         launcher.progress.say(&format!(
             "panel-judge: {} {what} ({:.1}s)",
             judge.name,
@@ -441,6 +510,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 failure.get_or_insert(e);
             }
         }
+        more
     });
     if let Some(line) = last.take()
         && let Err(e) = out.emit(&line)
@@ -454,6 +524,35 @@ pub fn run(args: Args) -> Result<ExitCode> {
         eprintln!("{}", out.closing_line(label, &run_dir));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The seats' mean costs per answer in the history, for `--cascade-order cost`; none (the
+/// order given, said in one line) when there is no history to read.
+fn history_costs(args: &Args) -> std::collections::HashMap<String, f64> {
+    if args.cascade_order != CascadeOrder::Cost {
+        return Default::default();
+    }
+    let var = |k: &str| std::env::var(k).ok();
+    let read =
+        match crate::engine::history::location(args.history.as_deref(), args.no_history, &var) {
+            Some(Ok(path)) => {
+                // `-` is a file here, never standard input (which holds the candidate).
+                let path = if path.as_os_str() == "-" {
+                    PathBuf::from("./-")
+                } else {
+                    path
+                };
+                early::mean_costs(&path.to_string_lossy())
+            }
+            Some(Err(why)) => Err(anyhow::anyhow!("{why}")),
+            None => Err(anyhow::anyhow!("no history is kept")),
+        };
+    read.unwrap_or_else(|e| {
+        eprintln!(
+            "panel-judge: --cascade-order cost: {e:#}; the judges are asked in the order given"
+        );
+        Default::default()
+    })
 }
 
 fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {

@@ -175,7 +175,8 @@ fn status_of(s: Status) -> PrStatus {
         Status::UsageLimit => PrStatus::UsageLimit,
         Status::RateLimited => PrStatus::RateLimited,
         Status::ModelRefused => PrStatus::ModelRefused,
-        Status::Interrupted => PrStatus::Interrupted,
+        // A PR panel is never cancelled: its members run under no panel's token.
+        Status::Interrupted | Status::Cancelled => PrStatus::Interrupted,
         Status::OutputLimit => PrStatus::OutputLimit,
     }
 }
@@ -298,6 +299,7 @@ pub fn review_member(
                 session: std::mem::take(&mut session),
             },
             retries: Some(0),
+            cancel: None,
         };
         let done = launcher.ask(&job, &check);
         rec.launches += 1;
@@ -615,6 +617,7 @@ pub fn judge(
                     session: first_session(seat),
                 },
                 retries: Some(0),
+                cancel: None,
             };
             let gap = if i == 0 { "" } else { "\n" };
             writeln!(out, "{gap}{}", launcher.command_line(&job)?)?;

@@ -408,6 +408,12 @@ impl PanelCount {
         }
         let threshold = decision::required(agree, counts.judges)?;
         let decision = decision::decide(counts.holds, counts.abstained, threshold);
+        let cancelled: Vec<&str> = judges
+            .iter()
+            .filter(|j| j.status == Status::Cancelled)
+            .map(|j| j.judge)
+            .collect();
+        let decided_early = (!cancelled.is_empty()).then_some(decision != Decision::NoDecision);
         let abstentions = judges
             .iter()
             .filter(|j| j.verdict.is_none())
@@ -440,6 +446,8 @@ impl PanelCount {
             usage: self.usage.clone().filter(|u| !u.is_empty()),
             canaries: canary_rows,
             canary_missed,
+            cancelled,
+            decided_early,
         })
     }
 }
@@ -542,6 +550,15 @@ pub struct Tally<'a> {
     /// The seats that missed a canary: gave the other verdict, or none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub canary_missed: Vec<&'a str>,
+    /// The judges its panel-judge left out as not needed (`--stop-when-decided`), counted as
+    /// missing (absent when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled: Vec<&'a str>,
+    /// With judges cancelled: whether the answers in decide the panel without them. False is
+    /// a panel cancelled without cause (a forged or edited stream, or another threshold):
+    /// no decision. Absent when none was cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_early: Option<bool>,
 }
 
 fn as_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S::Ok, S::Error> {

@@ -99,6 +99,14 @@ pub fn tally_json(buf: &mut Vec<u8>, t: &Tally) {
         buf.extend_from_slice(b",\"canaryMissed\":");
         json_strs(buf, &t.canary_missed);
     }
+    if !t.cancelled.is_empty() {
+        buf.extend_from_slice(b",\"cancelled\":");
+        json_strs(buf, &t.cancelled);
+    }
+    if let Some(early) = t.decided_early {
+        buf.extend_from_slice(b",\"decidedEarly\":");
+        buf.extend_from_slice(if early { b"true" } else { b"false" });
+    }
     buf.extend_from_slice(b"}\n");
 }
 

@@ -20,7 +20,9 @@ use crate::records::text::markdown as md;
 use crate::rules::pr::aggregate::{self, PanelVerdict, PrOutcome};
 use crate::tools::tally::count::{Tally, Totals};
 use crate::tools::tally::reviews::ThresholdOutcome;
-use crate::tools::tally::words::{panel_line, panels_line, reason_column, status_column};
+use crate::tools::tally::words::{
+    early_panel_line, panel_line, panels_line, reason_column, status_column, uncaused_line,
+};
 
 /// The mark a decision's heading starts with.
 fn mark(d: Decision) -> &'static str {
@@ -77,11 +79,12 @@ pub fn verdicts(t: &Tally) -> String {
         t.counts.judges,
         t.threshold
     );
-    let _ = writeln!(
-        out,
-        "**{}**\n",
-        panel_line(&t.counts, &t.abstentions, t.missing)
-    );
+    let panel = early_panel_line(t);
+    let panel = panel.unwrap_or_else(|| panel_line(&t.counts, &t.abstentions, t.missing));
+    let _ = writeln!(out, "**{panel}**\n");
+    if let Some(line) = uncaused_line(t, &|j| md(j)) {
+        let _ = writeln!(out, "{line}\n");
+    }
     let rows: Vec<Vec<String>> = t
         .judges
         .iter()

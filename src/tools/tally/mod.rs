@@ -48,6 +48,16 @@ use report::{Format, Sink};
 /// SEATS` line naming the seats that gave the other verdict or none; the JSON tally carries them
 /// as `canaries` (judge, seat, canary, verdict, status, hit) and `canaryMissed` (seats), both
 /// absent without canaries. With --require-canaries such a seat's verdicts do not count.
+///
+/// Judges left out (panel-judge --stop-when-decided or --cascade: status `cancelled`) count as
+/// missing, and the decision is made again with them missing: a cancelled judge never decides.
+/// A panel the answers in decide says so in place of the seed's PANEL line (whose panels never
+/// left a judge out): `PANEL: holds, decided 2-0 of --agree 2; 1 judge not needed
+/// (cancelled).` One the answers in do not decide (a forged or edited stream, or an --agree
+/// other than the panel ran under) is no decision, exit 3, with a `CANCELLED WITHOUT CAUSE:`
+/// line naming the judges. The JSON tally carries `cancelled` (judges) and `decidedEarly`,
+/// both absent when none was cancelled; the ledger counts cancelled judges apart from
+/// abstentions and says what stopping saved.
 #[derive(Parser, Debug)]
 #[command(name = "panel-tally", version)]
 pub struct Args {

@@ -11,7 +11,9 @@ use crate::records::text::inline;
 use crate::tools::tally::count::{JudgeRow, Tally, Totals};
 use crate::tools::tally::json::tally_json;
 use crate::tools::tally::markdown;
-pub use crate::tools::tally::words::{panel_line, panels_line, reason_column, status_column};
+pub use crate::tools::tally::words::{
+    early_panel_line, panel_line, panels_line, reason_column, status_column, uncaused_line,
+};
 
 /// The form of a report: `--format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -47,7 +49,12 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
         out.write_all(&judge_line(row))?;
     }
     writeln!(out)?;
-    writeln!(out, "{}", panel_line(&t.counts, &t.abstentions, t.missing))?;
+    let panel = early_panel_line(t);
+    let panel = panel.unwrap_or_else(|| panel_line(&t.counts, &t.abstentions, t.missing));
+    writeln!(out, "{panel}")?;
+    if let Some(line) = uncaused_line(t, &|j| inline(j).into_owned()) {
+        writeln!(out, "{line}")?;
+    }
     if t.agreed {
         writeln!(out, "{}", decision_line(t))?;
     }

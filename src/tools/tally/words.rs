@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::records::Status;
+use crate::records::{Decision, Status};
 use crate::rules::consensus::Counts;
-use crate::tools::tally::count::{Abstention, JudgeRow, Totals};
+use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
 
 /// What the status column says: the verdict, or the way the judge abstained. An unreadable
 /// judge that gave a word outside holds and breaks is shown by that word, as the seed's script
@@ -78,4 +78,53 @@ pub fn panels_line(t: &Totals) -> String {
         "PANELS: {} passed, {} failed, {} undecided",
         t.passed, t.failed, t.undecided
     )
+}
+
+/// The PANEL line of a panel decided early, in place of the seed's (whose panels never left a
+/// judge out): `PANEL: holds, decided 2-0 of --agree 2; 1 judge not needed (cancelled).`
+/// `None` when no judge was cancelled, or the answers in do not decide the panel.
+pub fn early_panel_line(t: &Tally) -> Option<String> {
+    if t.decided_early != Some(true) {
+        return None;
+    }
+    let c = &t.counts;
+    let (side, won, lost) = match t.decision() {
+        Decision::Pass => ("holds", c.holds, c.breaks),
+        _ => ("breaks", c.breaks, c.holds),
+    };
+    let n = t.cancelled.len();
+    let judges = if n == 1 { "judge" } else { "judges" };
+    let silent = c.abstained - n;
+    let others = match silent {
+        0 => String::new(),
+        k => format!("; {k} gave no verdict"),
+    };
+    Some(format!(
+        "PANEL: {side}, decided {won}-{lost} of {}{others}; {n} {judges} not needed (cancelled).",
+        threshold_words(t)
+    ))
+}
+
+/// The line of a panel whose judges were cancelled without cause: the answers in do not
+/// decide it (a forged or edited stream, or a threshold other than the one it ran under).
+/// Each name is shown through `show` (escaped for the form).
+pub fn uncaused_line(t: &Tally, show: &dyn Fn(&str) -> String) -> Option<String> {
+    if t.decided_early != Some(false) {
+        return None;
+    }
+    let names: Vec<String> = t.cancelled.iter().map(|j| show(j)).collect();
+    Some(format!(
+        "CANCELLED WITHOUT CAUSE: {}: the answers in do not decide the panel at {}, and a judge left out counts as missing (tally with the --agree the panel ran under).",
+        names.join(", "),
+        threshold_words(t)
+    ))
+}
+
+/// `--agree 2`, or `3 of 3 needed` when the threshold is the default.
+fn threshold_words(t: &Tally) -> String {
+    if t.agreed {
+        format!("--agree {}", t.threshold)
+    } else {
+        format!("{} of {} needed", t.threshold, t.counts.judges)
+    }
 }

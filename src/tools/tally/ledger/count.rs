@@ -176,6 +176,9 @@ pub struct Stats {
     pub breaks: u64,
     /// Abstentions by status, indexed as [`STATUSES`] (`ok` stays 0).
     pub abstained: [u64; 9],
+    /// Panels that were decided without this judge (`--stop-when-decided`): counted apart from
+    /// abstentions, since it was never asked to the end.
+    pub cancelled: u64,
     pub durations: Durations,
     pub spend: Spend,
     /// Panels where the other judges who answered had a majority, and where this judge
@@ -194,6 +197,23 @@ impl Stats {
         self.holds + self.breaks
     }
 
+    /// What its cancelled judges would have spent, each at this judge's mean over the panels
+    /// it was asked to the end: what stopping early saved.
+    pub fn saved(&self) -> Spend {
+        let asked = self.panels - self.cancelled;
+        if self.cancelled == 0 || asked == 0 {
+            return Spend::default();
+        }
+        let share = |x: u64| x * self.cancelled / asked;
+        Spend {
+            input_tokens: share(self.spend.input_tokens),
+            output_tokens: share(self.spend.output_tokens),
+            cached_tokens: share(self.spend.cached_tokens),
+            cost_usd: self.spend.cost_usd * self.cancelled as f64 / asked as f64,
+            ms: share(self.spend.ms),
+        }
+    }
+
     pub fn merge(&mut self, o: &Stats) {
         self.panels += o.panels;
         self.holds += o.holds;
@@ -201,6 +221,7 @@ impl Stats {
         for (a, b) in self.abstained.iter_mut().zip(&o.abstained) {
             *a += b;
         }
+        self.cancelled += o.cancelled;
         self.durations.merge(&o.durations);
         self.spend.add(&o.spend);
         self.majority_panels += o.majority_panels;
@@ -436,6 +457,11 @@ impl Ledger {
             let s = &mut self.judges[m.judge].stats;
             s.panels += 1;
             s.spend.add(&m.spend);
+            if m.status == Status::Cancelled {
+                // Cut short or never started: its time is no answer's.
+                s.cancelled += 1;
+                continue;
+            }
             s.durations.add(m.spend.ms);
             if m.verdict.is_none() {
                 s.abstained[status_index(m.status)] += 1;

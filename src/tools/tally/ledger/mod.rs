@@ -31,7 +31,8 @@ use crate::rules::bootstrap::{self, Ci};
 use crate::tools::tally::report::Format;
 use count::{Canary, Ledger, STATUSES, Shape, Stats};
 pub use stats::{
-    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, Report, SubPanel,
+    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, Report, StoppedEarly,
+    SubPanel,
 };
 
 /// Flags need this many panels (or shared panels) before they are raised on a rate.
@@ -91,10 +92,11 @@ fn stats_record(scope: &'static str, name: String, s: &Stats) -> JudgeStats {
         holds: s.holds,
         breaks: s.breaks,
         abstained: s.abstentions(),
+        cancelled: s.cancelled,
         abstentions,
         holds_rate: rate(s.holds, s.answered()),
         holds_rate_ci95: wilson(s.holds, s.answered()),
-        abstention_rate: rate(s.abstentions(), s.panels),
+        abstention_rate: rate(s.abstentions(), s.panels - s.cancelled),
         median_ms: s.durations.quantile(0.5),
         p90_ms: s.durations.quantile(0.9),
         input_tokens: s.spend.input_tokens,
@@ -370,6 +372,7 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
         unscored_panels: l.unshaped,
         closed_early: l.evicted,
         flags: flags as u64,
+        stopped_early: stopped_early(l),
     };
     Report {
         judges,
@@ -378,6 +381,22 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
         pairs,
         summary,
     }
+}
+
+/// What stopping early saved over the whole history, judge by judge.
+fn stopped_early(l: &Ledger) -> Option<StoppedEarly> {
+    let mut saved = count::Spend::default();
+    let mut cancelled = 0;
+    for j in &l.judges {
+        cancelled += j.stats.cancelled;
+        saved.add(&j.stats.saved());
+    }
+    (cancelled > 0).then(|| StoppedEarly {
+        cancelled,
+        judge_ms: saved.ms,
+        tokens: saved.tokens(),
+        cost_usd: saved.cost_usd,
+    })
 }
 
 /// Reads the inputs into a ledger.

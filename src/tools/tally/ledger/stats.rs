@@ -48,6 +48,10 @@ pub struct JudgeStats {
     pub holds: u64,
     pub breaks: u64,
     pub abstained: u64,
+    /// Panels decided without this judge (status cancelled), apart from abstentions; absent
+    /// when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cancelled: u64,
     /// Abstentions by status.
     pub abstentions: BTreeMap<&'static str, u64>,
     /// Holds among the verdicts given (abstentions left out).
@@ -171,6 +175,24 @@ pub struct LedgerSummary {
     /// Panels closed before their last record because too many were open at once.
     pub closed_early: u64,
     pub flags: u64,
+    /// Judges left out of panels decided without them, and what they would have spent, each
+    /// at its judge's mean over the panels it was asked to the end (absent when none was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<StoppedEarly>,
+}
+
+/// What stopping panels once decided saved (`panel-judge --stop-when-decided`).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StoppedEarly {
+    pub cancelled: u64,
+    pub judge_ms: u64,
+    pub tokens: u64,
+    pub cost_usd: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Everything the ledger reports.

@@ -115,6 +115,16 @@ pub fn render(r: &Report, paint: bool) -> String {
         "Outcomes (every judge must hold): pass {}, fail {}, no decision {}\n",
         s.pass, s.fail, s.no_decision
     );
+    if let Some(e) = &s.stopped_early {
+        let _ = writeln!(
+            out,
+            "Stopped early: {} judge(s) not needed (cancelled), not abstentions; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
+            e.cancelled,
+            e.judge_ms as f64 / 1000.0,
+            e.tokens,
+            e.cost_usd
+        );
+    }
     table(
         &mut out,
         "Judges (holds and breaks: of the verdicts given)",
