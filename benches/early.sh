@@ -60,27 +60,36 @@ for j in 1 2 3; do seats+=(--seat "exec:$work/judge.sh $j" --family "exec:$work/
 awk -F'\t' -v w="$work" '{ printf "{\"type\":\"verdict\",\"seat\":\"exec:%s/judge.sh %d\",\"status\":\"ok\",\"usage\":{\"costUsd\":%s}}\n", w, $2, $7 }' "$work/history.tsv" > "$work/history.jsonl"
 
 modes=(all stop cascade cascade-cost)
-for mode in "${modes[@]}"; do
-    case $mode in
+flags_of() {
+    case $1 in
     all) flags=(--no-history) ;;
     stop) flags=(--no-history --agree 2 --stop-when-decided) ;;
     cascade) flags=(--no-history --agree 2 --cascade) ;;
     cascade-cost) flags=(--agree 2 --cascade --cascade-order cost --history "$work/replayed.jsonl") ;;
     esac
-    cp "$work/history.jsonl" "$work/replayed.jsonl"
+}
+for mode in "${modes[@]}"; do
     : > "$work/$mode.jsonl"
     : > "$work/$mode.decisions"
-    start=$(date +%s.%N)
-    for p in $(seq 1 "$PANELS"); do
-        BENCH_PANEL=$(awk -F'\t' -v p="$p" '$1 == p { printf "%s %d ", $3, $4 }' "$work/history.tsv")
+    echo 0 > "$work/$mode.wall"
+done
+# Panel by panel, the four ways one after the other: a machine whose load changes meets them
+# alike.
+for p in $(seq 1 "$PANELS"); do
+    BENCH_PANEL=$(awk -F'\t' -v p="$p" '$1 == p { printf "%s %d ", $3, $4 }' "$work/history.tsv")
+    for mode in "${modes[@]}"; do
+        flags_of "$mode"
+        cp "$work/history.jsonl" "$work/replayed.jsonl"
+        start=$(date +%s.%N)
         BENCH_PANEL=$BENCH_PANEL "$bin/panel-judge" --lens 'a=Is it right?' "${seats[@]}" "${flags[@]}" "$work/answer.md" 2>/dev/null > "$work/panel.jsonl"
+        end=$(date +%s.%N)
+        awk -v w="$(cat "$work/$mode.wall")" -v s="$start" -v e="$end" 'BEGIN { printf "%.3f\n", w + e - s }' > "$work/$mode.wall.new"
+        mv "$work/$mode.wall.new" "$work/$mode.wall"
         cat "$work/panel.jsonl" >> "$work/$mode.jsonl"
         code=0
         "$bin/panel-tally" --agree 2 < "$work/panel.jsonl" > /dev/null || code=$?
         echo "$p $code" >> "$work/$mode.decisions"
     done
-    end=$(date +%s.%N)
-    awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f\n", e - s }' > "$work/$mode.wall"
 done
 
 # What each mode spent: a judge launched pays its recorded tokens and cost in full (a judge

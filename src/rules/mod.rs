@@ -3,6 +3,7 @@
 //! | rule | where |
 //! | --- | --- |
 //! | pass, fail or no decision against a threshold (`--agree`) | [`decision::decide`] |
+//! | a panel decided before its last judge answers (`--stop-when-decided`) | [`decision::Standing::settled`] |
 //! | one judge in two costumes | [`decorrelation`] |
 //! | a seat that missed its canary, and whether its verdicts count | [`canary::discounted`] |
 //! | which findings name one problem | [`grouping::relate`] |
