@@ -6,6 +6,10 @@
 //! (every record type and reading them). Only `tools` is the library's interface; the tests and
 //! the fuzz targets reach what else they need through [`internals`].
 
+// Unsafe code is for the sandbox's walls alone (namespaces, seccomp, the jail's first
+// process): `engine::sandbox::{jail, walls}` allow it, nothing else may.
+#![deny(unsafe_code)]
+
 pub(crate) mod contracts;
 pub(crate) mod engine;
 pub(crate) mod records;

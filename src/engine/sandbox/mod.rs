@@ -17,10 +17,12 @@
 
 pub mod confine;
 pub mod egress;
+#[allow(unsafe_code)]
 pub mod jail;
 pub mod refused;
 pub mod rules;
 pub mod supervise;
+#[allow(unsafe_code)]
 pub mod walls;
 
 use std::ffi::OsString;
