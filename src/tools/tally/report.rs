@@ -27,15 +27,44 @@ pub enum Format {
 /// A name or reason with a newline or an escape sequence in it is shown escaped: no field
 /// starts a line of its own or redraws the line (a deliberate difference from the script).
 pub fn judge_line(row: &JudgeRow) -> Vec<u8> {
+    judge_line_in(row, NAME_WIDTH)
+}
+
+/// The script's width of the name column; a panel with a longer name is padded to that name
+/// (a deliberate difference: the script's columns broke there).
+const NAME_WIDTH: usize = 12;
+
+/// One judge's line with the name column `width` bytes wide.
+fn judge_line_in(row: &JudgeRow, width: usize) -> Vec<u8> {
     let name = inline(row.judge.trim_end_matches('\n'));
     let mut line = Vec::with_capacity(64);
-    pad(&mut line, &name, 12);
+    pad(&mut line, &name, width);
     line.push(b' ');
     pad(&mut line, &inline(status_column(row)), 10);
     line.push(b' ');
-    line.extend_from_slice(inline(reason_column(row)).as_bytes());
+    let reason = inline(reason_column(row));
+    match row.verdict {
+        // A judge's own reason is the finding, shown whole; our cause of an abstention is cut.
+        None => line.extend_from_slice(cut(&reason, CAUSE_WIDTH).as_bytes()),
+        Some(_) => line.extend_from_slice(reason.as_bytes()),
+    }
     line.push(b'\n');
     line
+}
+
+/// Bytes of an abstention's cause shown on its judge's line; the record keeps it whole.
+const CAUSE_WIDTH: usize = 160;
+
+/// `text` cut to at most `width` bytes at a character's edge, `…` marking the cut.
+fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= width {
+        return text.into();
+    }
+    let mut end = width;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into()
 }
 
 fn pad(out: &mut Vec<u8>, text: &str, width: usize) {
@@ -45,14 +74,22 @@ fn pad(out: &mut Vec<u8>, text: &str, width: usize) {
 
 /// The whole text report of one panel: the judges, a blank line, PANEL, the run folders.
 pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
+    let width = t
+        .judges
+        .iter()
+        .map(|r| inline(r.judge.trim_end_matches('\n')).len())
+        .fold(NAME_WIDTH, usize::max);
     for row in &t.judges {
-        out.write_all(&judge_line(row))?;
+        out.write_all(&judge_line_in(row, width))?;
     }
     writeln!(out)?;
     let panel = early_panel_line(t);
     let panel = panel.unwrap_or_else(|| panel_line(&t.counts, &t.abstentions, t.missing));
     writeln!(out, "{panel}")?;
     if let Some(line) = uncaused_line(t, &|j| inline(j).into_owned()) {
+        writeln!(out, "{line}")?;
+    }
+    if let Some(line) = sides_line(t) {
         writeln!(out, "{line}")?;
     }
     if t.agreed {
@@ -77,6 +114,29 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
         writeln!(out, "verdicts: {}", inline(run))?;
     }
     Ok(())
+}
+
+/// Which side of a split is which, a line the script has none of: `sides: breaks: edges;
+/// holds: correctness, evidence`. Only for a split.
+pub fn sides_line(t: &Tally) -> Option<String> {
+    use crate::records::Verdict;
+    if t.counts.holds == 0 || t.counts.breaks == 0 {
+        return None;
+    }
+    let side = |v: Verdict| {
+        let names: Vec<String> = t
+            .judges
+            .iter()
+            .filter(|j| j.verdict == Some(v))
+            .map(|j| inline(j.judge).into_owned())
+            .collect();
+        format!("{}: {}", v.as_str(), names.join(", "))
+    };
+    Some(format!(
+        "sides: {}; {}",
+        side(Verdict::Breaks),
+        side(Verdict::Holds)
+    ))
 }
 
 /// Under `--agree N`, what the panel decided and why: `decision: pass (2 of 3 say holds;
@@ -255,6 +315,10 @@ mod tests {
             String::from_utf8(judge_line(&b)).unwrap(),
             "a-very-long-judge-name timeout    no answer in 60 s\n"
         );
+        let why = "no answer ".repeat(40);
+        b.cause = Some(&why);
+        let line = String::from_utf8(judge_line(&b)).unwrap();
+        assert!(line.ends_with("…\n") && line.len() < 200, "{line}");
         b.status = Status::Unreadable;
         b.reason = None;
         assert_eq!(
