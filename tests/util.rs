@@ -237,20 +237,50 @@ pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
 /// (`jail+landlock-abi-7`, `landlock-abi-7 (no user namespaces: …)`, `unavailable: …`).
 pub fn auto_walls() -> &'static str {
     static SAID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SAID.get_or_init(|| {
-        let out = Command::new(bin("panel-judge"))
-            .args(["--lens", "a=Q?", "--family", "exec:cat=x"])
-            .args(["--seat", "exec:cat", "--retries", "0", "--timeout", "30"])
-            .arg(root().join("examples/answer.md"))
-            .env("PANEL_HISTORY", "off")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let line = String::from_utf8_lossy(&out.stdout);
-        let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap_or("{}"))
-            .unwrap_or_else(|e| panic!("panel-judge wrote no record: {e}: {out:?}"));
-        rec["sandbox"].as_str().unwrap_or_default().to_string()
-    })
+    SAID.get_or_init(|| probe_walls(&root().join("examples/answer.md")))
+}
+
+/// What `panel-judge --sandbox auto` records as its walls, one judge run on `candidate`. A
+/// probe that wrote no record, or one that names no walls, fails the test with what
+/// panel-judge said: a probe that could not run is never read as a kernel without walls (as
+/// the hostile matrix, run by a user who could not read the candidate, once did: it dropped
+/// its walled columns, gave an empty reason and passed).
+fn probe_walls(candidate: &Path) -> String {
+    let out = Command::new(bin("panel-judge"))
+        .args(["--lens", "a=Q?", "--family", "exec:cat=x"])
+        .args(["--seat", "exec:cat", "--retries", "0", "--timeout", "30"])
+        .arg(candidate)
+        .env("PANEL_HISTORY", "off")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&out.stdout);
+    let why = || {
+        format!(
+            "the probe of the judges' walls (panel-judge --sandbox auto on {}) wrote no record of them: {}; stdout {:?}; stderr {:?}",
+            candidate.display(),
+            out.status,
+            line,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let Some(first) = line.lines().next() else {
+        panic!("{}", why());
+    };
+    let rec: serde_json::Value =
+        serde_json::from_str(first).unwrap_or_else(|e| panic!("{e}: {}", why()));
+    match rec["sandbox"].as_str() {
+        Some(said) if !said.is_empty() => said.to_string(),
+        _ => panic!("{}", why()),
+    }
+}
+
+/// The probe once read "no record" as "no walls" (an empty `sandbox`).
+#[test]
+#[should_panic(expected = "wrote no record of them")]
+fn a_probe_that_could_not_run_fails_rather_than_finding_no_walls() {
+    let tmp = TempDir::new("probe");
+    probe_walls(&tmp.path().join("no such candidate.md"));
 }
 
 /// Whether this kernel confines judges with Landlock (in a jail or alone).
