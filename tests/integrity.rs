@@ -588,6 +588,13 @@ fn another_user(setpriv: bool) -> bool {
 /// `setpriv` arguments that run what follows as nobody, without root's groups.
 const AS_NOBODY: [&str; 4] = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"];
 
+/// `file` where nobody can read it, in `tmp` (a folder of the test's, opened to all) when the
+/// checkout or the target folder is not: a test run as nobody reads nothing through the folders
+/// around the checkout (a clone in a 0700 folder), and runs there, with its state, in `tmp`.
+fn for_nobody(tmp: &TempDir, file: &std::path::Path) -> std::path::PathBuf {
+    crate::util::readable_by_others(tmp.path(), file)
+}
+
 /// Under `umask 000` the run folder was 0777 and its files 0666: anyone could read the prompts
 /// and rewrite the ledger. Folders are 0700 and files 0600, whatever the umask.
 #[test]
@@ -1001,19 +1008,21 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
     let seat = format!("exec:sh {}", answer.display());
     let mut script = format!(
         "ulimit -u 16 && exec {} --seat '{seat}' --family '{seat}=x' --timeout 60",
-        bin("panel-judge").display()
+        for_nobody(&tmp, &bin("panel-judge")).display()
     );
     for i in 0..8 {
         script.push_str(&format!(" --lens l{i}=Q{i}?"));
     }
-    script.push_str(" examples/answer.md");
+    let candidate = for_nobody(&tmp, &root().join("examples/answer.md"));
+    script.push_str(&format!(" {}", candidate.display()));
     let out = Command::new("setpriv")
         .args(AS_NOBODY)
         .args(["bash", "-c", &script])
         .env("TMPDIR", tmp.path())
         .env("HOME", tmp.path())
+        .env("XDG_STATE_HOME", tmp.path().join("state"))
         .env("PANEL_SANDBOX_READ", tmp.path())
-        .current_dir(root())
+        .current_dir(tmp.path())
         .stdin(Stdio::null())
         .checked_output()
         .unwrap();
@@ -1040,6 +1049,10 @@ fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
     std::fs::write(&secret, "FDCANARY\n").unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
     let nobody = crate::util::is_root() && another_user(true);
+    let (panel_judge, candidate) = (
+        for_nobody(&tmp, &bin("panel-judge")),
+        for_nobody(&tmp, &root().join("examples/answer.md")),
+    );
     // The judge climbs to panel-judge (its supervisor is panel-judge too: the top one).
     let seat = "exec:a=$(cat <&7 2>&1 | tr -cd A-Z); p=$$; t=0; \
         while [ \"$p\" -gt 1 ]; do [ \"$(cat /proc/$p/comm 2>/dev/null)\" = panel-judge ] && t=$p; \
@@ -1048,9 +1061,10 @@ fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
         printf '{\"verdict\":\"holds\",\"reason\":\"fd=%s env=%s t=%s\",\"confidence\":1}' \"$a\" \"$e\" \"$t\"";
     for sandbox in ["off", "auto"] {
         let script = format!(
-            "exec 7<{}; exec {} --sandbox {sandbox} --seat \"$SEAT\" --family \"$SEAT=x\" --lens a=Q? examples/answer.md",
+            "exec 7<{}; exec {} --sandbox {sandbox} --seat \"$SEAT\" --family \"$SEAT=x\" --lens a=Q? {}",
             secret.display(),
-            bin("panel-judge").display()
+            panel_judge.display(),
+            candidate.display()
         );
         let mut cmd = if nobody {
             let mut c = Command::new("setpriv");
@@ -1065,7 +1079,8 @@ fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
             .env("CALLER_SECRET", "ENVCANARY")
             .env("HOME", tmp.path())
             .env("TMPDIR", tmp.path())
-            .current_dir(root())
+            .env("XDG_STATE_HOME", tmp.path().join("state"))
+            .current_dir(tmp.path())
             .stdin(Stdio::null())
             .checked_output()
             .unwrap();

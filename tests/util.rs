@@ -63,6 +63,56 @@ pub fn judges_may_write(dir: &Path) -> &Path {
     dir
 }
 
+/// `file` (an absolute path), where a user who is not its owner can read it (and run it, if
+/// its owner may): itself when every folder above it lets others through, else a copy in `dir`
+/// (a test's folder that the test opened to all), under its own name. For a test that runs our
+/// tools as another id (nobody): the checkout, and the target folder with our binaries, may sit
+/// where only their owner passes (a clone in a 0700 folder, the target folder inside it).
+pub fn readable_by_others(dir: &Path, file: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| {
+        std::fs::metadata(p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            .permissions()
+            .mode()
+    };
+    let run = mode(file) & 0o100 != 0;
+    let need = if run { 0o005 } else { 0o004 };
+    let open = mode(file) & need == need && file.ancestors().skip(1).all(|d| mode(d) & 0o001 != 0);
+    if open {
+        return file.to_path_buf();
+    }
+    let copy = dir.join(file.file_name().unwrap());
+    std::fs::copy(file, &copy).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let bits = if run { 0o755 } else { 0o644 };
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(bits)).unwrap();
+    copy
+}
+
+/// What others cannot reach (a file in a 0700 folder) is copied where they can; what they can
+/// reach is left where it is.
+#[test]
+fn what_others_cannot_reach_is_copied_where_they_can() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new("others");
+    let (shut, open) = (tmp.path().join("shut"), tmp.path().join("open"));
+    for (dir, mode) in [(tmp.path(), 0o755), (&shut, 0o700), (&open, 0o777)] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let (hidden, seen) = (shut.join("answer.md"), open.join("seen.md"));
+    for file in [&hidden, &seen] {
+        std::fs::write(file, "an answer\n").unwrap();
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let copy = readable_by_others(&open, &hidden);
+    assert_eq!(copy, open.join("answer.md"));
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "an answer\n");
+    let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644);
+    assert_eq!(readable_by_others(&open, &seen), seen);
+}
+
 /// Runs a command with `stdin` fed on a thread, and returns its output.
 pub fn run_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Output {
     let mut child = cmd
@@ -187,20 +237,50 @@ pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
 /// (`jail+landlock-abi-7`, `landlock-abi-7 (no user namespaces: …)`, `unavailable: …`).
 pub fn auto_walls() -> &'static str {
     static SAID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SAID.get_or_init(|| {
-        let out = Command::new(bin("panel-judge"))
-            .args(["--lens", "a=Q?", "--family", "exec:cat=x"])
-            .args(["--seat", "exec:cat", "--retries", "0", "--timeout", "30"])
-            .arg(root().join("examples/answer.md"))
-            .env("PANEL_HISTORY", "off")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let line = String::from_utf8_lossy(&out.stdout);
-        let rec: serde_json::Value = serde_json::from_str(line.lines().next().unwrap_or("{}"))
-            .unwrap_or_else(|e| panic!("panel-judge wrote no record: {e}: {out:?}"));
-        rec["sandbox"].as_str().unwrap_or_default().to_string()
-    })
+    SAID.get_or_init(|| probe_walls(&root().join("examples/answer.md")))
+}
+
+/// What `panel-judge --sandbox auto` records as its walls, one judge run on `candidate`. A
+/// probe that wrote no record, or one that names no walls, fails the test with what
+/// panel-judge said: a probe that could not run is never read as a kernel without walls (as
+/// the hostile matrix, run by a user who could not read the candidate, once did: it dropped
+/// its walled columns, gave an empty reason and passed).
+fn probe_walls(candidate: &Path) -> String {
+    let out = Command::new(bin("panel-judge"))
+        .args(["--lens", "a=Q?", "--family", "exec:cat=x"])
+        .args(["--seat", "exec:cat", "--retries", "0", "--timeout", "30"])
+        .arg(candidate)
+        .env("PANEL_HISTORY", "off")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&out.stdout);
+    let why = || {
+        format!(
+            "the probe of the judges' walls (panel-judge --sandbox auto on {}) wrote no record of them: {}; stdout {:?}; stderr {:?}",
+            candidate.display(),
+            out.status,
+            line,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let Some(first) = line.lines().next() else {
+        panic!("{}", why());
+    };
+    let rec: serde_json::Value =
+        serde_json::from_str(first).unwrap_or_else(|e| panic!("{e}: {}", why()));
+    match rec["sandbox"].as_str() {
+        Some(said) if !said.is_empty() => said.to_string(),
+        _ => panic!("{}", why()),
+    }
+}
+
+/// The probe once read "no record" as "no walls" (an empty `sandbox`).
+#[test]
+#[should_panic(expected = "wrote no record of them")]
+fn a_probe_that_could_not_run_fails_rather_than_finding_no_walls() {
+    let tmp = TempDir::new("probe");
+    probe_walls(&tmp.path().join("no such candidate.md"));
 }
 
 /// Whether this kernel confines judges with Landlock (in a jail or alone).
