@@ -1,4 +1,9 @@
-complete -c panel-judge -l seat -d 'A seat, HARNESS[:MODEL] (repeatable), e.g. claude:haiku, codex:gpt-5.6-luna, exec:\'llm -m gpt-4o-mini\', replay:answers.json' -r
+# The harness names a seat (HARNESS[:MODEL]) starts with.
+function __panel_harnesses
+    command panel-judge --list-harnesses 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
+end
+
+complete -c panel-judge -l seat -d 'A seat, HARNESS[:MODEL] (repeatable), e.g. claude:haiku, codex:gpt-5.6-luna, exec:\'llm -m gpt-4o-mini\', replay:answers.json' -r -f -a "(__panel_harnesses)"
 complete -c panel-judge -l lens -d 'A lens, NAME=QUESTION (repeatable). Default: correctness, edges, evidence' -r
 complete -c panel-judge -l lenses -d 'A file of lenses, one NAME=QUESTION (or the seed script\'s NAME|QUESTION) per line' -r -F
 complete -c panel-judge -l contract -d 'What the judges answer' -r -f -a "verdict\t'{"verdict": "holds"|"breaks", "reason", "confidence"}: one verdict record per judge'

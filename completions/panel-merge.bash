@@ -1,3 +1,8 @@
+# The harness names a seat (HARNESS[:MODEL]) starts with.
+_panel_harnesses() {
+    command panel-judge --list-harnesses 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)",\{0,1\}$/\1/p'
+}
+
 _panel__merge() {
     local i cur prev opts cmd
     COMPREPLY=()
@@ -30,7 +35,8 @@ _panel__merge() {
             fi
             case "${prev}" in
                 --seat)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_panel_harnesses)" -- "${cur}"))
+                    compopt -o nospace 2>/dev/null
                     return 0
                     ;;
                 --out)

@@ -1,4 +1,9 @@
-complete -c panel-merge -l seat -d 'Ask this seat (HARNESS[:MODEL]) to group the findings instead of grouping them in code. It is never taken from the records: for the seed\'s merging seat, the first reviewer\'s, give the first --seat that panel-judge was given' -r
+# The harness names a seat (HARNESS[:MODEL]) starts with.
+function __panel_harnesses
+    command panel-judge --list-harnesses 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
+end
+
+complete -c panel-merge -l seat -d 'Ask this seat (HARNESS[:MODEL]) to group the findings instead of grouping them in code. It is never taken from the records: for the seed\'s merging seat, the first reviewer\'s, give the first --seat that panel-judge was given' -r -f -a "(__panel_harnesses)"
 complete -c panel-merge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
 complete -c panel-merge -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
 complete -c panel-merge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r

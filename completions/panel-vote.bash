@@ -1,3 +1,8 @@
+# The harness names a seat (HARNESS[:MODEL]) starts with.
+_panel_harnesses() {
+    command panel-judge --list-harnesses 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)",\{0,1\}$/\1/p'
+}
+
 _panel__vote() {
     local i cur prev opts cmd
     COMPREPLY=()
@@ -50,11 +55,13 @@ _panel__vote() {
                     return 0
                     ;;
                 --seat)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_panel_harnesses)" -- "${cur}"))
+                    compopt -o nospace 2>/dev/null
                     return 0
                     ;;
                 --reads)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_panel_harnesses)" -- "${cur}"))
+                    compopt -o nospace 2>/dev/null
                     return 0
                     ;;
                 --agree)
@@ -62,7 +69,8 @@ _panel__vote() {
                     return 0
                     ;;
                 --judge)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_panel_harnesses)" -- "${cur}"))
+                    compopt -o nospace 2>/dev/null
                     return 0
                     ;;
                 --round)
@@ -144,7 +152,8 @@ _panel__vote() {
                     return 0
                     ;;
                 --judge)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "$(_panel_harnesses)" -- "${cur}"))
+                    compopt -o nospace 2>/dev/null
                     return 0
                     ;;
                 --round)

@@ -1,3 +1,8 @@
+# The harness names a seat (HARNESS[:MODEL]) starts with.
+function __panel_harnesses
+    command panel-judge --list-harnesses 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
+end
+
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
     string join \n candidate= brief= seat= reads= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= h/help V/version
@@ -26,10 +31,10 @@ end
 
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l candidate -d 'The work under review, shown to every voter and to the judge' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l brief -d 'The brief the work was written to, shown to every voter and to the judge' -r
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l seat -d 'A seat the reviewers sat on, HARNESS[:MODEL] (repeatable): the --seat options panel-judge was given. Each reviewer votes on its own seat, which must be one of these; a reviewer record on any other seat is an input error, and nothing is launched' -r
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l reads -d 'A voter\'s seat that declares read tools (repeatable; one of the --seat options): its voter works in a folder holding a copy of the work, with its harness\'s read tools (its reviewer mode: claude, codex), and may read the work to check a claim before it votes' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l seat -d 'A seat the reviewers sat on, HARNESS[:MODEL] (repeatable): the --seat options panel-judge was given. Each reviewer votes on its own seat, which must be one of these; a reviewer record on any other seat is an input error, and nothing is launched' -r -f -a "(__panel_harnesses)"
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l reads -d 'A voter\'s seat that declares read tools (repeatable; one of the --seat options): its voter works in a folder holding a copy of the work, with its harness\'s read tools (its reviewer mode: claude, codex), and may read the work to check a claim before it votes' -r -f -a "(__panel_harnesses)"
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l agree -d 'How many reviewers must pass the work for the panel to pass (default: all)' -r
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r -f -a "(__panel_harnesses)"
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l round -d 'The round, counting from 1: picks the answer a replay:FILE judge gives' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
@@ -53,7 +58,7 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -s V -l version -d '
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -l agree -d 'How many reviewers must pass the work for the panel to pass (default: all)' -r
-complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r
+complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r -f -a "(__panel_harnesses)"
 complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -l round -d 'The round, counting from 1: picks the answer a replay:FILE judge gives' -r
 complete -c panel-vote -n "__fish_panel_vote_using_subcommand apply" -s h -l help -d 'Print help'
 complete -c panel-vote -n "__fish_panel_vote_using_subcommand help; and not __fish_seen_subcommand_from apply help" -f -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'

@@ -26,7 +26,12 @@ fn tools() -> Vec<(clap::Command, &'static panel::tools::docs::ToolDoc)> {
 /// Every generated file and what it must hold.
 fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
-    for (mut cmd, doc) in tools() {
+    // The five tools, and the bash tools (their shape in panel::tools::scripts): the same page
+    // but for DESCRIPTION, which a bash tool's page takes from its own --help, and OPTIONS,
+    // which that help already describes.
+    let scripts = panel::tools::scripts::commands();
+    let script_names: Vec<String> = scripts.iter().map(|(c, _)| c.get_name().into()).collect();
+    for (mut cmd, doc) in tools().into_iter().chain(scripts) {
         cmd.build();
         let name = cmd.get_name().to_string();
         // clap's own sections, then our EXIT STATUS and EXAMPLES.
@@ -35,8 +40,14 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
         page.render_title(&mut man).unwrap();
         page.render_name_section(&mut man).unwrap();
         page.render_synopsis_section(&mut man).unwrap();
-        page.render_description_section(&mut man).unwrap();
-        page.render_options_section(&mut man).unwrap();
+        if script_names.contains(&name) {
+            let about = cmd.get_about().unwrap().to_string();
+            let description = panel::tools::scripts::description_roff(&script_help(&name), &about);
+            man.extend_from_slice(description.as_bytes());
+        } else {
+            page.render_description_section(&mut man).unwrap();
+            page.render_options_section(&mut man).unwrap();
+        }
         if cmd.get_subcommands().next().is_some() {
             page.render_subcommands_section(&mut man).unwrap();
         }
@@ -44,15 +55,7 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
         man.extend_from_slice(panel::tools::docs::see_also(&name).as_bytes());
         page.render_version_section(&mut man).unwrap();
         out.push((root().join("man").join(format!("{name}.1")), man));
-        for (shell, file) in [
-            (Shell::Bash, format!("{name}.bash")),
-            (Shell::Zsh, format!("_{name}")),
-            (Shell::Fish, format!("{name}.fish")),
-        ] {
-            let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut cmd, &name, &mut buf);
-            out.push((root().join("completions").join(file), buf));
-        }
+        out.extend(completions(&mut cmd));
     }
     out.push((
         root().join("man/panel.7"),
@@ -65,6 +68,39 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
         ));
     }
     out
+}
+
+/// A tool's completions for bash, zsh and fish; an option whose value is a seat completes the
+/// harness names.
+fn completions(cmd: &mut clap::Command) -> Vec<(PathBuf, Vec<u8>)> {
+    let name = cmd.get_name().to_string();
+    let seats = panel::tools::completions::seat_options(cmd);
+    let mut out = Vec::new();
+    for (shell, file) in [
+        (Shell::Bash, format!("{name}.bash")),
+        (Shell::Zsh, format!("_{name}")),
+        (Shell::Fish, format!("{name}.fish")),
+    ] {
+        let mut buf = Vec::new();
+        clap_complete::generate(shell, cmd, &name, &mut buf);
+        let script = String::from_utf8(buf).unwrap();
+        let script =
+            panel::tools::completions::with_harness_names(&shell.to_string(), &script, &seats)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        out.push((root().join("completions").join(file), script.into_bytes()));
+    }
+    out
+}
+
+/// What `bin/NAME --help` prints.
+fn script_help(name: &str) -> String {
+    let out = std::process::Command::new(root().join("bin").join(name))
+        .arg("--help")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{name} --help");
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
@@ -214,6 +250,127 @@ fn every_bash_tool_answers_help_with_exit_0() {
     }
 }
 
+/// The options a script's `--help` names: the `--long` and `-s` words of its `Usage:` line and
+/// those that start a line (an options table, a paragraph about one), `-h`/`--help` left out.
+fn options_named(help: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for line in help.lines() {
+        let words: Vec<&str> = if line.starts_with("Usage:") {
+            line.split_whitespace().collect()
+        } else {
+            line.split_whitespace().take(1).collect()
+        };
+        for w in words {
+            let w = w.trim_matches(|c| c == '[' || c == ']' || c == ',' || c == '.');
+            let long = w.strip_prefix("--").is_some_and(|r| {
+                r.len() > 1 && r.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            });
+            let short = w.len() == 2
+                && w.starts_with('-')
+                && w.chars().nth(1).is_some_and(|c| c.is_ascii_alphabetic());
+            if (long || short) && w != "-h" && w != "--help" {
+                out.insert(w.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Issue 25: "Every tool … has a man page and completions": the bash tools too, generated
+/// from a shape (panel::tools::scripts) that is checked against each script's own --help.
+#[test]
+fn every_bash_tool_has_a_man_page_and_completions_that_match_its_help() {
+    for (cmd, _) in panel::tools::scripts::commands() {
+        let name = cmd.get_name().to_string();
+        for file in [
+            format!("man/{name}.1"),
+            format!("completions/{name}.bash"),
+            format!("completions/_{name}"),
+            format!("completions/{name}.fish"),
+        ] {
+            assert!(root().join(&file).is_file(), "{file} is missing");
+        }
+        let help = script_help(&name);
+        assert_eq!(
+            help.lines().next().map(|l| l.trim_end_matches('.')),
+            cmd.get_about().map(|a| a.to_string()).as_deref(),
+            "{name}: its --help's first line is the page's NAME"
+        );
+        let mut shape = std::collections::BTreeSet::new();
+        for arg in cmd.get_arguments() {
+            if let Some(long) = arg.get_long().filter(|l| *l != "help") {
+                shape.insert(format!("--{long}"));
+            }
+            if let Some(short) = arg.get_short().filter(|s| *s != 'h') {
+                shape.insert(format!("-{short}"));
+            }
+        }
+        assert_eq!(
+            shape,
+            options_named(&help),
+            "{name}: the options of its shape (src/tools/scripts.rs) and of its --help"
+        );
+        let page = std::fs::read_to_string(root().join(format!("man/{name}.1"))).unwrap();
+        assert!(page.contains(".SH \"EXIT STATUS\""), "{name}");
+    }
+}
+
+/// Issue 25: "`--seat` completes harness names (from `--list-harnesses`), not file names".
+/// Bash's completion is run as bash runs it, with the built panel-judge on PATH, in a folder
+/// whose files start like the harness names; zsh's and fish's call the same list.
+#[test]
+fn a_seat_completes_the_harness_names_not_file_names() {
+    let tmp = crate::util::TempDir::new("seat-completion");
+    std::fs::write(tmp.path().join("cfile"), "").unwrap();
+    let bin = crate::util::bin("panel-judge");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (tool, words) in [
+        ("panel-judge", "panel-judge --seat c"),
+        ("panel-vote", "panel-vote --judge c"),
+        ("panel-merge", "panel-merge --seat c"),
+        ("review-battery", "review-battery --seat c"),
+    ] {
+        let script = format!(
+            "source {file}
+             f=$(complete -p {tool} | sed -n 's/.*-F \\([^ ]*\\) .*/\\1/p')
+             COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}
+             read -ra COMP_WORDS <<<\"$COMP_LINE\"; COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))
+             \"$f\" {tool} c \"${{COMP_WORDS[COMP_CWORD-1]}}\"
+             printf '%s\\n' \"${{COMPREPLY[@]}}\" | sort
+",
+            file = root().join(format!("completions/{tool}.bash")).display()
+        );
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(tmp.path())
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "claude\ncodex\ncopilot\ncursor\n",
+            "{tool}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for tool in ["panel-judge", "panel-vote", "panel-merge", "review-battery"] {
+        let zsh = std::fs::read_to_string(root().join(format!("completions/_{tool}"))).unwrap();
+        assert!(zsh.contains(":_panel_harnesses' \\\n"), "_{tool}");
+        let fish =
+            std::fs::read_to_string(root().join(format!("completions/{tool}.fish"))).unwrap();
+        let seat = fish
+            .lines()
+            .find(|l| l.contains(" -l seat ") || l.contains(" -l judge "))
+            .unwrap();
+        assert!(seat.ends_with(" -f -a \"(__panel_harnesses)\""), "{seat}");
+    }
+}
+
 /// Issue 25: "Give the suite one install path for everything … binaries, bash tools, man
 /// pages, completions for bash, zsh and fish."
 #[test]
@@ -251,6 +408,10 @@ fn one_install_puts_every_tool_page_and_completion_where_they_are_looked_for() {
     }
     for t in ["judge-panel", "review-battery", "pr-review", "panel-fleet"] {
         want.push(format!("bin/{t}"));
+        want.push(format!("share/man/man1/{t}.1"));
+        want.push(format!("share/bash-completion/completions/{t}"));
+        want.push(format!("share/zsh/site-functions/_{t}"));
+        want.push(format!("share/fish/vendor_completions.d/{t}.fish"));
     }
     want.push("share/man/man7/panel.7".into());
     for w in want {

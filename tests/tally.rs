@@ -262,21 +262,25 @@ fn the_seed_script_kept_is_the_seeds_own() {
 }
 
 /// Our report as the seed's script would print it: without the lines we add where it prints
-/// none (`sides:` of a split), and, in a panel with a name past the script's 12 bytes (whose
-/// columns the script broke and we size to the longest name), with the judge lines padded as
-/// the script's printf pads them. Every other byte is the script's.
+/// none (`sides:` of a split), with an empty reason where an unreadable judge gave none (we
+/// show its record's cause there; the script's field was empty), and, in a panel with a name
+/// past the script's 12 bytes (whose columns the script broke and we size to the longest
+/// name), with the judge lines padded as the script's printf pads them. Every other byte is
+/// the script's.
 fn the_scripts_lines(ours: &str, answers: &[(&str, A)]) -> String {
-    let long = answers.iter().any(|(j, _)| j.len() > 12);
     let mut out = String::new();
     for (i, line) in ours.lines().enumerate() {
         if line.starts_with("sides: ") {
             continue;
         }
-        if long && i < answers.len() {
+        if let Some((_, answer)) = answers.get(i) {
             let (name, rest) = line.split_once(' ').unwrap();
             let rest = rest.trim_start();
             let (status, reason) = rest.split_once(' ').unwrap_or((rest, ""));
-            let reason = reason.trim_start_matches(' ');
+            let reason = match answer {
+                A::Abstains(_) => "",
+                _ => reason.trim_start_matches(' '),
+            };
             out.push_str(&format!("{name:<12} {status:<10} {reason}\n"));
             continue;
         }
@@ -387,7 +391,7 @@ fn other_abstentions_say_what_they_were() {
         "correctness  breaks     Wrong.\n\
          edges        timeout    timeout after 1 attempt\n\
          evidence     holds      Fine.\n\
-         style        unreadable \n\
+         style        unreadable unreadable after 1 attempt\n\
          \n\
          PANEL: 1 breaks / 1 holds, and 2 judge(s) gave no verdict (1 timeout, 1 unreadable).\n\
          sides: breaks: correctness; holds: evidence\n\
@@ -700,5 +704,32 @@ fn a_split_says_which_side_is_which_and_long_names_keep_the_columns() {
     assert_eq!(
         stdout(&out).lines().next(),
         Some("a            holds      fine")
+    );
+}
+
+#[test]
+fn an_unreadable_judge_without_a_reason_shows_its_cause_escaped_and_cut() {
+    // Issue 25: an unreadable judge showed an empty reason while its record had a `cause`.
+    let mut recs = vec![
+        record("correctness", A::Breaks("Wrong sign."), SEAL, 3, "/tmp/run"),
+        record("edges", A::Abstains("unreadable"), SEAL, 3, "/tmp/run"),
+        record("evidence", A::Abstains("unreadable"), SEAL, 3, "/tmp/run"),
+    ];
+    recs[1]["cause"] = json!("no JSON object in the reply\u{1b}[2J\nafter 2 attempts");
+    recs[2]["cause"] = json!("x".repeat(500));
+    let out = tally(&[], &lines(&recs));
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(
+        rows[1],
+        "edges        unreadable no JSON object in the reply\\x1b[2J\\x0aafter 2 attempts"
+    );
+    assert!(rows[2].starts_with("evidence     unreadable xxx"), "{text}");
+    assert!(rows[2].ends_with("x…") && rows[2].len() < 200, "{text}");
+    // The PANEL line is still the script's.
+    assert!(
+        text.contains("\nPANEL: 1 breaks / 0 holds, and 2 judge(s) came back unreadable.\n"),
+        "{text}"
     );
 }

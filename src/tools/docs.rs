@@ -89,12 +89,14 @@ pub const TOOLS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The SEE ALSO section of a tool's page: the suite page, then the other tools.
+/// The SEE ALSO section of a tool's page: the suite page, then the other tools and the bash
+/// tools.
 pub fn see_also(tool: &str) -> String {
     let mut refs = vec!["\\fBpanel\\fR(7)".to_string()];
     refs.extend(
         TOOLS
             .iter()
+            .chain(crate::tools::scripts::SCRIPTS)
             .filter(|(name, _)| *name != tool)
             .map(|(name, _)| format!("\\fB{}\\fR(1)", escape(name))),
     );
@@ -130,6 +132,13 @@ pub fn suite_page() -> String {
     for (name, what) in TOOLS {
         item(&mut out, &format!("{name}(1)"), what);
     }
+    para(
+        &mut out,
+        "Four bash tools compose them into the documented pipelines, each with its man page and completions:",
+    );
+    for (name, what) in crate::tools::scripts::SCRIPTS {
+        item(&mut out, &format!("{name}(1)"), what);
+    }
     out.push_str(".SH PIPELINES\n");
     para(
         &mut out,
@@ -157,7 +166,7 @@ pub fn suite_page() -> String {
     );
     para(
         &mut out,
-        "The scripts judge-panel, review-battery, pr-review and panel-fleet in the source's bin/ folder run these pipelines.",
+        "The bash tools judge-panel, review-battery, pr-review and panel-fleet run these pipelines; scripts/install in the source installs them with the five tools, every man page and the completions for bash, zsh and fish.",
     );
     out.push_str(".SH RECORDS\n");
     para(
@@ -274,6 +283,7 @@ pub fn suite_page() -> String {
     out.push_str(".SH \"SEE ALSO\"\n");
     let refs: Vec<String> = TOOLS
         .iter()
+        .chain(crate::tools::scripts::SCRIPTS)
         .map(|(name, _)| format!("\\fB{}\\fR(1)", escape(name)))
         .collect();
     out.push_str(&refs.join(", "));

@@ -51,8 +51,9 @@ use report::{Format, Sink};
 ///
 /// Where the script's report broke, it differs on purpose: the name column is the script's 12
 /// bytes or, in a panel with a longer name, that name's width; a split is followed by a
-/// `sides:` line naming the judges on each side; an abstention's cause is cut at 160 bytes on
-/// its judge's line (the record keeps it whole).
+/// `sides:` line naming the judges on each side; an unreadable judge that gave no reason shows
+/// its record's cause where the script's field was empty; an abstention's cause is cut at 160
+/// bytes on its judge's line (the record keeps it whole).
 ///
 /// Judges left out (panel-judge --stop-when-decided or --cascade: status `cancelled`) count as
 /// missing, and the decision is made again with them missing: a cancelled judge never decides.

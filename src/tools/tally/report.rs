@@ -12,7 +12,8 @@ use crate::tools::tally::count::{JudgeRow, Tally, Totals};
 use crate::tools::tally::json::tally_json;
 use crate::tools::tally::markdown;
 pub use crate::tools::tally::words::{
-    early_panel_line, panel_line, panels_line, reason_column, status_column, uncaused_line,
+    early_panel_line, panel_line, panels_line, reason_column, reason_or_cause, status_column,
+    uncaused_line,
 };
 
 /// The form of a report: `--format`.
@@ -42,11 +43,12 @@ fn judge_line_in(row: &JudgeRow, width: usize) -> Vec<u8> {
     line.push(b' ');
     pad(&mut line, &inline(status_column(row)), 10);
     line.push(b' ');
-    let reason = inline(reason_column(row));
-    match row.verdict {
-        // A judge's own reason is the finding, shown whole; our cause of an abstention is cut.
-        None => line.extend_from_slice(cut(&reason, CAUSE_WIDTH).as_bytes()),
-        Some(_) => line.extend_from_slice(reason.as_bytes()),
+    let (text, ours) = reason_or_cause(row);
+    let reason = inline(text);
+    // A judge's own reason is the finding, shown whole; our cause of an abstention is cut.
+    match ours {
+        true => line.extend_from_slice(cut(&reason, CAUSE_WIDTH).as_bytes()),
+        false => line.extend_from_slice(reason.as_bytes()),
     }
     line.push(b'\n');
     line
@@ -321,9 +323,25 @@ mod tests {
         assert!(line.ends_with("…\n") && line.len() < 200, "{line}");
         b.status = Status::Unreadable;
         b.reason = None;
+        b.cause = Some("no JSON object\u{1b}[2J in the reply");
+        assert_eq!(
+            String::from_utf8(judge_line(&b)).unwrap(),
+            "a-very-long-judge-name unreadable no JSON object\\x1b[2J in the reply\n"
+        );
+        b.cause = None;
         assert_eq!(
             String::from_utf8(judge_line(&b)).unwrap(),
             "a-very-long-judge-name unreadable \n"
+        );
+        // An unreadable judge's own long reason (a word outside holds and breaks) is shown
+        // whole, as the script prints it; only our cause is cut.
+        let long = "maybe ".repeat(40);
+        b.reason = Some(&long);
+        b.cause = Some(&why);
+        assert!(
+            String::from_utf8(judge_line(&b))
+                .unwrap()
+                .ends_with("maybe \n")
         );
     }
 }

@@ -19,14 +19,23 @@ pub fn status_column<'a>(row: &JudgeRow<'a>) -> &'a str {
 }
 
 /// What the reason column says. The script printed an unreadable judge's `reason` (usually
-/// none); for the other abstentions we print the cause it could not know.
+/// none); for the other abstentions, and for an unreadable judge that gave no reason, we print
+/// the cause it could not know (a deliberate difference: the script's field was empty there).
 pub fn reason_column<'a>(row: &JudgeRow<'a>) -> &'a str {
-    let text = match (row.verdict, row.status) {
-        (Some(_), _) | (None, Status::Unreadable) => row.reason,
-        (None, _) => row.cause,
-    };
+    reason_or_cause(row).0
+}
+
+/// The reason column's text, and whether it is our cause of an abstention rather than the
+/// judge's own words (a cause is ours to cut to a width; a judge's reason is shown whole).
+pub fn reason_or_cause<'a>(row: &JudgeRow<'a>) -> (&'a str, bool) {
     // `$(jq -r …)` drops trailing newlines.
-    text.unwrap_or("").trim_end_matches('\n')
+    let trim = |text: Option<&'a str>| text.unwrap_or("").trim_end_matches('\n');
+    let reason = trim(row.reason);
+    match (row.verdict, row.status) {
+        (Some(_), _) => (reason, false),
+        (None, Status::Unreadable) if !reason.is_empty() => (reason, false),
+        (None, _) => (trim(row.cause), true),
+    }
 }
 
 /// The PANEL line. The script's three forms, and when a judge abstained other than by an

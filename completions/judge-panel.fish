@@ -1,0 +1,1 @@
+complete -c judge-panel -s h -l help -d 'Print help'
