@@ -41,6 +41,27 @@ impl ToolDoc {
     }
 }
 
+/// The bash tools, each with what it does: the first line of its `--help`, its page's NAME, and
+/// its line in the suite page.
+pub const SCRIPTS: &[(&str, &str)] = &[
+    (
+        "judge-panel",
+        "Three sealed judges, one answer, one verdict each, counted in code.",
+    ),
+    (
+        "review-battery",
+        "Rounds of review, merge, vote and judge on one piece of work, with a writer that changes the work between rounds.",
+    ),
+    (
+        "pr-review",
+        "Review a pull request with its planned panel: classify, plan, launch the reviewers, aggregate.",
+    ),
+    (
+        "panel-fleet",
+        "A panel per candidate over a corpus, on GNU parallel, here or across machines; one tally at the end.",
+    ),
+];
+
 /// Escapes text for roff: backslashes, and a leading dot or quote that roff would read as a request.
 pub fn escape(text: &str) -> String {
     text.lines()
@@ -96,7 +117,7 @@ pub fn see_also(tool: &str) -> String {
     refs.extend(
         TOOLS
             .iter()
-            .chain(crate::tools::scripts::SCRIPTS)
+            .chain(SCRIPTS)
             .filter(|(name, _)| *name != tool)
             .map(|(name, _)| format!("\\fB{}\\fR(1)", escape(name))),
     );
@@ -136,7 +157,7 @@ pub fn suite_page() -> String {
         &mut out,
         "Four bash tools compose them into the documented pipelines, each with its man page and completions:",
     );
-    for (name, what) in crate::tools::scripts::SCRIPTS {
+    for (name, what) in SCRIPTS {
         item(&mut out, &format!("{name}(1)"), what);
     }
     out.push_str(".SH PIPELINES\n");
@@ -283,7 +304,7 @@ pub fn suite_page() -> String {
     out.push_str(".SH \"SEE ALSO\"\n");
     let refs: Vec<String> = TOOLS
         .iter()
-        .chain(crate::tools::scripts::SCRIPTS)
+        .chain(SCRIPTS)
         .map(|(name, _)| format!("\\fB{}\\fR(1)", escape(name)))
         .collect();
     out.push_str(&refs.join(", "));

@@ -7,28 +7,7 @@
 
 use clap::{Arg, ArgAction, Command, ValueHint};
 
-use crate::tools::docs::{ToolDoc, escape};
-
-/// The bash tools, each with what it does: the first line of its `--help`, its page's NAME, and
-/// its line in the suite page.
-pub const SCRIPTS: &[(&str, &str)] = &[
-    (
-        "judge-panel",
-        "Three sealed judges, one answer, one verdict each, counted in code.",
-    ),
-    (
-        "review-battery",
-        "Rounds of review, merge, vote and judge on one piece of work, with a writer that changes the work between rounds.",
-    ),
-    (
-        "pr-review",
-        "Review a pull request with its planned panel: classify, plan, launch the reviewers, aggregate.",
-    ),
-    (
-        "panel-fleet",
-        "A panel per candidate over a corpus, on GNU parallel, here or across machines; one tally at the end.",
-    ),
-];
+use crate::tools::docs::{SCRIPTS, ToolDoc, escape};
 
 /// One script's command: its name, the one line it is about (NAME), and no version flag (the
 /// scripts take none).
