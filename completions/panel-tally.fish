@@ -3,7 +3,7 @@ json\t''
 markdown\t''"
 complete -c panel-tally -l agree -d 'Holds needed to pass [default: every judge of the panel, abstainers included]. With it the text report ends with the decision: `decision: pass (2 of 3 say holds; --agree 2)`' -r
 complete -c panel-tally -l plan -d 'Pull requests: the plan the records answer (pr-classify --plan)' -r
-complete -c panel-tally -l repo -d 'Pull requests: the git repository where an advisory finding\'s path:line must exist, read at the plan\'s head (git cat-file), or in the working tree when the head is not there' -r -F
+complete -c panel-tally -l repo -d 'Pull requests: the git repository where an advisory finding\'s path:line must exist, read at the plan\'s head (git cat-file), or in the working tree when the head is not there. Without it, the git repository the tool runs in; outside one, --pr is refused rather than dropping every advisory finding as citing nothing' -r -F
 complete -c panel-tally -l fix-proof -d 'Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests, error, untrusted, unread) or its fix-proof/v1 line (a line that does not parse or names another head is ignored: unread). Vacuous, no-tests and error make the tests member block' -r
 complete -c panel-tally -l view -d 'panel-vote\'s stream: print one part of it instead of the report, and exit 0: `writer` (the findings that go back, each with the judge\'s reason), `skips` (the findings the judge skipped, with its reasons) or `decisions` (the judge\'s decision records, JSON lines)' -r -f -a "writer\t''
 skips\t''

@@ -455,6 +455,21 @@ fn text_summary() {
         text.contains("adversary    reviewer     claude:opus    blocking"),
         "{text}"
     );
+    // A g10 class says what g10 asks and why this PR is in it.
+    assert!(!text.contains("strict class"), "{text}");
+    let input = facts(json!([
+        {"path": "package.json", "additions": 1, "deletions": 0},
+        {"path": "logo.png", "additions": null, "deletions": null},
+    ]));
+    let text = stdout(&classify(&["--text"], &input));
+    assert!(
+        text.contains(
+            "  g10 is the strict class (its size is unread; it touches dependency paths, which are strict): \
+             its panel passes the g10 bar only on a MERGE with no degraded member, an opus correctness \
+             member and the adversary's MERGE\n"
+        ),
+        "{text}"
+    );
 }
 
 /// Runs git in `dir` with a fixed identity and no user or system configuration.
@@ -586,32 +601,36 @@ fn real_git_numstat_goes_straight_in() {
         ]
     );
 
-    // The binary file leaves the size unread, so the class is g10.
+    // The binary file is a file of no lines, as GitHub's files API counts it (0 and 0), so the
+    // seed's "undefined when any file has no line counts" never meets it: 3+2 + 0+12 + 1+1 = 19.
     let head = String::from_utf8(git(dir.path(), &["rev-parse", "topic"])).unwrap();
     let head = head.trim();
     let recs = records(&classify(
         &["--numstat", "--repo", "acme/app", "--head", head, "--plan"],
         &numstat,
     ));
-    assert_eq!(recs[0]["class"], "g10");
-    assert_eq!(recs[0]["reasons"], json!(["unread"]));
-    assert_eq!(recs[0]["unreadPaths"], json!(["assets/logo.png"]));
+    assert_eq!(recs[0]["class"], "standard");
+    assert_eq!(recs[0]["reasons"], json!([]));
+    assert_eq!(recs[0]["changedLines"], 19);
+    assert_eq!(recs[0]["fileCount"], 7);
+    assert_eq!(recs[0]["unreadPaths"], json!([]));
+    assert_eq!(recs[0]["binaryPaths"], json!(["assets/logo.png"]));
     assert_eq!(recs[1]["head"], head);
     assert_eq!(
         recs[1]["members"][0]["name"],
         format!("rp-acme-app-{}-correctness", &head[..8])
     );
 
-    // Without the binary file the count reads: 3+2 + 0+12 + 1+1 = 19.
-    let text: String = numstat
-        .lines()
-        .filter(|l| !l.starts_with("-\t"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let cls = &records(&classify(&["--numstat"], &text))[0];
+    // A count missing on one side is a fact missing, not a binary file: unread, g10.
+    let half = numstat.replace("-\t-\tassets/logo.png", "-\t0\tassets/logo.png");
+    let cls = &records(&classify(&["--numstat"], &half))[0];
     assert_eq!(
-        (&cls["changedLines"], &cls["class"]),
-        (&json!(19), &json!("standard"))
+        (&cls["class"], &cls["reasons"], &cls["unreadPaths"]),
+        (
+            &json!("g10"),
+            &json!(["unread"]),
+            &json!(["assets/logo.png"])
+        )
     );
 
     // -z output reads the same.
@@ -634,6 +653,62 @@ fn real_git_numstat_goes_straight_in() {
         f
     };
     assert_eq!(sorted(&zread[0]), sorted(&read[0]));
+}
+
+#[test]
+fn plain_git_log_numstat_reads_as_its_files_summed_per_path() {
+    let dir = TempDir::new("classify-log");
+    branch_repo(dir.path());
+    // A second commit changes src/lib.rs again and adds a line to the binary file's neighbour.
+    let mut lib = lines(48, "lib");
+    lib.push_str("new a\nnew b\nnew c\nnew d\n");
+    write(dir.path(), "src/lib.rs", lib.as_bytes());
+    git(
+        dir.path(),
+        &[
+            "commit",
+            "-q",
+            "-a",
+            "-m",
+            "again\n\n    indented body\n3\t1\tnot/a/file",
+        ],
+    );
+    let log = String::from_utf8(git(dir.path(), &["log", "--numstat", "main..topic"])).unwrap();
+    assert!(log.starts_with("commit "), "{log}");
+    let out = classify(&["--print-facts"], &log);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = &records(&out)[0]["changedFiles"];
+    let lib: Vec<&Value> = read
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == "src/lib.rs")
+        .collect();
+    // Once, with both commits' counts: 3+2, then 1+0.
+    assert_eq!(lib.len(), 1, "{read}");
+    assert_eq!(
+        (&lib[0]["additions"], &lib[0]["deletions"]),
+        (&json!(4), &json!(2))
+    );
+    assert!(!read.to_string().contains("not/a/file"), "{read}");
+    let with_format = String::from_utf8(git(
+        dir.path(),
+        &["log", "--numstat", "--format=", "main..topic"],
+    ))
+    .unwrap();
+    assert_eq!(
+        records(&classify(&["--print-facts"], &with_format)),
+        records(&out)
+    );
+    // A line that is neither a commit's header, its message nor a file is still refused.
+    let bad = log.replacen("src/lib.rs\n", "src/lib.rs\nstray words\n", 1);
+    let out = classify(&[], &bad);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("not a numstat line"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -761,7 +836,9 @@ fn fixture_numstat_in_every_notation() {
         ]
     );
     let cls = &records(&classify(&[&fixture("numstat.txt")], ""))[0];
-    assert_eq!(cls["reasons"], json!(["unread", "dependency"]));
+    // The binary logo is a file of no lines: only the manifest makes it g10.
+    assert_eq!(cls["reasons"], json!(["dependency"]));
+    assert_eq!(cls["binaryPaths"], json!(["assets/logo.png"]));
 }
 
 #[test]

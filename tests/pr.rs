@@ -924,6 +924,47 @@ fn panel_tally_pr_aggregates_with_exit_codes_0_1_3() {
     assert_eq!(rec["verdict"], "MERGE");
     assert_eq!(rec["findingsDropped"], 1);
     assert_eq!(rec["satisfiesG10"], false);
+    // The bar says what it missed, in the record and the report.
+    let unmet = rec["g10Unmet"].as_array().expect("g10Unmet").clone();
+    assert!(!unmet.is_empty(), "{rec}");
+    let said: Vec<&str> = unmet.iter().map(|u| u.as_str().unwrap()).collect();
+    assert!(
+        text.contains(&format!("g10 bar: not satisfied ({})", said.join("; "))),
+        "{text}"
+    );
+    // Away from the repository, with no --repo, the finding would be dropped as citing nothing:
+    // refused, with nothing on standard output.
+    let away = TempDir::new("pr-tally-away");
+    let t = Command::new(bin("panel-tally"))
+        .args(["--pr", "--plan"])
+        .arg(&plan)
+        .arg(pr.path("verdicts.jsonl"))
+        .current_dir(away.path())
+        .env("GIT_CEILING_DIRECTORIES", away.path().parent().unwrap())
+        .checked_output()
+        .unwrap();
+    assert_eq!(t.status.code(), Some(2), "{}", stdout(&t));
+    assert_eq!(stdout(&t), "");
+    let err = stderr(&t);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not in a git repository") && err.contains("--repo DIR"),
+        "{err}"
+    );
+    // Run inside the repository, it needs no --repo.
+    let t = Command::new(bin("panel-tally"))
+        .args(["--pr", "--plan"])
+        .arg(&plan)
+        .arg(pr.path("verdicts.jsonl"))
+        .current_dir(pr.repo())
+        .checked_output()
+        .unwrap();
+    assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+    assert!(
+        stdout(&t).contains("1 advisory finding dropped"),
+        "{}",
+        stdout(&t)
+    );
     // A weak fix proof makes the tests member block: FIX_FIRST, with it in dissent.
     let t = tally(&pr, &plan, &verdicts, &["--json", "--fix-proof", "vacuous"]);
     assert_eq!(t.status.code(), Some(1), "{}", stderr(&t));

@@ -261,8 +261,11 @@ pub struct PrClass {
     pub generated_lines: Option<u64>,
     pub large_lines: u64,
     pub large: bool,
-    /// Files whose line counts are unknown (binary files in numstat).
+    /// Files whose line counts are unknown (a count missing from the input).
     pub unread_paths: Vec<String>,
+    /// Binary files: counted as files of no lines, as GitHub counts them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub binary_paths: Vec<String>,
     /// The file list misses files (gh lists at most 100): the size is unread.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub list_incomplete: bool,
@@ -333,6 +336,11 @@ pub fn classify_pr(facts: &PrFacts, rules: &ClassRules) -> PrClass {
             .filter(|f| f.lines().is_none())
             .map(|f| f.path.clone())
             .collect(),
+        binary_paths: files
+            .iter()
+            .filter(|f| f.binary)
+            .map(|f| f.path.clone())
+            .collect(),
         list_incomplete: facts.list_incomplete,
         file_count: files.len(),
         dependency_touch: touches.get("dependency").is_some_and(|p| !p.is_empty()),
@@ -374,6 +382,10 @@ mod tests {
         ClassRules::default()
     }
 
+    fn seed_rules() -> ClassRules {
+        Rules::preset("seed").unwrap().compile().unwrap()
+    }
+
     fn f(path: &str, lines: u64) -> ChangedFile {
         ChangedFile::new(path, lines, 0)
     }
@@ -408,18 +420,33 @@ mod tests {
         assert_eq!(changed_lines(&[], &rules()), Some(0));
     }
 
+    /// The seed's generated paths that are its own project's; then those of common tools.
+    const SEED_PROJECT: [&str; 6] = [
+        "CAPABILITIES.md",
+        "site/reference/panel.md",
+        "site/reference-sidebar.json",
+        "site/guides/capabilities.md",
+        ".codewatch/check.json",
+        ".codewatch/dead-exports.json",
+    ];
+    const COMMON_TOOLS: [&str; 2] = [".changeset/brave-cats.md", "packages/core/api/core.d.ts"];
+
     #[test]
     fn count_leaves_out_each_generated_glob_of_the_seed() {
-        for path in [
-            "CAPABILITIES.md",
-            "site/reference/panel.md",
-            "site/reference-sidebar.json",
-            "site/guides/capabilities.md",
-            ".codewatch/check.json",
-            ".codewatch/dead-exports.json",
-            ".changeset/brave-cats.md",
-            "packages/core/api/core.d.ts",
-        ] {
+        for path in SEED_PROJECT.iter().chain(&COMMON_TOOLS) {
+            let files = [f("src/a.ts", 10), f(path, 50)];
+            assert_eq!(changed_lines(&files, &seed_rules()), Some(10), "{path}");
+        }
+    }
+
+    #[test]
+    fn the_default_rules_carry_no_one_projects_paths() {
+        // The seed's project's own pages and reports are hand-written files elsewhere.
+        for path in SEED_PROJECT {
+            let files = [f("src/a.ts", 10), f(path, 50)];
+            assert_eq!(changed_lines(&files, &rules()), Some(60), "{path}");
+        }
+        for path in COMMON_TOOLS {
             let files = [f("src/a.ts", 10), f(path, 50)];
             assert_eq!(changed_lines(&files, &rules()), Some(10), "{path}");
         }
@@ -460,6 +487,22 @@ mod tests {
     }
 
     #[test]
+    fn a_binary_file_is_a_file_of_no_lines_not_an_unread_size() {
+        // "undefined when any file has no line counts": GitHub's files API gives a binary file
+        // 0 and 0, so the seed's rule reads it; git's `-\t-` says the same.
+        let png = ChangedFile {
+            binary: true,
+            ..unread("logo.png")
+        };
+        let cls = classify_pr(&facts(vec![f("src/a.ts", 10), png]), &rules());
+        assert_eq!((cls.class, cls.reasons.len()), (Class::Standard, 0));
+        assert_eq!(cls.changed_lines, Some(10));
+        assert_eq!(cls.file_count, 2);
+        assert_eq!(cls.binary_paths, ["logo.png"]);
+        assert!(cls.unread_paths.is_empty());
+    }
+
+    #[test]
     fn a_rename_is_generated_only_when_it_came_from_a_generated_path() {
         let r = rules();
         // Out of a generated place into another: still generated.
@@ -478,11 +521,12 @@ mod tests {
     #[test]
     fn generated_lines_that_alone_pass_the_threshold_count_in_full() {
         let r = rules();
-        let at = |lines: u64| changed_lines(&[f("src/a.ts", 5), f("CAPABILITIES.md", lines)], &r);
+        let at =
+            |lines: u64| changed_lines(&[f("src/a.ts", 5), f("gen/x.generated.rs", lines)], &r);
         assert_eq!(at(400), Some(5));
         assert_eq!(at(401), Some(406));
         // Split over several generated files, the sum is what counts.
-        let files = [f("CAPABILITIES.md", 200), f(".changeset/a.md", 201)];
+        let files = [f("a.min.js", 200), f(".changeset/a.md", 201)];
         assert_eq!(changed_lines(&files, &r), Some(401));
     }
 
@@ -544,7 +588,7 @@ mod tests {
         let mut held = facts(vec![f("src/a.ts", 3)]);
         held.g10_hold = true;
         assert_eq!(classify_pr(&held, &r).reasons, ["g10-hold"]);
-        let cls = classify_pr(&facts(vec![f("src/a.ts", 3), f("CAPABILITIES.md", 9)]), &r);
+        let cls = classify_pr(&facts(vec![f("src/a.ts", 3), f("app.min.css", 9)]), &r);
         assert_eq!(cls.class, Class::Standard);
         assert!(cls.reasons.is_empty());
         assert_eq!((cls.changed_lines, cls.generated_lines), (Some(3), Some(9)));

@@ -138,12 +138,16 @@ pub fn description() -> String {
          With --plan a plan record follows: the reviewers to run, each with its shape, profile, seat (HARNESS:MODEL for \
          panel-judge), whether it blocks, the panel's spend estimate, and the links again. It runs no model and reads no network.\n\n\
          Input: PR facts as JSON, gh pr view --json output as it is, or git diff --numstat output (renames in both of \
-         git's notations; binary files count as unknown; git diff --raw --numstat adds each file's mode). A leading { is \
+         git's notations; a binary file, - - in numstat, is a file of no lines as GitHub counts it, listed in binaryPaths; \
+         git diff --raw --numstat adds each file's mode; git log --numstat is read too). A leading { is \
          JSON; anything else numstat.\n\n\
          Rules: the count is additions plus deletions with generated files left out, unread when any file has no counts. \
          A rename is generated only when it came from a generated path too. Generated lines that alone pass largeLines \
          count in full, as a hand edit. A touch flag is set by a changed path, or the path it was renamed from, matching \
          its globs. The class is g10 when the count is unread, large, a strict flag is touched, or a g10 hold is held. \
+         g10 is the strict class: under the default policy its panel has an opus correctness member and an adversary; panel-tally --pr \
+         passes its g10 bar (satisfiesG10) only on a MERGE with no degraded member, the correctness member at an \
+         opus profile and the adversary's MERGE; standard is every other PR. \
          The security slice is set past securitySliceLines counted lines when the kind is a security kind or a \
          non-generated guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
          segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and [abc], [!abc], \
@@ -448,6 +452,25 @@ fn some_paths(paths: &[String]) -> String {
     s
 }
 
+/// What the g10 class asks of the panel, and why this PR is in it.
+fn g10_meaning(cls: &PrClass) -> String {
+    let why: Vec<String> = cls
+        .reasons
+        .iter()
+        .map(|r| match r.as_str() {
+            "unread" => "its size is unread".to_string(),
+            "large" => format!("it changes more than {} lines", cls.large_lines),
+            "g10-hold" => "a G10 hold is held".to_string(),
+            flag => format!("it touches {flag} paths, which are strict"),
+        })
+        .collect();
+    format!(
+        "g10 is the strict class ({}): its panel passes the g10 bar only on a MERGE with no \
+         degraded member, an opus correctness member and the adversary's MERGE",
+        why.join("; ")
+    )
+}
+
 /// The short summary `--text` writes.
 pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
     let mut s = String::new();
@@ -466,6 +489,9 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
         format!(" ({})", cls.reasons.join(", "))
     };
     let _ = writeln!(s, "{title}: {}{why}", cls.class.as_str());
+    if cls.class == Class::G10 {
+        let _ = writeln!(s, "  {}", g10_meaning(cls));
+    }
     let files = match cls.file_count {
         1 => "1 file".to_string(),
         n => format!("{n} files"),
@@ -495,6 +521,13 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
                 some_paths(&cls.unread_paths)
             );
         }
+    }
+    if !cls.binary_paths.is_empty() {
+        let _ = writeln!(
+            s,
+            "  binary: {} (files of no lines, as GitHub counts them)",
+            some_paths(&cls.binary_paths)
+        );
     }
     let touched: Vec<String> = cls
         .touches

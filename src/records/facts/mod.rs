@@ -16,7 +16,8 @@ use crate::records::text::normalize_path as normalize;
 /// The largest input read: far past any real diff, small enough to never exhaust memory.
 pub const MAX_INPUT: usize = 1 << 30;
 
-/// One changed file. Counts are absent when unknown (a binary file in numstat).
+/// One changed file. Counts are absent when unknown; a binary file (`-\t-` in numstat) has
+/// none and is marked `binary`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedFile {
@@ -37,6 +38,10 @@ pub struct ChangedFile {
     /// symbolic link), when the input says: `git diff --raw` does, gh does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
+    /// A binary file: git counts no lines in it (`-\t-` in numstat), as GitHub's files API
+    /// counts 0 and 0. Its size is known to be no lines, not unread.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
 
 impl ChangedFile {
@@ -48,6 +53,7 @@ impl ChangedFile {
             deletions: Some(deletions),
             previous_path: None,
             mode: None,
+            binary: false,
         }
     }
 
@@ -62,9 +68,14 @@ impl ChangedFile {
         self.mode.as_deref() == Some(raw::LINK_MODE)
     }
 
-    /// Additions plus deletions, or `None` when either is unknown.
+    /// Additions plus deletions; none for a binary file without counts; `None` when a count is
+    /// unknown.
     pub fn lines(&self) -> Option<u64> {
-        Some(self.additions?.saturating_add(self.deletions?))
+        match (self.additions, self.deletions) {
+            (Some(a), Some(d)) => Some(a.saturating_add(d)),
+            (None, None) if self.binary => Some(0),
+            _ => None,
+        }
     }
 
     pub(crate) fn normalized(mut self) -> ChangedFile {

@@ -12,12 +12,16 @@ use super::{ChangedFile, PrFacts};
 /// `git diff --numstat`, one file a line, or with `-z` one file a NUL-ended record; with
 /// `--raw`, its lines (`:` first) give the files their modes.
 pub fn parse(name: &str, bytes: &[u8]) -> Result<PrFacts> {
-    let (mut files, raws) = if bytes.contains(&0) {
+    let (files, raws) = if bytes.contains(&0) {
         numstat_z(name, bytes)?
     } else {
         let (mut files, mut raws) = (Vec::new(), Vec::new());
+        let mut log = Log::Files;
         for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
             let at = || format!("{name}: line {}", i + 1);
+            if log.skips(line) {
+                continue;
+            }
             let line = crate::records::input::line_text(line, &at)?;
             if line.trim_ascii().is_empty() {
                 continue;
@@ -32,11 +36,86 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<PrFacts> {
         }
         (files, raws)
     };
+    let mut files = per_path(files);
     give_modes(&mut files, raws)?;
     Ok(PrFacts {
         changed_files: files.into_iter().map(ChangedFile::normalized).collect(),
         ..PrFacts::default()
     })
+}
+
+/// One entry a path: `git log --numstat` lists a file once for each commit that changed it,
+/// and its counts are summed. A binary entry adds no lines; an unknown count stays unknown.
+fn per_path(files: Vec<ChangedFile>) -> Vec<ChangedFile> {
+    let mut out: Vec<ChangedFile> = Vec::with_capacity(files.len());
+    let mut at = std::collections::HashMap::new();
+    for file in files {
+        let Some(&i) = at.get(&file.path) else {
+            at.insert(file.path.clone(), out.len());
+            out.push(file);
+            continue;
+        };
+        let kept: &mut ChangedFile = &mut out[i];
+        let sum = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (Some(x), Some(y)) => Some(x.saturating_add(y)),
+            (None, y) if kept.binary => y,
+            (x, None) if file.binary => x,
+            _ => None,
+        };
+        (kept.additions, kept.deletions) = (
+            sum(kept.additions, file.additions),
+            sum(kept.deletions, file.deletions),
+        );
+        kept.binary &= file.binary;
+        if kept.previous_path.is_none() {
+            kept.previous_path = file.previous_path;
+        }
+    }
+    out
+}
+
+/// Where a line of `git log --numstat` is: among a commit's files, in its header (`commit
+/// <hash>` and `Key: value` lines), or in its message (indented). Header and message are
+/// skipped, so plain `git log --numstat` reads as `git log --numstat --format=` does.
+#[derive(Clone, Copy)]
+enum Log {
+    Files,
+    Header,
+    Message,
+}
+
+impl Log {
+    /// Whether `line` is a commit's header or message, moving on through the commit.
+    fn skips(&mut self, line: &[u8]) -> bool {
+        if commit_line(line) {
+            *self = Log::Header;
+            return true;
+        }
+        match self {
+            Log::Files => false,
+            Log::Header => {
+                if line.trim_ascii().is_empty() {
+                    *self = Log::Message;
+                }
+                true
+            }
+            Log::Message if line.starts_with(b"    ") || line.trim_ascii().is_empty() => true,
+            Log::Message => {
+                *self = Log::Files;
+                false
+            }
+        }
+    }
+}
+
+/// `commit <hash>` (40 or 64 hex digits), maybe followed by decorations: the first line of a
+/// commit in `git log`.
+fn commit_line(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(b"commit ") else {
+        return false;
+    };
+    let hash = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    matches!(hash, 40 | 64) && rest.get(hash).is_none_or(|&b| matches!(b, b' ' | b'\r'))
 }
 
 /// Gives each file the head's mode from its `--raw` entry (none for a deleted one). An entry
@@ -97,6 +176,7 @@ pub fn numstat_line(line: &str) -> Result<ChangedFile, String> {
         deletions,
         previous_path,
         mode: None,
+        binary: additions.is_none() && deletions.is_none(),
     })
 }
 
@@ -205,6 +285,7 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<FilesAndModes> {
             deletions,
             previous_path,
             mode: None,
+            binary: additions.is_none() && deletions.is_none(),
         };
         files.push(non_empty(file.normalized()).map_err(at)?);
     }
@@ -225,11 +306,41 @@ mod tests {
         assert_eq!(one("4\t1\tsrc/a.rs"), ChangedFile::new("src/a.rs", 4, 1));
         let bin = one("-\t-\tlogo.png");
         assert_eq!(
-            (bin.additions, bin.deletions, bin.lines()),
-            (None, None, None)
+            (bin.additions, bin.deletions, bin.binary, bin.lines()),
+            (None, None, true, Some(0))
         );
+        // Only git's two dashes say binary; one is a count missing.
+        let half = one("-\t3\thalf.txt");
+        assert_eq!((half.binary, half.lines()), (false, None));
         assert_eq!(one("0\t12\tgone.txt"), ChangedFile::new("gone.txt", 0, 12));
         assert_eq!(one("1\t0\tname with spaces.md").path, "name with spaces.md");
+    }
+
+    #[test]
+    fn a_commit_line_is_git_logs_and_nothing_else() {
+        let h = "0123456789abcdef0123456789abcdef01234567";
+        assert!(commit_line(format!("commit {h}").as_bytes()));
+        assert!(commit_line(
+            format!("commit {h} (HEAD -> topic)").as_bytes()
+        ));
+        assert!(commit_line(format!("commit {h}{}", &h[..24]).as_bytes()));
+        assert!(!commit_line(format!("commit {}", &h[..39]).as_bytes()));
+        assert!(!commit_line(format!("commit {h}x").as_bytes()));
+        assert!(!commit_line(b"1\t2\tcommit"));
+    }
+
+    #[test]
+    fn a_path_a_commit_changed_twice_is_one_file_summed() {
+        let parse = |t: &str| parse("in", t.as_bytes()).unwrap().changed_files;
+        let files = parse("1\t2\ta\n-\t-\tbin\n\n3\t0\ta\n4\t4\tbin\n-\t-\tpic\n-\t-\tpic\n");
+        assert_eq!(files.len(), 3);
+        assert_eq!(files[0], ChangedFile::new("a", 4, 2));
+        // A file binary in one commit and text in another counts the text's lines.
+        assert_eq!((files[1].binary, files[1].lines()), (false, Some(8)));
+        assert_eq!((files[2].binary, files[2].lines()), (true, Some(0)));
+        // An unknown count stays unknown however many commits add to it.
+        let files = parse("-\t1\ta\n3\t0\ta\n");
+        assert_eq!(files[0].lines(), None);
     }
 
     #[test]
@@ -393,6 +504,7 @@ mod tests {
                 ChangedFile::new("a b.txt", 1, 2),
                 ChangedFile {
                     path: "bin".into(),
+                    binary: true,
                     ..ChangedFile::default()
                 },
                 ChangedFile::new("new/x", 3, 0).renamed_from("old/x"),

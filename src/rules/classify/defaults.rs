@@ -52,7 +52,7 @@ impl Rules {
         match name {
             "seed" => {
                 let mut r = Rules {
-                    generated: strings(&GENERATED[..SEED_GENERATED]),
+                    generated: strings(SEED_GENERATED),
                     ..Rules::default()
                 };
                 r.touches
@@ -67,18 +67,23 @@ impl Rules {
 /// The seed's dependency list: "pnpm-lock.yaml, pnpm-workspace.yaml, any package.json".
 const SEED_DEPENDENCY: &[&str] = &["pnpm-lock.yaml", "pnpm-workspace.yaml", "**/package.json"];
 
-/// How many of [`GENERATED`]'s first globs are the seed's.
-const SEED_GENERATED: usize = 8;
-
-/// Output of tools, not of hands. The first eight are the seed's; lockfiles and snapshots are
-/// deliberately absent, since a change to them is a change to review.
-const GENERATED: &[&str] = &[
+/// The seed's generated list, one project's tool output among them (its capabilities pages,
+/// reference site and code-watch reports): `--rules seed` alone carries those.
+const SEED_GENERATED: &[&str] = &[
     "CAPABILITIES.md",
     "site/reference/**",
     "site/reference-sidebar.json",
     "site/guides/capabilities.md",
     ".codewatch/check.json",
     ".codewatch/dead-exports.json",
+    ".changeset/*.md",
+    "packages/*/api/*.d.ts",
+];
+
+/// Output of tools, not of hands, in any repository: the seed's two lists that are common
+/// tools' (changesets, API reports), then others. Lockfiles and snapshots are deliberately
+/// absent, since a change to them is a change to review.
+const GENERATED: &[&str] = &[
     ".changeset/*.md",
     "packages/*/api/*.d.ts",
     "**/__generated__/**",

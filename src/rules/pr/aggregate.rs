@@ -131,6 +131,9 @@ pub struct PanelVerdict {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub owner_briefs: Vec<PanelOwnerBrief>,
     pub satisfies_g10: bool,
+    /// What the g10 bar missed (empty when it is satisfied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub g10_unmet: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_proof: Option<FixProof>,
     pub members: Vec<MemberResult>,
@@ -145,20 +148,52 @@ fn counted(rec: Option<&PrVerdictRecord>, head: &str) -> Option<PrVerdict> {
 }
 
 /// satisfiesG10 (docs/rules.md): a g10 class, a MERGE, no degraded member, the correctness member
-/// at an opus profile (a key of sonnetFor) and the adversary's MERGE.
+/// at an opus profile (a key of sonnetFor) and the adversary's MERGE. Met when
+/// [`g10_unmet`] names nothing.
 pub fn satisfies_g10(
     plan: &PanelPlan,
     outcome: PrOutcome,
     verdicts: &BTreeMap<String, Option<PrVerdict>>,
     degraded: bool,
 ) -> bool {
+    g10_unmet(plan, outcome, verdicts, degraded).is_empty()
+}
+
+/// Each part of the g10 bar a panel missed, in a few words, in the order the seed lists them.
+pub fn g10_unmet(
+    plan: &PanelPlan,
+    outcome: PrOutcome,
+    verdicts: &BTreeMap<String, Option<PrVerdict>>,
+    degraded: bool,
+) -> Vec<String> {
     let by_shape = |shape: &str| plan.members.iter().find(|m| m.shape == shape);
-    plan.class == Class::G10
-        && outcome == PrOutcome::Merge
-        && !degraded
-        && by_shape(CORRECTNESS).is_some_and(|m| plan.sonnet_for.contains_key(&m.profile))
-        && by_shape(ADVERSARY)
-            .is_some_and(|m| verdicts.get(&m.name) == Some(&Some(PrVerdict::Merge)))
+    // The rest of the bar is asked of a g10 panel alone.
+    if plan.class != Class::G10 {
+        return vec![format!("the class is {}, not g10", plan.class.as_str())];
+    }
+    let mut unmet = Vec::new();
+    if outcome != PrOutcome::Merge {
+        unmet.push(format!("the verdict is {}, not MERGE", outcome.as_str()));
+    }
+    if degraded {
+        unmet.push("a member was degraded".to_string());
+    }
+    match by_shape(CORRECTNESS) {
+        None => unmet.push("no correctness member".to_string()),
+        Some(m) if !plan.sonnet_for.contains_key(&m.profile) => unmet.push(format!(
+            "the correctness member ran at {}, not an opus profile",
+            m.profile
+        )),
+        Some(_) => {}
+    }
+    match by_shape(ADVERSARY) {
+        None => unmet.push("no adversary member".to_string()),
+        Some(m) if verdicts.get(&m.name) != Some(&Some(PrVerdict::Merge)) => {
+            unmet.push("the adversary did not say MERGE".to_string());
+        }
+        Some(_) => {}
+    }
+    unmet
 }
 
 /// aggregate (docs/rules.md). `records` are the members' records (the last one of a member counts);
@@ -270,6 +305,7 @@ pub fn aggregate(
         head: plan.head.clone(),
         verdict: outcome,
         satisfies_g10: satisfies_g10(plan, outcome, &verdicts, degraded),
+        g10_unmet: g10_unmet(plan, outcome, &verdicts, degraded),
         dissent,
         missing,
         findings,
@@ -647,6 +683,26 @@ mod tests {
         assert!(!agg(&sonnet, &ok).satisfies_g10);
         let no_adv = plan(vec![member("correctness", "reviewer", true)], Class::G10);
         assert!(!agg(&no_adv, &[merge("correctness")]).satisfies_g10);
+        // Each miss is said, so a report can tell why the bar failed.
+        assert!(agg(&p, &ok).g10_unmet.is_empty());
+        assert_eq!(agg(&std, &ok).g10_unmet, ["the class is standard, not g10"]);
+        assert_eq!(agg(&deg, &ok).g10_unmet, ["a member was degraded"]);
+        assert_eq!(
+            agg(&sonnet, &ok).g10_unmet,
+            ["the correctness member ran at bd-reviewer, not an opus profile"]
+        );
+        assert_eq!(
+            agg(&no_adv, &[merge("correctness")]).g10_unmet,
+            ["no adversary member"]
+        );
+        let fixed = agg(&p, &[merge("correctness"), fix("adversary", &[("a", 1)])]);
+        assert_eq!(
+            fixed.g10_unmet,
+            [
+                "the verdict is FIX_FIRST, not MERGE",
+                "the adversary did not say MERGE"
+            ]
+        );
     }
 
     #[test]

@@ -378,15 +378,7 @@ pub fn pr(v: &PanelVerdict) -> String {
         let summary = format!("Owner brief — <b>{}</b>", md(&b.shape));
         details(&mut out, &summary, &md(&b.text));
     }
-    let _ = writeln!(
-        out,
-        "<sub>g10 bar: {}</sub>",
-        if v.satisfies_g10 {
-            "satisfied"
-        } else {
-            "not satisfied"
-        }
-    );
+    let _ = writeln!(out, "<sub>{}</sub>", md(&super::pr::g10_bar(v)));
     out
 }
 

@@ -110,8 +110,10 @@ pub struct Args {
 
     /// Pull requests: the git repository where an advisory finding's path:line must exist, read
     /// at the plan's head (git cat-file), or in the working tree when the head is not there.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: std::path::PathBuf,
+    /// Without it, the git repository the tool runs in; outside one, --pr is refused rather
+    /// than dropping every advisory finding as citing nothing.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<std::path::PathBuf>,
 
     /// Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous,
     /// no-tests, error, untrusted, unread) or its fix-proof/v1 line (a line that does not parse
@@ -282,10 +284,11 @@ pub fn command() -> clap::Command {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     if let (true, Some(plan)) = (args.pr, &args.plan) {
+        let repo = pr::repository(args.repo.as_deref())?;
         return pr::tally(&pr::TallyInput {
             plan,
             inputs: &args.inputs,
-            repo: &args.repo,
+            repo: &repo,
             fix_proof: args.fix_proof.as_deref(),
             format: args.format(),
             last_wins: args.last_wins,

@@ -162,14 +162,34 @@ pub fn text(v: &PanelVerdict) -> String {
             let _ = writeln!(s, "  | {}", crate::records::text::inline(line));
         }
     }
-    let _ = writeln!(
-        s,
-        "\ng10 bar: {}",
-        if v.satisfies_g10 {
-            "satisfied"
-        } else {
-            "not satisfied"
-        }
-    );
+    let _ = writeln!(s, "\n{}", crate::records::text::inline(&g10_bar(v)));
     s
+}
+
+/// The repository findings are checked in: the one given, or the git repository of the
+/// working folder. Outside one, every advisory finding would cite nothing and be dropped:
+/// refused, exit 2.
+pub fn repository(given: Option<&Path>) -> Result<std::path::PathBuf> {
+    if let Some(dir) = given {
+        return Ok(dir.to_path_buf());
+    }
+    let here = Path::new(".");
+    match crate::engine::checkout::git(here, &["rev-parse", "--is-inside-work-tree"]) {
+        Ok(out) if out.trim_ascii() == b"true" => Ok(here.to_path_buf()),
+        _ => bail!(
+            "--pr checks each advisory finding's path:line in the PR's repository, and this \
+             folder is not in a git repository: run it there or give --repo DIR"
+        ),
+    }
+}
+
+/// The g10 bar's line: satisfied, or what it missed (unescaped: a profile's name is the plan's).
+pub fn g10_bar(v: &PanelVerdict) -> String {
+    if v.satisfies_g10 {
+        "g10 bar: satisfied".to_string()
+    } else if v.g10_unmet.is_empty() {
+        "g10 bar: not satisfied".to_string()
+    } else {
+        format!("g10 bar: not satisfied ({})", v.g10_unmet.join("; "))
+    }
 }
