@@ -53,11 +53,11 @@ pub fn files(
         .collect()
 }
 
-/// Whether a credential file is there to be copied: a regular file (through a link) we can open.
+/// Whether a credential file is there to be copied: a regular file (through a link) we can
+/// open. Looked at before it is opened: opening a FIFO put there would wait for a writer.
 pub fn present(path: &Path) -> bool {
-    fs::File::open(path)
-        .and_then(|f| f.metadata())
-        .is_ok_and(|m| m.is_file())
+    let regular = |p: &Path| fs::metadata(p).is_ok_and(|m| m.is_file());
+    regular(path) && fs::File::open(path).is_ok()
 }
 
 /// Whether a variable's name says it holds a login: a word of it is `KEY`, `TOKEN` or
@@ -123,5 +123,19 @@ mod tests {
         ] {
             assert!(!is_login_var(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_credential_file_is_a_regular_file_and_a_fifo_is_not_opened() {
+        let dir = std::env::temp_dir().join(format!("panel-login-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (file, fifo) = (dir.join("auth.json"), dir.join("fifo.json"));
+        fs::write(&file, "{}").unwrap();
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(present(&file));
+        assert!(!present(&fifo));
+        assert!(!present(&dir));
+        assert!(!present(&dir.join("none.json")));
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
