@@ -3,44 +3,10 @@
 //! cost), in colour unless `NO_COLOR` is set; with standard error in a file it writes no
 //! progress at all; standard output keeps only records either way.
 
-use std::io::Read;
-use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use crate::util::{TempDir, bin, root, stderr, stdout, with_standins};
-
-/// Runs `cmd` with its standard error on a new pseudo-terminal; its output, and everything the
-/// terminal showed.
-fn on_a_terminal(cmd: &mut Command) -> (Output, String) {
-    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
-    let mut master = std::fs::File::from(pty.master);
-    let slave: OwnedFd = pty.slave;
-    let reader = std::thread::spawn(move || {
-        let mut shown = Vec::new();
-        // Linux ends a pty's reads with EIO once the last holder of the other side is gone.
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            shown.extend_from_slice(&buf[..n]);
-        }
-        String::from_utf8_lossy(&shown).into_owned()
-    });
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(slave))
-        .spawn()
-        .unwrap();
-    // The Command holds our copy of the terminal's side: replaced, it closes, and the reads
-    // end when the tool's copies are gone.
-    cmd.stderr(Stdio::null());
-    let out = child.wait_with_output().unwrap();
-    let shown = reader.join().unwrap();
-    (out, shown)
-}
+use crate::util::{TempDir, Tty, bin, on_a_terminal, root, stderr, stdout, with_standins};
 
 fn panel_judge(tmp: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(bin("panel-judge"));
@@ -64,7 +30,10 @@ const JUDGE: [&str; 6] = [
 #[test]
 fn panel_judge_draws_its_status_line_on_a_terminal() {
     let t = TempDir::new("progress-tty");
-    let (out, shown) = on_a_terminal(panel_judge(t.path(), &JUDGE).current_dir(root()));
+    let (out, shown) = on_a_terminal(
+        panel_judge(t.path(), &JUDGE).current_dir(root()),
+        Tty::Stderr,
+    );
     assert_eq!(out.status.code(), Some(0), "{shown}");
     // Six judges, drawn as they start, run and end; the stand-in claude reports its cost.
     for want in [
@@ -98,6 +67,7 @@ fn panel_judge_draws_its_status_line_on_a_terminal() {
         panel_judge(t.path(), &JUDGE)
             .current_dir(root())
             .env("NO_COLOR", "1"),
+        Tty::Stderr,
     );
     assert_eq!(out.status.code(), Some(0), "{shown}");
     assert!(
@@ -136,7 +106,7 @@ fn panel_merge_with_a_seat_shows_its_judge_running() {
         .arg(&reviews)
         .env("TMPDIR", t.path())
         .env_remove("NO_COLOR");
-    let (out, shown) = on_a_terminal(&mut cmd);
+    let (out, shown) = on_a_terminal(&mut cmd, Tty::Stderr);
     assert!(
         shown.contains("panel-merge: \x1b[33m1\x1b[0m running, \x1b[32m0/1\x1b[0m done, "),
         "{shown:?}\n{}",

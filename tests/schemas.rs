@@ -192,6 +192,16 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
         &[0],
     );
 
+    // What this machine has: each harness (the stand-ins on PATH), then the walls.
+    let mut doctor = Command::new(bin("panel-judge"));
+    doctor.args(["--doctor", "--json"]);
+    run(
+        &mut seen,
+        crate::util::with_standins(&mut doctor, &tmp.path().join("log"), &[]),
+        b"",
+        &[0],
+    );
+
     // Every record type was written, and so checked, at least once.
     let want: BTreeSet<String> = panel::tools::schemas::schemas()
         .iter()

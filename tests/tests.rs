@@ -1,6 +1,7 @@
 //! The one integration-test crate: each file below is a module of it.
 
 mod classify;
+mod doctor;
 mod early;
 mod generated;
 mod harness;

@@ -184,6 +184,55 @@ pub fn processes_with_env(prefix: &str) -> Vec<u32> {
     found
 }
 
+/// Which of a command's outputs is a terminal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Tty {
+    Stdout,
+    Stderr,
+}
+
+/// Runs `cmd` with its standard output or error (`tty`) on a new pseudo-terminal, the other
+/// piped; its output, and everything the terminal showed (a newline shown as `\r\n`).
+pub fn on_a_terminal(cmd: &mut Command, tty: Tty) -> (Output, String) {
+    use std::io::Read;
+    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    let mut master = std::fs::File::from(pty.master);
+    let slave: std::os::fd::OwnedFd = pty.slave;
+    let reader = std::thread::spawn(move || {
+        let mut shown = Vec::new();
+        // Linux ends a pty's reads with EIO once the last holder of the other side is gone.
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            shown.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&shown).into_owned()
+    });
+    cmd.stdin(Stdio::null());
+    let child = match tty {
+        Tty::Stderr => cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(slave))
+            .spawn(),
+        Tty::Stdout => cmd
+            .stderr(Stdio::piped())
+            .stdout(Stdio::from(slave))
+            .spawn(),
+    }
+    .unwrap();
+    // The Command holds our copy of the terminal's side: replaced, it closes, and the reads
+    // end when the tool's copies are gone.
+    match tty {
+        Tty::Stderr => cmd.stderr(Stdio::null()),
+        Tty::Stdout => cmd.stdout(Stdio::null()),
+    };
+    let out = child.wait_with_output().unwrap();
+    let shown = reader.join().unwrap();
+    (out, shown)
+}
+
 /// Sets `cmd` up to run against the stand-in harness CLIs: tests/standins, then `more` folders,
 /// first on PATH; the stand-ins' call log in `log`; no wait for stdin; every STANDIN_ variable
 /// carried into the judges' cleared environment; no API key that would change claude's argv.

@@ -26,8 +26,11 @@ impl Logins {
         private_home: &Path,
     ) -> Logins {
         let mut copies = Vec::new();
-        for c in &harness.credentials {
-            let from = expand_user_path(&c.from, user_home, env);
+        for (c, from) in harness
+            .credentials
+            .iter()
+            .zip(files(harness, user_home, env))
+        {
             let to = private_home.join(&c.to);
             if copy_private(&from, &to).is_ok() {
                 copies.push(to);
@@ -35,6 +38,35 @@ impl Logins {
         }
         Logins { copies }
     }
+}
+
+/// Where `harness`'s credential files are in the user's HOME, in the row's order.
+pub fn files(
+    harness: &Harness,
+    user_home: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<PathBuf> {
+    harness
+        .credentials
+        .iter()
+        .map(|c| expand_user_path(&c.from, user_home, env))
+        .collect()
+}
+
+/// Whether a credential file is there to be copied: a regular file (through a link) we can
+/// open. Looked at before it is opened: opening a FIFO put there would wait for a writer.
+pub fn present(path: &Path) -> bool {
+    let regular = |p: &Path| fs::metadata(p).is_ok_and(|m| m.is_file());
+    regular(path) && fs::File::open(path).is_ok()
+}
+
+/// Whether a variable's name says it holds a login: a word of it is `KEY`, `TOKEN` or
+/// `CREDENTIALS` (`ANTHROPIC_API_KEY`, `GH_TOKEN`, `GOOGLE_APPLICATION_CREDENTIALS`); a row's
+/// other variables (endpoints, regions, switches) are not logins.
+pub fn is_login_var(name: &str) -> bool {
+    name.to_ascii_uppercase()
+        .split('_')
+        .any(|w| matches!(w, "KEY" | "TOKEN" | "CREDENTIALS"))
 }
 
 impl Drop for Logins {
@@ -64,4 +96,46 @@ fn copy_private(from: &Path, to: &Path) -> std::io::Result<()> {
     let mut bytes = Vec::new();
     source.read_to_end(&mut bytes)?;
     dest.write_all(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_login_variable_is_named_for_a_key_a_token_or_credentials() {
+        for name in [
+            "ANTHROPIC_API_KEY",
+            "GH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "my_key",
+        ] {
+            assert!(is_login_var(name), "{name}");
+        }
+        for name in [
+            "ANTHROPIC_BASE_URL",
+            "AWS_REGION",
+            "CLAUDE_CODE_USE_BEDROCK",
+            "KEYBOARD",
+            "TOKENS_MAX",
+            "npm_config_registry",
+        ] {
+            assert!(!is_login_var(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_credential_file_is_a_regular_file_and_a_fifo_is_not_opened() {
+        let dir = std::env::temp_dir().join(format!("panel-login-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (file, fifo) = (dir.join("auth.json"), dir.join("fifo.json"));
+        fs::write(&file, "{}").unwrap();
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(present(&file));
+        assert!(!present(&fifo));
+        assert!(!present(&dir));
+        assert!(!present(&dir.join("none.json")));
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

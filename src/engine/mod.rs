@@ -12,6 +12,7 @@
 //! | signals, a closed stdout, the exit status of a stopped run | [`lifecycle`] |
 //! | standard output whose write errors name it | [`output`] |
 //! | logins copied into a private HOME and removed | [`credentials`] |
+//! | `--doctor`: each harness's program, version and login; the walls this machine allows | [`doctor`] |
 //! | reading an answer; a failure's words becoming a status | [`answer`] |
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
 //! | the history every verdict record is appended to | [`history`] |
@@ -35,6 +36,7 @@ pub mod cancel;
 pub mod checkout;
 pub mod context;
 pub mod credentials;
+pub mod doctor;
 pub mod extract;
 pub mod fanout;
 pub mod harness;

@@ -4,6 +4,7 @@
 //! meant for, naming the file and line.
 
 pub mod candidate;
+pub mod doctor;
 pub mod facts;
 pub mod input;
 pub mod pr;

@@ -59,6 +59,37 @@ fn escaped(text: &str, hostile: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Rows of cells, the first the headings, as columns two spaces apart, each as wide as its
+/// widest cell (the last one unpadded), one line each. Cells are shown as given: escape them
+/// first ([`inline`]).
+pub fn columns(rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            let n = cell.chars().count();
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(n),
+                None => widths.push(n),
+            }
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 < row.len() {
+                let pad = widths[i] - cell.chars().count();
+                line.push_str(&format!("{cell}{}  ", " ".repeat(pad)));
+            } else {
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 /// The most characters of one field of a record [`markdown`] shows; the rest is cut with `…`,
 /// so that a long reason cannot push a comment past GitHub's limit (65536 characters).
 pub const MARKDOWN_FIELD_CHARS: usize = 2000;
@@ -169,6 +200,23 @@ pub fn check_folder_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_are_as_wide_as_their_widest_cell() {
+        let rows = |r: &[&[&str]]| -> Vec<Vec<String>> {
+            r.iter()
+                .map(|c| c.iter().map(|s| s.to_string()).collect())
+                .collect()
+        };
+        assert_eq!(
+            columns(&rows(&[
+                &["NAME", "X", "LAST"],
+                &["a-long-name", "é", ""],
+                &["b", "yy", "z"]
+            ])),
+            "NAME         X   LAST\na-long-name  é\nb            yy  z\n"
+        );
+    }
 
     #[test]
     fn control_characters_are_shown_escaped() {

@@ -8,6 +8,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::engine::harness::Harness;
+use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::facts::PrFacts;
 use crate::records::pr::PrVerdictRecord;
 use crate::records::review::{Finding, ReviewRecord, Severity};
@@ -89,6 +90,14 @@ pub fn schemas() -> Vec<SchemaFile> {
         record::<PanelVerdict>(
             "pr-panel",
             "panel-tally --pr --json: the PR panel's verdict",
+        ),
+        record::<HarnessStatus>(
+            "harness-status",
+            "panel-judge --doctor --json: one harness on this machine (its program, version and login; never a key's value)",
+        ),
+        record::<SandboxStatus>(
+            "sandbox-status",
+            "panel-judge --doctor --json: the walls judges can get on this machine",
         ),
         facts(),
         harness(),

@@ -12,6 +12,7 @@ use clap::{CommandFactory, Parser, ValueEnum};
 
 pub mod canary;
 pub mod early;
+pub mod harnesses;
 pub mod kinds;
 pub mod panel;
 pub mod pr;
@@ -62,6 +63,7 @@ use panel::LensFlags;
 /// back until the canaries are answered, so a stream has them before the panel's last record.
 #[derive(Parser, Debug)]
 #[command(name = "panel-judge", version)]
+#[command(group(clap::ArgGroup::new("info").args(["list_harnesses", "doctor"])))]
 pub struct Args {
     /// The work to judge: a file, or standard input when `-` or absent.
     pub candidate: Option<String>,
@@ -179,9 +181,24 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Print the harness table as JSON and exit.
+    /// Print the harness table and exit: on a terminal a table (each row's program, found on
+    /// PATH or not, its model family, whether it was proven against the real CLI, its
+    /// lockdown); elsewhere, or with --json, the rows as JSON, what a harness file holds.
     #[arg(long)]
     pub list_harnesses: bool,
+
+    /// Check this machine and exit 0 (2 on bad input), launching no judge: for each harness,
+    /// whether its program is on PATH, the first line of its `--version` (5 seconds each, all
+    /// at once), and whether a login is there: which of its key variables are set (their names,
+    /// never a value) and which of its credential files are present; then the walls judges
+    /// get here under --sandbox: the Landlock ABI, whether a jail can be made and why not. A
+    /// table; with --json one harness-status record per harness and a sandbox-status record.
+    #[arg(long)]
+    pub doctor: bool,
+
+    /// With --list-harnesses, JSON on a terminal too; with --doctor, records instead of the table.
+    #[arg(long, requires = "info")]
+    pub json: bool,
 }
 
 /// The order a cascade asks its judges in.
@@ -208,7 +225,7 @@ pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Every judge ran and has a record (a verdict or an abstention); the records are on standard output.",
+            "Every judge ran and has a record (a verdict or an abstention); the records are on standard output. With --list-harnesses or --doctor: the table was printed, harnesses missing or not.",
         ),
         (
             "2",
@@ -242,6 +259,10 @@ pub const DOC: ToolDoc = ToolDoc {
             "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
         ),
         (
+            "What this machine has: each harness's program, version and login, and the walls",
+            "panel-judge --doctor",
+        ),
+        (
             "Copy a harness row to change it",
             "panel-judge --list-harnesses | jq '.[] | select(.name == \"claude\")'",
         ),
@@ -268,10 +289,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let opts = args.launch.options()?;
     let mut launcher = Launcher::new(opts)?;
     if args.list_harnesses {
-        let mut out = crate::engine::output::stdout();
-        serde_json::to_writer_pretty(&mut out, launcher.table.rows())?;
-        writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+        return harnesses::list(&launcher.table, &launcher.ctx, args.json);
+    }
+    if args.doctor {
+        let mode = launcher.ctx.opts.sandbox;
+        return harnesses::doctor(&launcher.table, &launcher.ctx, mode, args.json);
     }
     if args.contract == Contract::Pr
         && (args.stop_when_decided || args.cascade || args.agree.is_some())

@@ -1,0 +1,224 @@
+//! `panel-judge --doctor`: what each harness has on this machine (its program on PATH, its
+//! version, a login) and what the judges' walls can be here. A harness's `--version` runs as
+//! one launch does ([`crate::engine::launch`]: its own process group, stdin from /dev/null,
+//! output within a budget, a deadline, the group killed after), without the user's keys in its
+//! environment; every harness is asked at once, so a hanging one costs its deadline alone.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::engine::context::Context;
+use crate::engine::credentials::{self, is_login_var};
+use crate::engine::harness::{Harness, Kind, Table, find_on_path};
+use crate::engine::launch::{self, Spec};
+use crate::engine::sandbox::{self, Mode, jail, walls};
+use crate::engine::transcript::Transcript;
+use crate::records::doctor::{HarnessStatus, SandboxStatus};
+
+/// How long a harness has to answer `--version`.
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+/// What of its output is read; past it the harness is stopped.
+const VERSION_BYTES: usize = 64 << 10;
+/// What of its version line is kept.
+const VERSION_CHARS: usize = 200;
+
+/// Every row of `table`, in its order, each checked on its own thread.
+pub fn harnesses(table: &Table, ctx: &Context) -> Vec<HarnessStatus> {
+    std::thread::scope(|s| {
+        let asked: Vec<_> = table
+            .rows()
+            .iter()
+            .map(|row| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, || harness(row, ctx))
+                    .map_err(|_| row)
+            })
+            .collect();
+        asked
+            .into_iter()
+            .map(|a| match a {
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                // No thread to be had: asked here instead.
+                Err(row) => harness(row, ctx),
+            })
+            .collect()
+    })
+}
+
+/// One row: its program, its version, its login.
+pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
+    let env = |k: &str| ctx.user_env.get(k).cloned();
+    let vars: Vec<&String> = row.pass_env.iter().filter(|v| is_login_var(v)).collect();
+    let files = credentials::files(row, &ctx.user_home, &env);
+    let login_env: Vec<String> = vars
+        .iter()
+        .filter(|v| ctx.user_env.get(v.as_str()).is_some_and(|x| !x.is_empty()))
+        .map(|v| v.to_string())
+        .collect();
+    let login_files: Vec<String> = files
+        .iter()
+        .filter(|f| credentials::present(f))
+        .map(|f| f.display().to_string())
+        .collect();
+    let looked_at: Vec<String> = vars
+        .iter()
+        .map(|v| v.to_string())
+        .chain(files.iter().map(|f| f.display().to_string()))
+        .collect();
+    let login = (!looked_at.is_empty()).then_some(!login_env.is_empty() || !login_files.is_empty());
+    let mut status = HarnessStatus {
+        kind: "harness-status",
+        name: row.name.clone(),
+        executable: row.executable.clone(),
+        installed: false,
+        path: None,
+        install: None,
+        version: None,
+        version_note: None,
+        login,
+        login_env,
+        login_files,
+        looked_at,
+        sandbox_note: None,
+    };
+    if row.kind == Kind::Replay {
+        status.installed = true;
+        status.version_note = Some("launches nothing".into());
+        return status;
+    }
+    let Some(path) = find_on_path(&row.executable, ctx.path_var()) else {
+        status.install = row.install.clone();
+        status.version_note = Some("not installed".into());
+        return status;
+    };
+    status.installed = true;
+    status.path = Some(path.display().to_string());
+    // An exec seat runs a command of its own; `sh --version` says nothing of it.
+    if row.name == "exec" {
+        status.version_note = Some("not asked: an exec seat runs its own command".into());
+        return status;
+    }
+    status.sandbox_note = sandbox::rules::installed_in_home(&path, &ctx.user_home);
+    match version(&path, ctx) {
+        Ok(v) => status.version = Some(v),
+        Err(why) => status.version_note = Some(why),
+    }
+    status
+}
+
+/// The first line `program --version` prints (its standard error's when its standard output
+/// has none), escaped and cut; else what went wrong.
+fn version(program: &Path, ctx: &Context) -> Result<String, String> {
+    let env = ctx
+        .user_env
+        .iter()
+        .filter(|(k, _)| !is_login_var(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let spec = Spec {
+        program: program.to_path_buf(),
+        args: vec!["--version".into()],
+        env,
+        cwd: "/".into(),
+        stdin: None,
+        timeout: VERSION_TIMEOUT,
+        cap: VERSION_BYTES,
+        supervised: None,
+        cancel: None,
+    };
+    let stdout = Transcript::new(None, Default::default(), VERSION_BYTES as u64);
+    let out = launch::run(&spec, stdout).map_err(|e| format!("cannot run it: {e}"))?;
+    if out.timed_out {
+        return Err(format!(
+            "no answer to --version in {} s: stopped",
+            VERSION_TIMEOUT.as_secs()
+        ));
+    }
+    if out.interrupted {
+        return Err("stopped by a signal".into());
+    }
+    if out.stdout.over {
+        return Err(format!(
+            "--version printed over {} KiB: stopped",
+            VERSION_BYTES >> 10
+        ));
+    }
+    let text = out.stdout.text();
+    let line = first_line(&text).or_else(|| first_line(&String::from_utf8_lossy(&out.stderr)));
+    match (out.exit_code(), line) {
+        (Some(0), Some(line)) => Ok(line),
+        (Some(0), None) => Err("--version printed nothing".into()),
+        (code, line) => {
+            let how = match (code, out.signal()) {
+                (Some(c), _) => format!("--version exited {c}"),
+                (None, Some(s)) => format!("--version was killed by signal {s}"),
+                (None, None) => "--version ended unseen".into(),
+            };
+            Err(match line {
+                Some(l) => format!("{how}: {l}"),
+                None => how,
+            })
+        }
+    }
+}
+
+/// The first line with text in it, trimmed, escaped, at most [`VERSION_CHARS`] characters.
+fn first_line(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let shown = crate::records::text::inline(line);
+    Some(match shown.char_indices().nth(VERSION_CHARS) {
+        Some((at, _)) => format!("{}…", &shown[..at]),
+        None => shown.into_owned(),
+    })
+}
+
+/// What the walls can be here: the kernel's Landlock, whether a jail can be made, and what
+/// `mode` gives (the probes a run makes, asked once).
+pub fn sandbox(mode: Mode) -> SandboxStatus {
+    let (landlock_abi, landlock_note) = match walls::kernel() {
+        Ok(abi) => (Some(*abi), None),
+        Err(why) => (None, Some(why.clone())),
+    };
+    let jail_note = jail::available().as_ref().err().cloned();
+    let name = clap::ValueEnum::to_possible_value(&mode)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    let (walls, refused, runs_as) = match sandbox::walls(mode) {
+        Ok(w) => (Some(w.said), None, w.ids.map(|(u, g)| [u, g])),
+        Err(why) => (None, Some(format!("{why:#}")), None),
+    };
+    SandboxStatus {
+        kind: "sandbox-status",
+        landlock_abi,
+        landlock_note,
+        jail: jail_note.is_none(),
+        jail_note,
+        mode: name,
+        walls,
+        refused,
+        runs_as,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_line_is_the_first_with_text_escaped_and_cut() {
+        assert_eq!(
+            first_line("\n  \n 1.2.3 (x) \nmore").as_deref(),
+            Some("1.2.3 (x)")
+        );
+        assert_eq!(first_line(" \n\t\n"), None);
+        assert_eq!(
+            first_line("v1\x1b[2K\r\x07").as_deref(),
+            Some("v1\\x1b[2K\\x0d\\x07")
+        );
+        let long = first_line(&"é".repeat(500)).unwrap();
+        assert_eq!(long.chars().count(), VERSION_CHARS + 1);
+        assert!(long.ends_with('…'));
+    }
+}

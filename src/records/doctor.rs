@@ -1,0 +1,68 @@
+//! `panel-judge --doctor`'s records: what each harness has on this machine, and what the
+//! judges' walls can be here. Read by people and scripts, not by the tools.
+
+use serde::Serialize;
+
+/// `harness-status`: one harness row on this machine.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HarnessStatus {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub name: String,
+    /// The program the row runs; empty for a row that launches nothing (`replay`).
+    pub executable: String,
+    /// Whether it can be launched: found on PATH (a row that launches nothing needs nothing).
+    pub installed: bool,
+    /// Where it was found.
+    pub path: Option<String>,
+    /// How to install it, when it is not installed and the row says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub install: Option<String>,
+    /// The first line `EXECUTABLE --version` printed, control characters escaped and cut.
+    pub version: Option<String>,
+    /// Why there is no version (not installed, not asked, no answer in time, a failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_note: Option<String>,
+    /// Whether a login was found: one of its key variables set, or one of its credential files
+    /// present. Null when the row needs none.
+    pub login: Option<bool>,
+    /// The key variables set in this environment: their names, never their values.
+    pub login_env: Vec<String>,
+    /// The credential files present, copied into each judge's private HOME.
+    pub login_files: Vec<String>,
+    /// Every key variable and credential file looked at.
+    pub looked_at: Vec<String>,
+    /// Why a confined judge would refuse this installation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox_note: Option<String>,
+}
+
+/// `sandbox-status`: what the judges' walls can be on this machine, for this user.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxStatus {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The Landlock ABI judges are confined at (this kernel's, at most the newest tested).
+    pub landlock_abi: Option<u8>,
+    /// Why there is no Landlock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landlock_note: Option<String>,
+    /// Whether this kernel lets this user make a judge's jail (user namespaces and a mount).
+    pub jail: bool,
+    /// Why no jail can be made, and the fix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jail_note: Option<String>,
+    /// The `--sandbox` mode asked about.
+    pub mode: String,
+    /// What each record would say of its judge's walls under that mode (`sandbox`); null
+    /// when the mode launches nothing here.
+    pub walls: Option<String>,
+    /// Why the mode launches nothing here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+    /// The ids a root caller's judges run as, `[uid, gid]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_as: Option<[u32; 2]>,
+}

@@ -1,0 +1,192 @@
+//! What panel-judge says of its harnesses without launching a judge: `--list-harnesses` (the
+//! table's rows as JSON, or a table on a terminal) and `--doctor` (each harness on this
+//! machine, and the walls it allows).
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::engine::context::Context;
+use crate::engine::harness::{Kind, Table, find_on_path};
+use crate::engine::sandbox::Mode;
+use crate::records::doctor::{HarnessStatus, SandboxStatus};
+use crate::records::text::{columns, inline};
+
+/// `--list-harnesses`: the rows as pretty JSON (what a harness file holds, and what the
+/// completions read, byte for byte) unless standard output is a terminal and `json` is not asked.
+pub fn list(table: &Table, ctx: &Context, json: bool) -> Result<ExitCode> {
+    let mut out = crate::engine::output::stdout();
+    if json || !std::io::stdout().is_terminal() {
+        serde_json::to_writer_pretty(&mut out, table.rows())?;
+        writeln!(out)?;
+    } else {
+        out.write_all(list_table(table, ctx).as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The harness table for people: one row each, its program found or not.
+pub fn list_table(table: &Table, ctx: &Context) -> String {
+    let mut rows = vec![heads(&[
+        "NAME",
+        "EXECUTABLE",
+        "ON PATH",
+        "FAMILY",
+        "VERIFIED",
+        "LOCKDOWN",
+    ])];
+    for row in table.rows() {
+        let (exe, found) = match row.kind {
+            Kind::Replay => ("-".to_string(), "-".to_string()),
+            Kind::Process => (
+                inline(&row.executable).into_owned(),
+                match find_on_path(&row.executable, ctx.path_var()) {
+                    Some(p) => short(&p.display().to_string(), &ctx.user_home),
+                    None => "not found".into(),
+                },
+            ),
+        };
+        rows.push(vec![
+            inline(&row.name).into_owned(),
+            exe,
+            found,
+            row.family
+                .as_deref()
+                .map_or("-".into(), |f| inline(f).into_owned()),
+            if row.verified { "yes" } else { "no" }.into(),
+            row.lockdown
+                .as_deref()
+                .map_or("-".into(), |l| inline(l).into_owned()),
+        ]);
+    }
+    columns(&rows)
+}
+
+/// `--doctor`: each harness, then the walls; as text, or with `json` one record a line.
+pub fn doctor(table: &Table, ctx: &Context, mode: Mode, json: bool) -> Result<ExitCode> {
+    // The walls first: the jail's probe forks, best before the harnesses' threads start.
+    let walls = crate::engine::doctor::sandbox(mode);
+    let found = crate::engine::doctor::harnesses(table, ctx);
+    let mut out = crate::engine::output::stdout();
+    if json {
+        for h in &found {
+            writeln!(out, "{}", serde_json::to_string(h)?)?;
+        }
+        writeln!(out, "{}", serde_json::to_string(&walls)?)?;
+    } else {
+        out.write_all(doctor_text(&found, &walls, &ctx.user_home).as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The doctor's report for people: a table of the harnesses, what is missing and how to
+/// install it, and the walls.
+pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) -> String {
+    let mut rows = vec![heads(&["HARNESS", "INSTALLED", "VERSION", "LOGIN"])];
+    for h in found {
+        let installed = match (&h.path, h.installed) {
+            (Some(p), _) => short(p, home),
+            (None, true) => "nothing to install".into(),
+            (None, false) => "not found".into(),
+        };
+        let version = match (&h.version, &h.version_note) {
+            (Some(v), _) => v.clone(),
+            (None, _) if !h.installed || h.path.is_none() => "-".into(),
+            (None, Some(why)) => inline(why).into_owned(),
+            (None, None) => "-".into(),
+        };
+        let login = match h.login {
+            None => "-".into(),
+            Some(true) => h
+                .login_env
+                .iter()
+                .map(|v| inline(v).into_owned())
+                .chain(h.login_files.iter().map(|f| short(f, home)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Some(false) => format!(
+                "none ({})",
+                h.looked_at
+                    .iter()
+                    .map(|w| short(w, home))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        rows.push(vec![
+            inline(&h.name).into_owned(),
+            installed,
+            version,
+            login,
+        ]);
+    }
+    let mut text = columns(&rows);
+    let launching = found.iter().filter(|h| h.path.is_some() || !h.installed);
+    let (ready, missing): (Vec<_>, Vec<_>) = launching.partition(|h| h.installed);
+    text.push_str(&format!(
+        "\n{} of {} harnesses installed",
+        ready.len(),
+        ready.len() + missing.len()
+    ));
+    if missing.is_empty() {
+        text.push('\n');
+    } else {
+        let names: Vec<String> = missing
+            .iter()
+            .map(|h| inline(&h.name).into_owned())
+            .collect();
+        text.push_str(&format!("; not installed: {}\n", names.join(", ")));
+        for h in missing.iter().filter(|h| h.install.is_some()) {
+            text.push_str(&format!(
+                "  {}: {}\n",
+                inline(&h.name),
+                inline(h.install.as_deref().unwrap_or_default())
+            ));
+        }
+    }
+    for h in found {
+        if let Some(why) = &h.sandbox_note {
+            text.push_str(&format!("{}: {}\n", inline(&h.name), inline(why)));
+        }
+    }
+    text.push_str(&format!(
+        "\nsandbox (--sandbox {}): {}\n",
+        walls.mode,
+        match (&walls.walls, &walls.refused) {
+            (Some(w), _) => inline(w).into_owned(),
+            (None, Some(why)) => format!("refused: {}", inline(why)),
+            (None, None) => "-".into(),
+        }
+    ));
+    text.push_str(&match (walls.landlock_abi, &walls.landlock_note) {
+        (Some(abi), _) => format!("  landlock: ABI {abi}\n"),
+        (None, why) => format!(
+            "  landlock: none: {}\n",
+            inline(why.as_deref().unwrap_or(""))
+        ),
+    });
+    text.push_str(&match &walls.jail_note {
+        None => "  jail: can be made (user namespaces)\n".to_string(),
+        Some(why) => format!("  jail: cannot be made: {}\n", inline(why)),
+    });
+    if let Some([uid, gid]) = walls.runs_as {
+        text.push_str(&format!("  judges run as {uid}:{gid}, never root\n"));
+    }
+    text
+}
+
+fn heads(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
+/// A path as shown: escaped, the user's HOME as `~`.
+fn short(path: &str, home: &Path) -> String {
+    let home = home.to_string_lossy();
+    let path = match path.strip_prefix(home.as_ref()) {
+        Some(rest) if home != "/" && rest.starts_with('/') => format!("~{rest}"),
+        _ => path.to_string(),
+    };
+    inline(&path).into_owned()
+}

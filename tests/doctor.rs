@@ -1,0 +1,338 @@
+//! `panel-judge --doctor` and `--list-harnesses` on this machine: each harness's program, its
+//! version (a hanging or flooding one costs its deadline alone, and is ended), a login found by
+//! where it is and never by its value, the walls; the harness table on a terminal, and its JSON
+//! unchanged through a pipe.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{
+    Checked, TempDir, Tty, auto_walls, bin, mark, marked, on_a_terminal, root, stderr, stdout,
+    wait_until, with_standins,
+};
+
+/// A key no output may show.
+const SECRET: &str = "sk-ant-doctor-0123456789-secret";
+
+/// A HOME with codex's login file, user rows in `$XDG_CONFIG_HOME/panel/harnesses/` whose
+/// programs are in `bin/`: one missing, one that hangs, one that floods, one whose version line
+/// carries control characters and the key, were it given one.
+struct Machine {
+    tmp: TempDir,
+    hang: String,
+}
+
+impl Machine {
+    fn new(tag: &str) -> Machine {
+        let tmp = TempDir::new(tag);
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(home.join(".codex")).unwrap();
+        std::fs::write(home.join(".codex/auth.json"), "{}").unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let hang = mark();
+        let script = |name: &str, body: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            let file = bin.join(name);
+            std::fs::write(&file, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        script("slow-cli", &format!("exec sleep {hang}"));
+        script("flood-cli", "exec yes flood");
+        script(
+            "odd-cli",
+            r#"printf 'odd 1.0 %s\033[2K\r\a\n' "$ANTHROPIC_API_KEY""#,
+        );
+        let rows = tmp.path().join("config/panel/harnesses");
+        std::fs::create_dir_all(&rows).unwrap();
+        let row = |name: &str, exe: &str, more: Value| {
+            let mut r = json!({"name": name, "executable": exe, "argv": ["{prompt}"]});
+            r.as_object_mut()
+                .unwrap()
+                .extend(more.as_object().unwrap().clone());
+            std::fs::write(rows.join(format!("{name}.json")), r.to_string()).unwrap();
+        };
+        row(
+            "absent",
+            "no-such-cli-for-doctor",
+            json!({"install": "pip install absent-cli"}),
+        );
+        row("slow", "slow-cli", json!({}));
+        row("flood", "flood-cli", json!({}));
+        row(
+            "odd",
+            "odd-cli",
+            json!({"passEnv": ["ANTHROPIC_API_KEY"], "lockdown": "no\x1b[31m tools\nat all"}),
+        );
+        Machine { tmp, hang }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin("panel-judge"));
+        cmd.args(args);
+        with_standins(&mut cmd, &self.tmp.path().join("log"), &[self.bin()])
+            .env("HOME", self.tmp.path().join("home"))
+            .env("XDG_CONFIG_HOME", self.tmp.path().join("config"))
+            .env("ANTHROPIC_API_KEY", SECRET)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn bin(&self) -> PathBuf {
+        self.tmp.path().join("bin")
+    }
+
+    /// Runs the doctor; its output and how long it took.
+    fn doctor(&self, args: &[&str]) -> (Output, Duration) {
+        let started = Instant::now();
+        let out = self.command(args).checked_output().unwrap();
+        (out, started.elapsed())
+    }
+}
+
+fn no_secret(out: &Output) {
+    for (what, text) in [("stdout", stdout(out)), ("stderr", stderr(out))] {
+        assert!(!text.contains(SECRET), "the key's value on {what}: {text}");
+    }
+}
+
+/// Issue 25: "a status command, e.g. `panel-judge --doctor`, saying for each harness whether it
+/// is installed, its version, whether a login or key is present (never printing it), and
+/// whether the sandbox can be made on this kernel, as a table on a terminal and JSON with
+/// `--json`".
+#[test]
+fn doctor_records_each_harness_and_the_walls() {
+    let m = Machine::new("doctor-json");
+    let (out, took) = m.doctor(&["--doctor", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    no_secret(&out);
+    // A harness that hangs costs its own deadline (5 s), not the run: all are asked at once.
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let recs: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |name: &str| {
+        recs.iter()
+            .find(|r| r["type"] == "harness-status" && r["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {recs:?}"))
+    };
+    let claude = of("claude");
+    assert_eq!(claude["installed"], true);
+    assert_eq!(
+        claude["path"],
+        root().join("tests/standins/claude").display().to_string()
+    );
+    assert_eq!(claude["version"], "2.1.332 (Claude Code)");
+    assert_eq!(claude["login"], true);
+    assert_eq!(claude["loginEnv"], json!(["ANTHROPIC_API_KEY"]));
+    let home = m.tmp.path().join("home");
+    let codex = of("codex");
+    assert_eq!(codex["version"], "codex-cli 0.171.0");
+    assert_eq!(
+        codex["loginFiles"],
+        json!([home.join(".codex/auth.json").display().to_string()])
+    );
+    let gemini = of("gemini");
+    assert_eq!(gemini["login"], false);
+    assert!(
+        gemini["lookedAt"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("GEMINI_API_KEY"))
+    );
+    // A user's row whose program is missing says so, and how to install it.
+    let absent = of("absent");
+    assert_eq!(absent["installed"], false);
+    assert_eq!(absent["version"], Value::Null);
+    assert_eq!(absent["install"], "pip install absent-cli");
+    let slow = of("slow");
+    assert_eq!(slow["installed"], true);
+    assert_eq!(slow["version"], Value::Null);
+    assert_eq!(
+        slow["versionNote"],
+        "no answer to --version in 5 s: stopped"
+    );
+    assert_eq!(
+        of("flood")["versionNote"],
+        "--version printed over 64 KiB: stopped"
+    );
+    // Its version line, escaped; the key was not in its environment.
+    assert_eq!(of("odd")["version"], "odd 1.0 \\x1b[2K\\x0d\\x07");
+    assert_eq!(of("odd")["loginEnv"], json!(["ANTHROPIC_API_KEY"]));
+    // Nothing of the hanging one is left running.
+    assert!(
+        wait_until(Duration::from_secs(3), || marked(&m.hang).is_empty()),
+        "left running: {:?}",
+        marked(&m.hang)
+    );
+    // Last, the walls, as a run's records say them.
+    let walls = recs.last().unwrap();
+    assert_eq!(walls["type"], "sandbox-status", "{walls}");
+    assert_eq!(walls["mode"], "auto");
+    assert_eq!(walls["walls"], auto_walls());
+    assert_eq!(
+        walls["landlockAbi"].is_u64(),
+        auto_walls().contains("landlock-abi-"),
+        "{walls}"
+    );
+    assert_eq!(walls["jail"], auto_walls().starts_with("jail"), "{walls}");
+}
+
+#[test]
+fn doctor_shows_a_table_that_says_what_is_missing() {
+    let m = Machine::new("doctor-text");
+    let (out, _) = m.doctor(&["--doctor"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    no_secret(&out);
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b') && !text.contains('\r'), "{text:?}");
+    let lines: Vec<&str> = text.lines().collect();
+    let head = lines[0];
+    assert!(
+        head.starts_with("HARNESS") && head.contains("INSTALLED") && head.contains("LOGIN"),
+        "{text}"
+    );
+    let row = |name: &str| {
+        *lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    // Columns sized to the cells: each row's version starts under VERSION.
+    let at = head.find("VERSION").unwrap();
+    assert!(
+        row("claude")[at..].starts_with("2.1.332 (Claude Code)  "),
+        "{text}"
+    );
+    assert!(
+        row("odd")[at..].starts_with("odd 1.0 \\x1b[2K\\x0d\\x07  "),
+        "{text}"
+    );
+    assert!(row("claude").ends_with("  ANTHROPIC_API_KEY"), "{text}");
+    assert!(row("codex").ends_with("  ~/.codex/auth.json"), "{text}");
+    assert!(row("gemini").contains("none (GEMINI_API_KEY,"), "{text}");
+    assert!(row("absent").contains("not found"), "{text}");
+    assert!(
+        row("slow").contains("no answer to --version in 5 s: stopped"),
+        "{text}"
+    );
+    assert!(
+        text.contains("; not installed: absent\n  absent: pip install absent-cli\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("\nsandbox (--sandbox auto): {}\n", auto_walls())),
+        "{text}"
+    );
+    assert!(text.contains("\n  jail: "), "{text}");
+    // The mode given is the one asked about.
+    let (out, _) = m.doctor(&["--doctor", "--sandbox", "off", "--json"]);
+    let last = stdout(&out).lines().last().unwrap().to_string();
+    let walls: Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(
+        (&walls["mode"], &walls["walls"]),
+        (&json!("off"), &json!("off"))
+    );
+}
+
+#[test]
+fn doctor_refuses_bad_input_in_one_line() {
+    let m = Machine::new("doctor-bad");
+    for args in [
+        &["--doctor", "--harness-file", "/no/such/rows.json"][..],
+        &["--json"],
+        &["--doctor", "--list-harnesses"],
+    ] {
+        let out = m.command(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
+    let out = m
+        .command(&["--doctor", "--harness-file", "/no/such/rows.json"])
+        .output()
+        .unwrap();
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+}
+
+/// The completions read the names from `--list-harnesses` through a pipe: that JSON stays as
+/// it was, and `--json` gives the same bytes on a terminal.
+#[test]
+fn list_harnesses_is_the_same_json_through_a_pipe_and_with_json_on_a_terminal() {
+    let m = Machine::new("list-json");
+    let piped = m.command(&["--list-harnesses"]).checked_output().unwrap();
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    let rows: Value = serde_json::from_slice(&piped.stdout).unwrap();
+    let mut want = serde_json::to_string_pretty(&rows).unwrap();
+    want.push('\n');
+    assert_eq!(stdout(&piped), want);
+    assert!(stdout(&piped).contains("\n    \"name\": \"claude\",\n"));
+    let (out, shown) = on_a_terminal(&mut m.command(&["--list-harnesses", "--json"]), Tty::Stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(shown.replace("\r\n", "\n"), want);
+}
+
+/// Issue 25: "`--list-harnesses` as a table on a terminal".
+#[test]
+fn list_harnesses_is_a_table_on_a_terminal() {
+    let m = Machine::new("list-table");
+    let (out, shown) = on_a_terminal(&mut m.command(&["--list-harnesses"]), Tty::Stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = shown.replace("\r\n", "\n");
+    let lines: Vec<&str> = shown.lines().collect();
+    let head = lines[0];
+    assert!(head.starts_with("NAME  "), "{shown}");
+    let row = |name: &str| {
+        *lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {shown}"))
+    };
+    // Every row of the table, built-in and the user's, in its order.
+    let piped = m.command(&["--list-harnesses"]).output().unwrap();
+    let rows: Vec<Value> = serde_json::from_slice(&piped.stdout).unwrap();
+    let names: Vec<&str> = lines
+        .iter()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let want: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, want, "{shown}");
+    assert!(
+        want.ends_with(&["absent", "flood", "odd", "slow"]),
+        "{want:?}"
+    );
+    let col = |h: &str| head.find(h).unwrap();
+    let standin = root().join("tests/standins/claude").display().to_string();
+    assert_eq!(&row("claude")[col("EXECUTABLE")..][..6], "claude");
+    assert!(
+        row("claude")[col("ON PATH")..].starts_with(&standin),
+        "{shown}"
+    );
+    assert!(
+        row("claude")[col("FAMILY")..].starts_with("anthropic "),
+        "{shown}"
+    );
+    assert!(
+        row("cursor")[col("VERIFIED")..].starts_with("no "),
+        "{shown}"
+    );
+    assert!(
+        row("absent")[col("ON PATH")..].starts_with("not found "),
+        "{shown}"
+    );
+    assert!(
+        row("replay")[col("EXECUTABLE")..].starts_with("- "),
+        "{shown}"
+    );
+    // A user's row is user data: its control characters and newline are shown escaped.
+    assert!(
+        row("odd").ends_with("  no\\x1b[31m tools\\x0aat all"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains('\x1b'), "{shown:?}");
+    assert!(stdout(&out).is_empty());
+}
