@@ -14,6 +14,7 @@
 //! | logins copied into a private HOME and removed | [`credentials`] |
 //! | reading an answer; a failure's words becoming a status | [`answer`] |
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
+//! | where run folders go unless named, listing and pruning them | [`runs`] |
 //! | the history every verdict record is appended to | [`history`] |
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once, or in waves | [`fanout`] |
@@ -47,6 +48,7 @@ pub mod paste;
 pub mod progress;
 pub mod replay;
 pub mod run_folder;
+pub mod runs;
 pub mod sandbox;
 pub mod sieve;
 pub mod slots;
