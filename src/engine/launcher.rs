@@ -322,7 +322,8 @@ fn new_run(keep_days: u32) -> Result<(PathBuf, nix::fcntl::Flock<fs::File>)> {
             crate::records::text::shown(&tmp.display().to_string())
         );
     }
-    let runs = Runs::open(&place, true)?.expect("made when missing");
+    let runs = Runs::open(&place, true)?
+        .with_context(|| format!("{}: cannot create", place.dir().display()))?;
     let now = std::time::SystemTime::now();
     let made = runs.fresh(now)?;
     runs.prune(

@@ -172,10 +172,11 @@ impl Runs {
                 match step(&fd, name, create, name == "runs") {
                     Ok(Some(next)) => fd = next,
                     Ok(None) => return Ok(None),
-                    Err(why) => bail!(
+                    Err(why) if create => bail!(
                         "{}: {why}: no run folder is made there (remove it, or name a run folder with --out DIR)",
                         shown(&path)
                     ),
+                    Err(why) => bail!("{}: {why}: not read through", shown(&path)),
                 }
             }
         }
