@@ -28,7 +28,7 @@ _panel__merge() {
 
     case "${cmd}" in
         panel__merge)
-            opts="-h -V --seat --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --help --version"
+            opts="-h -V --seat --out --keep-runs --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -40,6 +40,10 @@ _panel__merge() {
                     return 0
                     ;;
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep-runs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -4,7 +4,8 @@ function __panel_harnesses
 end
 
 complete -c panel-merge -l seat -d 'Ask this seat (HARNESS[:MODEL]) to group the findings instead of grouping them in code. It is never taken from the records: for the seed\'s merging seat, the first reviewer\'s, give the first --seat that panel-judge was given' -r -f -a "(__panel_harnesses)"
-complete -c panel-merge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
+complete -c panel-merge -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new folder in $XDG_CACHE_HOME/panel/runs, ~/.cache/panel/runs when XDG_CACHE_HOME is unset, empty or relative; see --keep-runs). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
+complete -c panel-merge -l keep-runs -d 'How many days the run folders in $XDG_CACHE_HOME/panel/runs are kept: a run that makes one there removes those whose runs started DAYS or more days ago, but never one a live run holds, nor anything else (default 14; also PANEL_KEEP_DAYS). panel-tally --runs lists them' -r
 complete -c panel-merge -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
 complete -c panel-merge -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
 complete -c panel-merge -l jobs -d 'How many seats run at once (default: all that the open-file limit allows)' -r

@@ -23,7 +23,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --bootstrap --help --version"
+            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --bootstrap --runs --keep --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,6 +62,10 @@ _panel__tally() {
                     return 0
                     ;;
                 --bootstrap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

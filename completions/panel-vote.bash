@@ -40,7 +40,7 @@ _panel__vote() {
 
     case "${cmd}" in
         panel__vote)
-            opts="-h -V --candidate --brief --seat --reads --agree --judge --round --out --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --help --version apply help"
+            opts="-h -V --candidate --brief --seat --reads --agree --judge --round --out --keep-runs --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --help --version apply help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -78,6 +78,10 @@ _panel__vote() {
                     return 0
                     ;;
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep-runs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -5,7 +5,7 @@ end
 
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
-    string join \n candidate= brief= seat= reads= agree= judge= round= out= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= h/help V/version
+    string join \n candidate= brief= seat= reads= agree= judge= round= out= keep-runs= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= h/help V/version
 end
 
 function __fish_panel_vote_needs_command
@@ -36,7 +36,8 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -l reads -d 'A voter
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l agree -d 'How many reviewers must pass the work for the panel to pass (default: all)' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge -d 'A judge that acts on or skips each finding left: a seat (HARNESS[:MODEL]), or replay:FILE to replay recorded decisions' -r -f -a "(__panel_harnesses)"
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l round -d 'The round, counting from 1: picks the answer a replay:FILE judge gives' -r
-complete -c panel-vote -n "__fish_panel_vote_needs_command" -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new temporary folder). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l out -d 'The run folder that keeps every prompt, argv, output and record (default: a new folder in $XDG_CACHE_HOME/panel/runs, ~/.cache/panel/runs when XDG_CACHE_HOME is unset, empty or relative; see --keep-runs). It must be new or empty and your own (the PR panel takes its own up again); it is made 0700 and locked while the run lives' -r -F
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l keep-runs -d 'How many days the run folders in $XDG_CACHE_HOME/panel/runs are kept: a run that makes one there removes those whose runs started DAYS or more days ago, but never one a live run holds, nor anything else (default 14; also PANEL_KEEP_DAYS). panel-tally --runs lists them' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l timeout -d 'Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before it and every process it started are ended' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l jobs -d 'How many seats run at once (default: all that the open-file limit allows)' -r

@@ -201,6 +201,33 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
         b"",
         &[0],
     );
+    // The run folders, listed and removed, in a cache of the test's own.
+    let cache = tmp.path().join("cache");
+    let mut judge = Command::new(bin("panel-judge"));
+    judge.env("XDG_CACHE_HOME", &cache).args([
+        "--seat",
+        &format!("replay:{}", example("examples/answers.json")),
+        &example("examples/answer.md"),
+    ]);
+    run(&mut seen, &mut judge, b"", &[0]);
+    for args in [
+        &["--runs", "--json"][..],
+        &["--runs", "--keep", "0", "--json"],
+    ] {
+        let mut tally = Command::new(bin("panel-tally"));
+        let out = run(
+            &mut seen,
+            tally.env("XDG_CACHE_HOME", &cache).args(args),
+            b"",
+            &[0],
+        );
+        assert_eq!(
+            stdout(&out).lines().count(),
+            1,
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
 
     // Every record type was written, and so checked, at least once.
     let want: BTreeSet<String> = panel::tools::schemas::schemas()

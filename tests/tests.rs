@@ -21,6 +21,7 @@ mod real_cli;
 mod real_judge;
 mod real_review;
 mod real_synth;
+mod runs;
 mod schemas;
 mod sealed;
 mod sshd;

@@ -72,8 +72,10 @@ pub trait Asker: Sync {
 /// How seats are launched; shared by `panel-judge`, `panel-merge` and `panel-vote`.
 #[derive(Clone, Debug)]
 pub struct LaunchOptions {
-    /// The run folder; a fresh temporary one when `None`.
+    /// The run folder; a fresh one among the runs (`engine::runs`) when `None`.
     pub run: Option<PathBuf>,
+    /// Days the runs' folders are kept: a run that makes one removes those older.
+    pub keep_days: u32,
     /// The run folder may hold an earlier run of the same panel, to take up again (the PR
     /// panel); else it must be new or empty.
     pub resume: bool,
@@ -107,6 +109,7 @@ impl Default for LaunchOptions {
     fn default() -> Self {
         LaunchOptions {
             run: None,
+            keep_days: crate::engine::runs::DEFAULT_KEEP_DAYS,
             resume: false,
             timeout_secs: 300.0,
             retries: 1,

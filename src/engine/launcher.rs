@@ -101,13 +101,11 @@ impl Launcher {
         if !opts.harness_caps.is_empty() {
             slots::private_dir(&slots::dir())?;
         }
-        let run = match &opts.run {
-            Some(dir) => dir.clone(),
-            None => run_folder::fresh("panel.")
-                .context("cannot create a run folder in the temporary folder")?
-                .keep(),
+        let (run, lock) = match &opts.run {
+            Some(dir) => (dir.clone(), run_folder::claim(dir, opts.resume)?),
+            None => new_run(opts.keep_days)?,
         };
-        self.run_lock = Some(run_folder::claim(&run, opts.resume)?);
+        self.run_lock = Some(lock);
         let run = run.canonicalize().unwrap_or(run);
         let sandbox =
             run_folder::Sandbox::create().context("cannot create the judges' private folders")?;
@@ -311,6 +309,29 @@ impl Asker for Launcher {
             .map(|r| r.unwrap_or_else(|| Reply::abstained(Status::Interrupted, "not asked")))
             .collect()
     }
+}
+
+/// A new run folder among the runs, locked; the runs older than `keep_days` are removed.
+fn new_run(keep_days: u32) -> Result<(PathBuf, nix::fcntl::Flock<fs::File>)> {
+    use crate::engine::runs::{Place, Runs};
+    let place = Place::here();
+    if let Place::Temp(tmp) = &place {
+        eprintln!(
+            "{}: no XDG_CACHE_HOME or HOME: the run folder is made in {} (--out DIR names one)",
+            tool_name(),
+            crate::records::text::shown(&tmp.display().to_string())
+        );
+    }
+    let runs = Runs::open(&place, true)?
+        .with_context(|| format!("{}: cannot create", place.dir().display()))?;
+    let now = std::time::SystemTime::now();
+    let made = runs.fresh(now)?;
+    runs.prune(
+        Duration::from_secs(u64::from(keep_days) * 86400),
+        now,
+        false,
+    );
+    Ok(made)
 }
 
 /// A root caller's judges run as `ids` (never root): each folder they are to write must be

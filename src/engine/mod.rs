@@ -15,6 +15,7 @@
 //! | `--doctor`: each harness's program, version and login; the walls this machine allows | [`doctor`] |
 //! | reading an answer; a failure's words becoming a status | [`answer`] |
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
+//! | where run folders go unless named, listing and pruning them | [`runs`] |
 //! | the history every verdict record is appended to | [`history`] |
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once, or in waves | [`fanout`] |
@@ -49,6 +50,7 @@ pub mod paste;
 pub mod progress;
 pub mod replay;
 pub mod run_folder;
+pub mod runs;
 pub mod sandbox;
 pub mod sieve;
 pub mod slots;

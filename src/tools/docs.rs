@@ -242,8 +242,8 @@ pub fn suite_page() -> String {
             "The history panel-judge keeps of its runs (--history FILE or PANEL_HISTORY names another, --no-history or PANEL_HISTORY=off keeps none); $XDG_STATE_HOME defaults to ~/.local/state when unset, empty or relative.",
         ),
         (
-            "$TMPDIR/panel.*",
-            "The run folder of a tool that launches judges (--out DIR names another): every judge's prompt, exact argv, raw output, error output and record, 0700, locked while its run lives, named on standard error with its ledger's sha256.",
+            "$XDG_CACHE_HOME/panel/runs/*",
+            "The run folders of the tools that launch judges (--out DIR names another): every judge's prompt, exact argv, raw output, error output and record, 0700, locked while its run lives, named on standard error with its ledger's sha256. Each is named by the UTC second its run started and random characters (20261202T173135Z-3f9a1c0d22e4), so names sort by time; $XDG_CACHE_HOME defaults to ~/.cache when unset, empty or relative, and with neither it nor HOME the run folder is $TMPDIR/panel.NAME, said on standard error. panel and runs are made 0700, and a symbolic link, another user's folder or one others may write there is refused (exit 2). Each run that makes one removes the run folders of runs started 14 days ago or more (--keep-runs DAYS, PANEL_KEEP_DAYS), never one a live run holds, a name panel does not give, a link or another user's folder; panel-tally --runs lists them, and --keep DAYS removes at once.",
         ),
         (
             "$XDG_RUNTIME_DIR/panel-slots-UID",
@@ -271,6 +271,10 @@ pub fn suite_page() -> String {
             "Folders (colon-separated) a confined judge may write, beside --sandbox-write.",
         ),
         (
+            "PANEL_KEEP_DAYS",
+            "Days the run folders in $XDG_CACHE_HOME/panel/runs are kept (default 14), as --keep-runs says; empty is unset.",
+        ),
+        (
             "PANEL_HISTORY",
             "The history file panel-judge appends its verdict records to, in place of $XDG_STATE_HOME/panel/history.jsonl; off keeps none.",
         ),
@@ -291,8 +295,12 @@ pub fn suite_page() -> String {
             "Where the user's harness rows are found; HOME is where a harness's credential files are copied from.",
         ),
         (
+            "XDG_CACHE_HOME",
+            "Where the run folders go ($XDG_CACHE_HOME/panel/runs; ~/.cache when unset, empty or relative).",
+        ),
+        (
             "XDG_RUNTIME_DIR, TMPDIR",
-            "Where the slot files and the run folders go.",
+            "Where the slot files go; TMPDIR holds the judges' private folders, and the run folders when there is neither XDG_CACHE_HOME nor HOME.",
         ),
         (
             "PATH",

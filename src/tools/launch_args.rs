@@ -15,11 +15,19 @@ const MAX_TIMEOUT_SECS: f64 = 30.0 * 24.0 * 3600.0;
 /// The options every tool that launches seats shares.
 #[derive(clap::Args, Clone, Debug)]
 pub struct LaunchArgs {
-    /// The run folder that keeps every prompt, argv, output and record (default: a new temporary
-    /// folder). It must be new or empty and your own (the PR panel takes its own up again); it
-    /// is made 0700 and locked while the run lives.
+    /// The run folder that keeps every prompt, argv, output and record (default: a new folder
+    /// in $XDG_CACHE_HOME/panel/runs, ~/.cache/panel/runs when XDG_CACHE_HOME is unset, empty or
+    /// relative; see --keep-runs). It must be new or empty and your own (the PR panel takes its
+    /// own up again); it is made 0700 and locked while the run lives.
     #[arg(long, alias = "run", value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// How many days the run folders in $XDG_CACHE_HOME/panel/runs are kept: a run that makes
+    /// one there removes those whose runs started DAYS or more days ago, but never one a live
+    /// run holds, nor anything else (default 14; also PANEL_KEEP_DAYS). panel-tally --runs
+    /// lists them.
+    #[arg(long, value_name = "DAYS", allow_negative_numbers = true, value_parser = crate::engine::runs::parse_days)]
+    pub keep_runs: Option<u32>,
 
     /// Seconds one attempt of a seat may take (a wait for a --harness-cap slot included) before
     /// it and every process it started are ended.
@@ -203,6 +211,10 @@ impl LaunchArgs {
             sandbox_write,
             sandbox_allow,
             run: self.out.clone(),
+            keep_days: crate::engine::runs::keep_days(
+                self.keep_runs,
+                std::env::var(crate::engine::runs::KEEP_VAR).ok(),
+            )?,
             resume: false,
             timeout_secs: self.timeout,
             retries: self.retries,

@@ -81,6 +81,10 @@ pub fn schemas() -> Vec<SchemaFile> {
             "ledger-summary",
             "panel-tally --ledger --json: the history as a whole",
         ),
+        record::<crate::engine::runs::RunFolder>(
+            "run-folder",
+            "panel-tally --runs --json: one run folder, or with --keep one removed",
+        ),
         record::<PrClass>("pr-class", "pr-classify: the pull request's class"),
         record::<PanelPlan>("plan", "pr-classify --plan: the pull request's panel plan"),
         record::<PrVerdictRecord>(

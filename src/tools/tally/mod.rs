@@ -15,6 +15,7 @@ pub mod pr;
 pub mod reader;
 pub mod report;
 pub mod reviews;
+pub mod runs;
 pub mod synthesis;
 pub mod words;
 
@@ -161,13 +162,28 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "ledger", default_value_t = crate::rules::bootstrap::REPLICATES,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub bootstrap: u32,
+
+    /// List the run folders the tools that launch judges made where no --out named one
+    /// ($XDG_CACHE_HOME/panel/runs, ~/.cache when XDG_CACHE_HOME is unset, empty or relative),
+    /// newest first: age, size, judges, the ledger and its records, whether a live run holds
+    /// it, and its path. A table on a terminal (or --format text), else one run-folder record
+    /// per line (or --json). Exit 0.
+    #[arg(long, conflicts_with_all = ["inputs", "pr", "each", "agree", "last_wins", "view", "require_canaries", "ledger"])]
+    pub runs: bool,
+
+    /// With --runs: remove now the run folders whose runs started DAYS or more days ago (0:
+    /// every one), and list those removed. A folder a live run holds, a name panel does not
+    /// give, a symbolic link or another user's folder is never removed. Exit 2 when one could
+    /// not be removed.
+    #[arg(long, value_name = "DAYS", requires = "runs", allow_negative_numbers = true, value_parser = crate::engine::runs::parse_days)]
+    pub keep: Option<u32>,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing. With --runs: the run folders were listed, or pruned.",
         ),
         (
             "1",
@@ -175,7 +191,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "2",
-            "Usage or input error: one line on standard error names the file and line.",
+            "Usage or input error: one line on standard error names the file and line. With --runs: the runs' folder is a symbolic link or not the user's, or with --keep a run folder could not be removed.",
         ),
         (
             "3",
@@ -206,6 +222,10 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Judge many documents at once, one tally per document and a summary",
             "parallel panel-judge ::: docs/*.md | panel-tally --each --json",
+        ),
+        (
+            "The run folders, newest first; then remove those of runs a week old or more",
+            "panel-tally --runs && panel-tally --runs --keep 7",
         ),
     ],
 };
@@ -283,6 +303,10 @@ pub fn command() -> clap::Command {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    if args.runs {
+        let format = args.format.or(args.json.then_some(Format::Json));
+        return runs::run(format, args.keep);
+    }
     if let (true, Some(plan)) = (args.pr, &args.plan) {
         let repo = pr::repository(args.repo.as_deref())?;
         return pr::tally(&pr::TallyInput {
