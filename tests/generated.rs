@@ -142,7 +142,7 @@ fn man_pages_and_completions_match_the_clap_definitions() {
     );
 }
 
-/// The README's harness table, rendered from the built-in rows (src/engine/harness/builtin.json).
+/// The harness table in docs/guide.md, rendered from the built-in rows (src/engine/harness/builtin.json).
 fn harness_table() -> String {
     let rows: Vec<serde_json::Value> = serde_json::from_str(
         &std::fs::read_to_string(root().join("src/engine/harness/builtin.json")).unwrap(),
@@ -215,7 +215,7 @@ fn harness_table() -> String {
 
 #[test]
 fn the_readme_harness_table_is_the_built_in_rows() {
-    crate::util::readme_section(
+    crate::util::doc_section(
         "<!-- harness-table -->\n",
         "<!-- /harness-table -->",
         &harness_table(),
@@ -423,4 +423,44 @@ fn one_install_puts_every_tool_page_and_completion_where_they_are_looked_for() {
         .output()
         .unwrap();
     assert_eq!(help.status.code(), Some(0));
+}
+
+/// Issue 25: "Put the user's path first in a README of at most about 250 lines: what it is, the
+/// two set-up commands, the pipelines, isolation in a paragraph, where to read more."
+#[test]
+fn the_readme_is_the_users_path_first() {
+    let readme = std::fs::read_to_string(crate::util::root().join("README.md")).unwrap();
+    assert!(
+        readme.lines().count() <= 250,
+        "{} lines",
+        readme.lines().count()
+    );
+    let heads: Vec<&str> = readme.lines().filter(|l| l.starts_with("## ")).collect();
+    let at = |h: &str| {
+        heads
+            .iter()
+            .position(|x| *x == h)
+            .unwrap_or_else(|| panic!("no {h}"))
+    };
+    assert!(at("## Set up") < at("## The pipelines"));
+    assert!(at("## The pipelines") < at("## Isolation"));
+    assert!(at("## Isolation") < at("## Read more"));
+    // The first command is the one-liner that installs and runs the example offline.
+    let first = readme
+        .split("```bash\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    assert!(
+        first.starts_with("cargo install --locked --path . && ") && first.contains("replay:"),
+        "{first}"
+    );
+    // Every page it sends the reader to is there.
+    for word in readme.split(['`', ' ', '(', ')', ',', ';', ':']) {
+        if word.starts_with("docs/") && word.ends_with(".md") && !word.contains('*') {
+            assert!(crate::util::root().join(word).is_file(), "{word}");
+        }
+    }
 }

@@ -85,7 +85,7 @@ fn the_example_history_shows_the_heat_map_and_the_flags() {
 #[test]
 fn the_readme_shows_the_example_report() {
     let text = stdout(&history());
-    crate::util::readme_section(
+    crate::util::doc_section(
         "<!-- ledger-example -->\n```\n",
         "```\n<!-- /ledger-example -->",
         &text,

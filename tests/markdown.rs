@@ -6,7 +6,7 @@
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration markdown
 //!
-//! and `UPDATE_SCREENSHOTS=1` writes the screenshots the README shows.
+//! and `UPDATE_SCREENSHOTS=1` writes the screenshots docs/guide.md shows.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -285,11 +285,11 @@ fn the_example_renderings_do_not_drift() {
             }
         }
     }
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(root().join("docs/guide.md")).unwrap();
     let shown = format!("```markdown\n{}```", markdown_of(&KINDS[0]));
     assert!(
-        readme.contains(&shown),
-        "the README shows another verdicts.md: update it"
+        guide.contains(&shown),
+        "docs/guide.md shows another verdicts.md: update it"
     );
     assert!(
         stale.is_empty(),

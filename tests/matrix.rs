@@ -8,8 +8,8 @@
 //! namespace; where user namespaces are forbidden they skip, say why and record it in the
 //! tests' ledger (`scripts/test-summary`).
 //!
-//! The README's fault table is rendered from the expectations in [`FAULTS`]; it must match the
-//! README:
+//! The fault table in docs/testing.md is rendered from the expectations in [`FAULTS`]; it must match the
+//! docs/testing.md:
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration matrix::readme
 
@@ -76,7 +76,7 @@ struct Fault {
     nofile: Option<&'static str>,
     /// panel-judge's exit status, in every row.
     judge: i32,
-    /// What the cell shows in the README's table, in every row but those of `except`: `b`'s
+    /// What the cell shows in the table of docs/testing.md, in every row but those of `except`: `b`'s
     /// status (`none` when no judge was started) and the pipeline's exit status.
     expect: &'static str,
     /// The rows whose cell differs, and that cell; `n/a` where the fault cannot be played.
@@ -781,7 +781,7 @@ impl Drop for Slot {
     }
 }
 
-/// The README's fault table, rows the harnesses and columns the faults: what the cells expect.
+/// The fault table in docs/testing.md, rows the harnesses and columns the faults: what the cells expect.
 fn table() -> String {
     let mut out = String::from("| harness |");
     for f in FAULTS {
@@ -808,7 +808,7 @@ const END: &str = "<!-- fault matrix: end -->";
 
 #[test]
 fn readme_table() {
-    crate::util::readme_section(BEGIN, END, &table(), "matrix::readme");
+    crate::util::doc_section(BEGIN, END, &table(), "matrix::readme");
 }
 
 /// Every row and fault has its cells' tests, and every exception names a row.

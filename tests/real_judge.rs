@@ -11,7 +11,7 @@
 //! the run used, and the status each failure the server plays (prose, fenced JSON, 429, 500,
 //! no answer) becomes. `--nocapture` prints `BYTES` rows: what the first model request carries
 //! beyond the prompt with our row's argv and with the seed's (from `real_cli`), and `MODE`
-//! rows. The README's table of the statuses asserted is rendered from [`CASES`]:
+//! rows. The table in docs/testing.md of the statuses asserted is rendered from [`CASES`]:
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration real_judge
 
@@ -825,7 +825,7 @@ fn llm_judge() {
 const BEGIN: &str = "<!-- real CLIs: begin (tests/real_judge.rs renders it) -->\n";
 const END: &str = "<!-- real CLIs: end -->";
 
-/// The README's table of what each real CLI's test holds it to: rendered from [`CASES`], so
+/// The table in docs/testing.md of what each real CLI's test holds it to: rendered from [`CASES`], so
 /// it says what the tests assert, whether or not the CLIs are installed where it runs.
 #[test]
 fn readme_says_what_each_real_cli_is_held_to() {
@@ -845,7 +845,7 @@ fn readme_says_what_each_real_cli_is_held_to() {
         }
         out.push_str(" interrupted, exit 130 |\n");
     }
-    crate::util::readme_section(BEGIN, END, &out, "real_judge");
+    crate::util::doc_section(BEGIN, END, &out, "real_judge");
 }
 
 fn has_words(argv: &[String], words: &[&str]) -> bool {

@@ -18,7 +18,7 @@
 //! stream format moves fails here. Also: every CLI in verdict mode against a refused model is
 //! `model-refused` (the words each prints are checked against its row's rule).
 //!
-//! Gated like the other real-CLI tests (`PANEL_REAL_CLI=0` skips them). The README's table is
+//! Gated like the other real-CLI tests (`PANEL_REAL_CLI=0` skips them). The table in docs/testing.md is
 //! rendered from [`REVIEWERS`] and [`REFUSED`]:
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration real_review
@@ -502,7 +502,7 @@ fn llm_model_refused() {
 const BEGIN: &str = "<!-- real CLI reviewers: begin (tests/real_review.rs renders it) -->\n";
 const END: &str = "<!-- real CLI reviewers: end -->";
 
-/// The README's table of what the reviewer tests hold each real CLI to, rendered from
+/// The table in docs/testing.md of what the reviewer tests hold each real CLI to, rendered from
 /// [`REVIEWERS`], [`PLAYS`] and [`REFUSED`].
 #[test]
 fn readme_says_what_each_real_reviewer_is_held_to() {
@@ -526,5 +526,5 @@ fn readme_says_what_each_real_reviewer_is_held_to() {
         out.push_str(&" — |".repeat(PLAYS.len()));
         out.push_str(&format!(" {status} |\n"));
     }
-    crate::util::readme_section(BEGIN, END, &out, "real_review");
+    crate::util::doc_section(BEGIN, END, &out, "real_review");
 }

@@ -8,7 +8,7 @@
 //! tool. A voter whose seat reads (`--reads`) reads the work through a real tool call before
 //! it votes, proven by the tool result the server received.
 //!
-//! The README's table of what each CLI is held to here is rendered from [`CASES`]:
+//! The table in docs/testing.md of what each CLI is held to here is rendered from [`CASES`]:
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration real_synth
 
@@ -597,7 +597,7 @@ fn llm_synth() {
 const BEGIN: &str = "<!-- real CLIs, synthesis: begin (tests/real_synth.rs renders it) -->\n";
 const END: &str = "<!-- real CLIs, synthesis: end -->";
 
-/// The README's table of what each real CLI is held to in the synthesised review: rendered
+/// The table in docs/testing.md of what each real CLI is held to in the synthesised review: rendered
 /// from [`CASES`] and `real_judge`'s cases (the usage each CLI reports).
 #[test]
 fn readme_says_what_each_real_cli_is_held_to_in_the_synthesis() {
@@ -619,5 +619,5 @@ fn readme_says_what_each_real_cli_is_held_to_in_the_synthesis() {
             s.harness
         ));
     }
-    crate::util::readme_section(BEGIN, END, &out, "real_synth");
+    crate::util::doc_section(BEGIN, END, &out, "real_synth");
 }

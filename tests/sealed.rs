@@ -34,7 +34,7 @@
 //! Every (CLI, mode) runs with `--sandbox off`, `--sandbox landlock` (Landlock alone, the
 //! fallback where the kernel forbids namespaces) and `--sandbox auto` (the jail). With the jail
 //! no attempt leaks; Landlock alone may leak only what it cannot see (`chmod`), which the table
-//! marks as what only the jail stops. The README's table is rendered from what was measured:
+//! marks as what only the jail stops. The table in docs/testing.md is rendered from what was measured:
 //!
 //!     UPDATE_GENERATED=1 cargo test --test integration sealed::
 //!
@@ -1552,9 +1552,9 @@ fn every_wall_of_every_cli() {
             wrong.push(format!("{at}: git does not work in its checkout"));
         }
     }
-    // The README's table is root's (a root caller's judges meet every wall, the ids too).
+    // The table in docs/testing.md is root's (a root caller's judges meet every wall, the ids too).
     if runnable.len() == pairs().len() && columns == COLUMNS && is_root() {
-        crate::util::readme_section(BEGIN, END, &table, "sealed::");
+        crate::util::doc_section(BEGIN, END, &table, "sealed::");
     }
     assert!(wrong.is_empty(), "{}\n{table}", wrong.join("\n"));
 }

@@ -256,27 +256,50 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
         .env_remove("ANTHROPIC_API_KEY")
 }
 
-/// Holds the README's text between `begin` and `end` to `want`, a table a test renders: with
-/// `UPDATE_GENERATED` set the README is rewritten, otherwise a drift fails the test and says
+/// Holds the text between `begin` and `end` (in the README or a page of docs/) to `want`, a table
+/// a test renders: with `UPDATE_GENERATED` set the page is rewritten, otherwise a drift fails the test and says
 /// how to refresh it (`filter`, the test's name filter).
-pub fn readme_section(begin: &str, end: &str, want: &str, filter: &str) {
+pub fn doc_section(begin: &str, end: &str, want: &str, filter: &str) {
     // Two tables may be refreshed at once: one read-and-rewrite at a time.
-    static README: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = README.lock().unwrap_or_else(|e| e.into_inner());
-    let path = root().join("README.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let (Some(b), Some(e)) = (readme.find(begin), readme.find(end)) else {
-        panic!("README.md has no `{}` markers", begin.trim());
+    static DOCS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = DOCS.lock().unwrap_or_else(|e| e.into_inner());
+    // The README or a page of docs/ holds the markers, wherever the table was moved.
+    let mut pages = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    let found: Vec<(PathBuf, String)> = pages
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .filter(|(_, text)| text.contains(begin))
+        .collect();
+    let [(path, page)] = &found[..] else {
+        panic!(
+            "`{}` should mark one table in README.md or docs/*.md, not {}",
+            begin.trim(),
+            found.len()
+        );
+    };
+    let (Some(b), Some(e)) = (page.find(begin), page.find(end)) else {
+        panic!("{} has no `{}` end marker", path.display(), end.trim());
     };
     let from = b + begin.len();
-    if readme[from..e] == *want {
+    if page[from..e] == *want {
         return;
     }
     if std::env::var_os("UPDATE_GENERATED").is_some() {
-        std::fs::write(&path, format!("{}{want}{}", &readme[..from], &readme[e..])).unwrap();
+        std::fs::write(path, format!("{}{want}{}", &page[..from], &page[e..])).unwrap();
     } else {
         panic!(
-            "README.md's table after `{}` is not what the test renders; if the change is right, run `UPDATE_GENERATED=1 cargo test --test integration {filter}`:\n{want}",
+            "{}'s table after `{}` is not what the test renders; if the change is right, run `UPDATE_GENERATED=1 cargo test --test integration {filter}`:\n{want}",
+            path.display(),
             begin.trim()
         );
     }

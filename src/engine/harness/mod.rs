@@ -19,7 +19,7 @@ pub struct Harness {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    /// What locks the tool down, in a few words for people (the README's harness table).
+    /// What locks the tool down, in a few words for people (the harness table in docs/guide.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lockdown: Option<String>,
     /// `process` (the default) or `replay` (recorded answers; launches nothing).
