@@ -9,6 +9,7 @@
 //! | which findings name one problem | [`grouping::relate`] |
 //! | the vote rules, and dropping a finding | [`votes::rule`] |
 //! | the synthesised panel's pass rule | [`votes::panel_decision`] |
+//! | the threshold panel over review records | [`threshold::threshold`] |
 //! | where the work goes after the votes | [`routes`] |
 //! | how far judges agree beyond chance (Cohen's and Fleiss' kappa, Krippendorff's alpha) | [`agreement`] |
 //! | how far an agreement figure can be trusted (a bootstrap over panels) | [`bootstrap`] |
@@ -25,4 +26,5 @@ pub mod grouping;
 pub mod plan;
 pub mod pr;
 pub mod routes;
+pub mod threshold;
 pub mod votes;

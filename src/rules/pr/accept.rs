@@ -230,6 +230,29 @@ pub fn accept_verdict(
     })
 }
 
+/// The reason of a member whose model the harness refused, at its sonnet profile too when it
+/// has one (the seed's SPAWN_REFUSED_REASON).
+pub const SPAWN_REFUSED_REASON: &str = "spawn-refused: the harness refused the reviewer's model";
+
+/// "An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is
+/// degraded; a second refusal is a none with SPAWN_REFUSED_REASON" (seed 002): the sonnet
+/// profile and seat a member goes to after a refused spawn. Only a profile the plan's
+/// `sonnetFor` maps (an opus one) has one, at the seat the plan gives that sonnet profile
+/// (`sonnetSeats`, else the seat of a member planned at it).
+pub fn sonnet_fallback(
+    plan: &crate::rules::plan::PanelPlan,
+    m: &crate::rules::plan::Member,
+) -> Option<(String, String)> {
+    let profile = plan.sonnet_for.get(&m.profile)?;
+    let seat = plan.sonnet_seats.get(profile).cloned().or_else(|| {
+        plan.members
+            .iter()
+            .find(|o| &o.profile == profile)
+            .map(|o| o.seat.clone())
+    })?;
+    Some((profile.clone(), seat))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -201,13 +201,8 @@ fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
         .or_else(|| done.cause.as_deref().and_then(accept::reset_time))
 }
 
-/// The reason of a member whose model the harness refused, at its sonnet profile too when it
-/// has one (the seed's SPAWN_REFUSED_REASON).
-pub const SPAWN_REFUSED_REASON: &str = "spawn-refused: the harness refused the reviewer's model";
-
 /// Where a member whose opus spawn is refused goes next: its sonnet profile and that profile's
-/// seat. "An opus spawn the dispatch refuses is tried once at its sonnet profile and the member
-/// is degraded; a second refusal is a none with SPAWN_REFUSED_REASON" (seed 002).
+/// seat ([`accept::sonnet_fallback`]).
 #[derive(Clone)]
 pub struct SonnetFallback {
     pub profile: String,
@@ -215,31 +210,20 @@ pub struct SonnetFallback {
     pub seat: Seat,
 }
 
-/// The sonnet fallback of a member: only a profile the plan's `sonnetFor` maps (an opus one)
-/// has one, at the seat the plan gives that sonnet profile (`sonnetSeats`, else the seat of a
-/// member planned at it).
+/// The sonnet fallback of a member, with its seat read from the harness table.
 fn sonnet_fallback(
     launcher: &Launcher,
     plan: &PanelPlan,
     m: &Member,
 ) -> Result<Option<SonnetFallback>> {
-    let Some(profile) = plan.sonnet_for.get(&m.profile) else {
-        return Ok(None);
-    };
-    let seat_name = plan.sonnet_seats.get(profile).cloned().or_else(|| {
-        plan.members
-            .iter()
-            .find(|o| &o.profile == profile)
-            .map(|o| o.seat.clone())
-    });
-    let Some(seat_name) = seat_name else {
+    let Some((profile, seat_name)) = accept::sonnet_fallback(plan, m) else {
         return Ok(None);
     };
     let seat = launcher
         .seat(&seat_name)
         .with_context(|| format!("member {}: sonnet profile {profile}", m.name))?;
     Ok(Some(SonnetFallback {
-        profile: profile.clone(),
+        profile,
         seat_name,
         seat,
     }))
@@ -403,7 +387,7 @@ pub fn review_member(
                     continue;
                 }
                 rec.status = PrStatus::ModelRefused;
-                rec.reason = Some(SPAWN_REFUSED_REASON.into());
+                rec.reason = Some(accept::SPAWN_REFUSED_REASON.into());
                 rec.excerpt = done.cause.clone();
                 return finish(rec);
             }
