@@ -631,9 +631,14 @@ fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
 ///   SIGINT) in the middle of its own shutdown: records cut short, judges ended by their
 ///   supervisors after the fleet had exited. Here panel-judge gets no CPU for 8 s after the
 ///   signal, the extreme of a loaded machine; it is now given the time to finish.
+/// - SIGHUP (a closed terminal or ssh session, sent to the fleet's whole process group) killed
+///   the fleet at once, untallied, while parallel, whose own SIGHUP waits for the running
+///   panels, ran them to their deadline. A signal to the group must reach the forwarder too,
+///   and a second signal during the stop changes neither its speed nor its status.
 #[test]
 fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
     use panel::internals::GRACE;
+    use std::os::unix::process::CommandExt;
     use wait_timeout::ChildExt;
     #[derive(PartialEq)]
     enum How {
@@ -642,6 +647,10 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         Ignoring,
         /// Each panel's panel-judge stopped (SIGSTOP) for 8 s from the signal.
         Starved,
+        /// The signal to the fleet's whole process group, as a terminal's hangup sends it.
+        Group,
+        /// The signal, then SIGTERM to the whole group a moment later.
+        Twice,
     }
     crate::util::need("parallel");
     let deaf = r#"exec:trap '' TERM; echo started >> "$STANDIN_LOG/calls.jsonl"; sleep 300 & wait"#;
@@ -651,6 +660,10 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         ("INT", 130, deaf, How::Plain),
         ("INT", 130, "claude:haiku", How::Ignoring),
         ("INT", 130, "claude:haiku", How::Starved),
+        ("HUP", 129, "claude:haiku", How::Plain),
+        ("HUP", 129, "claude:haiku", How::Group),
+        ("TERM", 143, "claude:haiku", How::Group),
+        ("INT", 130, "claude:haiku", How::Twice),
     ] {
         let tmp = TempDir::new(&format!("fleet-{signal}"));
         let log = tmp.path().join("log");
@@ -671,7 +684,9 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         } else {
             Command::new(&fleet)
         };
+        // A group of its own, as a shell's job: the group's signals reach it alone.
         let mut child = with_standins(&mut cmd, &log, &more)
+            .process_group(0)
             .current_dir(tmp.path())
             .args(["-o", "out", "-j", "2"])
             .args(names.map(|n| format!("c/{n}")))
@@ -688,6 +703,8 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
                 How::Plain => "",
                 How::Ignoring => " (SIGINT ignored at the start)",
                 How::Starved => " (panel-judge starved for 8 s)",
+                How::Group => " (to the whole process group)",
+                How::Twice => " (then TERM to the whole process group)",
             }
         );
         // Two panels of three judges each are waiting on their model.
@@ -732,7 +749,22 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
             }
         };
         signal_groups("-STOP");
-        crate::util::kill(child.id(), signal);
+        let to_group = |sig: &str| {
+            let sent = Command::new("kill")
+                .args([&format!("-{sig}"), "--", &format!("-{}", child.id())])
+                .status()
+                .unwrap();
+            assert!(sent.success(), "{case}: kill -{sig} to the group");
+        };
+        if how == How::Group {
+            to_group(signal);
+        } else {
+            crate::util::kill(child.id(), signal);
+        }
+        if how == How::Twice {
+            std::thread::sleep(Duration::from_millis(300));
+            to_group("TERM");
+        }
         if !frozen.is_empty() {
             std::thread::sleep(Duration::from_secs(8));
             signal_groups("-CONT");
