@@ -12,6 +12,11 @@ complete -c panel-tally -l reader -d 'How verdicts are read: `threads` parse a f
 plain\t''"
 complete -c panel-tally -l svg -d 'With --ledger: also write the heat map and a bar per judge as a standalone SVG picture' -r -F
 complete -c panel-tally -l bootstrap -d 'With --ledger: bootstrap replicates for the kappas\' and alpha\'s 95 % intervals (panels resampled with replacement, from the fixed seed 0x70616e656c, so the same history gives the same intervals). Shares (holds, canary hits, sub-panel matches) take Wilson\'s interval' -r
+complete -c panel-tally -l history -d 'Print the panels of a history (panel-judge\'s, where --history, $PANEL_HISTORY or $XDG_STATE_HOME/panel/history.jsonl puts it; or FILE), oldest first, each as its records alone would be reported, after a line with its time, candidate and run folder. A panel is the records of one run folder, however the lines of parallel runs interleaved; its time is that folder\'s modification time. A line that is not a verdict record (torn) is skipped with a note. Exit 0 when read, whatever the panels decided' -r -F
+complete -c panel-tally -l since -d 'With --history: only panels since WHEN, an RFC 3339 time (2026-12-01T09:00:00Z, or a date) or an age (90s, 30m, 12h, 7d, 2w). A panel whose run folder is gone has no time and is left out' -r
+complete -c panel-tally -l judge -d 'With --history: only panels with a judge of this name, shown whole (every judge\'s line and the panel\'s outcome); repeated, a panel with any of them' -r
+complete -c panel-tally -l candidate -d 'With --history: only panels about this candidate: a file (its seal), a seal (sha256:HEX) or the start of its hex' -r
+complete -c panel-tally -l last -d 'With --history: only the newest N panels (after the other filters), still oldest first' -r
 complete -c panel-tally -l json -d 'Print one tally record (JSON) per panel instead of the text report: `--format json`'
 complete -c panel-tally -l each -d 'Count many panels in one stream: one tally per candidate, then a summary'
 complete -c panel-tally -l last-wins -d 'A judge with records from two runs (a rerun of the abstainers) counts once, by its later record; without it, a judge counted twice is an error (exit 2) naming both runs'

@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod count;
+pub mod history;
 pub mod json;
 pub mod ledger;
 pub mod markdown;
@@ -161,13 +162,16 @@ pub struct Args {
     #[arg(long, value_name = "N", requires = "ledger", default_value_t = crate::rules::bootstrap::REPLICATES,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub bootstrap: u32,
+
+    #[command(flatten)]
+    pub log: history::Filters,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing. With --history: the history was read (even when no panel matched, said on standard error), whatever its panels decided.",
         ),
         (
             "1",
@@ -202,6 +206,10 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Is the panel worth what it costs? Its judges' ledger over a history, and the picture",
             "panel-tally --ledger --svg ledger.svg history.jsonl",
+        ),
+        (
+            "The last three panels of the history where judge a-claude sat, of the past week",
+            "panel-tally --history --since 7d --judge a-claude --last 3",
         ),
         (
             "Judge many documents at once, one tally per document and a summary",
@@ -293,6 +301,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
             format: args.format(),
             last_wins: args.last_wins,
         });
+    }
+    if args.log.history.is_some() {
+        return history::run(
+            &args.log,
+            args.format(),
+            args.agree,
+            std::time::SystemTime::now(),
+        );
     }
     if args.ledger {
         return ledger::run(
