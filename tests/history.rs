@@ -595,13 +595,18 @@ fn alone(records: &str, header: &str, args: &[&str]) -> String {
 
 fn header(tmp: &TempDir, panel: &str, seal: &str) -> String {
     let run = tmp.path().join(format!("run-{panel}"));
-    let time = std::fs::metadata(&run).unwrap().modified().unwrap();
-    let secs = time
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    let when = panel::tools::tally::history::format_time(secs);
-    format!("== {when} candidate {seal} run {}\n", run.display())
+    // The run folder's time, as date(1) writes it: never by the code under test.
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ", "-r"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let when = stdout(&date);
+    format!(
+        "== {} candidate {seal} run {}\n",
+        when.trim(),
+        run.display()
+    )
 }
 
 #[test]

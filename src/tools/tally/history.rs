@@ -195,7 +195,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// `2026-12-01T09:00:00Z` of seconds since the epoch.
-pub fn format_time(t: i64) -> String {
+fn format_time(t: i64) -> String {
     let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);

@@ -303,6 +303,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         });
     }
     if args.log.history.is_some() {
+        decision::check_agree(args.agree)?;
         return history::run(
             &args.log,
             args.format(),
