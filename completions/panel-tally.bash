@@ -23,7 +23,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --bootstrap --runs --keep --help --version"
+            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --bootstrap --runs --keep --history --since --judge --candidate --last --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -66,6 +66,26 @@ _panel__tally() {
                     return 0
                     ;;
                 --keep)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --history)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --judge)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --candidate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

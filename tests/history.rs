@@ -516,3 +516,310 @@ fn a_replay_keeps_no_history_unless_one_is_named() {
     run(&[], Some(&var));
     assert_eq!(lines(&var).len(), 3);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 25: `panel-tally --history`, the history read back panel by panel, like `llm logs`.
+
+/// A verdict record of judge `judge` about `seal`, in run folder `run` of `size` judges.
+fn verdict(judge: &str, answer: &str, seal: &str, run: &Path, size: usize) -> String {
+    let (verdict, status) = match answer {
+        "holds" | "breaks" => (serde_json::json!(answer), "ok"),
+        s => (Value::Null, s),
+    };
+    let rec = serde_json::json!({
+        "type": "verdict", "judge": judge, "lens": "correctness", "seat": "claude:haiku",
+        "harness": "claude", "candidate": seal, "verdict": verdict,
+        "reason": format!("{judge} read it\u{1b}[2J"), "status": status,
+        "panelSize": size, "run": run,
+    });
+    format!("{rec}\n")
+}
+
+/// Three panels in their run folders: `a` and `b` interleaved (parallel runs), then `c`, with a
+/// torn line between; `answer.md` is `b`'s candidate. Returns the folder, the history, and
+/// each panel's records alone.
+fn three_panels(tmp: &TempDir) -> (PathBuf, [String; 3]) {
+    let candidate = tmp.path().join("answer.md");
+    std::fs::write(&candidate, "the answer\n").unwrap();
+    let seal_b = format!("sha256:{}", crate::util::sha256_hex(b"the answer\n"));
+    let seal_a = format!("sha256:{}", "a1".repeat(32));
+    let seal_c = format!("sha256:{}", "c3".repeat(32));
+    let run = |name: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    };
+    let (ra, rb, rc) = (run("run-a"), run("run-b"), run("run-c"));
+    let a = [
+        verdict("alpha", "holds", &seal_a, &ra, 2),
+        verdict("beta", "breaks", &seal_a, &ra, 2),
+    ];
+    let b = [
+        verdict("alpha", "holds", &seal_b, &rb, 3),
+        verdict("gamma\u{1b}]0;x\u{7}", "holds", &seal_b, &rb, 3),
+        verdict("delta", "timeout", &seal_b, &rb, 3),
+    ];
+    let c = [verdict("beta", "holds", &seal_c, &rc, 1)];
+    let history = tmp.path().join("history.jsonl");
+    let text = [
+        &a[0],
+        &b[0],
+        &b[1],
+        &a[1],
+        "{\"type\":\"verdict\",\"judge\":\"torn\n",
+        "\n",
+        &b[2],
+        &c[0],
+    ]
+    .concat();
+    std::fs::write(&history, text).unwrap();
+    (history, [a.concat(), b.concat(), c.concat()])
+}
+
+fn history_tally(args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin("panel-tally"));
+    cmd.arg("--history").args(args).stdin(Stdio::null());
+    crate::util::run_with_stdin(&mut cmd, b"")
+}
+
+/// What panel-tally prints of one panel's records alone, after the history's header line.
+fn alone(records: &str, header: &str, args: &[&str]) -> String {
+    let out = tally(records.as_bytes(), args);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 3)),
+        "{}",
+        stderr(&out)
+    );
+    format!("{header}{}", stdout(&out))
+}
+
+fn header(tmp: &TempDir, panel: &str, seal: &str) -> String {
+    let run = tmp.path().join(format!("run-{panel}"));
+    // The run folder's time, as date(1) writes it: never by the code under test.
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ", "-r"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let when = stdout(&date);
+    format!(
+        "== {} candidate {seal} run {}\n",
+        when.trim(),
+        run.display()
+    )
+}
+
+#[test]
+fn the_history_prints_each_panel_as_its_records_alone_grouped_by_run() {
+    let tmp = TempDir::new("history-read");
+    let (history, [a, b, c]) = three_panels(&tmp);
+    let h = history.to_str().unwrap();
+    let seal_b = format!(
+        "sha256:{}…",
+        &crate::util::sha256_hex(b"the answer\n")[..12]
+    );
+    let (ha, hb, hc) = (
+        header(&tmp, "a", &format!("sha256:{}…", "a1".repeat(6))),
+        header(&tmp, "b", &seal_b),
+        header(&tmp, "c", &format!("sha256:{}…", "c3".repeat(6))),
+    );
+    let (pa, pb, pc) = (
+        alone(&a, &ha, &[]),
+        alone(&b, &hb, &[]),
+        alone(&c, &hc, &[]),
+    );
+    let out = history_tally(&[h]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{pa}\n{pb}\n{pc}"));
+    // The judges' control characters are escaped, as the report escapes them.
+    assert!(
+        stdout(&out).contains("gamma\\x1b]0;x\\x07"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).contains('\u{1b}'));
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 line(s) skipped, not verdict records"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let answer = tmp.path().join("answer.md");
+    let cases: &[(&[&str], String)] = &[
+        (&["--judge", "delta"], pb.clone()),
+        (&["--judge", "beta"], format!("{pa}\n{pc}")),
+        (
+            &["--judge", "delta", "--judge", "beta"],
+            format!("{pa}\n{pb}\n{pc}"),
+        ),
+        (&["--last", "2"], format!("{pb}\n{pc}")),
+        (&["--judge", "alpha", "--last", "1"], pb.clone()),
+        (&["--candidate", answer.to_str().unwrap()], pb.clone()),
+        (&["--candidate", "c3C3"], pc.clone()),
+        (
+            &["--candidate", &format!("sha256:{}", "a1".repeat(32))],
+            pa.clone(),
+        ),
+        (&["--candidate", "ffff"], String::new()),
+        (&["--since", "1h"], format!("{pa}\n{pb}\n{pc}")),
+    ];
+    for (args, want) in cases {
+        let out = history_tally(&[&[h][..], args].concat());
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(&stdout(&out), want, "{args:?}");
+    }
+    // With --json: the tally records, one per panel, as panel-tally writes them.
+    let out = history_tally(&[h, "--json", "--judge", "beta"]);
+    let want = [&a, &c]
+        .map(|r| stdout(&tally(r.as_bytes(), &["--json"])))
+        .concat();
+    assert_eq!(stdout(&out), want);
+    // Markdown: the panels' reports after a heading each.
+    let out = history_tally(&[h, "--format", "markdown", "--last", "1"]);
+    assert!(stdout(&out).starts_with("#### "), "{}", stdout(&out));
+    assert!(stdout(&out).ends_with(&stdout(&tally(c.as_bytes(), &["--format", "markdown"]))));
+}
+
+#[test]
+fn since_leaves_out_older_panels_and_those_whose_folders_are_gone() {
+    let tmp = TempDir::new("history-since");
+    let (history, [_, b, c]) = three_panels(&tmp);
+    let h = history.to_str().unwrap();
+    let touched = Command::new("touch")
+        .args(["-d", "2020-01-01T00:00:00Z"])
+        .arg(tmp.path().join("run-a"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let out = history_tally(&[h, "--since", "2021-06-01T00:00:00+02:00"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let hb = header(
+        &tmp,
+        "b",
+        &format!(
+            "sha256:{}…",
+            &crate::util::sha256_hex(b"the answer\n")[..12]
+        ),
+    );
+    let hc = header(&tmp, "c", &format!("sha256:{}…", "c3".repeat(6)));
+    assert_eq!(
+        stdout(&out),
+        format!("{}\n{}", alone(&b, &hb, &[]), alone(&c, &hc, &[]))
+    );
+    let out = history_tally(&[h, "--since", "2019-12-31"]);
+    assert_eq!(stdout(&out).matches("\n== ").count() + 1, 3);
+    // A run folder that is gone: the panel has no time; --since leaves it out and says so.
+    std::fs::remove_dir(tmp.path().join("run-c")).unwrap();
+    let out = history_tally(&[h, "--since", "7d"]);
+    assert_eq!(stdout(&out), alone(&b, &hb, &[]));
+    assert!(
+        stderr(&out).contains("1 panel(s) left out by --since"),
+        "{}",
+        stderr(&out)
+    );
+    let out = history_tally(&[h, "--candidate", "c3"]);
+    assert!(
+        stdout(&out).starts_with("== time unknown candidate"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn bad_history_arguments_are_one_line_and_exit_2() {
+    let tmp = TempDir::new("history-bad");
+    let (history, _) = three_panels(&tmp);
+    let h = history.to_str().unwrap();
+    let missing = tmp.path().join("none.jsonl");
+    let fifo = tmp.path().join("fifo.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let link = tmp.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&[h, "--since", "yesterday"], "not an RFC 3339 time"),
+        (
+            &[h, "--since", "2026-02-30T00:00:00Z"],
+            "not an RFC 3339 time",
+        ),
+        (&[h, "--since", "7y"], "not an RFC 3339 time"),
+        (
+            &[h, "--candidate", "not-hex"],
+            "no such file, and not a seal",
+        ),
+        (&[h, "--last", "x"], "invalid value"),
+        (&[missing.to_str().unwrap()], "none.jsonl: no history there"),
+        (&[fifo.to_str().unwrap()], "fifo.jsonl: not a regular file"),
+        (&[link.to_str().unwrap()], "link.jsonl: not a regular file"),
+        (&[h, "--ledger"], "cannot be used with"),
+        (&[h, h], "cannot be used with"),
+    ];
+    for (args, want) in cases {
+        let started = std::time::Instant::now();
+        let out = history_tally(args);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{args:?}: it waited"
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
+    let out = Command::new(bin("panel-tally"))
+        .args(["--since", "7d"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--history"), "{}", stderr(&out));
+    // A symbolic link to a history is read as the history.
+    let to_history = tmp.path().join("to-history.jsonl");
+    std::os::unix::fs::symlink(&history, &to_history).unwrap();
+    let out = history_tally(&[to_history.to_str().unwrap(), "--last", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("run-c"));
+}
+
+#[test]
+fn without_a_file_the_history_is_where_panel_judge_writes_it() {
+    let tmp = TempDir::new("history-where");
+    let (history, [_, _, c]) = three_panels(&tmp);
+    let state = tmp.path().join("state");
+    std::fs::create_dir_all(state.join("panel")).unwrap();
+    std::fs::copy(&history, state.join("panel/history.jsonl")).unwrap();
+    let run = |envs: &[(&str, &Path)]| {
+        let mut cmd = Command::new(bin("panel-tally"));
+        cmd.args(["--history", "--last", "1"])
+            .env_remove("PANEL_HISTORY")
+            .env("HOME", tmp.path().join("home"))
+            .env("XDG_STATE_HOME", &state);
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let hc = header(&tmp, "c", &format!("sha256:{}…", "c3".repeat(6)));
+    assert_eq!(stdout(&out), alone(&c, &hc, &[]));
+    let out = run(&[("PANEL_HISTORY", Path::new("off"))]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("none is kept (PANEL_HISTORY=off)"),
+        "{}",
+        stderr(&out)
+    );
+    let elsewhere = tmp.path().join("elsewhere.jsonl");
+    let out = run(&[("PANEL_HISTORY", &elsewhere)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("elsewhere.jsonl: no history there"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod count;
+pub mod history;
 pub mod json;
 pub mod ledger;
 pub mod markdown;
@@ -168,7 +169,7 @@ pub struct Args {
     /// newest first: age, size, judges, the ledger and its records, whether a live run holds
     /// it, and its path. A table on a terminal (or --format text), else one run-folder record
     /// per line (or --json). Exit 0.
-    #[arg(long, conflicts_with_all = ["inputs", "pr", "each", "agree", "last_wins", "view", "require_canaries", "ledger"])]
+    #[arg(long, conflicts_with_all = ["inputs", "pr", "each", "agree", "last_wins", "view", "require_canaries", "ledger", "history"])]
     pub runs: bool,
 
     /// With --runs: remove now the run folders whose runs started DAYS or more days ago (0:
@@ -177,13 +178,16 @@ pub struct Args {
     /// not be removed.
     #[arg(long, value_name = "DAYS", requires = "runs", allow_negative_numbers = true, value_parser = crate::engine::runs::parse_days)]
     pub keep: Option<u32>,
+
+    #[command(flatten)]
+    pub log: history::Filters,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing. With --runs: the run folders were listed, or pruned.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing. With --runs: the run folders were listed, or pruned. With --history: the history was read (even when no panel matched, said on standard error), whatever its panels decided.",
         ),
         (
             "1",
@@ -218,6 +222,10 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Is the panel worth what it costs? Its judges' ledger over a history, and the picture",
             "panel-tally --ledger --svg ledger.svg history.jsonl",
+        ),
+        (
+            "The last three panels of the history where judge a-claude sat, of the past week",
+            "panel-tally --history --since 7d --judge a-claude --last 3",
         ),
         (
             "Judge many documents at once, one tally per document and a summary",
@@ -317,6 +325,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
             format: args.format(),
             last_wins: args.last_wins,
         });
+    }
+    if args.log.history.is_some() {
+        decision::check_agree(args.agree)?;
+        return history::run(
+            &args.log,
+            args.format(),
+            args.agree,
+            std::time::SystemTime::now(),
+        );
     }
     if args.ledger {
         return ledger::run(

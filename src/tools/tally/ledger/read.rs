@@ -110,6 +110,17 @@ pub fn each_record(
     inputs: Vec<Source>,
     mut each: impl FnMut(&Seen, &dyn Fn() -> String) -> Result<()>,
 ) -> Result<u64> {
+    each_line(inputs, None, |rec, _, at| each(rec, at))
+}
+
+/// [`each_record`], with the line each record was read from; a line that is not a verdict
+/// record (a torn line, another record type) goes to `skip`, when given, and the reading goes
+/// on. A line past the length limit or not UTF-8 still stops it.
+pub fn each_line(
+    inputs: Vec<Source>,
+    mut skip: Option<&mut dyn FnMut(anyhow::Error)>,
+    mut each: impl FnMut(&Seen, &str, &dyn Fn() -> String) -> Result<()>,
+) -> Result<u64> {
     let mut buf = String::new();
     let mut n = 0;
     for source in inputs {
@@ -120,8 +131,15 @@ pub fn each_record(
                 continue;
             }
             let at = || input.at();
-            let rec = parse(line, &at)?;
-            each(&rec, &at)?;
+            let rec = match (parse(line, &at), skip.as_deref_mut()) {
+                (Ok(rec), _) => rec,
+                (Err(e), Some(skip)) => {
+                    skip(e);
+                    continue;
+                }
+                (Err(e), None) => return Err(e),
+            };
+            each(&rec, line, &at)?;
             n += 1;
         }
     }

@@ -1,0 +1,485 @@
+//! `panel-tally --history`: the panels of the history panel-judge appends to, read back like
+//! `llm logs`, each printed as panel-tally prints its records alone, after a header line.
+//!
+//! A verdict record carries no time and no panel id of its own: a panel is the records of one
+//! run folder (`run`), grouped by it wherever parallel runs interleaved their lines, in the
+//! order each panel's first line was appended; its time is its run folder's modification time,
+//! unknown once the folder is gone. The history is others' writing: a line that is not a
+//! verdict record (a torn line a killed writer left) is skipped and counted in a note, only a
+//! FIFO or device is refused (never opened to block), and every text shown is escaped.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Result, bail};
+
+use crate::records::input::Source;
+use crate::records::text::{inline, markdown as md, one_line};
+use crate::tools::tally::batch::Batch;
+use crate::tools::tally::count::short_seal;
+use crate::tools::tally::ledger::read;
+use crate::tools::tally::reader::{self, Reader};
+use crate::tools::tally::report::{Format, Sink};
+
+/// The options of `--history`, kept apart so that Args gains one field.
+#[derive(clap::Args, Debug, Default)]
+pub struct Filters {
+    /// Print the panels of a history (panel-judge's, where --history, $PANEL_HISTORY or
+    /// $XDG_STATE_HOME/panel/history.jsonl puts it; or FILE), oldest first, each as its records
+    /// alone would be reported, after a line with its time, candidate and run folder. A panel
+    /// is the records of one run folder, however the lines of parallel runs interleaved; its
+    /// time is that folder's modification time. A line that is not a verdict record (torn) is
+    /// skipped with a note. Exit 0 when read, whatever the panels decided.
+    #[arg(long, value_name = "FILE", num_args = 0..=1,
+          conflicts_with_all = ["inputs", "ledger", "pr", "each", "view"])]
+    pub history: Option<Option<PathBuf>>,
+
+    /// With --history: only panels since WHEN, an RFC 3339 time (2026-12-01T09:00:00Z, or a
+    /// date) or an age (90s, 30m, 12h, 7d, 2w). A panel whose run folder is gone has no time
+    /// and is left out.
+    #[arg(long, value_name = "WHEN", requires = "history", value_parser = when)]
+    pub since: Option<When>,
+
+    /// With --history: only panels with a judge of this name, shown whole (every judge's line
+    /// and the panel's outcome); repeated, a panel with any of them.
+    #[arg(long = "judge", value_name = "NAME", requires = "history")]
+    pub judges: Vec<String>,
+
+    /// With --history: only panels about this candidate: a file (its seal), a seal
+    /// (sha256:HEX) or the start of its hex.
+    #[arg(long, value_name = "X", requires = "history")]
+    pub candidate: Option<String>,
+
+    /// With --history: only the newest N panels (after the other filters), still oldest first.
+    #[arg(long, value_name = "N", requires = "history")]
+    pub last: Option<usize>,
+}
+
+/// `--since`: a moment, or an age counted back from now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// Seconds since the epoch.
+    At(i64),
+    Ago(Duration),
+}
+
+impl When {
+    /// Seconds since the epoch.
+    fn at(self, now: SystemTime) -> i64 {
+        match self {
+            When::At(t) => t,
+            When::Ago(d) => seconds(now) - d.as_secs().min(i64::MAX as u64 / 2) as i64,
+        }
+    }
+}
+
+fn seconds(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as i64,
+        Err(e) => -(e.duration().as_secs() as i64),
+    }
+}
+
+/// Parses `--since`.
+pub fn when(text: &str) -> Result<When, String> {
+    let bad = || {
+        format!(
+            "{:?}: not an RFC 3339 time (2026-12-01T09:00:00Z) nor an age (30m, 12h, 7d)",
+            inline(text)
+        )
+    };
+    if let Some(unit) = text.chars().last().filter(|c| c.is_ascii_alphabetic())
+        && let Some(n) = text[..text.len() - 1]
+            .parse::<u64>()
+            .ok()
+            .filter(|_| text.as_bytes()[0].is_ascii_digit())
+    {
+        let scale = match unit {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            'w' => 7 * 86_400,
+            _ => return Err(bad()),
+        };
+        return n
+            .checked_mul(scale)
+            .map(|s| When::Ago(Duration::from_secs(s)))
+            .ok_or_else(bad);
+    }
+    rfc3339(text).map(When::At).ok_or_else(bad)
+}
+
+/// Seconds since the epoch of `2026-12-01T09:00:00Z` (fraction, `±HH:MM`, `t`, ` ` allowed),
+/// or of a date alone (its midnight, UTC).
+fn rfc3339(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(r)?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return None;
+    }
+    let day = days_from_civil(y, m, d) * 86_400;
+    if b.len() == 10 {
+        return Some(day);
+    }
+    if !matches!(b[10], b'T' | b't' | b' ') || b.len() < 20 || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let mut rest = &text[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        rest = &frac[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let o = rest.as_bytes();
+            if o.len() != 6 || o[3] != b':' {
+                return None;
+            }
+            let (oh, om) = (
+                num(text.len() - 5..text.len() - 3)?,
+                num(text.len() - 2..text.len())?,
+            );
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            sign * (oh * 3600 + om * 60)
+        }
+    };
+    Some(day + h * 3600 + mi * 60 + s - offset)
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a date of the proleptic Gregorian calendar (Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `2026-12-01T09:00:00Z` of seconds since the epoch.
+fn format_time(t: i64) -> String {
+    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// One panel of the history: its records' lines, as they were appended.
+#[derive(Debug, Default)]
+struct Panel {
+    run: String,
+    /// The candidate of its first record that is not a canary's; empty when all are.
+    candidate: String,
+    judges: Vec<String>,
+    lines: String,
+    time: Option<i64>,
+}
+
+/// The history to read: FILE, else where panel-judge writes it.
+fn path(file: Option<&Path>) -> Result<PathBuf> {
+    if let Some(file) = file {
+        return Ok(file.to_path_buf());
+    }
+    let var = |name: &str| std::env::var(name).ok();
+    match crate::engine::history::location(None, false, &var) {
+        None => bail!("history: none is kept (PANEL_HISTORY=off); --history FILE names one"),
+        Some(Err(why)) => bail!("history: {why}"),
+        Some(Ok(path)) => Ok(path),
+    }
+}
+
+/// Opens the history to read: through a symbolic link the user made, but only a regular
+/// file, and never waiting on a FIFO's writer.
+fn open(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = one_line(&path.display().to_string());
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            bail!(
+                "history: {shown}: no history there (panel-judge writes one; --history FILE names another)"
+            )
+        }
+        Err(e) => bail!(
+            "history: {shown}: cannot open: {}",
+            one_line(&e.to_string())
+        ),
+    };
+    if !file.metadata()?.is_file() {
+        bail!("history: {shown}: not a regular file");
+    }
+    Ok(file)
+}
+
+/// Reads the history into its panels, in the order their first lines were appended.
+fn panels(name: &str, file: File) -> Result<(Vec<Panel>, u64, Option<String>)> {
+    let mut panels: Vec<Panel> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let (mut skipped, mut first_skipped) = (0u64, None);
+    let mut skip = |e: anyhow::Error| {
+        skipped += 1;
+        first_skipped.get_or_insert_with(|| one_line(&e.to_string()));
+    };
+    let source = Source::Open {
+        name: name.into(),
+        reader: Box::new(file),
+    };
+    read::each_line(vec![source], Some(&mut skip), |rec, line, _| {
+        // Records without a run folder (not panel-judge's) are grouped by their candidate.
+        let key = match rec.run.is_empty() {
+            true => format!("\0{}", rec.candidate),
+            false => rec.run.to_string(),
+        };
+        let i = *index.entry(key).or_insert_with(|| {
+            panels.push(Panel {
+                run: rec.run.to_string(),
+                time: run_time(&rec.run),
+                ..Panel::default()
+            });
+            panels.len() - 1
+        });
+        let p = &mut panels[i];
+        if rec.canary.is_none() && p.candidate.is_empty() {
+            p.candidate = rec.candidate.to_string();
+        }
+        p.judges.push(rec.judge.to_string());
+        p.lines.push_str(line);
+        p.lines.push('\n');
+        Ok(())
+    })?;
+    Ok((panels, skipped, first_skipped))
+}
+
+/// The modification time of a run folder, looked at, never followed or opened.
+fn run_time(run: &str) -> Option<i64> {
+    if run.is_empty() {
+        return None;
+    }
+    let meta = std::fs::symlink_metadata(run).ok().filter(|m| m.is_dir())?;
+    meta.modified().ok().map(seconds)
+}
+
+/// What `--candidate` matches: a file's seal, or a seal or the start of its hex.
+fn candidate_seal(x: &str) -> Result<String> {
+    let path = Path::new(x);
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(crate::records::candidate::Candidate::read(x)?.seal);
+    }
+    let hex = x.strip_prefix("sha256:").unwrap_or(x);
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!(
+            "--candidate {:?}: no such file, and not a seal (sha256:HEX) or the start of its hex",
+            inline(x)
+        );
+    }
+    Ok(format!("sha256:{}", hex.to_ascii_lowercase()))
+}
+
+/// `panel-tally --history`.
+pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -> Result<ExitCode> {
+    let path = path(f.history.as_ref().and_then(|p| p.as_deref()))?;
+    let seal = f.candidate.as_deref().map(candidate_seal).transpose()?;
+    let name = path.display().to_string();
+    let (all, skipped, first_skipped) = panels(&name, open(&path)?)?;
+    let read = all.len();
+    let since = f.since.map(|w| w.at(now));
+    let mut untimed = 0;
+    let mut chosen: Vec<Panel> = all
+        .into_iter()
+        .filter(|p| !p.candidate.is_empty())
+        .filter(|p| seal.as_ref().is_none_or(|s| p.candidate.starts_with(s)))
+        .filter(|p| f.judges.is_empty() || p.judges.iter().any(|j| f.judges.contains(j)))
+        .filter(|p| match (since, p.time) {
+            (None, _) => true,
+            (Some(s), Some(t)) => t >= s,
+            (Some(_), None) => {
+                untimed += 1;
+                false
+            }
+        })
+        .collect();
+    if let Some(n) = f.last {
+        chosen.drain(..chosen.len().saturating_sub(n));
+    }
+    let shown_name = one_line(&name);
+    if skipped > 0 {
+        eprintln!(
+            "panel-tally: history: {shown_name}: {skipped} line(s) skipped, not verdict records; the first: {}",
+            first_skipped.unwrap_or_default()
+        );
+    }
+    if untimed > 0 {
+        eprintln!(
+            "panel-tally: history: {untimed} panel(s) left out by --since: their run folders are gone, so their times are unknown"
+        );
+    }
+    if chosen.is_empty() {
+        eprintln!("panel-tally: history: {shown_name}: no panel to show ({read} read)");
+    }
+    let mut out = io::BufWriter::new(crate::engine::output::stdout());
+    let mut shown = 0;
+    for p in &chosen {
+        match report(p, format, agree) {
+            Ok(text) => {
+                if shown > 0 {
+                    out.write_all(match format {
+                        Format::Text => b"\n",
+                        Format::Markdown => b"\n---\n\n",
+                        Format::Json => b"",
+                    })?;
+                }
+                out.write_all(&header(p, format))?;
+                out.write_all(&text)?;
+                shown += 1;
+            }
+            Err(e) => eprintln!(
+                "panel-tally: history: panel of run {}: not shown: {}",
+                inline(&p.run),
+                one_line(&e.to_string())
+            ),
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The line before a panel's report: its time, candidate and run folder.
+fn header(p: &Panel, format: Format) -> Vec<u8> {
+    let time = p.time.map_or("time unknown".into(), format_time);
+    let seal = short_seal(&p.candidate);
+    match format {
+        Format::Json => Vec::new(),
+        Format::Text => format!(
+            "== {time} candidate {} run {}\n",
+            inline(&seal),
+            inline(&p.run)
+        )
+        .into_bytes(),
+        Format::Markdown => format!(
+            "#### {time}, candidate {}, run {}\n\n",
+            md(&seal),
+            md(&p.run)
+        )
+        .into_bytes(),
+    }
+}
+
+/// The panel's report, as `panel-tally` prints its records alone (a rerun's record wins).
+fn report(p: &Panel, format: Format, agree: Option<usize>) -> Result<Vec<u8>> {
+    let mut text = Vec::new();
+    let mut sink = Sink::new(&mut text, format, false);
+    let mut batch = Batch::new(false, agree, true);
+    let source = Source::Open {
+        name: format!("run {}", inline(&p.run)),
+        reader: Box::new(io::Cursor::new(p.lines.clone().into_bytes())),
+    };
+    reader::ballots(vec![source], Reader::Plain, |b, at| {
+        batch.add(b, at, &mut sink)
+    })?;
+    batch.finish(&mut sink)?;
+    sink.end()?;
+    drop(sink);
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_reads_rfc_3339_and_ages() {
+        assert_eq!(when("2026-12-01T09:00:00Z"), Ok(When::At(1_796_115_600)));
+        assert_eq!(
+            when("2026-12-01t10:30:00.25+01:30"),
+            Ok(When::At(1_796_115_600))
+        );
+        assert_eq!(when("2026-12-01"), Ok(When::At(1_796_083_200)));
+        assert_eq!(when("1969-12-31T23:59:59Z"), Ok(When::At(-1)));
+        assert_eq!(when("7d"), Ok(When::Ago(Duration::from_secs(7 * 86_400))));
+        assert_eq!(when("30m"), Ok(When::Ago(Duration::from_secs(1800))));
+        assert_eq!(when("12h"), Ok(When::Ago(Duration::from_secs(43_200))));
+        for bad in [
+            "",
+            "d",
+            "7",
+            "7y",
+            "-7d",
+            "+7d",
+            "7 d",
+            "2026-02-30",
+            "2026-13-01",
+            "2026-12-01T25:00:00Z",
+            "2026-12-01T09:00:00",
+            "2026-12-01T09:00:00+0100",
+            "99999999999999999999d",
+            "é",
+            "2026-12-01T09:00:00.Z",
+            "yesterday\u{1b}",
+        ] {
+            assert!(when(bad).is_err(), "{bad:?}");
+        }
+        assert!(when("x\u{1b}[2J").unwrap_err().contains("\\x1b"));
+    }
+
+    #[test]
+    fn times_are_written_as_rfc_3339_and_read_back() {
+        for t in [0, -1, 1_796_115_600, 951_782_400, 4_107_542_399] {
+            assert_eq!(rfc3339(&format_time(t)), Some(t), "{}", format_time(t));
+        }
+        assert_eq!(format_time(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}
