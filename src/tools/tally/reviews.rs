@@ -70,9 +70,9 @@ impl ThresholdOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::review::{Finding, ReviewDecision, ReviewRecord};
     use crate::records::Status;
     use crate::records::review::Review;
+    use crate::records::review::{Finding, ReviewDecision, ReviewRecord};
 
     fn review(name: &str, decision: Option<ReviewDecision>, findings: usize) -> ReviewRecord {
         let base = ReviewRecord::new(name, "claude:haiku", "sha256:ab", "review");
