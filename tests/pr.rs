@@ -9,25 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, bin, files_under, root, run_with_stdin, stderr, stdout};
-
-/// Git with a fixed identity and no user or system configuration, so it works anywhere.
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .checked_output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
-    stdout(&out).trim().to_string()
-}
+use crate::util::{TempDir, bin, files_under, git, root, run_with_stdin, stderr, stdout};
 
 /// A repository with a base and a head commit, a plan, reply files and a call log.
 struct Pr {

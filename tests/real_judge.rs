@@ -13,7 +13,7 @@
 //! beyond the prompt with our row's argv and with the seed's (from `real_cli`), and `MODE`
 //! rows. The table in docs/testing.md of the statuses asserted is rendered from [`CASES`]:
 //!
-//!     UPDATE_GENERATED=1 cargo test --test integration real_judge
+//!     UPDATE_GENERATED=1 cargo test --test real real_judge
 
 use crate::util::Checked;
 use std::collections::BTreeMap;

@@ -21,7 +21,7 @@
 //! Gated like the other real-CLI tests (`PANEL_REAL_CLI=0` skips them). The table in docs/testing.md is
 //! rendered from [`REVIEWERS`] and [`REFUSED`]:
 //!
-//!     UPDATE_GENERATED=1 cargo test --test integration real_review
+//!     UPDATE_GENERATED=1 cargo test --test real real_review
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -29,10 +29,10 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::mockserver::{MockServer, Mode, Script, ScriptCall};
-use crate::pr::git;
 use crate::real_cli::real_cli;
 use crate::real_judge::case;
 use crate::sealed::{Kind, args_for, checkout_in, kind_of};
+use crate::util::git;
 use crate::util::{TempDir, bin, run_with_stdin};
 
 /// The file the PR changes, and the symbol a reviewer searches for.

@@ -10,7 +10,7 @@
 //!
 //! The table in docs/testing.md of what each CLI is held to here is rendered from [`CASES`]:
 //!
-//!     UPDATE_GENERATED=1 cargo test --test integration real_synth
+//!     UPDATE_GENERATED=1 cargo test --test real real_synth
 
 use std::io::Write;
 use std::path::Path;

@@ -36,7 +36,7 @@
 //! no attempt leaks; Landlock alone may leak only what it cannot see (`chmod`), which the table
 //! marks as what only the jail stops. The table in docs/testing.md is rendered from what was measured:
 //!
-//!     UPDATE_GENERATED=1 cargo test --test integration sealed::
+//!     UPDATE_GENERATED=1 cargo test --test real sealed::
 //!
 //! Gated like the other real-CLI tests (`PANEL_REAL_CLI=0` skips them; a CLI that is not
 //! installed, or a wall this kernel lacks, is recorded as a skip); three runs at a time, each

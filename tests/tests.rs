@@ -1,4 +1,5 @@
-//! The one integration-test crate: each file below is a module of it.
+//! The integration-test crate, the default `cargo test`: each file below is a module of it.
+//! The tests that drive the real CLIs are a target of their own (tests/real.rs).
 
 mod classify;
 mod doctor;
@@ -13,17 +14,11 @@ mod judge;
 mod ledger;
 mod markdown;
 mod matrix;
-mod mockserver;
 mod paste;
 mod pr;
 mod progress;
-mod real_cli;
-mod real_judge;
-mod real_review;
-mod real_synth;
 mod runs;
 mod schemas;
-mod sealed;
 mod sshd;
 mod synthesis;
 mod tally;

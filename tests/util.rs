@@ -298,9 +298,10 @@ pub fn doc_section(begin: &str, end: &str, want: &str, filter: &str) {
         std::fs::write(path, format!("{}{want}{}", &page[..from], &page[e..])).unwrap();
     } else {
         panic!(
-            "{}'s table after `{}` is not what the test renders; if the change is right, run `UPDATE_GENERATED=1 cargo test --test integration {filter}`:\n{want}",
+            "{}'s table after `{}` is not what the test renders; if the change is right, run `UPDATE_GENERATED=1 cargo test --test {} {filter}`:\n{want}",
             path.display(),
-            begin.trim()
+            begin.trim(),
+            env!("CARGO_CRATE_NAME")
         );
     }
 }
@@ -443,11 +444,17 @@ pub fn pids_in(file: &Path) -> Vec<u32> {
 /// Where the tests that need what a machine may lack (the real CLIs, root, user namespaces)
 /// record whether they ran: one line each, `GROUP<TAB>ran<TAB>TEST` or
 /// `GROUP<TAB>skipped<TAB>TEST<TAB>WHY`, under the target folder; a test may write several
-/// (one per CLI, one per mode), and `scripts/test-summary` counts tests, not lines. Each run of
-/// the test binary empties it before any test starts ([`START_LEDGER`]), so a run that records
-/// nothing leaves no older ledger to be read as its own.
+/// (one per CLI, one per mode), and `scripts/test-summary` counts tests, not lines. One ledger
+/// per test target (`test-ledger-integration.tsv`, `test-ledger-real.tsv`): each run of a test
+/// binary empties its own before any test starts ([`START_LEDGER`]), so a run that records
+/// nothing leaves no older ledger to be read as its own, and a run of one target keeps the
+/// other's.
 pub fn ledger_path() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-ledger.tsv")
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(concat!(
+        "test-ledger-",
+        env!("CARGO_CRATE_NAME"),
+        ".tsv"
+    ))
 }
 
 /// Empties the ledger as the test binary starts, before libtest runs any test: no test runs
@@ -680,4 +687,22 @@ pub fn hide_private(text: &str, tmp: &Path) -> String {
         rest = &rest[take..];
     }
     out
+}
+
+/// Git with a fixed identity and no user or system configuration, so it works anywhere.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .checked_output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    stdout(&out).trim().to_string()
 }
