@@ -89,8 +89,8 @@ pub struct Args {
     pub cross: bool,
 
     /// What the judges answer.
-    #[arg(long, value_enum, default_value_t = Contract::Verdict)]
-    pub contract: Contract,
+    #[arg(long, value_enum, default_value_t = ContractKind::Verdict)]
+    pub contract: ContractKind,
 
     /// Run two judges that share a lens and a model family anyway (one opinion paid for twice).
     #[arg(long)]
@@ -212,7 +212,7 @@ pub enum CascadeOrder {
 
 /// The contract the judges answer to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Contract {
+pub enum ContractKind {
     /// {"verdict": "holds"|"breaks", "reason", "confidence"}: one verdict record per judge.
     Verdict,
     /// {"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge.
@@ -295,7 +295,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mode = launcher.ctx.opts.sandbox;
         return harnesses::doctor(&launcher.table, &launcher.ctx, mode, args.json);
     }
-    if args.contract == Contract::Pr
+    if args.contract == ContractKind::Pr
         && (args.stop_when_decided || args.cascade || args.agree.is_some())
     {
         bail!("--agree, --stop-when-decided and --cascade are for verdict and review panels");
@@ -306,12 +306,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     let kind: Arc<dyn Kind + Send + Sync> = match args.contract {
-        Contract::Verdict => Arc::new(Verdicts),
-        Contract::Review => Arc::new(Reviews {
+        ContractKind::Verdict => Arc::new(Verdicts),
+        ContractKind::Review => Arc::new(Reviews {
             stage: args.stage.clone(),
             writer_family: args.writer_family.clone(),
         }),
-        Contract::Pr => {
+        ContractKind::Pr => {
             let Some(plan) = &args.plan else {
                 bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
             };
@@ -333,7 +333,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if args.plan.is_some() {
         bail!("--plan is for --contract pr");
     }
-    let verdicts = args.contract == Contract::Verdict;
+    let verdicts = args.contract == ContractKind::Verdict;
     if !verdicts && !args.canaries.is_empty() {
         bail!("--canary is for --contract verdict");
     }
