@@ -17,8 +17,8 @@ fn tools() -> Vec<(clap::Command, &'static panel::tools::docs::ToolDoc)> {
         (panel::tools::merge::command(), &panel::tools::merge::DOC),
         (panel::tools::vote::command(), &panel::tools::vote::DOC),
         (
-            panel::tools::classify::command(),
-            &panel::tools::classify::DOC,
+            panel::tools::pr_classify::command(),
+            &panel::tools::pr_classify::DOC,
         ),
     ]
 }

@@ -1,6 +1,6 @@
 fn main() -> std::process::ExitCode {
     panel::tools::main(
-        panel::tools::classify::command(),
-        panel::tools::classify::run,
+        panel::tools::pr_classify::command(),
+        panel::tools::pr_classify::run,
     )
 }

@@ -47,85 +47,20 @@ pub fn read_answer(
         session: None,
         kept: None,
     };
-    if o.stdout.over {
-        done.status = Status::OutputLimit;
-        done.cause = Some(format!(
-            "its output passed --max-output {} ({} read); its process group was stopped",
-            shown_size(o.stdout.budget()),
-            shown_size(o.stdout.bytes)
-        ));
+    if let Some((status, cause)) = cut_off(o, timeout) {
+        done.status = status;
+        done.cause = Some(cause);
         done.excerpt = nonempty_excerpt(&o.stdout.head());
         return done;
     }
-    if o.timed_out {
-        done.status = Status::Timeout;
-        done.cause = Some(format!(
-            "no answer within {}s; its process group was killed",
-            timeout.as_secs_f64()
-        ));
-        done.excerpt = nonempty_excerpt(&o.stdout.head());
-        return done;
+    let reviewer = matches!(job.mode, Mode::Reviewer { .. });
+    if reviewer {
+        done.session = session_of(job, &stdout);
+        done.tool_calls = tool_calls_of(job, o, &stdout);
     }
-    if let Mode::Reviewer { .. } = job.mode {
-        // From what is held: the whole output, or past 16 MiB its tail (a harness that names
-        // its session only at the start then gets a fresh correction).
-        done.session = job.seat.session.as_ref().and_then(|f| {
-            let last = f.last_output(&stdout, |_| true)?;
-            let id = last.as_str()?.to_string();
-            crate::engine::ask::usable_session_id(&id).then_some(id)
-        });
-    }
-    if let Mode::Reviewer { .. } = job.mode
-        && !whole
-    {
-        done.tool_calls = job
-            .seat
-            .tool_calls
-            .as_ref()
-            .map(|_| events.tool_calls.clone());
-    } else if let Mode::Reviewer { .. } = job.mode {
-        done.tool_calls = job.seat.tool_calls.as_ref().map(|f| {
-            f.run_text(&stdout)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| v.to_string())
-                })
-                .collect()
-        });
-    }
-    let found = match (&job.mode, answer_file.filter(|t| !t.trim().is_empty())) {
-        (Mode::Reviewer { .. }, file) => {
-            let text = match file {
-                Some(text) => text.to_string(),
-                None if whole => last_message(job.seat.reviewer_filter.as_deref(), &stdout),
-                None => match events.last_answer() {
-                    Some(Value::String(s)) => s,
-                    _ => stdout.trim_end().to_string(),
-                },
-            };
-            let mut obj = Map::new();
-            obj.insert("text".into(), Value::String(text.clone()));
-            match check(&obj) {
-                // A contract of an object (a voter that reads): the one in the text.
-                Err(_) => extract::answer(None, &text, &|o| check(o).is_ok()),
-                Ok(()) => Found::Object(obj),
-            }
-        }
-        (Mode::Sealed, file) => {
-            let meets = |obj: &Map<String, Value>| check(obj).is_ok();
-            match file {
-                Some(text) => extract::answer(None, text, &meets),
-                None if whole => extract::answer(job.seat.filter.as_deref(), &stdout, &meets),
-                None => extract::answer_after(events.last_answer(), &stdout, &meets),
-            }
-        }
-    };
+    let found = find_answer(job, o, answer_file, check, &stdout);
     // Cut short, only a sealed answer that meets its contract proves it was whole; a reviewer's
     // text (any text passes its check) may be a first message.
-    let reviewer = matches!(job.mode, Mode::Reviewer { .. });
     let cut_short = o.interrupted || o.cancelled.is_some();
     let why = match &found {
         Found::Object(obj) if !(cut_short && reviewer) => match check(obj) {
@@ -159,49 +94,144 @@ pub fn read_answer(
         Found::Text(t) => t,
         Found::Object(_) | Found::Conflict(_) => &head,
     });
+    let (status, cause) = no_answer(job, o, &found, why, &stdout, &stderr);
+    done.status = status;
+    done.cause = Some(cause);
+    done
+}
+
+/// An attempt stopped before it could end by itself: past `--max-output`, or at the deadline.
+fn cut_off(o: &ProcessOutcome, timeout: Duration) -> Option<(Status, String)> {
+    if o.stdout.over {
+        return Some((
+            Status::OutputLimit,
+            format!(
+                "its output passed --max-output {} ({} read); its process group was stopped",
+                shown_size(o.stdout.budget()),
+                shown_size(o.stdout.bytes)
+            ),
+        ));
+    }
+    o.timed_out.then(|| {
+        (
+            Status::Timeout,
+            format!(
+                "no answer within {}s; its process group was killed",
+                timeout.as_secs_f64()
+            ),
+        )
+    })
+}
+
+/// A reviewer's session, to correct it in: from what is held, the whole output or past 16 MiB
+/// its tail (a harness that names its session only at the start then gets a fresh correction).
+fn session_of(job: &Job, stdout: &str) -> Option<String> {
+    let f = job.seat.session.as_ref()?;
+    let last = f.last_output(stdout, |_| true)?;
+    let id = last.as_str()?.to_string();
+    crate::engine::ask::usable_session_id(&id).then_some(id)
+}
+
+/// The tools a reviewer called, where its harness reports them: from the events read as they
+/// came when the output was too large to hold.
+fn tool_calls_of(job: &Job, o: &ProcessOutcome, stdout: &str) -> Option<Vec<String>> {
+    let f = job.seat.tool_calls.as_ref()?;
+    if !o.stdout.whole() {
+        return Some(o.stdout.events().tool_calls.clone());
+    }
+    Some(
+        f.run_text(stdout)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect(),
+    )
+}
+
+/// The answer in the answer file (when the harness wrote one) or the output: a sealed judge's
+/// object that meets the contract, a reviewer's last message as its text.
+fn find_answer(
+    job: &Job,
+    o: &ProcessOutcome,
+    answer_file: Option<&str>,
+    check: &Check,
+    stdout: &str,
+) -> Found {
+    let whole = o.stdout.whole();
+    let events = o.stdout.events();
+    let file = answer_file.filter(|t| !t.trim().is_empty());
+    match job.mode {
+        Mode::Reviewer { .. } => {
+            let text = match file {
+                Some(text) => text.to_string(),
+                None if whole => last_message(job.seat.reviewer_filter.as_deref(), stdout),
+                None => match events.last_answer() {
+                    Some(Value::String(s)) => s,
+                    _ => stdout.trim_end().to_string(),
+                },
+            };
+            let mut obj = Map::new();
+            obj.insert("text".into(), Value::String(text.clone()));
+            match check(&obj) {
+                // A contract of an object (a voter that reads): the one in the text.
+                Err(_) => extract::answer(None, &text, &|o| check(o).is_ok()),
+                Ok(()) => Found::Object(obj),
+            }
+        }
+        Mode::Sealed => {
+            let meets = |obj: &Map<String, Value>| check(obj).is_ok();
+            match file {
+                Some(text) => extract::answer(None, text, &meets),
+                None if whole => extract::answer(job.seat.filter.as_deref(), stdout, &meets),
+                None => extract::answer_after(events.last_answer(), stdout, &meets),
+            }
+        }
+    }
+}
+
+/// Why an attempt that ended by itself has no answer: the harness's own words where it has
+/// some, else its signal or exit status, else `why` the answer was not read.
+fn no_answer(
+    job: &Job,
+    o: &ProcessOutcome,
+    found: &Found,
+    why: String,
+    stdout: &str,
+    stderr: &str,
+) -> (Status, String) {
+    let exe = &job.seat.harness.executable;
     // Past what is held whole, a harness's words are looked for in its head and its tail.
-    let searched = match whole {
-        true => stdout.clone(),
+    let searched = match o.stdout.whole() {
+        true => stdout.to_string(),
         false => o.stdout.searchable(),
     };
     // The words are looked for in what the filter read (claude's `.result`) before raw stdout.
-    let said = match &found {
-        Found::Text(t) => failure_words(&job.seat.harness, t, &stderr),
+    let said = match found {
+        Found::Text(t) => failure_words(&job.seat.harness, t, stderr),
         Found::Object(_) | Found::Conflict(_) => None,
     };
-    if let Some((status, line)) =
-        said.or_else(|| failure_words(&job.seat.harness, &searched, &stderr))
-    {
-        done.status = status;
-        done.cause = Some(line);
-    } else if let Some(sig) = o.signal() {
-        done.status = Status::Failed;
-        done.cause = Some(format!(
-            "{} was killed by signal {sig}",
-            job.seat.harness.executable
-        ));
-    } else if let Some(code) = o.exit_code().filter(|c| *c != 0) {
-        done.status = if code == 127 {
-            Status::NotFound
-        } else {
-            Status::Failed
-        };
-        let said = last_line(&stderr)
-            .or_else(|| last_line(&stdout))
-            .unwrap_or_default();
-        done.cause = Some(
-            format!(
-                "{} exited {code}: {why}; {said}",
-                job.seat.harness.executable
-            )
-            .trim_end_matches("; ")
-            .to_string(),
-        );
-    } else {
-        done.status = Status::Unreadable;
-        done.cause = Some(why);
+    if let Some(words) = said.or_else(|| failure_words(&job.seat.harness, &searched, stderr)) {
+        return words;
     }
-    done
+    if let Some(sig) = o.signal() {
+        return (Status::Failed, format!("{exe} was killed by signal {sig}"));
+    }
+    let Some(code) = o.exit_code().filter(|c| *c != 0) else {
+        return (Status::Unreadable, why);
+    };
+    let status = match code {
+        127 => Status::NotFound,
+        _ => Status::Failed,
+    };
+    let said = last_line(stderr)
+        .or_else(|| last_line(stdout))
+        .unwrap_or_default();
+    let cause = format!("{exe} exited {code}: {why}; {said}");
+    (status, cause.trim_end_matches("; ").to_string())
 }
 
 /// A reviewer's reply: the last message its filter yields, or all of stdout without one.

@@ -95,12 +95,12 @@ pub fn vars<'a>(job: &'a Job, prompt: &'a str, dirs: &AttemptDirs, ctx: &Context
     }
     let exe = &job.seat.harness.executable;
     // Where a CLI that is not installed would be: its name, so a dry run still prints.
-    let install = crate::engine::sandbox::rules::installation(exe, ctx.path_var())
+    let install = crate::engine::sandbox::grants::installation(exe, ctx.path_var())
         .map_or_else(|| Cow::Borrowed(exe.as_str()), |p| path(&p));
     v.insert("install", install);
     if let Mode::Reviewer { checkout, session } = &job.mode {
         v.insert("checkout", path(checkout));
-        let git_dir = crate::engine::sandbox::rules::git_common_dir(checkout);
+        let git_dir = crate::engine::sandbox::grants::git_common_dir(checkout);
         v.insert("git_dir", path(&git_dir));
         match session {
             Session::Forget => {

@@ -23,7 +23,7 @@ use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, AttemptDirs};
 use crate::engine::sandbox::egress::{self, Egress, Endpoint};
 use crate::engine::sandbox::jail::{Jail, Opening, PROXY_PORT};
-use crate::engine::sandbox::{Policy, rules};
+use crate::engine::sandbox::{Policy, grants};
 use crate::engine::slots::{self, NoSlot};
 use crate::engine::transcript::Transcript;
 use crate::records::Status;
@@ -285,7 +285,7 @@ impl<'a> Attempt<'a> {
         };
         if let Some(ids) = ctx.walls.ids
             && !ctx.walls.jail
-            && !rules::reachable(&spec.program, ids)
+            && !grants::reachable(&spec.program, ids)
         {
             return Err(anyhow::Error::new(Ours(format!(
                 "{}: a root caller's judges run as uid {} and, without a jail here, cannot reach it: install it where that id can (e.g. under /opt), or allow user namespaces",
@@ -407,7 +407,9 @@ impl<'a> Attempt<'a> {
         };
         tcp.sort_unstable();
         tcp.dedup();
-        policy.confine = walls.landlock.map(|abi| grants.rules(abi, tcp, walls.jail));
+        policy.confine = walls
+            .landlock
+            .map(|abi| grants.landlock(abi, tcp, walls.jail));
         policy.jail = jail;
         policy.egress = Some(Egress {
             allow,
@@ -418,7 +420,7 @@ impl<'a> Attempt<'a> {
     }
 
     /// Where its judge runs, for the grants.
-    fn judge<'s>(&'s self, spec: &'s Spec) -> rules::Judge<'s> {
+    fn judge<'s>(&'s self, spec: &'s Spec) -> grants::Site<'s> {
         let ctx = self.ctx;
         let h = &self.job.seat.harness;
         let path_env = ctx.path_var();
@@ -437,7 +439,7 @@ impl<'a> Attempt<'a> {
         };
         let mut read: Vec<PathBuf> = h.sandbox_read.iter().map(home).collect();
         read.extend(ctx.opts.sandbox_read.iter().cloned());
-        rules::Judge {
+        grants::Site {
             program: &spec.program,
             path_env,
             command,

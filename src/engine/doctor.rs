@@ -100,7 +100,7 @@ pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
         status.version_note = Some("not asked: an exec seat runs its own command".into());
         return status;
     }
-    status.sandbox_note = sandbox::rules::installed_in_home(&path, &ctx.user_home);
+    status.sandbox_note = sandbox::grants::installed_in_home(&path, &ctx.user_home);
     match version(&path, ctx) {
         Ok(v) => status.version = Some(v),
         Err(why) => status.version_note = Some(why),

@@ -68,7 +68,7 @@ impl Launcher {
             let in_home = exe
                 .filter(|_| confined && seat.harness.name != "exec")
                 .and_then(|e| {
-                    crate::engine::sandbox::rules::installed_in_home(&e, &self.ctx.user_home)
+                    crate::engine::sandbox::grants::installed_in_home(&e, &self.ctx.user_home)
                 });
             if let Some(why) = in_home {
                 anyhow::bail!("--seat {}: {why}", seat.spec);

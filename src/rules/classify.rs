@@ -24,7 +24,7 @@ pub mod defaults;
 pub mod globs;
 pub mod table;
 
-pub use table::Rules;
+pub use table::ClassTable;
 
 const GENERATED_BIT: u64 = 1;
 
@@ -34,7 +34,7 @@ fn flag_bit(i: usize) -> u64 {
 
 /// The rules table with its globs compiled.
 pub struct ClassRules {
-    pub table: Rules,
+    pub table: ClassTable,
     globs: GlobSets,
     /// The touch flags, in output order; flag i answers as `flag_bit(i)`.
     flags: Vec<String>,
@@ -44,7 +44,7 @@ pub struct ClassRules {
 
 impl Default for ClassRules {
     fn default() -> ClassRules {
-        Rules::default()
+        ClassTable::default()
             .compile()
             .expect("the default rules compile")
     }
@@ -383,7 +383,7 @@ mod tests {
     }
 
     fn seed_rules() -> ClassRules {
-        Rules::preset("seed").unwrap().compile().unwrap()
+        ClassTable::preset("seed").unwrap().compile().unwrap()
     }
 
     fn f(path: &str, lines: u64) -> ChangedFile {
@@ -644,7 +644,7 @@ mod tests {
 
     #[test]
     fn security_slice_ignores_generated_guard_paths_and_unread_counts() {
-        let mut table = Rules::default();
+        let mut table = ClassTable::default();
         table.generated.push("**/security/generated/**".into());
         let r = table.compile().unwrap();
         let files = [f("src/app.ts", 401), f("lib/security/generated/x.rs", 5)];

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-pub mod classify;
 pub mod completions;
 pub mod docs;
 pub mod judge;
 pub mod launch_args;
 pub mod merge;
+pub mod pr_classify;
 pub mod schemas;
 pub mod scripts;
 pub mod tally;

@@ -322,7 +322,7 @@ fn user_files() -> Result<Vec<PathBuf>> {
 
 /// The placeholders argv, env and files may use. Besides the prompt, schema and answer paths,
 /// the model and the judge's private folders (`home`, `work`): `install`, the CLI's installation
-/// (`engine::sandbox::rules::installation`); `confined` and `unconfined`, empty, and present only
+/// (`engine::sandbox::grants::installation`); `confined` and `unconfined`, empty, and present only
 /// when panel's sandbox does or does not confine the judge (a group that holds one is used only
 /// then); and in reviewer mode `checkout`, the folder reviewed, `git_dir`, where its git
 /// data lives (the main repository's for a worktree), `forget`, empty and present only when

@@ -12,15 +12,15 @@
 //! (even SIGKILLed), or when the tool's TERM reaches it, and then mirrors the harness's exit.
 //! It makes the judge's [`jail`] (namespaces, a read-only root of only what the harness needs,
 //! no route out but its [`egress`] proxy, which it runs); inside, or in the confine stage
-//! ([`confine`]) where the kernel forbids namespaces, the harness puts on the [`rules`] of what
+//! ([`confine`]) where the kernel forbids namespaces, the harness puts on the [`grants`] of what
 //! it may touch ([`walls`]: Landlock, and seccomp for what Landlock cannot yet see).
 
 pub mod confine;
 pub mod egress;
+pub mod grants;
 #[allow(unsafe_code)]
 pub mod jail;
 pub mod refused;
-pub mod rules;
 pub mod supervise;
 #[allow(unsafe_code)]
 pub mod walls;
@@ -46,7 +46,7 @@ pub struct Policy {
     pub private: Option<PathBuf>,
     /// What the judge may touch under Landlock; `None`: no Landlock.
     #[serde(default)]
-    pub confine: Option<rules::Rules>,
+    pub confine: Option<grants::Landlock>,
     /// Its world, where the kernel can make one; `None`: none.
     #[serde(default)]
     pub jail: Option<jail::Jail>,

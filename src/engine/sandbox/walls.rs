@@ -1,5 +1,5 @@
 //! The kernel's side of the second wall: what Landlock this kernel offers, and the confine
-//! stage putting [`Rules`] on itself just before it becomes the harness. The stage is a fresh
+//! stage putting [`Landlock`] on itself just before it becomes the harness. The stage is a fresh
 //! single-threaded process, so restricting itself restricts all that follows; no `pre_exec`.
 
 use std::sync::OnceLock;
@@ -9,7 +9,7 @@ use landlock::{
     PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::rules::Rules;
+use super::grants::Landlock;
 
 /// The newest ABI these rules were written and tested for; a newer kernel enforces them as this.
 pub const TESTED_ABI: u8 = 7;
@@ -59,7 +59,7 @@ fn abi(n: u8) -> ABI {
 
 /// Confines the calling process to `rules`, all of them or none: every right of `rules.abi`
 /// is required, so a kernel that cannot keep one is an error, never a quieter sandbox.
-pub fn restrict(rules: &Rules) -> Result<(), String> {
+pub fn restrict(rules: &Landlock) -> Result<(), String> {
     let v = abi(rules.abi);
     let all = AccessFs::from_all(v);
     let read = AccessFs::ReadFile | AccessFs::ReadDir;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Rules;
+use super::ClassTable;
 
 /// A PR is large past this many counted lines (the seed's largeLines).
 pub const LARGE_LINES: u64 = 400;
@@ -25,15 +25,15 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-impl Default for Rules {
-    fn default() -> Rules {
+impl Default for ClassTable {
+    fn default() -> ClassTable {
         let mut touches = BTreeMap::new();
         touches.insert("dependency".into(), strings(DEPENDENCY));
         touches.insert("authority".into(), strings(AUTHORITY));
         touches.insert("policy".into(), strings(POLICY));
         touches.insert("security".into(), strings(SECURITY));
         touches.insert("tests".into(), strings(TESTS));
-        Rules {
+        ClassTable {
             large_lines: LARGE_LINES,
             security_slice_lines: SECURITY_SLICE_LINES,
             security_kinds: strings(SECURITY_KINDS),
@@ -45,15 +45,15 @@ impl Default for Rules {
     }
 }
 
-impl Rules {
+impl ClassTable {
     /// A preset by name: `seed` is the defaults with the seed's exact dependency and generated
     /// lists (3 and 8 globs), for a result comparable with the seed's own classifier.
-    pub fn preset(name: &str) -> Option<Rules> {
+    pub fn preset(name: &str) -> Option<ClassTable> {
         match name {
             "seed" => {
-                let mut r = Rules {
+                let mut r = ClassTable {
                     generated: strings(SEED_GENERATED),
-                    ..Rules::default()
+                    ..ClassTable::default()
                 };
                 r.touches
                     .insert("dependency".into(), strings(SEED_DEPENDENCY));

@@ -13,7 +13,7 @@ use super::{ClassRules, flag_bit};
 /// to them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Rules {
+pub struct ClassTable {
     /// A PR is large past this many counted lines.
     pub large_lines: u64,
     /// The security-slice flag needs more counted lines than this.
@@ -33,7 +33,7 @@ pub struct Rules {
 /// A rules file: every key optional, plus whether it extends the table instead.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RulesFile {
+struct TableFile {
     #[serde(default)]
     extend: bool,
     large_lines: Option<u64>,
@@ -54,11 +54,11 @@ fn append(list: &mut Vec<String>, more: Vec<String>) {
     }
 }
 
-impl Rules {
+impl ClassTable {
     /// Applies a rules file: each key it names replaces the table's, or with `"extend": true`
     /// adds to it (lists appended, numbers replaced). Touch flags count as keys of their own.
-    pub fn apply_file(mut self, name: &str, text: &str) -> Result<Rules> {
-        let file: RulesFile = crate::records::strict::from_str(text)
+    pub fn apply_file(mut self, name: &str, text: &str) -> Result<ClassTable> {
+        let file: TableFile = crate::records::strict::from_str(text)
             .map_err(|e| crate::records::facts::json_error(name, &e))?;
         if let Some(n) = file.large_lines {
             self.large_lines = n;
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn rules_files_replace_or_extend() {
-        let base = Rules::default();
+        let base = ClassTable::default();
         let replaced = base
             .clone()
             .apply_file("r.json", r#"{"largeLines": 100, "generated": ["out/**"]}"#)
@@ -180,13 +180,13 @@ mod tests {
 
     #[test]
     fn printed_rules_read_back_as_the_same_table() {
-        let text = serde_json::to_string(&Rules::default()).unwrap();
-        let back = Rules {
+        let text = serde_json::to_string(&ClassTable::default()).unwrap();
+        let back = ClassTable {
             large_lines: 1,
-            ..Rules::default()
+            ..ClassTable::default()
         }
         .apply_file("r", &text)
         .unwrap();
-        assert_eq!(back, Rules::default());
+        assert_eq!(back, ClassTable::default());
     }
 }

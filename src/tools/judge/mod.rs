@@ -3,7 +3,7 @@
 //! [`kinds`]; a pull request's panel is in [`pr`].
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -19,6 +19,7 @@ pub mod pr;
 
 use crate::contracts::fence;
 use crate::engine::ask::{Job, Prompt};
+use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
 use crate::records::candidate::Candidate;
 use crate::tools::docs::ToolDoc;
@@ -89,8 +90,8 @@ pub struct Args {
     pub cross: bool,
 
     /// What the judges answer.
-    #[arg(long, value_enum, default_value_t = Contract::Verdict)]
-    pub contract: Contract,
+    #[arg(long, value_enum, default_value_t = ContractKind::Verdict)]
+    pub contract: ContractKind,
 
     /// Run two judges that share a lens and a model family anyway (one opinion paid for twice).
     #[arg(long)]
@@ -212,7 +213,7 @@ pub enum CascadeOrder {
 
 /// The contract the judges answer to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Contract {
+pub enum ContractKind {
     /// {"verdict": "holds"|"breaks", "reason", "confidence"}: one verdict record per judge.
     Verdict,
     /// {"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge.
@@ -295,23 +296,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let mode = launcher.ctx.opts.sandbox;
         return harnesses::doctor(&launcher.table, &launcher.ctx, mode, args.json);
     }
-    if args.contract == Contract::Pr
-        && (args.stop_when_decided || args.cascade || args.agree.is_some())
-    {
-        bail!("--agree, --stop-when-decided and --cascade are for verdict and review panels");
-    }
-    if args.agree.is_some() && !(args.stop_when_decided || args.cascade) {
-        bail!(
-            "--agree N is what --stop-when-decided and --cascade stop by; panel-tally --agree N counts a panel"
-        );
-    }
+    early_flags(&args)?;
     let kind: Arc<dyn Kind + Send + Sync> = match args.contract {
-        Contract::Verdict => Arc::new(Verdicts),
-        Contract::Review => Arc::new(Reviews {
+        ContractKind::Verdict => Arc::new(Verdicts),
+        ContractKind::Review => Arc::new(Reviews {
             stage: args.stage.clone(),
             writer_family: args.writer_family.clone(),
         }),
-        Contract::Pr => {
+        ContractKind::Pr => {
             let Some(plan) = &args.plan else {
                 bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
             };
@@ -327,16 +319,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return pr::judge(plan, &args.repo, &rounds, args.dry_run, launcher);
         }
     };
-    if !args.earlier.is_empty() || args.fix_proof.is_some() {
-        bail!("--earlier and --fix-proof are for --contract pr");
-    }
-    if args.plan.is_some() {
-        bail!("--plan is for --contract pr");
-    }
-    let verdicts = args.contract == Contract::Verdict;
-    if !verdicts && !args.canaries.is_empty() {
-        bail!("--canary is for --contract verdict");
-    }
+    panel_flags(&args)?;
+    let verdicts = args.contract == ContractKind::Verdict;
     let canaries = args
         .canaries
         .iter()
@@ -367,14 +351,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(first) if !canaries.is_empty() => canary::judges(&first.lens, &seats, canaries.len())?,
         _ => Vec::new(),
     };
-    for seat in &seats {
-        if seat.harness.name == "exec" && seat.family.is_none() {
-            eprintln!(
-                "panel-judge: {}: no model family (--family '{}=FAMILY'): it is told apart from other seats only by its command",
-                seat.spec, seat.spec
-            );
-        }
-    }
+    say_unnamed_families(&seats);
     if !args.allow_correlated
         && let Some(msg) = kind.clash(&judges)
     {
@@ -396,14 +373,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         )
     });
     let candidate = Candidate::read(args.candidate.as_deref().unwrap_or("-"))?;
-    let brief: Option<Arc<str>> = match &args.brief {
-        Some(path) => Some(
-            std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read the brief", path.display()))?
-                .into(),
-        ),
-        None => None,
-    };
+    let brief = read_brief(args.brief.as_deref())?;
     let mut texts: Vec<&str> = vec![&candidate.text, brief.as_deref().unwrap_or("")];
     texts.extend(canaries.iter().map(|c| c.candidate.text.as_str()));
     let nonce: Arc<str> = fence::nonce(&texts).into();
@@ -438,18 +408,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(b) = args.launch.max_budget_usd {
-        let loose: Vec<&str> = unique(
-            judges
-                .iter()
-                .filter(|j| !j.seat.harness.caps_budget())
-                .map(|j| j.seat.harness.name.as_str()),
-        );
-        if !loose.is_empty() {
-            eprintln!(
-                "panel-judge: --max-budget-usd {b} is not enforced by {}",
-                loose.join(", ")
-            );
-        }
+        say_unenforced_budget(b, &judges);
     }
     let run_dir = launcher.start()?.to_path_buf();
     crate::engine::run_folder::freeze(&run_dir, &candidate)?;
@@ -546,6 +505,71 @@ pub fn run(args: Args) -> Result<ExitCode> {
         eprintln!("{}", out.closing_line(label, &run_dir));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The flags of early decisions, which only verdict and review panels have.
+fn early_flags(args: &Args) -> Result<()> {
+    if args.contract == ContractKind::Pr
+        && (args.stop_when_decided || args.cascade || args.agree.is_some())
+    {
+        bail!("--agree, --stop-when-decided and --cascade are for verdict and review panels");
+    }
+    if args.agree.is_some() && !(args.stop_when_decided || args.cascade) {
+        bail!(
+            "--agree N is what --stop-when-decided and --cascade stop by; panel-tally --agree N counts a panel"
+        );
+    }
+    Ok(())
+}
+
+/// The flags only a PR panel, or only a verdict panel, takes.
+fn panel_flags(args: &Args) -> Result<()> {
+    if !args.earlier.is_empty() || args.fix_proof.is_some() {
+        bail!("--earlier and --fix-proof are for --contract pr");
+    }
+    if args.plan.is_some() {
+        bail!("--plan is for --contract pr");
+    }
+    if args.contract != ContractKind::Verdict && !args.canaries.is_empty() {
+        bail!("--canary is for --contract verdict");
+    }
+    Ok(())
+}
+
+/// An `exec:` seat without `--family` is told apart from other seats only by its command.
+fn say_unnamed_families(seats: &[Seat]) {
+    for seat in seats {
+        if seat.harness.name == "exec" && seat.family.is_none() {
+            eprintln!(
+                "panel-judge: {}: no model family (--family '{}=FAMILY'): it is told apart from other seats only by its command",
+                seat.spec, seat.spec
+            );
+        }
+    }
+}
+
+/// `--max-budget-usd` reaches only the harnesses that cap a budget; the others are named.
+fn say_unenforced_budget(b: f64, judges: &[panel::Judge]) {
+    let loose: Vec<&str> = unique(
+        judges
+            .iter()
+            .filter(|j| !j.seat.harness.caps_budget())
+            .map(|j| j.seat.harness.name.as_str()),
+    );
+    if !loose.is_empty() {
+        eprintln!(
+            "panel-judge: --max-budget-usd {b} is not enforced by {}",
+            loose.join(", ")
+        );
+    }
+}
+
+/// The brief every judge reads before the candidate (`--brief FILE`).
+fn read_brief(path: Option<&Path>) -> Result<Option<Arc<str>>> {
+    let Some(path) = path else { return Ok(None) };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the brief", path.display()))?;
+    Ok(Some(text.into()))
 }
 
 /// The seats' mean costs per answer in the history, for `--cascade-order cost`; none (the

@@ -300,98 +300,39 @@ pub fn review_member(
             calls.get_or_insert_with(Vec::new).extend(c.iter().cloned());
         }
         rec.tool_calls = calls.clone().unwrap_or_default();
-        match checkout::snapshot(checkout) {
-            Ok(after) => {
-                if let Some(what) = checkout::changes(&before, &after) {
-                    rec.status = PrStatus::CheckoutChanged;
-                    rec.reason = Some(what);
-                    return finish(rec);
-                }
-            }
-            Err(e) => {
-                rec.status = PrStatus::CheckoutChanged;
-                rec.reason = Some(format!(
-                    "the checkout cannot be read after the reviewer: {e:#}"
-                ));
-                return finish(rec);
-            }
+        if let Some(what) = checkout_changed(&before, checkout) {
+            rec.status = PrStatus::CheckoutChanged;
+            rec.reason = Some(what);
+            return finish(rec);
         }
-        let text = done
-            .answer
-            .as_ref()
-            .and_then(|a| a.get("text"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let refused = match (done.status, text) {
-            (Status::Ok, Some(text)) => match accept::accept_verdict(&text, target, calls.as_deref()) {
-                Ok(a) => {
-                    rec.status = PrStatus::Ok;
-                    rec.verdict = Some(a.verdict);
-                    rec.reason = None;
-                    rec.excerpt = None;
-                    rec.ci_policy = a.ci_policy;
-                    rec.defect_class = a.defect_class;
-                    rec.findings = a.findings;
-                    rec.findings_truncated = a.findings_truncated;
-                    rec.follow_ups = a.follow_ups;
-                    rec.follow_ups_warning = a.follow_ups_warning.map(str::to_string);
-                    rec.owner_brief = a.owner_brief;
-                    rec.earlier_findings = earlier::parse_checklist(&text);
-                    return finish(rec);
-                }
-                Err(r) => {
-                    rec.excerpt = Some(crate::engine::extract::excerpt(&text, 300));
-                    r
-                }
-            },
-            (Status::UsageLimit, _) if usage_limit_from_harness(&done) => {
-                rec.status = PrStatus::UsageLimit;
-                rec.reason = Some(accept::USAGE_LIMIT_REASON.into());
-                rec.excerpt = done.cause.clone();
-                rec.resets_at = resets_at(&done, run, &job_name);
-                return finish(rec);
+        let reply = Reply {
+            done: &done,
+            job_name: &job_name,
+            calls: calls.as_deref(),
+            resuming,
+        };
+        let refused = match read_reply(&mut rec, reply, run, target, fallback.is_some()) {
+            Next::Final => return finish(rec),
+            Next::Refused(refused) => refused,
+            Next::Fallback => {
+                // The opus model was refused: once more at the sonnet profile, degraded.
+                let f = fallback.take().expect("a fallback was offered");
+                rec.profile = f.profile;
+                rec.seat = f.seat_name;
+                rec.harness = f.seat.harness.name.clone();
+                rec.model = f.seat.model.clone();
+                rec.degraded = true;
+                seat = f.seat;
+                check = reply_check(&seat);
+                session = first_session(&seat);
+                // Its own job names, so nothing of the refused launches is taken up again.
+                tag = "-sonnet";
+                job_name = format!("{}{tag}", rec.reviewer);
+                job_prompt = prompt.to_string();
+                calls = None;
+                continue;
             }
-            (Status::UsageLimit, _) => accept::Refused {
-                status: PrStatus::Malformed,
-                reason: "usage-limit-words: the reviewer wrote a usage-limit notice; the harness did not fail"
-                    .into(),
-            },
-            (Status::Ok | Status::Unreadable, _) => accept::Refused {
-                status: PrStatus::Malformed,
-                reason: format!(
-                    "no-verdict: {}",
-                    done.cause.clone().unwrap_or_else(|| "no answer".into())
-                ),
-            },
-            (Status::ModelRefused, _) if done.exit_code == Some(0) => accept::Refused {
-                status: PrStatus::Malformed,
-                reason: "model-refused-words: the reviewer wrote a refused-model notice; the harness did not fail"
-                    .into(),
-            },
-            (Status::ModelRefused, _) => {
-                if let Some(f) = fallback.take() {
-                    // The opus model was refused: once more at the sonnet profile, degraded.
-                    rec.profile = f.profile;
-                    rec.seat = f.seat_name;
-                    rec.harness = f.seat.harness.name.clone();
-                    rec.model = f.seat.model.clone();
-                    rec.degraded = true;
-                    seat = f.seat;
-                    check = reply_check(&seat);
-                    session = first_session(&seat);
-                    // Its own job names, so nothing of the refused launches is taken up again.
-                    tag = "-sonnet";
-                    job_name = format!("{}{tag}", rec.reviewer);
-                    job_prompt = prompt.to_string();
-                    calls = None;
-                    continue;
-                }
-                rec.status = PrStatus::ModelRefused;
-                rec.reason = Some(accept::SPAWN_REFUSED_REASON.into());
-                rec.excerpt = done.cause.clone();
-                return finish(rec);
-            }
-            (Status::Timeout, _) if rec.reviewer == rec.member => {
+            Next::Silent => {
                 // Silence: one fresh reviewer, with the brief alone.
                 session = first_session(&seat);
                 rec.reviewer = fresh_name(&rec.member);
@@ -400,19 +341,13 @@ pub fn review_member(
                 calls = None;
                 continue;
             }
-            (Status::Failed, _) if let Some(fresh) = resuming => {
+            Next::Unresumed(fresh) => {
                 // The harness could not resume (the session was not kept, or is gone): the
                 // correction goes to a fresh call instead.
                 rec.correction = Some(Correction::Fresh);
                 job_name = format!("{}{tag}-correction-fresh", rec.reviewer);
                 job_prompt = fresh;
                 continue;
-            }
-            (status, _) => {
-                rec.status = status_of(status);
-                rec.reason = done.cause.clone();
-                rec.excerpt = done.excerpt.clone();
-                return finish(rec);
             }
         };
         if refused.status == PrStatus::Malformed && !rec.corrected {
@@ -448,6 +383,127 @@ pub fn review_member(
         rec.reason = Some(refused.reason);
         return finish(rec);
     }
+}
+
+/// One call's reply, as [`read_reply`] reads it.
+struct Reply<'a> {
+    done: &'a Done,
+    job_name: &'a str,
+    /// The tools the reviewer called, over every call of this reviewer.
+    calls: Option<&'a [String]>,
+    /// The fresh call (brief and correction) that replaces a resumed correction.
+    resuming: Option<String>,
+}
+
+/// What a member does after one call.
+enum Next {
+    /// Its record is final: an accepted verdict, or a failure said.
+    Final,
+    /// Its reply was refused: corrected once, then one fresh reviewer, then the refusal stands.
+    Refused(accept::Refused),
+    /// The opus model was refused and a sonnet profile is offered.
+    Fallback,
+    /// It said nothing by the deadline: one fresh reviewer.
+    Silent,
+    /// The harness could not resume the correction: a fresh call with it instead.
+    Unresumed(String),
+}
+
+/// Reads one call's reply into the member's record: an accepted verdict, a failure, or what to
+/// do next.
+fn read_reply(
+    rec: &mut PrVerdictRecord,
+    reply: Reply,
+    run: &Path,
+    target: &Target,
+    can_fall_back: bool,
+) -> Next {
+    let done = reply.done;
+    let text = done
+        .answer
+        .as_ref()
+        .and_then(|a| a.get("text"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let refused = |reason: String| {
+        Next::Refused(accept::Refused {
+            status: PrStatus::Malformed,
+            reason,
+        })
+    };
+    match (done.status, text) {
+        (Status::Ok, Some(text)) => match accept::accept_verdict(&text, target, reply.calls) {
+            Ok(a) => {
+                take_verdict(rec, a, &text);
+                Next::Final
+            }
+            Err(r) => {
+                rec.excerpt = Some(crate::engine::extract::excerpt(&text, 300));
+                Next::Refused(r)
+            }
+        },
+        (Status::UsageLimit, _) if usage_limit_from_harness(done) => {
+            rec.status = PrStatus::UsageLimit;
+            rec.reason = Some(accept::USAGE_LIMIT_REASON.into());
+            rec.excerpt = done.cause.clone();
+            rec.resets_at = resets_at(done, run, reply.job_name);
+            Next::Final
+        }
+        (Status::UsageLimit, _) => refused(
+            "usage-limit-words: the reviewer wrote a usage-limit notice; the harness did not fail"
+                .into(),
+        ),
+        (Status::Ok | Status::Unreadable, _) => refused(format!(
+            "no-verdict: {}",
+            done.cause.clone().unwrap_or_else(|| "no answer".into())
+        )),
+        (Status::ModelRefused, _) if done.exit_code == Some(0) => refused(
+            "model-refused-words: the reviewer wrote a refused-model notice; the harness did not fail"
+                .into(),
+        ),
+        (Status::ModelRefused, _) if can_fall_back => Next::Fallback,
+        (Status::ModelRefused, _) => {
+            rec.status = PrStatus::ModelRefused;
+            rec.reason = Some(accept::SPAWN_REFUSED_REASON.into());
+            rec.excerpt = done.cause.clone();
+            Next::Final
+        }
+        (Status::Timeout, _) if rec.reviewer == rec.member => Next::Silent,
+        (Status::Failed, _) if let Some(fresh) = reply.resuming => Next::Unresumed(fresh),
+        (status, _) => {
+            rec.status = status_of(status);
+            rec.reason = done.cause.clone();
+            rec.excerpt = done.excerpt.clone();
+            Next::Final
+        }
+    }
+}
+
+/// What the reviewer changed in the checkout it was given to read, if anything (or that the
+/// checkout can no longer be read): its record is then `checkout-changed`, whatever it said.
+fn checkout_changed(before: &checkout::Snapshot, checkout: &Path) -> Option<String> {
+    match checkout::snapshot(checkout) {
+        Ok(after) => checkout::changes(before, &after),
+        Err(e) => Some(format!(
+            "the checkout cannot be read after the reviewer: {e:#}"
+        )),
+    }
+}
+
+/// A member's record once its reply is accepted: the verdict and what came with it.
+fn take_verdict(rec: &mut PrVerdictRecord, a: accept::Accepted, text: &str) {
+    rec.status = PrStatus::Ok;
+    rec.verdict = Some(a.verdict);
+    rec.reason = None;
+    rec.excerpt = None;
+    rec.ci_policy = a.ci_policy;
+    rec.defect_class = a.defect_class;
+    rec.findings = a.findings;
+    rec.findings_truncated = a.findings_truncated;
+    rec.follow_ups = a.follow_ups;
+    rec.follow_ups_warning = a.follow_ups_warning.map(str::to_string);
+    rec.owner_brief = a.owner_brief;
+    rec.earlier_findings = earlier::parse_checklist(text);
 }
 
 /// How a reviewer's first call treats its session: kept when its harness can resume it (the

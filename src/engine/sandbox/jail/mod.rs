@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::egress::{Door, Endpoint};
-use super::rules::Rules;
+use super::grants::Landlock;
 
 mod probe;
 mod root;
@@ -101,7 +101,7 @@ pub enum Ending {
 pub fn start(
     jail: &Jail,
     ids: (u32, u32),
-    rules: Option<&Rules>,
+    rules: Option<&Landlock>,
     program: &[OsString],
     env: &[(OsString, OsString)],
 ) -> io::Result<Started> {
@@ -183,7 +183,7 @@ unsafe fn clone_namespaces() -> libc::c_long {
 fn first_process(
     jail: &Jail,
     (ids, early): ((u32, u32), &[PathBuf]),
-    rules: Option<&Rules>,
+    rules: Option<&Landlock>,
     exec: &Exec,
     (sync, doors, ending): (OwnedFd, UnixStream, OwnedFd),
 ) -> io::Result<()> {
@@ -413,7 +413,7 @@ pub fn read_ending(fd: &OwnedFd) -> Option<Ending> {
 }
 
 /// The harness's last steps: its own session, no capability, Landlock and seccomp, then it.
-fn become_harness(rules: Option<&Rules>, exec: &Exec) -> io::Error {
+fn become_harness(rules: Option<&Landlock>, exec: &Exec) -> io::Error {
     // SAFETY: plain system calls of the fork.
     unsafe { libc::setsid() };
     if let Err(e) = set_parent_death_signal() {

@@ -127,7 +127,7 @@ pub(super) fn early(jail: &Jail, ids: (u32, u32)) -> Vec<PathBuf> {
     jail.read
         .iter()
         .chain(&jail.write)
-        .filter(|p| p.starts_with(STAGE) || !crate::engine::sandbox::rules::reachable(p, ids))
+        .filter(|p| p.starts_with(STAGE) || !crate::engine::sandbox::grants::reachable(p, ids))
         .cloned()
         .collect()
 }

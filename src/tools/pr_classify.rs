@@ -12,7 +12,7 @@ use crate::rules::plan::{Headroom, PanelPlan, Policy, plan_panel};
 use crate::tools::docs::ToolDoc;
 
 pub use crate::records::facts::{ChangedFile, Format, PrFacts};
-pub use crate::rules::classify::{Class, ClassRules, PrClass, Rules, classify_pr};
+pub use crate::rules::classify::{Class, ClassRules, ClassTable, PrClass, classify_pr};
 
 /// Size a pull request and plan its review panel.
 #[derive(Parser, Debug)]
@@ -128,7 +128,7 @@ fn list(items: &[String]) -> String {
 /// The description, ending with every default, rendered from the default tables so the man
 /// page cannot drift from the code.
 pub fn description() -> String {
-    let r = Rules::default();
+    let r = ClassTable::default();
     let p = Policy::default();
     let mut s = String::from(
         "Size a pull request and plan its review panel. pr-classify reads what is known about one pull request \
@@ -236,15 +236,15 @@ fn read_text(path: &str) -> Result<String> {
 
 /// The rules table in force: the defaults, changed by `--rules`, or a preset it names.
 pub fn load_rules(path: Option<&str>) -> Result<ClassRules> {
-    if let Some(rules) = path.and_then(Rules::preset) {
+    if let Some(rules) = path.and_then(ClassTable::preset) {
         return rules.compile();
     }
     match path {
-        Some(p) => Rules::default()
+        Some(p) => ClassTable::default()
             .apply_file(p, &read_text(p)?)?
             .compile()
             .with_context(|| p.to_string()),
-        None => Rules::default().compile(),
+        None => ClassTable::default().compile(),
     }
 }
 

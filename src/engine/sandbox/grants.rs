@@ -2,7 +2,7 @@
 //! programs and libraries, an allow-list of `/etc`) and its CLI's installation, reads and
 //! writes its own private folder, reads a reviewer's checkout. Nothing else: not the user's
 //! HOME, not another judge's folder, not the run folder, not another process. The same grants
-//! make a jail's root ([`Grants::shown`]) and Landlock's rules inside it ([`Grants::rules`]).
+//! make a jail's root ([`Grants::shown`]) and Landlock's rules inside it ([`Grants::landlock`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// The Landlock rules of one judge, as the confine stage enforces them. Paths only: they
 /// travel on a command line every user of the machine can read.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Rules {
+pub struct Landlock {
     /// The ABI every right below is required at.
     pub abi: u8,
     /// Read and run.
@@ -79,7 +79,7 @@ const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 const JAIL_WRITE: &[&str] = &["/tmp", "/dev/shm"];
 
 /// Where one judge runs.
-pub struct Judge<'a> {
+pub struct Site<'a> {
     /// The executable, found on the judge's PATH.
     pub program: &'a Path,
     /// The judge's PATH, to find an interpreter a script names.
@@ -107,7 +107,7 @@ pub struct Grants {
     pub rw: Vec<PathBuf>,
 }
 
-impl Judge<'_> {
+impl Site<'_> {
     pub fn grants(&self) -> Grants {
         let mut rx: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
         rx.extend(etc());
@@ -136,7 +136,7 @@ impl Judge<'_> {
 impl Grants {
     /// Landlock's rules for them at `abi`, with the TCP ports the judge may connect to; in a
     /// jail its private `/tmp` and `/dev/shm` are its own too.
-    pub fn rules(&self, abi: u8, tcp: Vec<u16>, jailed: bool) -> Rules {
+    pub fn landlock(&self, abi: u8, tcp: Vec<u16>, jailed: bool) -> Landlock {
         let mut ro: Vec<PathBuf> = READ.iter().map(PathBuf::from).collect();
         ro.extend(ETC_OWN.iter().map(|f| Path::new("/etc").join(f)));
         ro.extend(self.ro.iter().cloned());
@@ -144,7 +144,7 @@ impl Grants {
         if jailed {
             rw.extend(JAIL_WRITE.iter().map(PathBuf::from));
         }
-        Rules {
+        Landlock {
             abi,
             rx: self.rx.clone(),
             ro: dedup(ro),
