@@ -1,6 +1,8 @@
 //! The review panel planner for a classified pull request: which reviewer shapes run, at which
 //! profile and seat, which of them block, and what the panel is expected to spend.
 
+pub mod read;
+
 use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};

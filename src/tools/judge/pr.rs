@@ -33,51 +33,6 @@ Acceptance: a block that is missing, repeats a key, gives another verdict, lacks
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
 
-/// Reads the `plan` record from pr-classify's output (a `pr-class` record may come first).
-pub fn read_plan(path: &str) -> Result<PanelPlan> {
-    let mut input = Input::open(path)?;
-    let mut buf = String::new();
-    let mut plan = None;
-    while input.next_line(&mut buf)? {
-        if buf.trim().is_empty() {
-            continue;
-        }
-        let value = crate::records::strict::value(&buf)
-            .map_err(|e| anyhow::anyhow!("{}: not a JSON record: {e}", input.at()))?;
-        match value.get("type").and_then(Value::as_str) {
-            Some("plan") if plan.is_some() => bail!("{}: a second plan record", input.at()),
-            Some("plan") => {
-                plan = Some(
-                    crate::records::strict::from_value::<PanelPlan>(value).map_err(|e| {
-                        anyhow::anyhow!("{}: a plan record that does not fit: {e}", input.at())
-                    })?,
-                )
-            }
-            Some("pr-class") => {}
-            Some(other) => bail!(
-                "{}: a {other} record; {}",
-                input.at(),
-                crate::records::destination(other)
-            ),
-            None => bail!("{}: a record without a \"type\"", input.at()),
-        }
-    }
-    if let Some(plan) = &plan
-        && let Some(why) = plan
-            .members
-            .iter()
-            .find_map(|m| crate::records::text::check_folder_name(&m.name).err())
-    {
-        bail!("{path}: a member {why}");
-    }
-    plan.with_context(|| {
-        format!(
-            "{}: no plan record (make one with pr-classify --plan)",
-            input.name
-        )
-    })
-}
-
 /// The PR and head a plan reviews.
 pub fn target(plan: &PanelPlan) -> Target {
     Target {
@@ -604,7 +559,7 @@ pub fn judge(
     dry_run: bool,
     mut launcher: Launcher,
 ) -> Result<ExitCode> {
-    let plan = read_plan(plan_path)?;
+    let plan = crate::rules::plan::read::read_plan(plan_path)?;
     if plan.members.is_empty() {
         bail!("{plan_path}: the plan has no members");
     }
@@ -848,34 +803,5 @@ mod tests {
         assert!(check(&obj("Verdict: MERGE\nAPI Error: none here")).is_ok());
         assert!(check(&obj("  ")).is_err());
         assert!(check(&obj("Claude AI usage limit reached|1767225600")).is_err());
-    }
-
-    #[test]
-    fn the_plan_is_read_after_its_pr_class_record() {
-        let dir = std::env::temp_dir().join(format!("panel-plan-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("plan.jsonl");
-        let plan_line = serde_json::to_string(&plan()).unwrap();
-        std::fs::write(&path, format!("{{\"type\":\"pr-class\"}}\n{plan_line}\n")).unwrap();
-        assert_eq!(read_plan(path.to_str().unwrap()).unwrap(), plan());
-        std::fs::write(&path, "{\"type\":\"pr-class\"}\n").unwrap();
-        assert!(
-            read_plan(path.to_str().unwrap())
-                .unwrap_err()
-                .to_string()
-                .contains("no plan record")
-        );
-        std::fs::write(&path, "{\"type\":\"verdict\"}\n").unwrap();
-        let err = read_plan(path.to_str().unwrap()).unwrap_err().to_string();
-        assert!(err.contains("line 1: a verdict record"), "{err}");
-        // A key given twice is not read as the last of the two.
-        let twice = plan_line.replacen("{", "{\"type\":\"plan\",", 1);
-        std::fs::write(&path, format!("{twice}\n")).unwrap();
-        let err = read_plan(path.to_str().unwrap()).unwrap_err().to_string();
-        assert!(
-            err.contains("line 1: not a JSON record: duplicate field `type`"),
-            "{err}"
-        );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

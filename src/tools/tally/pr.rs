@@ -29,7 +29,7 @@ pub struct TallyInput<'a> {
 
 /// Reads the records, aggregates them, writes the verdict; the exit status is the verdict's.
 pub fn tally(input: &TallyInput) -> Result<ExitCode> {
-    let plan = crate::tools::judge::pr::read_plan(input.plan)?;
+    let plan = crate::rules::plan::read::read_plan(input.plan)?;
     let mut records: Vec<PrVerdictRecord> = Vec::new();
     let mut read_at: Vec<String> = Vec::new();
     crate::records::for_each::<PrVerdictRecord>(input.inputs, &[VERDICT_TYPE], |rec, at| {
