@@ -5,6 +5,7 @@
 
 pub mod candidate;
 pub mod doctor;
+pub mod exit;
 pub mod facts;
 pub mod input;
 pub mod pr;
@@ -150,9 +151,9 @@ impl Decision {
     /// The exit status of every tool that decides (docs/design.md §3): 0, 1 or 3.
     pub fn exit_status(self) -> u8 {
         match self {
-            Decision::Pass => 0,
-            Decision::Fail => 1,
-            Decision::NoDecision => 3,
+            Decision::Pass => exit::PASS,
+            Decision::Fail => exit::FAIL,
+            Decision::NoDecision => exit::NO_DECISION,
         }
     }
 

@@ -17,9 +17,7 @@ pub mod scripts;
 pub mod tally;
 pub mod vote;
 
-/// Usage or input error: the one exit status that is not a decision (records::Decision gives
-/// 0, 1 and 3) or a signal's (128 + the signal).
-const USAGE: u8 = 2;
+use crate::records::exit::USAGE;
 
 /// Parses the arguments with `command` (the tool's clap definition), runs the tool and maps
 /// its result to an exit status: a broken pipe is a quiet 0, any other error one line and 2.
@@ -30,14 +28,19 @@ pub fn main<A: Parser>(
     main_from(command, tool, std::env::args_os().collect())
 }
 
+/// The stage a judge's launch runs this binary as (its supervisor, its confine stage), when
+/// the first argument names one: its exit status. Each binary asks this first.
+pub fn stage() -> Option<ExitCode> {
+    let code = crate::engine::sandbox::stage_entry()?;
+    Some(ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)))
+}
+
 /// [`main`] with explicit arguments (for tests).
 pub fn main_from<A: Parser>(
     command: clap::Command,
     tool: fn(A) -> anyhow::Result<ExitCode>,
     argv: Vec<OsString>,
 ) -> ExitCode {
-    // A judge's supervisor is this binary run again.
-    crate::engine::sandbox::stage_entry();
     crate::engine::sandbox::harden_tool();
     let name = command.get_name().to_string();
     // Rust's stdout drops writes to a closed fd 1 in silence, and the next file we opened would

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser};
 
+use crate::records::exit;
 use crate::rules::plan::{Headroom, PanelPlan, Policy, plan_panel};
 use crate::tools::docs::ToolDoc;
 
@@ -418,7 +419,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(what) = &args.is {
         let yes = is(&cls, what)?;
         // `--is` answers like grep: 0 yes, 1 no.
-        return Ok(ExitCode::from(u8::from(!yes)));
+        let status = if yes { exit::PASS } else { exit::FAIL };
+        return Ok(ExitCode::from(status));
     }
     let plan = match &policy {
         Some(policy) if args.plan => Some(plan_panel(

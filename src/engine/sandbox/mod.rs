@@ -30,6 +30,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::records::exit;
+
 /// The hidden first argument that runs a binary as a judge's supervisor.
 pub const SUPERVISE: &str = "__panel-supervise";
 /// The hidden first argument of the stage that becomes the harness.
@@ -184,14 +186,15 @@ pub fn harden_tool() {
     let _ = walls::close_inherited_on_exec();
 }
 
-/// Runs the stage named by the first argument, if it names one; never returns then.
-pub fn stage_entry() {
+/// Runs the stage named by the first argument, if it names one, and gives its exit status;
+/// `None` when the binary was run as its tool.
+pub fn stage_entry() -> Option<i32> {
     let mut args = std::env::args_os().skip(1);
     let stage = args.next();
     let run = match stage.as_deref().and_then(|s| s.to_str()) {
         Some(SUPERVISE) => supervise::main,
         Some(CONFINE) => confine::main,
-        _ => return,
+        _ => return None,
     };
     let rest: Vec<OsString> = args.collect();
     let code = match parse(&rest) {
@@ -201,10 +204,10 @@ pub fn stage_entry() {
                 "panel: {}: bad arguments",
                 stage.unwrap_or_default().to_string_lossy()
             );
-            126
+            exit::CANNOT_RUN
         }
     };
-    std::process::exit(code);
+    Some(code)
 }
 
 /// `POLICY -- PROGRAM ARGS…`.

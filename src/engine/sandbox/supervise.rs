@@ -24,6 +24,7 @@ use rustix::process::{Pid, PidfdFlags, WaitOptions, getpid, getppid, pidfd_open,
 use super::egress::{Door, Proxy, Upstream};
 use super::jail::{self, Ending};
 use super::{CONFINE, Policy};
+use crate::records::exit;
 
 pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let me = getpid();
@@ -35,14 +36,14 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     }
     if let Err(e) = rustix::process::set_child_subreaper(Some(me)) {
         eprintln!("panel: cannot adopt the judge's orphans: {e}");
-        return 126;
+        return exit::CANNOT_RUN;
     }
     // Signals arrive as bytes on sockets polled below: no thread, no handler that does work.
     let Ok((mut stops, stop_tx)) = UnixStream::pair() else {
-        return 126;
+        return exit::CANNOT_RUN;
     };
     let Ok((mut children, child_tx)) = UnixStream::pair() else {
-        return 126;
+        return exit::CANNOT_RUN;
     };
     let _ = stops.set_nonblocking(true);
     let _ = children.set_nonblocking(true);
@@ -53,14 +54,14 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         signal_hook::consts::SIGQUIT,
     ] {
         let Ok(tx) = stop_tx.try_clone() else {
-            return 126;
+            return exit::CANNOT_RUN;
         };
         if signal_hook::low_level::pipe::register(sig, tx).is_err() {
-            return 126;
+            return exit::CANNOT_RUN;
         }
     }
     if signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, child_tx).is_err() {
-        return 126;
+        return exit::CANNOT_RUN;
     }
     let started = match start(&policy, &program, &stops, tool) {
         Ok(Some(started)) => started,
@@ -126,7 +127,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         (Some(sig), _) => raise(sig),
         (None, Some(Ending::Code(c))) => c,
         (None, Some(Ending::Signal(s))) => raise(s),
-        (None, None) => 128 + signal_hook::consts::SIGKILL,
+        (None, None) => exit::signalled(signal_hook::consts::SIGKILL),
     }
 }
 
@@ -165,7 +166,7 @@ fn start(
                 }
                 Err(e) => {
                     eprintln!("panel: cannot make the judge's jail: {e}");
-                    return Err(126);
+                    return Err(exit::CANNOT_RUN);
                 }
             }
         };
@@ -191,7 +192,7 @@ fn start(
             Ok(l) => l,
             Err(e) => {
                 eprintln!("panel: cannot start the judge's proxy: {e}");
-                return Err(126);
+                return Err(exit::CANNOT_RUN);
             }
         };
         let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
@@ -206,10 +207,10 @@ fn start(
         });
     }
     let Ok(exe) = std::env::current_exe() else {
-        return Err(126);
+        return Err(exit::CANNOT_RUN);
     };
     let Ok(policy_json) = serde_json::to_string(&policy) else {
-        return Err(126);
+        return Err(exit::CANNOT_RUN);
     };
     let mut confine = Command::new(exe);
     confine
@@ -232,7 +233,7 @@ fn start(
             }
             Err(e) => {
                 eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
-                return Err(126);
+                return Err(exit::CANNOT_RUN);
             }
         }
     }
@@ -307,7 +308,7 @@ fn reap(harness: Pid) -> Option<Ending> {
 /// signal); 128 + the signal when the signal does not end a process.
 fn raise(sig: i32) -> i32 {
     let _ = signal_hook::low_level::emulate_default_handler(sig);
-    128 + sig
+    exit::signalled(sig)
 }
 
 /// Every live descendant of `root`, through `/proc/PID/task/TID/children`.

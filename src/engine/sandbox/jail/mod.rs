@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::egress::{Door, Endpoint};
 use super::grants::Landlock;
+use crate::records::exit;
 
 mod probe;
 mod root;
@@ -122,7 +123,7 @@ pub fn start(
             Ok(()) => 0,
             Err(e) => {
                 let _ = writeln!(io::stderr(), "panel: cannot make the judge's jail: {e}");
-                126
+                exit::CANNOT_RUN
             }
         };
         // SAFETY: ends this fork without running the parent's destructors or atexit work.
@@ -238,9 +239,9 @@ fn first_process(
         let err = become_harness(rules, exec);
         let _ = writeln!(io::stderr(), "panel: {err}");
         let code = if err.kind() == io::ErrorKind::NotFound {
-            127
+            exit::NOT_FOUND
         } else {
-            126
+            exit::CANNOT_RUN
         };
         // SAFETY: ends the fork at once.
         unsafe { libc::_exit(code) }
