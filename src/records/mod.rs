@@ -12,6 +12,7 @@ pub mod pr;
 pub mod review;
 pub mod strict;
 pub mod synthesis;
+pub mod tally;
 pub mod text;
 
 use std::io::Write;

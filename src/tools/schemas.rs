@@ -8,15 +8,16 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::engine::harness::Harness;
+use crate::records::VerdictRecord;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::facts::PrFacts;
 use crate::records::pr::PrVerdictRecord;
-use crate::records::review::{Finding, ReviewRecord, Severity};
+use crate::records::review::ReviewRecord;
 use crate::records::synthesis::{
-    DecisionRecord, FindingResult, MergeRecord, MergedFinding, PanelRecord, Reviewer, RouteKind,
-    RouteRecord, SynthesisEntry, VoteRecord,
+    DecisionRecord, MergeRecord, MergedFinding, PanelRecord, Reviewer, RouteRecord, SynthesisEntry,
+    VoteRecord,
 };
-use crate::records::{Decision, VerdictRecord};
+use crate::records::tally::{SynthesisTally, ThresholdTally};
 use crate::rules::classify::PrClass;
 use crate::rules::plan::PanelPlan;
 use crate::rules::pr::aggregate::PanelVerdict;
@@ -232,150 +233,17 @@ fn close(schema: &mut Value) {
 // ── The tally record ──────────────────────────────────────────────────────────────────────
 //
 // panel-tally writes one `tally` record in three shapes: a verdict panel's ([`Tally`]), a
-// threshold panel of reviews (`tools::tally::reviews`) and a synthesised panel
-// (`tools::tally::synthesis`). The last two are built as JSON values; their shapes are
-// written down here, and the record tests hold the writers to them.
+// threshold panel of reviews ([`ThresholdTally`]) and a synthesised panel ([`SynthesisTally`]).
+// Each writer serializes its own shape; this union exists only for the schema.
 
 /// The `tally` record: one of three panels' counts.
 #[derive(JsonSchema)]
 #[serde(untagged)]
-#[allow(dead_code)]
+#[allow(dead_code)] // never built: a writer picks its shape
 enum TallyRecord<'a> {
     Verdicts(Tally<'a>),
-    Threshold(ThresholdTally),
-    Synthesis(SynthesisTally),
-}
-
-/// The threshold panel over review records (`panel-tally` reading reviews).
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct ThresholdTally {
-    #[serde(rename = "type")]
-    kind: String,
-    #[schemars(with = "ThresholdPanel")]
-    panel: String,
-    status: Decision,
-    /// Reviewers that passed the work.
-    passed: usize,
-    /// How many must pass.
-    required: usize,
-    reviewers: usize,
-    /// Reviewers that asked for a revision.
-    rejected_by: Vec<String>,
-    /// Reviewers that returned no decision.
-    errors: Vec<EngineError>,
-    /// The findings that go back to the writer: none when the panel passed.
-    findings: Vec<Finding>,
-    /// The rejecting reviewers' findings, whatever the outcome.
-    findings_on_record: Vec<Finding>,
-    /// How many findings of each severity, for those with any.
-    severity_counts: std::collections::BTreeMap<Severity, usize>,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-enum ThresholdPanel {
-    #[serde(rename = "threshold")]
-    Threshold,
-}
-
-/// A reviewer that returned no decision.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct EngineError {
-    #[schemars(with = "EngineErrorKind")]
-    kind: String,
-    name: String,
-    reason: String,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-enum EngineErrorKind {
-    #[serde(rename = "engine-error")]
-    EngineError,
-}
-
-/// The synthesised panel (`panel-tally` reading panel-vote's output).
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct SynthesisTally {
-    #[serde(rename = "type")]
-    kind: String,
-    #[schemars(with = "SynthesisPanel")]
-    panel: String,
-    /// `pass`, `again` (back to the writer) or `no-decision`.
-    #[schemars(with = "SynthesisStatus")]
-    status: String,
-    /// The panel record's status.
-    panel_status: Decision,
-    reason: String,
-    /// Where the route sent the work; null without a route record or when it is undecided.
-    route: Option<Option<RouteKind>>,
-    route_reason: Option<String>,
-    /// The findings that go back to the writer.
-    findings: Vec<WriterFinding>,
-    /// The findings the judge skipped.
-    skipped: Vec<SkippedFinding>,
-    /// The findings whose votes split.
-    split: Vec<SplitFinding>,
-    merge_failed: bool,
-    no_votes_from: Vec<String>,
-    no_review_from: Vec<String>,
-    synthesis: Vec<SynthesisEntry>,
-    judge: Vec<DecisionRecord>,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-enum SynthesisPanel {
-    #[serde(rename = "synthesis")]
-    Synthesis,
-}
-
-#[derive(JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-#[allow(dead_code)]
-enum SynthesisStatus {
-    Pass,
-    Again,
-    NoDecision,
-}
-
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-struct WriterFinding {
-    id: String,
-    result: FindingResult,
-    severity: Severity,
-    evidence: String,
-    fix: String,
-    raised_by: Vec<String>,
-    /// The judge's reason, when a judge decided.
-    judge: Option<String>,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct SkippedFinding {
-    id: String,
-    severity: Severity,
-    evidence: String,
-    /// The judge's reason for skipping it.
-    judge: String,
-}
-
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct SplitFinding {
-    id: String,
-    result: FindingResult,
-    why: String,
-    /// `REVIEWER VOTE: REASON`, one per vote.
-    votes: Vec<String>,
+    Threshold(ThresholdTally<'a>),
+    Synthesis(SynthesisTally<'a>),
 }
 
 #[cfg(test)]
@@ -410,5 +278,82 @@ mod tests {
         for def in ["Tally", "ThresholdTally", "SynthesisTally"] {
             assert_eq!(tally["$defs"][def]["additionalProperties"], false, "{def}");
         }
+    }
+
+    /// Holds a written record to the one shape it claims: valid against the schema's definition
+    /// `def` (so no field the schema lacks, none it requires left out), with its fields in the
+    /// definition's order, and the same for every nested object the definition names.
+    fn meets(value: &Value, def: &str, root: &Value) {
+        let def_schema = &root["$defs"][def];
+        let errors: Vec<String> = jsonschema::validator_for(&json!({
+            "$ref": format!("#/$defs/{def}"),
+            "$defs": root["$defs"],
+        }))
+        .unwrap()
+        .iter_errors(value)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+        assert!(errors.is_empty(), "{def}: {errors:?}");
+        // The validator holds it to the required fields and no others; this, to their order.
+        let props = def_schema["properties"].as_object().unwrap();
+        let object = value.as_object().unwrap();
+        let keys: Vec<&String> = object.keys().collect();
+        let listed: Vec<&String> = props.keys().filter(|k| object.contains_key(*k)).collect();
+        assert_eq!(keys, listed, "{def}");
+        for (key, prop) in props.iter().filter(|(k, _)| object.contains_key(*k)) {
+            let inner = prop["items"]["$ref"].as_str().or(prop["$ref"].as_str());
+            let Some(name) = inner.and_then(|r| r.strip_prefix("#/$defs/")) else {
+                continue;
+            };
+            if root["$defs"][name]["properties"].is_null() {
+                continue;
+            }
+            let items = value[key]
+                .as_array()
+                .map_or(vec![&value[key]], |a| a.iter().collect());
+            assert!(
+                !items.is_empty(),
+                "{def}.{key}: the sample has none to check"
+            );
+            items.into_iter().for_each(|v| meets(v, name, root));
+        }
+    }
+
+    #[test]
+    fn the_threshold_and_synthesis_tallies_meet_their_schema_field_for_field() {
+        use crate::records::review::{Finding, Severity};
+        use crate::records::synthesis::{OUTPUT_TYPES, Record};
+        use crate::rules::decision::Decision;
+        use crate::rules::threshold::ThresholdOutcome;
+
+        let tally = schema("tally").unwrap();
+        let finding = Finding {
+            id: "review-2/1".into(),
+            severity: Severity::Block,
+            evidence: "e".into(),
+            fix: "f".into(),
+            file: Some("src/a.rs".into()),
+            line: Some(3),
+        };
+        let outcome = ThresholdOutcome {
+            status: Decision::Fail,
+            passed: 1,
+            required: 2,
+            reviewers: 3,
+            accepted: vec!["review-1".into()],
+            rejected: vec!["review-2".into()],
+            errors: vec![("review-3".into(), "no decision".into())],
+            findings: vec![finding],
+        };
+        meets(&outcome.json(), "ThresholdTally", &tally);
+
+        // The example stream has a finding for the writer, a skipped one and a split one.
+        let stream = include_str!("../../examples/markdown/synthesis.jsonl");
+        let records: Vec<Record> = stream
+            .lines()
+            .map(|l| crate::records::parse(l, &|| "example".into(), OUTPUT_TYPES).unwrap())
+            .collect();
+        let report = crate::tools::tally::synthesis::report(&records).unwrap();
+        meets(&report.json, "SynthesisTally", &tally);
     }
 }

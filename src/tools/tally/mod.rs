@@ -267,7 +267,7 @@ fn threshold_panel(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     let outcome = reviews::threshold(&reviews, args.agree)?;
     let mut out = crate::engine::output::stdout();
     match args.format() {
-        Format::Json => records::write(&mut out, &outcome.json())?,
+        Format::Json => records::write(&mut out, &outcome.record())?,
         Format::Markdown => out.write_all(markdown::threshold(&outcome).as_bytes())?,
         Format::Text => out.write_all(shown(&outcome.text()).as_bytes())?,
     }

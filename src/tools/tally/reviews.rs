@@ -2,9 +2,10 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::records::review::Severity;
+use crate::records::tally::{EngineError, EngineErrorKind, ThresholdPanel, ThresholdTally};
 use crate::rules::decision::Decision;
 pub use crate::rules::threshold::{ThresholdOutcome, threshold};
 
@@ -40,30 +41,43 @@ impl ThresholdOutcome {
         out
     }
 
-    /// The report as one JSON tally.
-    pub fn json(&self) -> Value {
-        let mut severity_counts = Map::new();
-        for s in Severity::ALL {
-            let n = self.findings.iter().filter(|f| f.severity == s).count();
-            if n > 0 {
-                severity_counts.insert(s.as_str().into(), n.into());
-            }
+    /// The report as one `tally` record.
+    pub fn record(&self) -> ThresholdTally<'_> {
+        let severity_counts = Severity::ALL
+            .into_iter()
+            .map(|s| (s, self.findings.iter().filter(|f| f.severity == s).count()))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        ThresholdTally {
+            kind: "tally",
+            panel: ThresholdPanel::Threshold,
+            status: self.status,
+            passed: self.passed,
+            required: self.required,
+            reviewers: self.reviewers,
+            rejected_by: &self.rejected,
+            errors: self
+                .errors
+                .iter()
+                .map(|(name, reason)| EngineError {
+                    kind: EngineErrorKind::EngineError,
+                    name,
+                    reason,
+                })
+                .collect(),
+            findings: if self.status == Decision::Pass {
+                &[]
+            } else {
+                &self.findings
+            },
+            findings_on_record: &self.findings,
+            severity_counts,
         }
-        json!({
-            "type": "tally",
-            "panel": "threshold",
-            "status": self.status,
-            "passed": self.passed,
-            "required": self.required,
-            "reviewers": self.reviewers,
-            "rejectedBy": self.rejected,
-            "errors": self.errors.iter().map(|(name, reason)| json!({
-                "kind": "engine-error", "name": name, "reason": reason
-            })).collect::<Vec<_>>(),
-            "findings": if self.status == Decision::Pass { Vec::new() } else { self.findings.clone() },
-            "findingsOnRecord": self.findings,
-            "severityCounts": severity_counts,
-        })
+    }
+
+    /// The `tally` record as a JSON value.
+    pub fn json(&self) -> Value {
+        serde_json::to_value(self.record()).expect("a tally serializes")
     }
 }
 

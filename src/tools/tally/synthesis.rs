@@ -5,11 +5,14 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use anyhow::{Result, bail};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::records::Decision;
 use crate::records::synthesis::{
     DecisionRecord, FindingResult, JudgeCall, Record, RouteKind, SynthesisEntry, kind_of,
+};
+use crate::records::tally::{
+    SkippedFinding, SplitFinding, SynthesisPanel, SynthesisTally, WriterFinding,
 };
 use crate::rules::votes::Count;
 
@@ -68,11 +71,6 @@ pub fn report(records: &[Record]) -> Result<Report> {
     let decision_of: HashMap<&str, &DecisionRecord> =
         decisions.iter().map(|d| (d.finding.as_str(), *d)).collect();
     let decision = route.map_or(panel.status, |r| r.decision());
-    let status = match decision {
-        Decision::Pass => "pass",
-        Decision::Fail => "again",
-        Decision::NoDecision => "no-decision",
-    };
     let mut text = String::new();
     let _ = writeln!(text, "panel: {}: {}", panel.status.as_str(), panel.reason);
     if panel.merge_failed {
@@ -111,7 +109,7 @@ pub fn report(records: &[Record]) -> Result<Report> {
     let writer_gets: Vec<&str> = route
         .map(|r| r.findings.iter().map(String::as_str).collect())
         .unwrap_or_default();
-    let mut json_findings = Vec::new();
+    let mut writer_findings = Vec::new();
     let mut writer = String::new();
     if !writer_gets.is_empty() {
         text.push_str("\nfor the writer:\n");
@@ -139,10 +137,15 @@ pub fn report(records: &[Record]) -> Result<Report> {
         if let Some(reason) = judged {
             let _ = writeln!(writer, "  why: {reason}");
         }
-        json_findings.push(json!({
-            "id": id, "result": e.result, "severity": f.severity, "evidence": f.evidence,
-            "fix": f.fix, "raisedBy": f.raised_by, "judge": judged,
-        }));
+        writer_findings.push(WriterFinding {
+            id,
+            result: e.result,
+            severity: f.severity,
+            evidence: &f.evidence,
+            fix: &f.fix,
+            raised_by: &f.raised_by,
+            judge: judged,
+        });
     }
     let skipped: Vec<&&DecisionRecord> = decisions
         .iter()
@@ -199,28 +202,46 @@ pub fn report(records: &[Record]) -> Result<Report> {
             );
         }
     }
-    let json = json!({
-        "type": "tally",
-        "panel": "synthesis",
-        "status": status,
-        "panelStatus": panel.status,
-        "reason": panel.reason,
-        "route": route.map(|r| r.route),
-        "routeReason": route.map(|r| r.reason.clone()),
-        "findings": json_findings,
-        "skipped": skipped.iter().map(|d| json!({
-            "id": d.finding, "severity": d.severity, "evidence": d.evidence, "judge": d.reason,
-        })).collect::<Vec<_>>(),
-        "split": split.iter().map(|e| json!({
-            "id": e.finding.finding.id, "result": e.result, "why": e.why,
-            "votes": e.finding.votes.iter().map(|v| format!("{} {}: {}", v.reviewer, v.vote.as_str(), v.reason)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "mergeFailed": panel.merge_failed,
-        "noVotesFrom": panel.no_votes_from,
-        "noReviewFrom": panel.no_review_from,
-        "synthesis": entries,
-        "judge": decisions,
-    });
+    let record = SynthesisTally {
+        kind: "tally",
+        panel: SynthesisPanel::Synthesis,
+        status: decision.into(),
+        panel_status: panel.status,
+        reason: &panel.reason,
+        route: route.map(|r| r.route),
+        route_reason: route.map(|r| r.reason.as_str()),
+        findings: writer_findings,
+        skipped: skipped
+            .iter()
+            .map(|d| SkippedFinding {
+                id: &d.finding,
+                severity: d.severity,
+                evidence: &d.evidence,
+                judge: &d.reason,
+            })
+            .collect(),
+        split: split
+            .iter()
+            .map(|e| SplitFinding {
+                id: &e.finding.finding.id,
+                result: e.result,
+                why: &e.why,
+                votes: e
+                    .finding
+                    .votes
+                    .iter()
+                    .map(|v| format!("{} {}: {}", v.reviewer, v.vote.as_str(), v.reason))
+                    .collect(),
+            })
+            .collect(),
+        merge_failed: panel.merge_failed,
+        no_votes_from: &panel.no_votes_from,
+        no_review_from: &panel.no_review_from,
+        synthesis: entries,
+        judge: decisions.clone(),
+    };
+    // A value, for the Markdown renderer to read.
+    let json = serde_json::to_value(&record)?;
     let skips = skipped
         .iter()
         .map(|d| format!("- {} (skipped: {})\n", d.evidence, d.reason))

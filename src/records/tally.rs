@@ -1,0 +1,151 @@
+//! Two of the `tally` record's three shapes: the threshold panel over reviews and the
+//! synthesised panel. panel-tally serializes these types and `schemas/tally.schema.json` is
+//! generated from them, so the writer and the schema cannot drift. (The verdict panel's shape
+//! is `tools::tally::count::Tally`.)
+//!
+//! Doc comments here are schema descriptions: a new one changes `schemas/`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::records::Decision;
+use crate::records::review::{Finding, Severity};
+use crate::records::synthesis::{DecisionRecord, FindingResult, RouteKind, SynthesisEntry};
+
+/// The threshold panel over review records (`panel-tally` reading reviews).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThresholdTally<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub panel: ThresholdPanel,
+    pub status: Decision,
+    /// Reviewers that passed the work.
+    pub passed: usize,
+    /// How many must pass.
+    pub required: usize,
+    pub reviewers: usize,
+    /// Reviewers that asked for a revision.
+    pub rejected_by: &'a [String],
+    /// Reviewers that returned no decision.
+    pub errors: Vec<EngineError<'a>>,
+    /// The findings that go back to the writer: none when the panel passed.
+    pub findings: &'a [Finding],
+    /// The rejecting reviewers' findings, whatever the outcome.
+    pub findings_on_record: &'a [Finding],
+    /// How many findings of each severity, for those with any.
+    // A list, not a map keyed by `Severity`: the writer's order (strongest first) is not
+    // `Severity`'s `Ord`.
+    #[serde(serialize_with = "as_map")]
+    #[schemars(with = "BTreeMap<Severity, usize>")]
+    pub severity_counts: Vec<(Severity, usize)>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub enum ThresholdPanel {
+    #[serde(rename = "threshold")]
+    Threshold,
+}
+
+/// A reviewer that returned no decision.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EngineError<'a> {
+    pub kind: EngineErrorKind,
+    pub name: &'a str,
+    pub reason: &'a str,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub enum EngineErrorKind {
+    #[serde(rename = "engine-error")]
+    EngineError,
+}
+
+/// The synthesised panel (`panel-tally` reading panel-vote's output).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SynthesisTally<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub panel: SynthesisPanel,
+    /// `pass`, `again` (back to the writer) or `no-decision`.
+    pub status: SynthesisStatus,
+    /// The panel record's status.
+    pub panel_status: Decision,
+    pub reason: &'a str,
+    /// Where the route sent the work; null without a route record or when it is undecided.
+    pub route: Option<Option<RouteKind>>,
+    pub route_reason: Option<&'a str>,
+    /// The findings that go back to the writer.
+    pub findings: Vec<WriterFinding<'a>>,
+    /// The findings the judge skipped.
+    pub skipped: Vec<SkippedFinding<'a>>,
+    /// The findings whose votes split.
+    pub split: Vec<SplitFinding<'a>>,
+    pub merge_failed: bool,
+    pub no_votes_from: &'a [String],
+    pub no_review_from: &'a [String],
+    pub synthesis: Vec<&'a SynthesisEntry>,
+    pub judge: Vec<&'a DecisionRecord>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+pub enum SynthesisPanel {
+    #[serde(rename = "synthesis")]
+    Synthesis,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SynthesisStatus {
+    Pass,
+    Again,
+    NoDecision,
+}
+
+impl From<Decision> for SynthesisStatus {
+    fn from(d: Decision) -> Self {
+        match d {
+            Decision::Pass => SynthesisStatus::Pass,
+            Decision::Fail => SynthesisStatus::Again,
+            Decision::NoDecision => SynthesisStatus::NoDecision,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriterFinding<'a> {
+    pub id: &'a str,
+    pub result: FindingResult,
+    pub severity: Severity,
+    pub evidence: &'a str,
+    pub fix: &'a str,
+    pub raised_by: &'a [String],
+    /// The judge's reason, when a judge decided.
+    pub judge: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SkippedFinding<'a> {
+    pub id: &'a str,
+    pub severity: Severity,
+    pub evidence: &'a str,
+    /// The judge's reason for skipping it.
+    pub judge: &'a str,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SplitFinding<'a> {
+    pub id: &'a str,
+    pub result: FindingResult,
+    pub why: &'a str,
+    /// `REVIEWER VOTE: REASON`, one per vote.
+    pub votes: Vec<String>,
+}
+
+fn as_map<S: serde::Serializer>(counts: &[(Severity, usize)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(counts.iter().map(|(k, n)| (k, n)))
+}
