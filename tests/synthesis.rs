@@ -1696,3 +1696,236 @@ fn a_reading_seat_must_be_a_voters_seat() {
         "panel-vote: --reads copilot: harness copilot has no read tools to give a voter (no reviewer mode)"
     );
 }
+
+// ── Voters left out once the votes in fix every fate (--stop-when-decided) ─
+
+fn cancelled_rec(who: &str) -> synthesis::VoteRecord {
+    serde_json::from_value(json!({
+        "reviewer": who, "finding": "F1", "vote": null, "status": "cancelled",
+        "cause": "the votes in fixed the fate of every finding it was shown without it: F1 kept",
+    }))
+    .unwrap()
+}
+
+/// A voter left out is no missing vote: r-2 and r-3 agree, r-4 was left out, and F1 is kept,
+/// where a failed r-4 makes it disputed ("Votes also never drop a finding shown to a reviewer
+/// whose seat failed", seed 000). One left out though a vote of its could have changed F1's
+/// fate (one agree and one disagree: its vote breaks the tie) counts as missing, and the
+/// panel has no decision.
+#[test]
+fn apply_counts_a_voter_left_out_as_no_missing_vote_only_when_it_could_change_nothing() {
+    let (panel, _) = MergedPanel::of(four_reviewer_panel()).unwrap();
+    let votes = [
+        vote_rec("r-2", Some("agree")),
+        vote_rec("r-3", Some("agree")),
+        cancelled_rec("r-4"),
+    ];
+    let a = apply(&panel, &votes, None).unwrap();
+    assert_eq!(
+        a.entries[0].result,
+        FindingResult::Kept,
+        "{}",
+        a.entries[0].why
+    );
+    assert!(a.entries[0].no_votes_from.is_empty());
+    assert!(a.panel.no_votes_from.is_empty());
+    assert_eq!(a.panel.cancelled, ["r-4"]);
+    assert!(a.panel.cancelled_without_cause.is_empty());
+    assert_eq!(a.panel.status, Decision::Fail, "every reviewer said revise");
+
+    let forged = [
+        vote_rec("r-2", Some("agree")),
+        vote_rec("r-3", Some("disagree")),
+        cancelled_rec("r-4"),
+    ];
+    let a = apply(&panel, &forged, None).unwrap();
+    assert_eq!(a.entries[0].result, FindingResult::Disputed);
+    assert_eq!(a.entries[0].no_votes_from, ["r-4"]);
+    assert_eq!(a.panel.cancelled_without_cause, ["r-4"]);
+    assert_eq!(a.panel.status, Decision::NoDecision);
+    assert!(
+        a.panel.reason.contains("r-4 left out"),
+        "{}",
+        a.panel.reason
+    );
+}
+
+/// The stream of `panel-vote apply` over the four-reviewer panel and `votes`.
+fn applied_stream(votes: &[synthesis::VoteRecord]) -> (std::process::Output, String) {
+    let mut input = String::new();
+    for r in four_reviewer_panel() {
+        input.push_str(&serde_json::to_string(&r).unwrap());
+        input.push('\n');
+    }
+    for v in votes {
+        let mut line = serde_json::to_value(v).unwrap();
+        line["type"] = json!("vote");
+        input.push_str(&line.to_string());
+        input.push('\n');
+    }
+    let out = run_with_stdin(
+        Command::new(bin("panel-vote")).arg("apply"),
+        input.as_bytes(),
+    );
+    let text = stdout(&out);
+    (out, text)
+}
+
+/// panel-tally over a vote stream with a voter left out: named as not needed, not as a
+/// missing vote. A forged stream, where the votes its synthesis entry counts (one agree, one
+/// disagree) leave F1 open to the vote of the voter recorded as left out, is no decision,
+/// exit 3, naming the voter; and so is `panel-vote apply` over such votes.
+#[test]
+fn panel_tally_refuses_a_forged_vote_stream_with_a_voter_left_out_without_cause() {
+    let (out, stream) = applied_stream(&[
+        vote_rec("r-2", Some("agree")),
+        vote_rec("r-3", Some("agree")),
+        cancelled_rec("r-4"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not needed (cancelled): r-4"),
+        "{}",
+        stderr(&out)
+    );
+    let tally = |input: &str, json: bool| {
+        let mut cmd = Command::new(bin("panel-tally"));
+        if json {
+            cmd.arg("--json");
+        }
+        run_with_stdin(&mut cmd, input.as_bytes())
+    };
+    let t = tally(&stream, false);
+    assert_eq!(t.status.code(), Some(1), "{}", stderr(&t));
+    let text = stdout(&t);
+    assert!(text.contains("not needed (cancelled): r-4"), "{text}");
+    assert!(!text.contains("no votes from"), "{text}");
+    let j: Value = serde_json::from_str(stdout(&tally(&stream, true)).trim()).unwrap();
+    assert_eq!(j["cancelled"], json!(["r-4"]));
+    assert_eq!(j["decidedEarly"], json!(true));
+
+    // The attacker's edit: r-3's vote in the synthesis entry becomes a disagree, F1 still kept.
+    let forged: String = stream
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "synthesis" {
+                v["finding"]["votes"][1]["vote"] = json!("disagree");
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    assert_ne!(forged, stream);
+    let t = tally(&forged, false);
+    assert_eq!(t.status.code(), Some(3), "{}", stdout(&t));
+    assert!(
+        stdout(&t).contains("CANCELLED WITHOUT CAUSE: r-4"),
+        "{}",
+        stdout(&t)
+    );
+    let j: Value = serde_json::from_str(stdout(&tally(&forged, true)).trim()).unwrap();
+    assert_eq!(j["status"], "no-decision");
+    assert_eq!(j["cancelledWithoutCause"], json!(["r-4"]));
+
+    // The same votes handed to panel-vote apply: r-4 counts as missing, and no decision.
+    let (out, stream) = applied_stream(&[
+        vote_rec("r-2", Some("agree")),
+        vote_rec("r-3", Some("disagree")),
+        cancelled_rec("r-4"),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("left out without cause: r-4"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(tally(&stream, false).status.code(), Some(3));
+}
+
+/// `panel-vote --stop-when-decided`: r-2 and r-3 agree with F1 at once; r-4 sleeps. Whatever
+/// r-4 would vote F1 stays kept, so r-4 is ended, not waited for: its process is gone, its
+/// record says cancelled with what fixed F1, and F1 is kept, not disputed. Without the option
+/// every voter is waited for (here: ended by the deadline, a missing vote, F1 disputed).
+#[test]
+fn panel_vote_stop_when_decided_ends_a_voter_whose_vote_could_change_nothing() {
+    use crate::util::{marked, pids_in};
+    let tmp = TempDir::new("vote-early");
+    let pids = tmp.path().join("pids");
+    let mark = crate::util::mark();
+    let agree =
+        r#"cat >/dev/null; echo '{"votes":[{"finding":"F1","vote":"agree","reason":"right"}]}'"#;
+    let seat = |n: usize| match n {
+        4 => format!(
+            "exec:cat >/dev/null; echo $$ >> {}; sleep {mark}",
+            pids.display()
+        ),
+        _ => format!("exec:{agree} # {n}"),
+    };
+    let seal = reviews("reviews-1.jsonl")[0].candidate.clone();
+    let mut input = String::new();
+    let mut seats = Vec::new();
+    for r in four_reviewer_panel() {
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["candidate"] = json!(seal);
+        if v["type"] == "reviewer" {
+            let n: usize = v["name"].as_str().unwrap()[2..].parse().unwrap();
+            v["seat"] = json!(seat(n));
+            seats.extend(["--seat".to_string(), seat(n)]);
+        }
+        input.push_str(&(v.to_string() + "\n"));
+    }
+    for (stop, timeout) in [(true, "120"), (false, "3")] {
+        let started = std::time::Instant::now();
+        let mut cmd = Command::new(bin("panel-vote"));
+        cmd.args(&seats)
+            .args(["--candidate", fixture("page.md").to_str().unwrap()])
+            .args(["--timeout", timeout, "--retries", "0"])
+            .env(
+                "PANEL_SANDBOX_WRITE",
+                crate::util::judges_may_write(tmp.path()),
+            );
+        if stop {
+            cmd.arg("--stop-when-decided");
+        }
+        let out = run_with_stdin(&mut cmd, input.as_bytes());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        let records = parse_stream(&stdout(&out));
+        let r4: Vec<&synthesis::VoteRecord> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Vote(v) if v.reviewer == "r-4" => Some(v),
+                _ => None,
+            })
+            .collect();
+        let entry = records
+            .iter()
+            .find_map(|r| match r {
+                Record::Synthesis(e) => Some(e),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(r4.len(), 1, "{records:?}");
+        if stop {
+            assert!(started.elapsed().as_secs() < 60, "r-4 was waited for");
+            assert_eq!(r4[0].status, Status::Cancelled, "{:?}", r4[0]);
+            assert_eq!(
+                r4[0].cause.as_deref(),
+                Some(
+                    "the votes in fixed the fate of every finding it was shown without it: F1 kept"
+                )
+            );
+            assert_eq!(entry.result, FindingResult::Kept, "{}", entry.why);
+            assert!(err.contains("not needed (cancelled): r-4"), "{err}");
+            assert!(!pids_in(&pids).is_empty(), "r-4 never started");
+            assert!(
+                crate::util::wait_until(std::time::Duration::from_secs(10), || marked(&mark)
+                    .is_empty()),
+                "r-4 outlived its cancel"
+            );
+        } else {
+            assert_ne!(r4[0].status, Status::Cancelled, "{:?}", r4[0]);
+            assert_eq!(entry.result, FindingResult::Disputed, "{}", entry.why);
+        }
+    }
+}

@@ -28,6 +28,8 @@ pub struct Question {
     /// it; the answer is then the object in its last message that meets the contract. `None`:
     /// sealed, no tools.
     pub reads: Option<PathBuf>,
+    /// The token that ends it once it is no longer needed; `None`: never.
+    pub cancel: Option<Arc<crate::engine::cancel::Cancel>>,
 }
 
 /// Checks an answer object against its contract: `Err` says why it does not meet it.

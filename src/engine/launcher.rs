@@ -289,6 +289,7 @@ impl Asker for Launcher {
                         Prompt::text(q.prompt.clone()),
                         q.schema.clone(),
                     );
+                    job.cancel = q.cancel.clone();
                     if let Some(dir) = &q.reads {
                         job.mode = Mode::Reviewer {
                             checkout: dir.clone(),

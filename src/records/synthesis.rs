@@ -216,6 +216,14 @@ pub struct PanelRecord {
     pub merge_cause: Option<String>,
     /// Voters whose votes are missing.
     pub no_votes_from: Vec<String>,
+    /// Voters left out (`panel-vote --stop-when-decided`): the votes in fixed the fate of every
+    /// finding they were shown, so they count as no missing vote.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled: Vec<String>,
+    /// Voters recorded as left out whose vote could have changed a finding's fate (a forged or
+    /// edited stream): counted as missing, and the panel has no decision.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled_without_cause: Vec<String>,
     /// Reviewers that sent no readable review (engine errors, not rejections).
     pub no_review_from: Vec<String>,
     pub findings: usize,

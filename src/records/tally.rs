@@ -87,6 +87,15 @@ pub struct SynthesisTally<'a> {
     pub merge_failed: bool,
     pub no_votes_from: &'a [String],
     pub no_review_from: &'a [String],
+    /// Voters left out (panel-vote --stop-when-decided); absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled: Vec<String>,
+    /// With voters left out: whether the votes in fixed every fate without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_early: Option<bool>,
+    /// Voters left out whose vote could have changed a finding's fate: no decision.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled_without_cause: Vec<String>,
     pub synthesis: Vec<&'a SynthesisEntry>,
     pub judge: Vec<&'a DecisionRecord>,
 }

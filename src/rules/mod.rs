@@ -8,6 +8,7 @@
 //! | a seat that missed its canary, and whether its verdicts count | [`canary::discounted`] |
 //! | which findings name one problem | [`grouping::relate`] |
 //! | the vote rules, and dropping a finding | [`votes::rule`] |
+//! | a finding's fate fixed before its last voter votes (`--stop-when-decided`) | [`votes::fixed_fate`] |
 //! | the synthesised panel's pass rule | [`votes::panel_decision`] |
 //! | the threshold panel over review records | [`threshold::threshold`] |
 //! | where the work goes after the votes | [`routes`] |

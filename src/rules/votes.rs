@@ -4,11 +4,14 @@
 //! The two "never drop" rules, read as the seed writes them (docs/design.md §5): where the rules
 //! would drop a `block`, it stays, marked `disputed`; a finding shown to a voter whose seat
 //! failed or sent no readable vote on it stays, marked `disputed`, whatever the other votes say.
+//! A voter left out (`panel-vote --stop-when-decided`) is no missing vote, but only where its
+//! vote could change no fate ([`fixed_fate`]).
 
 use std::collections::HashMap;
 
 use anyhow::Result;
 
+use crate::records::Status;
 use crate::records::review::{ReviewDecision, Severity, name_order};
 use crate::records::synthesis::{
     FindingResult, FindingVote, MergedPanel, PanelRecord, SynthesisEntry, SynthesisFinding,
@@ -184,6 +187,143 @@ pub fn rule(
     )
 }
 
+// ── Fates the votes in fix ─────────────────────────────────────────────────
+
+/// One voter's place on a finding, in reviewer order: the vote it gave, or still out (asked
+/// and not yet answered, not yet asked, or left out).
+#[derive(Clone, Copy, Debug)]
+pub enum Ballot<'a> {
+    In(&'a FindingVote),
+    Out(&'a str),
+}
+
+/// The fate the votes in fix for one finding whatever the voters still out do, or `None`
+/// while one of them could still change it: its result, and with `better fix` the fix it
+/// carries. Each voter out may agree, disagree, offer a better fix of its own, or be left out
+/// too (another voter's cancel); the fate must be the same in every case, and the same as with
+/// them all left out, which is how they are counted once they are. A voter out whose seat
+/// fails instead only makes the finding `disputed`, as any missing vote does (seed 000: "Votes
+/// also never drop a finding shown to a reviewer whose seat failed"), so it cannot make a
+/// voter left out matter. What `panel-vote --stop-when-decided` ends a voter by, and what
+/// `panel-tally` checks a cancelled voter against.
+///
+/// Only the counts and the first better fix in reviewer order matter to [`rule`], so each
+/// split of the voters out into agree, disagree, better fix and left out is tried once, the
+/// better fixes given to the earliest of them: if a fix of theirs can come first, it does.
+pub fn fixed_fate(
+    severity: Severity,
+    raisers: usize,
+    ballots: &[Ballot],
+    no_votes_from: &[String],
+) -> Option<Ruling> {
+    let votes_in: Vec<FindingVote> = ballots
+        .iter()
+        .filter_map(|b| match b {
+            Ballot::In(v) => Some((*v).clone()),
+            Ballot::Out(_) => None,
+        })
+        .collect();
+    let fate = rule(severity, raisers, &votes_in, no_votes_from);
+    let out = ballots
+        .iter()
+        .filter(|b| matches!(b, Ballot::Out(_)))
+        .count();
+    for better in 0..=out {
+        for agree in 0..=out - better {
+            for disagree in 0..=out - better - agree {
+                let mut k = 0;
+                let votes: Vec<FindingVote> = ballots
+                    .iter()
+                    .filter_map(|b| match b {
+                        Ballot::In(v) => Some((*v).clone()),
+                        Ballot::Out(name) => {
+                            k += 1;
+                            let vote = if k <= better {
+                                VoteKind::BetterFix
+                            } else if k <= better + agree {
+                                VoteKind::Agree
+                            } else if k <= better + agree + disagree {
+                                VoteKind::Disagree
+                            } else {
+                                return None;
+                            };
+                            Some(FindingVote {
+                                reviewer: name.to_string(),
+                                vote,
+                                reason: String::new(),
+                                // Never a real fix: one not yet given.
+                                fix: (vote == VoteKind::BetterFix)
+                                    .then(|| format!("\u{0}the fix {name} would offer")),
+                            })
+                        }
+                    })
+                    .collect();
+                let then = rule(severity, raisers, &votes, no_votes_from);
+                if (then.result, &then.fix) != (fate.result, &fate.fix) {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(fate)
+}
+
+/// The voters a `panel-vote` stream records as left out (status `cancelled`, no vote), and
+/// those of them left out without cause: on some finding, the votes its synthesis entry counts
+/// do not fix the fate it gives whatever they would have voted ([`fixed_fate`]), so a vote of
+/// theirs could have changed it (a forged or edited stream). Each list in reviewer order.
+pub fn left_out(entries: &[&SynthesisEntry], votes: &[&VoteRecord]) -> (Vec<String>, Vec<String>) {
+    let mut cancelled: Vec<String> = Vec::new();
+    let mut without_cause: Vec<String> = Vec::new();
+    for e in entries {
+        let f = &e.finding.finding;
+        let out: Vec<&str> = votes
+            .iter()
+            .filter(|v| v.finding == f.id && v.status == Status::Cancelled && v.vote.is_none())
+            .map(|v| v.reviewer.as_str())
+            .collect();
+        if out.is_empty() {
+            continue;
+        }
+        let missing: Vec<String> = e
+            .no_votes_from
+            .iter()
+            .filter(|m| !out.contains(&m.as_str()))
+            .cloned()
+            .collect();
+        let mut ballots: Vec<Ballot> = e
+            .finding
+            .votes
+            .iter()
+            .filter(|v| !out.contains(&v.reviewer.as_str()))
+            .map(Ballot::In)
+            .chain(out.iter().map(|n| Ballot::Out(n)))
+            .collect();
+        let name = |b: &Ballot| match b {
+            Ballot::In(v) => v.reviewer.clone(),
+            Ballot::Out(n) => n.to_string(),
+        };
+        ballots.sort_by(|a, b| name_order(&name(a), &name(b)));
+        let caused =
+            fixed_fate(f.severity, f.raised_by.len(), &ballots, &missing).is_some_and(|fate| {
+                fate.result == e.result
+                    && (fate.result != FindingResult::BetterFix
+                        || fate.fix.as_deref() == Some(f.fix.as_str()))
+            });
+        for n in out {
+            if !cancelled.iter().any(|c| c == n) {
+                cancelled.push(n.to_string());
+            }
+            if !caused && !without_cause.iter().any(|c| c == n) {
+                without_cause.push(n.to_string());
+            }
+        }
+    }
+    cancelled.sort_by(|a, b| name_order(a, b));
+    without_cause.sort_by(|a, b| name_order(a, b));
+    (cancelled, without_cause)
+}
+
 // ── Applying the votes ─────────────────────────────────────────────────────
 
 /// The votes applied: the synthesis and the panel's outcome.
@@ -220,9 +360,12 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
         .collect();
     let mut entries = Vec::new();
     let mut no_votes_from: Vec<String> = Vec::new();
+    let mut cancelled: Vec<String> = Vec::new();
+    let mut without_cause: Vec<String> = Vec::new();
     for f in &panel.findings {
         let mut counted = Vec::new();
         let mut missing = Vec::new();
+        let mut left_out = Vec::new();
         for voter in panel.voters() {
             if f.raised_by.contains(&voter.name) {
                 continue;
@@ -239,7 +382,36 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
                     reason: reason.clone().unwrap_or_default(),
                     fix: fix.clone(),
                 }),
+                Some(v) if v.status == Status::Cancelled => left_out.push(voter.name.clone()),
                 _ => missing.push(voter.name.clone()),
+            }
+        }
+        // A voter left out is no missing vote, but only where its vote could change nothing;
+        // else (a forged or edited stream) it counts as missing, and the panel has no decision.
+        if !left_out.is_empty() {
+            let ballots: Vec<Ballot> = panel
+                .voters()
+                .filter_map(|r| {
+                    let name = r.name.as_str();
+                    if left_out.iter().any(|n| n == name) {
+                        Some(Ballot::Out(name))
+                    } else {
+                        counted.iter().find(|v| v.reviewer == name).map(Ballot::In)
+                    }
+                })
+                .collect();
+            let fixed = fixed_fate(f.severity, f.raised_by.len(), &ballots, &missing).is_some();
+            for name in &left_out {
+                if !cancelled.contains(name) {
+                    cancelled.push(name.clone());
+                }
+                if !fixed && !without_cause.contains(name) {
+                    without_cause.push(name.clone());
+                }
+            }
+            if !fixed {
+                missing.append(&mut left_out);
+                missing.sort_by(|a, b| name_order(a, b));
             }
         }
         for m in &missing {
@@ -265,6 +437,8 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
         });
     }
     no_votes_from.sort_by(|a, b| name_order(a, b));
+    cancelled.sort_by(|a, b| name_order(a, b));
+    without_cause.sort_by(|a, b| name_order(a, b));
     let count = |o: FindingResult| entries.iter().filter(|e| e.result == o).count();
     let passed = panel
         .reviewers
@@ -281,8 +455,15 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
     let dropped = count(FindingResult::Dropped);
     let all_dropped = !entries.is_empty() && dropped == entries.len();
     let counted = format!("{passed} of {n} reviewers passed the work ({required} needed)");
-    let (status, exception) = panel_decision(passed, errors, required, all_dropped);
+    let (status, exception) = match panel_decision(passed, errors, required, all_dropped) {
+        _ if !without_cause.is_empty() => (Decision::NoDecision, false),
+        d => d,
+    };
     let reason = match (status, exception) {
+        _ if !without_cause.is_empty() => format!(
+            "{counted}; {} left out (cancelled) though a vote of theirs could have changed a finding's fate: counted as missing, no decision",
+            without_cause.join(", ")
+        ),
         (Decision::Pass, true) if errors > 0 => format!(
             "{counted}, and no review from {}, but the votes dropped every finding: nothing is left to send back",
             no_review_from.join(", ")
@@ -311,6 +492,8 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
                 .filter(|m| m.merge_failed)
                 .and_then(|m| m.cause.clone()),
             no_votes_from,
+            cancelled,
+            cancelled_without_cause: without_cause,
             no_review_from,
             findings: entries.len(),
             kept: count(FindingResult::Kept),
@@ -504,5 +687,83 @@ mod tests {
         // Half is not most.
         let r = rule(Severity::ShouldFix, 1, &[v("r-1", B), v("r-2", A)], &[]);
         assert_eq!(r.result, FindingResult::Kept);
+    }
+
+    fn fate(ballots: &[Ballot], missing: &[&str]) -> Option<FindingResult> {
+        let missing: Vec<String> = missing.iter().map(|m| m.to_string()).collect();
+        fixed_fate(Severity::ShouldFix, 1, ballots, &missing).map(|r| r.result)
+    }
+
+    /// Seed 000: "Otherwise the finding stays as it is." Two agree: whatever a third votes
+    /// (one disagree or one better fix of three is no most), or if it is left out, kept.
+    #[test]
+    fn two_agreeing_fix_a_finding_kept_whatever_a_third_votes() {
+        let (a2, a3) = (v("r-2", A), v("r-3", A));
+        let ballots = [Ballot::In(&a2), Ballot::In(&a3), Ballot::Out("r-4")];
+        assert_eq!(fate(&ballots, &[]), Some(FindingResult::Kept));
+    }
+
+    /// Seed 000: "Exactly half disagree: the finding stays, marked disputed" — one agree and one
+    /// disagree are a tie that the vote still out breaks either way: nothing is fixed.
+    #[test]
+    fn a_tie_with_a_vote_out_is_not_fixed() {
+        let (a2, d3) = (v("r-2", A), v("r-3", D));
+        let ballots = [Ballot::In(&a2), Ballot::In(&d3), Ballot::Out("r-4")];
+        assert_eq!(fate(&ballots, &[]), None);
+        assert_eq!(fate(&[Ballot::Out("r-2")], &[]), None, "no votes in");
+    }
+
+    /// Seed 000: "the finding is dropped, but only when the reviewers who disagree also
+    /// outnumber the ones who raised it, agreed or offered a better fix". Two disagree against
+    /// one raiser: one agree more would tie them (disputed), so nothing is fixed; with three
+    /// disagree in it is dropped whatever the fourth votes. "Votes never drop a block": a block
+    /// stays disputed whatever it votes.
+    #[test]
+    fn a_drop_is_fixed_only_when_no_vote_out_could_save_it() {
+        let (d2, d3, d4) = (v("r-2", D), v("r-3", D), v("r-4", D));
+        let two = [Ballot::In(&d2), Ballot::In(&d3), Ballot::Out("r-5")];
+        assert_eq!(fate(&two, &[]), None);
+        let three = [
+            Ballot::In(&d2),
+            Ballot::In(&d3),
+            Ballot::In(&d4),
+            Ballot::Out("r-5"),
+        ];
+        assert_eq!(fate(&three, &[]), Some(FindingResult::Dropped));
+        let block = fixed_fate(Severity::Block, 1, &three, &[]).map(|r| r.result);
+        assert_eq!(block, Some(FindingResult::Disputed));
+    }
+
+    /// Seed 000: "Votes also never drop a finding shown to a reviewer whose seat failed ... It
+    /// stays, marked disputed." A missing vote fixes the fate whatever the votes out are.
+    #[test]
+    fn a_missing_vote_fixes_a_finding_disputed() {
+        let d2 = v("r-2", D);
+        let ballots = [Ballot::In(&d2), Ballot::Out("r-4"), Ballot::Out("r-5")];
+        assert_eq!(fate(&ballots, &["r-3"]), Some(FindingResult::Disputed));
+    }
+
+    /// Seed 000: "Most prefer a better fix: the finding carries the first fix offered". Two
+    /// better fixes in fix the fate and the fix, unless a voter out comes first in reviewer
+    /// order: its own fix would be the first offered.
+    #[test]
+    fn a_better_fix_is_fixed_only_when_no_voter_out_offers_one_first() {
+        let (b2, b3) = (v("r-2", B), v("r-3", B));
+        let after = [Ballot::In(&b2), Ballot::In(&b3), Ballot::Out("r-4")];
+        let r = fixed_fate(Severity::ShouldFix, 1, &after, &[]).unwrap();
+        assert_eq!(r.result, FindingResult::BetterFix);
+        assert_eq!(r.fix.as_deref(), Some("fix by r-2"));
+        let before = [Ballot::Out("r-1"), Ballot::In(&b2), Ballot::In(&b3)];
+        assert_eq!(fixed_fate(Severity::ShouldFix, 4, &before, &[]), None);
+    }
+
+    /// With nobody out the fate is the rule's: fixed.
+    #[test]
+    fn with_every_vote_in_the_fate_is_the_rules() {
+        let (a2, d3) = (v("r-2", A), v("r-3", D));
+        assert_eq!(
+            fate(&[Ballot::In(&a2), Ballot::In(&d3)], &[]),
+            Some(FindingResult::Disputed)
+        );
     }
 }

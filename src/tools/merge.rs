@@ -209,6 +209,7 @@ fn ask_seat(
         prompt: grouping_prompt(sources),
         schema: grouping::grouping_schema(),
         reads: None,
+        cancel: None,
     };
     let contract = grouping::GroupingContract { ids: ids.clone() };
     let check = move |a: &Map<String, Value>| contract.check(a);

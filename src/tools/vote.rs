@@ -14,6 +14,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, Subcommand};
@@ -23,13 +24,14 @@ use crate::contracts::Contract;
 use crate::contracts::decisions::{DecisionContract, check_decisions, judge_prompt};
 use crate::contracts::votes::{VoteContract, check_votes, vote_prompt};
 use crate::engine::ask::{Asker, Check, Question, Reply};
+use crate::engine::cancel::Cancel;
 use crate::records::Status;
 use crate::records::synthesis::{
-    self, APPLY_TYPES, DecisionRecord, MergedFinding, MergedPanel, Record, Reviewer, RouteRecord,
-    VoteRecord,
+    self, APPLY_TYPES, DecisionRecord, FindingVote, MergedFinding, MergedPanel, Record, Reviewer,
+    RouteRecord, VoteRecord,
 };
 use crate::rules::routes::{route_with_judge, route_without_judge};
-use crate::rules::votes::{Applied, apply};
+use crate::rules::votes::{Applied, Ballot, apply, fixed_fate};
 use crate::tools::docs::ToolDoc;
 
 /// Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
@@ -61,6 +63,13 @@ pub struct Args {
     /// reviewer mode: claude, codex), and may read the work to check a claim before it votes.
     #[arg(long = "reads", value_name = "SEAT")]
     pub reads: Vec<String>,
+    /// Once the votes in fix the fate of every finding a voter still out was shown, whatever
+    /// it would vote, end that voter (its whole group, as at the deadline) or never launch it.
+    /// Its vote records say cancelled, their cause what the votes in fixed; a voter left out
+    /// is no missing vote, so it disputes nothing. Never the default: a split's reasons are
+    /// the finding, and a voter left out gives none.
+    #[arg(long)]
+    pub stop_when_decided: bool,
     #[command(flatten)]
     pub rules: Rules,
     #[command(flatten)]
@@ -74,6 +83,8 @@ Reads panel-merge's stream. Each reviewer with a readable review is asked once, 
 The records are data: they never choose a program to run. The voters' seats come from the command line, one --seat for each seat the reviewers sat on (the --seat options panel-judge was given), and the judge's from --judge. A reviewer record whose seat is not one of them (a stream from a CI artifact or another machine, say) is an input error naming its line, and nothing is launched.
 
 The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had: nothing is left to send back, and that holds when some reviews are missing too, since a review that failed sends nothing back (the panel record names them in noReviewFrom). Below the threshold with a finding left, it has no decision when the missing reviews could have reached it. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
+
+With --stop-when-decided, a voter still out (asked and not yet answered, or not yet launched) is ended, its whole group as at the deadline, or never launched, once the votes in fix the fate of every finding it was shown whatever it would vote: agree, disagree or a better fix of its own. Its vote records say cancelled, with a cause naming the fates the votes in fixed, and it is no missing vote: it disputes nothing. Never the default: a split's reasons are the finding, and a voter left out gives none. A vote record that says cancelled though its vote could have changed a finding's fate (a forged or edited stream, to panel-vote apply) counts as missing, and the panel has no decision.
 
 A recorded judge, --judge replay:FILE, reads FILE as a JSON array of answer objects, one per round (--round picks one; later rounds repeat the last), or as one answer object for every round. An answer holds finding-1, finding-2, … for the findings left in synthesis order, each {\"decision\": \"act\" or \"skip\", \"reason\": \"…\"}; other keys are let be.
 
@@ -125,7 +136,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "3",
-            "No decision: the judge sent no readable decisions, or missing reviews kept the panel from its threshold with a finding left.",
+            "No decision: the judge sent no readable decisions, missing reviews kept the panel from its threshold with a finding left, or a voter recorded as left out (cancelled) could have changed a finding's fate.",
         ),
     ],
     examples: &[
@@ -136,6 +147,10 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Pass when two of three reviewers pass, with the brief shown to the voters",
             "panel-merge reviews.jsonl | panel-vote --seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro --candidate page.md --brief brief.md --agree 2",
+        ),
+        (
+            "Stop asking voters once the votes in fix every finding's fate",
+            "panel-merge reviews.jsonl | panel-vote --seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro --candidate page.md --stop-when-decided | panel-tally",
         ),
         (
             "Apply votes already collected, with recorded judge decisions, launching nothing",
@@ -153,33 +168,55 @@ pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
 }
 
-fn ask_each(asker: &dyn Asker, questions: Vec<(Question, Box<Check>)>) -> Vec<Reply> {
+/// Asks every question at once; `each` sees each reply as it comes in (in the order they end),
+/// on this thread. The replies come back in the order of the questions.
+fn ask_each(
+    asker: &dyn Asker,
+    questions: &[(Question, Box<Check>)],
+    mut each: impl FnMut(usize, &Reply),
+) -> Vec<Reply> {
+    let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
     let ask = |(q, check): &(Question, Box<Check>)| {
         asker
             .ask_all(std::slice::from_ref(q), check.as_ref())
             .into_iter()
             .next()
+            .unwrap_or_else(no_reply)
     };
-    let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
+    let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
     std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut handles = Vec::new();
+        let mut here = Vec::new();
+        for (i, qc) in questions.iter().enumerate() {
+            let tx = tx.clone();
+            match std::thread::Builder::new().spawn_scoped(scope, move || {
+                let _ = tx.send((i, ask(qc)));
+            }) {
+                Ok(h) => handles.push(h),
+                Err(_) => here.push(i),
+            }
+        }
+        drop(tx);
         // A question no thread can be had for (a limit on processes) is asked on this one.
-        let handles: Vec<_> = questions
-            .iter()
-            .map(|qc| {
-                std::thread::Builder::new()
-                    .spawn_scoped(scope, move || ask(qc))
-                    .map_err(|_| qc)
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h.join().ok().flatten(),
-                Err(qc) => ask(qc),
-            })
-            .map(|r| r.unwrap_or_else(no_reply))
-            .collect()
-    })
+        for i in here {
+            let reply = ask(&questions[i]);
+            each(i, &reply);
+            replies[i] = Some(reply);
+        }
+        for (i, reply) in rx {
+            each(i, &reply);
+            replies[i] = Some(reply);
+        }
+        // Joined here, so that a thread that panicked is a reply missing, not a panic.
+        for h in handles {
+            let _ = h.join();
+        }
+    });
+    replies
+        .into_iter()
+        .map(|r| r.unwrap_or_else(no_reply))
+        .collect()
 }
 
 /// The seat of `seats`, the command line's, that a reviewer sat on; an error when none is:
@@ -225,8 +262,23 @@ pub fn collect_votes_reading(
     candidate: &str,
     reading: Option<&Reading>,
 ) -> Result<Vec<VoteRecord>> {
+    collect_votes_until(panel, seats, asker, (brief, candidate), reading, false)
+}
+
+/// [`collect_votes_reading`]; with `stop` (`--stop-when-decided`), a voter still out is ended,
+/// or never launched, once the votes in fix the fate of every finding it was shown whatever
+/// it would vote ([`fixed_fate`]): its records say `cancelled`, with what fixed them.
+pub fn collect_votes_until(
+    panel: &MergedPanel,
+    seats: &[String],
+    asker: &dyn Asker,
+    (brief, candidate): (Option<&str>, &str),
+    reading: Option<&Reading>,
+    stop: bool,
+) -> Result<Vec<VoteRecord>> {
     let mut asked: Vec<(&Reviewer, Vec<&MergedFinding>)> = Vec::new();
     let mut questions: Vec<(Question, Box<Check>)> = Vec::new();
+    let mut tokens: Vec<Option<Arc<Cancel>>> = Vec::new();
     for voter in panel.voters() {
         let seat = given_seat(seats, voter)?;
         let shown: Vec<&MergedFinding> = panel.shown_to(&voter.name).collect();
@@ -245,77 +297,171 @@ pub fn collect_votes_reading(
             prompt: vote_prompt(brief, candidate, &shown, file),
             schema: contract.schema(),
             reads: file.and_then(Path::parent).map(Path::to_path_buf),
+            cancel: None,
+        };
+        let token = stop.then(Arc::<Cancel>::default);
+        let question = Question {
+            cancel: token.clone(),
+            ..question
         };
         let check: Box<Check> = Box::new(move |a: &Map<String, Value>| contract.check(a));
         questions.push((question, check));
+        tokens.push(token);
         asked.push((voter, shown));
     }
-    let replies = ask_each(asker, questions);
+    // Each voter's records once its reply is in: what the fates are fixed by.
+    let mut done: Vec<Option<Vec<VoteRecord>>> = vec![None; asked.len()];
+    let replies = ask_each(asker, &questions, |i, reply| {
+        if !stop {
+            return;
+        }
+        done[i] = Some(vote_records(asked[i].0, &asked[i].1, reply, asker));
+        for (j, (_, shown)) in asked.iter().enumerate() {
+            let Some(token) = tokens[j]
+                .as_ref()
+                .filter(|t| done[j].is_none() && t.why().is_none())
+            else {
+                continue;
+            };
+            if let Some(why) = not_needed(&asked, &done, shown) {
+                token.cancel(why);
+            }
+        }
+    });
     let mut out = Vec::new();
-    for ((voter, shown), reply) in asked.into_iter().zip(replies) {
-        let ids: Vec<&str> = shown.iter().map(|f| f.id.as_str()).collect();
-        // Checked again here: an asker that skipped the check must not slip a bad reply in.
-        let ballots = match &reply.answer {
-            Some(a) => check_votes(a, &ids).map_err(|why| (Status::Unreadable, why)),
-            None => Err((
-                reply.status,
-                reply
-                    .cause
-                    .clone()
-                    .unwrap_or_else(|| "no readable reply".into()),
-            )),
-        };
-        // One record per finding shown: the vote it gave, or none, saying why.
-        let no_vote = |id: &str, status: Status, cause: String| VoteRecord {
-            reviewer: voter.name.clone(),
-            seat: voter.seat.clone(),
-            finding: id.into(),
-            vote: None,
-            reason: None,
-            fix: None,
-            status,
-            cause: Some(cause),
-            sandbox: asker.sandbox().map(String::from),
-            usage: None,
-        };
-        let first = out.len();
-        match ballots {
-            Ok(ballots) => {
-                // The votes it gave count; a finding its reply left out has no vote from it.
-                for id in ids {
-                    out.push(match ballots.iter().find(|b| b.0 == id) {
-                        Some((_, vote, reason, fix)) => VoteRecord {
-                            vote: Some(*vote),
-                            reason: Some(reason.clone()),
-                            fix: fix.clone(),
-                            status: Status::Ok,
-                            cause: None,
-                            ..no_vote(id, Status::Ok, String::new())
-                        },
-                        None => no_vote(
-                            id,
-                            Status::Unreadable,
-                            format!("its reply gave no vote on {id}"),
-                        ),
-                    });
-                }
-            }
-            Err((status, cause)) => {
-                let status = if status == Status::Ok {
-                    Status::Unreadable
-                } else {
-                    status
-                };
-                for id in ids {
-                    out.push(no_vote(id, status, cause.clone()));
-                }
-            }
-        }
-        if let Some(rec) = out.get_mut(first) {
-            rec.usage = reply.usage.clone();
-        }
+    for ((voter, shown), reply) in asked.iter().zip(replies) {
+        out.extend(vote_records(voter, shown, &reply, asker));
     }
     Ok(out)
+}
+
+/// Why a voter still out is not needed: the votes in fix the fate of every finding in
+/// `shown` whatever it and the others still out would vote; `None` while one is open.
+fn not_needed(
+    asked: &[(&Reviewer, Vec<&MergedFinding>)],
+    done: &[Option<Vec<VoteRecord>>],
+    shown: &[&MergedFinding],
+) -> Option<String> {
+    let mut fates = Vec::new();
+    for f in shown {
+        let mut votes = Vec::new();
+        let mut missing = Vec::new();
+        // Out: not yet in, or in as left out (a voter left out may still be counted out).
+        let mut out = Vec::new();
+        for (k, (voter, seen)) in asked.iter().enumerate() {
+            if !seen.iter().any(|s| s.id == f.id) {
+                continue;
+            }
+            let rec = done[k]
+                .as_ref()
+                .map(|recs| recs.iter().find(|r| r.finding == f.id));
+            match rec {
+                None => out.push(k),
+                Some(Some(r)) if r.status == Status::Cancelled && r.vote.is_none() => out.push(k),
+                Some(Some(VoteRecord {
+                    vote: Some(vote),
+                    reason,
+                    fix,
+                    ..
+                })) => votes.push((
+                    k,
+                    FindingVote {
+                        reviewer: voter.name.clone(),
+                        vote: *vote,
+                        reason: reason.clone().unwrap_or_default(),
+                        fix: fix.clone(),
+                    },
+                )),
+                Some(_) => missing.push(voter.name.clone()),
+            }
+        }
+        let ballots: Vec<Ballot> = (0..asked.len())
+            .filter_map(|k| match votes.iter().find(|(i, _)| *i == k) {
+                Some((_, v)) => Some(Ballot::In(v)),
+                None => out
+                    .contains(&k)
+                    .then(|| Ballot::Out(asked[k].0.name.as_str())),
+            })
+            .collect();
+        let fate = fixed_fate(f.severity, f.raised_by.len(), &ballots, &missing)?;
+        fates.push(format!("{} {}", f.id, fate.result.as_str()));
+    }
+    Some(format!(
+        "the votes in fixed the fate of every finding it was shown without it: {}",
+        fates.join(", ")
+    ))
+}
+
+/// A voter's records from its reply: one per finding shown, the vote it gave, or none, saying
+/// why.
+fn vote_records(
+    voter: &Reviewer,
+    shown: &[&MergedFinding],
+    reply: &Reply,
+    asker: &dyn Asker,
+) -> Vec<VoteRecord> {
+    let ids: Vec<&str> = shown.iter().map(|f| f.id.as_str()).collect();
+    // Checked again here: an asker that skipped the check must not slip a bad reply in.
+    let ballots = match &reply.answer {
+        Some(a) => check_votes(a, &ids).map_err(|why| (Status::Unreadable, why)),
+        None => Err((
+            reply.status,
+            reply
+                .cause
+                .clone()
+                .unwrap_or_else(|| "no readable reply".into()),
+        )),
+    };
+    // One record per finding shown: the vote it gave, or none, saying why.
+    let no_vote = |id: &str, status: Status, cause: String| VoteRecord {
+        reviewer: voter.name.clone(),
+        seat: voter.seat.clone(),
+        finding: id.into(),
+        vote: None,
+        reason: None,
+        fix: None,
+        status,
+        cause: Some(cause),
+        sandbox: asker.sandbox().map(String::from),
+        usage: None,
+    };
+    let mut out = Vec::new();
+    match ballots {
+        Ok(ballots) => {
+            // The votes it gave count; a finding its reply left out has no vote from it.
+            for id in ids {
+                out.push(match ballots.iter().find(|b| b.0 == id) {
+                    Some((_, vote, reason, fix)) => VoteRecord {
+                        vote: Some(*vote),
+                        reason: Some(reason.clone()),
+                        fix: fix.clone(),
+                        status: Status::Ok,
+                        cause: None,
+                        ..no_vote(id, Status::Ok, String::new())
+                    },
+                    None => no_vote(
+                        id,
+                        Status::Unreadable,
+                        format!("its reply gave no vote on {id}"),
+                    ),
+                });
+            }
+        }
+        Err((status, cause)) => {
+            let status = if status == Status::Ok {
+                Status::Unreadable
+            } else {
+                status
+            };
+            for id in ids {
+                out.push(no_vote(id, status, cause.clone()));
+            }
+        }
+    }
+    if let Some(rec) = out.first_mut() {
+        rec.usage = reply.usage.clone();
+    }
+    out
 }
 
 // ── The judge ──────────────────────────────────────────────────────────────
@@ -402,9 +548,10 @@ pub fn ask_judge(
                         prompt: judge_prompt(brief, candidate, &left),
                         schema: DecisionContract { n }.schema(),
                         reads: None,
+                        cancel: None,
                     };
                     let check = move |a: &Map<String, Value>| DecisionContract { n }.check(a);
-                    let reply = ask_each(asker, vec![(question, Box::new(check))])
+                    let reply = ask_each(asker, &[(question, Box::new(check))], |_, _| {})
                         .into_iter()
                         .next()
                         .unwrap_or_else(|| Reply::abstained(Status::Failed, "no reply"));
@@ -455,7 +602,12 @@ impl Outcomes {
         out
     }
 
+    /// The route's decision; none when a voter was left out without cause (its vote could
+    /// have changed a finding's fate).
     pub fn decision(&self) -> crate::records::Decision {
+        if !self.applied.panel.cancelled_without_cause.is_empty() {
+            return crate::records::Decision::NoDecision;
+        }
         self.route.decision()
     }
 }
@@ -507,6 +659,17 @@ fn write_out(outcomes: &Outcomes) -> Result<ExitCode> {
         eprintln!(
             "panel-vote: no votes from {}: the findings they were shown cannot be dropped",
             p.no_votes_from.join(", ")
+        );
+    }
+    if !p.cancelled_without_cause.is_empty() {
+        eprintln!(
+            "panel-vote: left out without cause: {}: a vote of theirs could have changed a finding's fate; counted as missing, no decision",
+            p.cancelled_without_cause.join(", ")
+        );
+    } else if !p.cancelled.is_empty() {
+        eprintln!(
+            "panel-vote: not needed (cancelled): {}: the votes in fixed the fate of every finding they were shown",
+            p.cancelled.join(", ")
         );
     }
     if let Some(cause) = &outcomes.route.cause {
@@ -614,13 +777,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         file,
     });
     let votes = match asker {
-        Some(asker) if needs_votes => collect_votes_reading(
+        Some(asker) if needs_votes => collect_votes_until(
             &panel,
             &args.seats,
             asker,
-            brief.as_deref(),
-            candidate.as_deref().unwrap_or(""),
+            (brief.as_deref(), candidate.as_deref().unwrap_or("")),
             reading.as_ref(),
+            args.stop_when_decided,
         )?,
         _ => Vec::new(),
     };

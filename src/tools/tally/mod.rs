@@ -66,6 +66,13 @@ use report::{Format, Sink};
 /// line naming the judges. The JSON tally carries `cancelled` (judges) and `decidedEarly`,
 /// both absent when none was cancelled; the ledger counts cancelled judges apart from
 /// abstentions and says what stopping saved.
+///
+/// In panel-vote's stream, a voter left out (panel-vote --stop-when-decided) is no missing
+/// vote: the report names it `not needed (cancelled)`. Each is checked against the votes its
+/// findings' entries count: one whose vote could have changed a finding's fate (a forged or
+/// edited stream) is no decision, exit 3, with a `CANCELLED WITHOUT CAUSE:` line naming the
+/// voters. The JSON tally carries `cancelled`, `decidedEarly` and `cancelledWithoutCause`, absent
+/// when none was left out.
 #[derive(Parser, Debug)]
 #[command(name = "panel-tally", version)]
 pub struct Args {
@@ -199,7 +206,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "3",
-            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict).",
+            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict). In panel-vote's stream: also a voter left out (cancelled) whose vote could have changed a finding's fate.",
         ),
     ],
     examples: &[

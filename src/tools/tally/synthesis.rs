@@ -40,6 +40,7 @@ pub fn report(records: &[Record]) -> Result<Report> {
     let mut panel = None;
     let mut decisions = Vec::new();
     let mut route = None;
+    let mut votes = Vec::new();
     for r in records {
         match r {
             Record::Synthesis(e) => entries.push(e),
@@ -54,7 +55,7 @@ pub fn report(records: &[Record]) -> Result<Report> {
                     bail!("two route records: one panel at a time");
                 }
             }
-            Record::Vote(_) => {}
+            Record::Vote(v) => votes.push(v),
             other => bail!(
                 "a {} record; merged findings go through panel-vote",
                 kind_of(other)
@@ -70,7 +71,13 @@ pub fn report(records: &[Record]) -> Result<Report> {
         .collect();
     let decision_of: HashMap<&str, &DecisionRecord> =
         decisions.iter().map(|d| (d.finding.as_str(), *d)).collect();
-    let decision = route.map_or(panel.status, |r| r.decision());
+    // A voter left out never decides: one whose vote could have changed a fate leaves none.
+    let (cancelled, without_cause) = crate::rules::votes::left_out(&entries, &votes);
+    let decision = match route {
+        _ if !without_cause.is_empty() => Decision::NoDecision,
+        Some(r) => r.decision(),
+        None => panel.status,
+    };
     let mut text = String::new();
     let _ = writeln!(text, "panel: {}: {}", panel.status.as_str(), panel.reason);
     if panel.merge_failed {
@@ -85,6 +92,19 @@ pub fn report(records: &[Record]) -> Result<Report> {
     }
     if !panel.no_votes_from.is_empty() {
         let _ = writeln!(text, "no votes from: {}", panel.no_votes_from.join(", "));
+    }
+    if !without_cause.is_empty() {
+        let _ = writeln!(
+            text,
+            "CANCELLED WITHOUT CAUSE: {}: a vote of theirs could have changed a finding's fate, and a voter left out decides nothing: no decision",
+            without_cause.join(", ")
+        );
+    } else if !cancelled.is_empty() {
+        let _ = writeln!(
+            text,
+            "not needed (cancelled): {}: the votes in fixed the fate of every finding they were shown",
+            cancelled.join(", ")
+        );
     }
     let _ = writeln!(
         text,
@@ -237,6 +257,9 @@ pub fn report(records: &[Record]) -> Result<Report> {
         merge_failed: panel.merge_failed,
         no_votes_from: &panel.no_votes_from,
         no_review_from: &panel.no_review_from,
+        decided_early: (!cancelled.is_empty()).then_some(without_cause.is_empty()),
+        cancelled,
+        cancelled_without_cause: without_cause,
         synthesis: entries,
         judge: decisions.clone(),
     };
