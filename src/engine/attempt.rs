@@ -17,7 +17,7 @@ use crate::engine::ask::{Check, Done, Job, KeptFolder, Mode, Session};
 use crate::engine::context::Context;
 use crate::engine::credentials::Logins;
 use crate::engine::extract::EventFilters;
-use crate::engine::harness::{AnswerAt, Kind, Vars, find_on_path};
+use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, AttemptDirs};
@@ -115,19 +115,19 @@ impl<'a> Attempt<'a> {
                 session: Session::Keep,
                 ..
             }
-        ) && job.seat.harness.kind == Kind::Process;
+        ) && job.seat.harness.kind == HarnessKind::Process;
         let kept = kept.then(|| {
             Arc::new(KeptFolder {
                 private: dirs.private.clone(),
             })
         });
         let result = match job.seat.harness.kind {
-            Kind::Replay => crate::engine::replay::answer(
+            HarnessKind::Replay => crate::engine::replay::answer(
                 job,
                 self.ctx.user_env.get("PANEL_ROUND").map(String::as_str),
             )
             .map(|o| (o, None)),
-            Kind::Process => {
+            HarnessKind::Process => {
                 let launched = self.launch();
                 // Read and kept: the attempt's private folder has served, unless its session
                 // is kept or resumed.
@@ -193,7 +193,7 @@ impl<'a> Attempt<'a> {
     fn keep(&self, outcome: &ProcessOutcome) {
         let at = &self.dirs.attempt;
         // A launched judge's stdout is there already, written as it arrived.
-        if matches!(self.job.seat.harness.kind, Kind::Replay) {
+        if matches!(self.job.seat.harness.kind, HarnessKind::Replay) {
             run_folder::file(&at.join("stdout"), outcome.stdout.text());
         }
         run_folder::file(&at.join("stderr"), &outcome.stderr);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::engine::context::Context;
 use crate::engine::credentials::{self, is_login_var};
-use crate::engine::harness::{Harness, Kind, Table, find_on_path};
+use crate::engine::harness::{Harness, HarnessKind, Table, find_on_path};
 use crate::engine::launch::{self, Spec};
 use crate::engine::sandbox::{self, Mode, jail, walls};
 use crate::engine::transcript::Transcript;
@@ -83,7 +83,7 @@ pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
         looked_at,
         sandbox_note: None,
     };
-    if row.kind == Kind::Replay {
+    if row.kind == HarnessKind::Replay {
         status.installed = true;
         status.version_note = Some("launches nothing".into());
         return status;

@@ -20,7 +20,7 @@ use crate::engine::argv::{self, shell_quote};
 use crate::engine::ask::{Job, Mode};
 use crate::engine::attempt::Attempt;
 use crate::engine::context::Context;
-use crate::engine::harness::{AnswerAt, Kind};
+use crate::engine::harness::{AnswerAt, HarnessKind};
 
 /// Stands for the block's private folder (`"$s"`) in rendered text. No prompt, model or
 /// schema holds a NUL byte (no command line could carry one), so none can forge it.
@@ -39,7 +39,7 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
         comment(&job.seat.spec),
         comment(&h.name)
     );
-    if h.kind == Kind::Replay {
+    if h.kind == HarnessKind::Replay {
         let _ = write!(
             b,
             "# replays {}: nothing to run",

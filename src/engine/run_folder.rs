@@ -147,7 +147,7 @@ pub fn claim(dir: &Path, resume: bool) -> anyhow::Result<nix::fcntl::Flock<fs::F
 /// An append-only file of lines that never holds a torn line: a line that cannot be written
 /// whole is cut off again, and nothing after it is written, so the file stays a prefix of what
 /// went to standard output.
-pub struct Ledger {
+pub struct RunLedger {
     file: Option<fs::File>,
     len: u64,
     path: std::path::PathBuf,
@@ -155,12 +155,12 @@ pub struct Ledger {
     digest: sha2::Sha256,
 }
 
-impl Ledger {
+impl RunLedger {
     /// Creates (or empties) the ledger; an error here stops the run before any judge starts.
-    pub fn create(path: &Path) -> anyhow::Result<Ledger> {
+    pub fn create(path: &Path) -> anyhow::Result<RunLedger> {
         let file = create_private(path)
             .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
-        Ok(Ledger {
+        Ok(RunLedger {
             file: Some(file),
             len: 0,
             path: path.to_path_buf(),
@@ -343,7 +343,7 @@ fn sweep_abandoned() {
 pub struct Emitter {
     stdout: std::io::BufWriter<crate::engine::output::Stdout>,
     open: bool,
-    ledger: Ledger,
+    ledger: RunLedger,
 }
 
 impl Emitter {
@@ -352,7 +352,7 @@ impl Emitter {
         Ok(Emitter {
             stdout: std::io::BufWriter::new(crate::engine::output::stdout()),
             open: true,
-            ledger: Ledger::create(ledger)?,
+            ledger: RunLedger::create(ledger)?,
         })
     }
 

@@ -383,7 +383,7 @@ mod tests {
     }
 
     fn seed_rules() -> ClassRules {
-        ClassTable::preset("seed").unwrap().compile().unwrap()
+        defaults::preset("seed").unwrap().compile().unwrap()
     }
 
     fn f(path: &str, lines: u64) -> ChangedFile {

@@ -237,7 +237,7 @@ fn read_text(path: &str) -> Result<String> {
 
 /// The rules table in force: the defaults, changed by `--rules`, or a preset it names.
 pub fn load_rules(path: Option<&str>) -> Result<ClassRules> {
-    if let Some(rules) = path.and_then(ClassTable::preset) {
+    if let Some(rules) = path.and_then(crate::rules::classify::defaults::preset) {
         return rules.compile();
     }
     match path {

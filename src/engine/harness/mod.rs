@@ -24,7 +24,7 @@ pub struct Harness {
     pub lockdown: Option<String>,
     /// `process` (the default) or `replay` (recorded answers; launches nothing).
     #[serde(default)]
-    pub kind: Kind,
+    pub kind: HarnessKind,
     /// The program, found on PATH unless it holds a `/`.
     #[serde(default)]
     pub executable: String,
@@ -121,7 +121,7 @@ pub struct ReviewerMode {
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+pub enum HarnessKind {
     #[default]
     Process,
     Replay,
@@ -358,7 +358,7 @@ impl Harness {
         {
             bail!("name: {:?} must be letters, digits, - or _", self.name);
         }
-        if self.kind == Kind::Process && self.executable.is_empty() {
+        if self.kind == HarnessKind::Process && self.executable.is_empty() {
             bail!("executable: missing");
         }
         let reviewer_argv = self
@@ -384,7 +384,7 @@ impl Harness {
                 .map_err(|e| anyhow!("egress: {e}"))?;
         }
         let mentions = |p: &str| self.argv_mentions(p);
-        if self.kind == Kind::Process
+        if self.kind == HarnessKind::Process
             && self.prompt == PromptVia::Argument
             && !mentions("{prompt}")
             && !mentions("{prompt_file}")

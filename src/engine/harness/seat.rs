@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::{Harness, Kind, Table, family_of_model};
+use super::{Harness, HarnessKind, Table, family_of_model};
 use crate::engine::extract::Filter;
 
 /// One seat of a panel, ready to launch.
@@ -46,7 +46,7 @@ impl Seat {
                 "--seat {spec}: exec needs the command to run, e.g. --seat 'exec:llm -m gpt-4o-mini'"
             );
         }
-        if harness.kind == Kind::Replay && model.is_none() {
+        if harness.kind == HarnessKind::Replay && model.is_none() {
             bail!(
                 "--seat {spec}: replay needs the file of recorded answers, e.g. --seat replay:answers.json"
             );
@@ -54,7 +54,7 @@ impl Seat {
         let family = families.get(spec).cloned().or_else(|| {
             // A harness that runs other programs tells nothing about the model behind them.
             let model_family = match (&model, harness.name.as_str(), harness.kind) {
-                (_, "exec", _) | (_, _, Kind::Replay) => None,
+                (_, "exec", _) | (_, _, HarnessKind::Replay) => None,
                 (Some(m), _, _) => family_of_model(m).map(str::to_string),
                 (None, _, _) => None,
             };
@@ -89,7 +89,7 @@ impl Seat {
 
     /// The executable on PATH, for a seat that launches one.
     pub fn resolve_executable(&self, path_var: &str) -> Result<Option<PathBuf>> {
-        if self.harness.kind == Kind::Replay {
+        if self.harness.kind == HarnessKind::Replay {
             // Recorded answers are the user's input: a bad file stops the panel before it starts.
             let file = self.model.as_deref().unwrap_or_default();
             let text = std::fs::read_to_string(file)

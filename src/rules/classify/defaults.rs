@@ -45,22 +45,20 @@ impl Default for ClassTable {
     }
 }
 
-impl ClassTable {
-    /// A preset by name: `seed` is the defaults with the seed's exact dependency and generated
-    /// lists (3 and 8 globs), for a result comparable with the seed's own classifier.
-    pub fn preset(name: &str) -> Option<ClassTable> {
-        match name {
-            "seed" => {
-                let mut r = ClassTable {
-                    generated: strings(SEED_GENERATED),
-                    ..ClassTable::default()
-                };
-                r.touches
-                    .insert("dependency".into(), strings(SEED_DEPENDENCY));
-                Some(r)
-            }
-            _ => None,
+/// A preset by name: `seed` is the defaults with the seed's exact dependency and generated
+/// lists (3 and 8 globs), for a result comparable with the seed's own classifier.
+pub fn preset(name: &str) -> Option<ClassTable> {
+    match name {
+        "seed" => {
+            let mut r = ClassTable {
+                generated: strings(SEED_GENERATED),
+                ..ClassTable::default()
+            };
+            r.touches
+                .insert("dependency".into(), strings(SEED_DEPENDENCY));
+            Some(r)
         }
+        _ => None,
     }
 }
 

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::engine::context::Context;
-use crate::engine::harness::{Kind, Table, find_on_path};
+use crate::engine::harness::{HarnessKind, Table, find_on_path};
 use crate::engine::sandbox::Mode;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::text::{columns, inline};
@@ -39,8 +39,8 @@ pub fn list_table(table: &Table, ctx: &Context) -> String {
     ])];
     for row in table.rows() {
         let (exe, found) = match row.kind {
-            Kind::Replay => ("-".to_string(), "-".to_string()),
-            Kind::Process => (
+            HarnessKind::Replay => ("-".to_string(), "-".to_string()),
+            HarnessKind::Process => (
                 inline(&row.executable).into_owned(),
                 match find_on_path(&row.executable, ctx.path_var()) {
                     Some(p) => short(&p.display().to_string(), &ctx.user_home),

@@ -100,7 +100,7 @@ impl Kind for Reviews {
     fn clash(&self, judges: &[Judge]) -> Option<String> {
         let families: Vec<(String, String)> = judges
             .iter()
-            .filter(|r| r.seat.harness.kind != crate::engine::harness::Kind::Replay)
+            .filter(|r| r.seat.harness.kind != crate::engine::harness::HarnessKind::Replay)
             .map(|r| (r.name.clone(), r.seat.family_or_seat()))
             .collect();
         let pairs: Vec<(&str, &str)> = families

@@ -21,10 +21,10 @@ pub(super) struct Sources {
 
 struct Source {
     path: PathBuf,
-    what: Kind,
+    what: SourceKind,
 }
 
-enum Kind {
+enum SourceKind {
     /// A symbolic link, made again in the new root.
     Link(PathBuf),
     Dir(Handle, Access),
@@ -85,21 +85,21 @@ impl Sources {
             let what = if meta.file_type().is_symlink()
                 && let Some(real) = real
             {
-                Kind::Link(real)
+                SourceKind::Link(real)
             } else if target.is_file()
                 && target.len() <= COPIED
                 && access == Access::Read
                 && path.starts_with("/etc")
             {
                 match std::fs::read(path) {
-                    Ok(bytes) => Kind::Copy(bytes),
+                    Ok(bytes) => SourceKind::Copy(bytes),
                     Err(_) => continue,
                 }
             } else {
                 let Some(h) = handle(path)? else { continue };
                 match target.is_dir() {
-                    true => Kind::Dir(h, access),
-                    false => Kind::File(h, access),
+                    true => SourceKind::Dir(h, access),
+                    false => SourceKind::File(h, access),
                 }
             };
             items.push(Source {
@@ -112,7 +112,7 @@ impl Sources {
             if let Some(h) = handle(&path)? {
                 items.push(Source {
                     path,
-                    what: Kind::Device(h),
+                    what: SourceKind::Device(h),
                 });
             }
         }
@@ -230,7 +230,7 @@ pub(super) fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io:
 /// Shows one source at `target` in the new root.
 fn show(s: &Source, target: &Path) -> io::Result<()> {
     match &s.what {
-        Kind::Link(to) => {
+        SourceKind::Link(to) => {
             if std::fs::symlink_metadata(target).is_err() {
                 if let Some(parent) = target.parent() {
                     mkdirs(parent)?;
@@ -238,21 +238,21 @@ fn show(s: &Source, target: &Path) -> io::Result<()> {
                 std::os::unix::fs::symlink(to, target)?;
             }
         }
-        Kind::Dir(h, access) => {
+        SourceKind::Dir(h, access) => {
             mkdirs(target)?;
             bind(h, target, *access == Access::Read)?;
         }
-        Kind::File(h, access) => {
+        SourceKind::File(h, access) => {
             make_file(target)?;
             bind(h, target, *access == Access::Read)?;
         }
-        Kind::Copy(bytes) => {
+        SourceKind::Copy(bytes) => {
             if let Some(parent) = target.parent() {
                 mkdirs(parent)?;
             }
             std::fs::write(target, bytes)?;
         }
-        Kind::Device(h) => {
+        SourceKind::Device(h) => {
             make_file(target)?;
             bind(h, target, false)?;
         }

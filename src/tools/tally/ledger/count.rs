@@ -232,7 +232,7 @@ impl Stats {
 
 /// A judge: a seat × lens, its family and the name its first record gave it.
 #[derive(Clone, Debug)]
-pub struct Judge {
+pub struct LedgerJudge {
     pub seat: String,
     pub lens: String,
     pub family: String,
@@ -240,7 +240,7 @@ pub struct Judge {
     pub stats: Stats,
 }
 
-impl Judge {
+impl LedgerJudge {
     /// How reports name the judge: `lens@seat`.
     pub fn label(&self) -> String {
         format!("{}@{}", self.lens, self.seat)
@@ -310,7 +310,7 @@ struct Open {
 /// The ledger's counts so far.
 #[derive(Default)]
 pub struct Ledger {
-    pub judges: Vec<Judge>,
+    pub judges: Vec<LedgerJudge>,
     ids: HashMap<String, usize>,
     pub pairs: HashMap<(usize, usize), Pair>,
     pub lenses: BTreeMap<String, Agreement>,
@@ -350,7 +350,7 @@ impl Ledger {
         }
         let id = self.judges.len();
         self.ids.insert(self.key.clone(), id);
-        self.judges.push(Judge {
+        self.judges.push(LedgerJudge {
             seat: rec.seat.to_string(),
             lens: rec.lens.to_string(),
             family: rec.family.as_deref().unwrap_or("unknown").to_string(),

@@ -302,7 +302,7 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
             r
         })
         .collect();
-    let rollup = |scope: &'static str, key: &dyn Fn(&count::Judge) -> &str| {
+    let rollup = |scope: &'static str, key: &dyn Fn(&count::LedgerJudge) -> &str| {
         let mut by: BTreeMap<&str, Stats> = BTreeMap::new();
         for j in &l.judges {
             by.entry(key(j)).or_default().merge(&j.stats);
