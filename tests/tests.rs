@@ -11,6 +11,7 @@ mod hostile;
 mod integrity;
 mod jail;
 mod judge;
+mod layers;
 mod ledger;
 mod markdown;
 mod matrix;

@@ -21,7 +21,7 @@ use crate::rules::pr::aggregate::{self, PanelVerdict, PrOutcome};
 use crate::tools::tally::count::{Tally, Totals};
 use crate::tools::tally::reviews::ThresholdOutcome;
 use crate::tools::tally::words::{
-    early_panel_line, panel_line, panels_line, reason_column, status_column, uncaused_line,
+    early_panel_line, g10_bar, panel_line, panels_line, reason_column, status_column, uncaused_line,
 };
 
 /// The mark a decision's heading starts with.
@@ -378,7 +378,7 @@ pub fn pr(v: &PanelVerdict) -> String {
         let summary = format!("Owner brief — <b>{}</b>", md(&b.shape));
         details(&mut out, &summary, &md(&b.text));
     }
-    let _ = writeln!(out, "<sub>{}</sub>", md(&super::pr::g10_bar(v)));
+    let _ = writeln!(out, "<sub>{}</sub>", md(&g10_bar(v)));
     out
 }
 

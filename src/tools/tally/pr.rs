@@ -13,6 +13,7 @@ use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
 use crate::rules::pr::aggregate::{self, PanelVerdict};
 use crate::tools::tally::markdown;
 use crate::tools::tally::report::Format;
+use crate::tools::tally::words::g10_bar;
 
 /// What `panel-tally --pr` is given.
 pub struct TallyInput<'a> {
@@ -180,16 +181,5 @@ pub fn repository(given: Option<&Path>) -> Result<std::path::PathBuf> {
             "--pr checks each advisory finding's path:line in the PR's repository, and this \
              folder is not in a git repository: run it there or give --repo DIR"
         ),
-    }
-}
-
-/// The g10 bar's line: satisfied, or what it missed (unescaped: a profile's name is the plan's).
-pub fn g10_bar(v: &PanelVerdict) -> String {
-    if v.satisfies_g10 {
-        "g10 bar: satisfied".to_string()
-    } else if v.g10_unmet.is_empty() {
-        "g10 bar: not satisfied".to_string()
-    } else {
-        format!("g10 bar: not satisfied ({})", v.g10_unmet.join("; "))
     }
 }

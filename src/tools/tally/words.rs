@@ -1,10 +1,11 @@
 //! The words every form of a verdict report shares (text, Markdown): what a judge's status and
-//! reason columns say, the PANEL line, the PANELS line.
+//! reason columns say, the PANEL line, the PANELS line, the g10 bar's line of a pull request.
 
 use std::collections::BTreeMap;
 
 use crate::records::{Decision, Status};
 use crate::rules::consensus::Counts;
+use crate::rules::pr::aggregate::PanelVerdict;
 use crate::tools::tally::count::{Abstention, JudgeRow, Tally, Totals};
 
 /// What the status column says: the verdict, or the way the judge abstained. An unreadable
@@ -135,5 +136,16 @@ fn threshold_words(t: &Tally) -> String {
         format!("--agree {}", t.threshold)
     } else {
         format!("{} of {} needed", t.threshold, t.counts.judges)
+    }
+}
+
+/// The g10 bar's line: satisfied, or what it missed (unescaped: a profile's name is the plan's).
+pub fn g10_bar(v: &PanelVerdict) -> String {
+    if v.satisfies_g10 {
+        "g10 bar: satisfied".to_string()
+    } else if v.g10_unmet.is_empty() {
+        "g10 bar: not satisfied".to_string()
+    } else {
+        format!("g10 bar: not satisfied ({})", v.g10_unmet.join("; "))
     }
 }

@@ -1,0 +1,231 @@
+//! The house's layers, read from the source (docs/design.md §2): records < contracts, engine <
+//! rules < tools. No file imports a layer above its own, and no two files import each other,
+//! however indirectly (a folder's mod.rs and the files in it excepted: it is their front).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Each module of the library (`engine::launcher`), its code without comment lines and without
+/// its `mod tests`.
+fn modules() -> BTreeMap<String, String> {
+    fn walk(dir: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("bin") {
+                    walk(&path, out);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("src/lib.rs") {
+                continue;
+            }
+            let rel = path.strip_prefix("src").unwrap().with_extension("");
+            let name = rel.to_str().unwrap().replace('/', "::");
+            let name = name.strip_suffix("::mod").unwrap_or(&name).to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+            let code: Vec<&str> = code
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect();
+            out.insert(name, code.join("\n"));
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(Path::new("src"), &mut out);
+    out
+}
+
+/// The paths a module's code names through `crate::` (a `{…}` group read as its members) and
+/// `super::`, as module paths from the crate's root; not yet resolved to a module.
+fn paths_named(module: &str, code: &str) -> Vec<String> {
+    let ident = |s: &str| -> usize {
+        s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len())
+    };
+    let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
+    let mut out = Vec::new();
+    for (prefix, root) in [("crate::", String::new()), ("super::", parent.to_string())] {
+        let mut rest = code;
+        while let Some(at) = rest.find(prefix) {
+            let before = rest[..at].chars().next_back();
+            rest = &rest[at + prefix.len()..];
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            // Segments up to a group, a non-path character or the end.
+            let mut path = root.clone();
+            let mut s = rest;
+            loop {
+                let n = ident(s);
+                if n == 0 {
+                    if let Some(group) = s.strip_prefix('{') {
+                        let group = &group[..group.find('}').unwrap_or(group.len())];
+                        for member in group.split(',') {
+                            let member = member.trim();
+                            let m = &member[..ident(member)];
+                            if !m.is_empty() && m != "self" {
+                                out.push(join(&path, m));
+                            }
+                        }
+                    }
+                    break;
+                }
+                path = join(&path, &s[..n]);
+                match s[n..].strip_prefix("::") {
+                    Some(more) => s = more,
+                    None => break,
+                }
+            }
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}::{b}")
+    }
+}
+
+/// Each module and the modules it imports: a path resolved to the longest module it starts
+/// with, its own folder's front and members left out.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let modules = modules();
+    let resolve = |path: &str| -> Option<String> {
+        let parts: Vec<&str> = path.split("::").collect();
+        (1..=parts.len())
+            .rev()
+            .map(|n| parts[..n].join("::"))
+            .find(|m| modules.contains_key(m))
+    };
+    let related = |a: &str, b: &str| {
+        a == b || a.starts_with(&format!("{b}::")) || b.starts_with(&format!("{a}::"))
+    };
+    modules
+        .iter()
+        .map(|(name, code)| {
+            let targets = paths_named(name, code)
+                .iter()
+                .filter_map(|p| resolve(p))
+                .filter(|t| !related(name, t))
+                .collect();
+            (name.clone(), targets)
+        })
+        .collect()
+}
+
+fn layer(module: &str) -> Option<u8> {
+    match module.split("::").next()? {
+        "records" => Some(0),
+        "contracts" | "engine" => Some(1),
+        "rules" => Some(2),
+        "tools" => Some(3),
+        _ => None,
+    }
+}
+
+#[test]
+fn no_file_imports_a_layer_above_its_own() {
+    let graph = imports();
+    assert!(
+        graph.len() > 100,
+        "the source was not found: {}",
+        graph.len()
+    );
+    let mut up = Vec::new();
+    for (from, targets) in &graph {
+        for to in targets {
+            if let (Some(a), Some(b)) = (layer(from), layer(to))
+                && b > a
+            {
+                up.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    assert!(up.is_empty(), "imports reaching up: {up:#?}");
+}
+
+#[test]
+fn no_two_files_import_each_other_however_indirectly() {
+    let graph = imports();
+    // Tarjan's strongly connected components: each of more than one module is a cycle.
+    struct Walk<'a> {
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, (usize, usize)>,
+        stack: Vec<&'a str>,
+        cycles: Vec<Vec<&'a str>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let n = self.index.len();
+            self.index.insert(v, (n, n));
+            self.stack.push(v);
+            for w in &self.graph[v] {
+                let w = w.as_str();
+                match self.index.get(w) {
+                    None => {
+                        self.visit(w);
+                        let low = self.index[w].1.min(self.index[v].1);
+                        self.index.get_mut(v).unwrap().1 = low;
+                    }
+                    Some(&(wi, _)) if self.stack.contains(&w) => {
+                        let low = wi.min(self.index[v].1);
+                        self.index.get_mut(v).unwrap().1 = low;
+                    }
+                    Some(_) => {}
+                }
+            }
+            if self.index[v].0 == self.index[v].1 {
+                let at = self.stack.iter().rposition(|m| *m == v).unwrap();
+                let component = self.stack.split_off(at);
+                if component.len() > 1 {
+                    self.cycles.push(component);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph: &graph,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        cycles: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !walk.index.contains_key(v.as_str()) {
+            walk.visit(v);
+        }
+    }
+    assert!(walk.cycles.is_empty(), "import cycles: {:?}", walk.cycles);
+}
+
+/// The reader itself: a group, `super::` and a path in a comment are read as they should be,
+/// so the two tests above cannot pass by reading nothing.
+#[test]
+fn the_import_reader_reads_groups_super_and_not_comments() {
+    let paths = paths_named(
+        "tools::tally::pr",
+        "use crate::tools::tally::{markdown, report::Format};\nlet x = super::words::g10_bar(v);",
+    );
+    assert!(
+        paths.contains(&"tools::tally::markdown".to_string()),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"tools::tally::report".to_string()),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"tools::tally::words::g10_bar".to_string()),
+        "{paths:?}"
+    );
+    let graph = imports();
+    assert!(graph["tools::tally::pr"].contains("tools::tally::words"));
+    assert!(graph["engine::launcher"].contains("engine::progress"));
+    // progress.rs names the launcher only in a doc comment.
+    assert!(!graph["engine::progress"].contains("engine::launcher"));
+}
