@@ -86,6 +86,15 @@ pub fn main_from<A: Parser>(
         Ok(result) => result,
         Err(_) => return ExitCode::from(USAGE),
     };
+    finish(&name, result)
+}
+
+/// Folds what the run left beside the tool's result into the one exit status: a failure a
+/// worker or the panic hook reported, a signal that stopped the run, a run folder that could
+/// not keep everything. These three are process-wide, not values passed back, because a signal
+/// handler, a panic hook and a judge's writer deep in the launch are where they are learned,
+/// and none of those can hand a value to the tool's caller.
+fn finish(name: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     if let Some(why) = crate::engine::lifecycle::failure() {
         eprintln!("{name}: {}", crate::records::text::one_line(&why));
         return ExitCode::from(USAGE);
@@ -93,7 +102,7 @@ pub fn main_from<A: Parser>(
     match result {
         // A signal that stopped the run decides the status, whatever was decided before it.
         Ok(code) => match crate::engine::run_folder::loss() {
-            Some(loss) => run_folder_incomplete(&name, &loss, stopped_or(code)),
+            Some(loss) => run_folder_incomplete(name, &loss, stopped_or(code)),
             None => stopped_or(code),
         },
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
