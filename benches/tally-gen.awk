@@ -13,6 +13,9 @@ BEGIN {
     split("claude openai google", family, " ")
     split("claude codex opencode", harness, " ")
     gone = (out != "") ? "unreadable" : "timeout"
+    # The script's report has an empty reason for an unreadable judge; ours shows its cause
+    # (a deliberate difference), so one panel's unreadable records carry none.
+    cause = (out != "") ? "null" : "\"no answer within 120 s\""
     n = 0
     for (p = 0; n < lines; p++) {
         this = (lines - n < size) ? lines - n : size
@@ -20,13 +23,16 @@ BEGIN {
         run = (out != "") ? out : sprintf("/tmp/panel-run.%08d", p)
         for (j = 0; j < this; j++) {
             k = j % 3 + 1
+            # One panel's names fit the script's 12-byte column, so its report is ours byte
+            # for byte (a longer name widens our column; a deliberate difference).
+            name = (out != "") ? sprintf("%.4s-%d", lens[k], j) : sprintf("%s-%d", lens[k], j)
             if ((p * size + j) % 7 == 6) {
-                if (out != "") { f = sprintf("%s/%s-%d.json", out, lens[k], j); print "I could not finish in time" > f; close(f) }
-                printf "{\"type\":\"verdict\",\"judge\":\"%s-%d\",\"lens\":\"%s\",\"seat\":\"%s\",\"harness\":\"%s\",\"family\":\"%s\",\"candidate\":\"%s\",\"verdict\":null,\"reason\":null,\"confidence\":null,\"status\":\"%s\",\"cause\":\"no answer within 120 s\",\"attempts\":1,\"durationMs\":120000,\"panelSize\":%d,\"run\":\"%s\"}\n", lens[k], j, lens[k], seat[k], harness[k], family[k], seal, gone, this, run
+                if (out != "") { f = sprintf("%s/%s.json", out, name); print "I could not finish in time" > f; close(f) }
+                printf "{\"type\":\"verdict\",\"judge\":\"%s\",\"lens\":\"%s\",\"seat\":\"%s\",\"harness\":\"%s\",\"family\":\"%s\",\"candidate\":\"%s\",\"verdict\":null,\"reason\":null,\"confidence\":null,\"status\":\"%s\",\"cause\":%s,\"attempts\":1,\"durationMs\":120000,\"panelSize\":%d,\"run\":\"%s\"}\n", name, lens[k], seat[k], harness[k], family[k], seal, gone, cause, this, run
             } else {
                 v = ((p + j) % 5 == 0) ? "breaks" : "holds"
-                if (out != "") { f = sprintf("%s/%s-%d.json", out, lens[k], j); printf "{\"verdict\":\"%s\",\"reason\":\"The answer states its bound and the loop keeps it.\",\"confidence\":0.8}\n", v > f; close(f) }
-                printf "{\"type\":\"verdict\",\"judge\":\"%s-%d\",\"lens\":\"%s\",\"seat\":\"%s\",\"harness\":\"%s\",\"family\":\"%s\",\"candidate\":\"%s\",\"verdict\":\"%s\",\"reason\":\"The answer states its bound and the loop keeps it.\",\"confidence\":0.8,\"status\":\"ok\",\"attempts\":1,\"durationMs\":4210,\"usage\":{\"inputTokens\":1520,\"outputTokens\":48,\"cachedTokens\":1024,\"costUsd\":0.0021},\"panelSize\":%d,\"run\":\"%s\"}\n", lens[k], j, lens[k], seat[k], harness[k], family[k], seal, v, this, run
+                if (out != "") { f = sprintf("%s/%s.json", out, name); printf "{\"verdict\":\"%s\",\"reason\":\"The answer states its bound and the loop keeps it.\",\"confidence\":0.8}\n", v > f; close(f) }
+                printf "{\"type\":\"verdict\",\"judge\":\"%s\",\"lens\":\"%s\",\"seat\":\"%s\",\"harness\":\"%s\",\"family\":\"%s\",\"candidate\":\"%s\",\"verdict\":\"%s\",\"reason\":\"The answer states its bound and the loop keeps it.\",\"confidence\":0.8,\"status\":\"ok\",\"attempts\":1,\"durationMs\":4210,\"usage\":{\"inputTokens\":1520,\"outputTokens\":48,\"cachedTokens\":1024,\"costUsd\":0.0021},\"panelSize\":%d,\"run\":\"%s\"}\n", name, lens[k], seat[k], harness[k], family[k], seal, v, this, run
             }
             n++
         }
