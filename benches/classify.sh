@@ -15,7 +15,7 @@ if [[ -n ${PR_CLASSIFY:-} ]]; then
     BIN=$(realpath "$PR_CLASSIFY")
 else
     cargo build --release --quiet --bin pr-classify
-    BIN=$PWD/target/release/pr-classify
+    BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/pr-classify
 fi
 echo "timing $BIN" >&2
 

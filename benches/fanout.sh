@@ -15,7 +15,7 @@ RUNS="${2:-5}"
 cargo build --release --quiet
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-export PATH="$PWD/tests/standins:$PWD/target/release:$PATH"
+export PATH="$PWD/tests/standins:${CARGO_TARGET_DIR:-$PWD/target}/release:$PATH"
 export STANDIN_MODE=sleep:1 STANDIN_STDIN_WAIT=0
 export PANEL_PASS_ENV=STANDIN_MODE,STANDIN_STDIN_WAIT
 for i in $(seq 1 "$N"); do echo "lens$i|Is claim $i of the answer right?"; done > "$work/lenses"

@@ -19,7 +19,7 @@ command -v parallel >/dev/null || {
 cargo build --release --quiet
 bindir=$(mktemp -d)
 trap 'rm -rf "$bindir"' EXIT
-for b in panel-judge panel-tally; do ln -s "$root/target/release/$b" "$bindir/$b"; done
+for b in panel-judge panel-tally; do ln -s "${CARGO_TARGET_DIR:-$root/target}/release/$b" "$bindir/$b"; done
 [ -n "${PANEL_TALLY:-}" ] && ln -sf "$(realpath "$PANEL_TALLY")" "$bindir/panel-tally"
 export PATH="$root/tests/standins:$bindir:$root/bin:$PATH"
 export STANDIN_MODE=$mode STANDIN_VERDICT=holds PANEL_PASS_ENV=STANDIN_MODE,STANDIN_VERDICT

@@ -17,7 +17,7 @@ fi
 cargo build --release --quiet
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-judge="$PWD/target/release/panel-judge"
+judge="${CARGO_TARGET_DIR:-$PWD/target}/release/panel-judge"
 printf 'def first(xs):\n    return xs[0]\n' >"$work/answer.md"
 
 # The transcript, in claude's stream-json shape.
