@@ -283,7 +283,8 @@ fn stopping_options_out_of_place_are_one_line_and_exit_2() {
         &["--cascade-order", "cost"],
         &["--agree", "0", "--cascade"],
         &["--agree", "4", "--stop-when-decided"],
-        &["--contract", "pr", "--plan", "-", "--stop-when-decided"],
+        &["--contract", "pr", "--plan", "-", "--cascade"],
+        &["--contract", "pr", "--plan", "-", "--agree", "1"],
     ] {
         let out = Command::new(bin("panel-judge"))
             .args(["--seat", "replay:examples/answers.json"])

@@ -2167,3 +2167,247 @@ fn pr_review_at_a_new_head_shows_the_earlier_round_s_findings() {
         "{recs:?}"
     );
 }
+
+/// The environment of a PR panel whose correctness member answers `first` as soon as the
+/// adversary runs, and whose adversary lingers `sleep` seconds (a process sent out of its group
+/// with it), then answers `then`; pids go to log/lingering.
+fn lingering(first: &str, then: &str, sleep: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("STANDIN_MODE", format!("after-linger:review-read:{first}")),
+        (
+            "STANDIN_RULES",
+            format!("Your question is the adversary=>linger:review-read:{then}"),
+        ),
+        ("STANDIN_SLEEP", sleep.to_string()),
+        (
+            "PANEL_PASS_ENV",
+            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_READ,STANDIN_LOCKDOWN,STANDIN_SLEEP"
+                .to_string(),
+        ),
+    ]
+}
+
+fn env_of<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+fn by_shape<'a>(recs: &'a [Value], shape: &str) -> &'a Value {
+    recs.iter()
+        .find(|r| r["shape"] == shape)
+        .unwrap_or_else(|| panic!("no {shape} record: {recs:?}"))
+}
+
+#[test]
+fn a_blocking_fix_first_ends_the_members_still_running_under_stop_when_decided() {
+    let pr = Pr::new("pr-stop");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+    ]);
+    let fix = pr.reply("fix.txt", "FIX_FIRST", &pr.head);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let mark = crate::util::mark();
+    let t = Instant::now();
+    let out = pr.judge(
+        &plan,
+        &["--stop-when-decided"],
+        &env_of(&lingering(&fix, &merge, &mark)),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        t.elapsed() < Duration::from_secs(60),
+        "it waited for the slow member"
+    );
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2, "every member has its record: {recs:?}");
+    let first = by_shape(&recs, "correctness");
+    assert_eq!(
+        (first["status"].as_str(), first["verdict"].as_str()),
+        (Some("ok"), Some("FIX_FIRST")),
+        "{first}"
+    );
+    let left = by_shape(&recs, "adversary");
+    assert_eq!(left["status"], "cancelled", "{left}");
+    assert_eq!(left["verdict"], Value::Null);
+    assert_eq!(
+        left["reason"],
+        format!(
+            "the panel was decided without it: {} found a blocking FIX_FIRST",
+            pr.name("correctness")
+        )
+    );
+    assert_eq!(left["launches"], 1, "it was launched, then ended");
+    crate::util::check_records("panel-judge --contract pr", stdout(&out).as_bytes());
+    // The slow member ran, and nothing it started (a setsid-escaped child too) outlived it.
+    let pids = crate::util::pids_in(&pr.path("log/lingering"));
+    assert_eq!(pids.len(), 2, "the slow member ran");
+    let alive = crate::util::marked(&mark);
+    assert!(alive.is_empty(), "{alive:?} outlived the panel's decision");
+    assert_eq!(
+        pr.called()
+            .iter()
+            .filter(|m| **m == pr.name("adversary"))
+            .count(),
+        1,
+        "no fresh reviewer after the cancel"
+    );
+    // The run folder keeps both records.
+    let kept = std::fs::read_to_string(pr.path("run/pr-verdicts.jsonl")).unwrap();
+    assert_eq!(kept.lines().count(), 2);
+
+    // panel-tally --pr: the FIX_FIRST fails the panel; the member left out decides nothing.
+    let t = tally(&pr, &plan, &stdout(&out), &[]);
+    assert_eq!(t.status.code(), Some(1), "{}{}", stdout(&t), stderr(&t));
+    let text = stdout(&t);
+    assert!(
+        text.contains(&format!(
+            "not needed (cancelled): {}: a blocking FIX_FIRST decided the panel",
+            pr.name("adversary")
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("no verdict (cancelled: the panel was decided without it"),
+        "{text}"
+    );
+    let j = tally(&pr, &plan, &stdout(&out), &["--json"]);
+    let v: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
+    assert_eq!(v["verdict"], "FIX_FIRST");
+    assert_eq!(v["cancelled"], json!([pr.name("adversary")]));
+    assert_eq!(v.get("cancelledWithoutCause"), None, "{v}");
+    crate::util::check_records("panel-tally --pr", stdout(&j).as_bytes());
+}
+
+#[test]
+fn every_pr_member_is_asked_without_stopping_or_when_no_blocking_fix_first_decides() {
+    let pr = Pr::new("pr-nostop");
+    let fix = pr.reply("fix.txt", "FIX_FIRST", &pr.head);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let env = lingering(&fix, &merge, "1");
+    // Without --stop-when-decided, a blocking FIX_FIRST ends nobody: the slow member answers.
+    // With it, an advisory member's FIX_FIRST decides nothing: the slow member answers too.
+    for (correctness_blocks, extra) in [(true, &[][..]), (false, &["--stop-when-decided"][..])] {
+        let _ = std::fs::remove_dir_all(pr.path("run"));
+        let _ = std::fs::remove_file(pr.path("log/lingering"));
+        let plan = pr.plan(&[
+            ("correctness", "claude:sonnet", correctness_blocks),
+            ("adversary", "codex:gpt-5", true),
+        ]);
+        let out = pr.judge(&plan, extra, &env_of(&env));
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        let recs = records(&out);
+        assert_eq!(recs.len(), 2, "{recs:?}");
+        assert_eq!(by_shape(&recs, "correctness")["verdict"], "FIX_FIRST");
+        let slow = by_shape(&recs, "adversary");
+        assert_eq!(
+            (slow["status"].as_str(), slow["verdict"].as_str()),
+            (Some("ok"), Some("MERGE")),
+            "{extra:?}: {slow}"
+        );
+        assert_eq!(crate::util::pids_in(&pr.path("log/lingering")).len(), 2);
+        let t = tally(&pr, &plan, &stdout(&out), &[]);
+        let want = if correctness_blocks { 1 } else { 0 };
+        assert_eq!(t.status.code(), Some(want), "{extra:?}: {}", stdout(&t));
+        assert!(!stdout(&t).contains("cancelled"), "{}", stdout(&t));
+    }
+}
+
+#[test]
+fn panel_tally_pr_never_lets_a_member_cancelled_without_cause_decide_a_forged_stream() {
+    let pr = Pr::new("pr-forged-cancel");
+    let plan = pr.plan(&[
+        ("correctness", "claude:sonnet", true),
+        ("adversary", "codex:gpt-5", true),
+        ("tests", "claude:sonnet", false),
+    ]);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let out = pr.judge(
+        &plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{merge}"))],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let verdicts = stdout(&out);
+    assert_eq!(tally(&pr, &plan, &verdicts, &[]).status.code(), Some(0));
+    // Every member said MERGE; one rewritten as cancelled (the advisory one, whose MERGE the
+    // panel does not need) has no cause: no blocking FIX_FIRST decided the panel.
+    let forge = |shape: &str| -> String {
+        records(&out)
+            .into_iter()
+            .map(|mut r| {
+                if r["shape"] == shape {
+                    r["status"] = "cancelled".into();
+                    r["verdict"] = Value::Null;
+                    r["reason"] =
+                        "the panel was decided without it: someone found a blocking FIX_FIRST"
+                            .into();
+                }
+                format!("{r}\n")
+            })
+            .collect()
+    };
+    for shape in ["tests", "adversary"] {
+        let stream = forge(shape);
+        let t = tally(&pr, &plan, &stream, &[]);
+        assert_eq!(
+            t.status.code(),
+            Some(3),
+            "no decision: {}{}",
+            stdout(&t),
+            stderr(&t)
+        );
+        let text = stdout(&t);
+        assert!(
+            text.contains(&format!("CANCELLED WITHOUT CAUSE: {}: ", pr.name(shape))),
+            "{text}"
+        );
+        let j = tally(&pr, &plan, &stream, &["--json"]);
+        let v: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
+        assert_eq!(v["verdict"], "no-verdict");
+        assert_eq!(v["cancelledWithoutCause"], json!([pr.name(shape)]));
+        crate::util::check_records("panel-tally --pr", stdout(&j).as_bytes());
+        let md = tally(&pr, &plan, &stream, &["--format", "markdown"]);
+        assert!(
+            stdout(&md).contains("CANCELLED WITHOUT CAUSE"),
+            "{}",
+            stdout(&md)
+        );
+    }
+}
+
+#[test]
+fn a_pr_panel_refuses_cascade_and_agree_in_one_line_and_launches_nothing() {
+    let pr = Pr::new("pr-no-cascade");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    for (args, why) in [
+        (
+            &["--cascade"][..],
+            "--cascade is for verdict and review panels: ",
+        ),
+        (
+            &["--agree", "2"],
+            "--agree is for verdict and review panels: ",
+        ),
+        (
+            &["--agree", "1", "--stop-when-decided"],
+            "--agree is for verdict and review panels: ",
+        ),
+    ] {
+        let out = pr.judge(
+            &plan,
+            args,
+            &[("STANDIN_MODE", &format!("review-read:{merge}"))],
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(why) && err.contains("PR panel"),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&out).is_empty(), "{args:?}");
+        assert!(pr.calls().is_empty(), "{args:?}: nothing launched");
+        assert!(!pr.path("run").exists(), "{args:?}: no run folder");
+    }
+}

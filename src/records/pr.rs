@@ -88,6 +88,9 @@ pub enum PrStatus {
     Interrupted,
     /// The reviewer's standard output passed `--max-output`; it was stopped.
     OutputLimit,
+    /// Left out (`panel-judge --stop-when-decided`): another member's blocking FIX_FIRST
+    /// decided the panel, so this one was ended or never launched; `reason` says which member.
+    Cancelled,
 }
 
 impl PrStatus {
@@ -105,6 +108,7 @@ impl PrStatus {
             PrStatus::ModelRefused => "model-refused",
             PrStatus::Interrupted => "interrupted",
             PrStatus::OutputLimit => "output-limit",
+            PrStatus::Cancelled => "cancelled",
         }
     }
 

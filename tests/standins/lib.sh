@@ -394,6 +394,16 @@ si_run() {
     waitfor:*)
       while [[ ! -e ${mode#waitfor:} ]]; do sleep 0.05; done
       mode=ok ;;
+    linger:*)
+      # A reviewer that takes its time: a process out of its group (setsid) and itself append
+      # their pids to $STANDIN_LOG/lingering, then it sleeps $STANDIN_SLEEP and goes on as MODE.
+      setsid sleep "${STANDIN_SLEEP:-100000}" </dev/null >/dev/null 2>&1 &
+      printf '%s\n%s\n' "$!" "$$" >>"$STANDIN_LOG/lingering"
+      sleep "${STANDIN_SLEEP:-100000}"
+      mode=${mode#linger:} ;;
+    after-linger:*)
+      while [[ ! -s $STANDIN_LOG/lingering ]]; do sleep 0.05; done
+      mode=${mode#after-linger:} ;;
   esac
   case $mode in
     ok|holds|breaks|prose|fence|invalid|wrongschema|empty)

@@ -136,7 +136,44 @@ pub struct PanelVerdict {
     pub g10_unmet: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_proof: Option<FixProof>,
+    /// The members left out (panel-judge --stop-when-decided: status `cancelled`); absent when
+    /// none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled: Vec<String>,
+    /// The members left out with no blocking FIX_FIRST to decide the panel without them (a
+    /// forged or edited stream): the panel then has no verdict. Absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled_without_cause: Vec<String>,
     pub members: Vec<MemberResult>,
+}
+
+/// Whether a member blocks: planned so, or the tests member under a weak fix proof ("aggregate
+/// makes it block when input.fixProof is vacuous, no-tests or error", seed 002).
+pub fn blocks(planned: bool, shape: &str, fix_proof: Option<FixProof>) -> bool {
+    planned || (fix_proof.is_some_and(weak_proof) && shape == TESTS)
+}
+
+/// "Any blocking FIX_FIRST makes FIX_FIRST": a blocking member's counted FIX_FIRST fails the
+/// panel whatever the other members say. The aggregate's dissent, and what `panel-judge
+/// --contract pr --stop-when-decided` stops on.
+pub fn fix_first_decides(blocking: bool, verdict: Option<PrVerdict>) -> bool {
+    blocking && verdict == Some(PrVerdict::FixFirst)
+}
+
+/// Whether one member's record decides its panel by [`fix_first_decides`], read as the
+/// aggregate reads it (a verdict that counts, of a member that blocks), the moment it comes in.
+pub fn record_decides(
+    plan: &PanelPlan,
+    rec: &PrVerdictRecord,
+    fix_proof: Option<FixProof>,
+) -> bool {
+    plan.members.iter().any(|m| {
+        m.name == rec.member
+            && fix_first_decides(
+                blocks(m.blocking, &m.shape, fix_proof),
+                counted(Some(rec), &plan.head),
+            )
+    })
 }
 
 /// A member's verdict when it counts: exactly MERGE or FIX_FIRST, about this head.
@@ -209,23 +246,25 @@ pub fn aggregate(
         last.insert(r.member.as_str(), r);
     }
     let weak_proof = fix_proof.is_some_and(weak_proof);
-    let blocks = |shape: &str, planned: bool| planned || (weak_proof && shape == TESTS);
     let mut verdicts = BTreeMap::new();
     let mut members = Vec::new();
-    let (mut dissent, mut missing) = (Vec::new(), Vec::new());
+    let (mut dissent, mut missing, mut cancelled) = (Vec::new(), Vec::new(), Vec::new());
     let (mut any_blocking, mut all_missing_timed_out) = (false, true);
     let mut degraded = false;
     for m in &plan.members {
         let rec = last.get(m.name.as_str()).copied();
         let v = counted(rec, &plan.head);
-        let blocking = blocks(&m.shape, m.blocking);
+        let blocking = blocks(m.blocking, &m.shape, fix_proof);
         degraded |= m.degraded || rec.is_some_and(|r| r.degraded);
         verdicts.insert(m.name.clone(), v);
+        if rec.is_some_and(|r| r.status == PrStatus::Cancelled) {
+            cancelled.push(m.name.clone());
+        }
         if blocking {
             any_blocking = true;
             match v {
-                Some(PrVerdict::FixFirst) => dissent.push(m.name.clone()),
-                Some(PrVerdict::Merge) => {}
+                _ if fix_first_decides(blocking, v) => dissent.push(m.name.clone()),
+                Some(_) => {}
                 None => {
                     missing.push(m.name.clone());
                     all_missing_timed_out &= rec.is_some_and(|r| r.status == PrStatus::Timeout);
@@ -257,9 +296,15 @@ pub fn aggregate(
         missing.push(TESTS.into());
         all_missing_timed_out = false;
     }
+    // A member left out never decides: only a blocking FIX_FIRST is cause to leave one out.
+    let cancelled_without_cause = if dissent.is_empty() {
+        cancelled.clone()
+    } else {
+        Vec::new()
+    };
     let outcome = if !dissent.is_empty() {
         PrOutcome::FixFirst
-    } else if !any_blocking {
+    } else if !any_blocking || !cancelled_without_cause.is_empty() {
         PrOutcome::NoVerdict
     } else if missing.is_empty() {
         PrOutcome::Merge
@@ -314,6 +359,8 @@ pub fn aggregate(
         follow_ups,
         owner_briefs,
         fix_proof,
+        cancelled,
+        cancelled_without_cause,
         members,
     }
 }
@@ -537,6 +584,56 @@ mod tests {
         // FIX_FIRST even when another blocking member is missing.
         let v = agg(&p, &[fix("adversary", &[("a", 1)])]);
         assert_eq!(v.verdict, PrOutcome::FixFirst);
+    }
+
+    #[test]
+    fn only_a_counted_blocking_fix_first_decides_a_panel_early() {
+        let p = g10();
+        assert!(record_decides(&p, &fix("adversary", &[]), None));
+        assert!(!record_decides(&p, &merge("adversary"), None));
+        // An advisory member's FIX_FIRST decides nothing, unless a weak proof makes tests block.
+        assert!(!record_decides(&p, &fix("tests", &[]), None));
+        assert!(record_decides(
+            &p,
+            &fix("tests", &[]),
+            Some(FixProof::Vacuous)
+        ));
+        // Not about this head, or not accepted: no verdict that counts.
+        let mut other = fix("adversary", &[]);
+        other.head = "f".repeat(40);
+        assert!(!record_decides(&p, &other, None));
+        let malformed = rec("adversary", Some(PrVerdict::FixFirst), PrStatus::Malformed);
+        assert!(!record_decides(&p, &malformed, None));
+    }
+
+    #[test]
+    fn a_cancelled_member_never_decides_and_needs_a_blocking_fix_first_for_cause() {
+        let p = g10();
+        let cancelled = none("tests", PrStatus::Cancelled);
+        // Decided without it: FIX_FIRST, the member named as left out.
+        let v = agg(
+            &p,
+            &[
+                merge("correctness"),
+                fix("adversary", &[]),
+                cancelled.clone(),
+            ],
+        );
+        assert_eq!(v.verdict, PrOutcome::FixFirst);
+        assert_eq!(v.cancelled, ["rp-acme-app-7-01234567-tests"]);
+        assert!(v.cancelled_without_cause.is_empty());
+        // Every blocking MERGE, an advisory member cancelled: no cause, no verdict.
+        let v = agg(&p, &[merge("correctness"), merge("adversary"), cancelled]);
+        assert_eq!(v.verdict, PrOutcome::NoVerdict);
+        assert_eq!(v.cancelled_without_cause, ["rp-acme-app-7-01234567-tests"]);
+        // A cancelled record that claims a verdict counts for nothing.
+        let lying = rec("adversary", Some(PrVerdict::FixFirst), PrStatus::Cancelled);
+        let v = agg(&p, &[merge("correctness"), lying]);
+        assert_eq!(v.verdict, PrOutcome::NoVerdict);
+        assert_eq!(
+            v.cancelled_without_cause,
+            ["rp-acme-app-7-01234567-adversary"]
+        );
     }
 
     #[test]

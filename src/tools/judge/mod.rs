@@ -151,7 +151,11 @@ pub struct Args {
     /// Once the answers in decide the panel whatever the judges still out say, end those
     /// judges (their whole group, as at the deadline) and launch no more. Each judge left out
     /// gets a record, status cancelled, verdict null, its cause saying what decided the panel;
-    /// canaries are always asked. Never the default: a split's reasons are the finding.
+    /// canaries are always asked. Never the default: a split's reasons are the finding. A PR
+    /// panel (--contract pr) stops on its first blocking FIX_FIRST, which fails it whatever the
+    /// others say; each member left out is a pr-verdict record, status cancelled, its reason
+    /// naming the member that decided. There stopping costs the findings the members left out
+    /// would have raised, which the fix needs: a second round may find what they would have.
     #[arg(long)]
     pub stop_when_decided: bool,
 
@@ -315,6 +319,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let rounds = pr::Given {
                 earlier: &args.earlier,
                 fix_proof: args.fix_proof.as_deref(),
+                stop_when_decided: args.stop_when_decided,
             };
             return pr::judge(plan, &args.repo, &rounds, args.dry_run, launcher);
         }
@@ -507,12 +512,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The flags of early decisions, which only verdict and review panels have.
+/// The flags of early decisions: a PR panel takes --stop-when-decided alone.
 fn early_flags(args: &Args) -> Result<()> {
-    if args.contract == ContractKind::Pr
-        && (args.stop_when_decided || args.cascade || args.agree.is_some())
-    {
-        bail!("--agree, --stop-when-decided and --cascade are for verdict and review panels");
+    if args.contract == ContractKind::Pr && args.cascade {
+        bail!(
+            "--cascade is for verdict and review panels: a PR panel's members all review at once, since any blocking member's FIX_FIRST decides it and a MERGE needs every one (--stop-when-decided ends the rest once a FIX_FIRST does)"
+        );
+    }
+    if args.contract == ContractKind::Pr && args.agree.is_some() {
+        bail!(
+            "--agree is for verdict and review panels: a PR panel is decided by its plan's blocking members (any FIX_FIRST fails it, MERGE needs all of them), not by a count"
+        );
     }
     if args.agree.is_some() && !(args.stop_when_decided || args.cascade) {
         bail!(

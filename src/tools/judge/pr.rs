@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::{brief, earlier, fix_proof};
 use crate::engine::ask::{Done, Job, KeptFolder, Mode, Prompt, Session};
+use crate::engine::cancel::Cancel;
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
@@ -21,14 +22,16 @@ use crate::records::pr::PrStatus;
 use crate::records::pr::{Correction, PrVerdictRecord, VERDICT_TYPE};
 use crate::records::{Status, Usage};
 use crate::rules::plan::{Member, PanelPlan};
-use crate::rules::pr::accept;
+use crate::rules::pr::{accept, aggregate};
 
 /// What panel-judge's man page says of `--contract pr` and the verdict block.
 pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR): one reviewer per plan member, all at once, each in its own detached git worktree of the head (made under the temporary folder and removed afterwards; git writes every symbolic link there as a plain file holding its target's text, so no path in it leads outside it, and runs no hook; the brief names each changed link and its target) and with its harness's reviewer mode, whose own walls keep it to the checkout: claude reads through its file tools (Read; Grep and Glob too where its build offers them) in dontAsk mode with --restricted, which refuse any path outside the checkout, and can neither write nor run a command; codex keeps its shell, under a permission profile that reads only the checkout, the repository's git data, codex's installation and the system's minimal set, writes nothing and has no network (under --sandbox, whose Landlock walls codex's own cannot nest in, codex runs unsandboxed inside ours, which read-only the checkout). Each member ends in one pr-verdict record, on standard output and in the run folder.
 
 The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: heading, before or after the verdict lines, holds `- title | done_when | severity` lines (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not read.
 
-Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it, and a second refusal makes the member malformed. The correction (the reason and the rule) resumes the reviewer's own session where its harness row can (claude --resume, codex exec resume; the first call then keeps its session in its private HOME, which is removed when the member is done), with every lockdown flag of the first call; elsewhere, when the event stream gave no session id, or when the resume fails, it is a fresh call with the brief and the correction. The record's correction says which: resumed or fresh. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. A later round: --earlier FILE gives the pr-verdict records of this PR's earlier heads (oldest first); their FIX_FIRSTs are shown to every reviewer between EARLIER-FINDINGS and END-EARLIER-FINDINGS lines (cut from the oldest end at 8000 characters, then stripped of verdict-block lines and of both markers in any case), and the reviewer answers with an Earlier findings: checklist of - fixed: and - not fixed: lines, kept in its record as earlierFindings. --fix-proof gives what the fix-proof check said: a verdict, or a fix-proof/v1 head=HEX verdict=V [added=N] [fail-on-base=N] [flags=a,b] line of which only the verdict, counts and flags are read (a line that does not parse or names another head is ignored, and the proof is unread); the tests brief shows them, and error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again. A reviewer whose stream passes --max-output is stopped and the member is output-limit; its stream is read event by event as it arrives, so a verdict in the last event of a transcript of any size within the budget counts, with every tool call it shows.";
+Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it, and a second refusal makes the member malformed. The correction (the reason and the rule) resumes the reviewer's own session where its harness row can (claude --resume, codex exec resume; the first call then keeps its session in its private HOME, which is removed when the member is done), with every lockdown flag of the first call; elsewhere, when the event stream gave no session id, or when the resume fails, it is a fresh call with the brief and the correction. The record's correction says which: resumed or fresh. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. A later round: --earlier FILE gives the pr-verdict records of this PR's earlier heads (oldest first); their FIX_FIRSTs are shown to every reviewer between EARLIER-FINDINGS and END-EARLIER-FINDINGS lines (cut from the oldest end at 8000 characters, then stripped of verdict-block lines and of both markers in any case), and the reviewer answers with an Earlier findings: checklist of - fixed: and - not fixed: lines, kept in its record as earlierFindings. --fix-proof gives what the fix-proof check said: a verdict, or a fix-proof/v1 head=HEX verdict=V [added=N] [fail-on-base=N] [flags=a,b] line of which only the verdict, counts and flags are read (a line that does not parse or names another head is ignored, and the proof is unread); the tests brief shows them, and error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again. A reviewer whose stream passes --max-output is stopped and the member is output-limit; its stream is read event by event as it arrives, so a verdict in the last event of a transcript of any size within the budget counts, with every tool call it shows.
+
+Stopping early (--stop-when-decided): once a member's accepted verdict is a blocking FIX_FIRST (one that counts, of a member that blocks, as panel-tally --pr reads it; the tests member too under a weak --fix-proof), which fails the panel whatever the others say, the members still running are ended (their whole process group, as at the deadline) and none is launched. Each is a pr-verdict record with status cancelled, verdict null and the reason \"the panel was decided without it: MEMBER found a blocking FIX_FIRST\"; panel-tally --pr counts it as no verdict, never a decision, and a stream with a cancelled member but no blocking FIX_FIRST is no-verdict, exit 3, with a CANCELLED WITHOUT CAUSE line naming it. Findings matter in a PR panel: stopping costs every finding the members left out would have raised, so the fix may meet them in a later round. Never the default. --agree and --cascade are refused: a PR panel is decided by its plan's blocking members, not by a count.";
 
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
@@ -130,8 +133,9 @@ fn status_of(s: Status) -> PrStatus {
         Status::UsageLimit => PrStatus::UsageLimit,
         Status::RateLimited => PrStatus::RateLimited,
         Status::ModelRefused => PrStatus::ModelRefused,
-        // A PR panel is never cancelled: its members run under no panel's token.
-        Status::Interrupted | Status::Cancelled => PrStatus::Interrupted,
+        Status::Interrupted => PrStatus::Interrupted,
+        // Left out under --stop-when-decided: another member's blocking FIX_FIRST decided.
+        Status::Cancelled => PrStatus::Cancelled,
         Status::OutputLimit => PrStatus::OutputLimit,
     }
 }
@@ -188,10 +192,13 @@ fn sonnet_fallback(
 /// fresh `-r2` reviewer after silence, a refusal for a changed checkout, and one launch at the
 /// sonnet profile after a refused opus model ("An opus spawn the dispatch refuses is tried once
 /// at its sonnet profile and the member is degraded; a second refusal is a none with
-/// SPAWN_REFUSED_REASON", seed 002).
+/// SPAWN_REFUSED_REASON", seed 002). Every call runs under `cancel`, the panel's token under
+/// --stop-when-decided: once it is cancelled the call running is ended (its whole group) and
+/// none is started, and the record is `cancelled` with the token's why as its reason.
 #[allow(clippy::too_many_arguments)]
 pub fn review_member(
     launcher: &Launcher,
+    cancel: Option<&Arc<Cancel>>,
     run: &Path,
     rec: PrVerdictRecord,
     seat: &Seat,
@@ -238,10 +245,13 @@ pub fn review_member(
                 session: std::mem::take(&mut session),
             },
             retries: Some(0),
-            cancel: None,
+            cancel: cancel.cloned(),
         };
         let done = launcher.ask(&job, &check);
-        rec.launches += 1;
+        // A call its decided panel never started is no launch.
+        if !(done.status == Status::Cancelled && done.attempts == 0) {
+            rec.launches += 1;
+        }
         // The session this call kept, with the private folder that holds it: dropped (and the
         // folder removed) unless the correction resumes it.
         let mut kept: Option<(String, Arc<KeptFolder>)> = match (&done.session, &done.kept) {
@@ -509,11 +519,14 @@ impl Drop for Checkouts {
     }
 }
 
-/// What the command line gives a PR panel beyond its plan: the earlier rounds' records and the
-/// fix proof, as given.
+/// What the command line gives a PR panel beyond its plan: the earlier rounds' records, the
+/// fix proof, as given, and whether it stops once decided.
 pub struct Given<'a> {
     pub earlier: &'a [String],
     pub fix_proof: Option<&'a str>,
+    /// `--stop-when-decided`: once a member's record holds a blocking FIX_FIRST
+    /// ([`aggregate::record_decides`]), the members still out are ended or never launched.
+    pub stop_when_decided: bool,
 }
 
 /// Reads the earlier rounds' pr-verdict records (each file oldest first, the files in order)
@@ -659,8 +672,23 @@ pub fn judge(
         }
         out.emit(&line)
     };
+    // Under --stop-when-decided, one token for the whole panel: the first blocking FIX_FIRST
+    // (a kept one too) cancels it, which ends every member still running and starts no more.
+    let token: Option<Arc<Cancel>> = given.stop_when_decided.then(Arc::default);
+    let proof = rounds.proof.as_ref().map(|p| p.verdict);
+    let decide = |rec: &PrVerdictRecord| {
+        if let Some(t) = &token
+            && aggregate::record_decides(&plan, rec, proof)
+        {
+            t.cancel(format!(
+                "the panel was decided without it: {} found a blocking FIX_FIRST",
+                rec.member
+            ));
+        }
+    };
     for rec in kept.iter().flatten() {
         emit(rec, false)?;
+        decide(rec);
     }
     let mut checkouts = Checkouts {
         dir: checkouts_dir()?,
@@ -696,10 +724,19 @@ pub fn judge(
             rec.sandbox = Some(launcher.sandbox().to_string());
             let fallback = fallbacks[i].clone();
             review_member(
-                launcher, &run, rec, &seats[i], fallback, &target, &prompt, &dir,
+                launcher,
+                token.as_ref(),
+                &run,
+                rec,
+                &seats[i],
+                fallback,
+                &target,
+                &prompt,
+                &dir,
             )
         },
         |_, rec| {
+            decide(&rec);
             if let Err(e) = emit(&rec, true) {
                 failure.get_or_insert(e);
             }

@@ -320,6 +320,9 @@ pub fn pr(v: &PanelVerdict) -> String {
             let _ = writeln!(out, "**{words}:** {}\n", names.join(", "));
         }
     }
+    if let Some(line) = crate::tools::tally::pr::cancelled_line(v) {
+        let _ = writeln!(out, "{}\n", md(&line));
+    }
     let rows: Vec<Vec<String>> = v
         .members
         .iter()

@@ -73,6 +73,13 @@ use report::{Format, Sink};
 /// edited stream) is no decision, exit 3, with a `CANCELLED WITHOUT CAUSE:` line naming the
 /// voters. The JSON tally carries `cancelled`, `decidedEarly` and `cancelledWithoutCause`, absent
 /// when none was left out.
+///
+/// In a PR panel (--pr), a member left out (panel-judge --contract pr --stop-when-decided:
+/// status `cancelled`) is no verdict and never decides. A blocking FIX_FIRST among the answers
+/// fails the panel, and a `not needed (cancelled):` line names the members left out, whose
+/// findings were never raised; with no blocking FIX_FIRST among them (a forged or edited
+/// stream) the panel is no-verdict, exit 3, with a `CANCELLED WITHOUT CAUSE:` line naming them.
+/// The pr-panel record carries `cancelled` and `cancelledWithoutCause`, absent when none was.
 #[derive(Parser, Debug)]
 #[command(name = "panel-tally", version)]
 pub struct Args {

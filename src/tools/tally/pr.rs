@@ -110,6 +110,9 @@ pub fn text(v: &PanelVerdict) -> String {
     if !v.missing.is_empty() {
         let _ = writeln!(s, "  missing: {}", v.missing.join(", "));
     }
+    if let Some(line) = cancelled_line(v) {
+        let _ = writeln!(s, "  {line}");
+    }
     if !v.findings.is_empty() {
         let _ = writeln!(s, "\nfindings:");
         for f in &v.findings {
@@ -165,6 +168,23 @@ pub fn text(v: &PanelVerdict) -> String {
     }
     let _ = writeln!(s, "\n{}", crate::records::text::inline(&g10_bar(v)));
     s
+}
+
+/// The line naming the members left out (panel-judge --stop-when-decided), if any: not needed
+/// when a blocking FIX_FIRST decided the panel, else `CANCELLED WITHOUT CAUSE` (no decision).
+pub fn cancelled_line(v: &PanelVerdict) -> Option<String> {
+    if !v.cancelled_without_cause.is_empty() {
+        return Some(format!(
+            "CANCELLED WITHOUT CAUSE: {}: no blocking member's FIX_FIRST decided the panel, and a member left out decides nothing: no verdict",
+            v.cancelled_without_cause.join(", ")
+        ));
+    }
+    (!v.cancelled.is_empty()).then(|| {
+        format!(
+            "not needed (cancelled): {}: a blocking FIX_FIRST decided the panel without them, so their findings were never raised",
+            v.cancelled.join(", ")
+        )
+    })
 }
 
 /// The repository findings are checked in: the one given, or the git repository of the
