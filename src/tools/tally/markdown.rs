@@ -21,7 +21,8 @@ use crate::rules::pr::aggregate::{self, PanelVerdict, PrOutcome};
 use crate::tools::tally::count::{Tally, Totals};
 use crate::tools::tally::reviews::ThresholdOutcome;
 use crate::tools::tally::words::{
-    early_panel_line, g10_bar, panel_line, panels_line, reason_column, status_column, uncaused_line,
+    cancelled_line, early_panel_line, g10_bar, panel_line, panels_line, reason_column,
+    status_column, uncaused_line,
 };
 
 /// The mark a decision's heading starts with.
@@ -320,7 +321,7 @@ pub fn pr(v: &PanelVerdict) -> String {
             let _ = writeln!(out, "**{words}:** {}\n", names.join(", "));
         }
     }
-    if let Some(line) = crate::tools::tally::pr::cancelled_line(v) {
+    if let Some(line) = cancelled_line(v) {
         let _ = writeln!(out, "{}\n", md(&line));
     }
     let rows: Vec<Vec<String>> = v

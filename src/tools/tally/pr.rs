@@ -13,7 +13,7 @@ use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
 use crate::rules::pr::aggregate::{self, PanelVerdict};
 use crate::tools::tally::markdown;
 use crate::tools::tally::report::Format;
-use crate::tools::tally::words::g10_bar;
+use crate::tools::tally::words::{cancelled_line, g10_bar};
 
 /// What `panel-tally --pr` is given.
 pub struct TallyInput<'a> {
@@ -168,23 +168,6 @@ pub fn text(v: &PanelVerdict) -> String {
     }
     let _ = writeln!(s, "\n{}", crate::records::text::inline(&g10_bar(v)));
     s
-}
-
-/// The line naming the members left out (panel-judge --stop-when-decided), if any: not needed
-/// when a blocking FIX_FIRST decided the panel, else `CANCELLED WITHOUT CAUSE` (no decision).
-pub fn cancelled_line(v: &PanelVerdict) -> Option<String> {
-    if !v.cancelled_without_cause.is_empty() {
-        return Some(format!(
-            "CANCELLED WITHOUT CAUSE: {}: no blocking member's FIX_FIRST decided the panel, and a member left out decides nothing: no verdict",
-            v.cancelled_without_cause.join(", ")
-        ));
-    }
-    (!v.cancelled.is_empty()).then(|| {
-        format!(
-            "not needed (cancelled): {}: a blocking FIX_FIRST decided the panel without them, so their findings were never raised",
-            v.cancelled.join(", ")
-        )
-    })
 }
 
 /// The repository findings are checked in: the one given, or the git repository of the

@@ -1,5 +1,5 @@
 //! The words every form of a verdict report shares (text, Markdown): what a judge's status and
-//! reason columns say, the PANEL line, the PANELS line, the g10 bar's line of a pull request.
+//! reason columns say, the PANEL line, the PANELS line, and a pull request's g10 bar and members left out.
 
 use std::collections::BTreeMap;
 
@@ -148,4 +148,21 @@ pub fn g10_bar(v: &PanelVerdict) -> String {
     } else {
         format!("g10 bar: not satisfied ({})", v.g10_unmet.join("; "))
     }
+}
+
+/// The line naming the members left out (panel-judge --stop-when-decided), if any: not needed
+/// when a blocking FIX_FIRST decided the panel, else `CANCELLED WITHOUT CAUSE` (no decision).
+pub fn cancelled_line(v: &PanelVerdict) -> Option<String> {
+    if !v.cancelled_without_cause.is_empty() {
+        return Some(format!(
+            "CANCELLED WITHOUT CAUSE: {}: no blocking member's FIX_FIRST decided the panel, and a member left out decides nothing: no verdict",
+            v.cancelled_without_cause.join(", ")
+        ));
+    }
+    (!v.cancelled.is_empty()).then(|| {
+        format!(
+            "not needed (cancelled): {}: a blocking FIX_FIRST decided the panel without them, so their findings were never raised",
+            v.cancelled.join(", ")
+        )
+    })
 }
