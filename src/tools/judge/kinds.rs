@@ -24,7 +24,7 @@ pub struct Panel<'a> {
 }
 
 /// A kind of panel `panel-judge` runs.
-pub trait Kind {
+pub trait PanelKind {
     /// The judges: a lens on a seat each, named.
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>>;
     /// Why two of the judges are one opinion counted twice, if they are.
@@ -42,7 +42,7 @@ pub trait Kind {
 /// Judges that answer holds or breaks, one lens each.
 pub struct Verdicts;
 
-impl Kind for Verdicts {
+impl PanelKind for Verdicts {
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>> {
         pair(&lenses(flags)?, seats, flags.cross)
     }
@@ -78,7 +78,7 @@ pub struct Reviews {
     pub writer_family: Option<String>,
 }
 
-impl Kind for Reviews {
+impl PanelKind for Reviews {
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>> {
         if flags.given() {
             bail!("--lens, --lenses and --cross are for verdicts; reviewers review the whole work");

@@ -24,7 +24,7 @@ use crate::engine::launcher::Launcher;
 use crate::records::candidate::Candidate;
 use crate::tools::docs::ToolDoc;
 use crate::tools::launch_args::LaunchArgs;
-use kinds::{Kind, Reviews, Verdicts};
+use kinds::{PanelKind, Reviews, Verdicts};
 use panel::LensFlags;
 
 /// Launch sealed LLM judges in parallel and write one verdict record per judge.
@@ -301,7 +301,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return harnesses::doctor(&launcher.table, &launcher.ctx, mode, args.json);
     }
     early_flags(&args)?;
-    let kind: Arc<dyn Kind + Send + Sync> = match args.contract {
+    let kind: Arc<dyn PanelKind + Send + Sync> = match args.contract {
         ContractKind::Verdict => Arc::new(Verdicts),
         ContractKind::Review => Arc::new(Reviews {
             stage: args.stage.clone(),
