@@ -23,7 +23,7 @@ _panel__fleet() {
 
     case "${cmd}" in
         panel__fleet)
-            opts="-o -j -S -a -h --help"
+            opts="-o -j -S -a -h --no-progress --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

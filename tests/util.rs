@@ -194,6 +194,16 @@ pub enum Tty {
 /// Runs `cmd` with its standard output or error (`tty`) on a new pseudo-terminal, the other
 /// piped; its output, and everything the terminal showed (a newline shown as `\r\n`).
 pub fn on_a_terminal(cmd: &mut Command, tty: Tty) -> (Output, String) {
+    on_a_terminal_while(cmd, tty, |_| {})
+}
+
+/// [`on_a_terminal`], with `during` called with the child's pid once it has started (to signal
+/// it, or to watch it) before it is waited for.
+pub fn on_a_terminal_while(
+    cmd: &mut Command,
+    tty: Tty,
+    during: impl FnOnce(u32),
+) -> (Output, String) {
     use std::io::Read;
     let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
     let mut master = std::fs::File::from(pty.master);
@@ -228,6 +238,7 @@ pub fn on_a_terminal(cmd: &mut Command, tty: Tty) -> (Output, String) {
         Tty::Stderr => cmd.stderr(Stdio::null()),
         Tty::Stdout => cmd.stdout(Stdio::null()),
     };
+    during(child.id());
     let out = child.wait_with_output().unwrap();
     let shown = reader.join().unwrap();
     (out, shown)

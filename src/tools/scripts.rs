@@ -168,6 +168,12 @@ pub fn panel_fleet() -> Command {
                 .value_hint(ValueHint::FilePath),
         )
         .arg(
+            Arg::new("no-progress")
+                .long("no-progress")
+                .action(ArgAction::SetTrue)
+                .help("Draw no status line on a terminal (panels done, judges running, time left)"),
+        )
+        .arg(
             Arg::new("candidates")
                 .value_name("CANDIDATE")
                 .num_args(0..)
