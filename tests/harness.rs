@@ -635,6 +635,9 @@ fn bin_panel_fleet_refuses_with_one_line_and_exit_2() {
 ///   the fleet at once, untallied, while parallel, whose own SIGHUP waits for the running
 ///   panels, ran them to their deadline. A signal to the group must reach the forwarder too,
 ///   and a second signal during the stop changes neither its speed nor its status.
+/// - A second signal once parallel was gone, while the fleet counted what was decided (its
+///   traps already reset), killed the fleet: no status but the signal's. A fast machine hit it
+///   with a second signal 0.3 s after the first; here it comes during the tally itself.
 #[test]
 fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
     use panel::internals::GRACE;
@@ -651,6 +654,8 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         Group,
         /// The signal, then SIGTERM to the whole group a moment later.
         Twice,
+        /// The signal, then SIGTERM to the whole group while the fleet tallies.
+        Late,
     }
     crate::util::need("parallel");
     let deaf = r#"exec:trap '' TERM; echo started >> "$STANDIN_LOG/calls.jsonl"; sleep 300 & wait"#;
@@ -664,6 +669,7 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         ("HUP", 129, "claude:haiku", How::Group),
         ("TERM", 143, "claude:haiku", How::Group),
         ("INT", 130, "claude:haiku", How::Twice),
+        ("INT", 130, "claude:haiku", How::Late),
     ] {
         let tmp = TempDir::new(&format!("fleet-{signal}"));
         let log = tmp.path().join("log");
@@ -673,7 +679,29 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         for n in names {
             std::fs::write(tmp.path().join("c").join(n), format!("Candidate {n}.\n")).unwrap();
         }
-        let more = [bin("panel-judge").parent().unwrap().to_path_buf()];
+        // For Late, a panel-tally first on PATH that says it started, then takes its time.
+        let slow = tmp.path().join("slow");
+        let tallying = tmp.path().join("tallying");
+        std::fs::create_dir_all(&slow).unwrap();
+        let wrapper = slow.join("panel-tally");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\n: > '{}'\nsleep 3\nexec '{}' \"$@\"\n",
+                tallying.display(),
+                bin("panel-tally").display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &wrapper,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let mut more = vec![bin("panel-judge").parent().unwrap().to_path_buf()];
+        if how == How::Late {
+            more.insert(0, slow);
+        }
         let fleet = root().join("bin/panel-fleet");
         // perl, as parallel needs it anyway: ignore SIGINT, then become the fleet (same pid).
         let mut cmd = if how == How::Ignoring {
@@ -705,6 +733,7 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
                 How::Starved => " (panel-judge starved for 8 s)",
                 How::Group => " (to the whole process group)",
                 How::Twice => " (then TERM to the whole process group)",
+                How::Late => " (then TERM to the whole process group during the tally)",
             }
         );
         // Two panels of three judges each are waiting on their model.
@@ -763,6 +792,13 @@ fn bin_panel_fleet_stopped_by_a_signal_ends_every_panel() {
         }
         if how == How::Twice {
             std::thread::sleep(Duration::from_millis(300));
+            to_group("TERM");
+        }
+        if how == How::Late {
+            assert!(
+                crate::util::wait_until(Duration::from_secs(30), || tallying.exists()),
+                "{case}: the fleet never tallied"
+            );
             to_group("TERM");
         }
         if !frozen.is_empty() {
