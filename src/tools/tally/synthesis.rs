@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use crate::records::Decision;
 use crate::records::synthesis::{
-    DecisionRecord, FindingResult, JudgeCall, Record, RouteKind, SynthesisEntry, kind_of,
+    DecisionRecord, FindingResult, JudgeCall, PanelRecord, Record, RouteKind, RouteRecord,
+    SynthesisEntry, VoteRecord, kind_of,
 };
 use crate::records::tally::{
     SkippedFinding, SplitFinding, SynthesisPanel, SynthesisTally, WriterFinding,
@@ -33,9 +34,17 @@ pub struct Report {
     pub decisions: String,
 }
 
-/// Reports a `panel-vote` stream: the findings the writer gets, each with the judge's reason,
-/// the split votes, and what went missing.
-pub fn report(records: &[Record]) -> Result<Report> {
+/// One panel-vote stream, read: its records by kind.
+struct Stream<'a> {
+    entries: Vec<&'a SynthesisEntry>,
+    panel: &'a PanelRecord,
+    decisions: Vec<&'a DecisionRecord>,
+    route: Option<&'a RouteRecord>,
+    votes: Vec<&'a VoteRecord>,
+}
+
+/// Sorts the records by kind: one panel record, at most one route, no records of earlier steps.
+fn read_stream(records: &[Record]) -> Result<Stream<'_>> {
     let mut entries = Vec::new();
     let mut panel = None;
     let mut decisions = Vec::new();
@@ -65,12 +74,25 @@ pub fn report(records: &[Record]) -> Result<Report> {
     let Some(panel) = panel else {
         bail!("no panel record: the stream does not come from panel-vote");
     };
-    let entry_of: HashMap<&str, &SynthesisEntry> = entries
-        .iter()
-        .map(|e| (e.finding.finding.id.as_str(), *e))
-        .collect();
-    let decision_of: HashMap<&str, &DecisionRecord> =
-        decisions.iter().map(|d| (d.finding.as_str(), *d)).collect();
+    Ok(Stream {
+        entries,
+        panel,
+        decisions,
+        route,
+        votes,
+    })
+}
+
+/// Reports a `panel-vote` stream: the findings the writer gets, each with the judge's reason,
+/// the split votes, and what went missing.
+pub fn report(records: &[Record]) -> Result<Report> {
+    let Stream {
+        entries,
+        panel,
+        decisions,
+        route,
+        votes,
+    } = read_stream(records)?;
     // A voter left out never decides: one whose vote could have changed a fate leaves none.
     let (cancelled, without_cause) = crate::rules::votes::left_out(&entries, &votes);
     let decision = match route {
@@ -79,149 +101,14 @@ pub fn report(records: &[Record]) -> Result<Report> {
         None => panel.status,
     };
     let mut text = String::new();
-    let _ = writeln!(text, "panel: {}: {}", panel.status.as_str(), panel.reason);
-    if panel.merge_failed {
-        let _ = writeln!(
-            text,
-            "merge failed, findings unmerged: {}",
-            panel.merge_cause.as_deref().unwrap_or("no reason given")
-        );
-    }
-    if !panel.no_review_from.is_empty() {
-        let _ = writeln!(text, "no review from: {}", panel.no_review_from.join(", "));
-    }
-    if !panel.no_votes_from.is_empty() {
-        let _ = writeln!(text, "no votes from: {}", panel.no_votes_from.join(", "));
-    }
-    if !without_cause.is_empty() {
-        let _ = writeln!(
-            text,
-            "CANCELLED WITHOUT CAUSE: {}: a vote of theirs could have changed a finding's fate, and a voter left out decides nothing: no decision",
-            without_cause.join(", ")
-        );
-    } else if !cancelled.is_empty() {
-        let _ = writeln!(
-            text,
-            "not needed (cancelled): {}: the votes in fixed the fate of every finding they were shown",
-            cancelled.join(", ")
-        );
-    }
-    let _ = writeln!(
-        text,
-        "findings: {} kept, {} better fix, {} disputed, {} dropped",
-        panel.kept, panel.better_fix, panel.disputed, panel.dropped
-    );
+    panel_lines(&mut text, panel, &cancelled, &without_cause);
     if let Some(r) = route {
-        let word = r.route.map(|k| match k {
-            RouteKind::Again => "again",
-            RouteKind::Pass => "pass",
-        });
-        let _ = writeln!(
-            text,
-            "route: {}: {}",
-            word.unwrap_or("no decision"),
-            r.reason
-        );
-        if let Some(cause) = &r.cause {
-            let _ = writeln!(text, "  judge {}: {cause}", r.status.as_str());
-        }
+        route_lines(&mut text, r);
     }
-    let writer_gets: Vec<&str> = route
-        .map(|r| r.findings.iter().map(String::as_str).collect())
-        .unwrap_or_default();
-    let mut writer_findings = Vec::new();
-    let mut writer = String::new();
-    if !writer_gets.is_empty() {
-        text.push_str("\nfor the writer:\n");
-    }
-    for id in &writer_gets {
-        let Some(e) = entry_of.get(id) else {
-            bail!("the route sends back {id}, which has no synthesis entry");
-        };
-        let f = &e.finding.finding;
-        let _ = writeln!(
-            text,
-            "{id} [{}] {} (raised by {})",
-            f.severity.as_str(),
-            e.result.as_str(),
-            f.raised_by.join(", ")
-        );
-        let _ = writeln!(text, "  evidence: {}", f.evidence);
-        let _ = writeln!(text, "  fix: {}", f.fix);
-        let judged = decision_of.get(id).map(|d| d.reason.as_str());
-        if let Some(reason) = judged {
-            let _ = writeln!(text, "  judge: {reason}");
-        }
-        let _ = writeln!(writer, "- [{}] {}", f.severity.as_str(), f.evidence);
-        let _ = writeln!(writer, "  fix: {}", f.fix);
-        if let Some(reason) = judged {
-            let _ = writeln!(writer, "  why: {reason}");
-        }
-        writer_findings.push(WriterFinding {
-            id,
-            result: e.result,
-            severity: f.severity,
-            evidence: &f.evidence,
-            fix: &f.fix,
-            raised_by: &f.raised_by,
-            judge: judged,
-        });
-    }
-    let skipped: Vec<&&DecisionRecord> = decisions
-        .iter()
-        .filter(|d| d.decision == JudgeCall::Skip)
-        .collect();
-    if !skipped.is_empty() {
-        text.push_str("\nskipped by the judge:\n");
-        for d in &skipped {
-            let _ = writeln!(
-                text,
-                "{} [{}] {}",
-                d.finding,
-                d.severity.as_str(),
-                d.evidence
-            );
-            let _ = writeln!(text, "  judge: {}", d.reason);
-        }
-    }
-    let split: Vec<&&SynthesisEntry> = entries
-        .iter()
-        .filter(|e| {
-            let c = Count::of(&e.finding.votes);
-            e.result == FindingResult::Disputed || (c.disagree > 0 && c.disagree < c.voters())
-        })
-        .collect();
-    if !split.is_empty() {
-        text.push_str("\nsplit votes:\n");
-        for e in &split {
-            let f = &e.finding.finding;
-            let _ = writeln!(text, "{} {}: {}", f.id, e.result.as_str(), e.why);
-            for v in &e.finding.votes {
-                let _ = writeln!(text, "  {} {}: {}", v.reviewer, v.vote.as_str(), v.reason);
-            }
-            for m in &e.no_votes_from {
-                let _ = writeln!(text, "  {m}: no vote");
-            }
-        }
-    }
-    let dropped: Vec<&&SynthesisEntry> = entries
-        .iter()
-        .filter(|e| e.result == FindingResult::Dropped)
-        .collect();
-    if !dropped.is_empty() {
-        text.push_str("\ndropped by the votes:\n");
-        for e in &dropped {
-            let f = &e.finding.finding;
-            let _ = writeln!(
-                text,
-                "{} [{}] {}: {}",
-                f.id,
-                f.severity.as_str(),
-                f.evidence,
-                e.why
-            );
-        }
-    }
+    let (findings, writer) = for_the_writer(&mut text, route, &entries, &decisions)?;
+    let skipped = skipped_lines(&mut text, &decisions);
+    let split = split_lines(&mut text, &entries);
+    dropped_lines(&mut text, &entries);
     let record = SynthesisTally {
         kind: "tally",
         panel: SynthesisPanel::Synthesis,
@@ -230,7 +117,7 @@ pub fn report(records: &[Record]) -> Result<Report> {
         reason: &panel.reason,
         route: route.map(|r| r.route),
         route_reason: route.map(|r| r.reason.as_str()),
-        findings: writer_findings,
+        findings,
         skipped: skipped
             .iter()
             .map(|d| SkippedFinding {
@@ -281,4 +168,194 @@ pub fn report(records: &[Record]) -> Result<Report> {
         skips,
         decisions,
     })
+}
+
+/// The panel's lines: its status, what went missing, the voters left out, the findings' count.
+fn panel_lines(
+    text: &mut String,
+    panel: &PanelRecord,
+    cancelled: &[String],
+    without_cause: &[String],
+) {
+    let _ = writeln!(text, "panel: {}: {}", panel.status.as_str(), panel.reason);
+    if panel.merge_failed {
+        let _ = writeln!(
+            text,
+            "merge failed, findings unmerged: {}",
+            panel.merge_cause.as_deref().unwrap_or("no reason given")
+        );
+    }
+    if !panel.no_review_from.is_empty() {
+        let _ = writeln!(text, "no review from: {}", panel.no_review_from.join(", "));
+    }
+    if !panel.no_votes_from.is_empty() {
+        let _ = writeln!(text, "no votes from: {}", panel.no_votes_from.join(", "));
+    }
+    if !without_cause.is_empty() {
+        let _ = writeln!(
+            text,
+            "CANCELLED WITHOUT CAUSE: {}: a vote of theirs could have changed a finding's fate, and a voter left out decides nothing: no decision",
+            without_cause.join(", ")
+        );
+    } else if !cancelled.is_empty() {
+        let _ = writeln!(
+            text,
+            "not needed (cancelled): {}: the votes in fixed the fate of every finding they were shown",
+            cancelled.join(", ")
+        );
+    }
+    let _ = writeln!(
+        text,
+        "findings: {} kept, {} better fix, {} disputed, {} dropped",
+        panel.kept, panel.better_fix, panel.disputed, panel.dropped
+    );
+}
+
+/// The route's line, and the judge's trouble if it had any.
+fn route_lines(text: &mut String, r: &RouteRecord) {
+    let word = r.route.map(|k| match k {
+        RouteKind::Again => "again",
+        RouteKind::Pass => "pass",
+    });
+    let _ = writeln!(
+        text,
+        "route: {}: {}",
+        word.unwrap_or("no decision"),
+        r.reason
+    );
+    if let Some(cause) = &r.cause {
+        let _ = writeln!(text, "  judge {}: {cause}", r.status.as_str());
+    }
+}
+
+/// The findings the route sends back: in the report, as the writer reads them (`--view
+/// writer`), and as the tally record's findings.
+fn for_the_writer<'a>(
+    text: &mut String,
+    route: Option<&'a RouteRecord>,
+    entries: &[&'a SynthesisEntry],
+    decisions: &[&'a DecisionRecord],
+) -> Result<(Vec<WriterFinding<'a>>, String)> {
+    let entry_of: HashMap<&str, &SynthesisEntry> = entries
+        .iter()
+        .map(|e| (e.finding.finding.id.as_str(), *e))
+        .collect();
+    let decision_of: HashMap<&str, &DecisionRecord> =
+        decisions.iter().map(|d| (d.finding.as_str(), *d)).collect();
+    let writer_gets: Vec<&str> = route
+        .map(|r| r.findings.iter().map(String::as_str).collect())
+        .unwrap_or_default();
+    let mut findings = Vec::new();
+    let mut writer = String::new();
+    if !writer_gets.is_empty() {
+        text.push_str("\nfor the writer:\n");
+    }
+    for id in writer_gets {
+        let Some(e) = entry_of.get(id) else {
+            bail!("the route sends back {id}, which has no synthesis entry");
+        };
+        let f = &e.finding.finding;
+        let _ = writeln!(
+            text,
+            "{id} [{}] {} (raised by {})",
+            f.severity.as_str(),
+            e.result.as_str(),
+            f.raised_by.join(", ")
+        );
+        let _ = writeln!(text, "  evidence: {}", f.evidence);
+        let _ = writeln!(text, "  fix: {}", f.fix);
+        let judged = decision_of.get(id).map(|d| d.reason.as_str());
+        if let Some(reason) = judged {
+            let _ = writeln!(text, "  judge: {reason}");
+        }
+        let _ = writeln!(writer, "- [{}] {}", f.severity.as_str(), f.evidence);
+        let _ = writeln!(writer, "  fix: {}", f.fix);
+        if let Some(reason) = judged {
+            let _ = writeln!(writer, "  why: {reason}");
+        }
+        findings.push(WriterFinding {
+            id,
+            result: e.result,
+            severity: f.severity,
+            evidence: &f.evidence,
+            fix: &f.fix,
+            raised_by: &f.raised_by,
+            judge: judged,
+        });
+    }
+    Ok((findings, writer))
+}
+
+/// The findings the judge skipped, with its reasons.
+fn skipped_lines<'a>(
+    text: &mut String,
+    decisions: &[&'a DecisionRecord],
+) -> Vec<&'a DecisionRecord> {
+    let skipped: Vec<&DecisionRecord> = decisions
+        .iter()
+        .copied()
+        .filter(|d| d.decision == JudgeCall::Skip)
+        .collect();
+    if !skipped.is_empty() {
+        text.push_str("\nskipped by the judge:\n");
+        for d in &skipped {
+            let _ = writeln!(
+                text,
+                "{} [{}] {}",
+                d.finding,
+                d.severity.as_str(),
+                d.evidence
+            );
+            let _ = writeln!(text, "  judge: {}", d.reason);
+        }
+    }
+    skipped
+}
+
+/// The findings the votes split on (disputed, or some voters disagreeing), each vote shown.
+fn split_lines<'a>(text: &mut String, entries: &[&'a SynthesisEntry]) -> Vec<&'a SynthesisEntry> {
+    let split: Vec<&SynthesisEntry> = entries
+        .iter()
+        .copied()
+        .filter(|e| {
+            let c = Count::of(&e.finding.votes);
+            e.result == FindingResult::Disputed || (c.disagree > 0 && c.disagree < c.voters())
+        })
+        .collect();
+    if !split.is_empty() {
+        text.push_str("\nsplit votes:\n");
+        for e in &split {
+            let f = &e.finding.finding;
+            let _ = writeln!(text, "{} {}: {}", f.id, e.result.as_str(), e.why);
+            for v in &e.finding.votes {
+                let _ = writeln!(text, "  {} {}: {}", v.reviewer, v.vote.as_str(), v.reason);
+            }
+            for m in &e.no_votes_from {
+                let _ = writeln!(text, "  {m}: no vote");
+            }
+        }
+    }
+    split
+}
+
+/// The findings the votes dropped, and why.
+fn dropped_lines(text: &mut String, entries: &[&SynthesisEntry]) {
+    let dropped: Vec<&&SynthesisEntry> = entries
+        .iter()
+        .filter(|e| e.result == FindingResult::Dropped)
+        .collect();
+    if !dropped.is_empty() {
+        text.push_str("\ndropped by the votes:\n");
+        for e in &dropped {
+            let f = &e.finding.finding;
+            let _ = writeln!(
+                text,
+                "{} [{}] {}: {}",
+                f.id,
+                f.severity.as_str(),
+                f.evidence,
+                e.why
+            );
+        }
+    }
 }
