@@ -14,8 +14,8 @@ use anyhow::Result;
 use crate::records::Status;
 use crate::records::review::{ReviewDecision, Severity, name_order};
 use crate::records::synthesis::{
-    FindingResult, FindingVote, MergedPanel, PanelRecord, SynthesisEntry, SynthesisFinding,
-    VoteKind, VoteRecord,
+    FindingResult, FindingVote, MergedFinding, MergedPanel, PanelRecord, Reviewer, SynthesisEntry,
+    SynthesisFinding, VoteKind, VoteRecord,
 };
 use crate::rules::decision::{self, Decision};
 
@@ -268,6 +268,35 @@ pub fn fixed_fate(
     Some(fate)
 }
 
+/// Where one voter stands on one finding, by its record: the vote it gave, left out by a
+/// cancel (`cancelled`, no vote), or missing (a record with no readable vote).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Place {
+    Voted(FindingVote),
+    LeftOut,
+    Missing,
+}
+
+impl Place {
+    pub fn of(rec: &VoteRecord) -> Place {
+        match rec {
+            VoteRecord {
+                vote: Some(vote),
+                reason,
+                fix,
+                ..
+            } => Place::Voted(FindingVote {
+                reviewer: rec.reviewer.clone(),
+                vote: *vote,
+                reason: reason.clone().unwrap_or_default(),
+                fix: fix.clone(),
+            }),
+            _ if rec.status == Status::Cancelled => Place::LeftOut,
+            _ => Place::Missing,
+        }
+    }
+}
+
 /// The voters a `panel-vote` stream records as left out (status `cancelled`, no vote), and
 /// those of them left out without cause: on some finding, the votes its synthesis entry counts
 /// do not fix the fate it gives whatever they would have voted ([`fixed_fate`]), so a vote of
@@ -279,7 +308,7 @@ pub fn left_out(entries: &[&SynthesisEntry], votes: &[&VoteRecord]) -> (Vec<Stri
         let f = &e.finding.finding;
         let out: Vec<&str> = votes
             .iter()
-            .filter(|v| v.finding == f.id && v.status == Status::Cancelled && v.vote.is_none())
+            .filter(|v| v.finding == f.id && Place::of(v) == Place::LeftOut)
             .map(|v| v.reviewer.as_str())
             .collect();
         if out.is_empty() {
@@ -322,6 +351,46 @@ pub fn left_out(entries: &[&SynthesisEntry], votes: &[&VoteRecord]) -> (Vec<Stri
     cancelled.sort_by(|a, b| name_order(a, b));
     without_cause.sort_by(|a, b| name_order(a, b));
     (cancelled, without_cause)
+}
+
+/// Why a voter still out is not needed (`panel-vote --stop-when-decided`): the votes in fix
+/// the fate of every finding in `shown` whatever it and the others still out would vote
+/// ([`fixed_fate`]); `None` while one is open. `asked` is each voter and what it was shown,
+/// `done` its records once its reply is in.
+pub fn not_needed(
+    asked: &[(&Reviewer, Vec<&MergedFinding>)],
+    done: &[Option<Vec<VoteRecord>>],
+    shown: &[&MergedFinding],
+) -> Option<String> {
+    let mut fates = Vec::new();
+    for f in shown {
+        let mut ballots = Vec::new();
+        let mut missing = Vec::new();
+        let places: Vec<Option<Place>> = done
+            .iter()
+            .map(|recs| {
+                let rec = recs.as_ref()?.iter().find(|r| r.finding == f.id);
+                Some(rec.map_or(Place::Missing, Place::of))
+            })
+            .collect();
+        for ((voter, seen), place) in asked.iter().zip(&places) {
+            if !seen.iter().any(|s| s.id == f.id) {
+                continue;
+            }
+            // Out: not yet in, or in as left out (a voter left out may still be counted out).
+            match place {
+                None | Some(Place::LeftOut) => ballots.push(Ballot::Out(voter.name.as_str())),
+                Some(Place::Voted(v)) => ballots.push(Ballot::In(v)),
+                Some(Place::Missing) => missing.push(voter.name.clone()),
+            }
+        }
+        let fate = fixed_fate(f.severity, f.raised_by.len(), &ballots, &missing)?;
+        fates.push(format!("{} {}", f.id, fate.result.as_str()));
+    }
+    Some(format!(
+        "the votes in fixed the fate of every finding it was shown without it: {}",
+        fates.join(", ")
+    ))
 }
 
 // ── Applying the votes ─────────────────────────────────────────────────────
@@ -370,19 +439,12 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
             if f.raised_by.contains(&voter.name) {
                 continue;
             }
-            match by_key.get(&(voter.name.as_str(), f.id.as_str())) {
-                Some(VoteRecord {
-                    vote: Some(vote),
-                    reason,
-                    fix,
-                    ..
-                }) => counted.push(FindingVote {
-                    reviewer: voter.name.clone(),
-                    vote: *vote,
-                    reason: reason.clone().unwrap_or_default(),
-                    fix: fix.clone(),
-                }),
-                Some(v) if v.status == Status::Cancelled => left_out.push(voter.name.clone()),
+            match by_key
+                .get(&(voter.name.as_str(), f.id.as_str()))
+                .map(|v| Place::of(v))
+            {
+                Some(Place::Voted(vote)) => counted.push(vote),
+                Some(Place::LeftOut) => left_out.push(voter.name.clone()),
                 _ => missing.push(voter.name.clone()),
             }
         }

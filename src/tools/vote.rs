@@ -27,11 +27,11 @@ use crate::engine::ask::{Asker, Check, Question, Reply};
 use crate::engine::cancel::Cancel;
 use crate::records::Status;
 use crate::records::synthesis::{
-    self, APPLY_TYPES, DecisionRecord, FindingVote, MergedFinding, MergedPanel, Record, Reviewer,
-    RouteRecord, VoteRecord,
+    self, APPLY_TYPES, DecisionRecord, MergedFinding, MergedPanel, Record, Reviewer, RouteRecord,
+    VoteRecord,
 };
 use crate::rules::routes::{route_with_judge, route_without_judge};
-use crate::rules::votes::{Applied, Ballot, apply, fixed_fate};
+use crate::rules::votes::{Applied, apply, not_needed};
 use crate::tools::docs::ToolDoc;
 
 /// Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
@@ -267,7 +267,8 @@ pub fn collect_votes_reading(
 
 /// [`collect_votes_reading`]; with `stop` (`--stop-when-decided`), a voter still out is ended,
 /// or never launched, once the votes in fix the fate of every finding it was shown whatever
-/// it would vote ([`fixed_fate`]): its records say `cancelled`, with what fixed them.
+/// it would vote ([`crate::rules::votes::not_needed`]): its records say `cancelled`, with
+/// what fixed them.
 pub fn collect_votes_until(
     panel: &MergedPanel,
     seats: &[String],
@@ -333,63 +334,6 @@ pub fn collect_votes_until(
         out.extend(vote_records(voter, shown, &reply, asker));
     }
     Ok(out)
-}
-
-/// Why a voter still out is not needed: the votes in fix the fate of every finding in
-/// `shown` whatever it and the others still out would vote; `None` while one is open.
-fn not_needed(
-    asked: &[(&Reviewer, Vec<&MergedFinding>)],
-    done: &[Option<Vec<VoteRecord>>],
-    shown: &[&MergedFinding],
-) -> Option<String> {
-    let mut fates = Vec::new();
-    for f in shown {
-        let mut votes = Vec::new();
-        let mut missing = Vec::new();
-        // Out: not yet in, or in as left out (a voter left out may still be counted out).
-        let mut out = Vec::new();
-        for (k, (voter, seen)) in asked.iter().enumerate() {
-            if !seen.iter().any(|s| s.id == f.id) {
-                continue;
-            }
-            let rec = done[k]
-                .as_ref()
-                .map(|recs| recs.iter().find(|r| r.finding == f.id));
-            match rec {
-                None => out.push(k),
-                Some(Some(r)) if r.status == Status::Cancelled && r.vote.is_none() => out.push(k),
-                Some(Some(VoteRecord {
-                    vote: Some(vote),
-                    reason,
-                    fix,
-                    ..
-                })) => votes.push((
-                    k,
-                    FindingVote {
-                        reviewer: voter.name.clone(),
-                        vote: *vote,
-                        reason: reason.clone().unwrap_or_default(),
-                        fix: fix.clone(),
-                    },
-                )),
-                Some(_) => missing.push(voter.name.clone()),
-            }
-        }
-        let ballots: Vec<Ballot> = (0..asked.len())
-            .filter_map(|k| match votes.iter().find(|(i, _)| *i == k) {
-                Some((_, v)) => Some(Ballot::In(v)),
-                None => out
-                    .contains(&k)
-                    .then(|| Ballot::Out(asked[k].0.name.as_str())),
-            })
-            .collect();
-        let fate = fixed_fate(f.severity, f.raised_by.len(), &ballots, &missing)?;
-        fates.push(format!("{} {}", f.id, fate.result.as_str()));
-    }
-    Some(format!(
-        "the votes in fixed the fate of every finding it was shown without it: {}",
-        fates.join(", ")
-    ))
 }
 
 /// A voter's records from its reply: one per finding shown, the vote it gave, or none, saying
