@@ -846,6 +846,20 @@ fn recorded_transcripts_through_the_built_in_reviewer_filters() {
     }
 }
 
+/// Every member of `plan` answers MERGE on the head: the panel's run, which passes, and whose
+/// records panel-tally passes too (the stream a test then rewrites).
+fn all_say_merge(pr: &Pr, plan: &Path) -> Output {
+    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
+    let out = pr.judge(
+        plan,
+        &[],
+        &[("STANDIN_MODE", &format!("review-read:{merge}"))],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(tally(pr, plan, &stdout(&out), &[]).status.code(), Some(0));
+    out
+}
+
 fn tally(pr: &Pr, plan: &Path, verdicts: &str, extra: &[&str]) -> Output {
     let file = pr.path("verdicts.jsonl");
     std::fs::write(&file, verdicts).unwrap();
@@ -1005,15 +1019,8 @@ fn any_other_verdict_value_is_a_missing_member() {
         ("correctness", "claude:sonnet", true),
         ("adversary", "codex:gpt-5", true),
     ]);
-    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
-    let out = pr.judge(
-        &plan,
-        &[],
-        &[("STANDIN_MODE", &format!("review-read:{merge}"))],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = all_say_merge(&pr, &plan);
     let verdicts = stdout(&out);
-    assert_eq!(tally(&pr, &plan, &verdicts, &[]).status.code(), Some(0));
     for other in ["\"LGTM\"", "\"merge\"", "\"\"", "1", "{}"] {
         let changed: String = verdicts
             .lines()
@@ -2320,15 +2327,7 @@ fn panel_tally_pr_never_lets_a_member_cancelled_without_cause_decide_a_forged_st
         ("adversary", "codex:gpt-5", true),
         ("tests", "claude:sonnet", false),
     ]);
-    let merge = pr.reply("merge.txt", "MERGE", &pr.head);
-    let out = pr.judge(
-        &plan,
-        &[],
-        &[("STANDIN_MODE", &format!("review-read:{merge}"))],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let verdicts = stdout(&out);
-    assert_eq!(tally(&pr, &plan, &verdicts, &[]).status.code(), Some(0));
+    let out = all_say_merge(&pr, &plan);
     // Every member said MERGE; one rewritten as cancelled (the advisory one, whose MERGE the
     // panel does not need) has no cause: no blocking FIX_FIRST decided the panel.
     let forge = |shape: &str| -> String {
