@@ -160,6 +160,12 @@ pub fn fix_first_decides(blocking: bool, verdict: Option<PrVerdict>) -> bool {
     blocking && verdict == Some(PrVerdict::FixFirst)
 }
 
+/// Why a member left out was not needed: `member`'s blocking FIX_FIRST decided the panel (the
+/// cancelled record's reason; the verdict panel's is `Standing::why_decided`).
+pub fn why_decided(member: &str) -> String {
+    format!("the panel was decided without it: {member} found a blocking FIX_FIRST")
+}
+
 /// Whether one member's record decides its panel by [`fix_first_decides`], read as the
 /// aggregate reads it (a verdict that counts, of a member that blocks), the moment it comes in.
 pub fn record_decides(

@@ -680,10 +680,7 @@ pub fn judge(
         if let Some(t) = &token
             && aggregate::record_decides(&plan, rec, proof)
         {
-            t.cancel(format!(
-                "the panel was decided without it: {} found a blocking FIX_FIRST",
-                rec.member
-            ));
+            t.cancel(aggregate::why_decided(&rec.member));
         }
     };
     for rec in kept.iter().flatten() {
