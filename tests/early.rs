@@ -274,6 +274,53 @@ fn the_ledger_counts_cancelled_judges_apart_and_says_what_stopping_saved() {
         .find(|v| v["type"] == "judge-stats" && v["cancelled"] == 1)
         .expect("the judge left out, counted as cancelled");
     assert_eq!(slow_judge["abstained"], 0, "never an abstention");
+    // At the default threshold the panel decided early is no decision, and says why; at the
+    // --agree it ran under it passed, decided early.
+    assert!(
+        text.contains("Outcomes (every judge must hold): pass 0, fail 0, no decision 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("CANCELLED WITHOUT CAUSE: 1 panel(s)"),
+        "{text}"
+    );
+    assert_eq!(summary["stoppedEarly"]["cancelledWithoutCause"], 1);
+    let at2 = Command::new(bin("panel-tally"))
+        .args(["--ledger", "--agree", "2", history.to_str().unwrap()])
+        .checked_output()
+        .unwrap();
+    assert_eq!(at2.status.code(), Some(0), "{}", stderr(&at2));
+    let text = stdout(&at2);
+    assert!(
+        text.contains("Outcomes (--agree 2: 2 judges must hold): pass 1, fail 0, no decision 0"),
+        "{text}"
+    );
+    assert!(text.contains("in 1 panel(s) decided early"), "{text}");
+    assert!(!text.contains("WITHOUT CAUSE"), "{text}");
+    let j = Command::new(bin("panel-tally"))
+        .args([
+            "--ledger",
+            "--json",
+            "--agree",
+            "2",
+            history.to_str().unwrap(),
+        ])
+        .checked_output()
+        .unwrap();
+    let summary: Value = stdout(&j)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["type"] == "ledger-summary")
+        .unwrap();
+    assert_eq!(summary["agree"], 2);
+    assert_eq!(summary["pass"], 1);
+    assert_eq!(summary["stoppedEarly"]["decidedEarly"], 1);
+    assert_eq!(summary["stoppedEarly"]["cancelledWithoutCause"], 0);
+    let zero = Command::new(bin("panel-tally"))
+        .args(["--ledger", "--agree", "0", history.to_str().unwrap()])
+        .checked_output()
+        .unwrap();
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
 }
 
 #[test]

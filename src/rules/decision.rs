@@ -30,6 +30,16 @@ pub fn required(agree: Option<usize>, size: usize) -> Result<usize> {
     }
 }
 
+/// The share of a panel of `size` that `required` asks, applied to `k` of its judges: at least
+/// one, rounded up. The ledger scores a sub-panel by it, so a sub-panel of a panel needing
+/// every judge needs every one of its own (2 of 3 asks 2 of 2 and 1 of 1).
+pub fn share(required: usize, size: usize, k: usize) -> usize {
+    if size == 0 {
+        return k.max(1);
+    }
+    (required.min(size) * k).div_ceil(size).max(1)
+}
+
 /// A panel's answers while some of its judges are still out: the yes answers, the no answers,
 /// and the judges that gave none. What panel-judge stops by (`--stop-when-decided`,
 /// `--cascade`); panel-tally decides over the same counts with [`decide`].
@@ -108,6 +118,17 @@ pub fn check_agree(agree: Option<usize>) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_share_of_a_smaller_panel_rounds_up_and_keeps_unanimity() {
+        assert_eq!(share(3, 3, 2), 2, "every judge of 3: every judge of 2");
+        assert_eq!(share(2, 3, 2), 2);
+        assert_eq!(share(2, 3, 1), 1);
+        assert_eq!(share(3, 5, 3), 2, "3 of 5 is a majority of 3");
+        assert_eq!(share(1, 4, 1), 1);
+        assert_eq!(share(1, 4, 3), 1);
+        assert_eq!(share(5, 2, 2), 2, "more than the panel asks every judge");
+    }
+
     use super::*;
 
     #[test]

@@ -162,8 +162,12 @@ pub struct Args {
     /// every panel kept all its judges; when judges abstain (timeouts, unreadable replies),
     /// read Krippendorff's alpha, which counts an abstention as missing rather than as a
     /// smaller panel. A flag is raised only when its whole interval is past the threshold.
-    /// With --json: judge-stats, pair-agreement and ledger-summary records. Exit 0.
-    #[arg(long, conflicts_with_all = ["pr", "each", "agree", "view", "last_wins"])]
+    /// Each panel is decided as panel-tally decides it: every judge must hold, or N of them
+    /// with --agree N (all of a panel smaller than N), and a sub-panel at the same share of its
+    /// judges, rounded up. A judge left out of a panel decided early (cancelled) counts as
+    /// missing, so read a history of --stop-when-decided panels with the --agree they ran
+    /// under. With --json: judge-stats, pair-agreement and ledger-summary records. Exit 0.
+    #[arg(long, conflicts_with_all = ["pr", "each", "view", "last_wins"])]
     pub ledger: bool,
 
     /// With --ledger: also write the heat map and a bar per judge as a standalone SVG picture.
@@ -350,11 +354,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         );
     }
     if args.ledger {
+        decision::check_agree(args.agree)?;
         return ledger::run(
             sources(&args.inputs),
             args.format(),
             args.svg.as_deref(),
             args.bootstrap,
+            args.agree,
         );
     }
     if args.fix_proof.is_some() {

@@ -319,6 +319,12 @@ pub struct Ledger {
     /// Panels whose shape was not scored (too many judges, or too many shapes).
     pub unshaped: u64,
     pub decisions: [u64; 3],
+    /// The yes answers a panel needs (`--agree N`; by default every judge).
+    pub agree: Option<usize>,
+    /// Panels with a judge left out (`cancelled`) that the answers in decided at this
+    /// threshold, and those they did not (no decision: cancelled without cause here).
+    pub decided_early: u64,
+    pub cancelled_without_cause: u64,
     pub records: u64,
     pub canaries: u64,
     pub panels: u64,
@@ -331,8 +337,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn new() -> Ledger {
-        Ledger::default()
+    /// A ledger deciding each panel at `agree` holds (by default every judge).
+    pub fn new(agree: Option<usize>) -> Ledger {
+        Ledger {
+            agree,
+            ..Ledger::default()
+        }
     }
 
     fn judge_id(&mut self, rec: &Seen) -> Result<usize> {
@@ -514,16 +524,24 @@ impl Ledger {
                 }
             }
         }
-        let outcome = outcome(holds, missing, members.len());
+        let size = members.len();
+        let required = self.agree.map_or(size, |n| n.min(size));
+        let outcome = outcome(holds, missing, size, required, size);
         self.decisions[match outcome {
             Decision::Pass => 0,
             Decision::Fail => 1,
             Decision::NoDecision => 2,
         }] += 1;
-        self.score_sub_panels(members, outcome);
+        if members.iter().any(|m| m.status == Status::Cancelled) {
+            match outcome {
+                Decision::NoDecision => self.cancelled_without_cause += 1,
+                _ => self.decided_early += 1,
+            }
+        }
+        self.score_sub_panels(members, outcome, required);
     }
 
-    fn score_sub_panels(&mut self, members: &[Member], full: Decision) {
+    fn score_sub_panels(&mut self, members: &[Member], full: Decision, required: usize) {
         let n = members.len();
         if n > MAX_SHAPE {
             self.unshaped += 1;
@@ -561,6 +579,8 @@ impl Ledger {
             let sub = outcome(
                 (mask & holds_mask).count_ones() as usize,
                 (mask & missing_mask).count_ones() as usize,
+                n,
+                required,
                 mask.count_ones() as usize,
             );
             shape.matched[mask as usize] += u64::from(sub == full);
@@ -568,11 +588,11 @@ impl Ledger {
     }
 }
 
-/// A panel's (or a sub-panel's) outcome by the tally's own rule at its default threshold:
-/// every judge of it must hold.
-pub fn outcome(holds: usize, missing: usize, size: usize) -> Decision {
-    let required = decision::required(None, size).unwrap_or(size);
-    decision::decide(holds, missing, required)
+/// The outcome of `k` judges of a panel of `size` that needs `required` holds, by the tally's
+/// own rule: the whole panel at `required`, a sub-panel at the same share of its judges
+/// ([`decision::share`]).
+pub fn outcome(holds: usize, missing: usize, size: usize, required: usize, k: usize) -> Decision {
+    decision::decide(holds, missing, decision::share(required, size, k))
 }
 
 #[cfg(test)]
@@ -599,8 +619,12 @@ mod tests {
 
     #[test]
     fn the_outcome_is_the_tallys_rule() {
-        assert_eq!(outcome(3, 0, 3), Decision::Pass);
-        assert_eq!(outcome(2, 1, 3), Decision::NoDecision);
-        assert_eq!(outcome(1, 0, 2), Decision::Fail);
+        assert_eq!(outcome(3, 0, 3, 3, 3), Decision::Pass);
+        assert_eq!(outcome(2, 1, 3, 3, 3), Decision::NoDecision);
+        assert_eq!(outcome(1, 0, 2, 2, 2), Decision::Fail);
+        // --agree 2 of 3: two holds and one left out pass; a sub-panel of two needs both.
+        assert_eq!(outcome(2, 1, 3, 2, 3), Decision::Pass);
+        assert_eq!(outcome(1, 1, 3, 2, 2), Decision::NoDecision);
+        assert_eq!(outcome(1, 0, 3, 2, 1), Decision::Pass);
     }
 }

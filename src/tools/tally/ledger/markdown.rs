@@ -29,12 +29,28 @@ pub fn ledger(r: &super::stats::Report) -> String {
         figure(s.fleiss_kappa, s.fleiss_kappa_ci95),
         figure(s.alpha, s.alpha_ci95)
     );
+    let at = match s.agree {
+        Some(_) => format!(" ({})", super::text::threshold(s.agree)),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
-        "{} passed, {} failed, {} undecided; {} flag(s). Intervals: 95 %, {} bootstrap \
+        "{} passed, {} failed, {} undecided{at}; {} flag(s). Intervals: 95 %, {} bootstrap \
          replicates over panels; alpha counts an abstention as missing.\n",
         s.pass, s.fail, s.no_decision, s.flags, s.bootstrap_replicates
     );
+    if let Some(e) = &s.stopped_early {
+        let _ = writeln!(
+            out,
+            "Stopped early: {} judge(s) left out of {} panel(s) decided early, about {:.1} \
+             judge-seconds and ${:.4} saved; {} panel(s) with a judge left out undecided.\n",
+            e.cancelled,
+            e.decided_early,
+            e.judge_ms as f64 / 1000.0,
+            e.cost_usd,
+            e.cancelled_without_cause
+        );
+    }
     let rows: Vec<Vec<String>> = r
         .judges
         .iter()

@@ -341,6 +341,7 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
         panels: l.panels,
         canaries: l.canaries,
         judges: l.judges.len(),
+        agree: l.agree,
         pass: l.decisions[0],
         fail: l.decisions[1],
         no_decision: l.decisions[2],
@@ -393,6 +394,8 @@ fn stopped_early(l: &Ledger) -> Option<StoppedEarly> {
     }
     (cancelled > 0).then(|| StoppedEarly {
         cancelled,
+        decided_early: l.decided_early,
+        cancelled_without_cause: l.cancelled_without_cause,
         judge_ms: saved.ms,
         tokens: saved.tokens(),
         cost_usd: saved.cost_usd,
@@ -400,8 +403,8 @@ fn stopped_early(l: &Ledger) -> Option<StoppedEarly> {
 }
 
 /// Reads the inputs into a ledger.
-pub fn read(inputs: Vec<Source>) -> Result<Ledger> {
-    let mut ledger = Ledger::new();
+pub fn read(inputs: Vec<Source>, agree: Option<usize>) -> Result<Ledger> {
+    let mut ledger = Ledger::new(agree);
     let n = read::each_record(inputs, |rec, at| ledger.add(rec, at))?;
     if n == 0 {
         bail!("no verdict records to read");
@@ -417,8 +420,9 @@ pub fn run(
     format: Format,
     svg_path: Option<&Path>,
     replicates: u32,
+    agree: Option<usize>,
 ) -> Result<ExitCode> {
-    let ledger = read(inputs)?;
+    let ledger = read(inputs, agree)?;
     let report = report(&ledger, replicates);
     if let Some(path) = svg_path {
         write_svg(path, &svg::render(&report))?;

@@ -150,7 +150,10 @@ pub struct LedgerSummary {
     /// Canary records: scored per seat, never counted in a panel.
     pub canaries: u64,
     pub judges: usize,
-    /// The panels' outcomes by panel-tally's rule at its default (every judge holds).
+    /// The holds a panel needed (`--agree N`; absent: every judge, panel-tally's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agree: Option<usize>,
+    /// The panels' outcomes by panel-tally's rule at that threshold.
     pub pass: u64,
     pub fail: u64,
     pub no_decision: u64,
@@ -186,6 +189,11 @@ pub struct LedgerSummary {
 #[serde(rename_all = "camelCase")]
 pub struct StoppedEarly {
     pub cancelled: u64,
+    /// Panels with a judge left out that the answers in decided at the ledger's threshold.
+    pub decided_early: u64,
+    /// Panels with a judge left out that they did not: no decision, since a judge left out
+    /// counts as missing (read with the --agree the panels ran under).
+    pub cancelled_without_cause: u64,
     pub judge_ms: u64,
     pub tokens: u64,
     pub cost_usd: f64,

@@ -102,6 +102,14 @@ fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool) {
 }
 
 /// The report as text; `paint` draws the heat map in ANSI colour.
+/// The threshold the ledger decided each panel at, in words.
+pub fn threshold(agree: Option<usize>) -> String {
+    match agree {
+        None => "every judge must hold".to_string(),
+        Some(n) => format!("--agree {n}: {n} judges must hold"),
+    }
+}
+
 pub fn render(r: &Report, paint: bool) -> String {
     let s = &r.summary;
     let mut out = String::new();
@@ -112,18 +120,30 @@ pub fn render(r: &Report, paint: bool) -> String {
     );
     let _ = writeln!(
         out,
-        "Outcomes (every judge must hold): pass {}, fail {}, no decision {}\n",
-        s.pass, s.fail, s.no_decision
+        "Outcomes ({}): pass {}, fail {}, no decision {}\n",
+        threshold(s.agree),
+        s.pass,
+        s.fail,
+        s.no_decision
     );
     if let Some(e) = &s.stopped_early {
         let _ = writeln!(
             out,
-            "Stopped early: {} judge(s) not needed (cancelled), not abstentions; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
+            "Stopped early: {} judge(s) not needed (cancelled), not abstentions, in {} panel(s) decided early; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
             e.cancelled,
+            e.decided_early,
             e.judge_ms as f64 / 1000.0,
             e.tokens,
             e.cost_usd
         );
+        if e.cancelled_without_cause > 0 {
+            let _ = writeln!(
+                out,
+                "CANCELLED WITHOUT CAUSE: {} panel(s) with a judge left out that the answers in do not decide ({}): counted as no decision; read the ledger with the --agree the panels ran under\n",
+                e.cancelled_without_cause,
+                threshold(s.agree)
+            );
+        }
     }
     table(
         &mut out,
