@@ -282,6 +282,24 @@ fn panel_fleet_draws_nothing_when_standard_error_is_not_a_terminal() {
         );
         assert_eq!(stdout(&out).lines().count(), 4, "{more:?}");
     }
+    // A PANEL_FLEET_DRAWING left in the environment (a fleet run from a fleet's panel) draws
+    // nothing either: a panel's error line starts with no erasing.
+    let t = TempDir::new("progress-fleet-inherited");
+    let err = t.path().join("stderr");
+    let out = panel_fleet(t.path(), &["1.md"], "sleep:0", &[])
+        .arg("--no-such-option")
+        .env("PANEL_FLEET_DRAWING", "1")
+        .stdin(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .output()
+        .unwrap();
+    let written = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{written}");
+    assert!(
+        written.contains("\npanel-fleet: c/1.md: panel-judge exited 2: "),
+        "{written:?}"
+    );
+    assert!(!written.contains('\x1b'), "{written:?}");
 }
 
 /// `--no-progress`: on a terminal too, nothing is drawn.
@@ -344,4 +362,60 @@ fn panel_fleet_stopped_by_a_signal_erases_its_line_and_leaves_nothing() {
         "{shown:?}"
     );
     erased_before(&shown, "panel-fleet: stopped by a signal");
+}
+
+/// Issue 25's progress across machines: a panel on another machine (`-S`, through a real
+/// sshd that passes on none of the fleet's environment) knows the fleet draws, so its error
+/// line, brought back by parallel, erases the status line first. Without the fleet sending
+/// PANEL_FLEET_DRAWING with each panel (`parallel --env`), the line came over the status line.
+#[test]
+fn a_panel_on_another_machine_erases_the_status_line_before_its_error() {
+    crate::util::need("parallel");
+    crate::util::need("rsync");
+    const GROUP: &str = "ssh fleet";
+    let t = TempDir::new("progress-ssh");
+    let (local, remote) = (t.path().join("local"), t.path().join("remote-home"));
+    std::fs::create_dir_all(local.join("c")).unwrap();
+    std::fs::create_dir_all(&remote).unwrap();
+    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    let remote_path = std::env::join_paths(
+        [
+            root().join("tests/standins"),
+            bins.clone(),
+            root().join("bin"),
+        ]
+        .into_iter()
+        .chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let sshd = match crate::sshd::start(&t.path().join("sshd"), &remote, &remote_path) {
+        Ok(sshd) => {
+            crate::util::ran(GROUP);
+            sshd
+        }
+        Err(why) => {
+            // The stand-in ssh keeps the client's environment: it could not tell.
+            crate::util::skipped(GROUP, &why, &format!("progress over ssh: no sshd: {why}"));
+            return;
+        }
+    };
+    std::fs::write(local.join("c/1.md"), "Candidate 1.\n").unwrap();
+    let mut cmd = Command::new(root().join("bin/panel-fleet"));
+    with_standins(&mut cmd, &t.path().join("log"), &[sshd.bin.clone(), bins])
+        .current_dir(&local)
+        .args(["-o", "out", "-j", "1", "-S", "fakehost", "c/1.md"])
+        .args(["--", "--seat", "claude:haiku", "--no-such-option"])
+        .env("FAKE_SSH_LOG", t.path().join("ssh.log"))
+        .env("PANEL_FLEET_TEST_MARK", format!("{}/", t.path().display()));
+    let (out, shown) = on_a_terminal_while(&mut cmd, Tty::Stderr, |pid| {
+        nothing_left(t.path(), pid, "after a fleet over ssh")
+    });
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("\r\x1b[Kpanel-fleet: c/1.md: panel-judge exited 2: "),
+        "{shown:?}"
+    );
+    erased_before(&shown, "panel-fleet: 1 panels could not run");
 }
