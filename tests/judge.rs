@@ -459,6 +459,51 @@ fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
     assert!(left.is_empty(), "{left:?} outlived panel-judge");
 }
 
+/// A reader gone before the tool writes (`tool | head -1` with a quick head) is a quiet exit 0
+/// for every output, a serde_json writer's too: `--list-harnesses | head -5` said "writing
+/// standard output: Broken pipe" and exited 2, since serde_json wraps the closed pipe's error.
+#[test]
+fn every_output_into_a_pipe_closed_before_it_writes_is_a_quiet_exit() {
+    let tmp = TempDir::new("closed-pipe");
+    let history = root().join("examples/history.jsonl");
+    let history = history.to_str().unwrap();
+    let cases: [(&str, &[&str]); 6] = [
+        ("panel-judge", &["--list-harnesses"]),
+        ("panel-judge", &["--doctor", "--json"]),
+        (
+            "panel-judge",
+            &[
+                "--seat",
+                "replay:examples/answers.json",
+                "examples/answer.md",
+            ],
+        ),
+        ("panel-tally", &["--ledger", "--json", history]),
+        ("panel-tally", &["--each", "--json", history]),
+        ("panel-tally", &["--runs", "--json"]),
+    ];
+    for (tool, args) in cases {
+        let (read, write) = nix::unistd::pipe().unwrap();
+        drop(read);
+        let out = Command::new(bin(tool))
+            .args(args)
+            .current_dir(root())
+            .env("XDG_CACHE_HOME", tmp.path())
+            .env("PANEL_HISTORY", "off")
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(write))
+            .stderr(Stdio::piped())
+            .checked_output()
+            .unwrap();
+        let err = stderr(&out);
+        assert!(
+            !err.contains("Broken pipe") && !err.contains("panicked"),
+            "{tool} {args:?}: {err}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{tool} {args:?}: {err}");
+    }
+}
+
 #[test]
 fn each_judge_runs_sealed_in_private_folders_with_stdin_closed() {
     let tmp = TempDir::new("private");

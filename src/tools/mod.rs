@@ -163,11 +163,15 @@ fn run_folder_incomplete(name: &str, loss: &str, code: ExitCode) -> ExitCode {
     }
 }
 
-/// True when a broken pipe anywhere in the error's chain caused it.
+/// True when a broken pipe anywhere in the error's chain caused it, a serde_json writer's too
+/// (it wraps the pipe's error, and its chain skips it).
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    let pipe = Some(io::ErrorKind::BrokenPipe);
     err.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        cause.downcast_ref::<io::Error>().map(io::Error::kind) == pipe
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == pipe
     })
 }
