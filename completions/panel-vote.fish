@@ -5,7 +5,7 @@ end
 
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
-    string join \n candidate= brief= seat= reads= stop-when-decided agree= judge= round= out= keep-runs= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= h/help V/version
+    string join \n candidate= brief= seat= reads= stop-when-decided cascade agree= judge= round= out= keep-runs= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= h/help V/version
 end
 
 function __fish_panel_vote_needs_command
@@ -55,6 +55,7 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox-write -d 
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l sandbox-allow -d 'A host and port a confined judge\'s proxy also lets it reach, HOST:PORT (repeatable; also PANEL_SANDBOX_ALLOW, comma-separated). Its row\'s model service, and the base URLs in its environment and configuration, are allowed already; nothing the prompt names ever is' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l max-output -d 'The most standard output one attempt of a seat may write, kept byte for byte in the run folder (bytes, or K, M, G, T: 64M, 1G). Past it the seat is stopped, with every process it started, and recorded output-limit, an abstention. Its events are read as they arrive, so memory does not grow with it' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l stop-when-decided -d 'Once the votes in fix the fate of every finding a voter still out was shown, whatever it would vote, end that voter (its whole group, as at the deadline) or never launch it. Its vote records say cancelled, their cause what the votes in fixed; a voter left out is no missing vote, so it disputes nothing. Never the default: a split\'s reasons are the finding, and a voter left out gives none'
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l cascade -d 'Ask voters only as they are needed (implies --stop-when-decided): at first, for each finding, as many of the voters shown it, in reviewer order, as could fix its fate; then more only while a fate is open. Cost can fall while wall time grows'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s V -l version -d 'Print version'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'

@@ -1934,3 +1934,104 @@ fn panel_vote_stop_when_decided_ends_a_voter_whose_vote_could_change_nothing() {
         }
     }
 }
+
+/// Issue 26: "The same for the other panels: … the votes of panel-vote". A cascade of voters
+/// asks, for each finding, as many of its voters as could fix its fate, then more only while
+/// it is open. F1 (raised by r-1) has three voters: two agreeing keep it whatever the third
+/// says, so r-4 is never launched; when r-2 agrees and r-3 disagrees, r-4 decides, and is
+/// asked.
+#[test]
+fn panel_vote_cascade_asks_a_voter_only_while_a_fate_needs_it() {
+    let seal = reviews("reviews-1.jsonl")[0].candidate.clone();
+    for (votes, want_asked, want) in [
+        (
+            ["agree", "agree", "agree"],
+            "r-2\nr-3\n",
+            FindingResult::Kept,
+        ),
+        (
+            ["agree", "disagree", "agree"],
+            "r-2\nr-3\nr-4\n",
+            FindingResult::Kept,
+        ),
+    ] {
+        let tmp = TempDir::new("vote-cascade");
+        let asked = tmp.path().join("asked");
+        // r-3 answers after r-2 has (the order the log is read in), r-4 at once.
+        let seat = |n: usize| {
+            let wait = match n {
+                3 => format!(
+                    "i=0; while ! grep -q r-2 {} && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; ",
+                    asked.display()
+                ),
+                _ => String::new(),
+            };
+            format!(
+                r#"exec:cat >/dev/null; {wait}echo r-{n} >> {}; echo '{{"votes":[{{"finding":"F1","vote":"{}","reason":"r"}}]}}'"#,
+                asked.display(),
+                votes[n - 2]
+            )
+        };
+        let mut input = String::new();
+        let mut seats = Vec::new();
+        for r in four_reviewer_panel() {
+            let mut v = serde_json::to_value(&r).unwrap();
+            v["candidate"] = json!(seal);
+            if v["type"] == "reviewer" {
+                let n: usize = v["name"].as_str().unwrap()[2..].parse().unwrap();
+                if n > 1 {
+                    v["seat"] = json!(seat(n));
+                    seats.extend(["--seat".to_string(), seat(n)]);
+                } else {
+                    seats.extend(["--seat".to_string(), "h1:m".to_string()]);
+                }
+            }
+            input.push_str(&(v.to_string() + "\n"));
+        }
+        let mut cmd = Command::new(bin("panel-vote"));
+        cmd.args(&seats)
+            .args(["--candidate", fixture("page.md").to_str().unwrap()])
+            .args(["--timeout", "120", "--retries", "0", "--cascade"])
+            .env(
+                "PANEL_SANDBOX_WRITE",
+                crate::util::judges_may_write(tmp.path()),
+            );
+        let out = run_with_stdin(&mut cmd, input.as_bytes());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{votes:?}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(&asked).unwrap(),
+            want_asked,
+            "{votes:?}"
+        );
+        let records = parse_stream(&stdout(&out));
+        let r4: Vec<&synthesis::VoteRecord> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Vote(v) if v.reviewer == "r-4" => Some(v),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(r4.len(), 1, "{records:?}");
+        if want_asked.contains("r-4") {
+            assert_eq!(r4[0].status, Status::Ok, "{:?}", r4[0]);
+        } else {
+            assert_eq!(r4[0].status, Status::Cancelled, "{:?}", r4[0]);
+            assert_eq!(
+                r4[0].cause.as_deref(),
+                Some(
+                    "the votes in fixed the fate of every finding it was shown without it: F1 kept"
+                )
+            );
+            assert!(err.contains("not needed (cancelled): r-4"), "{err}");
+        }
+        let entry = records
+            .iter()
+            .find_map(|r| match r {
+                Record::Synthesis(e) => Some(e),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(entry.result, want, "{votes:?}: {}", entry.why);
+    }
+}

@@ -10,6 +10,28 @@ use nix::sys::signal::Signal;
 
 use crate::engine::lifecycle::{GRACE, signal_group};
 
+/// How a panel is asked: every judge, or until it is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// Every judge, as without the options: a split's reasons are the finding.
+    All,
+    /// Every judge at once, the rest ended once the panel is decided.
+    StopWhenDecided,
+    /// As few as could decide it, then more only while it is undecided.
+    Cascade,
+}
+
+impl Pace {
+    /// The pace `--stop-when-decided` and `--cascade` (which implies it) ask for.
+    pub fn of(stop_when_decided: bool, cascade: bool) -> Pace {
+        match (stop_when_decided, cascade) {
+            (_, true) => Pace::Cascade,
+            (true, false) => Pace::StopWhenDecided,
+            (false, false) => Pace::All,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Cancel {
     why: OnceLock<String>,

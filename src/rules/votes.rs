@@ -5,7 +5,8 @@
 //! would drop a `block`, it stays, marked `disputed`; a finding shown to a voter whose seat
 //! failed or sent no readable vote on it stays, marked `disputed`, whatever the other votes say.
 //! A voter left out (`panel-vote --stop-when-decided`) is no missing vote, but only where its
-//! vote could change no fate ([`fixed_fate`]).
+//! vote could change no fate ([`fixed_fate`]); a cascade of voters (`--cascade`) asks as
+//! many as could fix each fate ([`could_fix`], [`to_ask`]).
 
 use std::collections::HashMap;
 
@@ -247,14 +248,7 @@ pub fn fixed_fate(
                             } else {
                                 return None;
                             };
-                            Some(FindingVote {
-                                reviewer: name.to_string(),
-                                vote,
-                                reason: String::new(),
-                                // Never a real fix: one not yet given.
-                                fix: (vote == VoteKind::BetterFix)
-                                    .then(|| format!("\u{0}the fix {name} would offer")),
-                            })
+                            Some(supposed(name, vote))
                         }
                     })
                     .collect();
@@ -266,6 +260,64 @@ pub fn fixed_fate(
         }
     }
     Some(fate)
+}
+
+/// A vote a voter still out might give, to try what it would do: with a better fix, one of its
+/// own that no real fix can equal.
+fn supposed(name: &str, vote: VoteKind) -> FindingVote {
+    FindingVote {
+        reviewer: name.to_string(),
+        vote,
+        reason: String::new(),
+        fix: (vote == VoteKind::BetterFix).then(|| format!("\u{0}the fix {name} would offer")),
+    }
+}
+
+/// The fewest of the voters still out on one finding whose votes could fix its fate
+/// ([`fixed_fate`]), the rest still out: what a cascade of voters asks for at once
+/// (`panel-vote --cascade`), as `rules::decision::Standing::could_decide` is for a panel's
+/// judges. 0 when the fate is fixed; at most the voters out, whose votes all in fix it.
+pub fn could_fix(
+    severity: Severity,
+    raisers: usize,
+    ballots: &[Ballot],
+    no_votes_from: &[String],
+) -> usize {
+    let out: Vec<usize> = (0..ballots.len())
+        .filter(|&i| matches!(ballots[i], Ballot::Out(_)))
+        .collect();
+    let name = |i: usize| match ballots[i] {
+        Ballot::Out(n) => n,
+        Ballot::In(v) => v.reviewer.as_str(),
+    };
+    for k in 0..out.len() {
+        for better in 0..=k {
+            for agree in 0..=k - better {
+                let votes: Vec<FindingVote> = (0..k)
+                    .map(|j| {
+                        let vote = if j < better {
+                            VoteKind::BetterFix
+                        } else if j < better + agree {
+                            VoteKind::Agree
+                        } else {
+                            VoteKind::Disagree
+                        };
+                        supposed(name(out[j]), vote)
+                    })
+                    .collect();
+                let tried: Vec<Ballot> = (0..ballots.len())
+                    .map(|i| match out[..k].iter().position(|&o| o == i) {
+                        Some(j) => Ballot::In(&votes[j]),
+                        None => ballots[i],
+                    })
+                    .collect();
+                if fixed_fate(severity, raisers, &tried, no_votes_from).is_some() {
+                    return k;
+                }
+            }
+        }
+    }
+    out.len()
 }
 
 /// Where one voter stands on one finding, by its record: the vote it gave, left out by a
@@ -353,6 +405,42 @@ pub fn left_out(entries: &[&SynthesisEntry], votes: &[&VoteRecord]) -> (Vec<Stri
     (cancelled, without_cause)
 }
 
+/// Each voter asked about `f`, in order, and where it stands: `None` while its reply is out.
+fn standing_on<'a>(
+    f: &MergedFinding,
+    asked: &'a [(&Reviewer, Vec<&MergedFinding>)],
+    done: &[Option<Vec<VoteRecord>>],
+) -> Vec<(usize, &'a str, Option<Place>)> {
+    asked
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, seen))| seen.iter().any(|s| s.id == f.id))
+        .map(|(i, (voter, _))| {
+            let place = done[i].as_ref().map(|recs| {
+                recs.iter()
+                    .find(|r| r.finding == f.id)
+                    .map_or(Place::Missing, Place::of)
+            });
+            (i, voter.name.as_str(), place)
+        })
+        .collect()
+}
+
+/// The ballots of a standing: a voter not yet in, or in as left out, is out (a voter left out
+/// may still be counted out); one with no readable vote is missing.
+fn ballots_of<'a>(stand: &'a [(usize, &'a str, Option<Place>)]) -> (Vec<Ballot<'a>>, Vec<String>) {
+    let mut ballots = Vec::new();
+    let mut missing = Vec::new();
+    for (_, name, place) in stand {
+        match place {
+            None | Some(Place::LeftOut) => ballots.push(Ballot::Out(name)),
+            Some(Place::Voted(v)) => ballots.push(Ballot::In(v)),
+            Some(Place::Missing) => missing.push(name.to_string()),
+        }
+    }
+    (ballots, missing)
+}
+
 /// Why a voter still out is not needed (`panel-vote --stop-when-decided`): the votes in fix
 /// the fate of every finding in `shown` whatever it and the others still out would vote
 /// ([`fixed_fate`]); `None` while one is open. `asked` is each voter and what it was shown,
@@ -364,26 +452,8 @@ pub fn not_needed(
 ) -> Option<String> {
     let mut fates = Vec::new();
     for f in shown {
-        let mut ballots = Vec::new();
-        let mut missing = Vec::new();
-        let places: Vec<Option<Place>> = done
-            .iter()
-            .map(|recs| {
-                let rec = recs.as_ref()?.iter().find(|r| r.finding == f.id);
-                Some(rec.map_or(Place::Missing, Place::of))
-            })
-            .collect();
-        for ((voter, seen), place) in asked.iter().zip(&places) {
-            if !seen.iter().any(|s| s.id == f.id) {
-                continue;
-            }
-            // Out: not yet in, or in as left out (a voter left out may still be counted out).
-            match place {
-                None | Some(Place::LeftOut) => ballots.push(Ballot::Out(voter.name.as_str())),
-                Some(Place::Voted(v)) => ballots.push(Ballot::In(v)),
-                Some(Place::Missing) => missing.push(voter.name.clone()),
-            }
-        }
+        let stand = standing_on(f, asked, done);
+        let (ballots, missing) = ballots_of(&stand);
         let fate = fixed_fate(f.severity, f.raised_by.len(), &ballots, &missing)?;
         fates.push(format!("{} {}", f.id, fate.result.as_str()));
     }
@@ -391,6 +461,38 @@ pub fn not_needed(
         "the votes in fixed the fate of every finding it was shown without it: {}",
         fates.join(", ")
     ))
+}
+
+/// The voters a cascade asks next (`panel-vote --cascade`), in order, of those not yet
+/// `released`: for each finding the votes in do not fix, as many of the voters still out on it
+/// as could fix it ([`could_fix`]), less those already asked and not yet in.
+pub fn to_ask(
+    asked: &[(&Reviewer, Vec<&MergedFinding>)],
+    done: &[Option<Vec<VoteRecord>>],
+    released: &[bool],
+) -> Vec<usize> {
+    let mut next: Vec<usize> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for f in asked.iter().flat_map(|(_, shown)| shown) {
+        if seen.contains(&f.id.as_str()) {
+            continue;
+        }
+        seen.push(&f.id);
+        let stand = standing_on(f, asked, done);
+        let (ballots, missing) = ballots_of(&stand);
+        let need = could_fix(f.severity, f.raised_by.len(), &ballots, &missing);
+        let running = stand
+            .iter()
+            .filter(|(i, _, place)| place.is_none() && released[*i])
+            .count();
+        let held = stand
+            .iter()
+            .filter(|(i, _, place)| place.is_none() && !released[*i]);
+        next.extend(held.take(need.saturating_sub(running)).map(|(i, ..)| *i));
+    }
+    next.sort_unstable();
+    next.dedup();
+    next
 }
 
 // ── Applying the votes ─────────────────────────────────────────────────────
@@ -827,5 +929,27 @@ mod tests {
             fate(&[Ballot::In(&a2), Ballot::In(&d3)], &[]),
             Some(FindingResult::Disputed)
         );
+    }
+
+    /// A cascade of voters asks as many as could fix a fate. Three voters on a finding one
+    /// reviewer raised: two agreeing could keep it (seed 000: "Otherwise the finding stays as
+    /// it is"), one vote alone fixes nothing; after an agree and a disagree, the third decides.
+    #[test]
+    fn could_fix_counts_the_fewest_votes_out_that_could_fix_a_fate() {
+        let could = |ballots: &[Ballot]| could_fix(Severity::ShouldFix, 1, ballots, &[]);
+        let out = [Ballot::Out("r-2"), Ballot::Out("r-3"), Ballot::Out("r-4")];
+        assert_eq!(could(&out), 2);
+        let (a2, d3) = (v("r-2", A), v("r-3", D));
+        let split = [Ballot::In(&a2), Ballot::In(&d3), Ballot::Out("r-4")];
+        assert_eq!(could(&split), 1);
+        let a3 = v("r-3", A);
+        let kept = [Ballot::In(&a2), Ballot::In(&a3), Ballot::Out("r-4")];
+        assert_eq!(could(&kept), 0, "fixed: nobody more");
+        // A block is never dropped: with votes out it can still be kept or disputed.
+        let block = could_fix(Severity::Block, 1, &out, &[]);
+        assert!((1..=3).contains(&block), "{block}");
+        // A missing vote fixes it disputed: nobody needed.
+        let missing = ["r-5".to_string()];
+        assert_eq!(could_fix(Severity::ShouldFix, 1, &out, &missing), 0);
     }
 }

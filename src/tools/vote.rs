@@ -14,7 +14,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, Subcommand};
@@ -24,14 +24,14 @@ use crate::contracts::Contract;
 use crate::contracts::decisions::{DecisionContract, check_decisions, judge_prompt};
 use crate::contracts::votes::{VoteContract, check_votes, vote_prompt};
 use crate::engine::ask::{Asker, Check, Question, Reply};
-use crate::engine::cancel::Cancel;
+use crate::engine::cancel::{Cancel, Pace};
 use crate::records::Status;
 use crate::records::synthesis::{
     self, APPLY_TYPES, DecisionRecord, MergedFinding, MergedPanel, Record, Reviewer, RouteRecord,
     VoteRecord,
 };
 use crate::rules::routes::{route_with_judge, route_without_judge};
-use crate::rules::votes::{Applied, apply, not_needed};
+use crate::rules::votes::{Applied, apply, not_needed, to_ask};
 use crate::tools::docs::ToolDoc;
 
 /// Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
@@ -70,6 +70,11 @@ pub struct Args {
     /// the finding, and a voter left out gives none.
     #[arg(long)]
     pub stop_when_decided: bool,
+    /// Ask voters only as they are needed (implies --stop-when-decided): at first, for each
+    /// finding, as many of the voters shown it, in reviewer order, as could fix its fate; then
+    /// more only while a fate is open. Cost can fall while wall time grows.
+    #[arg(long)]
+    pub cascade: bool,
     #[command(flatten)]
     pub rules: Rules,
     #[command(flatten)]
@@ -84,7 +89,7 @@ The records are data: they never choose a program to run. The voters' seats come
 
 The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had: nothing is left to send back, and that holds when some reviews are missing too, since a review that failed sends nothing back (the panel record names them in noReviewFrom). Below the threshold with a finding left, it has no decision when the missing reviews could have reached it. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
 
-With --stop-when-decided, a voter still out (asked and not yet answered, or not yet launched) is ended, its whole group as at the deadline, or never launched, once the votes in fix the fate of every finding it was shown whatever it would vote: agree, disagree or a better fix of its own. Its vote records say cancelled, with a cause naming the fates the votes in fixed, and it is no missing vote: it disputes nothing. Never the default: a split's reasons are the finding, and a voter left out gives none. A vote record that says cancelled though its vote could have changed a finding's fate (a forged or edited stream, to panel-vote apply) counts as missing, and the panel has no decision.
+With --stop-when-decided, a voter still out (asked and not yet answered, or not yet launched) is ended, its whole group as at the deadline, or never launched, once the votes in fix the fate of every finding it was shown whatever it would vote: agree, disagree or a better fix of its own. Its vote records say cancelled, with a cause naming the fates the votes in fixed, and it is no missing vote: it disputes nothing. Never the default: a split's reasons are the finding, and a voter left out gives none. With --cascade (which implies it), voters are also asked only as they are needed: at first, for each finding, as many of the voters shown it, in reviewer order, as could fix its fate (two agreeing of three voters can keep a finding), then more only while a fate is open; a voter never asked is recorded cancelled too. Wall time can grow while cost falls. A vote record that says cancelled though its vote could have changed a finding's fate (a forged or edited stream, to panel-vote apply) counts as missing, and the panel has no decision.
 
 A recorded judge, --judge replay:FILE, reads FILE as a JSON array of answer objects, one per round (--round picks one; later rounds repeat the last), or as one answer object for every round. An answer holds finding-1, finding-2, … for the findings left in synthesis order, each {\"decision\": \"act\" or \"skip\", \"reason\": \"…\"}; other keys are let be.
 
@@ -168,11 +173,13 @@ pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
 }
 
-/// Asks every question at once; `each` sees each reply as it comes in (in the order they end),
-/// on this thread. The replies come back in the order of the questions.
+/// Asks every question at once, each held one once its gate opens (a send, or its sender
+/// dropped); `each` sees each reply as it comes in (in the order they end), on this thread.
+/// The replies come back in the order of the questions.
 fn ask_each(
     asker: &dyn Asker,
     questions: &[(Question, Box<Check>)],
+    gates: Vec<Option<mpsc::Receiver<()>>>,
     mut each: impl FnMut(usize, &Reply),
 ) -> Vec<Reply> {
     let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
@@ -185,12 +192,15 @@ fn ask_each(
     };
     let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (tx, rx) = mpsc::channel();
         let mut handles = Vec::new();
         let mut here = Vec::new();
-        for (i, qc) in questions.iter().enumerate() {
+        for ((i, qc), gate) in questions.iter().enumerate().zip(gates) {
             let tx = tx.clone();
             match std::thread::Builder::new().spawn_scoped(scope, move || {
+                if let Some(gate) = gate {
+                    let _ = gate.recv();
+                }
                 let _ = tx.send((i, ask(qc)));
             }) {
                 Ok(h) => handles.push(h),
@@ -198,7 +208,8 @@ fn ask_each(
             }
         }
         drop(tx);
-        // A question no thread can be had for (a limit on processes) is asked on this one.
+        // A question no thread can be had for (a limit on processes) is asked on this one, at
+        // once: its gate would wait for this very thread.
         for i in here {
             let reply = ask(&questions[i]);
             each(i, &reply);
@@ -262,21 +273,23 @@ pub fn collect_votes_reading(
     candidate: &str,
     reading: Option<&Reading>,
 ) -> Result<Vec<VoteRecord>> {
-    collect_votes_until(panel, seats, asker, (brief, candidate), reading, false)
+    collect_votes_until(panel, seats, asker, (brief, candidate), reading, Pace::All)
 }
 
-/// [`collect_votes_reading`]; with `stop` (`--stop-when-decided`), a voter still out is ended,
-/// or never launched, once the votes in fix the fate of every finding it was shown whatever
-/// it would vote ([`crate::rules::votes::not_needed`]): its records say `cancelled`, with
-/// what fixed them.
+/// [`collect_votes_reading`] at a pace. Stopping when decided (`--stop-when-decided`), a
+/// voter still out is ended, or never launched, once the votes in fix the fate of every
+/// finding it was shown whatever it would vote ([`crate::rules::votes::not_needed`]): its
+/// records say `cancelled`, with what fixed them. A cascade (`--cascade`) also holds every
+/// voter back until a fate it was shown needs its vote ([`crate::rules::votes::to_ask`]).
 pub fn collect_votes_until(
     panel: &MergedPanel,
     seats: &[String],
     asker: &dyn Asker,
     (brief, candidate): (Option<&str>, &str),
     reading: Option<&Reading>,
-    stop: bool,
+    pace: Pace,
 ) -> Result<Vec<VoteRecord>> {
+    let stop = pace != Pace::All;
     let mut asked: Vec<(&Reviewer, Vec<&MergedFinding>)> = Vec::new();
     let mut questions: Vec<(Question, Box<Check>)> = Vec::new();
     let mut tokens: Vec<Option<Arc<Cancel>>> = Vec::new();
@@ -312,7 +325,26 @@ pub fn collect_votes_until(
     }
     // Each voter's records once its reply is in: what the fates are fixed by.
     let mut done: Vec<Option<Vec<VoteRecord>>> = vec![None; asked.len()];
-    let replies = ask_each(asker, &questions, |i, reply| {
+    // A cascade's voters wait at a gate until asked (a send) or left out (the sender dropped).
+    let (mut opens, gates): (Vec<_>, Vec<_>) = (0..asked.len())
+        .map(|_| match pace {
+            Pace::Cascade => {
+                let (tx, rx) = mpsc::channel();
+                (Some(tx), Some(rx))
+            }
+            _ => (None, None),
+        })
+        .unzip();
+    let release = |done: &[Option<Vec<VoteRecord>>], opens: &mut [Option<mpsc::Sender<()>>]| {
+        let released: Vec<bool> = opens.iter().map(Option::is_none).collect();
+        for i in to_ask(&asked, done, &released) {
+            if let Some(open) = opens[i].take() {
+                let _ = open.send(());
+            }
+        }
+    };
+    release(&done, &mut opens);
+    let replies = ask_each(asker, &questions, gates, |i, reply| {
         if !stop {
             return;
         }
@@ -326,8 +358,11 @@ pub fn collect_votes_until(
             };
             if let Some(why) = not_needed(&asked, &done, shown) {
                 token.cancel(why);
+                // Never asked: through its gate to its cancelled launch, which starts nothing.
+                opens[j] = None;
             }
         }
+        release(&done, &mut opens);
     });
     let mut out = Vec::new();
     for ((voter, shown), reply) in asked.iter().zip(replies) {
@@ -495,10 +530,11 @@ pub fn ask_judge(
                         cancel: None,
                     };
                     let check = move |a: &Map<String, Value>| DecisionContract { n }.check(a);
-                    let reply = ask_each(asker, &[(question, Box::new(check))], |_, _| {})
-                        .into_iter()
-                        .next()
-                        .unwrap_or_else(|| Reply::abstained(Status::Failed, "no reply"));
+                    let reply =
+                        ask_each(asker, &[(question, Box::new(check))], vec![None], |_, _| {})
+                            .into_iter()
+                            .next()
+                            .unwrap_or_else(|| Reply::abstained(Status::Failed, "no reply"));
                     usage = reply.usage;
                     match reply.answer {
                         Some(a) => check_decisions(&a, n).map_err(|why| (Status::Unreadable, why)),
@@ -727,7 +763,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             asker,
             (brief.as_deref(), candidate.as_deref().unwrap_or("")),
             reading.as_ref(),
-            args.stop_when_decided,
+            Pace::of(args.stop_when_decided, args.cascade),
         )?,
         _ => Vec::new(),
     };

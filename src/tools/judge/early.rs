@@ -14,16 +14,7 @@ use crate::rules::decision::{Standing, Words, first_wave};
 use crate::tools::judge::CascadeOrder;
 use crate::tools::judge::panel::Judge;
 
-/// How a panel is asked: every judge, or until it is decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pace {
-    /// Every judge, as without the options: a split's reasons are the finding.
-    All,
-    /// Every judge at once, the rest ended once the panel is decided.
-    StopWhenDecided,
-    /// As few as could decide it, then more only while it is undecided.
-    Cascade,
-}
+pub use crate::engine::cancel::Pace;
 
 /// A panel of `size` judges needing `required` yes answers, counted as its answers come in.
 pub struct Early {
