@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod exit;
 pub mod facts;
 pub mod input;
+pub mod ledger;
 pub mod pr;
 pub mod review;
 pub mod strict;

@@ -11,6 +11,7 @@ use crate::engine::harness::Harness;
 use crate::records::VerdictRecord;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::facts::PrFacts;
+use crate::records::ledger::{JudgeStats, LedgerSummary, PairAgreement};
 use crate::records::pr::PrVerdictRecord;
 use crate::records::review::ReviewRecord;
 use crate::records::synthesis::{
@@ -22,7 +23,6 @@ use crate::rules::classify::PrClass;
 use crate::rules::plan::PanelPlan;
 use crate::rules::pr::aggregate::PanelVerdict;
 use crate::tools::tally::count::Tally;
-use crate::tools::tally::ledger::stats::{JudgeStats, LedgerSummary, PairAgreement};
 use crate::tools::tally::report::Summary;
 
 /// One schema file: its name under `schemas/` without `.schema.json` (the record's `type`, or

@@ -11,13 +11,13 @@ fn opt(v: Option<f64>) -> String {
 }
 
 /// The flags of a judge or pair: their names in the table, their evidence in a section.
-fn flag_names(flags: &[super::stats::Flag]) -> String {
+fn flag_names(flags: &[crate::records::ledger::Flag]) -> String {
     flags.iter().map(|f| f.flag).collect::<Vec<_>>().join(", ")
 }
 
 /// `panel-tally --ledger --format markdown`: what the history says of the panel (no decision:
 /// the ledger decides nothing), a table of judges, the pairs' agreement, each flag's evidence.
-pub fn ledger(r: &super::stats::Report) -> String {
+pub fn ledger(r: &crate::records::ledger::Report) -> String {
     use super::figure;
     let s = &r.summary;
     let mut out = String::new();

@@ -14,7 +14,6 @@
 pub mod count;
 pub mod markdown;
 pub mod read;
-pub mod stats;
 pub mod svg;
 pub mod text;
 
@@ -26,14 +25,14 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 use crate::records::input::Source;
+pub use crate::records::ledger::{
+    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, Report, StoppedEarly,
+    SubPanel,
+};
 use crate::rules::agreement::{cohen_kappa, wilson};
 use crate::rules::bootstrap::{self, Ci};
 use crate::tools::tally::report::Format;
 use count::{Canary, Ledger, STATUSES, Shape, Stats};
-pub use stats::{
-    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, Report, StoppedEarly,
-    SubPanel,
-};
 
 /// Flags need this many panels (or shared panels) before they are raised on a rate.
 pub const MIN_PANELS: u64 = 30;

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::tools::tally::ledger::stats::Report;
+use crate::records::ledger::Report;
 
 /// `text` as XML character data or an attribute value.
 pub fn xml(text: &str) -> String {

@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
+use crate::records::ledger::{JudgeStats, Report};
 use crate::records::text::inline;
 use crate::tools::tally::ledger::figure;
-use crate::tools::tally::ledger::stats::{JudgeStats, Report};
 
 /// Whether the terminal report may use colour: stdout is a terminal and `NO_COLOR` is unset
 /// or empty.
