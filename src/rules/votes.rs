@@ -198,6 +198,11 @@ pub enum Ballot<'a> {
     Out(&'a str),
 }
 
+/// The most voters out on one finding whose every way to vote is tried ([`fixed_fate`] tries
+/// about a sixth of the cube of them, [`could_fix`] more): past it, a fate is taken as open,
+/// so a voter is asked rather than left out, and a stream's voter left out counts as missing.
+pub const EXACT: usize = 12;
+
 /// The fate the votes in fix for one finding whatever the voters still out do, or `None`
 /// while one of them could still change it: its result, and with `better fix` the fix it
 /// carries. Each voter out may agree, disagree, offer a better fix of its own, or be left out
@@ -217,10 +222,15 @@ pub fn fixed_fate(
     ballots: &[Ballot],
     no_votes_from: &[String],
 ) -> Option<Ruling> {
+    // The rules read a vote's kind and fix, never its reason: tried without it.
+    let bare = |v: &FindingVote| FindingVote {
+        reason: String::new(),
+        ..v.clone()
+    };
     let votes_in: Vec<FindingVote> = ballots
         .iter()
         .filter_map(|b| match b {
-            Ballot::In(v) => Some((*v).clone()),
+            Ballot::In(v) => Some(bare(v)),
             Ballot::Out(_) => None,
         })
         .collect();
@@ -229,6 +239,9 @@ pub fn fixed_fate(
         .iter()
         .filter(|b| matches!(b, Ballot::Out(_)))
         .count();
+    if out > EXACT {
+        return None;
+    }
     for better in 0..=out {
         for agree in 0..=out - better {
             for disagree in 0..=out - better - agree {
@@ -236,7 +249,7 @@ pub fn fixed_fate(
                 let votes: Vec<FindingVote> = ballots
                     .iter()
                     .filter_map(|b| match b {
-                        Ballot::In(v) => Some((*v).clone()),
+                        Ballot::In(v) => Some(bare(v)),
                         Ballot::Out(name) => {
                             k += 1;
                             let vote = if k <= better {
@@ -290,6 +303,9 @@ pub fn could_fix(
         Ballot::Out(n) => n,
         Ballot::In(v) => v.reviewer.as_str(),
     };
+    if out.len() > EXACT {
+        return out.len();
+    }
     for k in 0..out.len() {
         for better in 0..=k {
             for agree in 0..=k - better {
@@ -951,5 +967,19 @@ mod tests {
         // A missing vote fixes it disputed: nobody needed.
         let missing = ["r-5".to_string()];
         assert_eq!(could_fix(Severity::ShouldFix, 1, &out, &missing), 0);
+    }
+
+    /// Past [`EXACT`] voters out a fate is not searched: it is open, and every voter out is
+    /// asked. A stream of a thousand reviewers must not make a search of a billion ways.
+    #[test]
+    fn past_exact_voters_out_a_fate_is_open_and_every_voter_is_asked() {
+        let names: Vec<String> = (0..1000).map(|i| format!("r-{i}")).collect();
+        let agrees: Vec<FindingVote> = names[..5].iter().map(|n| v(n, A)).collect();
+        let mut ballots: Vec<Ballot> = agrees.iter().map(Ballot::In).collect();
+        ballots.extend(names[5..].iter().map(|n| Ballot::Out(n)));
+        assert_eq!(fate(&ballots, &[]), None);
+        assert_eq!(could_fix(Severity::ShouldFix, 1, &ballots, &[]), 995);
+        let few = &ballots[..5 + EXACT];
+        assert!(could_fix(Severity::ShouldFix, 1, few, &[]) <= EXACT);
     }
 }
