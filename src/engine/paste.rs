@@ -20,7 +20,8 @@ use crate::engine::argv::{self, shell_quote};
 use crate::engine::ask::{Job, Mode};
 use crate::engine::attempt::Attempt;
 use crate::engine::context::Context;
-use crate::engine::harness::{AnswerAt, HarnessKind};
+use crate::engine::harness::{AnswerAt, HarnessKind, Part};
+use crate::engine::run_folder::AttemptDirs;
 
 /// Stands for the block's private folder (`"$s"`) in rendered text. No prompt, model or
 /// schema holds a NUL byte (no command line could carry one), so none can forge it.
@@ -65,98 +66,14 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
     let (prompt, dirs) = (&attempt.prompt, &attempt.dirs);
     let argv = attempt.argv(Some(PROMPT))?;
     let (parts, stdin) = (argv.parts, argv.stdin);
-    b.push_str(
-            "# Unconfined: panel's Landlock walls do not reach a pasted command; the harness's own lockdown holds it",
-        );
-    match &h.lockdown {
-        Some(l) => {
-            let _ = writeln!(b, ": {}.", comment(l));
-        }
-        None => b.push_str(".\n"),
-    }
-    let _ = writeln!(
-        b,
-        "# It runs in a private folder, removed when it ends, with the files and logins panel-judge gives it."
-    );
-    if let Mode::Reviewer { checkout, .. } = &job.mode {
-        let _ = writeln!(
-            b,
-            "# It reviews the checkout at {}: make it first (a repository of the head alone: git init PATH, git -C PATH fetch REPO HEAD, git -C PATH checkout --detach HEAD).",
-            comment(&checkout.display().to_string())
-        );
-    }
+    unconfined_note(&mut b, job);
     b.push_str("(\nset -eu\numask 077\n");
     b.push_str("s=$(mktemp -d \"${TMPDIR:-/tmp}/panel-sandbox.XXXXXX\")\n");
     b.push_str("trap 'rm -rf -- \"$s\"' EXIT\ntrap 'exit 130' INT\ntrap 'exit 143' TERM HUP\n");
-    let folders = [&dirs.private, &dirs.home, &dirs.work, &dirs.tmp];
-    let _ = writeln!(b, "mkdir -- {}", folders.map(|d| word(&path(d))).join(" "));
-    let _ = writeln!(b, "prompt={}", shell_quote(prompt));
-    let _ = writeln!(
-        b,
-        "printf '%s' \"$prompt\" > {}",
-        word(&path(&dirs.prompt_file()))
-    );
-    let _ = writeln!(
-        b,
-        "printf '%s' {} > {}",
-        shell_quote(&job.schema.to_string()),
-        word(&path(&dirs.schema_file()))
-    );
-    let _ = writeln!(b, ": > {}", word(&path(&dirs.answer_file())));
-    logins(&mut b, job, dirs);
-    let vars = argv::vars(job, PROMPT, dirs, ctx);
-    for (rel, text) in &h.files {
-        let file = dirs.home.join(rel);
-        let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
-        if let Some(parent) = file.parent() {
-            let _ = writeln!(b, "mkdir -p -- {}", word(&path(parent)));
-        }
-        let _ = writeln!(b, "printf '%s' {} > {}", word(&text), word(&path(&file)));
-    }
+    private_files(&mut b, job, dirs, prompt, ctx);
     let _ = writeln!(b, "cd -- {}", word(&path(&attempt.cwd())));
-    // The argv, its `whenEnv` groups decided by the environment the block runs in.
-    let mut first = true;
-    for part in &parts {
-        let words: Vec<String> = part.args.iter().map(|a| word(a)).collect();
-        let op = if first { "=" } else { "+=" };
-        match part.when_env {
-            None => {
-                let _ = writeln!(b, "a{op}({})", words.join(" "));
-            }
-            Some(name) if is_identifier(name) => {
-                if first {
-                    b.push_str("a=()\n");
-                }
-                let _ = writeln!(
-                    b,
-                    "if [ -n \"${{{name}-}}\" ]; then a+=({}); fi",
-                    words.join(" ")
-                );
-            }
-            // No shell variable has that name: the launch, reading the same
-            // environment, finds it unset too.
-            Some(_) if first => b.push_str("a=()\n"),
-            Some(_) => continue,
-        }
-        first = false;
-    }
-    if first {
-        b.push_str("a=()\n");
-    }
-    // The launch's environment: nothing of the user's but the carried variables.
-    let mut env: Vec<String> = Vec::new();
-    let mut carried = argv::carried_env(job, ctx);
-    carried.retain(|n| is_identifier(n));
-    carried.dedup();
-    for name in carried {
-        let set = format!("${{{name}+\"{name}=${name}\"}}");
-        if !env.contains(&set) {
-            env.push(set);
-        }
-    }
-    for (k, v) in argv::private_env(job, dirs, ctx) {
-        env.push(word(&format!("{k}={v}")));
-    }
+    argv_array(&mut b, &parts);
+    let env = launch_env(job, dirs, ctx);
     let timeout = ctx.opts.timeout_secs.max(0.001);
     let run = format!(
         "timeout -k 1 {timeout} env -i -- {} {} \"${{a[@]}}\"",
@@ -187,9 +104,118 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
     Ok(b)
 }
 
+/// The block's opening words: it runs outside panel's walls, under the harness's own lockdown,
+/// in a private folder; a reviewer's checkout is made first.
+fn unconfined_note(b: &mut String, job: &Job) {
+    let h = &job.seat.harness;
+    b.push_str(
+        "# Unconfined: panel's Landlock walls do not reach a pasted command; the harness's own lockdown holds it",
+    );
+    match &h.lockdown {
+        Some(l) => {
+            let _ = writeln!(b, ": {}.", comment(l));
+        }
+        None => b.push_str(".\n"),
+    }
+    let _ = writeln!(
+        b,
+        "# It runs in a private folder, removed when it ends, with the files and logins panel-judge gives it."
+    );
+    if let Mode::Reviewer { checkout, .. } = &job.mode {
+        let _ = writeln!(
+            b,
+            "# It reviews the checkout at {}: make it first (a repository of the head alone: git init PATH, git -C PATH fetch REPO HEAD, git -C PATH checkout --detach HEAD).",
+            comment(&checkout.display().to_string())
+        );
+    }
+}
+
+/// The private folder's files, as the launch makes them: HOME, TMPDIR and the working folder;
+/// the prompt, schema and answer files; the logins; the harness row's files.
+fn private_files(b: &mut String, job: &Job, dirs: &AttemptDirs, prompt: &str, ctx: &Context) {
+    let h = &job.seat.harness;
+    let folders = [&dirs.private, &dirs.home, &dirs.work, &dirs.tmp];
+    let _ = writeln!(b, "mkdir -- {}", folders.map(|d| word(&path(d))).join(" "));
+    let _ = writeln!(b, "prompt={}", shell_quote(prompt));
+    let _ = writeln!(
+        b,
+        "printf '%s' \"$prompt\" > {}",
+        word(&path(&dirs.prompt_file()))
+    );
+    let _ = writeln!(
+        b,
+        "printf '%s' {} > {}",
+        shell_quote(&job.schema.to_string()),
+        word(&path(&dirs.schema_file()))
+    );
+    let _ = writeln!(b, ": > {}", word(&path(&dirs.answer_file())));
+    logins(b, job, dirs);
+    let vars = argv::vars(job, PROMPT, dirs, ctx);
+    for (rel, text) in &h.files {
+        let file = dirs.home.join(rel);
+        let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
+        if let Some(parent) = file.parent() {
+            let _ = writeln!(b, "mkdir -p -- {}", word(&path(parent)));
+        }
+        let _ = writeln!(b, "printf '%s' {} > {}", word(&text), word(&path(&file)));
+    }
+}
+
+/// The argv as the bash array `a`, its `whenEnv` groups decided by the environment the block
+/// runs in.
+fn argv_array(b: &mut String, parts: &[Part]) {
+    let mut first = true;
+    for part in parts {
+        let words: Vec<String> = part.args.iter().map(|a| word(a)).collect();
+        let op = if first { "=" } else { "+=" };
+        match part.when_env {
+            None => {
+                let _ = writeln!(b, "a{op}({})", words.join(" "));
+            }
+            Some(name) if is_identifier(name) => {
+                if first {
+                    b.push_str("a=()\n");
+                }
+                let _ = writeln!(
+                    b,
+                    "if [ -n \"${{{name}-}}\" ]; then a+=({}); fi",
+                    words.join(" ")
+                );
+            }
+            // No shell variable has that name: the launch, reading the same
+            // environment, finds it unset too.
+            Some(_) if first => b.push_str("a=()\n"),
+            Some(_) => continue,
+        }
+        first = false;
+    }
+    if first {
+        b.push_str("a=()\n");
+    }
+}
+
+/// The launch's environment: nothing of the user's but the carried variables, then the
+/// private folder's.
+fn launch_env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<String> {
+    let mut env: Vec<String> = Vec::new();
+    let mut carried = argv::carried_env(job, ctx);
+    carried.retain(|n| is_identifier(n));
+    carried.dedup();
+    for name in carried {
+        let set = format!("${{{name}+\"{name}=${name}\"}}");
+        if !env.contains(&set) {
+            env.push(set);
+        }
+    }
+    for (k, v) in argv::private_env(job, dirs, ctx) {
+        env.push(word(&format!("{k}={v}")));
+    }
+    env
+}
+
 /// Copies the row's logins as [`crate::engine::credentials::Logins::copy`] does: a
 /// regular file of the user's, when there is one, into the private HOME, the owner's alone.
-fn logins(b: &mut String, job: &Job, dirs: &crate::engine::run_folder::AttemptDirs) {
+fn logins(b: &mut String, job: &Job, dirs: &AttemptDirs) {
     for c in &job.seat.harness.credentials {
         let to = dirs.home.join(&c.to);
         b.push_str(&user_path(&c.from));

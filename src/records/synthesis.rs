@@ -281,6 +281,16 @@ pub enum RouteKind {
     Pass,
 }
 
+impl RouteKind {
+    /// The word the record carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteKind::Again => "again",
+            RouteKind::Pass => "pass",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteRecord {

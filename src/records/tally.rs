@@ -114,6 +114,17 @@ pub enum SynthesisStatus {
     NoDecision,
 }
 
+impl SynthesisStatus {
+    /// The word the record carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SynthesisStatus::Pass => "pass",
+            SynthesisStatus::Again => "again",
+            SynthesisStatus::NoDecision => "no-decision",
+        }
+    }
+}
+
 impl From<Decision> for SynthesisStatus {
     fn from(d: Decision) -> Self {
         match d {
@@ -157,4 +168,24 @@ pub struct SplitFinding<'a> {
 
 fn as_map<S: serde::Serializer>(counts: &[(Severity, usize)], s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(counts.iter().map(|(k, n)| (k, n)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words the Markdown report shows are the ones the record carries.
+    #[test]
+    fn each_word_is_the_one_the_record_carries() {
+        for s in [
+            SynthesisStatus::Pass,
+            SynthesisStatus::Again,
+            SynthesisStatus::NoDecision,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        for k in [RouteKind::Again, RouteKind::Pass] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        }
+    }
 }

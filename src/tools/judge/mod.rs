@@ -18,7 +18,8 @@ pub mod panel;
 pub mod pr;
 
 use crate::contracts::fence;
-use crate::engine::ask::{Job, Prompt};
+use crate::engine::ask::{Done, Job, Prompt};
+use crate::engine::cancel::Cancel;
 use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
 use crate::records::candidate::Candidate;
@@ -301,28 +302,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return harnesses::doctor(&launcher.table, &launcher.ctx, mode, args.json);
     }
     early_flags(&args)?;
-    let kind: Arc<dyn PanelKind + Send + Sync> = match args.contract {
+    let kind: Kind = match args.contract {
         ContractKind::Verdict => Arc::new(Verdicts),
         ContractKind::Review => Arc::new(Reviews {
             stage: args.stage.clone(),
             writer_family: args.writer_family.clone(),
         }),
-        ContractKind::Pr => {
-            let Some(plan) = &args.plan else {
-                bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
-            };
-            if args.candidate.is_some() {
-                bail!(
-                    "--contract pr reviews the plan's head in --repo; it takes no candidate file"
-                );
-            }
-            let rounds = pr::Given {
-                earlier: &args.earlier,
-                fix_proof: args.fix_proof.as_deref(),
-                stop_when_decided: args.stop_when_decided,
-            };
-            return pr::judge(plan, &args.repo, &rounds, args.dry_run, launcher);
-        }
+        ContractKind::Pr => return judge_pr(&args, launcher),
     };
     panel_flags(&args)?;
     let verdicts = args.contract == ContractKind::Verdict;
@@ -342,15 +328,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cross: args.cross,
     };
     let judges = kind.judges(&flags, &seats)?;
-    let pace = if args.cascade {
-        early::Pace::Cascade
-    } else if args.stop_when_decided {
-        early::Pace::StopWhenDecided
-    } else {
-        early::Pace::All
-    };
     let required = crate::rules::decision::required(args.agree, judges.len())?;
-    let mut early = early::Early::new(pace, judges.len(), required, kind.words());
+    let mut early = early::Early::new(pace(&args), judges.len(), required, kind.words());
     // The canary judges come after the panel's, on its first lens, one per seat and canary.
     let canary_judges = match judges.first() {
         Some(first) if !canaries.is_empty() => canary::judges(&first.lens, &seats, canaries.len())?,
@@ -365,12 +344,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if !args.dry_run {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
-    // Recorded answers are no panel's new judgement: a replay keeps no history unless one is
-    // named (--history, PANEL_HISTORY).
-    let replay = judges.iter().all(|j| j.seat.harness.name == "replay")
-        && args.history.is_none()
-        && std::env::var_os("PANEL_HISTORY").is_none();
-    let history = (verdicts && !args.dry_run && !replay).then(|| {
+    let history = (verdicts && !args.dry_run && !is_replay(&args, &judges)).then(|| {
         crate::engine::history::Keeper::start(
             "panel-judge",
             args.history.as_deref(),
@@ -379,52 +353,33 @@ pub fn run(args: Args) -> Result<ExitCode> {
     });
     let candidate = Candidate::read(args.candidate.as_deref().unwrap_or("-"))?;
     let brief = read_brief(args.brief.as_deref())?;
-    let mut texts: Vec<&str> = vec![&candidate.text, brief.as_deref().unwrap_or("")];
-    texts.extend(canaries.iter().map(|c| c.candidate.text.as_str()));
-    let nonce: Arc<str> = fence::nonce(&texts).into();
-    let schema = kind.contract().schema();
-    let canary_jobs = canary_judges.iter().map(|(n, j)| {
-        let (kind, judge, text) = (kind.clone(), j.clone(), canaries[*n].candidate.text.clone());
-        let nonce = nonce.clone();
-        let prompt = Prompt::built_by(move || kind.prompt(&judge, &text, None, &nonce));
-        Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
-    });
-    let jobs: Vec<Job> = judges
-        .iter()
-        .map(|j| {
-            // Built when the judge's attempt starts: the candidate is held once.
-            let (kind, judge, text) = (kind.clone(), j.clone(), candidate.text.clone());
-            let (brief, nonce) = (brief.clone(), nonce.clone());
-            let prompt =
-                Prompt::built_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
-            let mut job = Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone());
-            job.cancel = early.token.clone();
-            job
-        })
-        .chain(canary_jobs)
-        .collect();
+    let asked = Asked {
+        kind: &kind,
+        judges: &judges,
+        canary_judges: &canary_judges,
+        canaries: &canaries,
+        candidate: &candidate,
+    };
+    let jobs = asked.jobs(brief, &early.token);
     launcher.check_prompts(&jobs)?;
     if args.dry_run {
-        let mut out = crate::engine::output::stdout();
-        for (i, job) in jobs.iter().enumerate() {
-            let gap = if i == 0 { "" } else { "\n" };
-            writeln!(out, "{gap}{}", launcher.command_line(job)?)?;
-        }
-        return Ok(ExitCode::SUCCESS);
+        return print_commands(&launcher, &jobs);
     }
     if let Some(b) = args.launch.max_budget_usd {
         say_unenforced_budget(b, &judges);
     }
     let run_dir = launcher.start()?.to_path_buf();
-    crate::engine::run_folder::freeze(&run_dir, &candidate)?;
-    for (n, c) in canaries.iter().enumerate() {
-        let name = format!("{}{}.candidate", panel::CANARY_PREFIX, n + 1);
-        crate::engine::run_folder::file(&run_dir.join(name), c.candidate.text.as_bytes());
-    }
-    let mut history = history;
+    asked.freeze(&run_dir)?;
 
     let label = kind.label();
-    let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
+    let out = crate::engine::run_folder::Emitter::new(&run_dir.join(format!("{label}.jsonl")))?;
+    let mut records = Records {
+        out,
+        history,
+        waiting_canaries: canary_judges.len(),
+        last: None,
+        failure: None,
+    };
     let contract = kind.contract();
     let check = |obj: &serde_json::Map<String, serde_json::Value>| contract.check(obj);
     let panel = kinds::Panel {
@@ -433,12 +388,6 @@ pub fn run(args: Args) -> Result<ExitCode> {
         run: &run_dir,
         sandbox: launcher.sandbox(),
     };
-    let mut failure = None;
-    // One verdict record is held back while canaries are asked: a run's canary records come
-    // before its last verdict record, so that a stream of many panels (panel-tally --each),
-    // which closes a panel on its last record, has them in it.
-    let mut waiting_canaries = canary_judges.len();
-    let mut last: Option<String> = None;
     // Canaries first, always; then the panel's judges in the order they are to be asked.
     let order: Vec<usize> = (judges.len()..jobs.len())
         .chain(early::order(
@@ -452,26 +401,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     launcher.ask_paced(&paced, &check, first, |k, done| {
         let i = order[k];
         let ms = done.duration.as_millis() as u64;
-        let mut more = 0;
-        let (judge, line, what) = match i.checked_sub(judges.len()) {
-            None => {
-                let judge = &judges[i];
-                let rec = kind.record(judge, &panel, done);
-                more = early.answered(rec.yes);
-                (judge, rec.line, rec.what)
-            }
-            Some(c) => {
-                let (n, judge) = &canary_judges[c];
-                let canary = &canaries[*n];
-                let own = kinds::Panel {
-                    seal: &canary.candidate.seal,
-                    ..panel
-                };
-                let rec = kinds::canary_record(judge, &own, done, canary.expected);
-                waiting_canaries -= 1;
-                (judge, rec.line, rec.what)
-            }
+        let (judge, rec) = asked.record(i, &panel, done);
+        let more = if i < judges.len() {
+            early.answered(rec.yes)
+        } else {
+            0
         };
+        let (line, what) = (rec.line, rec.what);
         // A judge its panel never launched has no folder yet.
         let dir = run_dir.join(&judge.name);
         if crate::engine::run_folder::dir(&dir) {
@@ -482,34 +418,192 @@ pub fn run(args: Args) -> Result<ExitCode> {
             judge.name,
             ms as f64 / 1000.0
         ));
-        if let Some(h) = &mut history {
-            h.append("panel-judge", &line);
-        }
-        let mut lines = vec![line];
-        if i < judges.len() && waiting_canaries > 0 && last.is_none() {
-            last = lines.pop();
-        } else if waiting_canaries == 0 {
-            lines.extend(last.take());
-        }
-        for line in lines {
-            if let Err(e) = out.emit(&line) {
-                failure.get_or_insert(e);
-            }
-        }
+        records.write(i < judges.len(), line);
         more
     });
-    if let Some(line) = last.take()
-        && let Err(e) = out.emit(&line)
-    {
-        failure.get_or_insert(e);
-    }
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    let out = records.finish()?;
     if crate::engine::lifecycle::failure().is_none() {
         eprintln!("{}", out.closing_line(label, &run_dir));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A verdict or a review panel, as the rest of `run` asks it.
+type Kind = Arc<dyn PanelKind + Send + Sync>;
+
+/// `--contract pr`: the plan's panel, judged by [`pr::judge`].
+fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
+    let Some(plan) = &args.plan else {
+        bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
+    };
+    if args.candidate.is_some() {
+        bail!("--contract pr reviews the plan's head in --repo; it takes no candidate file");
+    }
+    let rounds = pr::Given {
+        earlier: &args.earlier,
+        fix_proof: args.fix_proof.as_deref(),
+        stop_when_decided: args.stop_when_decided,
+    };
+    pr::judge(plan, &args.repo, &rounds, args.dry_run, launcher)
+}
+
+/// How the panel is asked: all at once, stopping once decided, or one cascade at a time.
+fn pace(args: &Args) -> early::Pace {
+    if args.cascade {
+        early::Pace::Cascade
+    } else if args.stop_when_decided {
+        early::Pace::StopWhenDecided
+    } else {
+        early::Pace::All
+    }
+}
+
+/// Recorded answers are no panel's new judgement: a replay keeps no history unless one is
+/// named (--history, PANEL_HISTORY).
+fn is_replay(args: &Args, judges: &[panel::Judge]) -> bool {
+    judges.iter().all(|j| j.seat.harness.name == "replay")
+        && args.history.is_none()
+        && std::env::var_os("PANEL_HISTORY").is_none()
+}
+
+/// What a verdict or review panel asks: its judges, then its canaries, about their candidates.
+struct Asked<'a> {
+    kind: &'a Kind,
+    judges: &'a [panel::Judge],
+    canary_judges: &'a [(usize, panel::Judge)],
+    canaries: &'a [canary::Canary],
+    candidate: &'a Candidate,
+}
+
+impl Asked<'_> {
+    /// One sealed job per judge, the panel's (which an early decision may cancel) before the
+    /// canaries'; every prompt fenced by one nonce that none of the texts holds.
+    fn jobs(&self, brief: Option<Arc<str>>, cancel: &Option<Arc<Cancel>>) -> Vec<Job> {
+        let (kind, candidate, canaries) = (self.kind, self.candidate, self.canaries);
+        let mut texts: Vec<&str> = vec![&candidate.text, brief.as_deref().unwrap_or("")];
+        texts.extend(canaries.iter().map(|c| c.candidate.text.as_str()));
+        let nonce: Arc<str> = fence::nonce(&texts).into();
+        let schema = kind.contract().schema();
+        let canary_jobs = self.canary_judges.iter().map(|(n, j)| {
+            let (kind, judge, text) =
+                (kind.clone(), j.clone(), canaries[*n].candidate.text.clone());
+            let nonce = nonce.clone();
+            let prompt = Prompt::built_by(move || kind.prompt(&judge, &text, None, &nonce));
+            Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
+        });
+        self.judges
+            .iter()
+            .map(|j| {
+                // Built when the judge's attempt starts: the candidate is held once.
+                let (kind, judge, text) = (kind.clone(), j.clone(), candidate.text.clone());
+                let (brief, nonce) = (brief.clone(), nonce.clone());
+                let prompt =
+                    Prompt::built_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
+                let mut job = Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone());
+                job.cancel = cancel.clone();
+                job
+            })
+            .chain(canary_jobs)
+            .collect()
+    }
+
+    /// The run folder keeps the candidate and each canary's, as the judges read them.
+    fn freeze(&self, run_dir: &Path) -> Result<()> {
+        crate::engine::run_folder::freeze(run_dir, self.candidate)?;
+        for (n, c) in self.canaries.iter().enumerate() {
+            let name = format!("{}{}.candidate", panel::CANARY_PREFIX, n + 1);
+            crate::engine::run_folder::file(&run_dir.join(name), c.candidate.text.as_bytes());
+        }
+        Ok(())
+    }
+
+    /// Job `i`'s judge and record: a panel judge's (the jobs' first), or a canary's, sealed
+    /// with its own candidate's seal and checked against the answer it knows.
+    fn record(
+        &self,
+        i: usize,
+        panel: &kinds::Panel,
+        done: Done,
+    ) -> (&panel::Judge, kinds::Recorded) {
+        match i.checked_sub(self.judges.len()) {
+            None => {
+                let judge = &self.judges[i];
+                (judge, self.kind.record(judge, panel, done))
+            }
+            Some(c) => {
+                let (n, judge) = &self.canary_judges[c];
+                let canary = &self.canaries[*n];
+                let own = kinds::Panel {
+                    seal: &canary.candidate.seal,
+                    ..*panel
+                };
+                (
+                    judge,
+                    kinds::canary_record(judge, &own, done, canary.expected),
+                )
+            }
+        }
+    }
+}
+
+/// `--dry-run`: each job's command line, a blank line between, for pasting into a script.
+fn print_commands(launcher: &Launcher, jobs: &[Job]) -> Result<ExitCode> {
+    let mut out = crate::engine::output::stdout();
+    for (i, job) in jobs.iter().enumerate() {
+        let gap = if i == 0 { "" } else { "\n" };
+        writeln!(out, "{gap}{}", launcher.command_line(job)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where each finished judge's record goes after its folder: the history, then standard output
+/// and the run folder's ledger.
+struct Records {
+    out: crate::engine::run_folder::Emitter,
+    history: Option<crate::engine::history::Keeper>,
+    /// One verdict record is held back while canaries are asked: a run's canary records come
+    /// before its last verdict record, so that a stream of many panels (panel-tally --each),
+    /// which closes a panel on its last record, has them in it.
+    waiting_canaries: usize,
+    last: Option<String>,
+    /// The first record the run folder could not keep; every record is still written.
+    failure: Option<anyhow::Error>,
+}
+
+impl Records {
+    /// A panel judge's record, or (`panel` false) a canary's.
+    fn write(&mut self, panel: bool, line: String) {
+        if !panel {
+            self.waiting_canaries -= 1;
+        }
+        if let Some(h) = &mut self.history {
+            h.append("panel-judge", &line);
+        }
+        let mut lines = vec![line];
+        if panel && self.waiting_canaries > 0 && self.last.is_none() {
+            self.last = lines.pop();
+        } else if self.waiting_canaries == 0 {
+            lines.extend(self.last.take());
+        }
+        for line in lines {
+            if let Err(e) = self.out.emit(&line) {
+                self.failure.get_or_insert(e);
+            }
+        }
+    }
+
+    /// The record held back, if it still is; the first failure to keep one.
+    fn finish(mut self) -> Result<crate::engine::run_folder::Emitter> {
+        if let Some(line) = self.last.take()
+            && let Err(e) = self.out.emit(&line)
+        {
+            self.failure.get_or_insert(e);
+        }
+        match self.failure {
+            Some(e) => Err(e),
+            None => Ok(self.out),
+        }
+    }
 }
 
 /// The flags of early decisions: a PR panel takes --stop-when-decided alone.

@@ -248,23 +248,13 @@ pub fn review_member(
             cancel: cancel.cloned(),
         };
         let done = launcher.ask(&job, &check);
-        // A call its decided panel never started is no launch.
-        if !(done.status == Status::Cancelled && done.attempts == 0) {
-            rec.launches += 1;
-        }
         // The session this call kept, with the private folder that holds it: dropped (and the
         // folder removed) unless the correction resumes it.
         let mut kept: Option<(String, Arc<KeptFolder>)> = match (&done.session, &done.kept) {
             (Some(id), Some(folder)) => Some((id.clone(), Arc::clone(folder))),
             _ => None,
         };
-        if let Some(u) = &done.usage {
-            rec.usage.get_or_insert_with(Usage::default).add(u);
-        }
-        if let Some(c) = &done.tool_calls {
-            calls.get_or_insert_with(Vec::new).extend(c.iter().cloned());
-        }
-        rec.tool_calls = calls.clone().unwrap_or_default();
+        count_call(&mut rec, &done, &mut calls);
         if let Some(what) = checkout_changed(&before, checkout) {
             rec.status = PrStatus::CheckoutChanged;
             rec.reason = Some(what);
@@ -281,13 +271,7 @@ pub fn review_member(
             Next::Refused(refused) => refused,
             Next::Fallback => {
                 // The opus model was refused: once more at the sonnet profile, degraded.
-                let f = fallback.take().expect("a fallback was offered");
-                rec.profile = f.profile;
-                rec.seat = f.seat_name;
-                rec.harness = f.seat.harness.name.clone();
-                rec.model = f.seat.model.clone();
-                rec.degraded = true;
-                seat = f.seat;
+                seat = degrade(&mut rec, fallback.take().expect("a fallback was offered"));
                 check = reply_check(&seat);
                 session = first_session(&seat);
                 // Its own job names, so nothing of the refused launches is taken up again.
@@ -348,6 +332,31 @@ pub fn review_member(
         rec.reason = Some(refused.reason);
         return finish(rec);
     }
+}
+
+/// What one call adds to its member's record: a launch (unless its decided panel never started
+/// it), its usage, and the tools it called after those of the member's earlier calls.
+fn count_call(rec: &mut PrVerdictRecord, done: &Done, calls: &mut Option<Vec<String>>) {
+    if !(done.status == Status::Cancelled && done.attempts == 0) {
+        rec.launches += 1;
+    }
+    if let Some(u) = &done.usage {
+        rec.usage.get_or_insert_with(Usage::default).add(u);
+    }
+    if let Some(c) = &done.tool_calls {
+        calls.get_or_insert_with(Vec::new).extend(c.iter().cloned());
+    }
+    rec.tool_calls = calls.clone().unwrap_or_default();
+}
+
+/// The member's record at its sonnet profile, marked degraded; the seat it runs at now.
+fn degrade(rec: &mut PrVerdictRecord, f: SonnetFallback) -> Seat {
+    rec.profile = f.profile;
+    rec.seat = f.seat_name;
+    rec.harness = f.seat.harness.name.clone();
+    rec.model = f.seat.model.clone();
+    rec.degraded = true;
+    f.seat
 }
 
 /// One call's reply, as [`read_reply`] reads it.
@@ -564,6 +573,109 @@ fn rounds(given: &Given, target: &Target) -> Result<brief::Rounds> {
     })
 }
 
+/// Each member's seat, which must have a reviewer mode to read a checkout.
+fn reviewer_seats(launcher: &Launcher, plan: &PanelPlan) -> Result<Vec<Seat>> {
+    plan.members
+        .iter()
+        .map(|m| {
+            let seat = launcher.seat(&m.seat).with_context(|| format!("member {}", m.name))?;
+            if seat.harness.reviewer.is_none() {
+                bail!(
+                    "member {}: harness {} has no reviewer mode, so it cannot read a checkout (claude and codex can)",
+                    m.name,
+                    seat.harness.name
+                );
+            }
+            Ok(seat)
+        })
+        .collect()
+}
+
+/// `--repo`, whole, once git says it is a repository.
+fn git_repository(repo: &Path) -> Result<PathBuf> {
+    let repo = repo
+        .canonicalize()
+        .with_context(|| format!("{}: no such repository", repo.display()))?;
+    checkout::git(&repo, &["rev-parse", "--git-dir"])
+        .with_context(|| format!("{}: not a git repository", repo.display()))?;
+    Ok(repo)
+}
+
+/// `--dry-run`: each member's command line, a blank line between, at a notional checkout.
+fn print_commands(
+    launcher: &Launcher,
+    plan: &PanelPlan,
+    seats: &[Seat],
+    prompt_for: &dyn Fn(&Member, &Path) -> String,
+) -> Result<ExitCode> {
+    let notional = std::env::temp_dir().join("panel-pr.CHECKOUT");
+    let mut out = crate::engine::output::stdout();
+    for (i, (m, seat)) in plan.members.iter().zip(seats).enumerate() {
+        let dir = notional.join(&m.name);
+        let job = Job {
+            name: m.name.clone(),
+            seat: seat.clone(),
+            prompt: Prompt::text(prompt_for(m, &dir)),
+            schema: Value::Object(Map::new()),
+            mode: Mode::Reviewer {
+                checkout: dir,
+                session: first_session(seat),
+            },
+            retries: Some(0),
+            cancel: None,
+        };
+        let gap = if i == 0 { "" } else { "\n" };
+        writeln!(out, "{gap}{}", launcher.command_line(&job)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The folder the members' checkouts go in. A root caller's reviewers run as another id: they
+/// (and a jail's first process, which opens their checkouts before it is that id) pass through
+/// to their checkouts, and list nothing.
+fn open_checkouts(launcher: &Launcher) -> Result<Checkouts> {
+    let checkouts = Checkouts {
+        dir: checkouts_dir()?,
+        trees: Vec::new(),
+    };
+    if launcher.ctx.walls.ids.is_some() {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&checkouts.dir, std::fs::Permissions::from_mode(0o711))
+            .context("cannot open the checkouts' folder to the reviewers' ids")?;
+    }
+    Ok(checkouts)
+}
+
+/// One member's record: into its folder when it ran now (not kept from an earlier run), on the
+/// progress line, then on standard output and into the run folder's ledger.
+fn emit(
+    out: &mut crate::engine::run_folder::Emitter,
+    launcher: &Launcher,
+    run: &Path,
+    rec: &PrVerdictRecord,
+    fresh: bool,
+) -> Result<()> {
+    let line = serde_json::to_string(rec)?;
+    if fresh {
+        let dir = run.join(&rec.member);
+        if crate::engine::run_folder::dir(&dir) {
+            crate::engine::run_folder::file(&dir.join("record.json"), format!("{line}\n"));
+        }
+    }
+    if launcher.progress.is_on() {
+        let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
+        let how = if fresh {
+            format!("{:.1}s", rec.duration_ms as f64 / 1000.0)
+        } else {
+            "kept".into()
+        };
+        launcher
+            .progress
+            .say(&format!("panel-judge: {} {what} ({how})", rec.member));
+    }
+    out.emit(&line)
+}
+
 /// The `--contract pr` run of panel-judge.
 pub fn judge(
     plan_path: &str,
@@ -578,26 +690,8 @@ pub fn judge(
     }
     let target = target(&plan);
     let rounds = rounds(given, &target)?;
-    let seats = plan
-        .members
-        .iter()
-        .map(|m| {
-            let seat = launcher.seat(&m.seat).with_context(|| format!("member {}", m.name))?;
-            if seat.harness.reviewer.is_none() {
-                bail!(
-                    "member {}: harness {} has no reviewer mode, so it cannot read a checkout (claude and codex can)",
-                    m.name,
-                    seat.harness.name
-                );
-            }
-            Ok(seat)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let repo = repo
-        .canonicalize()
-        .with_context(|| format!("{}: no such repository", repo.display()))?;
-    checkout::git(&repo, &["rev-parse", "--git-dir"])
-        .with_context(|| format!("{}: not a git repository", repo.display()))?;
+    let seats = reviewer_seats(&launcher, &plan)?;
+    let repo = git_repository(repo)?;
     let change = checkout::change(&repo, plan.base.as_deref(), &plan.head, MAX_BRIEF_DIFF);
     let nonce = crate::contracts::fence::nonce(&[change.diff.as_deref().unwrap_or("")]);
     let prompt_for = |m: &Member, dir: &Path| {
@@ -611,26 +705,7 @@ pub fn judge(
         )
     };
     if dry_run {
-        let notional = std::env::temp_dir().join("panel-pr.CHECKOUT");
-        let mut out = crate::engine::output::stdout();
-        for (i, (m, seat)) in plan.members.iter().zip(&seats).enumerate() {
-            let dir = notional.join(&m.name);
-            let job = Job {
-                name: m.name.clone(),
-                seat: seat.clone(),
-                prompt: Prompt::text(prompt_for(m, &dir)),
-                schema: Value::Object(Map::new()),
-                mode: Mode::Reviewer {
-                    checkout: dir,
-                    session: first_session(seat),
-                },
-                retries: Some(0),
-                cancel: None,
-            };
-            let gap = if i == 0 { "" } else { "\n" };
-            writeln!(out, "{gap}{}", launcher.command_line(&job)?)?;
-        }
-        return Ok(ExitCode::SUCCESS);
+        return print_commands(&launcher, &plan, &seats, &prompt_for);
     }
     // A PR panel's folder is its own to take up again: members already answered are kept.
     launcher.ctx.opts.resume = true;
@@ -651,27 +726,7 @@ pub fn judge(
         .collect::<Result<Vec<_>>>()?;
 
     let mut out = crate::engine::run_folder::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
-    let mut emit = |rec: &PrVerdictRecord, fresh: bool| -> Result<()> {
-        let line = serde_json::to_string(rec)?;
-        if fresh {
-            let dir = run.join(&rec.member);
-            if crate::engine::run_folder::dir(&dir) {
-                crate::engine::run_folder::file(&dir.join("record.json"), format!("{line}\n"));
-            }
-        }
-        if launcher.progress.is_on() {
-            let what = rec.verdict.map_or(rec.status.as_str(), |v| v.as_str());
-            let how = if fresh {
-                format!("{:.1}s", rec.duration_ms as f64 / 1000.0)
-            } else {
-                "kept".into()
-            };
-            launcher
-                .progress
-                .say(&format!("panel-judge: {} {what} ({how})", rec.member));
-        }
-        out.emit(&line)
-    };
+    let mut emit = |rec: &PrVerdictRecord, fresh: bool| emit(&mut out, &launcher, &run, rec, fresh);
     // Under --stop-when-decided, one token for the whole panel: the first blocking FIX_FIRST
     // (a kept one too) cancels it, which ends every member still running and starts no more.
     let token: Option<Arc<Cancel>> = given.stop_when_decided.then(Arc::default);
@@ -687,18 +742,7 @@ pub fn judge(
         emit(rec, false)?;
         decide(rec);
     }
-    let mut checkouts = Checkouts {
-        dir: checkouts_dir()?,
-        trees: Vec::new(),
-    };
-    // A root caller's reviewers run as another id: they (and a jail's first process, which
-    // opens their checkouts before it is that id) pass through to their checkouts, and list
-    // nothing.
-    if launcher.ctx.walls.ids.is_some() {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&checkouts.dir, std::fs::Permissions::from_mode(0o711))
-            .context("cannot open the checkouts' folder to the reviewers' ids")?;
-    }
+    let mut checkouts = open_checkouts(&launcher)?;
     let mut work = Vec::new();
     for &i in &to_run {
         let m = &plan.members[i];

@@ -1,15 +1,17 @@
 //! `panel-tally`: count the verdicts of a panel in code and report them.
 //!
-//! The input's first record says what it is: verdicts are counted as they stream
-//! ([`reader`] → [`batch`] → [`count`] → [`report`]), review records make the threshold panel
-//! ([`reviews`]), panel-vote's stream the synthesis report ([`synthesis`]), and `--pr` the pull
-//! request's verdict ([`pr`]). The rules the counts are read by live in `rules::decision` and
-//! `rules::consensus`.
+//! The input's first record says what it is, and each mode has its room, where it is read,
+//! counted and written as text, JSON and Markdown: verdicts are counted as they stream
+//! ([`reader`] → [`batch`] → [`count`] → [`report`], whose folder holds the JSON and Markdown
+//! forms), review records make the threshold panel ([`reviews`]), panel-vote's stream the
+//! synthesis report ([`synthesis`]), and `--pr` the pull request's verdict ([`pr`]). What the
+//! reports share: [`words`] (the PANEL line, a judge's columns, the g10 bar) and [`markdown`]
+//! (a table, a collapsible section). The rules the counts are read by live in
+//! `rules::decision` and `rules::consensus`.
 
 pub mod batch;
 pub mod count;
 pub mod history;
-pub mod json;
 pub mod ledger;
 pub mod markdown;
 pub mod pr;
@@ -286,7 +288,7 @@ fn threshold_panel(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     let mut out = crate::engine::output::stdout();
     match args.format() {
         Format::Json => records::write(&mut out, &outcome.record())?,
-        Format::Markdown => out.write_all(markdown::threshold(&outcome).as_bytes())?,
+        Format::Markdown => out.write_all(outcome.markdown().as_bytes())?,
         Format::Text => out.write_all(shown(&outcome.text()).as_bytes())?,
     }
     out.flush()?;
@@ -308,9 +310,7 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
         None => {
             match args.format() {
                 Format::Json => records::write(&mut out, &report.json)?,
-                Format::Markdown => {
-                    out.write_all(markdown::synthesis(&report.json, report.decision).as_bytes())?
-                }
+                Format::Markdown => out.write_all(report.markdown.as_bytes())?,
                 Format::Text => out.write_all(shown(&report.text).as_bytes())?,
             }
             out.flush()?;

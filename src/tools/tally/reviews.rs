@@ -6,8 +6,10 @@ use serde_json::Value;
 
 use crate::records::review::Severity;
 use crate::records::tally::{EngineError, EngineErrorKind, ThresholdPanel, ThresholdTally};
+use crate::records::text::markdown as md;
 use crate::rules::decision::Decision;
 pub use crate::rules::threshold::{ThresholdOutcome, threshold};
+use crate::tools::tally::markdown::{details, mark, table};
 
 impl ThresholdOutcome {
     /// The report for people.
@@ -78,6 +80,50 @@ impl ThresholdOutcome {
     /// The `tally` record as a JSON value.
     pub fn json(&self) -> Value {
         serde_json::to_value(self.record()).expect("a tally serializes")
+    }
+
+    /// The report as Markdown (`--format markdown`).
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "### {} Review panel: {} ({} of {} reviewers passed the work, {} needed)\n",
+            mark(self.status),
+            self.status.as_str(),
+            self.passed,
+            self.reviewers,
+            self.required
+        );
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        rows.extend(self.accepted.iter().map(|r| vec![md(r), "**pass**".into()]));
+        rows.extend(
+            self.rejected
+                .iter()
+                .map(|r| vec![md(r), "**revise**".into()]),
+        );
+        rows.extend(
+            self.errors
+                .iter()
+                .map(|(r, why)| vec![md(r), format!("no decision: {}", md(why))]),
+        );
+        table(&mut out, &["reviewer", "decision"], &rows);
+        if !self.findings.is_empty() {
+            let _ = writeln!(
+                out,
+                "#### {}\n",
+                if self.status == Decision::Pass {
+                    "Findings on the record (not sent back)"
+                } else {
+                    "Findings that go back to the writer"
+                }
+            );
+            for f in &self.findings {
+                let summary = format!("<b>{}</b> {}", f.severity.as_str(), md(&f.id));
+                let body = format!("{}<br><b>fix:</b> {}", md(&f.evidence), md(&f.fix));
+                details(&mut out, &summary, &body);
+            }
+        }
+        out
     }
 }
 

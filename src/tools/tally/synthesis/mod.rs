@@ -1,6 +1,8 @@
 //! `panel-tally` over `panel-vote`'s stream: the findings the writer gets, each with the judge's
 //! reason, the split votes, what the votes dropped, and what went missing.
 
+pub mod markdown;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -21,7 +23,10 @@ use crate::rules::votes::Count;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     pub text: String,
+    /// The tally record, for `--json`.
     pub json: Value,
+    /// The report as Markdown (`--format markdown`), from the same tally record.
+    pub markdown: String,
     /// Pass, again (fail), or no decision when missing answers decided it.
     pub decision: Decision,
     /// `--view writer`: the findings that go back, as the writer reads them, each with the
@@ -150,8 +155,8 @@ pub fn report(records: &[Record]) -> Result<Report> {
         synthesis: entries,
         judge: decisions.clone(),
     };
-    // A value, for the Markdown renderer to read.
     let json = serde_json::to_value(&record)?;
+    let markdown = markdown::synthesis(&record, decision);
     let skips = skipped
         .iter()
         .map(|d| format!("- {} (skipped: {})\n", d.evidence, d.reason))
@@ -163,6 +168,7 @@ pub fn report(records: &[Record]) -> Result<Report> {
     Ok(Report {
         text,
         json,
+        markdown,
         decision,
         writer,
         skips,
@@ -213,10 +219,7 @@ fn panel_lines(
 
 /// The route's line, and the judge's trouble if it had any.
 fn route_lines(text: &mut String, r: &RouteRecord) {
-    let word = r.route.map(|k| match k {
-        RouteKind::Again => "again",
-        RouteKind::Pass => "pass",
-    });
+    let word = r.route.map(RouteKind::as_str);
     let _ = writeln!(
         text,
         "route: {}: {}",

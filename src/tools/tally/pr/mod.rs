@@ -1,6 +1,8 @@
 //! `panel-tally --pr`: the plan and its members' records in, the panel's verdict out, as text
 //! for a person or one `pr-panel` record.
 
+pub mod markdown;
+
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
@@ -11,7 +13,6 @@ use anyhow::{Result, bail};
 use crate::engine::checkout;
 use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
 use crate::rules::pr::aggregate::{self, PanelVerdict};
-use crate::tools::tally::markdown;
 use crate::tools::tally::report::Format;
 use crate::tools::tally::words::{cancelled_line, g10_bar};
 

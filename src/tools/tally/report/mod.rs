@@ -1,6 +1,9 @@
 //! The text report, as the seed's judge-panel script prints it, and the sink that writes each
 //! tally as it closes, as text, JSON or Markdown.
 
+pub mod json;
+pub mod markdown;
+
 use std::io::{self, Write};
 
 use anyhow::Result;
@@ -9,12 +12,11 @@ use serde::Serialize;
 use crate::records::Decision;
 use crate::records::text::inline;
 use crate::tools::tally::count::{JudgeRow, Tally, Totals};
-use crate::tools::tally::json::tally_json;
-use crate::tools::tally::markdown;
 pub use crate::tools::tally::words::{
     early_panel_line, panel_line, panels_line, reason_column, reason_or_cause, status_column,
     uncaused_line,
 };
+use json::tally_json;
 
 /// The form of a report: `--format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
