@@ -23,6 +23,8 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg, OFlag};
 use nix::sys::stat::Mode;
 
+use crate::records::runs::RunFolder;
+
 /// How long a run folder is kept when nothing says otherwise.
 pub const DEFAULT_KEEP_DAYS: u32 = 14;
 
@@ -100,33 +102,6 @@ pub struct Runs {
     dir: PathBuf,
     fd: OwnedFd,
     prefix: &'static str,
-}
-
-/// What one run folder holds, as `panel-tally --runs` shows it (a `run-folder` record).
-#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RunFolder {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub path: String,
-    /// When its run started (UTC, from its name).
-    pub started: String,
-    pub age_secs: u64,
-    /// The bytes of its files.
-    pub bytes: u64,
-    /// The judges it keeps (folders with a prompt).
-    pub judges: u64,
-    /// Its ledger (`verdicts.jsonl`, `reviews.jsonl`, `pr-verdicts.jsonl`), the records in it
-    /// and its sha256, as the run's closing line named them; null in a run with no ledger
-    /// (panel-merge's, panel-vote's).
-    pub ledger: Option<String>,
-    pub records: Option<u64>,
-    pub seal: Option<String>,
-    /// A live run holds it: never removed.
-    pub live: bool,
-    /// Removed by `--keep`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub removed: bool,
 }
 
 /// What a prune did.

@@ -4,13 +4,16 @@
 //! meant for, naming the file and line.
 
 pub mod candidate;
+pub mod class;
 pub mod doctor;
 pub mod exit;
 pub mod facts;
 pub mod input;
 pub mod ledger;
+pub mod plan;
 pub mod pr;
 pub mod review;
+pub mod runs;
 pub mod strict;
 pub mod synthesis;
 pub mod tally;

@@ -1,7 +1,8 @@
-//! Two of the `tally` record's three shapes: the threshold panel over reviews and the
-//! synthesised panel. panel-tally serializes these types and `schemas/tally.schema.json` is
-//! generated from them, so the writer and the schema cannot drift. (The verdict panel's shape
-//! is `tools::tally::count::Tally`.)
+//! The `tally` record's three shapes: the verdict panel, the threshold panel over reviews and
+//! the synthesised panel. panel-tally serializes these types and `schemas/tally.schema.json` is
+//! generated from them, so the writer and the schema cannot drift. What computes them stays
+//! in its layer: `rules::consensus` counts, `tools::tally::count` closes a panel into a
+//! [`Tally`].
 //!
 //! Doc comments here are schema descriptions: a new one changes `schemas/`.
 
@@ -10,9 +11,131 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::records::Decision;
 use crate::records::review::{Finding, Severity};
 use crate::records::synthesis::{DecisionRecord, FindingResult, RouteKind, SynthesisEntry};
+use crate::records::{Decision, Status, Usage, Verdict};
+
+/// A judge who gave no verdict, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Abstention<'a> {
+    pub judge: &'a str,
+    pub status: Status,
+    pub cause: Option<&'a str>,
+}
+
+/// One panel counted: the `tally` record.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Tally<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub candidate: &'a str,
+    pub outcome: Consensus,
+    pub passed: bool,
+    /// False when the missing answers could have changed the result (exit 3).
+    pub decided: bool,
+    pub threshold: usize,
+    /// Whether `--agree` set the threshold (the text report then says the decision, a line the
+    /// seed's script has none of).
+    #[serde(skip)]
+    pub agreed: bool,
+    /// Missing judges count as judges who abstained.
+    pub counts: Counts,
+    /// Judges the records announced (`panelSize`) but that never sent a record.
+    pub missing: usize,
+    /// In the order the seed script's glob lists their files.
+    pub judges: Vec<JudgeRow<'a>>,
+    #[serde(serialize_with = "counts_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
+    pub by_lens: Vec<(&'a str, Counts)>,
+    #[serde(serialize_with = "counts_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
+    pub by_family: Vec<(&'a str, Counts)>,
+    pub abstentions: Vec<Abstention<'a>>,
+    pub runs: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// The seats' answers about their canaries (absent when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canaries: Vec<CanaryRow<'a>>,
+    /// The seats that missed a canary: gave the other verdict, or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canary_missed: Vec<&'a str>,
+    /// The judges its panel-judge left out as not needed (`--stop-when-decided`), counted as
+    /// missing (absent when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cancelled: Vec<&'a str>,
+    /// With judges cancelled: whether the answers in decide the panel without them. False is
+    /// a panel cancelled without cause (a forged or edited stream, or another threshold):
+    /// no decision. Absent when none was cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_early: Option<bool>,
+}
+
+fn counts_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(groups.iter().map(|(k, c)| (k, c)))
+}
+
+/// One judge's answer as a tally reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct JudgeRow<'a> {
+    pub judge: &'a str,
+    pub lens: &'a str,
+    pub seat: &'a str,
+    pub family: Option<&'a str>,
+    pub verdict: Option<Verdict>,
+    pub status: Status,
+    pub reason: Option<&'a str>,
+    pub confidence: Option<f64>,
+    /// Reported in `abstentions`, not per judge.
+    #[serde(skip)]
+    pub cause: Option<&'a str>,
+    /// The word an unreadable judge gave outside holds and breaks (`maybe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub said: Option<&'a str>,
+}
+
+/// A canary's answer as a tally reports it: `canary` is the verdict it is known to deserve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CanaryRow<'a> {
+    pub judge: &'a str,
+    pub seat: &'a str,
+    pub canary: Verdict,
+    pub verdict: Option<Verdict>,
+    pub status: Status,
+    pub hit: bool,
+}
+
+/// Holds, breaks and abstentions of a group of judges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Counts {
+    pub judges: usize,
+    pub holds: usize,
+    pub breaks: usize,
+    pub abstained: usize,
+}
+
+/// The panel's verdicts taken together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Consensus {
+    /// Every judge answered, and all the same way.
+    Unanimous,
+    /// Every judge answered, and they disagree.
+    Split,
+    /// At least one judge gave no verdict.
+    Inconclusive,
+}
+
+impl Consensus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Consensus::Unanimous => "unanimous",
+            Consensus::Split => "split",
+            Consensus::Inconclusive => "inconclusive",
+        }
+    }
+}
 
 /// The threshold panel over review records (`panel-tally` reading reviews).
 #[derive(Debug, Serialize, JsonSchema)]

@@ -1,19 +1,10 @@
 //! Seed 001's report of a verdict panel: unanimous and split are told apart, and a panel where
 //! anyone abstained is neither. The disagreement is the finding; it is never settled in code.
 
-use serde::Serialize;
-
 use crate::records::Verdict;
+use crate::records::tally::{Consensus, Counts};
 
-/// Holds, breaks and abstentions of a group of judges.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Counts {
-    pub judges: usize,
-    pub holds: usize,
-    pub breaks: usize,
-    pub abstained: usize,
-}
-
+// The counts are a record type (`records::tally`); counting into them is this rule's.
 impl Counts {
     pub fn add(&mut self, verdict: Option<Verdict>) {
         self.judges += 1;
@@ -31,28 +22,6 @@ impl Counts {
             Some(Verdict::Holds) => self.holds -= 1,
             Some(Verdict::Breaks) => self.breaks -= 1,
             None => self.abstained -= 1,
-        }
-    }
-}
-
-/// The panel's verdicts taken together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Consensus {
-    /// Every judge answered, and all the same way.
-    Unanimous,
-    /// Every judge answered, and they disagree.
-    Split,
-    /// At least one judge gave no verdict.
-    Inconclusive,
-}
-
-impl Consensus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Consensus::Unanimous => "unanimous",
-            Consensus::Split => "split",
-            Consensus::Inconclusive => "inconclusive",
         }
     }
 }

@@ -9,11 +9,13 @@ use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser};
 
 use crate::records::exit;
-use crate::rules::plan::{Headroom, PanelPlan, Policy, plan_panel};
+use crate::records::plan::{Headroom, PanelPlan};
+use crate::rules::plan::{Policy, plan_panel};
 use crate::tools::docs::ToolDoc;
 
+pub use crate::records::class::{Class, PrClass};
 pub use crate::records::facts::{ChangedFile, Format, PrFacts};
-pub use crate::rules::classify::{Class, ClassRules, ClassTable, PrClass, classify_pr};
+pub use crate::rules::classify::{ClassRules, ClassTable, classify_pr};
 
 /// Size a pull request and plan its review panel.
 #[derive(Parser, Debug)]
@@ -583,7 +585,7 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
                 "; no opus headroom"
             }
         );
-        let w = |f: fn(&crate::rules::plan::Member) -> usize| {
+        let w = |f: fn(&crate::records::plan::Member) -> usize| {
             plan.members.iter().map(f).max().unwrap_or(0)
         };
         let (ws, wp, wt) = (

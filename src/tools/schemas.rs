@@ -9,20 +9,18 @@ use serde_json::{Map, Value, json};
 
 use crate::engine::harness::Harness;
 use crate::records::VerdictRecord;
+use crate::records::class::PrClass;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::facts::PrFacts;
 use crate::records::ledger::{JudgeStats, LedgerSummary, PairAgreement};
-use crate::records::pr::PrVerdictRecord;
+use crate::records::plan::PanelPlan;
+use crate::records::pr::{PanelVerdict, PrVerdictRecord};
 use crate::records::review::ReviewRecord;
 use crate::records::synthesis::{
     DecisionRecord, MergeRecord, MergedFinding, PanelRecord, Reviewer, RouteRecord, SynthesisEntry,
     VoteRecord,
 };
-use crate::records::tally::{SynthesisTally, ThresholdTally};
-use crate::rules::classify::PrClass;
-use crate::rules::plan::PanelPlan;
-use crate::rules::pr::aggregate::PanelVerdict;
-use crate::tools::tally::count::Tally;
+use crate::records::tally::{SynthesisTally, Tally, ThresholdTally};
 use crate::tools::tally::report::Summary;
 
 /// One schema file: its name under `schemas/` without `.schema.json` (the record's `type`, or
@@ -82,7 +80,7 @@ pub fn schemas() -> Vec<SchemaFile> {
             "ledger-summary",
             "panel-tally --ledger --json: the history as a whole",
         ),
-        record::<crate::engine::runs::RunFolder>(
+        record::<crate::records::runs::RunFolder>(
             "run-folder",
             "panel-tally --runs --json: one run folder, or with --keep one removed",
         ),

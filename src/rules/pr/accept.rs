@@ -240,8 +240,8 @@ pub const SPAWN_REFUSED_REASON: &str = "spawn-refused: the harness refused the r
 /// `sonnetFor` maps (an opus one) has one, at the seat the plan gives that sonnet profile
 /// (`sonnetSeats`, else the seat of a member planned at it).
 pub fn sonnet_fallback(
-    plan: &crate::rules::plan::PanelPlan,
-    m: &crate::rules::plan::Member,
+    plan: &crate::records::plan::PanelPlan,
+    m: &crate::records::plan::Member,
 ) -> Option<(String, String)> {
     let profile = plan.sonnet_for.get(&m.profile)?;
     let seat = plan.sonnet_seats.get(profile).cloned().or_else(|| {

@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use crate::records::pr::{PrStatus, PrVerdict, PrVerdictRecord};
-use crate::rules::classify::Class;
-use crate::rules::plan::{CORRECTNESS, PanelPlan};
+use crate::records::class::Class;
+use crate::records::plan::PanelPlan;
+use crate::records::pr::{
+    MemberResult, PanelFinding, PanelFollowUp, PanelOwnerBrief, PanelVerdict, PrOutcome, PrStatus,
+    PrVerdict, PrVerdictRecord,
+};
+use crate::rules::plan::CORRECTNESS;
 
 /// The findings of all members together are bounded by this many characters.
 pub const MAX_PANEL_FINDINGS_CHARS: usize = 16_000;
@@ -24,127 +26,6 @@ pub fn weak_proof(proof: FixProof) -> bool {
         proof,
         FixProof::Vacuous | FixProof::NoTests | FixProof::Error
     )
-}
-
-/// The panel's outcome, in Shepherd's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub enum PrOutcome {
-    #[serde(rename = "MERGE")]
-    Merge,
-    #[serde(rename = "FIX_FIRST")]
-    FixFirst,
-    #[serde(rename = "no-verdict")]
-    NoVerdict,
-    #[serde(rename = "timeout")]
-    Timeout,
-}
-
-impl PrOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PrOutcome::Merge => "MERGE",
-            PrOutcome::FixFirst => "FIX_FIRST",
-            PrOutcome::NoVerdict => "no-verdict",
-            PrOutcome::Timeout => "timeout",
-        }
-    }
-
-    /// MERGE passes, FIX_FIRST fails, no verdict or a timeout leaves no decision.
-    pub fn decision(self) -> crate::records::Decision {
-        use crate::records::Decision;
-        match self {
-            PrOutcome::Merge => Decision::Pass,
-            PrOutcome::FixFirst => Decision::Fail,
-            PrOutcome::NoVerdict | PrOutcome::Timeout => Decision::NoDecision,
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PanelFinding {
-    pub member: String,
-    pub shape: String,
-    pub blocking: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u64>,
-    pub text: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PanelFollowUp {
-    pub member: String,
-    pub title: String,
-    pub done_when: String,
-    pub severity: String,
-}
-
-/// A counted verdict's OWNER-BRIEF block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PanelOwnerBrief {
-    pub member: String,
-    pub shape: String,
-    pub text: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MemberResult {
-    pub member: String,
-    pub shape: String,
-    pub blocking: bool,
-    /// MERGE or FIX_FIRST naming the head, or absent.
-    pub verdict: Option<PrVerdict>,
-    /// How it ended; `missing` when no record came.
-    pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The member's answer to the earlier rounds' findings, when its verdict counts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub earlier_findings: Option<crate::records::pr::EarlierChecklist>,
-}
-
-/// The `pr-panel` record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PanelVerdict {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub repo: String,
-    pub pr: Option<u64>,
-    pub head: String,
-    pub verdict: PrOutcome,
-    /// The blocking members whose FIX_FIRST decided it.
-    pub dissent: Vec<String>,
-    /// Blocking seats without a counted verdict.
-    pub missing: Vec<String>,
-    pub findings: Vec<PanelFinding>,
-    /// Advisory findings dropped because the `path:line` they cite does not exist.
-    pub findings_dropped: usize,
-    pub findings_truncated: bool,
-    pub follow_ups: Vec<PanelFollowUp>,
-    /// Each counted verdict's OWNER-BRIEF block, in plan order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub owner_briefs: Vec<PanelOwnerBrief>,
-    pub satisfies_g10: bool,
-    /// What the g10 bar missed (empty when it is satisfied).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub g10_unmet: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fix_proof: Option<FixProof>,
-    /// The members left out (panel-judge --stop-when-decided: status `cancelled`); absent when
-    /// none was.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cancelled: Vec<String>,
-    /// The members left out with no blocking FIX_FIRST to decide the panel without them (a
-    /// forged or edited stream): the panel then has no verdict. Absent when none was.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cancelled_without_cause: Vec<String>,
-    pub members: Vec<MemberResult>,
 }
 
 /// Whether a member blocks: planned so, or the tests member under a weak fix proof ("aggregate
@@ -433,8 +314,8 @@ fn panel_findings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::plan::{Headroom, Member};
     use crate::records::pr::PrFinding;
-    use crate::rules::plan::{Headroom, Member};
 
     const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
 

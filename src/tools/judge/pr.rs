@@ -18,10 +18,9 @@ use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
 use crate::engine::launcher::Launcher;
 use crate::records::input::Input;
-use crate::records::pr::PrStatus;
-use crate::records::pr::{Correction, PrVerdictRecord, VERDICT_TYPE};
+use crate::records::plan::{Member, PanelPlan};
+use crate::records::pr::{Correction, PrStatus, PrVerdictRecord, VERDICT_TYPE};
 use crate::records::{Status, Usage};
-use crate::rules::plan::{Member, PanelPlan};
 use crate::rules::pr::{accept, aggregate};
 
 /// What panel-judge's man page says of `--contract pr` and the verdict block.

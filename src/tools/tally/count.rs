@@ -10,8 +10,9 @@ use std::hash::{Hash, Hasher};
 use anyhow::{Result, bail};
 use serde::Serialize;
 
+use crate::records::tally::{Abstention, CanaryRow, Counts, JudgeRow, Tally};
 use crate::records::{Decision, Status, Usage, Verdict};
-use crate::rules::consensus::{Consensus, Counts, consensus};
+use crate::rules::consensus::consensus;
 use crate::rules::{canary, decision};
 
 /// What the counter needs from one record, whatever stream it came from. It borrows from the
@@ -32,25 +33,6 @@ pub struct Ballot<'a> {
 }
 
 // Counting one panel.
-
-/// One judge's answer as a tally reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct JudgeRow<'a> {
-    pub judge: &'a str,
-    pub lens: &'a str,
-    pub seat: &'a str,
-    pub family: Option<&'a str>,
-    pub verdict: Option<Verdict>,
-    pub status: Status,
-    pub reason: Option<&'a str>,
-    pub confidence: Option<f64>,
-    /// Reported in `abstentions`, not per judge.
-    #[serde(skip)]
-    pub cause: Option<&'a str>,
-    /// The word an unreadable judge gave outside holds and breaks (`maybe`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub said: Option<&'a str>,
-}
 
 /// A piece of a panel's text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -487,84 +469,13 @@ impl CanaryAnswer {
     }
 }
 
-/// A canary's answer as a tally reports it: `canary` is the verdict it is known to deserve.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct CanaryRow<'a> {
-    pub judge: &'a str,
-    pub seat: &'a str,
-    pub canary: Verdict,
-    pub verdict: Option<Verdict>,
-    pub status: Status,
-    pub hit: bool,
-}
-
 fn name_hash(judge: &str) -> u64 {
     let mut h = DefaultHasher::new();
     judge.hash(&mut h);
     h.finish()
 }
 
-/// A judge who gave no verdict, and why.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Abstention<'a> {
-    pub judge: &'a str,
-    pub status: Status,
-    pub cause: Option<&'a str>,
-}
-
-/// One panel counted: the `tally` record.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Tally<'a> {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub candidate: &'a str,
-    pub outcome: Consensus,
-    pub passed: bool,
-    /// False when the missing answers could have changed the result (exit 3).
-    pub decided: bool,
-    pub threshold: usize,
-    /// Whether `--agree` set the threshold (the text report then says the decision, a line the
-    /// seed's script has none of).
-    #[serde(skip)]
-    pub agreed: bool,
-    /// Missing judges count as judges who abstained.
-    pub counts: Counts,
-    /// Judges the records announced (`panelSize`) but that never sent a record.
-    pub missing: usize,
-    /// In the order the seed script's glob lists their files.
-    pub judges: Vec<JudgeRow<'a>>,
-    #[serde(serialize_with = "as_map")]
-    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
-    pub by_lens: Vec<(&'a str, Counts)>,
-    #[serde(serialize_with = "as_map")]
-    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
-    pub by_family: Vec<(&'a str, Counts)>,
-    pub abstentions: Vec<Abstention<'a>>,
-    pub runs: Vec<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// The seats' answers about their canaries (absent when there were none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub canaries: Vec<CanaryRow<'a>>,
-    /// The seats that missed a canary: gave the other verdict, or none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub canary_missed: Vec<&'a str>,
-    /// The judges its panel-judge left out as not needed (`--stop-when-decided`), counted as
-    /// missing (absent when there were none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cancelled: Vec<&'a str>,
-    /// With judges cancelled: whether the answers in decide the panel without them. False is
-    /// a panel cancelled without cause (a forged or edited stream, or another threshold):
-    /// no decision. Absent when none was cancelled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_early: Option<bool>,
-}
-
-fn as_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(groups.iter().map(|(k, c)| (k, c)))
-}
-
+// The tally is a record type (`records::tally`); what it decided is the rule's.
 impl Tally<'_> {
     /// What this panel decided.
     pub fn decision(&self) -> Decision {
@@ -632,6 +543,7 @@ pub fn short_seal(seal: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::records::tally::Consensus;
 
     pub(crate) fn at() -> String {
         "in: line 7".into()

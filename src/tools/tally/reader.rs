@@ -13,8 +13,9 @@ use crossbeam_channel::Sender;
 use serde::Deserialize;
 
 use crate::records::input::{Input, MAX_LINE, Source, find_newline, line_text, too_long};
+use crate::records::tally::JudgeRow;
 use crate::records::{self, Status, Usage, Verdict, VerdictRecord};
-use crate::tools::tally::count::{Ballot, JudgeRow, Span, keep};
+use crate::tools::tally::count::{Ballot, Span, keep};
 
 /// How verdict records are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Result, bail};
 
-use crate::engine::runs::{Place, RunFolder, Runs, age_shown, size_shown};
+use crate::engine::runs::{Place, Runs, age_shown, size_shown};
+use crate::records::runs::RunFolder;
 use crate::records::text::shown;
 use crate::tools::tally::report::Format;
 

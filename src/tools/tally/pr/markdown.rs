@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
+use crate::records::pr::{PanelVerdict, PrOutcome};
 use crate::records::text::markdown as md;
-use crate::rules::pr::aggregate::{self, PanelVerdict, PrOutcome};
+use crate::rules::pr::aggregate;
 use crate::tools::tally::markdown::{details, mark, table};
 use crate::tools::tally::words::{cancelled_line, g10_bar};
 
@@ -15,10 +16,7 @@ fn pr_mark(v: PrOutcome) -> &'static str {
 /// `panel-tally --pr`: the verdict, the members, the findings, the follow-ups, the briefs.
 pub fn pr(v: &PanelVerdict) -> String {
     let mut out = String::new();
-    let pr = match v.pr {
-        Some(n) => format!("{}#{n}", v.repo),
-        None => v.repo.clone(),
-    };
+    let pr = v.pr_name();
     let _ = writeln!(
         out,
         "### {} {} — {} at {}\n",

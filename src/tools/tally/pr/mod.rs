@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::engine::checkout;
-use crate::records::pr::{PrVerdictRecord, VERDICT_TYPE};
-use crate::rules::pr::aggregate::{self, PanelVerdict};
+use crate::records::pr::{PanelVerdict, PrVerdictRecord, VERDICT_TYPE};
+use crate::rules::pr::aggregate;
 use crate::tools::tally::report::Format;
 use crate::tools::tally::words::{cancelled_line, g10_bar};
 
@@ -85,10 +85,7 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
 /// The verdict for a person: the outcome, each member, the findings and the follow-ups.
 pub fn text(v: &PanelVerdict) -> String {
     let mut s = String::new();
-    let pr = match v.pr {
-        Some(n) => format!("{}#{n}", v.repo),
-        None => v.repo.clone(),
-    };
+    let pr = v.pr_name();
     let _ = writeln!(
         s,
         "{pr} at {}: {}",

@@ -2,8 +2,7 @@
 //! time here. `benches/tally.sh` shows what it saves over serde_json.
 
 use crate::records::Verdict;
-use crate::rules::consensus::Counts;
-use crate::tools::tally::count::Tally;
+use crate::records::tally::{Counts, Tally};
 
 // ---------------------------------------------------------------------------------------------
 // Fast paths for streams of millions of records.

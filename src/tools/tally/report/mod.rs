@@ -10,8 +10,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::records::Decision;
+use crate::records::tally::{JudgeRow, Tally};
 use crate::records::text::inline;
-use crate::tools::tally::count::{JudgeRow, Tally, Totals};
+use crate::tools::tally::count::Totals;
 pub use crate::tools::tally::words::{
     early_panel_line, panel_line, panels_line, reason_column, reason_or_cause, status_column,
     uncaused_line,
