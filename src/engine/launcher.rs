@@ -314,9 +314,9 @@ impl Asker for Launcher {
 
 /// A new run folder among the runs, locked; the runs older than `keep_days` are removed.
 fn new_run(keep_days: u32) -> Result<(PathBuf, nix::fcntl::Flock<fs::File>)> {
-    use crate::engine::runs::{Place, Runs};
-    let place = Place::here();
-    if let Place::Temp(tmp) = &place {
+    use crate::engine::runs::{Runs, RunsHome};
+    let place = RunsHome::here();
+    if let RunsHome::Temp(tmp) = &place {
         eprintln!(
             "{}: no XDG_CACHE_HOME or HOME: the run folder is made in {} (--out DIR names one)",
             tool_name(),

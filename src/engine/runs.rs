@@ -34,44 +34,44 @@ pub const KEEP_VAR: &str = "PANEL_KEEP_DAYS";
 /// The ledgers a run folder may hold, by the tool that wrote it.
 const LEDGERS: [&str; 3] = ["verdicts.jsonl", "reviews.jsonl", "pr-verdicts.jsonl"];
 
-/// Where the run folders are, as the environment says.
+/// Where the run folders are kept, as the environment says.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Place {
+pub enum RunsHome {
     /// `BASE/panel/runs`, BASE being XDG_CACHE_HOME or HOME/.cache.
     Cache(PathBuf),
     /// The temporary folder, with no XDG_CACHE_HOME or HOME to keep them under.
     Temp(PathBuf),
 }
 
-impl Place {
+impl RunsHome {
     /// From the environment; an empty or relative XDG_CACHE_HOME is ignored, as the XDG
     /// specification says, and so is a relative HOME.
-    pub fn from(var: &dyn Fn(&str) -> Option<String>) -> Place {
+    pub fn from(var: &dyn Fn(&str) -> Option<String>) -> RunsHome {
         let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
         match absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache"))) {
-            Some(base) => Place::Cache(base),
-            None => Place::Temp(std::env::temp_dir()),
+            Some(base) => RunsHome::Cache(base),
+            None => RunsHome::Temp(std::env::temp_dir()),
         }
     }
 
     /// This process's environment.
-    pub fn here() -> Place {
-        Place::from(&|name| std::env::var(name).ok())
+    pub fn here() -> RunsHome {
+        RunsHome::from(&|name| std::env::var(name).ok())
     }
 
     /// The folder the runs are in.
     pub fn dir(&self) -> PathBuf {
         match self {
-            Place::Cache(base) => base.join("panel/runs"),
-            Place::Temp(tmp) => tmp.clone(),
+            RunsHome::Cache(base) => base.join("panel/runs"),
+            RunsHome::Temp(tmp) => tmp.clone(),
         }
     }
 
     /// What a run folder's name starts with: in the temporary folder, beside everyone's.
     fn prefix(&self) -> &'static str {
         match self {
-            Place::Cache(_) => "",
-            Place::Temp(_) => "panel.",
+            RunsHome::Cache(_) => "",
+            RunsHome::Temp(_) => "panel.",
         }
     }
 }
@@ -120,14 +120,14 @@ impl Runs {
     /// Opens the run folders' folder at `place`, creating what is missing (0700) when `create`;
     /// `None` when it is not there and is not to be made. A symbolic link, anything but a
     /// folder, a folder of another user or one others may write is refused.
-    pub fn open(place: &Place, create: bool) -> Result<Option<Runs>> {
+    pub fn open(place: &RunsHome, create: bool) -> Result<Option<Runs>> {
         let dir = place.dir();
         let shown = |p: &Path| crate::records::text::shown(&p.display().to_string()).into_owned();
         let top = match place {
-            Place::Cache(base) => base,
-            Place::Temp(tmp) => tmp,
+            RunsHome::Cache(base) => base,
+            RunsHome::Temp(tmp) => tmp,
         };
-        if create && let Place::Cache(base) = place {
+        if create && let RunsHome::Cache(base) = place {
             // The base is the user's to choose: it may be a link, and it is followed.
             use std::os::unix::fs::DirBuilderExt;
             fs::DirBuilder::new()
@@ -142,7 +142,7 @@ impl Runs {
             Err(Errno::ENOENT) if !create => return Ok(None),
             Err(e) => bail!("{}: {}", shown(top), e.desc()),
         };
-        if let Place::Cache(base) = place {
+        if let RunsHome::Cache(base) = place {
             for (name, path) in [("panel", base.join("panel")), ("runs", dir.clone())] {
                 match step(&fd, name, create, name == "runs") {
                     Ok(Some(next)) => fd = next,
@@ -543,7 +543,7 @@ mod tests {
 
     #[test]
     fn the_place_follows_xdg_cache_home_then_home_then_the_temporary_folder() {
-        let at = |pairs: &[(&str, &str)]| Place::from(&env(pairs));
+        let at = |pairs: &[(&str, &str)]| RunsHome::from(&env(pairs));
         assert_eq!(
             at(&[("HOME", "/h")]).dir(),
             Path::new("/h/.cache/panel/runs")
@@ -559,13 +559,16 @@ mod tests {
                 Path::new("/h/.cache/panel/runs")
             );
         }
-        assert_eq!(at(&[("XDG_CACHE_HOME", "/c")]), Place::Cache("/c".into()));
+        assert_eq!(
+            at(&[("XDG_CACHE_HOME", "/c")]),
+            RunsHome::Cache("/c".into())
+        );
         for none in [
             &[][..],
             &[("HOME", "rel")][..],
             &[("XDG_CACHE_HOME", "")][..],
         ] {
-            assert!(matches!(at(none), Place::Temp(_)), "{none:?}");
+            assert!(matches!(at(none), RunsHome::Temp(_)), "{none:?}");
         }
     }
 
@@ -635,7 +638,7 @@ mod tests {
             fs::create_dir_all(cache.join(planted).parent().unwrap()).unwrap();
             std::os::unix::fs::symlink(&elsewhere, cache.join(planted)).unwrap();
             for create in [true, false] {
-                let err = Runs::open(&Place::Cache(cache.clone()), create)
+                let err = Runs::open(&RunsHome::Cache(cache.clone()), create)
                     .err()
                     .unwrap_or_else(|| panic!("{planted}: opened through a link"))
                     .to_string();
@@ -650,7 +653,7 @@ mod tests {
     fn a_new_run_folder_is_private_locked_and_named_by_its_start() {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
-        let place = Place::Cache(tmp.path().join("cache"));
+        let place = RunsHome::Cache(tmp.path().join("cache"));
         assert!(Runs::open(&place, false).unwrap().is_none());
         let runs = Runs::open(&place, true).unwrap().unwrap();
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
@@ -672,7 +675,7 @@ mod tests {
     #[test]
     fn a_prune_removes_old_folders_of_ours_alone() {
         let tmp = tempfile::tempdir().unwrap();
-        let runs = Runs::open(&Place::Cache(tmp.path().into()), true)
+        let runs = Runs::open(&RunsHome::Cache(tmp.path().into()), true)
             .unwrap()
             .unwrap();
         let dir = tmp.path().join("panel/runs");

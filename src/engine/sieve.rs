@@ -268,8 +268,8 @@ mod tests {
     }
 
     /// A small generator, the same lines every run.
-    struct Rng(u64);
-    impl Rng {
+    struct XorShift(u64);
+    impl XorShift {
         fn below(&mut self, n: usize) -> usize {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
@@ -283,7 +283,7 @@ mod tests {
 
     /// A random JSON value written out, from the words the rows' filters test for (some of
     /// them escaped), or sometimes a broken one.
-    fn value(rng: &mut Rng, depth: usize, out: &mut String) {
+    fn value(rng: &mut XorShift, depth: usize, out: &mut String) {
         const KEYS: &[&str] = &[
             "type",
             r"t\u0079pe",
@@ -387,7 +387,7 @@ mod tests {
     /// would: random lines through each row's filters, against every line read whole.
     #[test]
     fn the_sieve_is_sound() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
         let mut found = [0; 3];
         for f in row_filters() {
             for _ in 0..40 {

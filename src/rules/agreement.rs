@@ -325,8 +325,8 @@ mod tests {
     }
 
     /// A small seeded generator (xorshift64*), so the property runs are the same every time.
-    struct Rng(u64);
-    impl Rng {
+    struct XorShift(u64);
+    impl XorShift {
         fn next(&mut self) -> u64 {
             self.0 ^= self.0 >> 12;
             self.0 ^= self.0 << 25;
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn kappa_is_at_most_one_symmetric_and_one_for_identical_raters() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2000 {
             let items = 1 + rng.below(60) as usize;
             let bias_a = rng.below(100);

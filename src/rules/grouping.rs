@@ -32,9 +32,9 @@ pub struct Grouping {
     pub possible: Vec<(usize, usize)>,
 }
 
-/// Where two findings point.
+/// Where two findings aim: at one place of the work, at two, or unknown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
+pub enum Aim {
     Same,
     Different,
     Unknown,
@@ -172,40 +172,40 @@ pub fn wording(a: &Finding, b: &Finding) -> f64 {
 }
 
 /// Whether two findings point at the same place of the work.
-pub fn place(a: &Finding, b: &Finding) -> Place {
+pub fn place(a: &Finding, b: &Finding) -> Aim {
     let (ca, cb) = (claims(&a.evidence), claims(&b.evidence));
     let shared = ca.iter().any(|x| {
         cb.iter()
             .any(|y| x.contains(y.as_str()) || y.contains(x.as_str()))
     });
     if shared {
-        return Place::Same;
+        return Aim::Same;
     }
     if let (Some(fa), Some(fb)) = (&a.file, &b.file) {
         if fa != fb {
-            return Place::Different;
+            return Aim::Different;
         }
         if let (Some(la), Some(lb)) = (a.line, b.line) {
             return if la.abs_diff(lb) <= NEAR_LINES {
-                Place::Same
+                Aim::Same
             } else {
-                Place::Different
+                Aim::Different
             };
         }
     }
     if !ca.is_empty() && !cb.is_empty() {
-        return Place::Different;
+        return Aim::Different;
     }
-    Place::Unknown
+    Aim::Unknown
 }
 
 /// Whether two findings of different reviewers name one problem.
 pub fn relate(a: &Finding, b: &Finding) -> Relation {
     let w = wording(a, b);
     match place(a, b) {
-        Place::Same if w >= SIMILAR => Relation::Same,
-        Place::Same => Relation::Possible,
-        Place::Unknown if w >= NEAR_IDENTICAL => Relation::Same,
+        Aim::Same if w >= SIMILAR => Relation::Same,
+        Aim::Same => Relation::Possible,
+        Aim::Unknown if w >= NEAR_IDENTICAL => Relation::Same,
         _ if w >= SIMILAR => Relation::Possible,
         _ => Relation::Distinct,
     }
@@ -370,7 +370,7 @@ mod tests {
             "\"The client uses exponential backoff.\" The term \"backoff\" is never explained to the reader.",
             "Explain exponential backoff where the term first appears: each wait is longer.",
         );
-        assert_eq!(place(&a, &b), Place::Same);
+        assert_eq!(place(&a, &b), Aim::Same);
         assert_eq!(relate(&a, &b), Relation::Same);
     }
 
@@ -384,7 +384,7 @@ mod tests {
             "\"Set max_retries to the number of extra attempts you want.\" is wrong: the client counts the first call as an attempt too.",
             "Say that max_retries counts every call, including the first.",
         );
-        assert_eq!(place(&a, &b), Place::Same);
+        assert_eq!(place(&a, &b), Aim::Same);
         assert_eq!(relate(&a, &b), Relation::Possible);
     }
 
@@ -394,13 +394,13 @@ mod tests {
         let mut b = finding("when n is 0 the loop never ends", "return early at 0");
         (a.file, a.line) = (Some("src/a.rs".into()), Some(10));
         (b.file, b.line) = (Some("src/a.rs".into()), Some(13));
-        assert_eq!(place(&a, &b), Place::Same);
+        assert_eq!(place(&a, &b), Aim::Same);
         assert_eq!(relate(&a, &b), Relation::Same);
         b.line = Some(40);
-        assert_eq!(place(&a, &b), Place::Different);
+        assert_eq!(place(&a, &b), Aim::Different);
         assert_eq!(relate(&a, &b), Relation::Possible);
         b.file = Some("src/b.rs".into());
-        assert_eq!(place(&a, &b), Place::Different);
+        assert_eq!(place(&a, &b), Aim::Different);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Result, bail};
 
-use crate::engine::runs::{Place, Runs, age_shown, size_shown};
+use crate::engine::runs::{Runs, RunsHome, age_shown, size_shown};
 use crate::records::runs::RunFolder;
 use crate::records::text::shown;
 use crate::tools::tally::report::Format;
@@ -21,8 +21,8 @@ pub fn run(format: Option<Format>, keep: Option<u32>) -> Result<ExitCode> {
         Some(Format::Json) => false,
         Some(Format::Markdown) => bail!("--runs: the run folders are listed as text or JSON"),
     };
-    let place = Place::here();
-    if let Place::Temp(tmp) = &place {
+    let place = RunsHome::here();
+    if let RunsHome::Temp(tmp) = &place {
         eprintln!(
             "panel-tally: no XDG_CACHE_HOME or HOME: the run folders are in {}",
             shown(&tmp.display().to_string())
