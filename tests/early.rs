@@ -255,7 +255,7 @@ fn the_ledger_counts_cancelled_judges_apart_and_says_what_stopping_saved() {
     assert_eq!(l.status.code(), Some(0), "{}", stderr(&l));
     let text = stdout(&l);
     assert!(
-        text.contains("Stopped early: 1 judge(s) not needed (cancelled), not abstentions"),
+        text.contains("Stopped early: 1 judge(s) left out (cancelled), not abstentions"),
         "{text}"
     );
     let j = Command::new(bin("panel-tally"))
@@ -292,10 +292,13 @@ fn the_ledger_counts_cancelled_judges_apart_and_says_what_stopping_saved() {
     assert_eq!(at2.status.code(), Some(0), "{}", stderr(&at2));
     let text = stdout(&at2);
     assert!(
-        text.contains("Outcomes (--agree 2: 2 judges must hold): pass 1, fail 0, no decision 0"),
+        text.contains("Outcomes (--agree 2: 2 judges must hold, all of a smaller panel): pass 1, fail 0, no decision 0"),
         "{text}"
     );
-    assert!(text.contains("in 1 panel(s) decided early"), "{text}");
+    assert!(
+        text.contains("1 panel(s) decided early without them, 0 not decided"),
+        "{text}"
+    );
     assert!(!text.contains("WITHOUT CAUSE"), "{text}");
     let j = Command::new(bin("panel-tally"))
         .args([

@@ -669,3 +669,51 @@ fn a_flag_needs_its_whole_interval_past_the_threshold() {
     assert!(pair["kappaCi95"][0].as_f64().unwrap() < 0.8, "{pair}");
     assert_eq!(pair["flags"], json!([]), "{pair}");
 }
+
+/// Hostile figures: durations and tokens near u64's end sum without a wrap or a panic (a
+/// debug build said "internal error: attempt to add with overflow", exit 2), and a panel
+/// with fewer records than its panelSize counts the judges it lacks as missing, at the
+/// default threshold and with --agree (its two holds passed it).
+#[test]
+fn the_ledger_counts_huge_figures_and_short_panels_without_guessing() {
+    let mut a = rec("claude:haiku", "a", "holds", "r1");
+    let mut b = rec("codex:gpt", "a", "holds", "r1");
+    for r in [&mut a, &mut b] {
+        r["durationMs"] = json!(u64::MAX);
+        r["usage"]["inputTokens"] = json!(u64::MAX);
+        r["usage"]["outputTokens"] = json!(u64::MAX);
+    }
+    let out = ledger(&["--json"], &jsonl(&[a.clone(), b.clone()]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = |out: &Output| {
+        records_of(out)
+            .into_iter()
+            .find(|v| v["type"] == "ledger-summary")
+            .unwrap()
+    };
+    assert_eq!(summary(&out)["pass"], 1);
+    let t = run_with_stdin(
+        Command::new(bin("panel-tally")).arg("--json"),
+        &jsonl(&[a.clone(), b.clone()]),
+    );
+    assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
+    // Five judges said, two recorded.
+    for r in [&mut a, &mut b] {
+        r["panelSize"] = json!(5);
+    }
+    for args in [
+        &["--json"][..],
+        &["--json", "--agree", "2"],
+        &["--json", "--agree", "3"],
+    ] {
+        let out = ledger(args, &jsonl(&[a.clone(), b.clone()]));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let s = summary(&out);
+        let want = if args.contains(&"2") { (1, 0) } else { (0, 1) };
+        assert_eq!(
+            (s["pass"].clone(), s["noDecision"].clone()),
+            (json!(want.0), json!(want.1)),
+            "{args:?}: {s}"
+        );
+    }
+}

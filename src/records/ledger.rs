@@ -152,6 +152,7 @@ pub struct LedgerSummary {
     pub judges: usize,
     /// The holds a panel needed (`--agree N`; absent: every judge, panel-tally's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub agree: Option<usize>,
     /// The panels' outcomes by panel-tally's rule at that threshold.
     pub pass: u64,

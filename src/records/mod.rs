@@ -284,18 +284,19 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds another judge's usage to a total; a field nobody reported stays absent.
+    /// Adds another judge's usage to a total; a field nobody reported stays absent. Counts a
+    /// CLI reports are its own: a sum past u64 stays at the most, never wraps or panics.
     pub fn add(&mut self, other: &Usage) {
-        fn sum<T: std::ops::Add<Output = T> + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
+        fn sum<T: Copy>(a: Option<T>, b: Option<T>, add: fn(T, T) -> T) -> Option<T> {
             match (a, b) {
-                (Some(a), Some(b)) => Some(a + b),
+                (Some(a), Some(b)) => Some(add(a, b)),
                 (a, b) => a.or(b),
             }
         }
-        self.input_tokens = sum(self.input_tokens, other.input_tokens);
-        self.output_tokens = sum(self.output_tokens, other.output_tokens);
-        self.cached_tokens = sum(self.cached_tokens, other.cached_tokens);
-        self.cost_usd = sum(self.cost_usd, other.cost_usd);
+        self.input_tokens = sum(self.input_tokens, other.input_tokens, u64::saturating_add);
+        self.output_tokens = sum(self.output_tokens, other.output_tokens, u64::saturating_add);
+        self.cached_tokens = sum(self.cached_tokens, other.cached_tokens, u64::saturating_add);
+        self.cost_usd = sum(self.cost_usd, other.cost_usd, |a, b| a + b);
     }
 
     pub fn is_empty(&self) -> bool {

@@ -128,16 +128,17 @@ impl Spend {
         }
     }
 
+    /// Sums what records say, which a hostile history may put near u64's end: saturating.
     pub fn add(&mut self, o: &Spend) {
-        self.input_tokens += o.input_tokens;
-        self.output_tokens += o.output_tokens;
-        self.cached_tokens += o.cached_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(o.cached_tokens);
         self.cost_usd += o.cost_usd;
-        self.ms += o.ms;
+        self.ms = self.ms.saturating_add(o.ms);
     }
 
     pub fn tokens(&self) -> u64 {
-        self.input_tokens + self.output_tokens
+        self.input_tokens.saturating_add(self.output_tokens)
     }
 }
 
@@ -204,7 +205,10 @@ impl Stats {
         if self.cancelled == 0 || asked == 0 {
             return Spend::default();
         }
-        let share = |x: u64| x * self.cancelled / asked;
+        let share = |x: u64| {
+            let s = u128::from(x) * u128::from(self.cancelled) / u128::from(asked);
+            u64::try_from(s).unwrap_or(u64::MAX)
+        };
         Spend {
             input_tokens: share(self.spend.input_tokens),
             output_tokens: share(self.spend.output_tokens),
@@ -441,7 +445,7 @@ impl Ledger {
             return;
         };
         open.members.sort_by_key(|m| m.judge);
-        self.count_panel(&open.members);
+        self.count_panel(&open.members, open.size);
     }
 
     /// Closes every panel still open: the end of the input.
@@ -452,7 +456,9 @@ impl Ledger {
         }
     }
 
-    fn count_panel(&mut self, members: &[Member]) {
+    /// Counts one panel of `members`, which said it had `said` judges: those it lacks are
+    /// missing, as panel-tally counts them.
+    fn count_panel(&mut self, members: &[Member], said: usize) {
         self.panels += 1;
         let holds = members
             .iter()
@@ -462,7 +468,8 @@ impl Ledger {
             .iter()
             .filter(|m| m.verdict == Some(Verdict::Breaks))
             .count();
-        let missing = members.len() - holds - breaks;
+        let size = said.max(members.len());
+        let missing = size - holds - breaks;
         for m in members {
             let s = &mut self.judges[m.judge].stats;
             s.panels += 1;
@@ -524,7 +531,6 @@ impl Ledger {
                 }
             }
         }
-        let size = members.len();
         let required = self.agree.map_or(size, |n| n.min(size));
         let outcome = outcome(holds, missing, size, required, size);
         self.decisions[match outcome {
@@ -538,10 +544,16 @@ impl Ledger {
                 _ => self.decided_early += 1,
             }
         }
-        self.score_sub_panels(members, outcome, required);
+        self.score_sub_panels(members, outcome, required, size);
     }
 
-    fn score_sub_panels(&mut self, members: &[Member], full: Decision, required: usize) {
+    fn score_sub_panels(
+        &mut self,
+        members: &[Member],
+        full: Decision,
+        required: usize,
+        size: usize,
+    ) {
         let n = members.len();
         if n > MAX_SHAPE {
             self.unshaped += 1;
@@ -579,7 +591,7 @@ impl Ledger {
             let sub = outcome(
                 (mask & holds_mask).count_ones() as usize,
                 (mask & missing_mask).count_ones() as usize,
-                n,
+                size,
                 required,
                 mask.count_ones() as usize,
             );

@@ -42,13 +42,13 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
     if let Some(e) = &s.stopped_early {
         let _ = writeln!(
             out,
-            "Stopped early: {} judge(s) left out of {} panel(s) decided early, about {:.1} \
-             judge-seconds and ${:.4} saved; {} panel(s) with a judge left out undecided.\n",
+            "Stopped early: {} judge(s) left out (cancelled); {} panel(s) decided early without \
+             them, {} not decided at this threshold; about {:.1} judge-seconds and ${:.4} saved.\n",
             e.cancelled,
             e.decided_early,
+            e.cancelled_without_cause,
             e.judge_ms as f64 / 1000.0,
-            e.cost_usd,
-            e.cancelled_without_cause
+            e.cost_usd
         );
     }
     let rows: Vec<Vec<String>> = r

@@ -101,15 +101,15 @@ fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool) {
     out.push('\n');
 }
 
-/// The report as text; `paint` draws the heat map in ANSI colour.
 /// The threshold the ledger decided each panel at, in words.
 pub fn threshold(agree: Option<usize>) -> String {
     match agree {
         None => "every judge must hold".to_string(),
-        Some(n) => format!("--agree {n}: {n} judges must hold"),
+        Some(n) => format!("--agree {n}: {n} judges must hold, all of a smaller panel"),
     }
 }
 
+/// The report as text; `paint` draws the heat map in ANSI colour.
 pub fn render(r: &Report, paint: bool) -> String {
     let s = &r.summary;
     let mut out = String::new();
@@ -129,9 +129,10 @@ pub fn render(r: &Report, paint: bool) -> String {
     if let Some(e) = &s.stopped_early {
         let _ = writeln!(
             out,
-            "Stopped early: {} judge(s) not needed (cancelled), not abstentions, in {} panel(s) decided early; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
+            "Stopped early: {} judge(s) left out (cancelled), not abstentions; {} panel(s) decided early without them, {} not decided at this threshold; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
             e.cancelled,
             e.decided_early,
+            e.cancelled_without_cause,
             e.judge_ms as f64 / 1000.0,
             e.tokens,
             e.cost_usd
