@@ -44,6 +44,8 @@ enum Act {
     Garbage(&'static str),
     Fail,
     Hang,
+    /// The launch panics (an overflow, a bug): the asker never returns.
+    Panic,
 }
 
 /// A fake launcher: answers by asker name, runs the check, and asks an unreadable answer once
@@ -97,6 +99,7 @@ impl Asker for FakeAsker {
                     };
                     last = match act {
                         Act::Fail => return Reply::abstained(Status::Failed, "exit status 1"),
+                        Act::Panic => panic!("a launch that panics"),
                         Act::Hang => {
                             return Reply::abstained(Status::Timeout, "no answer within 600s");
                         }
@@ -2034,4 +2037,126 @@ fn panel_vote_cascade_asks_a_voter_only_while_a_fate_needs_it() {
             .unwrap();
         assert_eq!(entry.result, want, "{votes:?}: {}", entry.why);
     }
+}
+
+/// A voter whose launch panics is a vote missing, never a voter waited for: the cascade held
+/// r-4 while r-2's thread, gone without a reply, counted as running, and panel-vote hung past
+/// every signal.
+#[test]
+fn a_voter_whose_launch_panics_is_a_missing_vote_and_the_cascade_ends() {
+    use panel::internals::Pace;
+    let agree = json!({"votes": [{"finding": "F1", "vote": "agree", "reason": "right"}]});
+    let asker = FakeAsker::default()
+        .with("vote-r-2", vec![Act::Panic])
+        .with("vote-r-3", vec![Act::Answer(agree.clone())])
+        .with("vote-r-4", vec![Act::Answer(agree)]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Its own thread, not a scope: one that hangs must not hang the test with it.
+    std::thread::spawn(move || {
+        let (panel, _) = MergedPanel::of(four_reviewer_panel()).unwrap();
+        let seats: Vec<String> = (1..=4).map(|n| format!("h{n}:m")).collect();
+        let votes = vote::collect_votes_until(
+            &panel,
+            &seats,
+            &asker,
+            (None, "the work"),
+            None,
+            Pace::Cascade,
+        );
+        let _ = tx.send((panel, votes.unwrap()));
+    });
+    let (panel, votes) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the cascade hung on a voter that panicked");
+    let r2: Vec<_> = votes.iter().filter(|v| v.reviewer == "r-2").collect();
+    assert_eq!(r2.len(), 1, "{votes:?}");
+    assert!(
+        r2[0].vote.is_none() && r2[0].status != Status::Cancelled,
+        "{r2:?}"
+    );
+    let applied = apply(&panel, &votes, None).unwrap();
+    assert_eq!(applied.entries[0].result, FindingResult::Disputed);
+}
+
+/// A signal while a cascade holds a voter back: every voter still out is interrupted, the one
+/// held too (never launched), and none is "not needed": the interrupted votes, missing, would
+/// fix F1 disputed, and the held voter was recorded cancelled as if it had not been needed.
+#[test]
+fn a_signal_interrupts_the_voters_a_cascade_holds_never_leaves_them_out() {
+    use crate::util::{kill, marked, pids_in, wait_until};
+    use std::process::Stdio;
+    use std::time::Duration;
+    let tmp = TempDir::new("vote-cascade-signal");
+    let pids = tmp.path().join("pids");
+    let mark = crate::util::mark();
+    let seat = |n: usize| {
+        format!(
+            "exec:cat >/dev/null; echo $$ >> {}; sleep {mark} # {n}",
+            pids.display()
+        )
+    };
+    let seal = reviews("reviews-1.jsonl")[0].candidate.clone();
+    let mut input = String::new();
+    let mut seats = Vec::new();
+    for r in four_reviewer_panel() {
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["candidate"] = json!(seal);
+        if v["type"] == "reviewer" {
+            let n: usize = v["name"].as_str().unwrap()[2..].parse().unwrap();
+            v["seat"] = json!(seat(n));
+            seats.extend(["--seat".to_string(), seat(n)]);
+        }
+        input.push_str(&(v.to_string() + "\n"));
+    }
+    let mut child = Command::new(bin("panel-vote"))
+        .args(&seats)
+        .args(["--candidate", fixture("page.md").to_str().unwrap()])
+        .args(["--timeout", "120", "--cascade"])
+        .env(
+            "PANEL_SANDBOX_WRITE",
+            crate::util::judges_may_write(tmp.path()),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    // r-2 and r-3 run (two agreeing could keep F1); r-4 is held.
+    assert!(
+        wait_until(Duration::from_secs(30), || pids_in(&pids).len() >= 2),
+        "the first wave never started"
+    );
+    kill(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(pids_in(&pids).len(), 2, "r-4 was launched after the signal");
+    let records = parse_stream(&stdout(&out));
+    let statuses: Vec<(String, Status)> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Vote(v) => Some((v.reviewer.clone(), v.status)),
+            _ => None,
+        })
+        .collect();
+    for who in ["r-2", "r-3", "r-4"] {
+        assert!(
+            statuses.contains(&(who.to_string(), Status::Interrupted)),
+            "{who}: {statuses:?}"
+        );
+    }
+    assert!(!err.contains("not needed"), "{err}");
+    assert!(
+        wait_until(Duration::from_secs(10), || marked(&mark).is_empty()),
+        "a voter outlived the signal"
+    );
 }

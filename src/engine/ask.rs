@@ -300,3 +300,66 @@ impl From<Done> for Reply {
         }
     }
 }
+
+/// Asks every question at once, each held one once its gate opens (a send, or its sender
+/// dropped); `each` sees each reply as it comes in (in the order they end), on this thread.
+/// The replies come back in the order of the questions.
+pub fn ask_each(
+    asker: &dyn Asker,
+    questions: &[(Question, Box<Check>)],
+    gates: Vec<Option<std::sync::mpsc::Receiver<()>>>,
+    mut each: impl FnMut(usize, &Reply),
+) -> Vec<Reply> {
+    let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
+    // A launch that panics is a reply missing (the hook has said why and failed the run):
+    // a thread gone without a reply would leave a cascade waiting for it.
+    let ask = |(q, check): &(Question, Box<Check>)| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            asker
+                .ask_all(std::slice::from_ref(q), check.as_ref())
+                .into_iter()
+                .next()
+        }))
+        .ok()
+        .flatten()
+        .unwrap_or_else(no_reply)
+    };
+    let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut handles = Vec::new();
+        let mut here = Vec::new();
+        for ((i, qc), gate) in questions.iter().enumerate().zip(gates) {
+            let tx = tx.clone();
+            match std::thread::Builder::new().spawn_scoped(scope, move || {
+                if let Some(gate) = gate {
+                    let _ = gate.recv();
+                }
+                let _ = tx.send((i, ask(qc)));
+            }) {
+                Ok(h) => handles.push(h),
+                Err(_) => here.push(i),
+            }
+        }
+        drop(tx);
+        // A question no thread can be had for (a limit on processes) is asked on this one, at
+        // once: its gate would wait for this very thread.
+        for i in here {
+            let reply = ask(&questions[i]);
+            each(i, &reply);
+            replies[i] = Some(reply);
+        }
+        for (i, reply) in rx {
+            each(i, &reply);
+            replies[i] = Some(reply);
+        }
+        // Joined here, so that a thread that panicked is a reply missing, not a panic.
+        for h in handles {
+            let _ = h.join();
+        }
+    });
+    replies
+        .into_iter()
+        .map(|r| r.unwrap_or_else(no_reply))
+        .collect()
+}

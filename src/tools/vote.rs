@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::contracts::Contract;
 use crate::contracts::decisions::{DecisionContract, check_decisions, judge_prompt};
 use crate::contracts::votes::{VoteContract, check_votes, vote_prompt};
-use crate::engine::ask::{Asker, Check, Question, Reply};
+use crate::engine::ask::{Asker, Check, Question, Reply, ask_each};
 use crate::engine::cancel::{Cancel, Pace};
 use crate::records::Status;
 use crate::records::synthesis::{
@@ -89,7 +89,7 @@ The records are data: they never choose a program to run. The voters' seats come
 
 The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had: nothing is left to send back, and that holds when some reviews are missing too, since a review that failed sends nothing back (the panel record names them in noReviewFrom). Below the threshold with a finding left, it has no decision when the missing reviews could have reached it. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
 
-With --stop-when-decided, a voter still out (asked and not yet answered, or not yet launched) is ended, its whole group as at the deadline, or never launched, once the votes in fix the fate of every finding it was shown whatever it would vote: agree, disagree or a better fix of its own. Its vote records say cancelled, with a cause naming the fates the votes in fixed, and it is no missing vote: it disputes nothing. Never the default: a split's reasons are the finding, and a voter left out gives none. With --cascade (which implies it), voters are also asked only as they are needed: at first, for each finding, as many of the voters shown it, in reviewer order, as could fix its fate (two agreeing of three voters can keep a finding), then more only while a fate is open; a voter never asked is recorded cancelled too. Wall time can grow while cost falls. While more than 12 voters are still out on a finding its fate is taken as open (every way they could vote is not searched), so stopping and the cascade save only once the votes in leave 12 or fewer out. A vote record that says cancelled though its vote could have changed a finding's fate (a forged or edited stream, to panel-vote apply) counts as missing, and the panel has no decision.
+With --stop-when-decided, a voter still out (asked and not yet answered, or not yet launched) is ended, its whole group as at the deadline, or never launched, once the votes in fix the fate of every finding it was shown whatever it would vote: agree, disagree or a better fix of its own. Its vote records say cancelled, with a cause naming the fates the votes in fixed, and it is no missing vote: it disputes nothing. Never the default: a split's reasons are the finding, and a voter left out gives none. With --cascade (which implies it), voters are also asked only as they are needed: at first, for each finding, as many of the voters shown it, in reviewer order, as could fix its fate (two agreeing of three voters can keep a finding), then more only while a fate is open; a voter never asked is recorded cancelled too. Wall time can grow while cost falls. A voter never asked cannot fail: where its seat would have failed, asking every voter would have left the finding disputed (a missing vote), while the cascade keeps the fate the votes in fixed (with --stop-when-decided alone that depends on which voter answers first). While more than 12 voters are still out on a finding its fate is taken as open (every way they could vote is not searched), so stopping and the cascade save only once the votes in leave 12 or fewer out. A vote record that says cancelled though its vote could have changed a finding's fate (a forged or edited stream, to panel-vote apply) counts as missing, and the panel has no decision.
 
 A recorded judge, --judge replay:FILE, reads FILE as a JSON array of answer objects, one per round (--round picks one; later rounds repeat the last), or as one answer object for every round. An answer holds finding-1, finding-2, … for the findings left in synthesis order, each {\"decision\": \"act\" or \"skip\", \"reason\": \"…\"}; other keys are let be.
 
@@ -171,63 +171,6 @@ pub const DOC: ToolDoc = ToolDoc {
 /// The clap definition of `panel-vote`.
 pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
-}
-
-/// Asks every question at once, each held one once its gate opens (a send, or its sender
-/// dropped); `each` sees each reply as it comes in (in the order they end), on this thread.
-/// The replies come back in the order of the questions.
-fn ask_each(
-    asker: &dyn Asker,
-    questions: &[(Question, Box<Check>)],
-    gates: Vec<Option<mpsc::Receiver<()>>>,
-    mut each: impl FnMut(usize, &Reply),
-) -> Vec<Reply> {
-    let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
-    let ask = |(q, check): &(Question, Box<Check>)| {
-        asker
-            .ask_all(std::slice::from_ref(q), check.as_ref())
-            .into_iter()
-            .next()
-            .unwrap_or_else(no_reply)
-    };
-    let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel();
-        let mut handles = Vec::new();
-        let mut here = Vec::new();
-        for ((i, qc), gate) in questions.iter().enumerate().zip(gates) {
-            let tx = tx.clone();
-            match std::thread::Builder::new().spawn_scoped(scope, move || {
-                if let Some(gate) = gate {
-                    let _ = gate.recv();
-                }
-                let _ = tx.send((i, ask(qc)));
-            }) {
-                Ok(h) => handles.push(h),
-                Err(_) => here.push(i),
-            }
-        }
-        drop(tx);
-        // A question no thread can be had for (a limit on processes) is asked on this one, at
-        // once: its gate would wait for this very thread.
-        for i in here {
-            let reply = ask(&questions[i]);
-            each(i, &reply);
-            replies[i] = Some(reply);
-        }
-        for (i, reply) in rx {
-            each(i, &reply);
-            replies[i] = Some(reply);
-        }
-        // Joined here, so that a thread that panicked is a reply missing, not a panic.
-        for h in handles {
-            let _ = h.join();
-        }
-    });
-    replies
-        .into_iter()
-        .map(|r| r.unwrap_or_else(no_reply))
-        .collect()
 }
 
 /// The seat of `seats`, the command line's, that a reviewer sat on; an error when none is:
@@ -349,6 +292,13 @@ pub fn collect_votes_until(
             return;
         }
         done[i] = Some(vote_records(asked[i].0, &asked[i].1, reply, asker));
+        if crate::engine::lifecycle::stopped().is_some() {
+            // A signal ended the run: the voters still out are interrupted, not left out (the
+            // interrupted votes, missing, would "fix" every fate disputed). Through their
+            // gates to launches that start nothing.
+            opens.iter_mut().for_each(|open| *open = None);
+            return;
+        }
         for (j, (_, shown)) in asked.iter().enumerate() {
             let Some(token) = tokens[j]
                 .as_ref()
