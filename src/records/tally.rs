@@ -293,6 +293,48 @@ fn as_map<S: serde::Serializer>(counts: &[(Severity, usize)], s: S) -> Result<S:
     s.collect_map(counts.iter().map(|(k, n)| (k, n)))
 }
 
+/// How many panels of a stream passed, failed, or could not decide.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Totals {
+    pub panels: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub undecided: usize,
+}
+
+impl Totals {
+    /// Counts one panel's decision.
+    pub fn add(&mut self, d: Decision) {
+        self.panels += 1;
+        match d {
+            Decision::Pass => self.passed += 1,
+            Decision::Fail => self.failed += 1,
+            Decision::NoDecision => self.undecided += 1,
+        }
+    }
+
+    /// What many panels decided: any that failed makes the stream a failure no rerun can turn;
+    /// otherwise any undecided one leaves it undecided.
+    pub fn decision(&self) -> Decision {
+        if self.failed > 0 {
+            Decision::Fail
+        } else if self.undecided > 0 {
+            Decision::NoDecision
+        } else {
+            Decision::Pass
+        }
+    }
+}
+
+/// The closing record of `--each --json`.
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct Summary<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    #[serde(flatten)]
+    pub totals: &'a Totals,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,8 +20,8 @@ use crate::records::synthesis::{
     DecisionRecord, MergeRecord, MergedFinding, PanelRecord, Reviewer, RouteRecord, SynthesisEntry,
     VoteRecord,
 };
+use crate::records::tally::Summary;
 use crate::records::tally::{SynthesisTally, Tally, ThresholdTally};
-use crate::tools::tally::report::Summary;
 
 /// One schema file: its name under `schemas/` without `.schema.json` (the record's `type`, or
 /// `harness`), and the schema.

@@ -449,13 +449,7 @@ fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
 
 /// How the panel is asked: all at once, stopping once decided, or one cascade at a time.
 fn pace(args: &Args) -> early::Pace {
-    if args.cascade {
-        early::Pace::Cascade
-    } else if args.stop_when_decided {
-        early::Pace::StopWhenDecided
-    } else {
-        early::Pace::All
-    }
+    early::Pace::of(args.stop_when_decided, args.cascade)
 }
 
 /// Recorded answers are no panel's new judgement: a replay keeps no history unless one is

@@ -8,7 +8,6 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 
 use crate::records::tally::{Abstention, CanaryRow, Counts, JudgeRow, Tally};
 use crate::records::{Decision, Status, Usage, Verdict};
@@ -486,39 +485,6 @@ impl Tally<'_> {
 /// Judges a run announced but never sent.
 pub fn missing(size: usize, counted: usize) -> usize {
     size.saturating_sub(counted)
-}
-
-/// How many panels of a stream passed, failed, or could not decide.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Totals {
-    pub panels: usize,
-    pub passed: usize,
-    pub failed: usize,
-    pub undecided: usize,
-}
-
-impl Totals {
-    /// Counts one panel's decision.
-    pub fn add(&mut self, d: Decision) {
-        self.panels += 1;
-        match d {
-            Decision::Pass => self.passed += 1,
-            Decision::Fail => self.failed += 1,
-            Decision::NoDecision => self.undecided += 1,
-        }
-    }
-
-    /// What many panels decided: any that failed makes the stream a failure no rerun can turn;
-    /// otherwise any undecided one leaves it undecided.
-    pub fn decision(&self) -> Decision {
-        if self.failed > 0 {
-            Decision::Fail
-        } else if self.undecided > 0 {
-            Decision::NoDecision
-        } else {
-            Decision::Pass
-        }
-    }
 }
 
 /// Orders judges as the seed script's `"$OUT"/*.json` glob lists their files in the C locale:

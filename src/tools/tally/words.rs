@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use crate::records::pr::PanelVerdict;
+use crate::records::tally::Totals;
 use crate::records::tally::{Abstention, Counts, JudgeRow, Tally};
 use crate::records::{Decision, Status};
-use crate::tools::tally::count::Totals;
 
 /// What the status column says: the verdict, or the way the judge abstained. An unreadable
 /// judge that gave a word outside holds and breaks is shown by that word, as the seed's script

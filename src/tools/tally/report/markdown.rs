@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use crate::records::tally::Tally;
+use crate::records::tally::Totals;
 use crate::records::text::markdown as md;
-use crate::tools::tally::count::Totals;
 use crate::tools::tally::markdown::{details, mark, table};
 use crate::tools::tally::words::{
     early_panel_line, panel_line, panels_line, reason_column, status_column, uncaused_line,

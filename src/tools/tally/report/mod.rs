@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::records::Decision;
 use crate::records::tally::{JudgeRow, Tally};
+use crate::records::tally::{Summary, Totals};
 use crate::records::text::inline;
-use crate::tools::tally::count::Totals;
 pub use crate::tools::tally::words::{
     early_panel_line, panel_line, panels_line, reason_column, reason_or_cause, status_column,
     uncaused_line,
@@ -177,15 +177,6 @@ pub struct Sink<W: Write> {
     pub totals: Totals,
     /// What the last panel written decided.
     pub last: Decision,
-}
-
-/// The closing record of `--each --json`.
-#[derive(Serialize, schemars::JsonSchema)]
-pub(crate) struct Summary<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    #[serde(flatten)]
-    totals: &'a Totals,
 }
 
 impl<W: Write> Sink<W> {
