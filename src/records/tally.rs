@@ -76,23 +76,50 @@ fn counts_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S
     s.collect_map(groups.iter().map(|(k, c)| (k, c)))
 }
 
-/// One judge's answer as a tally reports it.
+/// One judge's answer, its text as `T`: borrowed from a record ([`JudgeRow`]), or kept as
+/// pieces of a panel's one buffer while the panel counts. The one shape of a verdict from the
+/// record read to the tally written.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct JudgeRow<'a> {
-    pub judge: &'a str,
-    pub lens: &'a str,
-    pub seat: &'a str,
-    pub family: Option<&'a str>,
+#[schemars(
+    rename = "JudgeRow",
+    description = "One judge's answer as a tally reports it."
+)]
+pub struct JudgeOf<T> {
+    pub judge: T,
+    pub lens: T,
+    pub seat: T,
+    pub family: Option<T>,
     pub verdict: Option<Verdict>,
     pub status: Status,
-    pub reason: Option<&'a str>,
+    pub reason: Option<T>,
     pub confidence: Option<f64>,
     /// Reported in `abstentions`, not per judge.
     #[serde(skip)]
-    pub cause: Option<&'a str>,
+    pub cause: Option<T>,
     /// The word an unreadable judge gave outside holds and breaks (`maybe`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub said: Option<&'a str>,
+    pub said: Option<T>,
+}
+
+/// One judge's answer as a tally reports it.
+pub type JudgeRow<'a> = JudgeOf<&'a str>;
+
+impl<T: Copy> JudgeOf<T> {
+    /// The same answer with its text turned by `f` (kept in a buffer, or read back from it).
+    pub fn map<S>(self, mut f: impl FnMut(T) -> S) -> JudgeOf<S> {
+        JudgeOf {
+            judge: f(self.judge),
+            lens: f(self.lens),
+            seat: f(self.seat),
+            family: self.family.map(&mut f),
+            verdict: self.verdict,
+            status: self.status,
+            reason: self.reason.map(&mut f),
+            confidence: self.confidence,
+            cause: self.cause.map(&mut f),
+            said: self.said.map(&mut f),
+        }
+    }
 }
 
 /// A canary's answer as a tally reports it: `canary` is the verdict it is known to deserve.

@@ -9,27 +9,31 @@ use std::hash::{Hash, Hasher};
 
 use anyhow::{Result, bail};
 
-use crate::records::tally::{Abstention, CanaryRow, Counts, JudgeRow, Tally};
+use crate::records::tally::{Abstention, CanaryRow, Counts, JudgeOf, JudgeRow, Tally};
 use crate::records::{Decision, Status, Usage, Verdict};
 use crate::rules::consensus::consensus;
 use crate::rules::{canary, decision};
 
-/// What the counter needs from one record, whatever stream it came from. It borrows from the
-/// parsed line; a panel copies what it keeps.
+/// What the counter needs from one record, its text as `T` and its usage as `U`: borrowed
+/// from the parsed line ([`Ballot`]), or kept in a buffer with the usage while it waits to be
+/// counted (the threaded reader's). A panel copies what it keeps.
 #[derive(Clone, Debug)]
-pub struct Ballot<'a> {
+pub struct BallotOf<T, U> {
     /// The seal of the candidate; a panel is about one candidate.
-    pub candidate: &'a str,
+    pub candidate: T,
     /// How many judges the panel has; 0 when unknown.
     pub panel_size: usize,
-    pub usage: Option<&'a Usage>,
-    pub judge: JudgeRow<'a>,
+    pub usage: U,
+    pub judge: JudgeOf<T>,
     /// The run folder the answer is kept in.
-    pub run: &'a str,
+    pub run: T,
     /// A canary's expected verdict: the ballot is about a candidate whose answer is known, and
     /// is never counted in the panel.
     pub canary: Option<Verdict>,
 }
+
+/// One record as the counter reads it.
+pub type Ballot<'a> = BallotOf<&'a str, Option<&'a Usage>>;
 
 // Counting one panel.
 
@@ -58,16 +62,7 @@ pub fn keep(text: &mut String, s: &str) -> Span {
 /// One judge of a panel, its text kept in the panel's one buffer.
 #[derive(Clone, Copy, Debug)]
 struct Row {
-    judge: Span,
-    lens: Span,
-    seat: Span,
-    family: Option<Span>,
-    verdict: Option<Verdict>,
-    status: Status,
-    reason: Option<Span>,
-    confidence: Option<f64>,
-    cause: Option<Span>,
-    said: Option<Span>,
+    answer: JudgeOf<Span>,
     /// Index into the panel's runs.
     run: usize,
 }
@@ -221,16 +216,7 @@ impl PanelCount {
         self.by_family.add(&mut self.text, family, j.verdict);
         let t = &mut self.text;
         let row = Row {
-            judge: keep(t, j.judge),
-            lens: keep(t, j.lens),
-            seat: keep(t, j.seat),
-            family: j.family.map(|s| keep(t, s)),
-            verdict: j.verdict,
-            status: j.status,
-            reason: j.reason.map(|s| keep(t, s)),
-            confidence: j.confidence,
-            cause: j.cause.map(|s| keep(t, s)),
-            said: j.said.map(|s| keep(t, s)),
+            answer: j.map(|s| keep(t, s)),
             run,
         };
         match earlier {
@@ -275,13 +261,13 @@ impl PanelCount {
     /// The row of this judge if it is counted already (from any run); remembers it otherwise.
     fn counted(&mut self, judge: &str) -> Option<usize> {
         let text = &self.text;
-        let same = |r: &Row| r.judge.of(text) == judge;
+        let same = |r: &Row| r.answer.judge.of(text) == judge;
         if self.rows.len() < SCAN {
             return self.rows.iter().position(same);
         }
         if self.seen.is_empty() {
             for r in &self.rows {
-                self.seen.insert(name_hash(r.judge.of(text)));
+                self.seen.insert(name_hash(r.answer.judge.of(text)));
             }
         }
         // A hash seen before is most likely the same judge; the scan makes sure.
@@ -294,7 +280,7 @@ impl PanelCount {
 
     /// Takes row `i`'s verdict out of the counts, for its rerun to take its place.
     fn take_back(&mut self, i: usize) {
-        let r = self.rows[i];
+        let r = self.rows[i].answer;
         let text = &self.text;
         self.counts.remove(r.verdict);
         self.by_lens.remove(text, r.lens.of(text), r.verdict);
@@ -336,22 +322,10 @@ impl PanelCount {
         let mut counts = self.counts;
         counts.judges += missing;
         counts.abstained += missing;
-        let opt = |s: Option<Span>| s.map(|s| s.of(text));
         let mut judges: Vec<JudgeRow> = self
             .rows
             .iter()
-            .map(|r| JudgeRow {
-                judge: r.judge.of(text),
-                lens: r.lens.of(text),
-                seat: r.seat.of(text),
-                family: opt(r.family),
-                verdict: r.verdict,
-                status: r.status,
-                reason: opt(r.reason),
-                confidence: r.confidence,
-                cause: opt(r.cause),
-                said: opt(r.said),
-            })
+            .map(|r| r.answer.map(|s| s.of(text)))
             .collect();
         judges.sort_by(|a, b| glob_order(a.judge, b.judge));
         let canary_rows: Vec<CanaryRow> = canaries.iter().map(CanaryAnswer::row).collect();

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::records::input::{Input, MAX_LINE, Source, find_newline, line_text, too_long};
 use crate::records::tally::JudgeRow;
 use crate::records::{self, Status, Usage, Verdict, VerdictRecord};
-use crate::tools::tally::count::{Ballot, Span, keep};
+use crate::tools::tally::count::{Ballot, BallotOf, Span, keep};
 
 /// How verdict records are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -186,71 +186,40 @@ struct Chunk {
     last: bool,
 }
 
-/// A ballot of a [`Chunk`], with where it was read.
+/// A ballot of a [`Chunk`], with where it was read: its text kept in the chunk's buffer.
 struct Parsed {
     input: usize,
     line: u64,
-    candidate: Span,
-    panel_size: usize,
-    usage: Option<Usage>,
-    judge: Span,
-    lens: Span,
-    seat: Span,
-    family: Option<Span>,
-    verdict: Option<Verdict>,
-    status: Status,
-    reason: Option<Span>,
-    confidence: Option<f64>,
-    cause: Option<Span>,
-    said: Option<Span>,
-    run: Span,
-    canary: Option<Verdict>,
+    ballot: BallotOf<Span, Option<Usage>>,
 }
 
 impl Parsed {
     fn new(b: &Ballot, text: &mut String, input: usize, line: u64) -> Parsed {
-        let j = &b.judge;
+        let candidate = keep(text, b.candidate);
+        let run = keep(text, b.run);
         Parsed {
             input,
             line,
-            candidate: keep(text, b.candidate),
-            panel_size: b.panel_size,
-            usage: b.usage.cloned(),
-            judge: keep(text, j.judge),
-            lens: keep(text, j.lens),
-            seat: keep(text, j.seat),
-            family: j.family.map(|s| keep(text, s)),
-            verdict: j.verdict,
-            status: j.status,
-            reason: j.reason.map(|s| keep(text, s)),
-            confidence: j.confidence,
-            cause: j.cause.map(|s| keep(text, s)),
-            said: j.said.map(|s| keep(text, s)),
-            run: keep(text, b.run),
-            canary: b.canary,
+            ballot: BallotOf {
+                candidate,
+                panel_size: b.panel_size,
+                usage: b.usage.cloned(),
+                judge: b.judge.map(|s| keep(text, s)),
+                run,
+                canary: b.canary,
+            },
         }
     }
 
     fn ballot<'a>(&'a self, text: &'a str) -> Ballot<'a> {
-        let opt = |s: Option<Span>| s.map(|s| s.of(text));
+        let b = &self.ballot;
         Ballot {
-            candidate: self.candidate.of(text),
-            panel_size: self.panel_size,
-            usage: self.usage.as_ref(),
-            run: self.run.of(text),
-            canary: self.canary,
-            judge: JudgeRow {
-                judge: self.judge.of(text),
-                lens: self.lens.of(text),
-                seat: self.seat.of(text),
-                family: opt(self.family),
-                verdict: self.verdict,
-                status: self.status,
-                reason: opt(self.reason),
-                confidence: self.confidence,
-                cause: opt(self.cause),
-                said: opt(self.said),
-            },
+            candidate: b.candidate.of(text),
+            panel_size: b.panel_size,
+            usage: b.usage.as_ref(),
+            judge: b.judge.map(|s| s.of(text)),
+            run: b.run.of(text),
+            canary: b.canary,
         }
     }
 }
@@ -524,7 +493,7 @@ mod tests {
         .unwrap()
         {
             for p in &chunk.ballots {
-                got.push((p.judge.of(&chunk.text).to_string(), p.line));
+                got.push((p.ballot.judge.judge.of(&chunk.text).to_string(), p.line));
             }
             if let Some(e) = chunk.error {
                 error = Some(e.to_string().replace(path.to_str().unwrap(), "t"));
