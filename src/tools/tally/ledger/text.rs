@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::records::ledger::{JudgeStats, Report};
+use crate::records::ledger::{JudgeStats, Report, StoppedEarly};
 use crate::records::text::inline;
 use crate::tools::tally::ledger::figure;
 
@@ -109,6 +109,28 @@ pub fn threshold(agree: Option<usize>) -> String {
     }
 }
 
+/// What stopping early left out and saved, and the panels it leaves undecided here.
+fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>) {
+    let _ = writeln!(
+        out,
+        "Stopped early: {} judge(s) left out (cancelled), not abstentions; {} panel(s) decided early without them, {} not decided at this threshold; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
+        e.cancelled,
+        e.decided_early,
+        e.cancelled_without_cause,
+        e.judge_ms as f64 / 1000.0,
+        e.tokens,
+        e.cost_usd
+    );
+    if e.cancelled_without_cause > 0 {
+        let _ = writeln!(
+            out,
+            "CANCELLED WITHOUT CAUSE: {} panel(s) with a judge left out that the answers in do not decide ({}): counted as no decision; read the ledger with the --agree the panels ran under\n",
+            e.cancelled_without_cause,
+            threshold(agree)
+        );
+    }
+}
+
 /// The report as text; `paint` draws the heat map in ANSI colour.
 pub fn render(r: &Report, paint: bool) -> String {
     let s = &r.summary;
@@ -127,24 +149,7 @@ pub fn render(r: &Report, paint: bool) -> String {
         s.no_decision
     );
     if let Some(e) = &s.stopped_early {
-        let _ = writeln!(
-            out,
-            "Stopped early: {} judge(s) left out (cancelled), not abstentions; {} panel(s) decided early without them, {} not decided at this threshold; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
-            e.cancelled,
-            e.decided_early,
-            e.cancelled_without_cause,
-            e.judge_ms as f64 / 1000.0,
-            e.tokens,
-            e.cost_usd
-        );
-        if e.cancelled_without_cause > 0 {
-            let _ = writeln!(
-                out,
-                "CANCELLED WITHOUT CAUSE: {} panel(s) with a judge left out that the answers in do not decide ({}): counted as no decision; read the ledger with the --agree the panels ran under\n",
-                e.cancelled_without_cause,
-                threshold(s.agree)
-            );
-        }
+        stopped_early(&mut out, e, s.agree);
     }
     table(
         &mut out,
