@@ -248,30 +248,33 @@ fn the_ledger_counts_cancelled_judges_apart_and_says_what_stopping_saved() {
         .checked_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let l = Command::new(bin("panel-tally"))
-        .args(["--ledger", history.to_str().unwrap()])
-        .checked_output()
-        .unwrap();
+    let ledger = |args: &[&str]| {
+        Command::new(bin("panel-tally"))
+            .arg("--ledger")
+            .args(args)
+            .arg(&history)
+            .checked_output()
+            .unwrap()
+    };
+    // The first JSON record of `out` that `pick` picks.
+    let record = |out: &Output, pick: &dyn Fn(&Value) -> bool| -> Option<Value> {
+        stdout(out)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|v| pick(v))
+    };
+    let is_summary = |v: &Value| v["type"] == "ledger-summary";
+    let l = ledger(&[]);
     assert_eq!(l.status.code(), Some(0), "{}", stderr(&l));
     let text = stdout(&l);
     assert!(
         text.contains("Stopped early: 1 judge(s) left out (cancelled), not abstentions"),
         "{text}"
     );
-    let j = Command::new(bin("panel-tally"))
-        .args(["--ledger", "--json", history.to_str().unwrap()])
-        .checked_output()
-        .unwrap();
-    let summary: Value = stdout(&j)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|v| v["type"] == "ledger-summary")
-        .unwrap();
+    let j = ledger(&["--json"]);
+    let summary = record(&j, &is_summary).unwrap();
     assert_eq!(summary["stoppedEarly"]["cancelled"], 1);
-    let slow_judge: Value = stdout(&j)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|v| v["type"] == "judge-stats" && v["cancelled"] == 1)
+    let slow_judge = record(&j, &|v| v["type"] == "judge-stats" && v["cancelled"] == 1)
         .expect("the judge left out, counted as cancelled");
     assert_eq!(slow_judge["abstained"], 0, "never an abstention");
     // At the default threshold the panel decided early is no decision, and says why; at the
@@ -285,10 +288,7 @@ fn the_ledger_counts_cancelled_judges_apart_and_says_what_stopping_saved() {
         "{text}"
     );
     assert_eq!(summary["stoppedEarly"]["cancelledWithoutCause"], 1);
-    let at2 = Command::new(bin("panel-tally"))
-        .args(["--ledger", "--agree", "2", history.to_str().unwrap()])
-        .checked_output()
-        .unwrap();
+    let at2 = ledger(&["--agree", "2"]);
     assert_eq!(at2.status.code(), Some(0), "{}", stderr(&at2));
     let text = stdout(&at2);
     assert!(
@@ -300,29 +300,12 @@ fn the_ledger_counts_cancelled_judges_apart_and_says_what_stopping_saved() {
         "{text}"
     );
     assert!(!text.contains("WITHOUT CAUSE"), "{text}");
-    let j = Command::new(bin("panel-tally"))
-        .args([
-            "--ledger",
-            "--json",
-            "--agree",
-            "2",
-            history.to_str().unwrap(),
-        ])
-        .checked_output()
-        .unwrap();
-    let summary: Value = stdout(&j)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|v| v["type"] == "ledger-summary")
-        .unwrap();
+    let summary = record(&ledger(&["--json", "--agree", "2"]), &is_summary).unwrap();
     assert_eq!(summary["agree"], 2);
     assert_eq!(summary["pass"], 1);
     assert_eq!(summary["stoppedEarly"]["decidedEarly"], 1);
     assert_eq!(summary["stoppedEarly"]["cancelledWithoutCause"], 0);
-    let zero = Command::new(bin("panel-tally"))
-        .args(["--ledger", "--agree", "0", history.to_str().unwrap()])
-        .checked_output()
-        .unwrap();
+    let zero = ledger(&["--agree", "0"]);
     assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
 }
 

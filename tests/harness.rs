@@ -862,18 +862,7 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
     let (local, remote) = (tmp.path().join("local"), tmp.path().join("remote-home"));
     std::fs::create_dir_all(&remote).unwrap();
     let bins = bin("panel-judge").parent().unwrap().to_path_buf();
-    let remote_path = std::env::join_paths(
-        [
-            root().join("tests/standins"),
-            bins.clone(),
-            root().join("bin"),
-        ]
-        .into_iter()
-        .chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
-    .unwrap();
+    let remote_path = crate::sshd::remote_path(&bins);
     const GROUP: &str = "ssh fleet";
     let sshd = match crate::sshd::start(&tmp.path().join("sshd"), &remote, &remote_path) {
         Ok(sshd) => {

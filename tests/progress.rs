@@ -378,18 +378,7 @@ fn a_panel_on_another_machine_erases_the_status_line_before_its_error() {
     std::fs::create_dir_all(local.join("c")).unwrap();
     std::fs::create_dir_all(&remote).unwrap();
     let bins = bin("panel-judge").parent().unwrap().to_path_buf();
-    let remote_path = std::env::join_paths(
-        [
-            root().join("tests/standins"),
-            bins.clone(),
-            root().join("bin"),
-        ]
-        .into_iter()
-        .chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
-    .unwrap();
+    let remote_path = crate::sshd::remote_path(&bins);
     let sshd = match crate::sshd::start(&t.path().join("sshd"), &remote, &remote_path) {
         Ok(sshd) => {
             crate::util::ran(GROUP);

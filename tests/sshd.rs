@@ -38,6 +38,19 @@ fn write(path: &Path, text: &str, mode: u32) {
 
 /// Starts sshd under `dir` with `remote` as the login's folder and `path` as its PATH; `Err`
 /// says why it cannot (no sshd or ssh, or the server did not come up).
+/// The PATH a login on the "remote machine" gets: the stand-in CLIs, the built tools in
+/// `bins`, the bash tools, then the test's own PATH.
+pub fn remote_path(bins: &Path) -> std::ffi::OsString {
+    let root = crate::util::root();
+    let first = [
+        root.join("tests/standins"),
+        bins.to_path_buf(),
+        root.join("bin"),
+    ];
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(first.into_iter().chain(std::env::split_paths(&rest))).unwrap()
+}
+
 pub fn start(dir: &Path, remote: &Path, path: &std::ffi::OsStr) -> Result<Sshd, String> {
     let sshd = ["/usr/sbin/sshd", "/usr/local/sbin/sshd"]
         .into_iter()

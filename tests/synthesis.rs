@@ -674,6 +674,25 @@ fn four_reviewer_panel() -> Vec<Record> {
         .collect()
 }
 
+/// The four-reviewer panel about the fixtures' page, reviewer r-N on `seat(N)`: its stream
+/// for panel-vote and the `--seat` options that go with it.
+fn seated_panel(seat: impl Fn(usize) -> String) -> (String, Vec<String>) {
+    let seal = reviews("reviews-1.jsonl")[0].candidate.clone();
+    let mut input = String::new();
+    let mut seats = Vec::new();
+    for r in four_reviewer_panel() {
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["candidate"] = json!(seal);
+        if v["type"] == "reviewer" {
+            let n: usize = v["name"].as_str().unwrap()[2..].parse().unwrap();
+            v["seat"] = json!(seat(n));
+            seats.extend(["--seat".to_string(), seat(n)]);
+        }
+        input.push_str(&(v.to_string() + "\n"));
+    }
+    (input, seats)
+}
+
 fn vote_rec(who: &str, vote: Option<&str>) -> synthesis::VoteRecord {
     serde_json::from_value(json!({
         "reviewer": who, "finding": "F1", "vote": vote, "reason": vote.map(|_| "because"),
@@ -1869,19 +1888,7 @@ fn panel_vote_stop_when_decided_ends_a_voter_whose_vote_could_change_nothing() {
             pids.display()
         ),
     };
-    let seal = reviews("reviews-1.jsonl")[0].candidate.clone();
-    let mut input = String::new();
-    let mut seats = Vec::new();
-    for r in four_reviewer_panel() {
-        let mut v = serde_json::to_value(&r).unwrap();
-        v["candidate"] = json!(seal);
-        if v["type"] == "reviewer" {
-            let n: usize = v["name"].as_str().unwrap()[2..].parse().unwrap();
-            v["seat"] = json!(seat(n));
-            seats.extend(["--seat".to_string(), seat(n)]);
-        }
-        input.push_str(&(v.to_string() + "\n"));
-    }
+    let (input, seats) = seated_panel(seat);
     for (stop, timeout) in [(true, "120"), (false, "3")] {
         let started = std::time::Instant::now();
         let mut cmd = Command::new(bin("panel-vote"));
@@ -1945,7 +1952,6 @@ fn panel_vote_stop_when_decided_ends_a_voter_whose_vote_could_change_nothing() {
 /// asked.
 #[test]
 fn panel_vote_cascade_asks_a_voter_only_while_a_fate_needs_it() {
-    let seal = reviews("reviews-1.jsonl")[0].candidate.clone();
     for (votes, want_asked, want) in [
         (
             ["agree", "agree", "agree"],
@@ -1962,6 +1968,10 @@ fn panel_vote_cascade_asks_a_voter_only_while_a_fate_needs_it() {
         let asked = tmp.path().join("asked");
         // r-3 answers after r-2 has (the order the log is read in), r-4 at once.
         let seat = |n: usize| {
+            if n == 1 {
+                // r-1 raised F1 and votes on nothing: never asked.
+                return "exec:cat >/dev/null # 1".to_string();
+            }
             let wait = match n {
                 3 => format!(
                     "i=0; while ! grep -q r-2 {} && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; ",
@@ -1975,22 +1985,7 @@ fn panel_vote_cascade_asks_a_voter_only_while_a_fate_needs_it() {
                 votes[n - 2]
             )
         };
-        let mut input = String::new();
-        let mut seats = Vec::new();
-        for r in four_reviewer_panel() {
-            let mut v = serde_json::to_value(&r).unwrap();
-            v["candidate"] = json!(seal);
-            if v["type"] == "reviewer" {
-                let n: usize = v["name"].as_str().unwrap()[2..].parse().unwrap();
-                if n > 1 {
-                    v["seat"] = json!(seat(n));
-                    seats.extend(["--seat".to_string(), seat(n)]);
-                } else {
-                    seats.extend(["--seat".to_string(), "h1:m".to_string()]);
-                }
-            }
-            input.push_str(&(v.to_string() + "\n"));
-        }
+        let (input, seats) = seated_panel(seat);
         let mut cmd = Command::new(bin("panel-vote"));
         cmd.args(&seats)
             .args(["--candidate", fixture("page.md").to_str().unwrap()])
@@ -2095,19 +2090,7 @@ fn a_signal_interrupts_the_voters_a_cascade_holds_never_leaves_them_out() {
             pids.display()
         )
     };
-    let seal = reviews("reviews-1.jsonl")[0].candidate.clone();
-    let mut input = String::new();
-    let mut seats = Vec::new();
-    for r in four_reviewer_panel() {
-        let mut v = serde_json::to_value(&r).unwrap();
-        v["candidate"] = json!(seal);
-        if v["type"] == "reviewer" {
-            let n: usize = v["name"].as_str().unwrap()[2..].parse().unwrap();
-            v["seat"] = json!(seat(n));
-            seats.extend(["--seat".to_string(), seat(n)]);
-        }
-        input.push_str(&(v.to_string() + "\n"));
-    }
+    let (input, seats) = seated_panel(seat);
     let mut child = Command::new(bin("panel-vote"))
         .args(&seats)
         .args(["--candidate", fixture("page.md").to_str().unwrap()])

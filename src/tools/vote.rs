@@ -314,9 +314,10 @@ pub fn collect_votes_until(
         }
         release(&done, &mut opens);
     });
+    // The records the stop already made of a reply, else made now.
     let mut out = Vec::new();
-    for ((voter, shown), reply) in asked.iter().zip(replies) {
-        out.extend(vote_records(voter, shown, &reply, asker));
+    for (((voter, shown), reply), made) in asked.iter().zip(replies).zip(done) {
+        out.extend(made.unwrap_or_else(|| vote_records(voter, shown, &reply, asker)));
     }
     Ok(out)
 }
