@@ -205,11 +205,21 @@ struct Shared {
     /// The script plays only on requests whose text holds this marker.
     script_when: Mutex<Option<String>>,
     refused: Mutex<Vec<String>>,
+    /// `(marker, mode)`: the next generation request holding the marker plays the mode, once.
+    once: Mutex<Vec<(String, Mode)>>,
     log: Mutex<Vec<Logged>>,
     stop: AtomicBool,
     ids: AtomicU64,
     conns: Mutex<Vec<JoinHandle<()>>>,
+    /// Set by [`MockServer::speak_tls`]: a TLS client is answered with it.
+    tls: Mutex<Option<Arc<rustls::ServerConfig>>>,
+    /// Asked first about every request: its reply, when it has one (the stand-in token
+    /// endpoints and a login's own calls, see tests/tokens.rs).
+    front: Mutex<Option<Front>>,
 }
+
+/// A handler asked before the model routes.
+pub type Front = Arc<dyn Fn(&Request) -> Option<Reply> + Send + Sync>;
 
 /// The server. Dropping it stops it and joins its threads.
 pub struct MockServer {
@@ -229,10 +239,13 @@ impl MockServer {
             script: Mutex::new(None),
             script_when: Mutex::new(None),
             refused: Mutex::new(Vec::new()),
+            once: Mutex::new(Vec::new()),
             log: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             ids: AtomicU64::new(0),
             conns: Mutex::new(Vec::new()),
+            tls: Mutex::new(None),
+            front: Mutex::new(None),
         });
         let s = shared.clone();
         let acceptor = std::thread::spawn(move || {
@@ -253,6 +266,20 @@ impl MockServer {
             shared,
             acceptor: Some(acceptor),
         }
+    }
+
+    /// Answers TLS clients too, on the same port, with certificates from `ca`.
+    pub fn speak_tls(&self, ca: &Arc<crate::tls::TestCa>) {
+        *self.shared.tls.lock().unwrap() = Some(ca.server_config());
+    }
+
+    /// Asks `front` about every request before the model routes.
+    pub fn set_front(&self, front: Front) {
+        *self.shared.front.lock().unwrap() = Some(front);
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).
@@ -291,6 +318,16 @@ impl MockServer {
     /// ([`Mode::ModelRefused`]), whatever the mode.
     pub fn refuse_model(&self, needle: &str) {
         self.shared.refused.lock().unwrap().push(needle.to_string());
+    }
+
+    /// The next generation request whose text holds `marker` plays `mode`; those after it are
+    /// answered as usual (a judge's first answer fails, its retry answers).
+    pub fn mode_once(&self, marker: &str, mode: Mode) {
+        self.shared
+            .once
+            .lock()
+            .unwrap()
+            .push((marker.to_string(), mode));
     }
 
     /// Plays `script` on every generation request from now on.
@@ -350,9 +387,14 @@ impl Drop for MockServer {
 /// How often a connection thread looks at the stop flag while it waits.
 const POLL: Duration = Duration::from_millis(50);
 
+/// What a connection runs over: TCP, or TLS over TCP.
+trait Stream: Read + Write {}
+
+impl<T: Read + Write> Stream for T {}
+
 /// A connection's read side, buffered by hand so a read timeout never loses bytes.
 struct Conn<'a> {
-    stream: TcpStream,
+    stream: Box<dyn Stream + 'a>,
     buf: Vec<u8>,
     shared: &'a Shared,
 }
@@ -407,15 +449,15 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-struct Request {
-    method: String,
-    target: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub struct Request {
+    pub method: String,
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
 }
 
 impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)
@@ -485,6 +527,28 @@ fn serve(stream: TcpStream, shared: &Shared) {
     }
     let _ = stream.set_read_timeout(Some(POLL));
     let _ = stream.set_nodelay(true);
+    // A TLS client's first byte is a handshake record's (22): it is answered over TLS, with a
+    // certificate for the host it names, from the test's authority.
+    let mut first = [0u8; 1];
+    let tls = loop {
+        match stream.peek(&mut first) {
+            Ok(0) => return,
+            Ok(_) => break first[0] == 22,
+            Err(e) if is_timeout(&e) && !shared.stop.load(Ordering::SeqCst) => continue,
+            Err(_) => return,
+        }
+    };
+    let config = shared.tls.lock().unwrap().clone();
+    let stream: Box<dyn Stream> = match (tls, config) {
+        (true, Some(config)) => {
+            let Ok(server) = rustls::ServerConnection::new(config) else {
+                return;
+            };
+            Box::new(rustls::StreamOwned::new(server, stream))
+        }
+        (true, None) => return,
+        (false, _) => Box::new(stream),
+    };
     let mut conn = Conn {
         stream,
         buf: Vec::new(),
@@ -497,10 +561,10 @@ fn serve(stream: TcpStream, shared: &Shared) {
         let reply = respond(&req, shared);
         let keep = match reply {
             Reply::Json(status, body, extra) => {
-                write_json(&mut conn.stream, status, &body, &extra).is_ok()
+                write_json(&mut *conn.stream, status, &body, &extra).is_ok()
             }
             Reply::Sse(events) => {
-                let _ = write_sse(&mut conn.stream, &events);
+                let _ = write_sse(&mut *conn.stream, &events);
                 false
             }
             Reply::Hang => {
@@ -521,7 +585,7 @@ fn hang(conn: &mut Conn) {
     }
 }
 
-enum Reply {
+pub enum Reply {
     Json(u16, Value, Vec<(String, String)>),
     /// SSE events `(event name, data)`; sent with `Connection: close`.
     Sse(Vec<(Option<String>, String)>),
@@ -540,7 +604,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 fn write_json(
-    out: &mut TcpStream,
+    out: &mut dyn Write,
     status: u16,
     body: &Value,
     extra: &[(String, String)],
@@ -560,7 +624,7 @@ fn write_json(
     out.flush()
 }
 
-fn write_sse(out: &mut TcpStream, events: &[(Option<String>, String)]) -> io::Result<()> {
+fn write_sse(out: &mut dyn Write, events: &[(Option<String>, String)]) -> io::Result<()> {
     out.write_all(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
     )?;
@@ -1004,6 +1068,10 @@ enum Answer {
 }
 
 fn respond(req: &Request, shared: &Shared) -> Reply {
+    let front = shared.front.lock().unwrap().clone();
+    if let Some(reply) = front.and_then(|f| f(req)) {
+        return reply;
+    }
     let id = shared.ids.fetch_add(1, Ordering::SeqCst) + 1;
     let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
     let api = route(&req.method, path);
@@ -1033,7 +1101,18 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         .unwrap()
         .iter()
         .any(|n| model.contains(n.as_str()));
-    let mode = match marker_mode(&body).unwrap_or(*shared.mode.lock().unwrap()) {
+    let once = match api {
+        Api::Anthropic | Api::Responses | Api::Chat | Api::Gemini => {
+            let mut once = shared.once.lock().unwrap();
+            let at = once.iter().position(|(m, _)| holds(&body, m));
+            at.map(|i| once.remove(i).1)
+        }
+        _ => None,
+    };
+    let mode = match once
+        .or_else(|| marker_mode(&body))
+        .unwrap_or(*shared.mode.lock().unwrap())
+    {
         _ if refused => Mode::ModelRefused,
         m => m,
     };

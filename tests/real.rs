@@ -7,7 +7,10 @@
 mod mockserver;
 mod real_cli;
 mod real_judge;
+mod real_logins;
 mod real_review;
 mod real_synth;
 mod sealed;
+mod tls;
+mod tokens;
 mod util;

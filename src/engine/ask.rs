@@ -226,7 +226,7 @@ pub struct KeptFolder {
 
 impl Drop for KeptFolder {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.private);
+        let _ = crate::engine::beneath::remove_tree(&self.private);
     }
 }
 

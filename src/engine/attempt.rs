@@ -15,18 +15,28 @@ use crate::engine::answer::read_answer;
 use crate::engine::argv::{self, Argv};
 use crate::engine::ask::{Check, Done, Job, KeptFolder, Mode, Session};
 use crate::engine::context::Context;
-use crate::engine::credentials::Logins;
+use crate::engine::beneath;
+use crate::engine::carried::{self, Carried};
 use crate::engine::extract::EventFilters;
 use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
-use crate::engine::run_folder::{self, AttemptDirs};
+use crate::engine::run_folder::{self, ANSWER_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE};
 use crate::engine::sandbox::egress::{self, Egress, Endpoint};
 use crate::engine::sandbox::jail::{Jail, Opening, PROXY_PORT};
 use crate::engine::sandbox::{Policy, grants};
 use crate::engine::slots::{self, NoSlot};
 use crate::engine::transcript::Transcript;
 use crate::records::Status;
+
+/// The variables that name certificate authorities to trust, files or folders.
+const CA_VARS: [&str; 5] = [
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+];
 
 /// Bytes of a judge's stderr, and of the answer file it writes, kept in memory and in the run
 /// folder. (Its stdout goes to the run folder as it arrives, within `--max-output`: see
@@ -133,7 +143,7 @@ impl<'a> Attempt<'a> {
                 // is kept or resumed.
                 if !matches!(&job.mode, Mode::Reviewer { session, .. } if *session != Session::Forget)
                 {
-                    let _ = fs::remove_dir_all(&dirs.private);
+                    let _ = beneath::remove_tree(&dirs.private);
                 }
                 launched
             }
@@ -142,6 +152,9 @@ impl<'a> Attempt<'a> {
             Ok(r) => r,
             Err(e) if e.downcast_ref::<SlotWait>().is_some() => {
                 return Done::abstained(Status::Timeout, format!("{e:#}"));
+            }
+            Err(e) if e.downcast_ref::<NoLogin>().is_some() => {
+                return Done::abstained(Status::Failed, format!("{e:#}"));
             }
             Err(e) if e.downcast_ref::<Ours>().is_some() => {
                 lifecycle::fail_with(format!("{e:#}"));
@@ -224,20 +237,37 @@ impl<'a> Attempt<'a> {
         let argv = self.argv(None)?;
         let stdin = argv.stdin.clone();
         let argv = argv.words(&set);
+        // A resumed session's folder is the judge's already: what it did to it fails this judge
+        // alone, never the run.
+        let resumed = matches!(
+            &job.mode,
+            Mode::Reviewer {
+                session: Session::Resume { .. },
+                ..
+            }
+        );
+        let fail = |path: &Path, e: std::io::Error| match resumed {
+            true => anyhow::anyhow!("{}: its folder, as the first call left it: {e}", path.display()),
+            false => ours(path, e),
+        };
         // What the judge reads and writes is private; the run folder only keeps copies, so a
         // full disk there cannot cost an answer.
+        run_folder::make_dir(&dirs.private).map_err(|e| fail(&dirs.private, e))?;
         for d in [&dirs.home, &dirs.work, &dirs.tmp] {
-            run_folder::make_dir(d).map_err(|e| ours(d, e))?;
+            let rel = d.strip_prefix(&dirs.private).unwrap_or(d);
+            beneath::make_dir(&dirs.private, rel).map_err(|e| fail(d, e))?;
         }
-        // Any placeholder (argv, env, files, a reviewer's argv) may name them.
-        let write = |path: &Path, bytes: &[u8]| {
-            run_folder::write_private(path, bytes).map_err(|e| ours(path, e))
+        // Any placeholder (argv, env, files, a reviewer's argv) may name them; each is a new
+        // file, never one the judge left there.
+        let write = |name: &str, bytes: &[u8]| {
+            beneath::write(&dirs.private, Path::new(name), bytes)
+                .map_err(|e| fail(&dirs.private.join(name), e))
         };
-        write(&dirs.prompt_file(), self.prompt.as_bytes())?;
-        write(&dirs.schema_file(), job.schema.to_string().as_bytes())?;
+        write(PROMPT_FILE, self.prompt.as_bytes())?;
+        write(SCHEMA_FILE, job.schema.to_string().as_bytes())?;
         // Made here and read through this descriptor: a file put in its place is not read.
-        let answer_file = run_folder::create_private(&dirs.answer_file())
-            .map_err(|e| ours(&dirs.answer_file(), e))?;
+        let answer_file = beneath::create(&dirs.private, Path::new(ANSWER_FILE))
+            .map_err(|e| fail(&dirs.answer_file(), e))?;
         let kept = run_folder::dir(&dirs.attempt);
         if kept {
             run_folder::file(
@@ -261,21 +291,24 @@ impl<'a> Attempt<'a> {
             Some(&cap) => Some(self.slot(&h.name, cap, started)?),
             None => None,
         };
+        let until = std::time::SystemTime::now() + ctx.timeout();
+        let login = ctx
+            .with_user(|user| ctx.logins.give(h, user, until))
+            .map_err(|why| anyhow::Error::new(NoLogin(why)))?;
         let env = |name: &str| ctx.user_env.get(name).cloned();
-        let logins = Logins::copy(h, &ctx.user_home, &env, &dirs.home);
+        let carried = Carried::read(h, &ctx.user_home, &env);
         let vars = self.vars();
-        for (rel, text) in &h.files {
-            let path = dirs.home.join(rel);
-            if let Some(parent) = path.parent() {
-                run_folder::make_dir(parent).map_err(|e| ours(parent, e))?;
-            }
-            let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
-            write(&path, text.as_bytes())?;
+        let written = carried::furnish(&dirs.home, h, &carried, &login, &vars)
+            .map_err(|e| fail(&dirs.home, e))?;
+        let mut judge_env = self.env();
+        for (k, v) in &login.env {
+            judge_env.retain(|(name, _)| name != k);
+            judge_env.push((k.clone(), v.clone()));
         }
         let mut spec = Spec {
             program,
             args: argv,
-            env: self.env(),
+            env: judge_env,
             cwd: self.cwd(),
             stdin,
             timeout: ctx.timeout().saturating_sub(started.elapsed()),
@@ -293,7 +326,8 @@ impl<'a> Attempt<'a> {
                 ids.0
             ))));
         }
-        spec.supervised = Some(self.policy(&spec));
+        let texts: Vec<String> = carried.texts().chain(written).collect();
+        spec.supervised = Some(self.policy(&spec, &login.egress, &texts));
         if let Some(ids) = ctx.walls.ids {
             // A root caller's judge runs as `ids`: its folders are its.
             give(&dirs.private, ids).map_err(|e| ours(&dirs.private, e))?;
@@ -319,7 +353,10 @@ impl<'a> Attempt<'a> {
             .map(|f| (f, path));
         let stdout = Transcript::new(stdout_file, filters, ctx.opts.max_output);
         let outcome = launch::run(&spec, stdout);
-        drop(logins);
+        // A kept session's folder outlives the call: its login does not.
+        for (rel, _) in &login.files {
+            let _ = beneath::remove(&dirs.home, Path::new(rel));
+        }
         let mut refused: Vec<String> = egress::refusals(&dirs.egress_log())
             .into_iter()
             .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
@@ -357,7 +394,7 @@ impl<'a> Attempt<'a> {
 
     /// What its supervisor puts around it: the jail, Landlock's rules, the proxy's allow-list,
     /// the ids, as the run's walls have them.
-    fn policy(&self, spec: &Spec) -> Policy {
+    fn policy(&self, spec: &Spec, login: &[Endpoint], texts: &[String]) -> Policy {
         let ctx = self.ctx;
         let walls = &ctx.walls;
         let mut policy = Policy {
@@ -369,7 +406,7 @@ impl<'a> Attempt<'a> {
             return policy;
         }
         let grants = self.judge(spec).grants();
-        let allow = self.endpoints(spec);
+        let allow = self.endpoints(spec, login, texts);
         let direct: Vec<&Endpoint> = allow.iter().filter(|e| e.is_loopback()).collect();
         let jail = walls.jail.then(|| {
             let proxy = (PROXY_PORT..)
@@ -439,6 +476,15 @@ impl<'a> Attempt<'a> {
         };
         let mut read: Vec<PathBuf> = h.sandbox_read.iter().map(home).collect();
         read.extend(ctx.opts.sandbox_read.iter().cloned());
+        // The authorities the user's environment trusts (a company proxy's): its CLI does too.
+        read.extend(
+            CA_VARS
+                .iter()
+                .filter_map(|v| ctx.user_env.get(*v))
+                .flat_map(|v| v.split(':'))
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute()),
+        );
         grants::Site {
             program: &spec.program,
             path_env,
@@ -454,26 +500,28 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// The hosts and ports it may reach: its row's, `--sandbox-allow`'s, and those of the URLs
-    /// in its environment, its HOME's configuration and its argv. Never what the prompt names:
-    /// an argument or a file that carries the prompt is not read for them.
-    fn endpoints(&self, spec: &Spec) -> Vec<Endpoint> {
+    /// The hosts and ports it may reach: its row's, its login's, `--sandbox-allow`'s, and those
+    /// of the URLs in its environment, the user's configuration carried to it and the row's
+    /// files (`texts`, as written before it starts) and its argv. Never what the prompt names
+    /// (an argument or a file that carries the prompt is not read for them), nor anything the
+    /// judge could write: its HOME is not read.
+    fn endpoints(&self, spec: &Spec, login: &[Endpoint], texts: &[String]) -> Vec<Endpoint> {
         let row = &self.job.seat.harness.egress;
         let mut allow: Vec<Endpoint> = row.iter().filter_map(|e| Endpoint::parse(e).ok()).collect();
+        allow.extend(login.iter().cloned());
         allow.extend(self.ctx.opts.sandbox_allow.iter().cloned());
         let prompt = self.prompt.as_str();
         let carries = |t: &str| !prompt.is_empty() && t.contains(prompt);
         let proxy_var = |k: &str| k.to_ascii_uppercase().ends_with("_PROXY");
-        let files = small_files_under(&self.dirs.home);
-        let texts = spec
+        let values = spec
             .env
             .iter()
             .filter(|(k, _)| !proxy_var(k))
             .map(|(_, v)| v)
-            .chain(&files)
+            .chain(texts)
             .chain(&spec.args)
             .filter(|t| !carries(t));
-        for t in texts {
+        for t in values {
             allow.extend(egress::urls(t));
         }
         allow.sort();
@@ -509,6 +557,18 @@ impl std::fmt::Display for Ours {
 }
 
 impl std::error::Error for Ours {}
+
+/// The judge's login could not be made usable (it expired and no refresh took): not launched.
+#[derive(Debug)]
+struct NoLogin(String);
+
+impl std::fmt::Display for NoLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoLogin {}
 
 /// The attempt's deadline passed while it waited for a `--harness-cap` slot.
 #[derive(Debug)]
@@ -558,23 +618,4 @@ pub fn give(dir: &Path, (uid, gid): (u32, u32)) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The text of every small file under `dir` (a judge's HOME: its configuration and logins).
-fn small_files_under(dir: &Path) -> Vec<String> {
-    const SMALL: u64 = 256 << 10;
-    let mut texts = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in fs::read_dir(&folder).into_iter().flatten().flatten() {
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => folders.push(entry.path()),
-                Ok(t) if t.is_file() && entry.metadata().is_ok_and(|m| m.len() <= SMALL) => {
-                    texts.extend(fs::read_to_string(entry.path()).ok());
-                }
-                _ => {}
-            }
-        }
-    }
-    texts
 }

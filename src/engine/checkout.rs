@@ -127,7 +127,7 @@ impl Worktree {
 
 impl Drop for Worktree {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = crate::engine::beneath::remove_tree(&self.dir);
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::engine::ask::LaunchOptions;
+use crate::engine::logins::{Broker, User};
 use crate::engine::sandbox::Walls;
 
 pub struct Context {
@@ -15,6 +16,8 @@ pub struct Context {
     /// What the judges run under. Set when the run starts: a dry run prints the commands as
     /// they run outside our walls, which is how a pasted one runs.
     pub walls: Walls,
+    /// The run's logins, each found and refreshed at most once.
+    pub logins: Broker,
 }
 
 impl Context {
@@ -30,6 +33,7 @@ impl Context {
             user_env,
             user_home,
             walls: Walls::off(),
+            logins: Broker::default(),
         }
     }
 
@@ -41,6 +45,15 @@ impl Context {
     /// The deadline of one attempt.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs_f64(self.opts.timeout_secs.max(0.001))
+    }
+
+    /// The user, as the broker reads their logins.
+    pub fn with_user<T>(&self, f: impl FnOnce(&User) -> T) -> T {
+        let env = |k: &str| self.user_env.get(k).cloned();
+        f(&User {
+            env: &env,
+            home: &self.user_home,
+        })
     }
 
     /// Whether our walls confine the judges.

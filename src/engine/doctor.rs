@@ -8,12 +8,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::engine::context::Context;
-use crate::engine::credentials::{self, is_login_var};
-use crate::engine::harness::{Harness, HarnessKind, Table, find_on_path};
+use crate::engine::carried::is_login_var;
+use crate::engine::harness::{Harness, HarnessKind, Login, Table, find_on_path};
+use crate::engine::logins;
 use crate::engine::launch::{self, Spec};
 use crate::engine::sandbox::{self, Mode, jail, walls};
 use crate::engine::transcript::Transcript;
-use crate::records::doctor::{HarnessStatus, SandboxStatus};
+use crate::records::doctor::{HarnessStatus, LoginStatus, SandboxStatus};
 
 /// How long a harness has to answer `--version`.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
@@ -49,25 +50,19 @@ pub fn harnesses(table: &Table, ctx: &Context) -> Vec<HarnessStatus> {
 
 /// One row: its program, its version, its login.
 pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
-    let env = |k: &str| ctx.user_env.get(k).cloned();
-    let vars: Vec<&String> = row.pass_env.iter().filter(|v| is_login_var(v)).collect();
-    let files = credentials::files(row, &ctx.user_home, &env);
-    let login_env: Vec<String> = vars
-        .iter()
-        .filter(|v| ctx.user_env.get(v.as_str()).is_some_and(|x| !x.is_empty()))
-        .map(|v| v.to_string())
-        .collect();
-    let login_files: Vec<String> = files
-        .iter()
-        .filter(|f| credentials::present(f))
-        .map(|f| f.display().to_string())
-        .collect();
-    let looked_at: Vec<String> = vars
-        .iter()
-        .map(|v| v.to_string())
-        .chain(files.iter().map(|f| f.display().to_string()))
-        .collect();
-    let login = (!looked_at.is_empty()).then_some(!login_env.is_empty() || !login_files.is_empty());
+    let logins = logins_of(row);
+    let (login_used, looked_at) = ctx.with_user(|user| {
+        let looked: Vec<String> = logins
+            .iter()
+            .map(|l| format!("{}: {}", l.kind, where_kept(l, user)))
+            .collect();
+        let checked = Harness {
+            logins: logins.clone(),
+            ..row.clone()
+        };
+        (login_status(&checked, user), looked)
+    });
+    let login = (!logins.is_empty()).then_some(login_used.is_some());
     let mut status = HarnessStatus {
         kind: "harness-status",
         name: row.name.clone(),
@@ -78,8 +73,7 @@ pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
         version: None,
         version_note: None,
         login,
-        login_env,
-        login_files,
+        login_used,
         looked_at,
         sandbox_note: None,
     };
@@ -106,6 +100,79 @@ pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
         Err(why) => status.version_note = Some(why),
     }
     status
+}
+
+/// The row's logins; a row of the user's that names none has the login variables it carries and
+/// its configuration files for logins, as before logins were rows.
+fn logins_of(row: &Harness) -> Vec<Login> {
+    if !row.logins.is_empty() {
+        return row.logins.clone();
+    }
+    let plain = |kind: &str| Login {
+        kind: kind.to_string(),
+        ..Login::default()
+    };
+    let vars = row.pass_env.iter().filter(|v| is_login_var(v)).map(|v| Login {
+        env: vec![v.clone()],
+        ..plain("key")
+    });
+    let files = row.config.iter().map(|c| Login {
+        file: Some(c.from.clone()),
+        ..plain("file")
+    });
+    vars.chain(files).collect()
+}
+
+/// Where a login is looked for, in words (a variable, a path with the user's HOME as `~`,
+/// a command).
+fn where_kept(l: &Login, user: &crate::engine::logins::User) -> String {
+    if !l.env.is_empty() {
+        return l.env.iter().map(|v| format!("${v}")).collect::<Vec<_>>().join(" or ");
+    }
+    if let Some(f) = &l.file {
+        return crate::engine::harness::expand_user_path(f, user.home, user.env)
+            .display()
+            .to_string();
+    }
+    format!("`{}`", l.command.join(" "))
+}
+
+/// The login `row`'s judges would get, as `--doctor` says it: found, not refreshed.
+fn login_status(row: &Harness, user: &crate::engine::logins::User) -> Option<LoginStatus> {
+    let f = logins::found(row, user)?;
+    let login = row.logins.iter().find(|l| l.kind == f.kind)?;
+    let margin = login.refresh.as_ref().map_or(0, |r| r.margin);
+    let now = std::time::SystemTime::now();
+    let live = f
+        .expires
+        .is_none_or(|t| t > now + std::time::Duration::from_secs(margin));
+    let usable = live || f.refreshable;
+    let mut notes: Vec<String> = Vec::new();
+    if !row.verified {
+        notes.push("unverified: this row was built from the CLI's documentation, not run".into());
+    }
+    if let Some(n) = &login.notes {
+        notes.push(n.clone());
+    }
+    match (live, f.refreshable) {
+        (false, true) => notes.push("expired: panel refreshes it once before the judges start".into()),
+        (false, false) => notes.push("expired, and panel cannot refresh it".into()),
+        _ => {}
+    }
+    Some(LoginStatus {
+        kind: f.kind,
+        at: f.place.to_string(),
+        usable,
+        expires: f.expires.map(|t| {
+            logins::store::write_time(t, crate::engine::harness::login::TimeAs::Rfc3339)
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        }),
+        refresh: f.refreshable,
+        fix: (!usable).then(|| login.fix.clone()).flatten(),
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+    })
 }
 
 /// The first line `program --version` prints (its standard error's when its standard output

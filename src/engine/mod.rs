@@ -11,7 +11,9 @@
 //! | one process: its group, its deadline, where the group is killed | [`launch`] |
 //! | signals, a closed stdout, the exit status of a stopped run | [`lifecycle`] |
 //! | standard output whose write errors name it | [`output`] |
-//! | logins copied into a private HOME and removed | [`credentials`] |
+//! | the login broker: each judge's login found, refreshed once, given without its refresh token | [`logins`] |
+//! | the user's configuration carried into a private HOME, and the row's files | [`carried`] |
+//! | file-system calls beneath a judge's folder that follow no link it planted | [`beneath`] |
 //! | `--doctor`: each harness's program, version and login; the walls this machine allows | [`doctor`] |
 //! | reading an answer; a failure's words becoming a status | [`answer`] |
 //! | the run folder, the sandbox, the ledger | [`run_folder`] |
@@ -33,10 +35,11 @@ pub mod answer;
 pub mod argv;
 pub mod ask;
 pub mod attempt;
+pub mod beneath;
 pub mod cancel;
 pub mod checkout;
 pub mod context;
-pub mod credentials;
+pub mod carried;
 pub mod doctor;
 pub mod extract;
 pub mod fanout;
@@ -45,6 +48,7 @@ pub mod history;
 pub mod launch;
 pub mod launcher;
 pub mod lifecycle;
+pub mod logins;
 pub mod output;
 pub mod paste;
 pub mod progress;

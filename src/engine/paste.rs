@@ -216,7 +216,7 @@ fn launch_env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<String> {
 /// Copies the row's logins as [`crate::engine::credentials::Logins::copy`] does: a
 /// regular file of the user's, when there is one, into the private HOME, the owner's alone.
 fn logins(b: &mut String, job: &Job, dirs: &AttemptDirs) {
-    for c in &job.seat.harness.credentials {
+    for c in &job.seat.harness.config {
         let to = dirs.home.join(&c.to);
         b.push_str(&user_path(&c.from));
         let dest = word(&path(&to));

@@ -190,6 +190,11 @@ impl RunLedger {
     }
 }
 
+/// The names of an attempt's prompt, schema and answer files in its private folder.
+pub const PROMPT_FILE: &str = "prompt.txt";
+pub const SCHEMA_FILE: &str = "schema.json";
+pub const ANSWER_FILE: &str = "answer";
+
 /// The folders of one attempt: in the run folder what is kept, in the sandbox what is private.
 pub struct AttemptDirs {
     pub attempt: PathBuf,
@@ -223,15 +228,15 @@ impl AttemptDirs {
     }
 
     pub fn prompt_file(&self) -> PathBuf {
-        self.private.join("prompt.txt")
+        self.private.join(PROMPT_FILE)
     }
 
     pub fn schema_file(&self) -> PathBuf {
-        self.private.join("schema.json")
+        self.private.join(SCHEMA_FILE)
     }
 
     pub fn answer_file(&self) -> PathBuf {
-        self.private.join("answer")
+        self.private.join(ANSWER_FILE)
     }
 
     /// Where the judge's proxy logs what it refused: beside its private folder, out of its reach.
@@ -280,7 +285,7 @@ pub fn private(dir: &Path) -> std::io::Result<()> {
 /// when the run ends. While the run lives it holds a lock on the folder, so that a later run
 /// can remove one whose owner was killed (SIGKILL, the OOM killer) before it could.
 pub struct Sandbox {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     _owner: nix::fcntl::Flock<fs::File>,
 }
 
@@ -293,13 +298,26 @@ impl Sandbox {
     /// Removes the sandboxes other runs left behind, then makes this run's.
     pub fn create() -> std::io::Result<Sandbox> {
         sweep_abandoned();
-        let dir = fresh(SANDBOX)?;
-        let owner = lock(dir.path())?.ok_or(std::io::ErrorKind::WouldBlock)?;
+        // Removed by our own hand (tempfile's would stop at a folder a judge made unreadable).
+        let dir = fresh(SANDBOX)?.keep();
+        let owner = match lock(&dir) {
+            Ok(Some(owner)) => owner,
+            other => {
+                let _ = crate::engine::beneath::remove_tree(&dir);
+                return Err(other.err().unwrap_or(std::io::ErrorKind::WouldBlock.into()));
+            }
+        };
         Ok(Sandbox { dir, _owner: owner })
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.dir
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = crate::engine::beneath::remove_tree(&self.dir);
     }
 }
 
@@ -331,7 +349,7 @@ fn sweep_abandoned() {
                         .is_ok_and(|t| t.elapsed().unwrap_or_default() > SANDBOX_SETTLING)
             });
         if ours && let Ok(Some(_lock)) = lock(&path) {
-            let _ = fs::remove_dir_all(&path);
+            let _ = crate::engine::beneath::remove_tree(&path);
         }
     }
 }

@@ -24,18 +24,41 @@ pub struct HarnessStatus {
     /// Why there is no version (not installed, not asked, no answer in time, a failure).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version_note: Option<String>,
-    /// Whether a login was found: one of its key variables set, or one of its credential files
-    /// present. Null when the row needs none.
+    /// Whether a login was found: one of the row's kinds of login. Null when the row needs
+    /// none.
     pub login: Option<bool>,
-    /// The key variables set in this environment: their names, never their values.
-    pub login_env: Vec<String>,
-    /// The credential files present, copied into each judge's private HOME.
-    pub login_files: Vec<String>,
-    /// Every key variable and credential file looked at.
+    /// The login its judges would get (the first the row's order finds), never its value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub login_used: Option<LoginStatus>,
+    /// Every kind of login looked for, and where: `pro-max: ~/.claude/.credentials.json`.
     pub looked_at: Vec<String>,
     /// Why a confined judge would refuse this installation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox_note: Option<String>,
+}
+
+/// A login as `--doctor` finds it.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginStatus {
+    /// Its kind, as the harness row names it (`pro-max`, `chatgpt`, `api-key`, …).
+    pub kind: String,
+    /// Where it is: a variable (`$NAME`), a file, or the command that prints it.
+    pub at: String,
+    /// Whether a judge can use it through the walls: a live access token, or one panel can
+    /// refresh before the judge starts.
+    pub usable: bool,
+    /// When its access token expires (UTC), when that is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    /// Whether panel can refresh it (the row says how, and the store holds a refresh token).
+    pub refresh: bool,
+    /// The one command that logs the user in again, when panel cannot use it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// What else the user should know (unverified rows, what a judge receives).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// `sandbox-status`: what the judges' walls can be on this machine, for this user.

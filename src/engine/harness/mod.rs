@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::records::Status;
 
+pub mod login;
 mod seat;
+pub use login::Login;
 pub use seat::{Seat, find_on_path};
 
 /// One harness: how to run a command line tool as a sealed judge and read its answer.
@@ -58,9 +60,14 @@ pub struct Harness {
     /// Variables carried in from the user's environment (logins, endpoints).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
-    /// Credential files copied from the user's HOME into the judge's private HOME.
+    /// The user's configuration files carried into the judge's private HOME (their endpoints
+    /// and models; the base URLs in them are hosts its proxy lets through). Logins are not
+    /// here: they are `logins`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "credentials")]
+    pub config: Vec<Carried>,
+    /// The logins its users have, in the CLI's order of precedence (see [`Login`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub credentials: Vec<Credential>,
+    pub logins: Vec<Login>,
     /// Files written into the private HOME before the judge starts (path under HOME → text).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub files: BTreeMap<String, String>,
@@ -209,13 +216,18 @@ impl<'de> Deserialize<'de> for Arg {
     }
 }
 
+/// A file of the user's configuration carried into the judge's private HOME.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Credential {
+pub struct Carried {
     /// In the user's HOME: `~/…`, or `${VAR:-default}/…`.
     pub from: String,
     /// Relative to the judge's private HOME.
     pub to: String,
+    /// For a JSON file the row writes itself (`files`): only the values at these JSON
+    /// pointers are carried, into the row's file, which keeps the rest (its lockdown).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -382,6 +394,18 @@ impl Harness {
         for e in &self.egress {
             crate::engine::sandbox::egress::Endpoint::parse(e)
                 .map_err(|e| anyhow!("egress: {e}"))?;
+        }
+        for l in &self.logins {
+            l.check()?;
+        }
+        for c in &self.config {
+            if !c.keep.is_empty() && !self.files.contains_key(&c.to) {
+                bail!(
+                    "config: {}: keep carries values into a file the row writes, and files has no {}",
+                    c.from,
+                    c.to
+                );
+            }
         }
         let mentions = |p: &str| self.argv_mentions(p);
         if self.kind == HarnessKind::Process

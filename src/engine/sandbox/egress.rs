@@ -243,10 +243,7 @@ impl Proxy {
     /// A connection to `target`, through the user's own proxy when there is one and the target
     /// is not on this machine.
     fn connect(&self, target: &Endpoint) -> io::Result<TcpStream> {
-        match &self.upstream {
-            Some(up) if !target.is_loopback() && !up.bypassed(&target.host) => up.tunnel(target),
-            _ => connect_to(&target.host, target.port),
-        }
+        open(self.upstream.as_ref(), target)
     }
 
     fn note(&self, line: &str) {
@@ -286,6 +283,15 @@ pub fn refusals(path: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// A connection to `target`, through the user's own proxy `upstream` when there is one and the
+/// target is neither on this machine nor one its `NO_PROXY` names.
+pub fn open(upstream: Option<&Upstream>, target: &Endpoint) -> io::Result<TcpStream> {
+    match upstream {
+        Some(up) if !target.is_loopback() && !up.bypassed(&target.host) => up.tunnel(target),
+        _ => connect_to(&target.host, target.port),
+    }
 }
 
 fn connect_to(host: &str, port: u16) -> io::Result<TcpStream> {

@@ -116,7 +116,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     // it): nothing runs there any more, so it goes now.
     if stopped == Some(signal_hook::consts::SIGKILL) {
         if let Some(private) = &policy.private {
-            let _ = std::fs::remove_dir_all(private);
+            let _ = crate::engine::beneath::remove_tree(private);
         }
         if let Some(e) = &policy.egress {
             let _ = std::fs::remove_file(&e.log);

@@ -97,23 +97,17 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
             (None, Some(why)) => inline(why).into_owned(),
             (None, None) => "-".into(),
         };
-        let login = match h.login {
-            None => "-".into(),
-            Some(true) => h
-                .login_env
-                .iter()
-                .map(|v| inline(v).into_owned())
-                .chain(h.login_files.iter().map(|f| short(f, home)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            Some(false) => format!(
-                "none ({})",
-                h.looked_at
-                    .iter()
-                    .map(|w| short(w, home))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+        let login = match (h.login, &h.login_used) {
+            (None, _) => "-".into(),
+            (Some(_), Some(l)) => {
+                let state = match (l.usable, &l.expires) {
+                    (false, _) => "not usable".to_string(),
+                    (true, Some(t)) => format!("expires {}", inline(t)),
+                    (true, None) => "usable".to_string(),
+                };
+                format!("{} ({}, {state})", inline(&l.kind), short(&l.at, home))
+            }
+            (Some(_), None) => "none".into(),
         };
         rows.push(vec![
             inline(&h.name).into_owned(),
@@ -147,6 +141,15 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
         }
     }
     for h in found {
+        if let Some(l) = &h.login_used {
+            let said: Vec<String> = [l.note.clone(), l.fix.as_ref().map(|f| format!("fix: {f}"))]
+                .into_iter()
+                .flatten()
+                .collect();
+            if !said.is_empty() {
+                text.push_str(&format!("{} login: {}\n", inline(&h.name), inline(&said.join("; "))));
+            }
+        }
         if let Some(why) = &h.sandbox_note {
             text.push_str(&format!("{}: {}\n", inline(&h.name), inline(why)));
         }

@@ -523,7 +523,7 @@ struct Checkouts {
 impl Drop for Checkouts {
     fn drop(&mut self) {
         self.trees.clear();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = crate::engine::beneath::remove_tree(&self.dir);
     }
 }
 

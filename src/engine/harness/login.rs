@@ -1,0 +1,229 @@
+//! A harness row's logins, as data: where each kind of login its users have is kept, what a
+//! judge is given of it, and how panel refreshes it outside the walls
+//! ([`crate::engine::logins`] carries them out). A new CLI's login is a row, not code.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// One kind of login, in the row's list in the CLI's own order of precedence: the first one
+/// the user has is the one used, and only it reaches a judge.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Login {
+    /// What `--doctor` calls it: `pro-max`, `chatgpt`, `google`, `api-key`, …
+    pub kind: String,
+    /// Variables of the user's environment that hold it (the first set one counts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// A file of the user's that holds it (`~/…`, `${VAR:-default}/…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// For a JSON file: the JSON pointer that must hold a value for the file to be this login
+    /// (one file may hold several kinds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has: Option<String>,
+    /// A command whose standard output is the token (`gh auth token`, `secret-tool lookup …`),
+    /// run outside the walls with the user's environment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// Where a judge gets a file login: this path under its private HOME, the refresh token
+    /// in it replaced by one that works nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// The variable a judge gets the token in (a command's output, the access token of a
+    /// file, a variable the CLI itself does not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_env: Option<String>,
+    /// How panel refreshes it, for a login whose access token expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<Refresh>,
+    /// The hosts and ports a judge reaches with this login, beside the row's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub egress: Vec<String>,
+    /// JSON merged into the row's files (path under HOME → object) when this login is used.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, serde_json::Value>,
+    /// Variables set for a judge when this login is used.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set_env: BTreeMap<String, String>,
+    /// Values written into a judge's copy of the store (pointer → value), beside its refresh
+    /// token's removal: what keeps the CLI from refreshing early (kimi's `expires_in`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub judge_set: BTreeMap<String, serde_json::Value>,
+    /// Why this login, where the user has it, cannot work for a judge (the CLI refuses it):
+    /// no judge is launched with it, and `--doctor` says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
+    /// The one command that logs the user in again, for `--doctor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// What was measured of it, or why it could not be (`--doctor` says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+/// How an OAuth login is refreshed, and where its tokens sit in the user's store.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Refresh {
+    /// The token endpoint, `https://…`.
+    pub url: String,
+    /// How the request's fields are sent: `json` or `form`.
+    #[serde(default)]
+    pub body: Body,
+    /// The request's fields; `{refresh}` stands for the refresh token.
+    pub request: BTreeMap<String, String>,
+    /// More request headers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// JSON pointers into the store: the access token, the refresh token.
+    pub access: String,
+    pub refresh_token: String,
+    /// The pointer of the access token's expiry; absent: the `exp` of the access token (a JWT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    /// How that expiry is written.
+    #[serde(default)]
+    pub expires_as: TimeAs,
+    /// More fields written back from the answer: store pointer → the answer's field,
+    /// `{words:FIELD}` (its space-separated words, as a list), or `{now}` (this moment, written
+    /// as `expiresAs` says; `{now:rfc3339}` as RFC 3339).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub save: BTreeMap<String, String>,
+    /// Seconds before its expiry that the CLI itself refreshes an access token.
+    #[serde(default)]
+    pub margin: u64,
+    /// The CLI's own locks around its refresh, taken in order; none: panel's, beside the store.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lock: Vec<Lock>,
+    /// What a judge's copy holds where the refresh token was: nothing (`drop`: the CLI then
+    /// never asks for a refresh), or a token that works nowhere (`stand-in`, for a CLI that
+    /// will not start without one).
+    #[serde(default)]
+    pub judge: JudgeRefresh,
+}
+
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum JudgeRefresh {
+    #[default]
+    Drop,
+    StandIn,
+}
+
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Body {
+    #[default]
+    Json,
+    Form,
+}
+
+/// How a moment is written in a store.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimeAs {
+    /// Milliseconds since the epoch.
+    #[default]
+    UnixMs,
+    /// Seconds since the epoch.
+    UnixS,
+    /// An RFC 3339 date and time in UTC.
+    Rfc3339,
+}
+
+/// A CLI's lock: a folder made with `mkdir` (proper-lockfile's, stale after `stale` seconds
+/// without an update) or a file held with `flock`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Lock {
+    /// `~/…` or `${VAR:-default}/…`; `{real}` in it is replaced by the real path of the folder
+    /// it names first (claude's legacy lock sits beside its configuration folder's real path).
+    pub path: String,
+    #[serde(default)]
+    pub kind: LockKind,
+    /// Seconds after which a `mkdir` lock nobody updates is taken over.
+    #[serde(default = "default_stale")]
+    pub stale: u64,
+}
+
+fn default_stale() -> u64 {
+    60
+}
+
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockKind {
+    #[default]
+    Mkdir,
+    Flock,
+}
+
+impl Login {
+    /// Says which field of a login is wrong.
+    pub fn check(&self) -> Result<()> {
+        let sources = [
+            !self.env.is_empty(),
+            self.file.is_some(),
+            !self.command.is_empty(),
+        ];
+        if sources.iter().filter(|s| **s).count() != 1 {
+            bail!(
+                "logins: {}: give exactly one of env, file and command",
+                self.kind
+            );
+        }
+        if self.refresh.is_some() && self.file.is_none() {
+            bail!(
+                "logins: {}: refresh needs a file to keep the tokens in",
+                self.kind
+            );
+        }
+        if !self.command.is_empty() && self.to_env.is_none() {
+            bail!(
+                "logins: {}: a command's token needs toEnv, the variable a judge gets it in",
+                self.kind
+            );
+        }
+        let pointers = self.refresh.iter().flat_map(|r| {
+            [Some(&r.access), Some(&r.refresh_token), r.expires.as_ref()]
+                .into_iter()
+                .flatten()
+                .chain(r.save.keys())
+        });
+        for p in pointers.chain(&self.has) {
+            if !p.starts_with('/') {
+                bail!(
+                    "logins: {}: {p:?} is not a JSON pointer (it starts with /)",
+                    self.kind
+                );
+            }
+        }
+        if let Some(r) = &self.refresh {
+            if !r.url.starts_with("https://") {
+                bail!("logins: {}: refresh.url must be https://", self.kind);
+            }
+            if !r.request.values().any(|v| v.contains("{refresh}")) {
+                bail!(
+                    "logins: {}: refresh.request never sends {{refresh}}",
+                    self.kind
+                );
+            }
+        }
+        for e in &self.egress {
+            crate::engine::sandbox::egress::Endpoint::parse(e)
+                .map_err(|e| anyhow::anyhow!("logins: {}: egress: {e}", self.kind))?;
+        }
+        Ok(())
+    }
+}

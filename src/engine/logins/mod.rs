@@ -1,0 +1,492 @@
+//! The login broker (docs/design.md §8): a judge holds nothing worth stealing, and its user's
+//! login stays theirs. Before a judge starts, the broker finds the login its row says the user
+//! has ([`crate::engine::harness::login`], in the CLI's own order of precedence) in the user's
+//! own store (a file, a variable, a command such as `gh auth token`). An access token that
+//! would expire before the judge's deadline is refreshed once per login per run, here, outside
+//! every wall, under the CLI's own lock where it has one, and the user's store is written back
+//! in the CLI's own format, atomically, only if it still holds the refresh token spent. The
+//! judge gets a live access token in the file or variable its CLI reads, and never the refresh
+//! token: a file's copy carries [`STAND_IN`] in its place.
+
+pub mod https;
+mod lock;
+pub mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Result, anyhow, bail};
+use serde_json::Value;
+
+use crate::engine::harness::login::{Body, JudgeRefresh, LockKind, Login, Refresh, TimeAs};
+use crate::engine::harness::{Harness, expand_user_path};
+use crate::engine::sandbox::egress::Endpoint;
+use store::Stored;
+
+/// What a judge's copy of a login holds where the refresh token was: it refreshes nothing,
+/// anywhere.
+pub const STAND_IN: &str = "panel-stand-in-refresh-token-no-refresh-here";
+
+/// How long a login command (`gh auth token`, `secret-tool lookup …`) may take.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a judge is given of its login.
+#[derive(Clone, Debug, Default)]
+pub struct Given {
+    /// The kind of the login used, when one was found.
+    pub kind: Option<String>,
+    /// Files written under its private HOME: the path under HOME, and the bytes.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Variables set for it.
+    pub env: Vec<(String, String)>,
+    /// Hosts and ports it reaches with this login.
+    pub egress: Vec<Endpoint>,
+    /// Objects merged into the row's files (path under HOME → object).
+    pub settings: BTreeMap<String, Value>,
+}
+
+/// Where a login was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    Env(String),
+    File(PathBuf),
+    Command(String),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Env(name) => write!(f, "${name}"),
+            Place::File(path) => write!(f, "{}", path.display()),
+            Place::Command(c) => write!(f, "`{c}`"),
+        }
+    }
+}
+
+/// The user's environment and HOME, as the tool found them.
+pub struct User<'a> {
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub home: &'a Path,
+}
+
+impl User<'_> {
+    fn var(&self, name: &str) -> Option<String> {
+        (self.env)(name).filter(|v| !v.is_empty())
+    }
+
+    fn path(&self, template: &str) -> PathBuf {
+        expand_user_path(template, self.home, self.env)
+    }
+}
+
+/// One run's broker: what each login gave, found and refreshed at most once for the run.
+#[derive(Default)]
+pub struct Broker {
+    /// By the place of the login: what it holds now, or why it cannot be used.
+    live: Mutex<HashMap<String, Arc<Mutex<Option<Result<Live, String>>>>>>,
+    /// What each login command printed, asked once a run (`None`: no token).
+    commands: Mutex<HashMap<Vec<String>, Option<String>>>,
+}
+
+/// A login as the run holds it.
+#[derive(Clone, Debug)]
+struct Live {
+    /// The token (a variable's, a command's), or the store as it is now.
+    token: Option<String>,
+    stored: Option<Stored>,
+    /// When its access token expires, when that is known.
+    expires: Option<SystemTime>,
+}
+
+impl Broker {
+    /// What a judge of `row` gets of its user's login, valid until `until` where a refresh can
+    /// make it so. `Ok` with no kind: the user has none of the row's logins (the CLI says so).
+    pub fn give(&self, row: &Harness, user: &User, until: SystemTime) -> Result<Given, String> {
+        let Some((login, place)) = self.find(row, user) else {
+            return Ok(Given::default());
+        };
+        if let Some(why) = &login.unusable {
+            let fix = login.fix.as_ref().map_or(String::new(), |f| format!("; {f}"));
+            return Err(format!("{}'s {} login ({place}): {why}{fix}", row.name, login.kind));
+        }
+        let slot = self.slot(&place);
+        let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let usable = match held.as_ref() {
+            Some(Ok(live)) => !needs_refresh(login, live.expires, until),
+            Some(Err(_)) => true,
+            None => false,
+        };
+        if !usable {
+            let token = match &place {
+                Place::Command(_) => self.command(&login.command, user),
+                _ => None,
+            };
+            *held = Some(bring(login, &place, user, until, token).map_err(|e| {
+                let fix = login
+                    .fix
+                    .as_ref()
+                    .map_or(String::new(), |f| format!("; `{f}` logs in again"));
+                format!("{}'s {} login ({place}): {e:#}{fix}", row.name, login.kind)
+            }));
+        }
+        let live = held.as_ref().expect("set above").clone()?;
+        Ok(given(login, &live))
+    }
+
+    /// The row's first login the user has, and where.
+    pub fn find<'r>(&self, row: &'r Harness, user: &User) -> Option<(&'r Login, Place)> {
+        row.logins
+            .iter()
+            .find_map(|l| self.present(l, user).map(|p| (l, p)))
+    }
+
+    /// Where the user keeps `login`, if they have it.
+    fn present(&self, login: &Login, user: &User) -> Option<Place> {
+        if let Some(name) = login.env.iter().find(|n| user.var(n).is_some()) {
+            return Some(Place::Env(name.clone()));
+        }
+        if let Some(file) = &login.file {
+            let path = user.path(file);
+            let has = match &login.has {
+                Some(p) => Stored::read(&path)
+                    .is_ok_and(|s| s.value.pointer(p).is_some_and(|v| !v.is_null())),
+                None => crate::engine::carried::present(&path),
+            };
+            return has.then_some(Place::File(path));
+        }
+        self.command(&login.command, user)
+            .map(|_| Place::Command(login.command.join(" ")))
+    }
+
+    /// A login command's token, asked once a run.
+    fn command(&self, command: &[String], user: &User) -> Option<String> {
+        if command.is_empty() {
+            return None;
+        }
+        let mut all = self.commands.lock().unwrap_or_else(|e| e.into_inner());
+        all.entry(command.to_vec())
+            .or_insert_with(|| command_token(command, user).ok())
+            .clone()
+    }
+
+    fn slot(&self, place: &Place) -> Arc<Mutex<Option<Result<Live, String>>>> {
+        let mut all = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(all.entry(place.to_string()).or_default())
+    }
+}
+
+/// Whether an access token expiring at `expires` must be refreshed for a judge that may run
+/// until `until`: the CLI would refresh it itself (within its margin) before then.
+fn needs_refresh(login: &Login, expires: Option<SystemTime>, until: SystemTime) -> bool {
+    let (Some(refresh), Some(expires)) = (&login.refresh, expires) else {
+        return false;
+    };
+    expires
+        .checked_sub(Duration::from_secs(refresh.margin))
+        .is_none_or(|t| t <= until)
+}
+
+/// Finds the login at `place` (a command's `token` asked already) and, where it expires too
+/// soon, refreshes it.
+fn bring(
+    login: &Login,
+    place: &Place,
+    user: &User,
+    until: SystemTime,
+    token: Option<String>,
+) -> Result<Live> {
+    match place {
+        Place::Env(name) => Ok(Live {
+            token: user.var(name),
+            stored: None,
+            expires: None,
+        }),
+        Place::Command(c) => Ok(Live {
+            token: Some(token.ok_or_else(|| anyhow!("{c} gave no token"))?),
+            stored: None,
+            expires: None,
+        }),
+        Place::File(path) => {
+            let live = read_live(login, path)?;
+            match &login.refresh {
+                Some(r) if needs_refresh(login, live.expires, until) => {
+                    refreshed(login, r, path, user, until)
+                }
+                _ => Ok(live),
+            }
+        }
+    }
+}
+
+/// The store at `path` as it is now, and when its access token expires.
+fn read_live(login: &Login, path: &Path) -> Result<Live> {
+    let stored = Stored::read(path)?;
+    let expires = login.refresh.as_ref().and_then(|r| expiry(r, &stored));
+    Ok(Live {
+        token: None,
+        stored: Some(stored),
+        expires,
+    })
+}
+
+/// When the access token in `stored` expires: its expiry field, else its own `exp` (a JWT).
+fn expiry(r: &Refresh, stored: &Stored) -> Option<SystemTime> {
+    match &r.expires {
+        Some(p) => store::read_time(stored.value.pointer(p)?, r.expires_as),
+        None => store::jwt_expiry(stored.string(&r.access)?),
+    }
+}
+
+/// Refreshes the login at `path` under its lock: read again once the lock is held (another
+/// process may have refreshed it meanwhile), spend the refresh token once, and write the
+/// answer back only where the store still holds the token spent.
+fn refreshed(login: &Login, r: &Refresh, path: &Path, user: &User, until: SystemTime) -> Result<Live> {
+    let _held = match r.lock.is_empty() {
+        true => {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let beside = path.with_file_name(format!(".{name}.panel-lock"));
+            vec![lock::take(&beside, LockKind::Flock, Duration::from_secs(60))?]
+        }
+        false => r
+            .lock
+            .iter()
+            .map(|l| lock::take(&lock_path(&l.path, user), l.kind, Duration::from_secs(l.stale)))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    let now = read_live(login, path)?;
+    if !needs_refresh(login, now.expires, until) {
+        return Ok(now);
+    }
+    let stored = now.stored.expect("a file's store");
+    let spent = stored
+        .string(&r.refresh_token)
+        .filter(|t| !t.is_empty() && *t != STAND_IN)
+        .ok_or_else(|| anyhow!("it holds no refresh token"))?
+        .to_string();
+    let answer = ask(r, &spent, user)?;
+    let mut value = stored.value.clone();
+    apply(r, &answer, &mut value, SystemTime::now())?;
+    let again = Stored::read(path)?;
+    if again.string(&r.refresh_token) != Some(spent.as_str()) {
+        // The user's own CLI refreshed it meanwhile: theirs is the newer one.
+        return read_live(login, path);
+    }
+    store::replace(path, &again.layout(&value))?;
+    read_live(login, path)
+}
+
+/// Where a lock is: its template expanded, a `{real}` folder resolved to its real path.
+fn lock_path(template: &str, user: &User) -> PathBuf {
+    match template.split_once("{real}") {
+        Some((dir, rest)) => {
+            let dir = user.path(dir.trim_end_matches('/'));
+            let real = std::fs::canonicalize(&dir).unwrap_or(dir);
+            PathBuf::from(format!("{}{rest}", real.display()))
+        }
+        None => user.path(template),
+    }
+}
+
+/// Asks the token endpoint for new tokens in exchange for `refresh`.
+fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
+    let fields: Vec<(String, String)> = r
+        .request
+        .iter()
+        .map(|(k, v)| (k.clone(), v.replace("{refresh}", refresh)))
+        .collect();
+    let (kind, body) = match r.body {
+        Body::Json => {
+            let obj: serde_json::Map<String, Value> = fields
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
+            ("application/json", Value::Object(obj).to_string())
+        }
+        Body::Form => ("application/x-www-form-urlencoded", https::form(&fields)),
+    };
+    let mut headers: Vec<(String, String)> = vec![("Content-Type".into(), kind.into())];
+    headers.extend(r.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let answer = https::post(&r.url, &headers, body.as_bytes(), user.env)?;
+    let value: Option<Value> = serde_json::from_slice(&answer.body).ok();
+    if !(200..300).contains(&answer.status) {
+        bail!(
+            "{} answered {}{}",
+            host_of(&r.url),
+            answer.status,
+            value.as_ref().map_or(String::new(), refusal_words)
+        );
+    }
+    let value = value.ok_or_else(|| anyhow!("{} answered no JSON", host_of(&r.url)))?;
+    if value.get("access_token").and_then(Value::as_str).is_none() {
+        bail!("{} answered no access_token", host_of(&r.url));
+    }
+    Ok(value)
+}
+
+/// The OAuth error words of a refused refresh (`invalid_grant: refresh token already used`),
+/// escaped and cut: never a token.
+fn refusal_words(v: &Value) -> String {
+    let words = |k: &str| {
+        v.get(k)
+            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+    };
+    let said: Vec<String> = ["error", "error_description", "message"]
+        .iter()
+        .filter_map(|k| words(k))
+        .collect();
+    if said.is_empty() {
+        return String::new();
+    }
+    let text = crate::records::text::one_line(&said.join(": "));
+    format!(": {}", text.chars().take(200).collect::<String>())
+}
+
+fn host_of(url: &str) -> &str {
+    let rest = url.strip_prefix("https://").unwrap_or(url);
+    rest.split('/').next().unwrap_or(rest)
+}
+
+/// Writes an answer's tokens into the store's value: the access token, the refresh token when
+/// a new one came (a login that does not rotate keeps its own), the expiry from `expires_in`,
+/// and the row's other fields.
+fn apply(r: &Refresh, answer: &Value, value: &mut Value, now: SystemTime) -> Result<()> {
+    let field = |k: &str| answer.get(k).filter(|v| !v.is_null()).cloned();
+    store::set(value, &r.access, field("access_token").expect("checked"))?;
+    if let Some(new) = field("refresh_token") {
+        store::set(value, &r.refresh_token, new)?;
+    }
+    if let (Some(p), Some(secs)) = (&r.expires, field("expires_in").and_then(|v| v.as_f64())) {
+        let at = now + Duration::from_secs_f64(secs.clamp(0.0, 1e9));
+        store::set(value, p, store::write_time(at, r.expires_as))?;
+    }
+    for (pointer, from) in &r.save {
+        let v = match from.as_str() {
+            "{now}" => Some(store::write_time(now, r.expires_as)),
+            "{now:rfc3339}" => Some(store::write_time(now, TimeAs::Rfc3339)),
+            words if words.starts_with("{words:") => words
+                .strip_prefix("{words:")
+                .and_then(|w| w.strip_suffix('}'))
+                .and_then(|k| field(k))
+                .and_then(|v| v.as_str().map(|t| Value::from(t.split_whitespace().collect::<Vec<_>>()))),
+            key => field(key),
+        };
+        if let Some(v) = v {
+            store::set(value, pointer, v)?;
+        }
+    }
+    Ok(())
+}
+
+/// What a judge gets of a login held as `live`.
+fn given(login: &Login, live: &Live) -> Given {
+    let mut g = Given {
+        kind: Some(login.kind.clone()),
+        egress: login
+            .egress
+            .iter()
+            .filter_map(|e| Endpoint::parse(e).ok())
+            .collect(),
+        settings: login.settings.clone(),
+        env: login
+            .set_env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        ..Given::default()
+    };
+    let mut token = live.token.clone();
+    if let Some(stored) = &live.stored {
+        let mut value = stored.value.clone();
+        if let Some(r) = &login.refresh {
+            token = stored.string(&r.access).map(str::to_string);
+            match r.judge {
+                JudgeRefresh::Drop => store::remove(&mut value, &r.refresh_token),
+                JudgeRefresh::StandIn => {
+                    let _ = store::set(&mut value, &r.refresh_token, Value::from(STAND_IN));
+                }
+            }
+            for (pointer, v) in &login.judge_set {
+                let _ = store::set(&mut value, pointer, v.clone());
+            }
+        }
+        if let Some(to) = &login.to {
+            let bytes = match &login.refresh {
+                Some(_) => stored.layout(&value).into_bytes(),
+                None => stored.text.clone().into_bytes(),
+            };
+            g.files.push((to.clone(), bytes));
+        }
+    }
+    if let (Some(var), Some(token)) = (&login.to_env, token) {
+        g.env.push((var.clone(), token));
+    }
+    g
+}
+
+/// A login command's token: its first line, run with the user's environment and no input,
+/// within [`COMMAND_TIMEOUT`].
+fn command_token(command: &[String], user: &User) -> Result<String> {
+    use std::io::Read;
+    use wait_timeout::ChildExt;
+    let (program, args) = command.split_first().ok_or_else(|| anyhow!("no command"))?;
+    let path = (user.env)("PATH").unwrap_or_default();
+    let program = crate::engine::harness::find_on_path(program, &path)
+        .ok_or_else(|| anyhow!("{program} not found on PATH"))?;
+    let mut child = std::process::Command::new(&program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let status = match child.wait_timeout(COMMAND_TIMEOUT)? {
+        Some(s) => s,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("{} gave no answer in {} s", command.join(" "), COMMAND_TIMEOUT.as_secs());
+        }
+    };
+    let mut out = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        let _ = o.by_ref().take(64 << 10).read_to_string(&mut out);
+    }
+    let token = out.lines().next().unwrap_or_default().trim().to_string();
+    if !status.success() || token.is_empty() {
+        bail!("{} gave no token", command.join(" "));
+    }
+    Ok(token)
+}
+
+/// A login as `--doctor` reports it.
+pub struct Found {
+    pub kind: String,
+    pub place: Place,
+    pub expires: Option<SystemTime>,
+    /// Whether panel can refresh it: the row says how, and the store holds a refresh token.
+    pub refreshable: bool,
+}
+
+/// The login `row`'s judges would get, without refreshing it.
+pub fn found(row: &Harness, user: &User) -> Option<Found> {
+    let broker = Broker::default();
+    let (login, place) = broker.find(row, user)?;
+    let (expires, refreshable) = match (&place, &login.refresh) {
+        (Place::File(path), Some(r)) => match Stored::read(path) {
+            Ok(s) => (
+                expiry(r, &s),
+                s.string(&r.refresh_token).is_some_and(|t| !t.is_empty()),
+            ),
+            Err(_) => (None, false),
+        },
+        _ => (None, false),
+    };
+    Some(Found {
+        kind: login.kind.clone(),
+        place,
+        expires,
+        refreshable,
+    })
+}
+

@@ -1,0 +1,337 @@
+//! A login's store as the CLI keeps it: a JSON file read whole, values at JSON pointers, the
+//! moments in it as the CLI writes them, and the file written back in the CLI's own layout,
+//! atomically and the user's alone.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::Value;
+
+use crate::engine::harness::login::TimeAs;
+
+/// The largest login file read: they are a few kilobytes.
+const MAX_FILE: u64 = 1 << 20;
+
+/// A JSON store as read: its text (for its layout) and its value.
+#[derive(Clone, Debug)]
+pub struct Stored {
+    pub text: String,
+    pub value: Value,
+}
+
+impl Stored {
+    /// Reads the JSON file at `path`: a regular file (through a link: a user's dotfiles may be
+    /// links), at most [`MAX_FILE`] bytes.
+    pub fn read(path: &Path) -> Result<Stored> {
+        let meta = fs::metadata(path)?;
+        if !meta.is_file() {
+            bail!("{}: not a regular file", path.display());
+        }
+        if meta.len() > MAX_FILE {
+            bail!("{}: larger than a login file can be", path.display());
+        }
+        let text = fs::read_to_string(path)?;
+        let value = serde_json::from_str(&text)
+            .map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))?;
+        Ok(Stored {
+            text,
+            value,
+        })
+    }
+
+    /// The string at `pointer`.
+    pub fn string(&self, pointer: &str) -> Option<&str> {
+        self.value.pointer(pointer).and_then(Value::as_str)
+    }
+
+    /// The text of `value` laid out as this store's text is: indented when it was, with its
+    /// final newline when it had one.
+    pub fn layout(&self, value: &Value) -> String {
+        let indented = self.text.trim_start().starts_with('{') && self.text.contains("\n ");
+        let mut text = match indented {
+            true => serde_json::to_string_pretty(value),
+            false => serde_json::to_string(value),
+        }
+        .unwrap_or_default();
+        if self.text.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Sets the value at `pointer`, making the objects on the way.
+pub fn set(value: &mut Value, pointer: &str, new: Value) -> Result<()> {
+    let mut at = value;
+    let mut keys = pointer.split('/').skip(1).peekable();
+    while let Some(raw) = keys.next() {
+        let key = raw.replace("~1", "/").replace("~0", "~");
+        let Value::Object(map) = at else {
+            bail!("{pointer}: not an object on the way");
+        };
+        if keys.peek().is_none() {
+            map.insert(key, new);
+            return Ok(());
+        }
+        at = map
+            .entry(key)
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    bail!("{pointer}: an empty pointer")
+}
+
+/// Removes the value at `pointer`, if there is one.
+pub fn remove(value: &mut Value, pointer: &str) {
+    let Some((parent, key)) = pointer.rsplit_once('/') else {
+        return;
+    };
+    let key = key.replace("~1", "/").replace("~0", "~");
+    if let Some(Value::Object(map)) = value.pointer_mut(parent) {
+        map.remove(&key);
+    }
+}
+
+/// A moment read from a store as `how` writes it.
+pub fn read_time(v: &Value, how: TimeAs) -> Option<SystemTime> {
+    let secs = match how {
+        TimeAs::UnixMs => v.as_f64()? / 1000.0,
+        TimeAs::UnixS => v.as_f64()?,
+        TimeAs::Rfc3339 => parse_rfc3339(v.as_str()?)?,
+    };
+    (secs.is_finite() && secs >= 0.0).then(|| UNIX_EPOCH + Duration::from_secs_f64(secs))
+}
+
+/// A moment written as `how` writes it.
+pub fn write_time(t: SystemTime, how: TimeAs) -> Value {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    match how {
+        TimeAs::UnixMs => Value::from(since.as_millis() as u64),
+        TimeAs::UnixS => Value::from(since.as_secs()),
+        TimeAs::Rfc3339 => Value::from(rfc3339(since)),
+    }
+}
+
+/// When a JWT expires: its payload's `exp`.
+pub fn jwt_expiry(token: &str) -> Option<SystemTime> {
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64url(payload)?;
+    let claims: Value = serde_json::from_slice(&bytes).ok()?;
+    let exp = claims.get("exp")?.as_f64()?;
+    (exp.is_finite() && exp >= 0.0).then(|| UNIX_EPOCH + Duration::from_secs_f64(exp))
+}
+
+/// Decodes unpadded (or padded) base64url.
+fn base64url(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.trim_end_matches('=').bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// `2026-12-03T14:46:58.123456Z` (UTC, microseconds, as codex writes it).
+fn rfc3339(since: Duration) -> String {
+    let secs = since.as_secs();
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60,
+        since.subsec_micros()
+    )
+}
+
+/// Seconds since the epoch of an RFC 3339 date and time (`…Z` or `…±hh:mm`).
+fn parse_rfc3339(text: &str) -> Option<f64> {
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> { text.get(r)?.parse().ok() };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut rest = &text[19..];
+    let mut frac = 0.0;
+    if let Some(r) = rest.strip_prefix('.') {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        frac = format!("0.{}", &r[..digits]).parse().ok()?;
+        rest = &r[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let (oh, om) = rest[1..].split_once(':')?;
+            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
+        }
+    };
+    let days = days_from_civil(y, mo, d);
+    Some((days * 86_400 + h * 3600 + mi * 60 + s - offset) as f64 + frac)
+}
+
+/// Howard Hinnant's days-from-civil and its inverse, for the proleptic Gregorian calendar.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Writes `text` as the whole of the user's store at `path`, atomically: a new file beside it
+/// (the owner's alone from its creation, with the store's mode), then a rename over it. A link
+/// at `path` is written through to the file it names, as the CLI's own writes are.
+pub fn replace(path: &Path, text: &str) -> Result<()> {
+    let path = fs::canonicalize(path).with_context(|| format!("{}", path.display()))?;
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    let mode = fs::metadata(&path).map_or(0o600, |m| m.mode() & 0o777);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let suffix: u64 = rand_u64();
+    let tmp = dir.join(format!(".{name}.panel-{suffix:016x}"));
+    let written = (|| -> std::io::Result<()> {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        f.set_permissions(fs::Permissions::from_mode(mode & 0o700))?;
+        fs::rename(&tmp, &path)
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(anyhow!("{}: cannot write: {e}", path.display()));
+    }
+    Ok(())
+}
+
+fn rand_u64() -> u64 {
+    let mut b = [0u8; 8];
+    let _ = getrandom::fill(&mut b);
+    u64::from_le_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn moments_read_and_write_as_each_cli_keeps_them() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_764_773_218_123);
+        assert_eq!(write_time(t, TimeAs::UnixMs), json!(1_764_773_218_123u64));
+        assert_eq!(write_time(t, TimeAs::UnixS), json!(1_764_773_218u64));
+        assert_eq!(
+            write_time(t, TimeAs::Rfc3339),
+            json!("2025-12-03T14:46:58.123000Z")
+        );
+        for how in [TimeAs::UnixMs, TimeAs::Rfc3339] {
+            assert_eq!(read_time(&write_time(t, how), how), Some(t), "{how:?}");
+        }
+        // Offsets, no fraction, and what is not a moment.
+        let at = |s: &str| read_time(&json!(s), TimeAs::Rfc3339);
+        assert_eq!(
+            at("2025-12-03T16:46:58+02:00"),
+            Some(UNIX_EPOCH + Duration::from_secs(1_764_773_218))
+        );
+        assert_eq!(at("1970-01-01T00:00:00Z"), Some(UNIX_EPOCH));
+        for bad in ["", "2025-12-03", "2025-12-03T16:46:58", "x025-12-03T16:46:58Z"] {
+            assert_eq!(at(bad), None, "{bad}");
+        }
+        assert_eq!(read_time(&json!(-5), TimeAs::UnixS), None);
+        assert_eq!(read_time(&json!("12"), TimeAs::UnixMs), None);
+    }
+
+    #[test]
+    fn a_jwt_expires_at_its_exp() {
+        // {"alg":"none"} . {"exp":1764773218,"sub":"u"} . (no signature)
+        let token = "eyJhbGciOiJub25lIn0.eyJleHAiOjE3NjQ3NzMyMTgsInN1YiI6InUifQ.";
+        assert_eq!(
+            jwt_expiry(token),
+            Some(UNIX_EPOCH + Duration::from_secs(1_764_773_218))
+        );
+        for bad in ["", "a.b.c", "sk-abc", "eyJhbGciOiJub25lIn0.e30."] {
+            assert_eq!(jwt_expiry(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_value_is_set_at_a_pointer_making_the_way() {
+        let mut v = json!({"a": {"b": 1}, "s": "x"});
+        set(&mut v, "/a/b", json!(2)).unwrap();
+        set(&mut v, "/c/d/e", json!("new")).unwrap();
+        set(&mut v, "/a~1b", json!(true)).unwrap();
+        assert_eq!(
+            v,
+            json!({"a": {"b": 2}, "s": "x", "c": {"d": {"e": "new"}}, "a/b": true})
+        );
+        assert!(set(&mut v, "/s/t", json!(1)).is_err());
+    }
+
+    #[test]
+    fn a_store_keeps_its_layout_and_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pretty, compact) = (dir.path().join("p.json"), dir.path().join("c.json"));
+        fs::write(&pretty, "{\n  \"a\": 1,\n  \"z\": 2\n}\n").unwrap();
+        fs::write(&compact, "{\"z\":2,\"a\":1}").unwrap();
+        fs::set_permissions(&pretty, fs::Permissions::from_mode(0o600)).unwrap();
+        for (path, want) in [
+            (&pretty, "{\n  \"a\": 1,\n  \"z\": 3\n}\n"),
+            (&compact, "{\"z\":3,\"a\":1}"),
+        ] {
+            let s = Stored::read(path).unwrap();
+            let mut v = s.value.clone();
+            set(&mut v, "/z", json!(3)).unwrap();
+            replace(path, &s.layout(&v)).unwrap();
+            assert_eq!(fs::read_to_string(path).unwrap(), want);
+            assert_eq!(fs::metadata(path).unwrap().mode() & 0o777, 0o600);
+        }
+        // Through a link, to the file it names; nothing else is left beside it.
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&compact, &link).unwrap();
+        replace(&link, "{}").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(fs::read_to_string(&compact).unwrap(), "{}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+}
