@@ -174,7 +174,9 @@ impl Tokens {
         let host = req.header("host").unwrap_or_default().to_string();
         let path = req.target.split('?').next().unwrap_or_default().to_string();
         let fields = fields(req);
-        if req.method == "POST" && fields.get("grant_type").map(String::as_str) == Some("refresh_token") {
+        if req.method == "POST"
+            && fields.get("grant_type").map(String::as_str) == Some("refresh_token")
+        {
             return Some(self.refresh(&host, &path, &fields));
         }
         let mut st = self.state.lock().unwrap();
@@ -236,11 +238,7 @@ impl Tokens {
             // Reuse: the whole family goes, as the real services do.
             st.families[i].revoked = true;
             log(&mut st, &name, "reused");
-            return Reply::Json(
-                400,
-                invalid_grant("refresh token was already used"),
-                vec![],
-            );
+            return Reply::Json(400, invalid_grant("refresh token was already used"), vec![]);
         }
         if let Some(want) = &st.families[i].client_id
             && client_id.as_deref() != Some(want.as_str())
@@ -359,15 +357,13 @@ fn unescape(s: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                    Ok(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    Err(_) => out.push(b'%'),
+            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                Ok(v) => {
+                    out.push(v);
+                    i += 2;
                 }
-            }
+                Err(_) => out.push(b'%'),
+            },
             c => out.push(c),
         }
         i += 1;
@@ -379,7 +375,12 @@ fn unescape(s: &str) -> String {
 fn credential(req: &Request) -> Option<String> {
     if let Some(v) = req.header("authorization") {
         let v = v.trim();
-        return Some(v.strip_prefix("Bearer ").or(v.strip_prefix("bearer ")).unwrap_or(v).to_string());
+        return Some(
+            v.strip_prefix("Bearer ")
+                .or(v.strip_prefix("bearer "))
+                .unwrap_or(v)
+                .to_string(),
+        );
     }
     for h in ["x-api-key", "x-goog-api-key", "api-key"] {
         if let Some(v) = req.header(h) {

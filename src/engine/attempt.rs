@@ -14,9 +14,9 @@ use anyhow::{Result, bail};
 use crate::engine::answer::read_answer;
 use crate::engine::argv::{self, Argv};
 use crate::engine::ask::{Check, Done, Job, KeptFolder, Mode, Session};
-use crate::engine::context::Context;
 use crate::engine::beneath;
 use crate::engine::carried::{self, Carried};
+use crate::engine::context::Context;
 use crate::engine::extract::EventFilters;
 use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
@@ -247,7 +247,10 @@ impl<'a> Attempt<'a> {
             }
         );
         let fail = |path: &Path, e: std::io::Error| match resumed {
-            true => anyhow::anyhow!("{}: its folder, as the first call left it: {e}", path.display()),
+            true => anyhow::anyhow!(
+                "{}: its folder, as the first call left it: {e}",
+                path.display()
+            ),
             false => ours(path, e),
         };
         // What the judge reads and writes is private; the run folder only keeps copies, so a

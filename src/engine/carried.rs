@@ -213,7 +213,8 @@ mod tests {
     /// into the row's file, whose own keys (its lockdown) stay.
     #[test]
     fn kept_values_and_a_login_s_settings_merge_into_the_row_s_file() {
-        let ours = r#"{"tools":{"core":["none"]},"security":{"auth":{"selectedType":"gemini-api-key"}}}"#;
+        let ours =
+            r#"{"tools":{"core":["none"]},"security":{"auth":{"selectedType":"gemini-api-key"}}}"#;
         let user = json!({"env": {"KEY": "v"}, "tools": {"core": ["shell"]}, "model": "m"});
         let kept = (
             "s.json".to_string(),
@@ -224,7 +225,11 @@ mod tests {
         let text = merged(ours, std::iter::once(&kept), Some(&settings));
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["env"], json!({"KEY": "v"}));
-        assert_eq!(v["tools"], json!({"core": ["none"]}), "the row's lockdown stays");
+        assert_eq!(
+            v["tools"],
+            json!({"core": ["none"]}),
+            "the row's lockdown stays"
+        );
         assert_eq!(v["security"]["auth"]["selectedType"], "oauth-personal");
         assert_eq!(v.get("model"), None, "only what is kept is carried");
     }

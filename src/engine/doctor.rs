@@ -7,11 +7,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::engine::context::Context;
 use crate::engine::carried::is_login_var;
+use crate::engine::context::Context;
 use crate::engine::harness::{Harness, HarnessKind, Login, Table, find_on_path};
-use crate::engine::logins;
 use crate::engine::launch::{self, Spec};
+use crate::engine::logins;
 use crate::engine::sandbox::{self, Mode, jail, walls};
 use crate::engine::transcript::Transcript;
 use crate::records::doctor::{HarnessStatus, LoginStatus, SandboxStatus};
@@ -112,10 +112,14 @@ fn logins_of(row: &Harness) -> Vec<Login> {
         kind: kind.to_string(),
         ..Login::default()
     };
-    let vars = row.pass_env.iter().filter(|v| is_login_var(v)).map(|v| Login {
-        env: vec![v.clone()],
-        ..plain("key")
-    });
+    let vars = row
+        .pass_env
+        .iter()
+        .filter(|v| is_login_var(v))
+        .map(|v| Login {
+            env: vec![v.clone()],
+            ..plain("key")
+        });
     let files = row.config.iter().map(|c| Login {
         file: Some(c.from.clone()),
         ..plain("file")
@@ -127,7 +131,12 @@ fn logins_of(row: &Harness) -> Vec<Login> {
 /// a command).
 fn where_kept(l: &Login, user: &crate::engine::logins::User) -> String {
     if !l.env.is_empty() {
-        return l.env.iter().map(|v| format!("${v}")).collect::<Vec<_>>().join(" or ");
+        return l
+            .env
+            .iter()
+            .map(|v| format!("${v}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
     }
     if let Some(f) = &l.file {
         return crate::engine::harness::expand_user_path(f, user.home, user.env)
@@ -155,7 +164,9 @@ fn login_status(row: &Harness, user: &crate::engine::logins::User) -> Option<Log
         notes.push(n.clone());
     }
     match (live, f.refreshable) {
-        (false, true) => notes.push("expired: panel refreshes it once before the judges start".into()),
+        (false, true) => {
+            notes.push("expired: panel refreshes it once before the judges start".into())
+        }
         (false, false) => notes.push("expired, and panel cannot refresh it".into()),
         _ => {}
     }

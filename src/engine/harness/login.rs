@@ -24,6 +24,14 @@ pub struct Login {
     /// (one file may hold several kinds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has: Option<String>,
+    /// For a file that holds a token to hand on (no refresh): the JSON pointer of the token; a
+    /// `*` step stands for any one key (the first that has the rest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// This login comes before the row's others when the user's configuration says the CLI
+    /// uses it (gemini's `security.auth.selectedType`, which wins over its variables).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefer: Option<Prefer>,
     /// A command whose standard output is the token (`gh auth token`, `secret-tool lookup …`),
     /// run outside the walls with the user's environment.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -62,6 +70,18 @@ pub struct Login {
     /// What was measured of it, or why it could not be (`--doctor` says it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+/// A value in a file of the user's that chooses a login.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Prefer {
+    /// `~/…` or `${VAR:-default}/…`: a JSON file.
+    pub file: String,
+    /// The JSON pointer of the value.
+    pub at: String,
+    /// The value that chooses this login.
+    pub is: serde_json::Value,
 }
 
 /// How an OAuth login is refreshed, and where its tokens sit in the user's store.
@@ -201,7 +221,8 @@ impl Login {
                 .flatten()
                 .chain(r.save.keys())
         });
-        for p in pointers.chain(&self.has) {
+        let prefer = self.prefer.iter().map(|p| &p.at);
+        for p in pointers.chain(&self.has).chain(&self.token).chain(prefer) {
             if !p.starts_with('/') {
                 bail!(
                     "logins: {}: {p:?} is not a JSON pointer (it starts with /)",

@@ -19,7 +19,11 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_ANSWER: usize = 1 << 20;
 
 /// Variables naming more authorities to trust beside the system's.
-const EXTRA_CAS: [&str; 3] = ["NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"];
+const EXTRA_CAS: [&str; 3] = [
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+];
 
 /// An answer: its status and body.
 pub struct Answer {
@@ -51,8 +55,8 @@ pub fn post(
     tcp.set_read_timeout(Some(TIMEOUT))?;
     tcp.set_write_timeout(Some(TIMEOUT))?;
     let config = client_config(env)?;
-    let name = ServerName::try_from(target.host.clone())
-        .map_err(|e| anyhow!("{}: {e}", target.host))?;
+    let name =
+        ServerName::try_from(target.host.clone()).map_err(|e| anyhow!("{}: {e}", target.host))?;
     let conn = rustls::ClientConnection::new(Arc::new(config), name)?;
     let mut tls = rustls::StreamOwned::new(conn, tcp);
     let mut head = format!(
@@ -81,7 +85,10 @@ pub fn post(
         return Err(anyhow!("{target}: {e}"));
     }
     if answer.len() > MAX_ANSWER {
-        bail!("{target}: the answer is larger than {} KiB", MAX_ANSWER >> 10);
+        bail!(
+            "{target}: the answer is larger than {} KiB",
+            MAX_ANSWER >> 10
+        );
     }
     parse(&answer).ok_or_else(|| anyhow!("{target}: not an HTTP answer"))
 }
@@ -143,7 +150,9 @@ fn client_config(env: &dyn Fn(&str) -> Option<String>) -> Result<rustls::ClientC
         }
     }
     if roots.is_empty() {
-        bail!("no certificate authority to trust (none in the system's store, nor named by SSL_CERT_FILE or NODE_EXTRA_CA_CERTS)");
+        bail!(
+            "no certificate authority to trust (none in the system's store, nor named by SSL_CERT_FILE or NODE_EXTRA_CA_CERTS)"
+        );
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     Ok(rustls::ClientConfig::builder_with_provider(provider)
@@ -186,7 +195,10 @@ mod tests {
             b"HTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n5;x=1\r\n\":1}\n\r\n0\r\n\r\n",
         )
         .unwrap();
-        assert_eq!((a.status, a.body.as_slice()), (400, b"{\"a\":1}\n".as_slice()));
+        assert_eq!(
+            (a.status, a.body.as_slice()),
+            (400, b"{\"a\":1}\n".as_slice())
+        );
         let a = parse(b"HTTP/1.0 401 No\r\n\r\nbody").unwrap();
         assert_eq!((a.status, a.body.as_slice()), (401, b"body".as_slice()));
         assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{}").is_none());
@@ -204,7 +216,10 @@ mod tests {
             )
         };
         assert_eq!(
-            f(&[("grant_type", "refresh_token"), ("refresh_token", "1//a+b/c=")]),
+            f(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", "1//a+b/c=")
+            ]),
             "grant_type=refresh_token&refresh_token=1%2F%2Fa%2Bb%2Fc%3D"
         );
     }

@@ -142,7 +142,10 @@ mod tests {
             };
             assert!(try_again.unwrap().is_none(), "{kind:?}");
             drop(held);
-            assert!(take(&path, kind, Duration::from_secs(60)).is_ok(), "{kind:?}");
+            assert!(
+                take(&path, kind, Duration::from_secs(60)).is_ok(),
+                "{kind:?}"
+            );
         }
         // A folder nobody updates for longer than `stale` is a dead holder's.
         let path = dir.path().join("dead.lock");

@@ -108,8 +108,14 @@ impl Broker {
             return Ok(Given::default());
         };
         if let Some(why) = &login.unusable {
-            let fix = login.fix.as_ref().map_or(String::new(), |f| format!("; {f}"));
-            return Err(format!("{}'s {} login ({place}): {why}{fix}", row.name, login.kind));
+            let fix = login
+                .fix
+                .as_ref()
+                .map_or(String::new(), |f| format!("; {f}"));
+            return Err(format!(
+                "{}'s {} login ({place}): {why}{fix}",
+                row.name, login.kind
+            ));
         }
         let slot = self.slot(&place);
         let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -135,10 +141,19 @@ impl Broker {
         Ok(given(login, &live))
     }
 
-    /// The row's first login the user has, and where.
+    /// The row's first login the user has, and where: one the user's configuration chooses
+    /// first, then in the row's order.
     pub fn find<'r>(&self, row: &'r Harness, user: &User) -> Option<(&'r Login, Place)> {
+        let chosen = |l: &&Login| {
+            l.prefer.as_ref().is_some_and(|p| {
+                Stored::read(&user.path(&p.file))
+                    .is_ok_and(|s| store::lookup(&s.value, &p.at) == Some(&p.is))
+            })
+        };
         row.logins
             .iter()
+            .filter(chosen)
+            .chain(&row.logins)
             .find_map(|l| self.present(l, user).map(|p| (l, p)))
     }
 
@@ -151,7 +166,7 @@ impl Broker {
             let path = user.path(file);
             let has = match &login.has {
                 Some(p) => Stored::read(&path)
-                    .is_ok_and(|s| s.value.pointer(p).is_some_and(|v| !v.is_null())),
+                    .is_ok_and(|s| store::lookup(&s.value, p).is_some_and(|v| !v.is_null())),
                 None => crate::engine::carried::present(&path),
             };
             return has.then_some(Place::File(path));
@@ -242,17 +257,33 @@ fn expiry(r: &Refresh, stored: &Stored) -> Option<SystemTime> {
 /// Refreshes the login at `path` under its lock: read again once the lock is held (another
 /// process may have refreshed it meanwhile), spend the refresh token once, and write the
 /// answer back only where the store still holds the token spent.
-fn refreshed(login: &Login, r: &Refresh, path: &Path, user: &User, until: SystemTime) -> Result<Live> {
+fn refreshed(
+    login: &Login,
+    r: &Refresh,
+    path: &Path,
+    user: &User,
+    until: SystemTime,
+) -> Result<Live> {
     let _held = match r.lock.is_empty() {
         true => {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             let beside = path.with_file_name(format!(".{name}.panel-lock"));
-            vec![lock::take(&beside, LockKind::Flock, Duration::from_secs(60))?]
+            vec![lock::take(
+                &beside,
+                LockKind::Flock,
+                Duration::from_secs(60),
+            )?]
         }
         false => r
             .lock
             .iter()
-            .map(|l| lock::take(&lock_path(&l.path, user), l.kind, Duration::from_secs(l.stale)))
+            .map(|l| {
+                lock::take(
+                    &lock_path(&l.path, user),
+                    l.kind,
+                    Duration::from_secs(l.stale),
+                )
+            })
             .collect::<Result<Vec<_>>>()?,
     };
     let now = read_live(login, path)?;
@@ -369,7 +400,10 @@ fn apply(r: &Refresh, answer: &Value, value: &mut Value, now: SystemTime) -> Res
                 .strip_prefix("{words:")
                 .and_then(|w| w.strip_suffix('}'))
                 .and_then(|k| field(k))
-                .and_then(|v| v.as_str().map(|t| Value::from(t.split_whitespace().collect::<Vec<_>>()))),
+                .and_then(|v| {
+                    v.as_str()
+                        .map(|t| Value::from(t.split_whitespace().collect::<Vec<_>>()))
+                }),
             key => field(key),
         };
         if let Some(v) = v {
@@ -398,6 +432,9 @@ fn given(login: &Login, live: &Live) -> Given {
     };
     let mut token = live.token.clone();
     if let Some(stored) = &live.stored {
+        if let Some(p) = &login.token {
+            token = stored.string(p).map(str::to_string);
+        }
         let mut value = stored.value.clone();
         if let Some(r) = &login.refresh {
             token = stored.string(&r.access).map(str::to_string);
@@ -445,7 +482,11 @@ fn command_token(command: &[String], user: &User) -> Result<String> {
         None => {
             let _ = child.kill();
             let _ = child.wait();
-            bail!("{} gave no answer in {} s", command.join(" "), COMMAND_TIMEOUT.as_secs());
+            bail!(
+                "{} gave no answer in {} s",
+                command.join(" "),
+                COMMAND_TIMEOUT.as_secs()
+            );
         }
     };
     let mut out = String::new();
@@ -489,4 +530,3 @@ pub fn found(row: &Harness, user: &User) -> Option<Found> {
         refreshable,
     })
 }
-

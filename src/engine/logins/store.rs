@@ -35,17 +35,20 @@ impl Stored {
             bail!("{}: larger than a login file can be", path.display());
         }
         let text = fs::read_to_string(path)?;
-        let value = serde_json::from_str(&text)
+        // Whole lines of `//` comments before the JSON (copilot's config.json) are read past.
+        let json: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let value = serde_json::from_str(&json)
             .map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))?;
-        Ok(Stored {
-            text,
-            value,
-        })
+        Ok(Stored { text, value })
     }
 
-    /// The string at `pointer`.
+    /// The string at `pointer` (see [`lookup`]).
     pub fn string(&self, pointer: &str) -> Option<&str> {
-        self.value.pointer(pointer).and_then(Value::as_str)
+        lookup(&self.value, pointer).and_then(Value::as_str)
     }
 
     /// The text of `value` laid out as this store's text is: indented when it was, with its
@@ -61,6 +64,24 @@ impl Stored {
             text.push('\n');
         }
         text
+    }
+}
+
+/// The value at a JSON pointer, where a `*` step stands for any one key or index: the first
+/// whose value has the rest of the pointer.
+pub fn lookup<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
+    let star = pointer.match_indices("/*").map(|(i, _)| i).find(|&i| {
+        let after = &pointer[i + 2..];
+        after.is_empty() || after.starts_with('/')
+    });
+    let Some(i) = star else {
+        return value.pointer(pointer);
+    };
+    let rest = &pointer[i + 2..];
+    match value.pointer(&pointer[..i])? {
+        Value::Object(m) => m.values().find_map(|c| lookup(c, rest)),
+        Value::Array(a) => a.iter().find_map(|c| lookup(c, rest)),
+        _ => None,
     }
 }
 
@@ -97,10 +118,16 @@ pub fn remove(value: &mut Value, pointer: &str) {
 
 /// A moment read from a store as `how` writes it.
 pub fn read_time(v: &Value, how: TimeAs) -> Option<SystemTime> {
+    if let (TimeAs::UnixMs, Some(ms)) = (how, v.as_u64()) {
+        return Some(UNIX_EPOCH + Duration::from_millis(ms));
+    }
     let secs = match how {
         TimeAs::UnixMs => v.as_f64()? / 1000.0,
         TimeAs::UnixS => v.as_f64()?,
-        TimeAs::Rfc3339 => parse_rfc3339(v.as_str()?)?,
+        TimeAs::Rfc3339 => {
+            let (secs, nanos) = parse_rfc3339(v.as_str()?)?;
+            return (secs >= 0).then(|| UNIX_EPOCH + Duration::new(secs as u64, nanos));
+        }
     };
     (secs.is_finite() && secs >= 0.0).then(|| UNIX_EPOCH + Duration::from_secs_f64(secs))
 }
@@ -162,8 +189,9 @@ fn rfc3339(since: Duration) -> String {
     )
 }
 
-/// Seconds since the epoch of an RFC 3339 date and time (`…Z` or `…±hh:mm`).
-fn parse_rfc3339(text: &str) -> Option<f64> {
+/// Seconds since the epoch, and nanoseconds, of an RFC 3339 date and time (`…Z` or
+/// `…±hh:mm`).
+fn parse_rfc3339(text: &str) -> Option<(i64, u32)> {
     let b = text.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<i64> { text.get(r)?.parse().ok() };
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
@@ -172,10 +200,11 @@ fn parse_rfc3339(text: &str) -> Option<f64> {
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let mut rest = &text[19..];
-    let mut frac = 0.0;
+    let mut nanos = 0u32;
     if let Some(r) = rest.strip_prefix('.') {
         let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-        frac = format!("0.{}", &r[..digits]).parse().ok()?;
+        let nine = format!("{:0<9}", &r[..digits.min(9)]);
+        nanos = nine.parse().ok()?;
         rest = &r[digits..];
     }
     let offset = match rest {
@@ -191,7 +220,7 @@ fn parse_rfc3339(text: &str) -> Option<f64> {
         }
     };
     let days = days_from_civil(y, mo, d);
-    Some((days * 86_400 + h * 3600 + mi * 60 + s - offset) as f64 + frac)
+    Some((days * 86_400 + h * 3600 + mi * 60 + s - offset, nanos))
 }
 
 /// Howard Hinnant's days-from-civil and its inverse, for the proleptic Gregorian calendar.
@@ -275,7 +304,12 @@ mod tests {
             Some(UNIX_EPOCH + Duration::from_secs(1_764_773_218))
         );
         assert_eq!(at("1970-01-01T00:00:00Z"), Some(UNIX_EPOCH));
-        for bad in ["", "2025-12-03", "2025-12-03T16:46:58", "x025-12-03T16:46:58Z"] {
+        for bad in [
+            "",
+            "2025-12-03",
+            "2025-12-03T16:46:58",
+            "x025-12-03T16:46:58Z",
+        ] {
             assert_eq!(at(bad), None, "{bad}");
         }
         assert_eq!(read_time(&json!(-5), TimeAs::UnixS), None);
@@ -293,6 +327,19 @@ mod tests {
         for bad in ["", "a.b.c", "sk-abc", "eyJhbGciOiJub25lIn0.e30."] {
             assert_eq!(jwt_expiry(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_star_step_is_the_first_key_that_has_the_rest() {
+        let v = json!({"authTokens": {"https://github.com:me:github": {"token": "gho_1"},
+            "https://github.com:me": {"token": "gho_1"}}, "list": [{"x": 1}, {"t": "a"}]});
+        assert_eq!(lookup(&v, "/authTokens/*/token"), Some(&json!("gho_1")));
+        assert_eq!(lookup(&v, "/list/*/t"), Some(&json!("a")));
+        assert_eq!(lookup(&v, "/*/*/token"), Some(&json!("gho_1")));
+        assert_eq!(lookup(&v, "/authTokens/*/none"), None);
+        assert_eq!(lookup(&v, "/list/0/x"), Some(&json!(1)));
+        // A key that merely starts with a star is a key.
+        assert_eq!(lookup(&json!({"*a": 1}), "/*a"), Some(&json!(1)));
     }
 
     #[test]

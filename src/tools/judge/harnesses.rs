@@ -147,7 +147,11 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
                 .flatten()
                 .collect();
             if !said.is_empty() {
-                text.push_str(&format!("{} login: {}\n", inline(&h.name), inline(&said.join("; "))));
+                text.push_str(&format!(
+                    "{} login: {}\n",
+                    inline(&h.name),
+                    inline(&said.join("; "))
+                ));
             }
         }
         if let Some(why) = &h.sandbox_note {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::mockserver::{MockServer, Mode};
 use crate::real_cli::real_cli;
@@ -69,7 +69,8 @@ pub(crate) struct World {
     pub(crate) run: PathBuf,
     pub(crate) candidate: PathBuf,
     pub(crate) server: MockServer,
-    pub(crate) proxy: ConnectProxy,
+    /// The user's HTTPS_PROXY, alive as long as the world.
+    _proxy: ConnectProxy,
     pub(crate) tokens: Arc<Tokens>,
     bindir: PathBuf,
     /// What the user exports.
@@ -112,7 +113,7 @@ impl World {
             run: root.join("run"),
             candidate,
             server,
-            proxy,
+            _proxy: proxy,
             tokens,
             bindir: bindir.to_path_buf(),
             env,
@@ -141,7 +142,7 @@ impl World {
         c
     }
 
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let path = self.home.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
@@ -251,7 +252,14 @@ fn panel_judge(world: &World, case: &Case, walls: Walls, lenses: &[&str], out: &
         None => case.cli.to_string(),
     };
     let mut c = world.command(&bin("panel-judge"));
-    c.args(["--seat", &seat, "--timeout", "120", "--sandbox", walls.flag()]);
+    c.args([
+        "--seat",
+        &seat,
+        "--timeout",
+        "120",
+        "--sandbox",
+        walls.flag(),
+    ]);
     for l in lenses {
         c.args(["--lens", l]);
     }
@@ -262,7 +270,12 @@ fn panel_judge(world: &World, case: &Case, walls: Walls, lenses: &[&str], out: &
 /// One cell: what went wrong, in words (empty: it held).
 fn cell(case: &Case, bindir: &Path, walls: Walls, expired: bool) -> Vec<String> {
     let _slot = crate::real_judge::Slot::take();
-    let name = format!("{} {} {walls:?} {}", case.cli, case.kind, if expired { "expired" } else { "fresh" });
+    let name = format!(
+        "{} {} {walls:?} {}",
+        case.cli,
+        case.kind,
+        if expired { "expired" } else { "fresh" }
+    );
     let mut w = World::new(&format!("login-{}-{}", case.cli, case.kind), bindir);
     (case.user)(&mut w, expired);
     w.server.mode_once(RETRIED, case.fail_once);
@@ -305,12 +318,15 @@ fn cell(case: &Case, bindir: &Path, walls: Walls, expired: bool) -> Vec<String> 
         wrong.push(format!("{name}: a record says no walls: {stdout}"));
     }
     wrong.extend(after(case, &w, &name, expired));
-    for (path, b) in texts_under(&w.run)
-        .into_iter()
-        .chain([(PathBuf::from("stdout"), out.stdout.clone()), (PathBuf::from("stderr"), out.stderr.clone())])
-    {
+    for (path, b) in texts_under(&w.run).into_iter().chain([
+        (PathBuf::from("stdout"), out.stdout.clone()),
+        (PathBuf::from("stderr"), out.stderr.clone()),
+    ]) {
         if let Some(t) = holds_any(&b, &secrets) {
-            wrong.push(format!("{name}: {} holds the refresh token {t}", path.display()));
+            wrong.push(format!(
+                "{name}: {} holds the refresh token {t}",
+                path.display()
+            ));
         }
     }
     wrong
@@ -322,7 +338,12 @@ fn after(case: &Case, w: &World, name: &str, expired: bool) -> Vec<String> {
     let Some(family) = case.family.map(|f| f().name) else {
         return own(case, w, name);
     };
-    let ok = w.tokens.refreshes().iter().filter(|r| r.outcome == "ok").count();
+    let ok = w
+        .tokens
+        .refreshes()
+        .iter()
+        .filter(|r| r.outcome == "ok")
+        .count();
     let want = usize::from(expired);
     if w.tokens.reuses() > 0 || w.tokens.revoked(&family) || ok != want {
         wrong.push(format!(
@@ -344,7 +365,10 @@ fn after(case: &Case, w: &World, name: &str, expired: bool) -> Vec<String> {
     }
     wrong.extend(own(case, w, name));
     if w.tokens.reuses() > 0 || w.tokens.revoked(&family) {
-        wrong.push(format!("{name}: the user's own CLI spent a dead refresh token: {:?}", w.tokens.refreshes()));
+        wrong.push(format!(
+            "{name}: the user's own CLI spent a dead refresh token: {:?}",
+            w.tokens.refreshes()
+        ));
     }
     wrong
 }
@@ -364,9 +388,16 @@ fn own(case: &Case, w: &World, name: &str) -> Vec<String> {
         String::from_utf8_lossy(&out.stderr)
     );
     let lower = said.to_lowercase();
-    let login_error = ["401", "expired", "log in", "login", "unauthorized", "authenticate"]
-        .iter()
-        .any(|w| lower.contains(w));
+    let login_error = [
+        "401",
+        "expired",
+        "log in",
+        "login",
+        "unauthorized",
+        "authenticate",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
     match out.status.success() && !login_error && lower.contains("breaks") {
         true => Vec::new(),
         false => vec![format!(
@@ -410,7 +441,7 @@ fn four_at_once(case: &Case, bindir: &Path) -> Vec<String> {
 }
 
 /// Every cell of `case`, and the four processes at once for a login that expires.
-fn check(case: &Case) {
+pub(crate) fn check(case: &Case) {
     let Some(exe) = real_cli(case.cli) else {
         return;
     };
@@ -436,95 +467,20 @@ fn check(case: &Case) {
 
 // ---------------------------------------------------------------- what the users have
 
+mod claude;
+
 /// Milliseconds since the epoch.
-fn ms(t: SystemTime) -> u64 {
+pub(crate) fn ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
 }
 
-fn claude_family() -> Family {
-    Family::new("claude", Duration::from_secs(8 * 3600))
-        .client("9d1c250a-e61b-44d9-88ed-5944d1962f5e")
-        .prefix("sk-ant-oat01-")
+/// Every CLI's cases.
+fn cases() -> impl Iterator<Item = &'static Case> {
+    [claude::CASES].into_iter().flatten()
 }
 
-/// A Pro/Max login: `~/.claude/.credentials.json`, as `claude /login` writes it.
-fn claude_pro_max(w: &mut World, expired: bool) {
-    let t = w.tokens.login(claude_family(), expired);
-    let creds = json!({"claudeAiOauth": {
-        "accessToken": t.access, "refreshToken": t.refresh, "expiresAt": ms(t.expires),
-        "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"],
-        "subscriptionType": "max", "rateLimitTier": "default_claude_max_20x"
-    }});
-    w.write(".claude/.credentials.json", &creds.to_string());
-    w.env.push(("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()));
-}
-
-/// `claude setup-token`'s year-long token in `CLAUDE_CODE_OAUTH_TOKEN`.
-fn claude_oauth_token(w: &mut World, _: bool) {
-    let t = w.tokens.login(claude_family().fixed(), false);
-    w.env.push(("CLAUDE_CODE_OAUTH_TOKEN".into(), t.access));
-    w.env.push(("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()));
-}
-
-fn claude_api_key(w: &mut World, _: bool) {
-    w.tokens.accept_key("sk-ant-api03-test-key");
-    w.env.push(("ANTHROPIC_API_KEY".into(), "sk-ant-api03-test-key".into()));
-    w.env.push(("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()));
-}
-
-const CLAUDE_OWN: &[&str] = &["-p", "Say breaks.", "--output-format", "json", "--tools", ""];
-
-pub(crate) const CASES: &[Case] = &[
-    Case {
-        cli: "claude",
-        kind: "pro-max",
-        model: Some("haiku"),
-        family: Some(claude_family),
-        user: claude_pro_max,
-        store: Some((".claude/.credentials.json", "/claudeAiOauth/refreshToken")),
-        own: CLAUDE_OWN,
-        fail_once: Mode::Error500,
-    },
-    Case {
-        cli: "claude",
-        kind: "oauth-token",
-        model: Some("haiku"),
-        family: None,
-        user: claude_oauth_token,
-        store: None,
-        own: CLAUDE_OWN,
-        fail_once: Mode::Error500,
-    },
-    Case {
-        cli: "claude",
-        kind: "api-key",
-        model: Some("haiku"),
-        family: None,
-        user: claude_api_key,
-        store: None,
-        own: CLAUDE_OWN,
-        fail_once: Mode::Error500,
-    },
-];
-
-fn case(cli: &str, kind: &str) -> &'static Case {
-    CASES
-        .iter()
+pub(crate) fn case(cli: &str, kind: &str) -> &'static Case {
+    cases()
         .find(|c| c.cli == cli && c.kind == kind)
-        .unwrap()
-}
-
-#[test]
-fn claude_pro_max_login() {
-    check(case("claude", "pro-max"));
-}
-
-#[test]
-fn claude_oauth_token_login() {
-    check(case("claude", "oauth-token"));
-}
-
-#[test]
-fn claude_api_key_login() {
-    check(case("claude", "api-key"));
+        .unwrap_or_else(|| panic!("no case {cli} {kind}"))
 }
