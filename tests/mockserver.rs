@@ -518,6 +518,15 @@ fn read_request(conn: &mut Conn) -> Option<Request> {
         let n: usize = n.parse().ok()?;
         req.body = conn.take(n)?;
     }
+    if req
+        .header("content-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("zstd"))
+    {
+        let mut plain = Vec::new();
+        let mut d = ruzstd::decoding::StreamingDecoder::new(req.body.as_slice()).ok()?;
+        d.read_to_end(&mut plain).ok()?;
+        req.body = plain;
+    }
     Some(req)
 }
 

@@ -440,6 +440,9 @@ fn given(login: &Login, live: &Live) -> Given {
             token = stored.string(&r.access).map(str::to_string);
             match r.judge {
                 JudgeRefresh::Drop => store::remove(&mut value, &r.refresh_token),
+                JudgeRefresh::Empty => {
+                    let _ = store::set(&mut value, &r.refresh_token, Value::from(""));
+                }
                 JudgeRefresh::StandIn => {
                     let _ = store::set(&mut value, &r.refresh_token, Value::from(STAND_IN));
                 }
