@@ -472,6 +472,7 @@ pub(crate) fn check(case: &Case) {
 
 mod claude;
 mod codex;
+mod gemini;
 
 /// Milliseconds since the epoch.
 pub(crate) fn ms(t: SystemTime) -> u64 {
@@ -480,7 +481,7 @@ pub(crate) fn ms(t: SystemTime) -> u64 {
 
 /// Every CLI's cases.
 fn cases() -> impl Iterator<Item = &'static Case> {
-    [claude::CASES, codex::CASES].into_iter().flatten()
+    [claude::CASES, codex::CASES, gemini::CASES].into_iter().flatten()
 }
 
 pub(crate) fn case(cli: &str, kind: &str) -> &'static Case {
