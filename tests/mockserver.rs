@@ -1643,7 +1643,10 @@ fn code_assist(req: &Request, shared: &Shared) -> Option<Reply> {
         return None;
     }
     let body: Value = serde_json::from_slice(&req.body).ok()?;
-    let model = body.get("model").and_then(Value::as_str).unwrap_or("gemini");
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("gemini");
     let inner = Request {
         method: req.method.clone(),
         target: format!("/v1beta/models/{model}:{action}?{query}"),

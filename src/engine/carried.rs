@@ -156,6 +156,11 @@ fn merged<'a>(
     ours.to_string()
 }
 
+/// The row's JSON file `text` with a login's settings merged in (text that is not JSON is left).
+pub fn with_settings(text: &str, settings: &Value) -> String {
+    merged(text, std::iter::empty(), Some(settings))
+}
+
 /// Merges `patch` into `into`, objects key by key, anything else replaced.
 fn merge(into: &mut Value, patch: &Value) {
     match (into, patch) {

@@ -20,7 +20,8 @@ fn chatgpt_family() -> Family {
 /// What chatgpt.com answers before the model call: the models (none: codex's own default),
 /// and the account's routing, which codex will not go on without.
 fn chatgpt_routes(w: &World) {
-    w.tokens.route("GET", "/backend-api/codex/models", json!({"models": []}));
+    w.tokens
+        .route("GET", "/backend-api/codex/models", json!({"models": []}));
     w.tokens.route(
         "GET",
         "/backend-api/wham/accounts/check",
@@ -39,32 +40,46 @@ fn chatgpt(w: &mut World, expired: bool) {
             "account_id": ACCOUNT},
         "last_refresh": "2026-11-20T09:00:00.000000000Z"
     });
-    w.write(".codex/auth.json", &serde_json::to_string_pretty(&auth).unwrap());
+    w.write(
+        ".codex/auth.json",
+        &serde_json::to_string_pretty(&auth).unwrap(),
+    );
     chatgpt_routes(w);
 }
 
 fn key_routes(w: &World, key: &str) {
     w.tokens.accept_key(key);
-    w.tokens.route("GET", "/backend-api/codex/models", json!({"models": []}));
+    w.tokens
+        .route("GET", "/backend-api/codex/models", json!({"models": []}));
 }
 
 fn codex_api_key(w: &mut World, _: bool) {
     key_routes(w, "sk-codex-env-key");
-    w.env.push(("CODEX_API_KEY".into(), "sk-codex-env-key".into()));
+    w.env
+        .push(("CODEX_API_KEY".into(), "sk-codex-env-key".into()));
 }
 
 fn stored_key(w: &mut World, _: bool) {
     key_routes(w, "sk-codex-stored-key");
     let auth = json!({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-codex-stored-key"});
-    w.write(".codex/auth.json", &serde_json::to_string_pretty(&auth).unwrap());
+    w.write(
+        ".codex/auth.json",
+        &serde_json::to_string_pretty(&auth).unwrap(),
+    );
 }
 
 fn openai_key(w: &mut World, _: bool) {
     key_routes(w, "sk-openai-env-key");
-    w.env.push(("OPENAI_API_KEY".into(), "sk-openai-env-key".into()));
+    w.env
+        .push(("OPENAI_API_KEY".into(), "sk-openai-env-key".into()));
 }
 
-const OWN: &[&str] = &["exec", "Say breaks.", "--skip-git-repo-check", "--ephemeral"];
+const OWN: &[&str] = &[
+    "exec",
+    "Say breaks.",
+    "--skip-git-repo-check",
+    "--ephemeral",
+];
 
 const fn case(
     kind: &'static str,

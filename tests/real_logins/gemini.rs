@@ -63,7 +63,8 @@ fn google(w: &mut World, expired: bool) {
 
 fn api_key(w: &mut World, _: bool) {
     w.tokens.accept_key("AIza-test-key");
-    w.env.push(("GEMINI_API_KEY".into(), "AIza-test-key".into()));
+    w.env
+        .push(("GEMINI_API_KEY".into(), "AIza-test-key".into()));
 }
 
 const OWN: &[&str] = &[

@@ -473,6 +473,8 @@ pub(crate) fn check(case: &Case) {
 mod claude;
 mod codex;
 mod gemini;
+mod kimi;
+mod qwen;
 
 /// Milliseconds since the epoch.
 pub(crate) fn ms(t: SystemTime) -> u64 {
@@ -481,7 +483,15 @@ pub(crate) fn ms(t: SystemTime) -> u64 {
 
 /// Every CLI's cases.
 fn cases() -> impl Iterator<Item = &'static Case> {
-    [claude::CASES, codex::CASES, gemini::CASES].into_iter().flatten()
+    [
+        claude::CASES,
+        codex::CASES,
+        gemini::CASES,
+        kimi::CASES,
+        qwen::CASES,
+    ]
+    .into_iter()
+    .flatten()
 }
 
 pub(crate) fn case(cli: &str, kind: &str) -> &'static Case {

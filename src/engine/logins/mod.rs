@@ -141,38 +141,17 @@ impl Broker {
         Ok(given(login, &live))
     }
 
-    /// The row's first login the user has, and where: one the user's configuration chooses
-    /// first, then in the row's order.
+    /// The row's first login the user has, and where (see [`order`]).
     pub fn find<'r>(&self, row: &'r Harness, user: &User) -> Option<(&'r Login, Place)> {
-        let chosen = |l: &&Login| {
-            l.prefer.as_ref().is_some_and(|p| {
-                Stored::read(&user.path(&p.file))
-                    .is_ok_and(|s| store::lookup(&s.value, &p.at) == Some(&p.is))
-            })
-        };
-        row.logins
-            .iter()
-            .filter(chosen)
-            .chain(&row.logins)
-            .find_map(|l| self.present(l, user).map(|p| (l, p)))
+        order(row, user).find_map(|l| self.present(l, user).map(|p| (l, p)))
     }
 
-    /// Where the user keeps `login`, if they have it.
+    /// Where the user keeps `login`, if they have it (a command's login is asked, once a run).
     fn present(&self, login: &Login, user: &User) -> Option<Place> {
-        if let Some(name) = login.env.iter().find(|n| user.var(n).is_some()) {
-            return Some(Place::Env(name.clone()));
-        }
-        if let Some(file) = &login.file {
-            let path = user.path(file);
-            let has = match &login.has {
-                Some(p) => Stored::read(&path)
-                    .is_ok_and(|s| store::lookup(&s.value, p).is_some_and(|v| !v.is_null())),
-                None => crate::engine::carried::present(&path),
-            };
-            return has.then_some(Place::File(path));
-        }
-        self.command(&login.command, user)
-            .map(|_| Place::Command(login.command.join(" ")))
+        had(login, user).or_else(|| {
+            self.command(&login.command, user)
+                .map(|_| Place::Command(login.command.join(" ")))
+        })
     }
 
     /// A login command's token, asked once a run.
@@ -190,6 +169,33 @@ impl Broker {
         let mut all = self.live.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(all.entry(place.to_string()).or_default())
     }
+}
+
+/// A row's logins in the order its CLI takes them: one the user's configuration chooses first
+/// (`prefer`), then the row's order.
+pub fn order<'r>(row: &'r Harness, user: &User) -> impl Iterator<Item = &'r Login> {
+    let chosen = |l: &&Login| {
+        l.prefer.as_ref().is_some_and(|p| {
+            Stored::read(&user.path(&p.file))
+                .is_ok_and(|s| store::lookup(&s.value, &p.at) == Some(&p.is))
+        })
+    };
+    let first: Vec<&Login> = row.logins.iter().filter(chosen).collect();
+    first.into_iter().chain(&row.logins)
+}
+
+/// Where the user keeps `login` in a variable or a file, if they do (a command is not asked).
+pub fn had(login: &Login, user: &User) -> Option<Place> {
+    if let Some(name) = login.env.iter().find(|n| user.var(n).is_some()) {
+        return Some(Place::Env(name.clone()));
+    }
+    let path = user.path(login.file.as_ref()?);
+    let has = match &login.has {
+        Some(p) => Stored::read(&path)
+            .is_ok_and(|s| store::lookup(&s.value, p).is_some_and(|v| !v.is_null())),
+        None => crate::engine::carried::present(&path),
+    };
+    has.then_some(Place::File(path))
 }
 
 /// Whether an access token expiring at `expires` must be refreshed for a judge that may run
@@ -237,7 +243,10 @@ fn bring(
 
 /// The store at `path` as it is now, and when its access token expires.
 fn read_live(login: &Login, path: &Path) -> Result<Live> {
-    let stored = Stored::read(path)?;
+    let stored = match login.refresh.is_some() || login.token.is_some() {
+        true => Stored::read(path)?,
+        false => Stored::read_any(path)?,
+    };
     let expires = login.refresh.as_ref().and_then(|r| expiry(r, &stored));
     Ok(Live {
         token: None,

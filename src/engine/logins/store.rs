@@ -46,6 +46,20 @@ impl Stored {
         Ok(Stored { text, value })
     }
 
+    /// Reads a file handed on whole (a TOML configuration, a key file): JSON or not.
+    pub fn read_any(path: &Path) -> Result<Stored> {
+        Stored::read(path).or_else(|_| {
+            let meta = fs::metadata(path)?;
+            if !meta.is_file() || meta.len() > MAX_FILE {
+                bail!("{}: not a login file", path.display());
+            }
+            Ok(Stored {
+                text: fs::read_to_string(path)?,
+                value: Value::Null,
+            })
+        })
+    }
+
     /// The string at `pointer` (see [`lookup`]).
     pub fn string(&self, pointer: &str) -> Option<&str> {
         lookup(&self.value, pointer).and_then(Value::as_str)
