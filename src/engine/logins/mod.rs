@@ -193,7 +193,7 @@ pub fn had(login: &Login, user: &User) -> Option<Place> {
     let has = match &login.has {
         Some(p) => Stored::read(&path)
             .is_ok_and(|s| store::lookup(&s.value, p).is_some_and(|v| !v.is_null())),
-        None => crate::engine::carried::present(&path),
+        None => store::present(&path),
     };
     has.then_some(Place::File(path))
 }

@@ -16,6 +16,13 @@ use crate::engine::harness::login::TimeAs;
 /// The largest login file read: they are a few kilobytes.
 const MAX_FILE: u64 = 1 << 20;
 
+/// Whether a file is there to be read: a regular file (through a link) we can open. Looked at
+/// before it is opened: opening a FIFO put there would wait for a writer.
+pub fn present(path: &Path) -> bool {
+    let regular = |p: &Path| fs::metadata(p).is_ok_and(|m| m.is_file());
+    regular(path) && fs::File::open(path).is_ok()
+}
+
 /// A JSON store as read: its text (for its layout) and its value.
 #[derive(Clone, Debug)]
 pub struct Stored {
