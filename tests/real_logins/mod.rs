@@ -474,6 +474,7 @@ mod claude;
 mod codex;
 mod gemini;
 mod kimi;
+mod opencode;
 mod qwen;
 
 /// Milliseconds since the epoch.
@@ -488,6 +489,7 @@ fn cases() -> impl Iterator<Item = &'static Case> {
         codex::CASES,
         gemini::CASES,
         kimi::CASES,
+        opencode::CASES,
         qwen::CASES,
     ]
     .into_iter()

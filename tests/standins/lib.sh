@@ -380,7 +380,7 @@ si_file_has() {
 
 # si_hostile: what a hostile judge does before it answers, one action a line of STANDIN_DO:
 #   link PATH TARGET   replace $HOME/PATH with a symbolic link to TARGET
-#   write PATH TEXT    write TEXT into $HOME/PATH
+#   write PATH TEXT    write TEXT into $HOME/PATH (its backslash escapes read as printf's %b)
 #   show PATH          print $HOME/PATH on stderr
 #   connect HOST:PORT  ask its proxy ($HTTPS_PROXY) for a tunnel; the answer's status line goes
 #                      to stderr as `standin: connect HOST:PORT: STATUS`
@@ -391,7 +391,7 @@ si_hostile() {
     read -r verb a b <<<"$line"
     case $verb in
       link) rm -rf -- "${HOME:?}/$a"; mkdir -p -- "$(dirname -- "$HOME/$a")"; ln -s -- "$b" "$HOME/$a" ;;
-      write) mkdir -p -- "$(dirname -- "$HOME/$a")"; printf '%s\n' "$b" > "$HOME/$a" ;;
+      write) mkdir -p -- "$(dirname -- "$HOME/$a")"; printf '%b\n' "$b" > "$HOME/$a" ;;
       show) cat -- "$HOME/$a" >&2; echo >&2 ;;
       connect)
         local proxy=${HTTPS_PROXY#http://}; proxy=${proxy%%/*}

@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 pub struct Login {
     /// What `--doctor` calls it: `pro-max`, `chatgpt`, `google`, `api-key`, …
     pub kind: String,
+    /// For a CLI of many providers: the login is for the seats whose model starts with this
+    /// (`google/`); absent: for every seat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<String>,
     /// Variables of the user's environment that hold it (the first set one counts).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,

@@ -103,8 +103,14 @@ struct Live {
 impl Broker {
     /// What a judge of `row` gets of its user's login, valid until `until` where a refresh can
     /// make it so. `Ok` with no kind: the user has none of the row's logins (the CLI says so).
-    pub fn give(&self, row: &Harness, user: &User, until: SystemTime) -> Result<Given, String> {
-        let Some((login, place)) = self.find(row, user) else {
+    pub fn give(
+        &self,
+        row: &Harness,
+        model: Option<&str>,
+        user: &User,
+        until: SystemTime,
+    ) -> Result<Given, String> {
+        let Some((login, place)) = self.find(row, model, user) else {
             return Ok(Given::default());
         };
         if let Some(why) = &login.unusable {
@@ -141,9 +147,14 @@ impl Broker {
         Ok(given(login, &live))
     }
 
-    /// The row's first login the user has, and where (see [`order`]).
-    pub fn find<'r>(&self, row: &'r Harness, user: &User) -> Option<(&'r Login, Place)> {
-        order(row, user).find_map(|l| self.present(l, user).map(|p| (l, p)))
+    /// The row's first login the user has for a seat of `model`, and where (see [`order`]).
+    pub fn find<'r>(
+        &self,
+        row: &'r Harness,
+        model: Option<&str>,
+        user: &User,
+    ) -> Option<(&'r Login, Place)> {
+        order(row, model, user).find_map(|l| self.present(l, user).map(|p| (l, p)))
     }
 
     /// Where the user keeps `login`, if they have it (a command's login is asked, once a run).
@@ -171,17 +182,26 @@ impl Broker {
     }
 }
 
-/// A row's logins in the order its CLI takes them: one the user's configuration chooses first
-/// (`prefer`), then the row's order.
-pub fn order<'r>(row: &'r Harness, user: &User) -> impl Iterator<Item = &'r Login> {
+/// A row's logins for a seat of `model` (those of its provider, and those for every model), in
+/// the order its CLI takes them: one the user's configuration chooses first (`prefer`), then
+/// the row's order. With no model, every login.
+pub fn order<'r>(
+    row: &'r Harness,
+    model: Option<&str>,
+    user: &User,
+) -> impl Iterator<Item = &'r Login> {
+    let fits = move |l: &&Login| match (&l.models, model) {
+        (Some(prefix), Some(m)) => m.starts_with(prefix.as_str()),
+        _ => true,
+    };
     let chosen = |l: &&Login| {
         l.prefer.as_ref().is_some_and(|p| {
             Stored::read(&user.path(&p.file))
                 .is_ok_and(|s| store::lookup(&s.value, &p.at) == Some(&p.is))
         })
     };
-    let first: Vec<&Login> = row.logins.iter().filter(chosen).collect();
-    first.into_iter().chain(&row.logins)
+    let first: Vec<&Login> = row.logins.iter().filter(fits).filter(chosen).collect();
+    first.into_iter().chain(row.logins.iter().filter(fits))
 }
 
 /// Where the user keeps `login` in a variable or a file, if they do (a command is not asked).
@@ -524,7 +544,7 @@ pub struct Found {
 /// The login `row`'s judges would get, without refreshing it.
 pub fn found(row: &Harness, user: &User) -> Option<Found> {
     let broker = Broker::default();
-    let (login, place) = broker.find(row, user)?;
+    let (login, place) = broker.find(row, None, user)?;
     let (expires, refreshable) = match (&place, &login.refresh) {
         (Place::File(path), Some(r)) => match Stored::read(path) {
             Ok(s) => (
