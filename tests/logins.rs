@@ -68,6 +68,17 @@ impl User {
 
     /// panel-judge on the claude stand-in as this user, `acts` the judge's hostile acts.
     fn judge(&self, extra: &[&str], acts: &str) -> Output {
+        let out = self.command(extra, acts).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("\"status\":\"ok\""),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn command(&self, extra: &[&str], acts: &str) -> Command {
         let candidate = self.tmp.path().join("work.md");
         std::fs::write(&candidate, "# first\n`first(xs)` returns `xs[0]`.\n").unwrap();
         let mut cmd = Command::new(bin("panel-judge"));
@@ -89,14 +100,7 @@ impl User {
             .args(extra)
             .arg(&candidate)
             .stdin(Stdio::null());
-        let out = cmd.output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            stdout.contains("\"status\":\"ok\""),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
+        cmd
     }
 
     /// What the judge said on its standard error (kept in the run folder).
@@ -207,4 +211,40 @@ fn a_judge_s_error_naming_url_paths_is_never_told_to_grant_the_root() {
     ] {
         assert!(!cause.contains(bad), "{cause}");
     }
+}
+
+/// Issue 35: "a judge gets … never the refresh token": a dry run's block, pasted and run,
+/// gives its judge the login as panel-judge does (here unrefreshed), its refresh token left out;
+/// the block itself never holds it.
+#[test]
+fn a_pasted_block_gives_the_login_without_its_refresh_token() {
+    crate::util::need("jq");
+    let u = User::new("login-paste", false);
+    let rt = u.tokens.live_refresh(u.family).unwrap();
+    let act = "show .claude/.credentials.json";
+    let dry = u.command(&["--dry-run"], act).output().unwrap();
+    let block = text(&dry.stdout);
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    assert!(!block.contains(&rt), "{block}");
+    let mut run = Command::new("bash");
+    with_standins(&mut run, &u.tmp.path().join("log"), &[])
+        .env("HOME", &u.home)
+        .env("STANDIN_DO", act)
+        .arg("-c")
+        .arg(&block)
+        .stdin(Stdio::null());
+    let ran = run.output().unwrap();
+    let said = text(&ran.stderr);
+    let store: Value = serde_json::from_slice(&u.store()).unwrap();
+    let access = store["claudeAiOauth"]["accessToken"].as_str().unwrap();
+    assert!(said.contains(access), "{said}");
+    assert!(
+        !said.contains(&rt) && !said.contains("refreshToken"),
+        "{said}"
+    );
+    assert!(
+        text(&ran.stdout).contains("breaks"),
+        "{}",
+        text(&ran.stdout)
+    );
 }

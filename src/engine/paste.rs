@@ -238,31 +238,36 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
         let dest = dirs.home.join(to);
         let parent = dest.parent().map(|p| word(&path(p))).unwrap_or_default();
         let dest = word(&path(&dest));
-        let copy = match &l.refresh {
-            Some(r) => {
-                let mut edit = match r.judge {
-                    JudgeRefresh::Drop => format!("delpaths([{}])", jq_path(&r.refresh_token)),
-                    JudgeRefresh::Empty => format!("setpath({}; \"\")", jq_path(&r.refresh_token)),
+        let mut edits: Vec<String> = l
+            .refresh
+            .iter()
+            .map(|r| {
+                let at = jq_path(&r.refresh_token);
+                match r.judge {
+                    JudgeRefresh::Drop => format!("delpaths([{at}])"),
+                    JudgeRefresh::Empty => format!("setpath({at}; \"\")"),
                     JudgeRefresh::StandIn => format!(
-                        "setpath({}; {})",
-                        jq_path(&r.refresh_token),
+                        "setpath({at}; {})",
                         serde_json::Value::from(crate::engine::logins::STAND_IN)
                     ),
-                };
-                for (p, v) in &l.judge_set {
-                    edit.push_str(&format!(" | setpath({}; {v})", jq_path(p)));
                 }
+            })
+            .collect();
+        for (p, v) in &l.judge_set {
+            edits.push(match v.is_null() {
+                true => format!("delpaths([{}])", jq_path(p)),
+                false => format!("setpath({}; {v})", jq_path(p)),
+            });
+        }
+        let (copy, need_jq) = match edits.is_empty() {
+            false => (
                 format!(
                     "jq -c {} < \"$f\" > {dest} || rm -f -- {dest}",
-                    shell_quote(&edit)
-                )
-            }
-            None => format!("cat -- \"$f\" > {dest} || rm -f -- {dest}"),
-        };
-        let need_jq = if l.refresh.is_some() {
-            " && command -v jq >/dev/null"
-        } else {
-            ""
+                    shell_quote(&edits.join(" | "))
+                ),
+                " && command -v jq >/dev/null",
+            ),
+            true => (format!("cat -- \"$f\" > {dest} || rm -f -- {dest}"), ""),
         };
         let _ = writeln!(
             b,

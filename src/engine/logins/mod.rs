@@ -476,14 +476,22 @@ fn given(login: &Login, live: &Live) -> Given {
                     let _ = store::set(&mut value, &r.refresh_token, Value::from(STAND_IN));
                 }
             }
-            for (pointer, v) in &login.judge_set {
-                let _ = store::set(&mut value, pointer, v.clone());
+        }
+        // Values the judge's copy holds instead (a refresh token no one refreshes with: none).
+        let json = !value.is_null();
+        for (pointer, v) in login.judge_set.iter().filter(|_| json) {
+            match v.is_null() {
+                true => store::remove(&mut value, pointer),
+                false => {
+                    let _ = store::set(&mut value, pointer, v.clone());
+                }
             }
         }
         if let Some(to) = &login.to {
-            let bytes = match &login.refresh {
-                Some(_) => stored.layout(&value).into_bytes(),
-                None => stored.text.clone().into_bytes(),
+            let edited = login.refresh.is_some() || (json && !login.judge_set.is_empty());
+            let bytes = match edited {
+                true => stored.layout(&value).into_bytes(),
+                false => stored.text.clone().into_bytes(),
             };
             g.files.push((to.clone(), bytes));
         }
@@ -561,4 +569,198 @@ pub fn found(row: &Harness, user: &User) -> Option<Found> {
         expires,
         refreshable,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::harness::login::Prefer;
+    use serde_json::json;
+
+    fn claude() -> Login {
+        let row = crate::engine::harness::Table::builtin()
+            .get("claude")
+            .unwrap()
+            .clone();
+        row.logins
+            .into_iter()
+            .find(|l| l.kind == "pro-max")
+            .unwrap()
+    }
+
+    fn stored(v: Value) -> Stored {
+        Stored {
+            text: v.to_string(),
+            value: v,
+        }
+    }
+
+    /// Issue 35: "saved back into the user's store in the CLI's own format": claude's answer
+    /// becomes its `accessToken`, `refreshToken`, `expiresAt` (ms) and `scopes` (a list).
+    #[test]
+    fn an_answer_is_written_where_and_as_the_cli_keeps_it() {
+        let login = claude();
+        let r = login.refresh.as_ref().unwrap();
+        let mut v = json!({"claudeAiOauth": {"accessToken": "a0", "refreshToken": "r0",
+            "expiresAt": 1, "subscriptionType": "max"}, "mcpOAuth": {}});
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_000);
+        let answer = json!({"access_token": "a1", "refresh_token": "r1", "expires_in": 3600,
+            "scope": "user:inference user:profile"});
+        apply(r, &answer, &mut v, now).unwrap();
+        assert_eq!(
+            v,
+            json!({"claudeAiOauth": {"accessToken": "a1", "refreshToken": "r1",
+                "expiresAt": 4_600_000u64, "subscriptionType": "max",
+                "scopes": ["user:inference", "user:profile"]}, "mcpOAuth": {}})
+        );
+        // A login that does not rotate (Google's) keeps its refresh token.
+        apply(r, &json!({"access_token": "a2"}), &mut v, now).unwrap();
+        assert_eq!(v["claudeAiOauth"]["refreshToken"], "r1");
+        assert_eq!(v["claudeAiOauth"]["accessToken"], "a2");
+    }
+
+    /// "a judge gets … a live access token … never the refresh token. Where a CLI insists on
+    /// refreshing by itself, it gets a stand-in refresh token that works nowhere."
+    #[test]
+    fn a_judge_s_copy_holds_no_refresh_token() {
+        let mut login = claude();
+        let live = |v: Value| Live {
+            token: None,
+            stored: Some(stored(v)),
+            expires: None,
+        };
+        let creds = json!({"claudeAiOauth": {"accessToken": "a", "refreshToken": "SECRET"}});
+        for (judge, want) in [
+            (
+                JudgeRefresh::Drop,
+                json!({"claudeAiOauth": {"accessToken": "a"}}),
+            ),
+            (
+                JudgeRefresh::Empty,
+                json!({"claudeAiOauth": {"accessToken": "a", "refreshToken": ""}}),
+            ),
+            (
+                JudgeRefresh::StandIn,
+                json!({"claudeAiOauth": {"accessToken": "a", "refreshToken": STAND_IN}}),
+            ),
+        ] {
+            login.refresh.as_mut().unwrap().judge = judge;
+            let g = given(&login, &live(creds.clone()));
+            let (to, bytes) = &g.files[0];
+            assert_eq!(to, ".claude/.credentials.json");
+            let copy: Value = serde_json::from_slice(bytes).unwrap();
+            assert_eq!(copy, want, "{judge:?}");
+        }
+        // A file handed on without a refresh: its values set or taken out as the row says.
+        let plain = Login {
+            kind: "stored".into(),
+            to: Some("a.json".into()),
+            judge_set: [
+                ("/refreshToken".to_string(), Value::Null),
+                ("/x".into(), json!(0)),
+            ]
+            .into_iter()
+            .collect(),
+            ..Login::default()
+        };
+        let g = given(
+            &plain,
+            &live(json!({"accessToken": "a", "refreshToken": "SECRET"})),
+        );
+        let copy: Value = serde_json::from_slice(&g.files[0].1).unwrap();
+        assert_eq!(copy, json!({"accessToken": "a", "x": 0}));
+        // A token handed on in a variable.
+        let env = Login {
+            kind: "gh".into(),
+            to_env: Some("COPILOT_GITHUB_TOKEN".into()),
+            ..Login::default()
+        };
+        let g = given(
+            &env,
+            &Live {
+                token: Some("gho_x".into()),
+                stored: None,
+                expires: None,
+            },
+        );
+        assert_eq!(
+            g.env,
+            [("COPILOT_GITHUB_TOKEN".to_string(), "gho_x".to_string())]
+        );
+    }
+
+    /// "when the access token expires before the judges' deadline, it is refreshed": within
+    /// the CLI's own margin counts as expired (it would refresh by itself).
+    #[test]
+    fn a_token_is_refreshed_when_it_would_expire_within_the_cli_s_margin_of_the_deadline() {
+        let login = claude();
+        let now = SystemTime::now();
+        let until = now + Duration::from_secs(600);
+        let at = |s: u64| Some(now + Duration::from_secs(s));
+        assert!(needs_refresh(&login, at(600 + 300), until));
+        assert!(needs_refresh(&login, at(10), until));
+        assert!(!needs_refresh(&login, at(600 + 301), until));
+        // Unknown expiry, or nothing to refresh with: left as it is.
+        assert!(!needs_refresh(&login, None, until));
+        assert!(!needs_refresh(&Login::default(), at(0), until));
+    }
+
+    /// A CLI whose configuration chooses its login (gemini's `selectedType`) has it chosen
+    /// first; a CLI of many providers gives a seat its provider's login.
+    #[test]
+    fn the_login_a_seat_gets_follows_the_cli_s_own_choice() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        std::fs::create_dir_all(home.join(".x")).unwrap();
+        let key = Login {
+            kind: "key".into(),
+            env: vec!["X_KEY".into()],
+            ..Login::default()
+        };
+        let file = Login {
+            kind: "oauth".into(),
+            file: Some("~/.x/creds.json".into()),
+            prefer: Some(Prefer {
+                file: "~/.x/settings.json".into(),
+                at: "/auth".into(),
+                is: json!("oauth"),
+            }),
+            ..Login::default()
+        };
+        let google = Login {
+            kind: "google-key".into(),
+            models: Some("google/".into()),
+            env: vec!["G_KEY".into()],
+            ..Login::default()
+        };
+        let row = Harness {
+            logins: vec![key, file, google],
+            ..crate::engine::harness::Table::builtin()
+                .get("exec")
+                .unwrap()
+                .clone()
+        };
+        std::fs::write(home.join(".x/creds.json"), "{}").unwrap();
+        let env = |k: &str| matches!(k, "X_KEY" | "G_KEY").then(|| "v".to_string());
+        let user = User { env: &env, home };
+        let kind = |model: Option<&str>| {
+            Broker::default()
+                .find(&row, model, &user)
+                .map(|(l, _)| l.kind.clone())
+        };
+        assert_eq!(kind(None).as_deref(), Some("key"));
+        std::fs::write(home.join(".x/settings.json"), r#"{"auth":"oauth"}"#).unwrap();
+        assert_eq!(kind(None).as_deref(), Some("oauth"));
+        let only_google = Harness {
+            logins: row.logins[2..].to_vec(),
+            ..row.clone()
+        };
+        let found = |m| {
+            Broker::default()
+                .find(&only_google, m, &user)
+                .map(|(l, _)| l.kind.clone())
+        };
+        assert_eq!(found(Some("google/gemini")).as_deref(), Some("google-key"));
+        assert_eq!(found(Some("openai/gpt")), None);
+    }
 }
