@@ -158,7 +158,7 @@ fn harness_table() -> String {
     // A table cell: pipes escaped, so Markdown keeps the columns.
     let cell = |text: &str| text.replace('|', "\\|");
     let mut out = String::from(
-        "| harness | executable | proven on the real CLI | schema | answer | lockdown | login carried in |\n\
+        "| harness | executable | proven on the real CLI | schema | answer | lockdown | logins, in the CLI's order |\n\
          | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in &rows {
@@ -180,25 +180,22 @@ fn harness_table() -> String {
             (_, "") => "stdout".to_string(),
             (_, f) => format!("stdout through `{}`", cell(&cut(f, 60))),
         };
-        let files: Vec<String> = r["credentials"]
+        // Its logins in the CLI's own order, a refreshed one marked.
+        let logins: Vec<String> = r["logins"]
             .as_array()
             .into_iter()
             .flatten()
-            .map(|c| format!("`{}`", c["from"].as_str().unwrap()))
+            .map(|l| {
+                let kind = l["kind"].as_str().unwrap();
+                match l.get("refresh").is_some() {
+                    true => format!("`{kind}` (refreshed)"),
+                    false => format!("`{kind}`"),
+                }
+            })
             .collect();
-        let vars: Vec<String> = r["passEnv"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|v| format!("`{}`", v.as_str().unwrap()))
-            .collect();
-        let more = if vars.len() > 4 { " …" } else { "" };
-        let vars = vars.into_iter().take(4).collect::<Vec<_>>().join(", ");
-        let login = match (files.is_empty(), vars.is_empty()) {
-            (true, true) => "—".to_string(),
-            (false, true) => files.join(", "),
-            (true, false) => format!("{vars}{more}"),
-            (false, false) => format!("{}; {vars}{more}", files.join(", ")),
+        let login = match logins.is_empty() {
+            true => "—".to_string(),
+            false => logins.join(", "),
         };
         let exe = match s("executable") {
             "" => "—",
