@@ -371,16 +371,14 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The credential a request carries: a bearer token, an API key header, or a `key` parameter.
+/// The credential a request carries: a bearer token (or GitHub's `token …`), an API key
+/// header, or a `key` parameter.
 fn credential(req: &Request) -> Option<String> {
     if let Some(v) = req.header("authorization") {
         let v = v.trim();
-        return Some(
-            v.strip_prefix("Bearer ")
-                .or(v.strip_prefix("bearer "))
-                .unwrap_or(v)
-                .to_string(),
-        );
+        let scheme = ["Bearer ", "bearer ", "token "];
+        let token = scheme.iter().find_map(|s| v.strip_prefix(s)).unwrap_or(v);
+        return Some(token.to_string());
     }
     for h in ["x-api-key", "x-goog-api-key", "api-key"] {
         if let Some(v) = req.header(h) {
