@@ -16,6 +16,8 @@ use crate::util::{
 
 /// A key no output may show.
 const SECRET: &str = "sk-ant-doctor-0123456789-secret";
+/// A refresh token no output may show.
+const SECRET_RT: &str = "rt-doctor-0123456789-secret";
 
 /// A HOME with codex's login file, user rows in `$XDG_CONFIG_HOME/panel/harnesses/` whose
 /// programs are in `bin/`: one missing, one that hangs, one that floods, one whose version line
@@ -29,8 +31,40 @@ impl Machine {
     fn new(tag: &str) -> Machine {
         let tmp = TempDir::new(tag);
         let home = tmp.path().join("home");
-        std::fs::create_dir_all(home.join(".codex")).unwrap();
-        std::fs::write(home.join(".codex/auth.json"), "{}").unwrap();
+        // Logins as their CLIs keep them: codex's ChatGPT login expired (its access token's
+        // `exp` passed), gemini's Google login live for an hour, kimi's expired with no refresh
+        // token, qwen's OAuth login (which qwen itself refuses in print mode).
+        let write = |rel: &str, text: &str| {
+            let path = home.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // {"exp": 1000000000} (2001)
+        let jwt = "eyJhbGciOiJub25lIn0.eyJleHAiOjEwMDAwMDAwMDB9.sig";
+        write(
+            ".codex/auth.json",
+            &json!({"tokens": {"id_token": jwt, "access_token": jwt, "refresh_token": SECRET_RT,
+                "account_id": "a"}})
+            .to_string(),
+        );
+        let hour = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+            + 3_600_000;
+        write(
+            ".gemini/oauth_creds.json",
+            &json!({"access_token": "ya29.x", "refresh_token": SECRET_RT, "expiry_date": hour})
+                .to_string(),
+        );
+        write(
+            ".kimi/credentials/kimi-code.json",
+            &json!({"access_token": "at", "refresh_token": "", "expires_at": 1000.0}).to_string(),
+        );
+        write(
+            ".qwen/oauth_creds.json",
+            &json!({"access_token": "at"}).to_string(),
+        );
         let bin = tmp.path().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         let hang = mark();
@@ -95,7 +129,9 @@ impl Machine {
 
 fn no_secret(out: &Output) {
     for (what, text) in [("stdout", stdout(out)), ("stderr", stderr(out))] {
-        assert!(!text.contains(SECRET), "the key's value on {what}: {text}");
+        for secret in [SECRET, SECRET_RT] {
+            assert!(!text.contains(secret), "a login's value on {what}: {text}");
+        }
     }
 }
 
@@ -128,22 +164,70 @@ fn doctor_records_each_harness_and_the_walls() {
     );
     assert_eq!(claude["version"], "2.1.332 (Claude Code)");
     assert_eq!(claude["login"], true);
-    assert_eq!(claude["loginEnv"], json!(["ANTHROPIC_API_KEY"]));
+    assert_eq!(
+        claude["loginUsed"],
+        json!({"kind": "api-key", "at": "$ANTHROPIC_API_KEY", "usable": true, "refresh": false,
+            "note": "sent as x-api-key; --bare is added"})
+    );
     let home = m.tmp.path().join("home");
+    // Issue 35: "`--doctor` tells the truth about logins: per harness, which login it found
+    // (kind and place, never a value), whether it is usable through the walls, when its access
+    // token expires, whether panel can refresh it, and the one command that fixes a login panel
+    // cannot use."
     let codex = of("codex");
     assert_eq!(codex["version"], "codex-cli 0.171.0");
+    let used = &codex["loginUsed"];
+    assert_eq!(used["kind"], "chatgpt");
     assert_eq!(
-        codex["loginFiles"],
-        json!([home.join(".codex/auth.json").display().to_string()])
+        used["at"],
+        home.join(".codex/auth.json").display().to_string()
     );
-    let gemini = of("gemini");
-    assert_eq!(gemini["login"], false);
+    assert_eq!(
+        (&used["usable"], &used["refresh"], &used["expires"]),
+        (
+            &json!(true),
+            &json!(true),
+            &json!("2001-09-09T01:46:40.000000Z")
+        )
+    );
+    assert_eq!(
+        used["state"],
+        "expired: panel refreshes it once before the judges start"
+    );
+    let gemini = &of("gemini")["loginUsed"];
+    assert_eq!(
+        (&gemini["kind"], &gemini["usable"]),
+        (&json!("google"), &json!(true))
+    );
+    assert!(gemini["expires"].is_string(), "{gemini}");
+    let kimi = &of("kimi")["loginUsed"];
+    assert_eq!(
+        (
+            &kimi["kind"],
+            &kimi["usable"],
+            &kimi["refresh"],
+            &kimi["fix"]
+        ),
+        (
+            &json!("kimi-code"),
+            &json!(false),
+            &json!(false),
+            &json!("kimi login")
+        )
+    );
+    let qwen = &of("qwen")["loginUsed"];
+    assert_eq!(
+        (&qwen["kind"], &qwen["usable"]),
+        (&json!("qwen-oauth"), &json!(false))
+    );
     assert!(
-        gemini["lookedAt"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("GEMINI_API_KEY"))
+        qwen["state"].as_str().unwrap().contains("refuses"),
+        "{qwen}"
     );
+    assert!(qwen["fix"].as_str().unwrap().contains("/auth"), "{qwen}");
+    // Unverified rows say so.
+    let cursor = of("cursor");
+    assert_eq!(cursor["login"], false);
     // A user's row whose program is missing says so, and how to install it.
     let absent = of("absent");
     assert_eq!(absent["installed"], false);
@@ -162,7 +246,7 @@ fn doctor_records_each_harness_and_the_walls() {
     );
     // Its version line, escaped; the key was not in its environment.
     assert_eq!(of("odd")["version"], "odd 1.0 \\x1b[2K\\x0d\\x07");
-    assert_eq!(of("odd")["loginEnv"], json!(["ANTHROPIC_API_KEY"]));
+    assert_eq!(of("odd")["loginUsed"]["at"], "$ANTHROPIC_API_KEY");
     // Nothing of the hanging one is left running.
     assert!(
         wait_until(Duration::from_secs(3), || marked(&m.hang).is_empty()),
@@ -212,9 +296,25 @@ fn doctor_shows_a_table_that_says_what_is_missing() {
         row("odd")[at..].starts_with("odd 1.0 \\x1b[2K\\x0d\\x07  "),
         "{text}"
     );
-    assert!(row("claude").ends_with("  ANTHROPIC_API_KEY"), "{text}");
-    assert!(row("codex").ends_with("  ~/.codex/auth.json"), "{text}");
-    assert!(row("gemini").contains("none (GEMINI_API_KEY,"), "{text}");
+    assert!(
+        row("claude").ends_with("  api-key ($ANTHROPIC_API_KEY, usable)"),
+        "{text}"
+    );
+    assert!(
+        row("codex")
+            .ends_with("  chatgpt (~/.codex/auth.json, expires 2001-09-09T01:46:40.000000Z)"),
+        "{text}"
+    );
+    assert!(
+        row("kimi").ends_with("  kimi-code (~/.kimi/credentials/kimi-code.json, not usable)"),
+        "{text}"
+    );
+    assert!(row("agy").ends_with("  none"), "{text}");
+    // Beneath the table, what each login needs said: kimi's cannot be used, and its fix.
+    assert!(
+        text.contains("\nkimi login: expired, and panel cannot refresh it; fix: kimi login\n"),
+        "{text}"
+    );
     assert!(row("absent").contains("not found"), "{text}");
     assert!(
         row("slow").contains("no answer to --version in 5 s: stopped"),
@@ -398,7 +498,11 @@ fn doctor_tells_which_copilot_login_a_judge_gets() {
     assert_eq!(used["at"], "$COPILOT_GITHUB_TOKEN");
     assert_eq!(used["usable"], false);
     assert_eq!(used["fix"], "copilot login");
-    assert!(used["note"].as_str().unwrap().contains("ghp_"), "{rec}");
+    let state = used["state"].as_str().unwrap();
+    assert!(
+        state.contains("begins ghp_") && state.contains("passes over"),
+        "{rec}"
+    );
     let looked = rec["lookedAt"].to_string();
     assert!(looked.contains("(gh is not on PATH)"), "{looked}");
     let line = text.lines().find(|l| l.starts_with("copilot ")).unwrap();
@@ -433,6 +537,7 @@ fn doctor_tells_which_copilot_login_a_judge_gets() {
         (&used["usable"], &used["fix"]),
         (&json!(true), &Value::Null)
     );
+    assert_eq!(used["state"], Value::Null, "{rec}");
     assert!(
         used["note"]
             .as_str()

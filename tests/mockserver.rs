@@ -518,6 +518,15 @@ fn read_request(conn: &mut Conn) -> Option<Request> {
         let n: usize = n.parse().ok()?;
         req.body = conn.take(n)?;
     }
+    if req
+        .header("content-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("zstd"))
+    {
+        let mut plain = Vec::new();
+        let mut d = ruzstd::decoding::StreamingDecoder::new(req.body.as_slice()).ok()?;
+        d.read_to_end(&mut plain).ok()?;
+        req.body = plain;
+    }
     Some(req)
 }
 
@@ -1072,6 +1081,9 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
     if let Some(reply) = front.and_then(|f| f(req)) {
         return reply;
     }
+    if let Some(reply) = code_assist(req, shared) {
+        return reply;
+    }
     let id = shared.ids.fetch_add(1, Ordering::SeqCst) + 1;
     let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
     let api = route(&req.method, path);
@@ -1619,6 +1631,45 @@ fn chat(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
     ));
     events.push((None, "[DONE]".to_string()));
     Reply::Sse(events)
+}
+
+/// Gemini CLI's Google login speaks to Code Assist (`/v1internal:streamGenerateContent`): the
+/// Gemini request wrapped as `{"model", "project", "request"}`, each answer wrapped as
+/// `{"response", "traceId"}`. Answered as the Gemini API would answer the request inside.
+fn code_assist(req: &Request, shared: &Shared) -> Option<Reply> {
+    let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
+    let action = path.strip_prefix("/v1internal:")?;
+    if !matches!(action, "generateContent" | "streamGenerateContent") {
+        return None;
+    }
+    let body: Value = serde_json::from_slice(&req.body).ok()?;
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("gemini");
+    let inner = Request {
+        method: req.method.clone(),
+        target: format!("/v1beta/models/{model}:{action}?{query}"),
+        headers: req.headers.clone(),
+        body: serde_json::to_vec(body.get("request")?).ok()?,
+    };
+    let wrap = |v: Value| json!({"response": v, "traceId": "mock-trace"});
+    Some(match respond(&inner, shared) {
+        Reply::Json(200, Value::Array(items), h) => {
+            Reply::Json(200, Value::Array(items.into_iter().map(wrap).collect()), h)
+        }
+        Reply::Json(200, v, h) => Reply::Json(200, wrap(v), h),
+        Reply::Sse(events) => Reply::Sse(
+            events
+                .into_iter()
+                .map(|(e, d)| {
+                    let v: Value = serde_json::from_str(&d).unwrap_or(Value::Null);
+                    (e, wrap(v).to_string())
+                })
+                .collect(),
+        ),
+        other => other,
+    })
 }
 
 fn gemini(stream: bool, sse: bool, model: &str, id: u64, answer: &Answer) -> Reply {

@@ -79,6 +79,9 @@ impl TestCa {
         let mut params = CertificateParams::new(vec![host.to_string()]).unwrap();
         params.distinguished_name.push(DnType::CommonName, host);
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        // Python 3.13's default context checks strictly (VERIFY_X509_STRICT): the key
+        // identifier of the issuer must be named.
+        params.use_authority_key_identifier_extension = true;
         params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,
             KeyUsagePurpose::KeyEncipherment,

@@ -263,7 +263,8 @@ impl Tokens {
             answer["refresh_token"] = json!(next);
         }
         if st.families[i].prefix.is_none() {
-            answer["id_token"] = json!(jwt(expires, &name));
+            let jti = new_token(&mut st, i, "id");
+            answer["id_token"] = json!(jwt(expires, &name, &jti));
         }
         log(&mut st, &name, "ok");
         Reply::Json(200, answer, vec![])
@@ -287,22 +288,24 @@ fn access_token(st: &mut State, family: usize, expires: SystemTime) -> String {
         Some(p) => format!("{p}{}", new_token(st, family, "at")),
         None => {
             let name = st.families[family].name.clone();
-            let _ = new_token(st, family, "at");
-            format!("{}.{}", jwt(expires, &name), st.counter)
+            let jti = new_token(st, family, "at");
+            jwt(expires, &name, &jti)
         }
     };
     st.access.insert(token.clone(), (family, expires));
     token
 }
 
-/// An unsigned JWT expiring at `exp`, with the claims a ChatGPT login's tokens carry.
-fn jwt(exp: SystemTime, family: &str) -> String {
+/// An unsigned JWT expiring at `exp`, with the claims a ChatGPT login's tokens carry; `jti`
+/// makes each one unique.
+fn jwt(exp: SystemTime, family: &str, jti: &str) -> String {
     let exp = exp.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
     let claims = json!({
         "exp": exp,
         "iat": exp.saturating_sub(3600),
         "sub": format!("user-{family}"),
         "email": "user@example.com",
+        "jti": jti,
         "https://api.openai.com/auth": {
             "chatgpt_account_id": "acct-test",
             "chatgpt_plan_type": "plus",
@@ -357,13 +360,18 @@ fn unescape(s: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                Ok(v) => {
-                    out.push(v);
-                    i += 2;
+            // Read as bytes: a body that is no form (copilot's compressed telemetry) may hold
+            // `%` before a character of several bytes.
+            b'%' if i + 2 < b.len() => {
+                let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
                 }
-                Err(_) => out.push(b'%'),
-            },
+            }
             c => out.push(c),
         }
         i += 1;

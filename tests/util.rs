@@ -262,7 +262,7 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
         .env("STANDIN_STDIN_WAIT", "0")
         .env(
             "PANEL_PASS_ENV",
-            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT,STANDIN_LOCKDOWN,STANDIN_SLEEP",
+            "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT,STANDIN_LOCKDOWN,STANDIN_SLEEP,STANDIN_DO",
         )
         .env_remove("ANTHROPIC_API_KEY")
 }

@@ -370,6 +370,7 @@ impl<'a> Attempt<'a> {
             refused.extend(crate::engine::sandbox::refused::paths(
                 &String::from_utf8_lossy(&o.stderr),
                 policy,
+                &ctx.user_home,
             ));
         }
         if kept && let Ok(log) = fs::read(dirs.egress_log()) {

@@ -93,6 +93,16 @@ pub fn remove(root: &Path, rel: &Path) -> io::Result<()> {
 /// Removes `path` and everything under it, as the caller, following no link: a folder the
 /// judge made unreadable or unwritable is made the owner's again first. Missing is done.
 pub fn remove_tree(path: &Path) -> io::Result<()> {
+    // An empty folder (or a file, or a link) goes without a descriptor: what a run short of
+    // descriptors leaves is removed all the same.
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Ok(m) if !m.is_dir() => return std::fs::remove_file(path),
+        _ => {}
+    }
+    if std::fs::remove_dir(path).is_ok() {
+        return Ok(());
+    }
     let (parent, name) = match (path.parent(), path.file_name()) {
         (Some(p), Some(n)) => (p, n),
         _ => return Err(io::Error::other("not a folder to remove")),
@@ -116,14 +126,13 @@ fn remove_at(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
         Err(e) => return Err(e.into()),
     }
     let top = open_owned(dir, name)?;
-    // Folders still to empty, as (their parent, their name): moved-up deep ones join it.
+    // Folders moved up into `top` (too deep, or met when no descriptor was left), each emptied
+    // and removed in turn.
     let mut moved = Moved::default();
-    empty(&top, &top, &mut moved)?;
+    empty(open_owned(dir, name)?, &top, &mut moved)?;
     while let Some(m) = moved.left.pop() {
         let name = OsStr::from_bytes(&m);
-        let fd = open_owned(&top, name)?;
-        empty(&fd, &top, &mut moved)?;
-        drop(fd);
+        empty(open_owned(&top, name)?, &top, &mut moved)?;
         rustix::fs::unlinkat(&top, name, AtFlags::REMOVEDIR)?;
     }
     drop(top);
@@ -132,7 +141,7 @@ fn remove_at(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
 
 /// Opens the folder `name` of `dir` to remove what is in it, made the owner's to read, write
 /// and search first when it is not (a judge's `chmod 0`).
-fn open_owned(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
+fn open_owned(dir: &impl AsFd, name: &OsStr) -> io::Result<OwnedFd> {
     let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
         return Err(io::Error::other("not a folder"));
@@ -160,48 +169,77 @@ struct Moved {
     made: usize,
 }
 
-/// Empties the folder `dir`, descending at most [`MAX_OPEN`] folders at once; a folder deeper
-/// than that is moved up into `top` under a new name and listed in `moved`, to be emptied in
-/// turn.
-fn empty(dir: &OwnedFd, top: &OwnedFd, moved: &mut Moved) -> io::Result<()> {
-    // The open folders, each with the entries left to look at.
-    let mut stack: Vec<(OwnedFd, Vec<Vec<u8>>)> = vec![(dir.try_clone()?, names(dir)?)];
-    while let Some((fd, left)) = stack.last_mut() {
-        let Some(name) = left.pop() else {
+/// One folder being emptied: its descriptor (the one it was opened with) and the names in it
+/// still to remove.
+struct Level {
+    dir: rustix::fs::Dir,
+    left: Vec<Vec<u8>>,
+}
+
+impl Level {
+    fn open(fd: OwnedFd) -> io::Result<Level> {
+        let mut dir = rustix::fs::Dir::new(fd)?;
+        let mut left = Vec::new();
+        while let Some(entry) = dir.read() {
+            let name = entry?.file_name().to_bytes().to_vec();
+            if name != b"." && name != b".." {
+                left.push(name);
+            }
+        }
+        Ok(Level { dir, left })
+    }
+}
+
+/// Empties the folder opened as `fd`, one descriptor a level, at most [`MAX_OPEN`] at once; a
+/// folder deeper than that, or met when no descriptor is left, is moved up into `top` under a
+/// new name and listed in `moved`, to be emptied in turn.
+fn empty(fd: OwnedFd, top: &OwnedFd, moved: &mut Moved) -> io::Result<()> {
+    let mut stack = vec![Level::open(fd)?];
+    while let Some(level) = stack.last_mut() {
+        let Some(name) = level.left.pop() else {
             stack.pop();
             continue;
         };
-        let fd = fd.try_clone()?;
+        let deep = stack.len() >= MAX_OPEN;
         let n = OsStr::from_bytes(&name);
-        match rustix::fs::unlinkat(&fd, n, AtFlags::empty()) {
+        let here = stack.last().expect("a level").dir.fd()?;
+        match rustix::fs::unlinkat(here, n, AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => continue,
             Err(Errno::ISDIR) => {}
             Err(e) => return Err(e.into()),
         }
-        if stack.len() >= MAX_OPEN {
-            moved.left.push(move_up(&fd, n, top, moved.made)?);
-            moved.made += 1;
-            continue;
+        let child = match deep {
+            false => open_owned(&here, n).and_then(Level::open),
+            true => Err(Errno::MFILE.into()),
+        };
+        match child {
+            Ok(child) if child.left.is_empty() => {
+                drop(child);
+                rustix::fs::unlinkat(
+                    stack.last().expect("a level").dir.fd()?,
+                    n,
+                    AtFlags::REMOVEDIR,
+                )?;
+            }
+            Ok(child) => {
+                // Revisited once emptied, to remove it.
+                stack.last_mut().expect("a level").left.push(name);
+                stack.push(child);
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                let here = stack.last().expect("a level").dir.fd()?;
+                moved.left.push(move_up(&here, n, top, moved.made)?);
+                moved.made += 1;
+            }
+            Err(e) => return Err(e),
         }
-        let child = open_owned(&fd, n)?;
-        let child_names = names(&child)?;
-        if child_names.is_empty() {
-            drop(child);
-            rustix::fs::unlinkat(&fd, n, AtFlags::REMOVEDIR)?;
-            continue;
-        }
-        // Revisited once emptied, to remove it.
-        if let Some((_, left)) = stack.last_mut() {
-            left.push(name.clone());
-        }
-        stack.push((child, child_names));
     }
     Ok(())
 }
 
 /// Moves the folder `name` of `dir` into `top` under a name of its own (one a judge planted
 /// there is never replaced), and gives that name.
-fn move_up(dir: &OwnedFd, name: &OsStr, top: &OwnedFd, n: usize) -> io::Result<Vec<u8>> {
+fn move_up(dir: &impl AsFd, name: &OsStr, top: &OwnedFd, n: usize) -> io::Result<Vec<u8>> {
     let mut salt = [0u8; 8];
     loop {
         let _ = getrandom::fill(&mut salt);
@@ -217,19 +255,6 @@ fn move_up(dir: &OwnedFd, name: &OsStr, top: &OwnedFd, n: usize) -> io::Result<V
             other => return other.map(|()| new).map_err(Into::into),
         }
     }
-}
-
-/// The names in a folder, `.` and `..` left out.
-fn names(dir: &OwnedFd) -> io::Result<Vec<Vec<u8>>> {
-    let mut d = rustix::fs::Dir::read_from(dir.as_fd())?;
-    let mut out = Vec::new();
-    while let Some(entry) = d.read() {
-        let name = entry?.file_name().to_bytes().to_vec();
-        if name != b"." && name != b".." {
-            out.push(name);
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -30,12 +30,7 @@ pub fn files(
         .collect()
 }
 
-/// Whether a file is there to be carried: a regular file (through a link) we can open.
-/// Looked at before it is opened: opening a FIFO put there would wait for a writer.
-pub fn present(path: &Path) -> bool {
-    let regular = |p: &Path| fs::metadata(p).is_ok_and(|m| m.is_file());
-    regular(path) && fs::File::open(path).is_ok()
-}
+pub use crate::engine::logins::store::present;
 
 /// Whether a variable's name says it holds a login: a word of it is `KEY`, `TOKEN` or
 /// `CREDENTIALS` (`ANTHROPIC_API_KEY`, `GH_TOKEN`, `GOOGLE_APPLICATION_CREDENTIALS`); a row's
@@ -154,6 +149,11 @@ fn merged<'a>(
         merge(&mut ours, s);
     }
     ours.to_string()
+}
+
+/// The row's JSON file `text` with a login's settings merged in (text that is not JSON is left).
+pub fn with_settings(text: &str, settings: &Value) -> String {
+    merged(text, std::iter::empty(), Some(settings))
 }
 
 /// Merges `patch` into `into`, objects key by key, anything else replaced.

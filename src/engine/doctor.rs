@@ -162,21 +162,18 @@ fn login_status(row: &Harness, user: &crate::engine::logins::User) -> Option<Log
         .expires
         .is_none_or(|t| t > now + std::time::Duration::from_secs(margin));
     let usable = (live || f.refreshable) && f.unusable.is_none();
-    let mut notes: Vec<String> = Vec::new();
-    if !row.verified {
-        notes.push("unverified: this row was built from the CLI's documentation, not run".into());
-    }
-    notes.extend(f.unusable.clone());
-    if let Some(n) = &login.notes {
-        notes.push(n.clone());
-    }
-    match (live, f.refreshable) {
-        (false, true) => {
-            notes.push("expired: panel refreshes it once before the judges start".into())
+    let unverified = !row.verified && Table::builtin().get(&row.name).is_some();
+    let state = match (&f.unusable, live, f.refreshable) {
+        (Some(why), _, _) => Some(why.clone()),
+        (None, false, true) => {
+            Some("expired: panel refreshes it once before the judges start".into())
         }
-        (false, false) => notes.push("expired, and panel cannot refresh it".into()),
-        _ => {}
-    }
+        (None, false, false) => Some("expired, and panel cannot refresh it".into()),
+        (None, true, _) if unverified => {
+            Some("unverified: this row was built from the CLI's documentation, not run".into())
+        }
+        (None, true, _) => None,
+    };
     Some(LoginStatus {
         kind: f.kind,
         at: f.place.to_string(),
@@ -189,7 +186,9 @@ fn login_status(row: &Harness, user: &crate::engine::logins::User) -> Option<Log
         }),
         refresh: f.refreshable,
         fix: (!usable).then(|| login.fix.clone()).flatten(),
-        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        state,
+        unverified,
+        note: login.notes.clone(),
     })
 }
 

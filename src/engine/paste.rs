@@ -1,7 +1,7 @@
 //! A dry run's commands: each judge as a bash block that runs as pasted. It makes what the
 //! launch makes (a private folder with HOME, TMPDIR and a working folder; the prompt, schema
 //! and answer files; the harness row's files, which hold some harnesses' lockdown; the
-//! logins, copied as [`crate::engine::credentials`] copies them), runs the harness with the
+//! user's configuration the row carries and its login as the broker gives it, unrefreshed), runs the harness with the
 //! environment and argv the launch gives it, feeds the prompt the same way, prints where its
 //! answer landed, and removes the folder however it ends. Everything comes from the row and
 //! the same [`Attempt`] value a launch renders ([`Attempt::argv`], [`argv::private_env`]); the
@@ -20,7 +20,9 @@ use crate::engine::argv::{self, shell_quote};
 use crate::engine::ask::{Job, Mode};
 use crate::engine::attempt::Attempt;
 use crate::engine::context::Context;
-use crate::engine::harness::{AnswerAt, HarnessKind, Part};
+use crate::engine::harness::login::JudgeRefresh;
+use crate::engine::harness::{AnswerAt, Harness, HarnessKind, Login, Part};
+use crate::engine::logins;
 use crate::engine::run_folder::AttemptDirs;
 
 /// Stands for the block's private folder (`"$s"`) in rendered text. No prompt, model or
@@ -70,10 +72,11 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
     b.push_str("(\nset -eu\numask 077\n");
     b.push_str("s=$(mktemp -d \"${TMPDIR:-/tmp}/panel-sandbox.XXXXXX\")\n");
     b.push_str("trap 'rm -rf -- \"$s\"' EXIT\ntrap 'exit 130' INT\ntrap 'exit 143' TERM HUP\n");
-    private_files(&mut b, job, dirs, prompt, ctx);
+    let login_env = private_files(&mut b, job, dirs, prompt, ctx);
     let _ = writeln!(b, "cd -- {}", word(&path(&attempt.cwd())));
     argv_array(&mut b, &parts);
-    let env = launch_env(job, dirs, ctx);
+    let mut env = launch_env(job, dirs, ctx);
+    env.extend(login_env);
     let timeout = ctx.opts.timeout_secs.max(0.001);
     let run = format!(
         "timeout -k 1 {timeout} env -i -- {} {} \"${{a[@]}}\"",
@@ -132,7 +135,13 @@ fn unconfined_note(b: &mut String, job: &Job) {
 
 /// The private folder's files, as the launch makes them: HOME, TMPDIR and the working folder;
 /// the prompt, schema and answer files; the logins; the harness row's files.
-fn private_files(b: &mut String, job: &Job, dirs: &AttemptDirs, prompt: &str, ctx: &Context) {
+fn private_files(
+    b: &mut String,
+    job: &Job,
+    dirs: &AttemptDirs,
+    prompt: &str,
+    ctx: &Context,
+) -> Vec<String> {
     let h = &job.seat.harness;
     let folders = [&dirs.private, &dirs.home, &dirs.work, &dirs.tmp];
     let _ = writeln!(b, "mkdir -- {}", folders.map(|d| word(&path(d))).join(" "));
@@ -149,15 +158,188 @@ fn private_files(b: &mut String, job: &Job, dirs: &AttemptDirs, prompt: &str, ct
         word(&path(&dirs.schema_file()))
     );
     let _ = writeln!(b, ": > {}", word(&path(&dirs.answer_file())));
-    logins(b, job, dirs);
+    config(b, job, dirs);
+    let login_env = login(b, job, dirs, ctx);
+    let login = chosen_login(h, ctx);
     let vars = argv::vars(job, PROMPT, dirs, ctx);
     for (rel, text) in &h.files {
         let file = dirs.home.join(rel);
-        let text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
+        let mut text = crate::engine::harness::fill(text, &vars).unwrap_or_else(|| text.clone());
+        if let Some(s) = login.and_then(|l| l.settings.get(rel)) {
+            text = crate::engine::carried::with_settings(&text, s);
+        }
         if let Some(parent) = file.parent() {
             let _ = writeln!(b, "mkdir -p -- {}", word(&path(parent)));
         }
         let _ = writeln!(b, "printf '%s' {} > {}", word(&text), word(&path(&file)));
+        kept_values(b, job, rel, &file);
+    }
+    login_env
+}
+
+/// The login a pasted block gives its judge: the one the row's order finds now (a command's is
+/// asked when the block runs), as the broker gives it but never refreshed: a file's copy
+/// without its refresh token (written by jq; without jq nothing is copied and the CLI says it is
+/// not logged in), a token in its variable. Writes the statements that make its files and gives
+/// the words it adds to the environment.
+fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<String> {
+    let h = &job.seat.harness;
+    let Some(l) = chosen_login(h, ctx) else {
+        return Vec::new();
+    };
+    let _ = writeln!(
+        b,
+        "# Its login ({}) as panel-judge gives it, without a refresh token and not refreshed: an expired one fails until its CLI is run once by itself.",
+        comment(&l.kind)
+    );
+    let mut env: Vec<String> = l
+        .set_env
+        .iter()
+        .map(|(k, v)| word(&format!("{k}={v}")))
+        .collect();
+    if let Some(name) = l
+        .env
+        .iter()
+        .find(|n| ctx.user_env.get(*n).is_some_and(|v| !v.is_empty()))
+    {
+        if let Some(to) = l
+            .to_env
+            .as_ref()
+            .filter(|t| is_identifier(t) && is_identifier(name))
+        {
+            env.push(format!("\"{to}=${{{name}}}\""));
+        }
+        return env;
+    }
+    if !l.command.is_empty() {
+        let words = ctx
+            .with_user(|user| logins::words(l, user))
+            .unwrap_or_default();
+        let cmd: Vec<String> = words.iter().map(|w| shell_quote(w)).collect();
+        if let Some(to) = l.to_env.as_ref().filter(|t| is_identifier(t)) {
+            env.push(format!(
+                "\"{to}=$({} 2>/dev/null | head -n 1)\"",
+                cmd.join(" ")
+            ));
+        }
+        return env;
+    }
+    let Some(file) = &l.file else {
+        return env;
+    };
+    b.push_str(&user_path(file));
+    let token = l.token.as_ref().or(l.refresh.as_ref().map(|r| &r.access));
+    // Its `{/pointer}` words (the account a store names) are read now, as the broker reads them.
+    let token = token.and_then(|p| ctx.with_user(|user| logins::pointer(l, p, user)));
+    if let (Some(to), Some(p)) = (l.to_env.as_ref().filter(|t| is_identifier(t)), token) {
+        let _ = writeln!(
+            b,
+            "t=$(jq -r {} < \"$f\" 2>/dev/null || :)",
+            shell_quote(&jq_get(&p))
+        );
+        env.push(format!("\"{to}=$t\""));
+    }
+    if let Some(to) = &l.to {
+        let dest = dirs.home.join(to);
+        let parent = dest.parent().map(|p| word(&path(p))).unwrap_or_default();
+        let dest = word(&path(&dest));
+        let copy = match &l.refresh {
+            Some(r) => {
+                let mut edit = match r.judge {
+                    JudgeRefresh::Drop => format!("delpaths([{}])", jq_path(&r.refresh_token)),
+                    JudgeRefresh::Empty => format!("setpath({}; \"\")", jq_path(&r.refresh_token)),
+                    JudgeRefresh::StandIn => format!(
+                        "setpath({}; {})",
+                        jq_path(&r.refresh_token),
+                        serde_json::Value::from(crate::engine::logins::STAND_IN)
+                    ),
+                };
+                for (p, v) in &l.judge_set {
+                    edit.push_str(&format!(" | setpath({}; {v})", jq_path(p)));
+                }
+                format!(
+                    "jq -c {} < \"$f\" > {dest} || rm -f -- {dest}",
+                    shell_quote(&edit)
+                )
+            }
+            None => format!("cat -- \"$f\" > {dest} || rm -f -- {dest}"),
+        };
+        let need_jq = if l.refresh.is_some() {
+            " && command -v jq >/dev/null"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            b,
+            "if [ -f \"$f\" ] && [ -r \"$f\" ]{need_jq}; then mkdir -p -- {parent}; {copy}; fi"
+        );
+    }
+    env
+}
+
+/// The login of `h` the user has now, as the broker would find it; a command login counts as
+/// had (it is asked when the block runs).
+fn chosen_login<'h>(h: &'h Harness, ctx: &Context) -> Option<&'h Login> {
+    ctx.with_user(|user| {
+        logins::order(h, user).find(|l| match logins::had(l, user) {
+            Some(place) => {
+                let token = logins::kept_token(l, &place, user);
+                logins::passed_over(l, token.as_deref()).is_none()
+            }
+            None => !l.command.is_empty() && logins::words(l, user).is_some(),
+        })
+    })
+}
+
+/// A JSON pointer as a jq path (`["a","b"]`).
+fn jq_path(pointer: &str) -> String {
+    let steps: Vec<serde_json::Value> = pointer
+        .split('/')
+        .skip(1)
+        .map(|s| serde_json::Value::from(s.replace("~1", "/").replace("~0", "~")))
+        .collect();
+    serde_json::Value::from(steps).to_string()
+}
+
+/// A jq filter that reads the string at a pointer (a `*` step: any one key), or nothing.
+fn jq_get(pointer: &str) -> String {
+    let mut f = String::from("first(.");
+    for s in pointer.split('/').skip(1) {
+        match s {
+            "*" => f.push_str(" | .[]?"),
+            key => {
+                let key = key.replace("~1", "/").replace("~0", "~");
+                f.push_str(&format!(" | .[{}]?", serde_json::Value::from(key)));
+            }
+        }
+    }
+    f.push_str(" | strings) // empty");
+    f
+}
+
+/// After the row's file at `rel` is written: the user's values its row carries into it (the
+/// kept JSON pointers of a `config` file), merged in by jq when the block runs, the row's own
+/// keys winning, as the launch merges them.
+fn kept_values(b: &mut String, job: &Job, rel: &str, file: &Path) {
+    for c in job
+        .seat
+        .harness
+        .config
+        .iter()
+        .filter(|c| c.to == rel && !c.keep.is_empty())
+    {
+        b.push_str(&user_path(&c.from));
+        let paths: Vec<String> = c.keep.iter().map(|p| jq_path(p)).collect();
+        let pick = format!(
+            "(reduce ({}) as $p ({{}}; ($u[0] | getpath($p)) as $v | if $v == null then . else setpath($p; $v) end)) * .",
+            paths.join(", ")
+        );
+        let dest = word(&path(file));
+        let _ = writeln!(
+            b,
+            "if [ -f \"$f\" ] && command -v jq >/dev/null && m=$(jq -c --slurpfile u \"$f\" {} {dest}); then printf '%s' \"$m\" > {dest}; fi",
+            shell_quote(&pick)
+        );
     }
 }
 
@@ -213,10 +395,11 @@ fn launch_env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<String> {
     env
 }
 
-/// Copies the row's logins as [`crate::engine::credentials::Logins::copy`] does: a
-/// regular file of the user's, when there is one, into the private HOME, the owner's alone.
-fn logins(b: &mut String, job: &Job, dirs: &AttemptDirs) {
-    for c in &job.seat.harness.config {
+/// Copies the user's configuration the row carries, as the launch does
+/// ([`crate::engine::carried`]): a regular file of the user's, when there is one, into the
+/// private HOME, the owner's alone (a file carried in part is merged into the row's own, below).
+fn config(b: &mut String, job: &Job, dirs: &AttemptDirs) {
+    for c in job.seat.harness.config.iter().filter(|c| c.keep.is_empty()) {
         let to = dirs.home.join(&c.to);
         b.push_str(&user_path(&c.from));
         let dest = word(&path(&to));

@@ -56,7 +56,13 @@ pub struct LoginStatus {
     /// The one command that logs the user in again, when panel cannot use it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
-    /// What else the user should know (unverified rows, what a judge receives).
+    /// Why it is not usable, or what panel does about its expiry; or that the row is unverified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// Whether the row was built from the CLI's documentation without being run (a built-in row).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
+    /// What the row says of this login (what a judge receives of it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }

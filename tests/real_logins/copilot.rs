@@ -26,16 +26,27 @@ use crate::tokens::Family;
 const LOGIN: &str = "octocat";
 const OTHER: &str = "hubot";
 
-fn copilot_family() -> Family {
-    Family::new("copilot", Duration::from_secs(365 * 86_400))
-        .prefix("gho_")
-        .fixed()
+fn copilot_family(login: &str) -> Family {
+    Family::new(
+        &format!("copilot-{login}"),
+        Duration::from_secs(365 * 86_400),
+    )
+    .prefix("gho_")
+    .fixed()
+}
+
+/// The token of the user's other account: live too (the user's own copilot asks about every
+/// account it has), and never a judge's.
+fn other_account(w: &mut World) -> String {
+    let other = w.tokens.login(copilot_family(OTHER), false).access;
+    w.hidden.push(other.clone());
+    other
 }
 
 /// The user's GitHub login: its token, live at the stand-ins, which answer what copilot asks
 /// before its model call: a `{}` user would do, but its `endpoints.api` names the model host.
 fn logged_in(w: &mut World) -> String {
-    let t = w.tokens.login(copilot_family(), false);
+    let t = w.tokens.login(copilot_family(LOGIN), false);
     let (api, telemetry) = (
         "https://api.individual.githubcopilot.com",
         "https://telemetry.individual.githubcopilot.com",
@@ -104,7 +115,7 @@ fn copilot_env_token(w: &mut World, _: bool) {
 fn copilot_credential_store(w: &mut World, _: bool) {
     let token = logged_in(w);
     let bus = Bus::start(w);
-    let other = "gho_the-other-account-no-judge-gets".to_string();
+    let other = other_account(w);
     for (login, secret) in [(OTHER, &other), (LOGIN, &token)] {
         for suffix in [":github", ""] {
             let user = format!("https://github.com:{login}{suffix}");
@@ -112,12 +123,16 @@ fn copilot_credential_store(w: &mut World, _: bool) {
         }
     }
     config(w, None);
-    let classic = "ghp_a-classic-token-copilot-ignores".to_string();
-    let gh_token = "gho_a-variable-copilot-ignores-here".to_string();
+    // Both good tokens of the user's (the user's own copilot asks about them), which copilot
+    // passes over for the stored login.
+    let classic = w
+        .tokens
+        .login(copilot_family("classic").prefix("ghp_"), false);
+    let gh_token = w.tokens.login(copilot_family("variable"), false);
+    let (classic, gh_token) = (classic.access, gh_token.access);
     w.env.push(("COPILOT_GITHUB_TOKEN".into(), classic.clone()));
     w.env.push(("GH_TOKEN".into(), gh_token.clone()));
-    w.hidden
-        .extend([other, classic, gh_token, bus.address.clone()]);
+    w.hidden.extend([classic, gh_token, bus.address.clone()]);
     w.keep.push(Box::new(bus));
 }
 
@@ -125,14 +140,13 @@ fn copilot_credential_store(w: &mut World, _: bool) {
 /// other account's first.
 fn copilot_plaintext(w: &mut World, _: bool) {
     let token = logged_in(w);
-    let other = "gho_the-other-account-no-judge-gets".to_string();
+    let other = other_account(w);
     let key = |login: &str, suffix: &str| format!("https://github.com:{login}{suffix}");
     let tokens = json!({
         key(OTHER, ":github"): {"token": other}, key(OTHER, ""): {"token": other},
         key(LOGIN, ":github"): {"token": token}, key(LOGIN, ""): {"token": token},
     });
     config(w, Some(tokens));
-    w.hidden.push(other);
 }
 
 /// `gh auth login`: gh's token in its hosts.yml, asked with `gh auth token`.

@@ -378,7 +378,36 @@ si_file_has() {
   [[ $t == *"$2"* ]]
 }
 
+# si_hostile: what a hostile judge does before it answers, one action a line of STANDIN_DO:
+#   link PATH TARGET   replace $HOME/PATH with a symbolic link to TARGET
+#   write PATH TEXT    write TEXT into $HOME/PATH
+#   show PATH          print $HOME/PATH on stderr
+#   connect HOST:PORT  ask its proxy ($HTTPS_PROXY) for a tunnel; the answer's status line goes
+#                      to stderr as `standin: connect HOST:PORT: STATUS`
+si_hostile() {
+  [[ -n ${STANDIN_DO-} ]] || return 0
+  local line verb a b
+  while IFS= read -r line; do
+    read -r verb a b <<<"$line"
+    case $verb in
+      link) rm -rf -- "${HOME:?}/$a"; mkdir -p -- "$(dirname -- "$HOME/$a")"; ln -s -- "$b" "$HOME/$a" ;;
+      write) mkdir -p -- "$(dirname -- "$HOME/$a")"; printf '%s\n' "$b" > "$HOME/$a" ;;
+      show) cat -- "$HOME/$a" >&2; echo >&2 ;;
+      connect)
+        local proxy=${HTTPS_PROXY#http://}; proxy=${proxy%%/*}
+        local status='no proxy'
+        if [[ -n $proxy ]] && exec 7<>"/dev/tcp/${proxy%:*}/${proxy##*:}"; then
+          printf 'CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n' "$a" "$a" >&7
+          IFS= read -r -t 20 status <&7 || status='no answer'
+          exec 7>&-
+        fi
+        printf 'standin: connect %s: %s\n' "$a" "${status%$'\r'}" >&2 ;;
+    esac
+  done <<<"$STANDIN_DO"
+}
+
 si_run() {
+  si_hostile
   local mode=$SI_MODE
   # Answer only when the CLI's lockdown is in place, as panel gives it (flags, its config files
   # under the private HOME, its environment): cli_lockdown sets REPLY to what is missing. On

@@ -129,8 +129,9 @@ pub struct Refresh {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lock: Vec<Lock>,
     /// What a judge's copy holds where the refresh token was: nothing (`drop`: the CLI then
-    /// never asks for a refresh), or a token that works nowhere (`stand-in`, for a CLI that
-    /// will not start without one).
+    /// never asks for a refresh), an empty string (`empty`, for a CLI that cannot read its
+    /// store without the field), or a token that works nowhere (`stand-in`, for a CLI that will
+    /// not start without one).
     #[serde(default)]
     pub judge: JudgeRefresh,
 }
@@ -142,6 +143,8 @@ pub struct Refresh {
 pub enum JudgeRefresh {
     #[default]
     Drop,
+    /// An empty string (a CLI that will not read its store without the field).
+    Empty,
     StandIn,
 }
 

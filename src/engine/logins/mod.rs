@@ -130,7 +130,7 @@ impl Broker {
         };
         if !usable {
             let token = match &place {
-                Place::Command(_) => self.argv(login, user).and_then(|a| self.command(&a, user)),
+                Place::Command(_) => words(login, user).and_then(|w| self.command(&w, user)),
                 _ => None,
             };
             *held = Some(bring(login, &place, user, until, token).map_err(|e| {
@@ -145,22 +145,16 @@ impl Broker {
         Ok(given(login, &live))
     }
 
-    /// The row's first login the user has, and where: one the user's configuration chooses
-    /// first, then in the row's order. One whose token the CLI passes over is passed over,
-    /// and given (with the beginning that passed it over) only when the user has no other.
+    /// The row's first login the user has, and where (see [`order`]). One whose token the CLI
+    /// passes over is passed over, and given (with the beginning that passed it over) only
+    /// when the user has no other.
     pub fn find<'r>(
         &self,
         row: &'r Harness,
         user: &User,
     ) -> Option<(&'r Login, Place, Option<String>)> {
-        let chosen = |l: &&Login| {
-            l.prefer.as_ref().is_some_and(|p| {
-                Stored::read(&user.path(&p.file))
-                    .is_ok_and(|s| store::lookup(&s.value, &p.at) == Some(&p.is))
-            })
-        };
         let mut passed = None;
-        for l in row.logins.iter().filter(chosen).chain(&row.logins) {
+        for l in order(row, user) {
             match self.present(l, user) {
                 Some((place, None)) => return Some((l, place, None)),
                 Some((place, Some(prefix))) => {
@@ -172,45 +166,21 @@ impl Broker {
         passed
     }
 
-    /// Where the user keeps `login`, if they have it, and the beginning of its token that the
-    /// CLI passes over, if it has one.
+    /// Where the user keeps `login`, if they have it (a command's login is asked, once a run),
+    /// and the beginning of its token that the CLI passes over, if it has one.
     fn present(&self, login: &Login, user: &User) -> Option<(Place, Option<String>)> {
-        let (place, token) = if let Some(name) = login.env.iter().find(|n| user.var(n).is_some()) {
-            (Place::Env(name.clone()), user.var(name))
-        } else if let Some(file) = &login.file {
-            let path = user.path(file);
-            let stored = Stored::read(&path).ok();
-            let at = |p: &String| {
-                let s = stored.as_ref()?;
-                store::lookup(&s.value, &store::fill(p, &s.value, true)?).filter(|v| !v.is_null())
-            };
-            let has = match &login.has {
-                Some(p) => at(p).is_some(),
-                None => crate::engine::carried::present(&path),
-            };
-            let token = login.token.as_ref().and_then(at).and_then(Value::as_str);
-            let token = token.map(str::to_string);
-            (has.then_some(Place::File(path))?, token)
-        } else {
-            let argv = self.argv(login, user)?;
-            let token = self.command(&argv, user)?;
-            (Place::Command(argv.join(" ")), Some(token))
+        let (place, token) = match had(login, user) {
+            Some(place) => {
+                let token = kept_token(login, &place, user);
+                (place, token)
+            }
+            None => {
+                let words = words(login, user)?;
+                let token = self.command(&words, user)?;
+                (Place::Command(words.join(" ")), Some(token))
+            }
         };
-        let passed = token.and_then(|t| {
-            let mut prefixes = login.pass_over.iter();
-            prefixes.find(|p| t.starts_with(p.as_str())).cloned()
-        });
-        Some((place, passed))
-    }
-
-    /// A command login's words, its `{/pointer}` words filled from its `values` file.
-    fn argv(&self, login: &Login, user: &User) -> Option<Vec<String>> {
-        let Some(values) = &login.values else {
-            return Some(login.command.clone());
-        };
-        let values = Stored::read(&user.path(values)).ok()?.value;
-        let words = login.command.iter().map(|w| store::fill(w, &values, false));
-        words.collect::<Option<Vec<_>>>().filter(|w| !w.is_empty())
+        Some((place, passed_over(login, token.as_deref())))
     }
 
     /// A login command's token, asked once a run.
@@ -241,6 +211,80 @@ fn unusable(row: &Harness, login: &Login, passed: Option<&str>) -> Option<String
             )
         })
     })
+}
+
+/// A row's logins in the order its CLI takes them: one the user's configuration chooses first
+/// (`prefer`), then the row's order.
+pub fn order<'r>(row: &'r Harness, user: &User) -> impl Iterator<Item = &'r Login> {
+    let chosen = |l: &&Login| {
+        l.prefer.as_ref().is_some_and(|p| {
+            Stored::read(&user.path(&p.file))
+                .is_ok_and(|s| store::lookup(&s.value, &p.at) == Some(&p.is))
+        })
+    };
+    let first: Vec<&Login> = row.logins.iter().filter(chosen).collect();
+    first.into_iter().chain(&row.logins)
+}
+
+/// Where the user keeps `login` in a variable or a file, if they do (a command is not asked).
+pub fn had(login: &Login, user: &User) -> Option<Place> {
+    if let Some(name) = login.env.iter().find(|n| user.var(n).is_some()) {
+        return Some(Place::Env(name.clone()));
+    }
+    let path = user.path(login.file.as_ref()?);
+    let has = match &login.has {
+        Some(p) => Stored::read(&path).is_ok_and(|s| pointed(&s, p).is_some()),
+        None => store::present(&path),
+    };
+    has.then_some(Place::File(path))
+}
+
+/// The value at one of a login's pointers into its store (not null), the pointer's
+/// `{/pointer}` words filled from the store itself.
+fn pointed<'s>(stored: &'s Stored, pointer: &str) -> Option<&'s Value> {
+    let filled = store::fill(pointer, &stored.value, true)?;
+    store::lookup(&stored.value, &filled).filter(|v| !v.is_null())
+}
+
+/// One of `login`'s pointers into its file, its `{/pointer}` words filled from the file as it
+/// is now; `None` when the file or a value is not there.
+pub fn pointer(login: &Login, pointer: &str, user: &User) -> Option<String> {
+    if !pointer.contains("{/") {
+        return Some(pointer.to_string());
+    }
+    let stored = Stored::read(&user.path(login.file.as_ref()?)).ok()?;
+    store::fill(pointer, &stored.value, true)
+}
+
+/// The token the user keeps at `place` for `login`: a variable's value, a file's `token`.
+pub fn kept_token(login: &Login, place: &Place, user: &User) -> Option<String> {
+    match place {
+        Place::Env(name) => user.var(name),
+        Place::File(path) => {
+            let stored = Stored::read(path).ok()?;
+            let token = pointed(&stored, login.token.as_ref()?)?;
+            token.as_str().map(str::to_string)
+        }
+        Place::Command(_) => None,
+    }
+}
+
+/// A command login's words, its `{/pointer}` words filled from its `values` file; `None` when
+/// that file or one of its values is not there (the login is not).
+pub fn words(login: &Login, user: &User) -> Option<Vec<String>> {
+    let Some(values) = &login.values else {
+        return Some(login.command.clone());
+    };
+    let values = Stored::read(&user.path(values)).ok()?.value;
+    let words = login.command.iter().map(|w| store::fill(w, &values, false));
+    words.collect::<Option<Vec<_>>>().filter(|w| !w.is_empty())
+}
+
+/// The beginning of `token` that `login`'s CLI passes over as if it were not set, if it has one.
+pub fn passed_over(login: &Login, token: Option<&str>) -> Option<String> {
+    let token = token?;
+    let mut prefixes = login.pass_over.iter();
+    prefixes.find(|p| token.starts_with(p.as_str())).cloned()
 }
 
 /// Whether an access token expiring at `expires` must be refreshed for a judge that may run
@@ -288,7 +332,10 @@ fn bring(
 
 /// The store at `path` as it is now, and when its access token expires.
 fn read_live(login: &Login, path: &Path) -> Result<Live> {
-    let stored = Stored::read(path)?;
+    let stored = match login.refresh.is_some() || login.token.is_some() {
+        true => Stored::read(path)?,
+        false => Stored::read_any(path)?,
+    };
     let expires = login.refresh.as_ref().and_then(|r| expiry(r, &stored));
     Ok(Live {
         token: None,
@@ -484,14 +531,18 @@ fn given(login: &Login, live: &Live) -> Given {
     let mut token = live.token.clone();
     if let Some(stored) = &live.stored {
         if let Some(p) = &login.token {
-            let filled = store::fill(p, &stored.value, true);
-            token = filled.and_then(|p| stored.string(&p).map(str::to_string));
+            token = pointed(stored, p)
+                .and_then(Value::as_str)
+                .map(str::to_string);
         }
         let mut value = stored.value.clone();
         if let Some(r) = &login.refresh {
             token = stored.string(&r.access).map(str::to_string);
             match r.judge {
                 JudgeRefresh::Drop => store::remove(&mut value, &r.refresh_token),
+                JudgeRefresh::Empty => {
+                    let _ = store::set(&mut value, &r.refresh_token, Value::from(""));
+                }
                 JudgeRefresh::StandIn => {
                     let _ = store::set(&mut value, &r.refresh_token, Value::from(STAND_IN));
                 }

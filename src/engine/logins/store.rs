@@ -16,6 +16,13 @@ use crate::engine::harness::login::TimeAs;
 /// The largest login file read: they are a few kilobytes.
 const MAX_FILE: u64 = 1 << 20;
 
+/// Whether a file is there to be read: a regular file (through a link) we can open. Looked at
+/// before it is opened: opening a FIFO put there would wait for a writer.
+pub fn present(path: &Path) -> bool {
+    let regular = |p: &Path| fs::metadata(p).is_ok_and(|m| m.is_file());
+    regular(path) && fs::File::open(path).is_ok()
+}
+
 /// A JSON store as read: its text (for its layout) and its value.
 #[derive(Clone, Debug)]
 pub struct Stored {
@@ -44,6 +51,20 @@ impl Stored {
         let value = serde_json::from_str(&json)
             .map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))?;
         Ok(Stored { text, value })
+    }
+
+    /// Reads a file handed on whole (a TOML configuration, a key file): JSON or not.
+    pub fn read_any(path: &Path) -> Result<Stored> {
+        Stored::read(path).or_else(|_| {
+            let meta = fs::metadata(path)?;
+            if !meta.is_file() || meta.len() > MAX_FILE {
+                bail!("{}: not a login file", path.display());
+            }
+            Ok(Stored {
+                text: fs::read_to_string(path)?,
+                value: Value::Null,
+            })
+        })
     }
 
     /// The string at `pointer` (see [`lookup`]).

@@ -9,9 +9,12 @@ use super::Policy;
 /// At most this many paths are named.
 const MAX: usize = 3;
 
-/// The paths `said` (a failed judge's stderr) names that `policy` did not let it have, each
-/// with what grants it.
-pub fn paths(said: &str, policy: &Policy) -> Vec<String> {
+/// The paths `said` (a failed judge's stderr) names in a file-system error that `policy` did
+/// not let it have, each with what grants it. Decided from the words and the policy alone: no
+/// call is made on a path a judge named (its existence, as the caller, is nothing to tell it),
+/// a path in a line without a file-system error (a URL's path, `GET /user`) is no path, and `/`
+/// or the user's HOME (or a folder above it) is never advised.
+pub fn paths(said: &str, policy: &Policy, home: &Path) -> Vec<String> {
     let (read, write) = granted(policy);
     if read.is_empty() && write.is_empty() {
         return Vec::new();
@@ -20,51 +23,64 @@ pub fn paths(said: &str, policy: &Policy) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // Our own lines ("panel: cannot make the judge's jail: …") say what went wrong already.
     for line in said.lines().filter(|l| !l.starts_with("panel: ")) {
-        let read_only = line.contains("Read-only file system");
+        let Some(error) = fs_error(line) else {
+            continue;
+        };
         // An error names what it could not have last ("prog: line 3: /x/log: Read-only …").
         let Some(path) = absolute_paths(line).pop() else {
             continue;
         };
-        {
-            let note = if under(&path, &write) {
-                None
-            } else if under(&path, &read) {
-                (read_only || line.contains("Permission denied")).then(|| {
-                    let dir = folder_of(&path);
-                    format!(
-                        "{} is read-only to it (--sandbox-write {} lets it write there)",
-                        path.display(),
-                        dir.display()
-                    )
-                })
-            } else {
-                // Hidden: what it named is there on this machine, or would be made in a folder
-                // that is.
-                let there = std::fs::symlink_metadata(&path).is_ok();
-                let dir = folder_of(&path);
-                match (there, dir.exists()) {
-                    (true, _) => Some(format!(
-                        "{} is not shown to it (--sandbox-read {} shows it)",
-                        path.display(),
-                        dir.display()
-                    )),
-                    (false, true) => Some(format!(
-                        "{} is in a folder it may not write (--sandbox-write {} lets it)",
-                        path.display(),
-                        dir.display()
-                    )),
-                    (false, false) => None,
-                }
-            };
-            if let Some(n) = note.filter(|n| !out.contains(n)) {
-                out.push(n);
-                if out.len() == MAX {
-                    return out;
-                }
+        let dir = folder_of(&path);
+        if dir == Path::new("/") || home.starts_with(&dir) {
+            continue;
+        }
+        let note = match (error, under(&path, &write), under(&path, &read)) {
+            (_, true, _) => None,
+            (FsError::ReadOnly | FsError::Denied, false, true) => Some(format!(
+                "{} is read-only to it (--sandbox-write {} lets it write there)",
+                path.display(),
+                dir.display()
+            )),
+            (_, false, true) => None,
+            (_, false, false) => Some(format!(
+                "{} is outside its walls (--sandbox-read {} shows it; --sandbox-write {} lets it write there)",
+                path.display(),
+                dir.display(),
+                dir.display()
+            )),
+        };
+        if let Some(n) = note.filter(|n| !out.contains(n)) {
+            out.push(n);
+            if out.len() == MAX {
+                return out;
             }
         }
     }
     out
+}
+
+/// The kinds of file-system error a line may say.
+#[derive(Clone, Copy)]
+enum FsError {
+    Missing,
+    ReadOnly,
+    Denied,
+}
+
+/// The file-system error a line says, in the words the C library, Node and Python use.
+fn fs_error(line: &str) -> Option<FsError> {
+    const WORDS: &[(&str, FsError)] = &[
+        ("No such file or directory", FsError::Missing),
+        ("ENOENT", FsError::Missing),
+        ("Read-only file system", FsError::ReadOnly),
+        ("EROFS", FsError::ReadOnly),
+        ("Permission denied", FsError::Denied),
+        ("EACCES", FsError::Denied),
+    ];
+    WORDS
+        .iter()
+        .find(|(w, _)| line.contains(w))
+        .map(|(_, e)| *e)
 }
 
 /// What the policy shows (or lets read) and lets write.
@@ -78,9 +94,10 @@ fn granted(policy: &Policy) -> (Vec<PathBuf>, Vec<PathBuf>) {
     }
 }
 
-/// The folder to grant for `path`: itself when it is a folder, else the one it is in.
+/// The folder to grant for `path`: the one it is in (itself when it is written as a folder,
+/// ending in `/`). Its words decide: nothing is looked up.
 fn folder_of(path: &Path) -> PathBuf {
-    match path.is_dir() {
+    match path.as_os_str().to_string_lossy().ends_with('/') {
         true => path.to_path_buf(),
         false => path.parent().unwrap_or(Path::new("/")).to_path_buf(),
     }
@@ -121,37 +138,67 @@ mod tests {
     /// record's cause: the path or host it was refused, and the option that grants it".
     #[test]
     fn a_hidden_or_read_only_path_is_named_with_the_option_that_grants_it() {
-        let t = tempfile::tempdir().unwrap();
-        let t = t.path().canonicalize().unwrap();
-        let (tool, shim) = (t.join("tool"), t.join("pyenv/shims/python3"));
-        std::fs::create_dir_all(&tool).unwrap();
-        std::fs::create_dir_all(shim.parent().unwrap()).unwrap();
-        std::fs::write(&shim, "").unwrap();
-        let private = t.join("private");
-        let policy = jailed(&[Path::new("/usr"), &tool], &[&private]);
-        let said = format!(
-            "/usr/bin/env: '{}': No such file or directory\n{}/judge.sh: line 3: {}/log.txt: Read-only file system\ncannot open {}/x: fine\n",
-            shim.display(),
-            tool.display(),
-            tool.display(),
-            private.display()
-        );
+        let (tool, private) = (Path::new("/opt/tool"), Path::new("/tmp/private"));
+        let policy = jailed(&[Path::new("/usr"), tool], &[private]);
+        let home = Path::new("/home/user");
+        let said = "/usr/bin/env: '/home/user/.pyenv/shims/python3': No such file or directory
+                    /opt/tool/judge.sh: line 3: /opt/tool/log.txt: Read-only file system
+                    cannot open /tmp/private/x: Permission denied
+";
         assert_eq!(
-            paths(&said, &policy),
+            paths(said, &policy, home),
             [
-                format!(
-                    "{} is not shown to it (--sandbox-read {} shows it)",
-                    shim.display(),
-                    shim.parent().unwrap().display()
-                ),
-                format!(
-                    "{}/log.txt is read-only to it (--sandbox-write {} lets it write there)",
-                    tool.display(),
-                    tool.display()
-                ),
+                "/home/user/.pyenv/shims/python3 is outside its walls (--sandbox-read /home/user/.pyenv/shims shows it; --sandbox-write /home/user/.pyenv/shims lets it write there)",
+                "/opt/tool/log.txt is read-only to it (--sandbox-write /opt/tool lets it write there)",
             ]
         );
         // Nothing walled: nothing to say.
-        assert!(paths(&said, &Policy::default()).is_empty());
+        assert!(paths(said, &Policy::default(), home).is_empty());
+    }
+
+    /// Issue 35: "sandbox::refused reads URL paths in a judge's error (/user, /login,
+    /// /v1internal:listExperiments) as file paths and advises --sandbox-write /"; issue 36: "the
+    /// retry note checks the paths a judge names in its error as the caller, and says whether
+    /// each exists, inside folders the judge cannot see".
+    #[test]
+    fn a_url_s_path_is_no_path_and_slash_or_home_is_never_advised() {
+        let policy = jailed(&[Path::new("/usr")], &[Path::new("/tmp/private")]);
+        let home = Path::new("/home/user");
+        let said = "GET https://api.github.com/user 401
+POST /login failed: 403
+                    Failed to fetch experiments: 404 /v1internal:listExperiments
+                    open /secret: No such file or directory
+                    open /home/user: Permission denied
+                    open /home/x: Permission denied
+";
+        // /secret would grant /, /home/user the HOME, /home/x a folder above it.
+        assert!(paths(said, &policy, home).is_empty());
+        let said = "open /srv/data/x.json: No such file or directory
+GET /srv/data/y 404
+";
+        assert_eq!(
+            paths(said, &policy, home),
+            [
+                "/srv/data/x.json is outside its walls (--sandbox-read /srv/data shows it; --sandbox-write /srv/data lets it write there)"
+            ]
+        );
+        // A hidden folder that exists and one that does not read alike: no look as the caller.
+        let secret = tempfile::tempdir().unwrap();
+        let there = format!(
+            "open {}/a: No such file or directory",
+            secret.path().display()
+        );
+        let gone = "open /nowhere/at/all/a: No such file or directory";
+        let shape = |s: &str| {
+            paths(s, &policy, home)[0]
+                .split(" is ")
+                .nth(1)
+                .unwrap()
+                .split(" (")
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(shape(&there), shape(gone));
     }
 }

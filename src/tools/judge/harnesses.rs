@@ -141,8 +141,9 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
         }
     }
     for h in found {
-        if let Some(l) = &h.login_used {
-            let said: Vec<String> = [l.note.clone(), l.fix.as_ref().map(|f| format!("fix: {f}"))]
+        // A login that cannot be used, or is unverified, is said beneath the table.
+        if let Some(l) = h.login_used.as_ref().filter(|l| !l.usable || l.unverified) {
+            let said: Vec<String> = [l.state.clone(), l.fix.as_ref().map(|f| format!("fix: {f}"))]
                 .into_iter()
                 .flatten()
                 .collect();

@@ -1,0 +1,210 @@
+//! The login broker with the stand-in CLIs (issue 35): a judge gets a live access token and no
+//! refresh token; an expired login is refreshed once, over TLS through the user's own proxy,
+//! and the user's store keeps the rotated token; and nothing a judge leaves in its HOME (links
+//! to the user's login or to `/`, URLs, the paths in its errors) decides anything outside it.
+//! The real CLIs meet the same in tests/real_logins/.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mockserver::MockServer;
+use crate::tls::{ConnectProxy, TestCa};
+use crate::tokens::{Family, Tokens};
+use crate::util::{TempDir, bin, with_standins};
+
+/// A user with a Claude Pro/Max login, the stand-in token service behind their proxy.
+struct User {
+    tmp: TempDir,
+    home: PathBuf,
+    tokens: std::sync::Arc<Tokens>,
+    _server: MockServer,
+    proxy: ConnectProxy,
+    ca: PathBuf,
+    family: &'static str,
+}
+
+impl User {
+    fn new(tag: &str, expired: bool) -> User {
+        let tmp = TempDir::new(tag);
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        let ca_dir = tmp.path().join("ca");
+        std::fs::create_dir_all(&ca_dir).unwrap();
+        let ca = TestCa::new(&ca_dir);
+        let server = MockServer::start();
+        server.speak_tls(&ca);
+        let tokens = Tokens::new();
+        server.set_front(tokens.front());
+        let proxy = ConnectProxy::start(server.addr());
+        let family = Family::new("claude", Duration::from_secs(8 * 3600))
+            .client("9d1c250a-e61b-44d9-88ed-5944d1962f5e")
+            .prefix("sk-ant-oat01-");
+        let t = tokens.login(family, expired);
+        let ms = t
+            .expires
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let creds = json!({"claudeAiOauth": {"accessToken": t.access, "refreshToken": t.refresh,
+            "expiresAt": ms, "scopes": ["user:inference"], "subscriptionType": "max"}});
+        std::fs::write(home.join(".claude/.credentials.json"), creds.to_string()).unwrap();
+        User {
+            home,
+            tokens,
+            _server: server,
+            proxy,
+            ca: ca.pem().to_path_buf(),
+            family: "claude",
+            tmp,
+        }
+    }
+
+    fn store(&self) -> Vec<u8> {
+        std::fs::read(self.home.join(".claude/.credentials.json")).unwrap()
+    }
+
+    /// panel-judge on the claude stand-in as this user, `acts` the judge's hostile acts.
+    fn judge(&self, extra: &[&str], acts: &str) -> Output {
+        let candidate = self.tmp.path().join("work.md");
+        std::fs::write(&candidate, "# first\n`first(xs)` returns `xs[0]`.\n").unwrap();
+        let mut cmd = Command::new(bin("panel-judge"));
+        with_standins(&mut cmd, &self.tmp.path().join("log"), &[])
+            .env("HOME", &self.home)
+            .env("PANEL_HISTORY", "off")
+            .env("HTTPS_PROXY", self.proxy.url())
+            .env("NODE_EXTRA_CA_CERTS", &self.ca)
+            .env("STANDIN_DO", acts)
+            .args([
+                "--seat",
+                "claude:haiku",
+                "--lens",
+                "correctness=Does it hold?",
+            ])
+            .args(["--retries", "0", "--timeout", "30"])
+            .arg("--out")
+            .arg(self.tmp.path().join("run"))
+            .args(extra)
+            .arg(&candidate)
+            .stdin(Stdio::null());
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("\"status\":\"ok\""),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// What the judge said on its standard error (kept in the run folder).
+    fn judge_said(&self) -> String {
+        let dir = self.tmp.path().join("run/correctness");
+        std::fs::read_to_string(dir.join("attempt-1/stderr")).unwrap_or_default()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Issue 35: "a judge gets what it needs to call the model and nothing it could use to mint
+/// more: a live access token, in the file or variable its CLI reads, never the refresh token";
+/// "when the access token expires before the judges' deadline, it is refreshed once per login
+/// per run … and saved back into the user's store in the CLI's own format, atomically".
+#[test]
+fn an_expired_login_is_refreshed_once_and_the_judge_gets_no_refresh_token() {
+    let u = User::new("login-broker", true);
+    let before = u.store();
+    let first_rt = u.tokens.live_refresh(u.family).unwrap();
+    let out = u.judge(&[], "show .claude/.credentials.json");
+    let refreshes = u.tokens.refreshes();
+    assert_eq!(refreshes.len(), 1, "{refreshes:?}");
+    let r = &refreshes[0];
+    assert_eq!(
+        (r.host.as_str(), r.path.as_str(), r.outcome.as_str()),
+        ("platform.claude.com", "/v1/oauth/token", "ok"),
+        "{r:?}"
+    );
+    assert_eq!(u.proxy.connects(), ["platform.claude.com:443"]);
+    // The user's store: rewritten in claude's compact layout, with the rotated token.
+    let after: Value = serde_json::from_slice(&u.store()).unwrap();
+    let live = u.tokens.live_refresh(u.family).unwrap();
+    assert_ne!(live, first_rt);
+    assert_eq!(after["claudeAiOauth"]["refreshToken"], live.as_str());
+    assert_eq!(after["claudeAiOauth"]["subscriptionType"], "max");
+    assert!(!text(&u.store()).contains('\n'), "{}", text(&u.store()));
+    assert_ne!(u.store(), before);
+    // The judge's copy: the live access token, no refresh token at all.
+    let said = u.judge_said();
+    assert!(
+        said.contains(after["claudeAiOauth"]["accessToken"].as_str().unwrap()),
+        "{said}"
+    );
+    assert!(!said.contains("refreshToken"), "{said}");
+    for rt in u.tokens.all_refresh(u.family) {
+        for (what, t) in [
+            ("stdout", text(&out.stdout)),
+            ("stderr", text(&out.stderr)),
+            ("the judge", said.clone()),
+        ] {
+            assert!(!t.contains(&rt), "{what} holds a refresh token: {t}");
+        }
+    }
+}
+
+/// Issue 35: "The cleanup of a judge's private HOME follows links the judge planted. A judge
+/// that replaced its ~/.claude with a link to the user's real one made panel delete the user's
+/// .credentials.json"; "the private HOME is cleaned without following any link".
+#[test]
+fn links_a_judge_plants_in_its_home_remove_nothing_of_the_user_s() {
+    for walls in ["auto", "off"] {
+        let u = User::new(&format!("login-links-{walls}"), false);
+        let before = u.store();
+        let acts = format!(
+            "link .claude {}\nlink .config /",
+            u.home.join(".claude").display()
+        );
+        u.judge(&["--sandbox", walls], &acts);
+        assert_eq!(u.store(), before, "{walls}: the user's login was touched");
+        assert!(Path::new("/etc/passwd").exists());
+        // A fresh login is not refreshed.
+        assert!(u.tokens.refreshes().is_empty(), "{walls}");
+    }
+}
+
+/// Issue 35: "sandbox::refused reads URL paths in a judge's error (/user, /login, …) as file
+/// paths and advises --sandbox-write /"; "refusal advice names a path only when a file-system
+/// call on it was refused, and never advises granting / or HOME".
+#[test]
+fn a_judge_s_error_naming_url_paths_is_never_told_to_grant_the_root() {
+    let tmp = TempDir::new("login-refused");
+    let seat = "exec:cat >/dev/null; echo 'GET https://api.github.com/user: 401 Bad credentials' >&2; \
+                echo 'POST /login failed' >&2; \
+                echo \"Error: ENOENT: no such file or directory, open '/login'\" >&2; exit 1";
+    let family = format!("{seat}=x");
+    let out = Command::new(bin("panel-judge"))
+        .env("PANEL_HISTORY", "off")
+        .args(["--seat", seat, "--family", &family, "--lens", "a=Q?"])
+        .args(["--retries", "0", "--timeout", "60"])
+        .arg("--out")
+        .arg(tmp.path().join("run"))
+        .arg(crate::util::root().join("examples/answer.md"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    let record: Value = serde_json::from_str(stdout.lines().next().unwrap_or("{}")).unwrap();
+    assert_eq!(record["status"], "failed", "{stdout}{}", text(&out.stderr));
+    let cause = record["cause"].as_str().unwrap_or_default();
+    for bad in [
+        "--sandbox-write / ",
+        "--sandbox-read / ",
+        "--sandbox-write /)",
+        "--sandbox-read /)",
+    ] {
+        assert!(!cause.contains(bad), "{cause}");
+    }
+}
