@@ -217,10 +217,9 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
             .unwrap_or_default();
         let cmd: Vec<String> = words.iter().map(|w| shell_quote(w)).collect();
         if let Some(to) = l.to_env.as_ref().filter(|t| is_identifier(t)) {
-            env.push(format!(
-                "\"{to}=$({} 2>/dev/null | head -n 1)\"",
-                cmd.join(" ")
-            ));
+            // Asked when the block runs; no token, no variable, as the launch gives none.
+            let _ = writeln!(b, "t=$({} 2>/dev/null | head -n 1)", cmd.join(" "));
+            env.push(format!("${{t:+\"{to}=$t\"}}"));
         }
         return env;
     }
