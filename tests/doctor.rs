@@ -436,3 +436,116 @@ fn list_harnesses_is_a_table_on_a_terminal() {
     assert!(!shown.contains('\x1b'), "{shown:?}");
     assert!(stdout(&out).is_empty());
 }
+
+/// Issue 35: "`--doctor` tells the truth about logins: per harness, which login it found (kind
+/// and place, never a value), whether it is usable through the walls, … and the one command
+/// that fixes a login panel cannot use". copilot's: the credential store's token of the account
+/// config.json names (asked with secret-tool, here a stand-in), passed over to from a classic
+/// `ghp_` token as copilot does; that token alone is not usable, and says why and the fix.
+#[test]
+fn doctor_tells_which_copilot_login_a_judge_gets() {
+    let m = Machine::new("doctor-copilot");
+    let home = m.tmp.path().join("home");
+    let classic = "ghp_doctor0123456789classic";
+    let stored = "gho_doctor0123456789stored";
+    let script = |name: &str, body: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        let file = m.bin().join(name);
+        std::fs::write(&file, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    script(
+        "secret-tool",
+        &format!(
+            r#"[ "$*" = "{}" ] && echo {stored}"#,
+            "lookup service copilot-cli username https://github.com:octocat"
+        ),
+    );
+    // Only the stand-ins and this machine's own folder: no gh, no other secret-tool.
+    let path = format!(
+        "{}:{}",
+        root().join("tests/standins").display(),
+        m.bin().display()
+    );
+    let copilot = |env: &[(&str, &str)]| -> (Value, String) {
+        let mut json = m.command(&["--doctor", "--json"]);
+        json.env("PATH", &path).envs(env.iter().copied());
+        let out = json.checked_output().unwrap();
+        let mut text = m.command(&["--doctor"]);
+        text.env("PATH", &path).envs(env.iter().copied());
+        let shown = text.checked_output().unwrap();
+        for o in [&out, &shown] {
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+            for s in [classic, stored] {
+                assert!(
+                    !stdout(o).contains(s) && !stderr(o).contains(s),
+                    "{}",
+                    stdout(o)
+                );
+            }
+        }
+        let rec = stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|r| r["name"] == "copilot")
+            .unwrap();
+        (rec, stdout(&shown))
+    };
+    // A classic token alone: found, not usable, the fix said.
+    let (rec, text) = copilot(&[("COPILOT_GITHUB_TOKEN", classic)]);
+    let used = &rec["loginUsed"];
+    assert_eq!(used["kind"], "env-token", "{rec}");
+    assert_eq!(used["at"], "$COPILOT_GITHUB_TOKEN");
+    assert_eq!(used["usable"], false);
+    assert_eq!(used["fix"], "copilot login");
+    let state = used["state"].as_str().unwrap();
+    assert!(
+        state.contains("begins ghp_") && state.contains("passes over"),
+        "{rec}"
+    );
+    let looked = rec["lookedAt"].to_string();
+    assert!(looked.contains("(gh is not on PATH)"), "{looked}");
+    let line = text.lines().find(|l| l.starts_with("copilot ")).unwrap();
+    assert!(
+        line.contains("env-token ($COPILOT_GITHUB_TOKEN, not usable)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("copilot login: its token begins ghp_"),
+        "{text}"
+    );
+    assert!(text.contains("; fix: copilot login\n"), "{text}");
+    // copilot login's account in the credential store: copilot passes the classic token over,
+    // and so does panel.
+    std::fs::create_dir_all(home.join(".copilot")).unwrap();
+    std::fs::write(
+        home.join(".copilot/config.json"),
+        concat!(
+            "// This file is managed automatically.\n",
+            r#"{"lastLoggedInUser": {"host": "https://github.com", "login": "octocat"}}"#,
+        ),
+    )
+    .unwrap();
+    let (rec, text) = copilot(&[("COPILOT_GITHUB_TOKEN", classic)]);
+    let used = &rec["loginUsed"];
+    assert_eq!(used["kind"], "credential-store", "{rec}");
+    assert_eq!(
+        used["at"],
+        "`secret-tool lookup service copilot-cli username https://github.com:octocat`"
+    );
+    assert_eq!(
+        (&used["usable"], &used["fix"]),
+        (&json!(true), &Value::Null)
+    );
+    assert_eq!(used["state"], Value::Null, "{rec}");
+    assert!(
+        used["note"]
+            .as_str()
+            .unwrap()
+            .contains("never the credential store")
+    );
+    assert!(
+        text.contains("credential-store (`secret-tool lookup"),
+        "{text}"
+    );
+}

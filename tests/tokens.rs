@@ -360,13 +360,18 @@ fn unescape(s: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                Ok(v) => {
-                    out.push(v);
-                    i += 2;
+            // Read as bytes: a body that is no form (copilot's compressed telemetry) may hold
+            // `%` before a character of several bytes.
+            b'%' if i + 2 < b.len() => {
+                let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
                 }
-                Err(_) => out.push(b'%'),
-            },
+            }
             c => out.push(c),
         }
         i += 1;
@@ -374,16 +379,14 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The credential a request carries: a bearer token, an API key header, or a `key` parameter.
+/// The credential a request carries: a bearer token (or GitHub's `token …`), an API key
+/// header, or a `key` parameter.
 fn credential(req: &Request) -> Option<String> {
     if let Some(v) = req.header("authorization") {
         let v = v.trim();
-        return Some(
-            v.strip_prefix("Bearer ")
-                .or(v.strip_prefix("bearer "))
-                .unwrap_or(v)
-                .to_string(),
-        );
+        let scheme = ["Bearer ", "bearer ", "token "];
+        let token = scheme.iter().find_map(|s| v.strip_prefix(s)).unwrap_or(v);
+        return Some(token.to_string());
     }
     for h in ["x-api-key", "x-goog-api-key", "api-key"] {
         if let Some(v) = req.header(h) {

@@ -307,7 +307,7 @@ mod tests {
         symlink("/", root.join("home/a/root")).unwrap();
         fs::write(root.join("home/a/b/f"), "x").unwrap();
         for d in ["home/a/b", "home/a"] {
-            fs::set_permissions(root.join(d), fs::Permissions::from_mode(0)).unwrap();
+            fs::set_permissions(root.join(d), fs::Permissions::from_mode(0o0)).unwrap();
         }
         // Deeper than the folders it may hold open at once.
         let mut deep = root.join("home/deep");

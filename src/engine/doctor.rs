@@ -143,7 +143,13 @@ fn where_kept(l: &Login, user: &crate::engine::logins::User) -> String {
             .display()
             .to_string();
     }
-    format!("`{}`", l.command.join(" "))
+    let said = format!("`{}`", l.command.join(" "));
+    let program = l.command.first().map(String::as_str).unwrap_or_default();
+    let path = (user.env)("PATH").unwrap_or_default();
+    match find_on_path(program, &path) {
+        Some(_) => said,
+        None => format!("{said} ({program} is not on PATH)"),
+    }
 }
 
 /// The login `row`'s judges would get, as `--doctor` says it: found, not refreshed.
@@ -155,9 +161,9 @@ fn login_status(row: &Harness, user: &crate::engine::logins::User) -> Option<Log
     let live = f
         .expires
         .is_none_or(|t| t > now + std::time::Duration::from_secs(margin));
-    let usable = (live || f.refreshable) && login.unusable.is_none();
+    let usable = (live || f.refreshable) && f.unusable.is_none();
     let unverified = !row.verified && Table::builtin().get(&row.name).is_some();
-    let state = match (&login.unusable, live, f.refreshable) {
+    let state = match (&f.unusable, live, f.refreshable) {
         (Some(why), _, _) => Some(why.clone()),
         (None, false, true) => {
             Some("expired: panel refreshes it once before the judges start".into())

@@ -212,12 +212,14 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
         return env;
     }
     if !l.command.is_empty() {
-        let cmd: Vec<String> = l.command.iter().map(|w| shell_quote(w)).collect();
+        let words = ctx
+            .with_user(|user| logins::words(l, user))
+            .unwrap_or_default();
+        let cmd: Vec<String> = words.iter().map(|w| shell_quote(w)).collect();
         if let Some(to) = l.to_env.as_ref().filter(|t| is_identifier(t)) {
-            env.push(format!(
-                "\"{to}=$({} 2>/dev/null | head -n 1)\"",
-                cmd.join(" ")
-            ));
+            // Asked when the block runs; no token, no variable, as the launch gives none.
+            let _ = writeln!(b, "t=$({} 2>/dev/null | head -n 1)", cmd.join(" "));
+            env.push(format!("${{t:+\"{to}=$t\"}}"));
         }
         return env;
     }
@@ -226,11 +228,13 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
     };
     b.push_str(&user_path(file));
     let token = l.token.as_ref().or(l.refresh.as_ref().map(|r| &r.access));
+    // Its `{/pointer}` words (the account a store names) are read now, as the broker reads them.
+    let token = token.and_then(|p| ctx.with_user(|user| logins::pointer(l, p, user)));
     if let (Some(to), Some(p)) = (l.to_env.as_ref().filter(|t| is_identifier(t)), token) {
         let _ = writeln!(
             b,
             "t=$(jq -r {} < \"$f\" 2>/dev/null || :)",
-            shell_quote(&jq_get(p))
+            shell_quote(&jq_get(&p))
         );
         env.push(format!("\"{to}=$t\""));
     }
@@ -281,8 +285,13 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
 /// had (it is asked when the block runs).
 fn chosen_login<'h>(h: &'h Harness, model: Option<&str>, ctx: &Context) -> Option<&'h Login> {
     ctx.with_user(|user| {
-        logins::order(h, model, user)
-            .find(|l| !l.command.is_empty() || logins::had(l, user).is_some())
+        logins::order(h, model, user).find(|l| match logins::had(l, user) {
+            Some(place) => {
+                let token = logins::kept_token(l, &place, user);
+                logins::passed_over(l, token.as_deref()).is_none()
+            }
+            None => !l.command.is_empty() && logins::words(l, user).is_some(),
+        })
     })
 }
 

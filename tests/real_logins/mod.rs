@@ -14,7 +14,9 @@
 //!   once for the run, a fresh one never;
 //! - the user's store afterwards holds the live refresh token, and the user's own CLI, run once
 //!   afterwards outside panel, answers without a login error;
-//! - no refresh token the login ever had appeared in a judge's files, environment or argv
+//! - no refresh token the login ever had, nor anything else of the user's that a judge must
+//!   not get (`World::hidden`: their other accounts' tokens, the variables the CLI does not
+//!   use, the way to their credential store), appeared in a judge's files, environment or argv
 //!   (watched while the panel ran), nor in a record, the run folder, standard output or error.
 //!
 //! And once per login: four `panel-judge` processes started at once on one expired login
@@ -75,6 +77,11 @@ pub(crate) struct World {
     bindir: PathBuf,
     /// What the user exports.
     pub(crate) env: Vec<(String, String)>,
+    /// What the user has that no judge may see (the tokens of the user's other accounts and
+    /// variables, the way to their credential store): looked for as the refresh tokens are.
+    pub(crate) hidden: Vec<String>,
+    /// What lives as long as the world (a session bus and its keyring), ended when it goes.
+    pub(crate) keep: Vec<Box<dyn std::any::Any>>,
 }
 
 impl World {
@@ -117,7 +124,14 @@ impl World {
             tokens,
             bindir: bindir.to_path_buf(),
             env,
+            hidden: Vec::new(),
+            keep: Vec::new(),
         }
+    }
+
+    /// The folder the world lives in.
+    pub(crate) fn root(&self) -> &Path {
+        self.home.parent().unwrap()
     }
 
     /// A program as the user runs it: their HOME, temporary folder and variables, the CLI's
@@ -147,6 +161,13 @@ impl World {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();
         path
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        // What lives in its folder ends before the folder goes.
+        self.keep.clear();
     }
 }
 
@@ -280,10 +301,11 @@ fn cell(case: &Case, bindir: &Path, walls: Walls, expired: bool) -> Vec<String> 
     (case.user)(&mut w, expired);
     w.server.mode_once(RETRIED, case.fail_once);
     let family = case.family.map(|f| f().name);
-    let secrets = family
+    let mut secrets = family
         .as_deref()
         .map(|f| w.tokens.all_refresh(f))
         .unwrap_or_default();
+    secrets.extend(w.hidden.iter().cloned());
     let watch = Watch::start(&w.scratch, secrets.clone());
     let out = panel_judge(&w, case, walls, &LENSES, &w.run)
         .stdout(Stdio::piped())
@@ -323,10 +345,7 @@ fn cell(case: &Case, bindir: &Path, walls: Walls, expired: bool) -> Vec<String> 
         (PathBuf::from("stderr"), out.stderr.clone()),
     ]) {
         if let Some(t) = holds_any(&b, &secrets) {
-            wrong.push(format!(
-                "{name}: {} holds the refresh token {t}",
-                path.display()
-            ));
+            wrong.push(format!("{name}: {} holds {t}", path.display()));
         }
     }
     wrong
@@ -468,10 +487,28 @@ pub(crate) fn check(case: &Case) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Whether the programs a case needs besides the CLI are on PATH; if not, the case's skip is
+/// recorded and said, as the real CLIs' are.
+pub(crate) fn have(programs: &[&str]) -> bool {
+    let missing: Vec<&str> = programs
+        .iter()
+        .copied()
+        .filter(|p| !crate::util::on_path(p))
+        .collect();
+    if missing.is_empty() {
+        crate::util::ran("login tools");
+        return true;
+    }
+    let why = format!("{} not on PATH (.ci/run installs them)", missing.join(", "));
+    crate::util::skipped("login tools", &why, &format!("login tests: skipped: {why}"));
+    false
+}
+
 // ---------------------------------------------------------------- what the users have
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod kimi;
 mod opencode;
@@ -487,6 +524,7 @@ fn cases() -> impl Iterator<Item = &'static Case> {
     [
         claude::CASES,
         codex::CASES,
+        copilot::CASES,
         gemini::CASES,
         kimi::CASES,
         opencode::CASES,

@@ -40,6 +40,16 @@ pub struct Login {
     /// run outside the walls with the user's environment.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
+    /// A JSON file of the user's whose values fill the `{/pointer}` words of `command` (the
+    /// account copilot last logged in with); without them the login is not there. A file
+    /// login's `has` and `token` are filled from the file itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<String>,
+    /// Beginnings of a token the CLI passes over as if it were not set (copilot ignores a
+    /// classic `ghp_` token): the broker passes over it too, to the row's next login; with no
+    /// other login it says why instead of handing it on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_over: Vec<String>,
     /// Where a judge gets a file login: this path under its private HOME, the refresh token
     /// in it replaced by one that works nowhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,6 +223,12 @@ impl Login {
         if self.refresh.is_some() && self.file.is_none() {
             bail!(
                 "logins: {}: refresh needs a file to keep the tokens in",
+                self.kind
+            );
+        }
+        if self.values.is_some() && self.command.is_empty() {
+            bail!(
+                "logins: {}: values fill a command's words, and there is no command",
                 self.kind
             );
         }

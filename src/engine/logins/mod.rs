@@ -85,10 +85,14 @@ impl User<'_> {
 #[derive(Default)]
 pub struct Broker {
     /// By the place of the login: what it holds now, or why it cannot be used.
-    live: Mutex<HashMap<String, Arc<Mutex<Option<Result<Live, String>>>>>>,
+    live: Mutex<HashMap<String, Held>>,
     /// What each login command printed, asked once a run (`None`: no token).
     commands: Mutex<HashMap<Vec<String>, Option<String>>>,
 }
+
+/// One login's place in the run: what it holds now, or why it cannot be used; `None` until
+/// it is first asked for.
+type Held = Arc<Mutex<Option<Result<Live, String>>>>;
 
 /// A login as the run holds it.
 #[derive(Clone, Debug)]
@@ -110,10 +114,10 @@ impl Broker {
         user: &User,
         until: SystemTime,
     ) -> Result<Given, String> {
-        let Some((login, place)) = self.find(row, model, user) else {
+        let Some((login, place, passed)) = self.find(row, model, user) else {
             return Ok(Given::default());
         };
-        if let Some(why) = &login.unusable {
+        if let Some(why) = unusable(row, login, passed.as_deref()) {
             let fix = login
                 .fix
                 .as_ref()
@@ -132,7 +136,7 @@ impl Broker {
         };
         if !usable {
             let token = match &place {
-                Place::Command(_) => self.command(&login.command, user),
+                Place::Command(_) => words(login, user).and_then(|w| self.command(&w, user)),
                 _ => None,
             };
             *held = Some(bring(login, &place, user, until, token).map_err(|e| {
@@ -148,21 +152,42 @@ impl Broker {
     }
 
     /// The row's first login the user has for a seat of `model`, and where (see [`order`]).
+    /// One whose token the CLI passes over is passed over, and given (with the beginning that
+    /// passed it over) only when the user has no other.
     pub fn find<'r>(
         &self,
         row: &'r Harness,
         model: Option<&str>,
         user: &User,
-    ) -> Option<(&'r Login, Place)> {
-        order(row, model, user).find_map(|l| self.present(l, user).map(|p| (l, p)))
+    ) -> Option<(&'r Login, Place, Option<String>)> {
+        let mut passed = None;
+        for l in order(row, model, user) {
+            match self.present(l, user) {
+                Some((place, None)) => return Some((l, place, None)),
+                Some((place, Some(prefix))) => {
+                    passed.get_or_insert((l, place, Some(prefix)));
+                }
+                None => {}
+            }
+        }
+        passed
     }
 
-    /// Where the user keeps `login`, if they have it (a command's login is asked, once a run).
-    fn present(&self, login: &Login, user: &User) -> Option<Place> {
-        had(login, user).or_else(|| {
-            self.command(&login.command, user)
-                .map(|_| Place::Command(login.command.join(" ")))
-        })
+    /// Where the user keeps `login`, if they have it (a command's login is asked, once a run),
+    /// and the beginning of its token that the CLI passes over, if it has one.
+    fn present(&self, login: &Login, user: &User) -> Option<(Place, Option<String>)> {
+        let (place, token) = match had(login, user) {
+            Some(place) => {
+                let token = kept_token(login, &place, user);
+                (place, token)
+            }
+            None => {
+                let words = words(login, user)?;
+                let token = self.command(&words, user)?;
+                (Place::Command(words.join(" ")), Some(token))
+            }
+        };
+        Some((place, passed_over(login, token.as_deref())))
     }
 
     /// A login command's token, asked once a run.
@@ -176,10 +201,23 @@ impl Broker {
             .clone()
     }
 
-    fn slot(&self, place: &Place) -> Arc<Mutex<Option<Result<Live, String>>>> {
+    fn slot(&self, place: &Place) -> Held {
         let mut all = self.live.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(all.entry(place.to_string()).or_default())
     }
+}
+
+/// Why `login` cannot reach a judge: the row says so, or its token begins with `passed`,
+/// which the CLI passes over (and the user has no other login).
+fn unusable(row: &Harness, login: &Login, passed: Option<&str>) -> Option<String> {
+    login.unusable.clone().or_else(|| {
+        passed.map(|p| {
+            format!(
+                "its token begins {p}, which {} passes over as if it were not set",
+                row.name
+            )
+        })
+    })
 }
 
 /// A row's logins for a seat of `model` (those of its provider, and those for every model), in
@@ -211,11 +249,58 @@ pub fn had(login: &Login, user: &User) -> Option<Place> {
     }
     let path = user.path(login.file.as_ref()?);
     let has = match &login.has {
-        Some(p) => Stored::read(&path)
-            .is_ok_and(|s| store::lookup(&s.value, p).is_some_and(|v| !v.is_null())),
+        Some(p) => Stored::read(&path).is_ok_and(|s| pointed(&s, p).is_some()),
         None => store::present(&path),
     };
     has.then_some(Place::File(path))
+}
+
+/// The value at one of a login's pointers into its store (not null), the pointer's
+/// `{/pointer}` words filled from the store itself.
+fn pointed<'s>(stored: &'s Stored, pointer: &str) -> Option<&'s Value> {
+    let filled = store::fill(pointer, &stored.value, true)?;
+    store::lookup(&stored.value, &filled).filter(|v| !v.is_null())
+}
+
+/// One of `login`'s pointers into its file, its `{/pointer}` words filled from the file as it
+/// is now; `None` when the file or a value is not there.
+pub fn pointer(login: &Login, pointer: &str, user: &User) -> Option<String> {
+    if !pointer.contains("{/") {
+        return Some(pointer.to_string());
+    }
+    let stored = Stored::read(&user.path(login.file.as_ref()?)).ok()?;
+    store::fill(pointer, &stored.value, true)
+}
+
+/// The token the user keeps at `place` for `login`: a variable's value, a file's `token`.
+pub fn kept_token(login: &Login, place: &Place, user: &User) -> Option<String> {
+    match place {
+        Place::Env(name) => user.var(name),
+        Place::File(path) => {
+            let stored = Stored::read(path).ok()?;
+            let token = pointed(&stored, login.token.as_ref()?)?;
+            token.as_str().map(str::to_string)
+        }
+        Place::Command(_) => None,
+    }
+}
+
+/// A command login's words, its `{/pointer}` words filled from its `values` file; `None` when
+/// that file or one of its values is not there (the login is not).
+pub fn words(login: &Login, user: &User) -> Option<Vec<String>> {
+    let Some(values) = &login.values else {
+        return Some(login.command.clone());
+    };
+    let values = Stored::read(&user.path(values)).ok()?.value;
+    let words = login.command.iter().map(|w| store::fill(w, &values, false));
+    words.collect::<Option<Vec<_>>>().filter(|w| !w.is_empty())
+}
+
+/// The beginning of `token` that `login`'s CLI passes over as if it were not set, if it has one.
+pub fn passed_over(login: &Login, token: Option<&str>) -> Option<String> {
+    let token = token?;
+    let mut prefixes = login.pass_over.iter();
+    prefixes.find(|p| token.starts_with(p.as_str())).cloned()
 }
 
 /// Whether an access token expiring at `expires` must be refreshed for a judge that may run
@@ -428,7 +513,7 @@ fn apply(r: &Refresh, answer: &Value, value: &mut Value, now: SystemTime) -> Res
             words if words.starts_with("{words:") => words
                 .strip_prefix("{words:")
                 .and_then(|w| w.strip_suffix('}'))
-                .and_then(|k| field(k))
+                .and_then(&field)
                 .and_then(|v| {
                     v.as_str()
                         .map(|t| Value::from(t.split_whitespace().collect::<Vec<_>>()))
@@ -462,7 +547,9 @@ fn given(login: &Login, live: &Live) -> Given {
     let mut token = live.token.clone();
     if let Some(stored) = &live.stored {
         if let Some(p) = &login.token {
-            token = stored.string(p).map(str::to_string);
+            token = pointed(stored, p)
+                .and_then(Value::as_str)
+                .map(str::to_string);
         }
         let mut value = stored.value.clone();
         if let Some(r) = &login.refresh {
@@ -547,12 +634,14 @@ pub struct Found {
     pub expires: Option<SystemTime>,
     /// Whether panel can refresh it: the row says how, and the store holds a refresh token.
     pub refreshable: bool,
+    /// Why no judge gets it (the row says, or the CLI passes over its token).
+    pub unusable: Option<String>,
 }
 
 /// The login `row`'s judges would get, without refreshing it.
 pub fn found(row: &Harness, user: &User) -> Option<Found> {
     let broker = Broker::default();
-    let (login, place) = broker.find(row, None, user)?;
+    let (login, place, passed) = broker.find(row, None, user)?;
     let (expires, refreshable) = match (&place, &login.refresh) {
         (Place::File(path), Some(r)) => match Stored::read(path) {
             Ok(s) => (
@@ -568,14 +657,17 @@ pub fn found(row: &Harness, user: &User) -> Option<Found> {
         place,
         expires,
         refreshable,
+        unusable: unusable(row, login, passed.as_deref()),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::harness::Table;
     use crate::engine::harness::login::Prefer;
     use serde_json::json;
+    use std::os::unix::fs::PermissionsExt;
 
     fn claude() -> Login {
         let row = crate::engine::harness::Table::builtin()
@@ -746,7 +838,7 @@ mod tests {
         let kind = |model: Option<&str>| {
             Broker::default()
                 .find(&row, model, &user)
-                .map(|(l, _)| l.kind.clone())
+                .map(|(l, _, _)| l.kind.clone())
         };
         assert_eq!(kind(None).as_deref(), Some("key"));
         std::fs::write(home.join(".x/settings.json"), r#"{"auth":"oauth"}"#).unwrap();
@@ -758,9 +850,175 @@ mod tests {
         let found = |m| {
             Broker::default()
                 .find(&only_google, m, &user)
-                .map(|(l, _)| l.kind.clone())
+                .map(|(l, _, _)| l.kind.clone())
         };
         assert_eq!(found(Some("google/gemini")).as_deref(), Some("google-key"));
         assert_eq!(found(Some("openai/gpt")), None);
+    }
+
+    /// A user of copilot's row: their HOME, variables and PATH (a folder of stand-in commands).
+    struct Copilot {
+        dir: tempfile::TempDir,
+        vars: Vec<(&'static str, String)>,
+    }
+
+    impl Copilot {
+        fn new() -> Copilot {
+            let dir = tempfile::tempdir().unwrap();
+            fs_make(&dir.path().join("bin"));
+            let path = dir.path().join("bin").display().to_string();
+            Copilot {
+                dir,
+                vars: vec![("PATH", path)],
+            }
+        }
+
+        /// copilot's config.json, as `copilot login` writes it.
+        fn config(&self, text: &str) {
+            let path = self.dir.path().join(".copilot/config.json");
+            fs_make(path.parent().unwrap());
+            std::fs::write(path, text).unwrap();
+        }
+
+        /// A stand-in command on the user's PATH.
+        fn command(&self, name: &str, script: &str) {
+            let path = self.dir.path().join("bin").join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+
+        fn give(&self) -> Result<Given, String> {
+            let row = Table::builtin().get("copilot").unwrap().clone();
+            let env = |n: &str| {
+                let found = self.vars.iter().find(|(k, _)| *k == n);
+                found.map(|(_, v)| v.clone())
+            };
+            let user = User {
+                env: &env,
+                home: self.dir.path(),
+            };
+            let found = found(&row, &user).map(|f| (f.kind, f.unusable));
+            let given = Broker::default().give(&row, None, &user, SystemTime::now());
+            if let Ok(g) = &given {
+                assert_eq!(g.kind.as_ref(), found.as_ref().map(|f| &f.0));
+            }
+            given
+        }
+    }
+
+    fn fs_make(dir: &Path) {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+
+    /// copilot's login as a judge gets it: the token alone, in COPILOT_GITHUB_TOKEN.
+    fn token_of(g: &Given) -> (Option<&str>, Vec<&str>) {
+        let names = g.env.iter().map(|(k, _)| k.as_str()).collect();
+        let token = g.env.iter().find(|(k, _)| k == "COPILOT_GITHUB_TOKEN");
+        (token.map(|(_, v)| v.as_str()), names)
+    }
+
+    const TWO_ACCOUNTS: &str = r#"// User settings belong in settings.json.
+// This file is managed automatically.
+{
+  "authTokens": {
+    "https://github.com:first": { "token": "gho_first" },
+    "https://github.com:octocat:github": { "token": "gho_last" },
+    "https://github.com:octocat": { "token": "gho_last" }
+  },
+  "lastLoggedInUser": { "host": "https://github.com", "login": "octocat" }
+}
+"#;
+
+    /// Measured with copilot 1.0.102: "all three env vars set ⇒ COPILOT_GITHUB_TOKEN used;
+    /// GH_TOKEN+GITHUB_TOKEN ⇒ GH_TOKEN; env beats the stored login"; a judge gets the one
+    /// token and no other.
+    #[test]
+    fn copilot_s_first_variable_wins_and_reaches_a_judge_alone() {
+        let mut u = Copilot::new();
+        u.config(TWO_ACCOUNTS);
+        u.vars.push(("GITHUB_TOKEN", "ghs_actions".into()));
+        u.vars.push(("GH_TOKEN", "gho_env".into()));
+        let g = u.give().unwrap();
+        assert_eq!(g.kind.as_deref(), Some("env-token"));
+        assert_eq!(
+            token_of(&g),
+            (Some("gho_env"), vec!["COPILOT_GITHUB_TOKEN"])
+        );
+        assert!(g.files.is_empty());
+        u.vars.push(("COPILOT_GITHUB_TOKEN", "github_pat_x".into()));
+        assert_eq!(token_of(&u.give().unwrap()).0, Some("github_pat_x"));
+        // A provider of one's own, with no GitHub login: its variables pass as they are.
+        let mut u = Copilot::new();
+        u.vars
+            .push(("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:1/v1".into()));
+        let g = u.give().unwrap();
+        assert_eq!((g.kind.as_deref(), g.env.len()), (Some("byok"), 0));
+    }
+
+    /// Measured with copilot 1.0.102: "A classic PAT (ghp_) in the first env var found makes
+    /// it ignore the env vars entirely: COPILOT_GITHUB_TOKEN=ghp_… GH_TOKEN=gho_… + stored
+    /// login ⇒ the stored login was used"; the stored login is the one `lastLoggedInUser`
+    /// names.
+    #[test]
+    fn a_classic_token_is_passed_over_to_the_account_copilot_last_used() {
+        let mut u = Copilot::new();
+        u.config(TWO_ACCOUNTS);
+        u.vars.push(("COPILOT_GITHUB_TOKEN", "ghp_classic".into()));
+        u.vars.push(("GH_TOKEN", "gho_env".into()));
+        let g = u.give().unwrap();
+        assert_eq!(g.kind.as_deref(), Some("plaintext"));
+        assert_eq!(
+            token_of(&g),
+            (Some("gho_last"), vec!["COPILOT_GITHUB_TOKEN"])
+        );
+        assert!(g.files.is_empty(), "never the file");
+        // With no other login, no judge gets it, and the user is told why.
+        let mut u = Copilot::new();
+        u.vars.push(("GH_TOKEN", "ghp_classic".into()));
+        let why = u.give().unwrap_err();
+        assert!(why.contains("$GH_TOKEN") && why.contains("ghp_"), "{why}");
+        assert!(
+            why.contains("copilot login") && !why.contains("classic_"),
+            "{why}"
+        );
+    }
+
+    /// The credential store is asked for the account config.json names, with copilot's own
+    /// attributes; without a `lastLoggedInUser` it is not asked; gh comes after it.
+    #[test]
+    fn the_credential_store_is_asked_for_the_last_account_then_gh() {
+        let u = Copilot::new();
+        u.command(
+            "secret-tool",
+            concat!(
+                r#"[ "$*" = "lookup service copilot-cli username "#,
+                r#"https://github.com:octocat:github" ] && echo gho_store"#
+            ),
+        );
+        u.command(
+            "gh",
+            r#"[ "$*" = "auth token --hostname github.com" ] && echo gho_gh"#,
+        );
+        assert_eq!(u.give().unwrap().kind.as_deref(), Some("gh"));
+        assert_eq!(token_of(&u.give().unwrap()).0, Some("gho_gh"));
+        u.config(
+            "{\"lastLoggedInUser\": {\"host\": \"https://github.com\", \"login\": \"octocat\"}}",
+        );
+        let g = u.give().unwrap();
+        assert_eq!(g.kind.as_deref(), Some("credential-store"));
+        assert_eq!(
+            token_of(&g),
+            (Some("gho_store"), vec!["COPILOT_GITHUB_TOKEN"])
+        );
+        // A login name that is not a string names no account.
+        u.config("{\"lastLoggedInUser\": {\"host\": \"https://github.com\", \"login\": 7}}");
+        assert_eq!(u.give().unwrap().kind.as_deref(), Some("gh"));
+        // gh's classic token, alone: said, not handed on.
+        u.command("gh", "echo ghp_classic");
+        let why = u.give().unwrap_err();
+        assert!(
+            why.contains("gh auth token") && why.contains("ghp_"),
+            "{why}"
+        );
     }
 }

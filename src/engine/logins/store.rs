@@ -106,6 +106,26 @@ pub fn lookup<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
     }
 }
 
+/// `template` with each `{/pointer}` in it replaced by the string at that pointer of `value`,
+/// written as one step of a JSON pointer when `step` is set (a key made of values, such as
+/// copilot's `https://github.com:octocat`); `None` when one is not a string there.
+pub fn fill(template: &str, value: &Value, step: bool) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find("{/") {
+        let close = open + rest[open..].find('}')?;
+        out.push_str(&rest[..open]);
+        let v = value.pointer(&rest[open + 1..close])?.as_str()?;
+        match step {
+            true => out.push_str(&v.replace('~', "~0").replace('/', "~1")),
+            false => out.push_str(v),
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// Sets the value at `pointer`, making the objects on the way.
 pub fn set(value: &mut Value, pointer: &str, new: Value) -> Result<()> {
     let mut at = value;
@@ -361,6 +381,26 @@ mod tests {
         assert_eq!(lookup(&v, "/list/0/x"), Some(&json!(1)));
         // A key that merely starts with a star is a key.
         assert_eq!(lookup(&json!({"*a": 1}), "/*a"), Some(&json!(1)));
+    }
+
+    #[test]
+    fn pointer_words_are_filled_from_values_and_escaped_as_a_step() {
+        let v = json!({"last": {"host": "https://github.com", "login": "octo~cat"}, "n": 1});
+        assert_eq!(
+            fill("u {/last/host}:{/last/login}", &v, false).as_deref(),
+            Some("u https://github.com:octo~cat")
+        );
+        let key = fill("/authTokens/{/last/host}:{/last/login}/token", &v, true).unwrap();
+        assert_eq!(key, "/authTokens/https:~1~1github.com:octo~0cat/token");
+        let tokens = json!({"authTokens": {"https://github.com:octo~cat": {"token": "gho_1"}}});
+        assert_eq!(lookup(&tokens, &key), Some(&json!("gho_1")));
+        // A value is not read again for words; what is not a string there fills nothing.
+        let odd = json!({"a": "{/b}", "b": "no"});
+        assert_eq!(fill("{/a}", &odd, false).as_deref(), Some("{/b}"));
+        for missing in ["{/none}", "{/n}", "{/last}", "{/last/host"] {
+            assert_eq!(fill(missing, &v, false), None, "{missing}");
+        }
+        assert_eq!(fill("plain {x}", &v, false).as_deref(), Some("plain {x}"));
     }
 
     #[test]
