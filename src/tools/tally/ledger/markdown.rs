@@ -30,7 +30,7 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
         figure(s.alpha, s.alpha_ci95)
     );
     let at = match s.agree {
-        Some(_) => format!(" ({})", super::text::threshold(s.agree)),
+        Some(_) => format!(" ({})", super::text::threshold(s.agree, s.pairwise)),
         None => String::new(),
     };
     let _ = writeln!(
