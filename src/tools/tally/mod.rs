@@ -202,7 +202,12 @@ pub struct Args {
     pub require_kappa: Option<f64>,
 
     /// With --gold: the same gate on the panel's accuracy (a share from 0 to 1).
-    #[arg(long, value_name = "A", requires = "gold")]
+    #[arg(
+        long,
+        value_name = "A",
+        requires = "gold",
+        allow_negative_numbers = true
+    )]
     pub require_accuracy: Option<f64>,
 
     /// Pairwise records: how a judge whose answers in the two orders disagree
