@@ -60,6 +60,10 @@ pub const SCRIPTS: &[(&str, &str)] = &[
         "panel-fleet",
         "A panel per candidate over a corpus, on GNU parallel, here or across machines; one tally at the end.",
     ),
+    (
+        "panel-calibrate",
+        "Runs a panel over a labelled set and prints its report against the labels.",
+    ),
 ];
 
 /// Escapes text for roff: backslashes, and a leading dot or quote that roff would read as a request.
