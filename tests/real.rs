@@ -7,6 +7,7 @@
 mod mockserver;
 mod real_cli;
 mod real_judge;
+mod real_pairwise;
 mod real_review;
 mod real_synth;
 mod sealed;
