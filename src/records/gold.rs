@@ -132,20 +132,21 @@ impl Gold {
             if line.trim().is_empty() {
                 continue;
             }
-            let at = input.at();
-            let g = parse(line, &at)?;
+            let g = parse(line, &|| input.at())?;
             let key = match (&g.candidate, &g.name) {
                 (Some(c), None) => seal_key(c),
                 (None, Some(n)) if !n.is_empty() => Key::Name(n.as_str().into()),
-                (None, Some(_)) => bail!("{at}: an empty name"),
+                (None, Some(_)) => bail!("{}: an empty name", input.at()),
                 _ => bail!(
-                    "{at}: a gold label names its candidate by \"candidate\" (its seal) or by \"name\", one of them"
+                    "{}: a gold label names its candidate by \"candidate\" (its seal) or by \"name\", one of them",
+                    input.at()
                 ),
             };
             match first {
                 None => first = Some(g.label),
                 Some(f) if f.pairwise() != g.label.pairwise() => bail!(
-                    "{at}: label {} after {} on an earlier line: a labels file holds holds/breaks or A/B labels, not both",
+                    "{}: label {} after {} on an earlier line: a labels file holds holds/breaks or A/B labels, not both",
+                    input.at(),
                     g.label.as_str(),
                     f.as_str()
                 ),
@@ -153,13 +154,14 @@ impl Gold {
             }
             if let Some(e) = gold.labels.get(&key) {
                 bail!(
-                    "{at}: {} is labelled twice (first on line {})",
+                    "{}: {} is labelled twice (first on line {})",
+                    input.at(),
                     describe(&key),
                     e.line
                 );
             }
             if gold.labels.len() >= MAX_LABELS {
-                bail!("{at}: more than {MAX_LABELS} labels");
+                bail!("{}: more than {MAX_LABELS} labels", input.at());
             }
             let line = u32::try_from(input.line_number()).unwrap_or(u32::MAX);
             gold.labels.insert(
@@ -214,24 +216,30 @@ impl Gold {
 }
 
 /// One line as a gold label, or why it is not one: a record of another type names its tool.
-fn parse(line: &str, at: &str) -> Result<GoldLabel> {
+fn parse(line: &str, at: &dyn Fn() -> String) -> Result<GoldLabel> {
     #[derive(Deserialize)]
     struct Kind {
         #[serde(rename = "type")]
         kind: Option<String>,
     }
-    let kind = serde_json::from_str::<Kind>(line).ok().and_then(|k| k.kind);
-    if let Some(kind) = kind.as_deref().filter(|k| *k != "gold") {
+    let parsed = crate::records::strict::from_str::<GoldLabel>(line);
+    // The type a line says, read apart only when it is no label (a record of another kind).
+    let kind = match &parsed {
+        Ok(g) => g.kind.clone(),
+        Err(_) => serde_json::from_str::<Kind>(line).ok().and_then(|k| k.kind),
+    };
+    if let Some(kind) = kind.filter(|k| k != "gold") {
         bail!(
-            "{at}: a {} record; {}; a labels file holds gold labels",
-            inline(kind),
-            crate::records::destination(kind)
+            "{}: a {} record; {}; a labels file holds gold labels",
+            at(),
+            inline(&kind),
+            crate::records::destination(&kind)
         );
     }
-    match crate::records::strict::from_str(line) {
+    match parsed {
         Ok(g) if line.trim_start().starts_with('{') => Ok(g),
-        Ok(_) => bail!("{at}: not a JSON object"),
-        Err(e) => bail!("{at}: not a gold label: {e}"),
+        Ok(_) => bail!("{}: not a JSON object", at()),
+        Err(e) => bail!("{}: not a gold label: {e}", at()),
     }
 }
 

@@ -24,6 +24,7 @@ use crate::rules::bootstrap::Units;
 use crate::rules::decision::{self, Inconsistent};
 use crate::rules::gold::Confusion;
 use crate::tools::tally::ledger::gold::GoldCounts;
+pub use crate::tools::tally::ledger::position::Position;
 use crate::tools::tally::ledger::read::Seen;
 
 pub const MAX_JUDGES: usize = 256;
@@ -196,54 +197,6 @@ pub struct Stats {
     pub canary: Canary,
     /// A pairwise judge's answers by the order they were shown in.
     pub position: Position,
-}
-
-/// A pairwise judge's answers against the order it was shown them in: the panels where it
-/// answered both orders and those where the two agreed, and per panel how many of its answers
-/// preferred the one shown first (`kinds[first][answers]`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Position {
-    pub both: u64,
-    pub consistent: u64,
-    pub kinds: [[u64; 3]; 3],
-}
-
-impl Position {
-    /// One panel: `first` of its `answers` (0, 1 or 2) preferred the answer shown first.
-    pub fn add(&mut self, (first, answers): (u8, u8)) {
-        let (f, n) = (usize::from(first.min(2)), usize::from(answers.min(2)));
-        self.kinds[f.min(n)][n] += 1;
-        if n == 2 {
-            self.both += 1;
-            // Both orders answered alike preferred the first shown once.
-            self.consistent += u64::from(f == 1);
-        }
-    }
-
-    /// Answers given, and those that preferred the first shown.
-    pub fn answers(&self) -> (u64, u64) {
-        let mut out = (0, 0);
-        for (f, row) in self.kinds.iter().enumerate() {
-            for (n, &k) in row.iter().enumerate() {
-                out.0 += k * n as u64;
-                out.1 += k * f as u64;
-            }
-        }
-        out
-    }
-
-    fn merge(&mut self, o: &Position) {
-        self.both += o.both;
-        self.consistent += o.consistent;
-        for (a, b) in self
-            .kinds
-            .iter_mut()
-            .flatten()
-            .zip(o.kinds.iter().flatten())
-        {
-            *a += b;
-        }
-    }
 }
 
 impl Stats {
@@ -637,7 +590,12 @@ impl Ledger {
             .iter()
             .filter(|m| m.status == Status::PositionInconsistent)
             .count();
-        let outcome = self.outcome((holds, breaks, inconsistent), missing, size, required, size);
+        let outcome = self.rule().outcome(
+            (holds, breaks, inconsistent),
+            missing,
+            (size, required),
+            size,
+        );
         if let Some(g) = &mut self.gold {
             g.panel(label, outcome);
         }
@@ -667,24 +625,11 @@ impl Ledger {
         }
     }
 
-    /// A panel's (or sub-panel's, `k` of its judges) outcome by the tally's rule: a verdict
-    /// panel's [`outcome`]; a pairwise one's preference as a decision, pass for A and fail for B.
-    fn outcome(
-        &self,
-        (yes, no, inconsistent): (usize, usize, usize),
-        missing: usize,
-        size: usize,
-        required: usize,
-        k: usize,
-    ) -> Decision {
-        if self.pairwise != Some(true) {
-            return outcome(yes, missing, size, required, k);
-        }
-        let at = decision::share(required, size, k);
-        match decision::preference((yes, no, inconsistent), k, at, self.inconsistent) {
-            Some(Preference::A) => Decision::Pass,
-            Some(Preference::B) => Decision::Fail,
-            None => Decision::NoDecision,
+    /// How this ledger decides a panel: [`Rule::outcome`].
+    fn rule(&self) -> Rule {
+        match self.pairwise {
+            Some(true) => Rule::Preference(self.inconsistent),
+            _ => Rule::Threshold,
         }
     }
 
@@ -720,7 +665,8 @@ impl Ledger {
                 },
             );
         }
-        let mut shape = self.shapes.remove(&ids).expect("inserted above");
+        let rule = self.rule();
+        let shape = self.shapes.get_mut(&ids).expect("inserted above");
         shape.panels += 1;
         let (mut holds_mask, mut breaks_mask) = (0u32, 0u32);
         let (mut missing_mask, mut inconsistent_mask) = (0u32, 0u32);
@@ -744,7 +690,12 @@ impl Ledger {
                 ones(mask & breaks_mask),
                 ones(mask & inconsistent_mask),
             );
-            let sub = self.outcome(said, ones(mask & missing_mask), size, required, ones(mask));
+            let sub = rule.outcome(
+                said,
+                ones(mask & missing_mask),
+                (size, required),
+                ones(mask),
+            );
             shape.matched[mask as usize] += u64::from(sub == full);
             if let Some(gold) = label {
                 match sub {
@@ -754,7 +705,36 @@ impl Ledger {
                 }
             }
         }
-        self.shapes.insert(ids, shape);
+    }
+}
+
+/// How a ledger decides its panels: verdicts by the threshold, pairwise records by the
+/// preference.
+#[derive(Clone, Copy, Debug)]
+enum Rule {
+    Threshold,
+    Preference(Inconsistent),
+}
+
+impl Rule {
+    /// A panel's (or sub-panel's, `k` of its judges) outcome by the tally's rule: a verdict
+    /// panel's [`outcome`]; a pairwise one's preference as a decision, pass for A and fail for B.
+    fn outcome(
+        self,
+        (yes, no, inconsistent): (usize, usize, usize),
+        missing: usize,
+        (size, required): (usize, usize),
+        k: usize,
+    ) -> Decision {
+        let Rule::Preference(how) = self else {
+            return outcome(yes, missing, size, required, k);
+        };
+        let at = decision::share(required, size, k);
+        match decision::preference((yes, no, inconsistent), k, at, how) {
+            Some(Preference::A) => Decision::Pass,
+            Some(Preference::B) => Decision::Fail,
+            None => Decision::NoDecision,
+        }
     }
 }
 

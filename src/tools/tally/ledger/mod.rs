@@ -15,6 +15,7 @@ pub mod count;
 pub mod gold;
 pub mod gold_report;
 pub mod markdown;
+pub mod position;
 pub mod read;
 pub mod svg;
 pub mod text;
