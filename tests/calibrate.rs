@@ -51,6 +51,17 @@ fn the_shipped_pairwise_set_runs_offline_and_says_its_answers_are_a_stand_ins() 
     ] {
         assert!(text.contains(want), "no {want:?} in\n{text}");
     }
+    // docs/guide.md shows the report's end.
+    let gold = format!(
+        "{}\n",
+        text[text.find("Against the gold labels").unwrap()..].trim_end()
+    );
+    crate::util::doc_section(
+        "<!-- calibrate-example -->\n```\n",
+        "```\n<!-- /calibrate-example -->",
+        &gold,
+        "calibrate::the_shipped",
+    );
     // Everything kept: each item's files, records and run folder, and all the records.
     let records = std::fs::read_to_string(keep.join("records.jsonl")).unwrap();
     assert_eq!(records.lines().count(), 300);
