@@ -240,6 +240,8 @@ fn a_set_that_is_not_one_is_one_line_and_exit_2() {
     )
     .unwrap();
     let set_arg = set.to_str().unwrap();
+    let out = tmp.path().join("out");
+    let out_arg = out.to_str().unwrap();
     for (items, args, says) in [
         (
             "{\"name\":\"../x\",\"question\":\"q\",\"a\":\"a\",\"b\":\"b\"}\n",
@@ -279,7 +281,7 @@ fn a_set_that_is_not_one_is_one_line_and_exit_2() {
         ),
     ] {
         std::fs::write(set.join("items.jsonl"), items).unwrap();
-        let mut all = vec!["--set", set_arg, "--dry-run"];
+        let mut all = vec!["--set", set_arg, "--dry-run", "-o", out_arg];
         all.extend_from_slice(args);
         let out = calibrate(&all, tmp.path());
         assert_eq!(
@@ -292,8 +294,8 @@ fn a_set_that_is_not_one_is_one_line_and_exit_2() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
-    // Nothing was written outside the folder it was given.
-    assert!(!tmp.path().join("x").exists());
+    // Nothing was written outside the items' own folder: a name is never a path.
+    assert!(!out.join("x").exists() && !tmp.path().join("x").exists());
     let out = calibrate(&["--set", "no-such-set", "claude:haiku"], tmp.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no such set"), "{}", stderr(&out));

@@ -362,6 +362,16 @@ fn labels_and_panels_left_unmatched_are_counted_and_named() {
         .filter(|l| !l.contains("0000000000000014\""))
         .collect();
     std::fs::write(&labels, text.join("\n")).unwrap();
+    // A panel about a candidate whose seal is not one, with control characters in it.
+    let mut records = std::fs::read_to_string(&history).unwrap();
+    let last = records.lines().last().unwrap().to_string();
+    let seal = format!("sha256:{:064x}", 20);
+    let hostile = last
+        .replace(&seal, "sha256:x\\u001b[2J")
+        .replace("gold-0000019", "gold-hostile");
+    records.push_str(&hostile);
+    records.push('\n');
+    std::fs::write(&history, records).unwrap();
     let out = ledger(&["--json"], &history, &labels);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let s = gold_of(&out).1;
@@ -371,7 +381,7 @@ fn labels_and_panels_left_unmatched_are_counted_and_named() {
     );
     assert_eq!(s["labelsWithoutRecords"], 2);
     assert_eq!(s["labelsWithoutRecordsNamed"][0], "name \"gone\\u{1b}[2J\"");
-    assert_eq!(s["panelsWithoutLabel"], 1);
+    assert_eq!(s["panelsWithoutLabel"], 2);
     assert!(
         s["panelsWithoutLabelNamed"][0]
             .as_str()
@@ -379,12 +389,14 @@ fn labels_and_panels_left_unmatched_are_counted_and_named() {
             .ends_with("0014"),
         "{s}"
     );
+    assert_eq!(s["panelsWithoutLabelNamed"][1], "sha256:x\u{1b}[2J");
     let out = ledger(&[], &history, &labels);
     let text = stdout(&out);
     assert!(
         text.contains("2 labels without records (name \"gone\\u{1b}[2J\", sha256:ffff"),
         "{text}"
     );
+    assert!(text.contains("sha256:x\\x1b[2J"), "{text}");
     assert!(!text.contains('\x1b'), "{text}");
 }
 

@@ -395,3 +395,52 @@ fn a_pairwise_panel_refuses_what_it_cannot_do() {
         stderr(&t)
     );
 }
+
+#[test]
+fn sigint_mid_panel_records_every_judge_and_leaves_nothing_running() {
+    let tmp = TempDir::new("pairwise-signal");
+    let pids = tmp.path().join("pids");
+    let mark = crate::util::mark();
+    // One judge answers at once (AB) and hangs in the other order (BA): its record must still
+    // be written, interrupted, with the answer it gave kept beside.
+    let seat = format!(
+        "exec:prompt=$(cat); case $prompt in *'<<<FIRST-'*'Grey waves'*'<<<SECOND-'*) echo '{{\"preferred\":\"first\",\"reason\":\"r\",\"confidence\":0.5}}' ;; *) echo $$ >> {p}; exec sleep {mark} ;; esac",
+        p = pids.display()
+    );
+    let child = Command::new(bin("panel-judge"))
+        .args(["--contract", "pairwise", "--brief"])
+        .arg(example("question.md"))
+        .args(["--seat", &seat, "--out"])
+        .arg(tmp.path().join("run"))
+        .arg(example("a.md"))
+        .arg(example("b.md"))
+        .env("PANEL_SANDBOX_WRITE", judges_may_write(tmp.path()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(crate::util::wait_until(
+        std::time::Duration::from_secs(30),
+        || !crate::util::pids_in(&pids).is_empty()
+    ));
+    crate::util::kill(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let recs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    let r = &recs[0];
+    assert_eq!(
+        (r["status"].as_str(), r["verdict"].clone()),
+        (Some("interrupted"), Value::Null),
+        "{r}"
+    );
+    assert_eq!(r["orders"][0]["verdict"], "A", "{r}");
+    let kept = std::fs::read_to_string(tmp.path().join("run/pairwise.jsonl")).unwrap();
+    assert_eq!(kept.lines().count(), 1);
+    let left = crate::util::marked(&mark);
+    assert!(left.is_empty(), "{left:?} outlived panel-judge");
+}

@@ -518,6 +518,44 @@ impl Ledger {
             .count();
         let size = said.max(members.len());
         let missing = size - holds - breaks;
+        self.count_members(members, (holds, breaks), label);
+        self.count_pairs_and_lenses(members, (holds, breaks));
+        let required = self.required(size);
+        let inconsistent = members
+            .iter()
+            .filter(|m| m.status == Status::PositionInconsistent)
+            .count();
+        let outcome = self.rule().outcome(
+            (holds, breaks, inconsistent),
+            missing,
+            (size, required),
+            size,
+        );
+        if let Some(g) = &mut self.gold {
+            g.panel(label, outcome);
+        }
+        self.decisions[match outcome {
+            Decision::Pass => 0,
+            Decision::Fail => 1,
+            Decision::NoDecision => 2,
+        }] += 1;
+        if members.iter().any(|m| m.status == Status::Cancelled) {
+            match outcome {
+                Decision::NoDecision => self.cancelled_without_cause += 1,
+                _ => self.decided_early += 1,
+            }
+        }
+        self.score_sub_panels(members, outcome, (required, size), label);
+    }
+
+    /// Each judge of a panel where `holds` and `breaks` judges answered so: what it said, how
+    /// long it took, what it spent, against the others' majority, and against the label.
+    fn count_members(
+        &mut self,
+        members: &[Member],
+        (holds, breaks): (usize, usize),
+        label: Option<usize>,
+    ) {
         for m in members {
             if let (Some(g), Some(gold)) = (&mut self.gold, label) {
                 g.judge(m.judge, gold, m.verdict.map(|v| v as usize), m.status);
@@ -559,6 +597,10 @@ impl Ledger {
                 s.against += u64::from(v != majority);
             }
         }
+    }
+
+    /// The pairs of a panel's judges, and the agreement of all of them and of each lens's.
+    fn count_pairs_and_lenses(&mut self, members: &[Member], (holds, breaks): (usize, usize)) {
         for (i, a) in members.iter().enumerate() {
             for b in &members[i + 1..] {
                 let pair = self.pairs.entry((a.judge, b.judge)).or_default();
@@ -585,32 +627,6 @@ impl Ledger {
                 }
             }
         }
-        let required = self.required(size);
-        let inconsistent = members
-            .iter()
-            .filter(|m| m.status == Status::PositionInconsistent)
-            .count();
-        let outcome = self.rule().outcome(
-            (holds, breaks, inconsistent),
-            missing,
-            (size, required),
-            size,
-        );
-        if let Some(g) = &mut self.gold {
-            g.panel(label, outcome);
-        }
-        self.decisions[match outcome {
-            Decision::Pass => 0,
-            Decision::Fail => 1,
-            Decision::NoDecision => 2,
-        }] += 1;
-        if members.iter().any(|m| m.status == Status::Cancelled) {
-            match outcome {
-                Decision::NoDecision => self.cancelled_without_cause += 1,
-                _ => self.decided_early += 1,
-            }
-        }
-        self.score_sub_panels(members, outcome, (required, size), label);
     }
 
     /// The yes answers (holds; for a pairwise panel, one of the two answers) a panel of `size`

@@ -350,12 +350,9 @@ fn smallest(l: &Ledger, shape: &Shape) -> SubPanel {
     }
 }
 
-/// Turns the counts into the report's records, with intervals from `replicates` bootstrap
-/// replicates.
-pub fn report(l: &Ledger, replicates: u32) -> Report {
-    let pairwise = l.pairwise == Some(true);
-    let judges: Vec<JudgeStats> = l
-        .judges
+/// Each judge's record, numbered as the heat map numbers it, with its flags.
+fn judge_records(l: &Ledger, replicates: u32) -> Vec<JudgeStats> {
+    l.judges
         .iter()
         .enumerate()
         .map(|(i, j)| {
@@ -366,17 +363,21 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
             r.family = Some(j.family.clone());
             // A canary is scored per seat.
             r.canary = None;
-            if pairwise {
-                r.position = Some(position(
-                    &format!("judge\0{}", r.name),
-                    &j.stats.position,
-                    replicates,
-                ));
+            if l.pairwise == Some(true) {
+                let name = format!("judge\0{}", r.name);
+                r.position = Some(position(&name, &j.stats.position, replicates));
             }
             r.flags = judge_flags(&r);
             r
         })
-        .collect();
+        .collect()
+}
+
+/// Turns the counts into the report's records, with intervals from `replicates` bootstrap
+/// replicates.
+pub fn report(l: &Ledger, replicates: u32) -> Report {
+    let pairwise = l.pairwise == Some(true);
+    let judges = judge_records(l, replicates);
     let rollup = |scope: &'static str, key: &dyn Fn(&count::LedgerJudge) -> &str| {
         let mut by: BTreeMap<&str, Stats> = BTreeMap::new();
         for j in &l.judges {

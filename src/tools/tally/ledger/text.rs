@@ -192,10 +192,10 @@ fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>, pairw
     }
 }
 
-/// The report as text; `paint` draws the heat map in ANSI colour.
-pub fn render(r: &Report, paint: bool) -> String {
+/// The report's head: what was read, the outcomes, what stopping early saved, and the judges,
+/// seats and families (for pairwise records, their answers against the order shown too).
+fn head(out: &mut String, r: &Report) {
     let s = &r.summary;
-    let mut out = String::new();
     let _ = writeln!(
         out,
         "LEDGER: {} {} records, {} panels, {} judges (seat × lens), {} canaries",
@@ -232,7 +232,7 @@ pub fn render(r: &Report, paint: bool) -> String {
         s.no_decision
     );
     if let Some(e) = &s.stopped_early {
-        stopped_early(&mut out, e, s.agree, s.pairwise);
+        stopped_early(out, e, s.agree, s.pairwise);
     }
     let heads = if s.pairwise {
         ("A", "B")
@@ -240,15 +240,22 @@ pub fn render(r: &Report, paint: bool) -> String {
         ("holds", "breaks")
     };
     table(
-        &mut out,
+        out,
         &format!("Judges ({})", words.3),
         &r.judges,
         true,
         heads,
     );
-    table(&mut out, "Seats", &r.seats, false, heads);
-    table(&mut out, "Families", &r.families, false, heads);
-    position(&mut out, r);
+    table(out, "Seats", &r.seats, false, heads);
+    table(out, "Families", &r.families, false, heads);
+    position(out, r);
+}
+
+/// The report as text; `paint` draws the heat map in ANSI colour.
+pub fn render(r: &Report, paint: bool) -> String {
+    let s = &r.summary;
+    let mut out = String::new();
+    head(&mut out, r);
 
     let canaries: Vec<&JudgeStats> = r.seats.iter().filter(|x| x.canary.is_some()).collect();
     if !canaries.is_empty() {
