@@ -349,6 +349,17 @@ fn a_pairwise_panel_refuses_what_it_cannot_do() {
             vec!["--contract", "review", "--name", "x", a],
             "--name is for verdicts and pairwise preferences",
         ),
+        (
+            vec![
+                "--contract",
+                "pr",
+                "--plan",
+                "plan.json",
+                "--orders",
+                "both",
+            ],
+            "--orders and --name are for verdicts and pairwise preferences",
+        ),
     ] {
         let out = Command::new(bin("panel-judge"))
             .args(["--seat", "replay:examples/pairwise/answers.json"])

@@ -470,8 +470,11 @@ fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
     let Some(plan) = &args.plan else {
         bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
     };
-    if args.candidate.is_some() {
+    if args.candidate.is_some() || args.second.is_some() {
         bail!("--contract pr reviews the plan's head in --repo; it takes no candidate file");
+    }
+    if args.orders.is_some() || args.name.is_some() {
+        bail!("--orders and --name are for verdicts and pairwise preferences");
     }
     let rounds = pr::Given {
         earlier: &args.earlier,
