@@ -297,6 +297,10 @@ pub const DOC: ToolDoc = ToolDoc {
             "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
         ),
         (
+            "Which of two answers to a question is better, each judge shown both orders",
+            "panel-judge --contract pairwise --brief question.md --seat claude:haiku --seat codex:gpt-5.6-luna a.md b.md | panel-tally",
+        ),
+        (
             "What this machine has: each harness's program, version and login, and the walls",
             "panel-judge --doctor",
         ),

@@ -77,6 +77,13 @@ use report::{Format, Sink};
 /// voters. The JSON tally carries `cancelled`, `decidedEarly` and `cancelledWithoutCause`, absent
 /// when none was left out.
 ///
+/// Pairwise records (panel-judge --contract pairwise) are counted into the panel's preference:
+/// the answer more than half of its judges prefer (--agree N: N of them, past half), each
+/// judge's answer in each order it was shown, the judges whose answers followed the order
+/// (position-inconsistent: an abstention, or with --inconsistent exclude not counted at all),
+/// and how many answers preferred the one shown first. Exit 0 with a preference, 3 without;
+/// --json writes one preference record.
+///
 /// In a PR panel (--pr), a member left out (panel-judge --contract pr --stop-when-decided:
 /// status `cancelled`) is no verdict and never decides. A blocking FIX_FIRST among the answers
 /// fails the panel, and a `not needed (cancelled):` line names the members left out, whose
@@ -252,11 +259,11 @@ pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing. With --runs: the run folders were listed, or pruned. With --history: the history was read (even when no panel matched, said on standard error), whatever its panels decided.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing, but with --gold and --require-kappa or --require-accuracy the panel's figure clears the gate (its 95 % interval's low end reaches it). Pairwise records: the panel prefers one answer. With --runs: the run folders were listed, or pruned. With --history: the history was read (even when no panel matched, said on standard error), whatever its panels decided.",
         ),
         (
             "1",
-            "The panel decided against: too few holds even if every abstainer had said holds. With --each: at least one panel did. With --pr: FIX_FIRST.",
+            "The panel decided against: too few holds even if every abstainer had said holds. With --each: at least one panel did. With --pr: FIX_FIRST. With --ledger and a gate on gold labels: the panel's figure is below it (its interval's high end is).",
         ),
         (
             "2",
@@ -264,7 +271,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "3",
-            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict). In panel-vote's stream: also a voter left out (cancelled) whose vote could have changed a finding's fate.",
+            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict). In panel-vote's stream: also a voter left out (cancelled) whose vote could have changed a finding's fate. Pairwise records: no answer has the judges a preference needs. With --ledger and a gate on gold labels: the interval straddles it (the report says about how many more labelled candidates would settle it).",
         ),
     ],
     examples: &[
@@ -287,6 +294,14 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Is the panel worth what it costs? Its judges' ledger over a history, and the picture",
             "panel-tally --ledger --svg ledger.svg history.jsonl",
+        ),
+        (
+            "Does the panel agree with people? Its history against gold labels, gated for CI",
+            "panel-tally --ledger --gold labels.jsonl --agree 2 --require-kappa 0.6 history.jsonl",
+        ),
+        (
+            "Which of two answers the panel prefers, each judge asked in both orders",
+            "panel-judge --contract pairwise --brief question.md a.md b.md | panel-tally",
         ),
         (
             "The last three panels of the history where judge a-claude sat, of the past week",
