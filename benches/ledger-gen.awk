@@ -9,7 +9,9 @@
 #   edges@claude:haiku             right 40 % of the time (worse than a coin)
 # Every tenth panel also carries one canary record per seat (a candidate of known answer,
 # marked "canary"). One panel in five has only the first three judges.
-# Usage: awk -v panels=200 -v seed=7 -f ledger-gen.awk > history.jsonl
+# With -v labels=FILE, each candidate's truth is also written to FILE as its gold label
+# (panel-tally --ledger --gold FILE).
+# Usage: awk -v panels=200 -v seed=7 [-v labels=FILE] -f ledger-gen.awk > history.jsonl
 function rnd() { state = (state * 16807) % 2147483647; return state / 2147483647 }
 function judge(j, truth, p, size,    v, st, cause, ms, lens, seat, harness, model, family, name, inp, outp, cost, usage, reason) {
     lens = L[j]; seat = S[j]; harness = H[j]; model = M[j]; family = F[j]
@@ -54,6 +56,7 @@ BEGIN {
     split("5 15 2 2.5 5", PO, " ")
     for (p = 0; p < panels; p++) {
         truth = (rnd() < 0.7) ? "holds" : "breaks"
+        if (labels != "") printf "{\"candidate\":\"sha256:%064x\",\"label\":\"%s\"}\n", p + 1, truth > labels
         size = (p % 5 == 4) ? 3 : 5
         run = sprintf("/home/me/.cache/panel/runs/panel.%07d", p)
         canary = ""

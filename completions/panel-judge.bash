@@ -28,7 +28,7 @@ _panel__judge() {
 
     case "${cmd}" in
         panel__judge)
-            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --writer-family --plan --repo --earlier --fix-proof --canary --history --no-history --agree --stop-when-decided --cascade --cascade-order --out --keep-runs --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --dry-run --list-harnesses --doctor --json --help --version"
+            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --orders --name --writer-family --plan --repo --earlier --fix-proof --canary --history --no-history --agree --stop-when-decided --cascade --cascade-order --out --keep-runs --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --dry-run --list-harnesses --doctor --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -48,7 +48,7 @@ _panel__judge() {
                     return 0
                     ;;
                 --contract)
-                    COMPREPLY=($(compgen -W "verdict review pr" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "verdict review pr pairwise" -- "${cur}"))
                     return 0
                     ;;
                 --stage)
@@ -56,6 +56,14 @@ _panel__judge() {
                     return 0
                     ;;
                 --brief)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --orders)
+                    COMPREPLY=($(compgen -W "both alternate" -- "${cur}"))
+                    return 0
+                    ;;
+                --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

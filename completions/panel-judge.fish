@@ -8,9 +8,13 @@ complete -c panel-judge -l lens -d 'A lens, NAME=QUESTION (repeatable). Default:
 complete -c panel-judge -l lenses -d 'A file of lenses, one NAME=QUESTION (or the seed script\'s NAME|QUESTION) per line' -r -F
 complete -c panel-judge -l contract -d 'What the judges answer' -r -f -a "verdict\t'{"verdict": "holds"|"breaks", "reason", "confidence"}: one verdict record per judge'
 review\t'{"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge'
-pr\t'A pull request\'s planned panel (--plan, --repo): one pr-verdict record per member, for panel-tally --pr'"
+pr\t'A pull request\'s planned panel (--plan, --repo): one pr-verdict record per member, for panel-tally --pr'
+pairwise\t'Two answers A and B to one question (--brief): which is better, "first" or "second" as shown; one pairwise record per judge, its preference A or B, for panel-tally'"
 complete -c panel-judge -l stage -d 'Reviews: the stage the reviewers are named after (<stage>-1, <stage>-2, … in seat order)' -r
-complete -c panel-judge -l brief -d 'Reviews: the brief the work was written to, shown to every reviewer' -r -F
+complete -c panel-judge -l brief -d 'Reviews: the brief the work was written to, shown to every reviewer. Pairwise: the question both answers answer (required)' -r -F
+complete -c panel-judge -l orders -d 'Pairwise: the orders each judge is shown the two answers in: both (each judge sees A then B, and B then A; one whose two answers disagree is position-inconsistent), or alternate (half the calls: the panel\'s judges take turns, AB, BA, AB, …, so the first shown is balanced across the panel, not within a judge) [default: both]' -r -f -a "both\t'Every judge sees both orders'
+alternate\t'The panel\'s judges take turns: AB, BA, AB, …'"
+complete -c panel-judge -l name -d 'Verdicts and pairwise: a name for the candidate, recorded in every record as `name` (gold labels may name a candidate by it: panel-tally --ledger --gold)' -r
 complete -c panel-judge -l writer-family -d 'Reviews: the writer\'s model family; a reviewer of the same family is refused' -r
 complete -c panel-judge -l plan -d 'Pull requests: the plan from pr-classify --plan (its pr-class record may come first); `-` reads standard input' -r
 complete -c panel-judge -l repo -d 'Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it' -r -F

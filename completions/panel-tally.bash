@@ -23,7 +23,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --svg --bootstrap --runs --keep --history --since --judge --candidate --last --help --version"
+            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --gold --require-kappa --require-accuracy --inconsistent --svg --bootstrap --runs --keep --history --since --judge --candidate --last --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -55,6 +55,22 @@ _panel__tally() {
                     ;;
                 --reader)
                     COMPREPLY=($(compgen -W "threads plain" -- "${cur}"))
+                    return 0
+                    ;;
+                --gold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --require-kappa)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --require-accuracy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inconsistent)
+                    COMPREPLY=($(compgen -W "abstain exclude" -- "${cur}"))
                     return 0
                     ;;
                 --svg)

@@ -403,7 +403,13 @@ fn one_install_puts_every_tool_page_and_completion_where_they_are_looked_for() {
         want.push(format!("share/zsh/site-functions/_{t}"));
         want.push(format!("share/fish/vendor_completions.d/{t}.fish"));
     }
-    for t in ["judge-panel", "review-battery", "pr-review", "panel-fleet"] {
+    for t in [
+        "judge-panel",
+        "review-battery",
+        "pr-review",
+        "panel-fleet",
+        "panel-calibrate",
+    ] {
         want.push(format!("bin/{t}"));
         want.push(format!("share/man/man1/{t}.1"));
         want.push(format!("share/bash-completion/completions/{t}"));
@@ -411,6 +417,18 @@ fn one_install_puts_every_tool_page_and_completion_where_they_are_looked_for() {
         want.push(format!("share/fish/vendor_completions.d/{t}.fish"));
     }
     want.push("share/man/man7/panel.7".into());
+    for set in ["llmbar-natural", "summedits-sales-email"] {
+        for f in [
+            "items.jsonl",
+            "labels.jsonl",
+            "set.json",
+            "standin.jsonl",
+            "LICENSE",
+            "SOURCE",
+        ] {
+            want.push(format!("share/panel/gold/{set}/{f}"));
+        }
+    }
     for w in want {
         assert!(prefix.join(&w).is_file(), "{w} was not installed");
     }
@@ -420,6 +438,27 @@ fn one_install_puts_every_tool_page_and_completion_where_they_are_looked_for() {
         .output()
         .unwrap();
     assert_eq!(help.status.code(), Some(0));
+    // panel-calibrate finds the installed sets beside it, away from the checkout.
+    let dry = std::process::Command::new(prefix.join("bin/panel-calibrate"))
+        .args(["--dry-run", "--replay", "--limit", "2"])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                prefix.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        dry.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("2 items"));
 }
 
 /// Issue 25: "Put the user's path first in a README of at most about 250 lines: what it is, the

@@ -74,6 +74,23 @@ const KINDS: &[Kind] = &[
         status: 0,
         sections: 2,
     },
+    Kind {
+        name: "gold",
+        args: &[
+            "--ledger",
+            "--gold",
+            "examples/markdown/gold-labels.jsonl",
+            "examples/markdown/ledger.jsonl",
+        ],
+        status: 0,
+        sections: 3,
+    },
+    Kind {
+        name: "pairwise",
+        args: &["examples/markdown/pairwise.jsonl"],
+        status: 0,
+        sections: 1,
+    },
 ];
 
 /// panel-tally's Markdown of one kind, checked for its exit status.

@@ -192,6 +192,53 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
         &[0],
     );
 
+    // A pairwise panel, replayed and counted; a generated history read against its labels.
+    let pairwise = run(
+        &mut seen,
+        Command::new(bin("panel-judge")).args([
+            "--contract",
+            "pairwise",
+            "--out",
+            &out_dir("pairwise"),
+            "--brief",
+            &example("examples/pairwise/question.md"),
+            "--seat",
+            &format!("replay:{}", example("examples/pairwise/answers.json")),
+            &example("examples/pairwise/a.md"),
+            &example("examples/pairwise/b.md"),
+        ]),
+        b"",
+        &[0],
+    );
+    run(
+        &mut seen,
+        Command::new(bin("panel-tally")).arg("--json"),
+        &pairwise.stdout,
+        &[0],
+    );
+    let labels = tmp.path().join("labels.jsonl");
+    let history = Command::new("awk")
+        .args(["-v", "panels=50", "-v", "labelled=0.6", "-v"])
+        .arg(format!("labels={}", labels.display()))
+        .arg("-f")
+        .arg(root().join("benches/gold-gen.awk"))
+        .output()
+        .unwrap();
+    let mut gold = Command::new(bin("panel-tally"));
+    gold.args(["--ledger", "--json", "--require-kappa", "0", "--gold"])
+        .arg(&labels);
+    run(&mut seen, &mut gold, &history.stdout, &[0, 1, 3]);
+    // Every label the file holds meets the gold schema.
+    for line in std::fs::read_to_string(&labels).unwrap().lines() {
+        let label: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            schema_errors("gold", &label),
+            Vec::<String>::new(),
+            "{line}"
+        );
+    }
+    assert!(!schema_errors("gold", &json!({"label": "holds"})).is_empty());
+
     // What this machine has: each harness (the stand-ins on PATH), then the walls.
     let mut doctor = Command::new(bin("panel-judge"));
     doctor.args(["--doctor", "--json"]);
@@ -233,7 +280,7 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
     let want: BTreeSet<String> = panel::tools::schemas::schemas()
         .iter()
         .map(|s| s.name.to_string())
-        .filter(|n| !["harness", "pr-facts", "pr-verdict"].contains(&n.as_str()))
+        .filter(|n| !["harness", "pr-facts", "pr-verdict", "gold"].contains(&n.as_str()))
         .collect();
     let missing: Vec<&String> = want.difference(&seen).collect();
     assert!(missing.is_empty(), "no record of {missing:?} was written");

@@ -1,10 +1,12 @@
 //! The integration-test crate, the default `cargo test`: each file below is a module of it.
 //! The tests that drive the real CLIs are a target of their own (tests/real.rs).
 
+mod calibrate;
 mod classify;
 mod doctor;
 mod early;
 mod generated;
+mod gold;
 mod harness;
 mod history;
 mod hostile;
@@ -17,6 +19,7 @@ mod logins;
 mod markdown;
 mod matrix;
 mod mockserver;
+mod pairwise;
 mod paste;
 mod pr;
 mod progress;

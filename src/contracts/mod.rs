@@ -9,10 +9,12 @@
 //! | [`votes`] | panel-vote's voters | agree, disagree or better fix on each finding shown |
 //! | [`decisions`] | panel-vote's judge | act or skip on each finding left |
 //! | [`pr`] | panel-judge --contract pr | the verdict block a reviewer ends its reply with |
+//! | [`pairwise`] | panel-judge --contract pairwise | which of two answers, as shown, is better |
 
 pub mod decisions;
 pub mod fence;
 pub mod grouping;
+pub mod pairwise;
 pub mod pr;
 pub mod review;
 pub mod verdict;

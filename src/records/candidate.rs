@@ -45,6 +45,19 @@ pub fn seal(bytes: &[u8]) -> String {
     seal_of(Sha256::digest(bytes))
 }
 
+/// The seal of a pair of answers to one question: SHA-256 over a tag and the three texts, each
+/// after its length (8 bytes, little-endian), so no two different triples share the bytes
+/// sealed. The same question and answers in the same order always give the same seal.
+pub fn pair_seal(question: &str, a: &str, b: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"panel pairwise\0");
+    for text in [question, a, b] {
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    }
+    seal_of(h.finalize())
+}
+
 /// `sha256:<hex>` of a SHA-256 digest.
 pub fn seal_of(digest: impl AsRef<[u8]>) -> String {
     let digest = digest.as_ref();

@@ -73,7 +73,30 @@ pub struct JudgeStats {
     /// Canaries (known answers) this seat was given: kept per seat.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub canary: Option<CanaryScore>,
+    /// A pairwise judge's answers against the order it was shown them in (pairwise records
+    /// only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<PositionStats>,
     pub flags: Vec<Flag>,
+}
+
+/// A pairwise judge's position consistency and first-shown rate.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PositionStats {
+    /// Panels where it answered in both orders, and those where its two answers agreed.
+    pub both_orders: u64,
+    pub consistent: u64,
+    pub consistency: Option<f64>,
+    /// Wilson's 95 % interval on the consistency (one item a panel).
+    pub consistency_ci95: Option<[f64; 2]>,
+    /// Answers it gave in any order, and those that preferred the answer shown first.
+    pub answers: u64,
+    pub first_shown: u64,
+    pub first_shown_rate: Option<f64>,
+    /// 95 % interval on the first-shown rate, by a bootstrap over panels (a judge's two
+    /// answers on one panel are not independent).
+    pub first_shown_rate_ci95: Option<[f64; 2]>,
 }
 
 /// `pair-agreement`: two judges that sat on the same panels.
@@ -183,6 +206,154 @@ pub struct LedgerSummary {
     /// at its judge's mean over the panels it was asked to the end (absent when none was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<StoppedEarly>,
+    /// Whether the history is of pairwise records: holds and breaks then read A and B, pass
+    /// and fail a preference for A and for B (absent for verdicts).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pairwise: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `gold-agreement`: a judge's, seat's or lens's answers, or the panel's decisions, against
+/// gold labels (`--gold`).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GoldAgreement {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `judge`, `seat`, `lens` or `panel`.
+    pub scope: &'static str,
+    pub name: String,
+    /// The label counted as positive: `holds`, or `A` for pairwise preferences.
+    pub positive: &'static str,
+    /// Labelled panels it sat on (a judge, seat or lens: once per judge), and those it gave
+    /// an answer on.
+    pub labelled: u64,
+    pub answered: u64,
+    /// No answer (a panel: no decision), counted apart, never as wrong.
+    pub abstained: u64,
+    /// Judges left out of panels decided without them (cancelled), counted apart.
+    pub cancelled: u64,
+    pub correct: u64,
+    /// `[[positive/positive, positive/negative], [negative/positive, negative/negative]]`,
+    /// the label first, then the answer.
+    pub table: [[u64; 2]; 2],
+    pub accuracy: Option<f64>,
+    /// Wilson's 95 % interval, as for sensitivity and specificity.
+    pub accuracy_ci95: Option<[f64; 2]>,
+    /// Of the positive labels, the share answered positive.
+    pub sensitivity: Option<f64>,
+    pub sensitivity_ci95: Option<[f64; 2]>,
+    /// Of the negative labels, the share answered negative.
+    pub specificity: Option<f64>,
+    pub specificity_ci95: Option<[f64; 2]>,
+    /// Cohen's kappa with the labels; null when chance alone agrees fully.
+    pub kappa: Option<f64>,
+    /// 95 % interval on the kappa, by a bootstrap over the labelled panels.
+    pub kappa_ci95: Option<[f64; 2]>,
+}
+
+/// A decider compared with the gold labels, on the labelled panels of one set of judges.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Compared {
+    /// Its judges (one: a single judge; all of the set: the panel).
+    pub judges: Vec<String>,
+    /// Panels it decided (a sub-panel at the same share of its judges as the panel's
+    /// threshold), of the set's labelled panels.
+    pub decided: u64,
+    pub correct: u64,
+    pub accuracy: Option<f64>,
+    pub accuracy_ci95: Option<[f64; 2]>,
+    pub kappa: Option<f64>,
+    pub kappa_ci95: Option<[f64; 2]>,
+}
+
+/// The comparison PoLL made, on one set of judges' labelled panels: the panel against its
+/// best single judge and the best sub-panel of each smaller size (best by kappa, then
+/// accuracy).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    pub labelled: u64,
+    pub panel: Compared,
+    pub best_judge: Option<Compared>,
+    pub sub_panels: Vec<Compared>,
+}
+
+/// The gate (`--require-kappa`, `--require-accuracy`) on the panel's figure.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GoldGate {
+    /// `kappa` or `accuracy`.
+    pub figure: &'static str,
+    pub threshold: f64,
+    pub value: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    /// `clears` (exit 0: the interval's low end reaches the threshold), `fails` (exit 1: its
+    /// high end is below it) or `straddles` (exit 3: not enough labels to tell).
+    pub result: &'static str,
+    /// When it straddles: about how many more labelled candidates would settle it, the figure
+    /// staying as observed (null: it sits on the threshold, and no number would).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_labels: Option<u64>,
+}
+
+/// The share of positives over the history's unlabelled panels, corrected for the panel's
+/// errors on the labelled ones (Rogan and Gladen).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrectedShare {
+    /// Unlabelled panels decided, and those that decided positive.
+    pub decided: u64,
+    pub positive: u64,
+    pub observed: f64,
+    /// Wilson's 95 % interval on the observed share.
+    pub observed_ci95: [f64; 2],
+    /// The panel's sensitivity and specificity on the labelled panels.
+    pub sensitivity: Option<f64>,
+    pub specificity: Option<f64>,
+    /// `(observed + specificity - 1) / (sensitivity + specificity - 1)`, clipped to 0..1;
+    /// null when the panel is no better than a coin on the labels.
+    pub corrected: Option<f64>,
+    /// 95 % interval by a bootstrap that draws the labelled and the unlabelled panels alike.
+    pub corrected_ci95: Option<[f64; 2]>,
+}
+
+/// `gold-summary`: the labels and the history together.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GoldSummary {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub positive: &'static str,
+    pub labels: u64,
+    pub labelled_panels: u64,
+    /// Labels no panel was about: how many, and the first of them.
+    pub labels_without_records: u64,
+    pub labels_without_records_named: Vec<String>,
+    /// Panels with no label: how many, and the first of their candidates.
+    pub panels_without_label: u64,
+    pub panels_without_label_named: Vec<String>,
+    /// The panel against its best single judge and smaller sub-panels, per set of judges
+    /// (the five most labelled).
+    pub comparisons: Vec<Comparison>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GoldGate>,
+    /// Absent when no unlabelled panel was decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected: Option<CorrectedShare>,
+}
+
+/// What the ledger reports against gold labels.
+pub struct GoldReport {
+    pub judges: Vec<GoldAgreement>,
+    pub seats: Vec<GoldAgreement>,
+    pub lenses: Vec<GoldAgreement>,
+    pub panel: GoldAgreement,
+    pub summary: GoldSummary,
 }
 
 /// What stopping panels once decided saved (`panel-judge --stop-when-decided`).
@@ -211,4 +382,5 @@ pub struct Report {
     pub families: Vec<JudgeStats>,
     pub pairs: Vec<PairAgreement>,
     pub summary: LedgerSummary,
+    pub gold: Option<GoldReport>,
 }

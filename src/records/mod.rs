@@ -8,8 +8,10 @@ pub mod class;
 pub mod doctor;
 pub mod exit;
 pub mod facts;
+pub mod gold;
 pub mod input;
 pub mod ledger;
+pub mod pairwise;
 pub mod plan;
 pub mod pr;
 pub mod review;
@@ -32,6 +34,8 @@ use crate::records::input::Input;
 pub fn destination(kind: &str) -> &'static str {
     match kind {
         "verdict" => "verdicts go through panel-tally",
+        "pairwise" => "pairwise preferences go through panel-tally",
+        "gold" => "gold labels go to panel-tally --ledger --gold",
         "review" => "reviews go through panel-merge",
         "finding" | "reviewer" | "merge" => "merged findings go through panel-vote",
         "vote" | "synthesis" | "panel" | "decision" | "route" => {
@@ -240,6 +244,9 @@ pub enum Status {
     /// Set by panel-tally --require-canaries, never by a judge: the verdict was given, but the
     /// judge's seat missed its canary (or has none), so it does not count.
     CanaryMissed,
+    /// A pairwise judge shown the two answers in both orders preferred a different one in
+    /// each: it followed the order, not the answers.
+    PositionInconsistent,
 }
 
 impl Status {
@@ -265,6 +272,7 @@ impl Status {
             Status::OutputLimit => "output-limit",
             Status::CanaryMissed => "canary-missed",
             Status::Cancelled => "cancelled",
+            Status::PositionInconsistent => "position-inconsistent",
         }
     }
 }
@@ -322,6 +330,9 @@ pub struct VerdictRecord {
     pub family: Option<String>,
     /// The seal of the frozen candidate: `sha256:<hex>`.
     pub candidate: String,
+    /// The name given for the candidate (`panel-judge --name`), which gold labels may use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// `holds`, `breaks`, or null for an abstention.
     pub verdict: Option<Verdict>,
     #[serde(default)]

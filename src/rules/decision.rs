@@ -7,6 +7,7 @@
 use anyhow::{Result, bail};
 
 pub use crate::records::Decision;
+use crate::records::pairwise::Preference;
 
 /// The threshold rule: `yes` answers against `required`, with `missing` answers unknown.
 pub fn decide(yes: usize, missing: usize, required: usize) -> Decision {
@@ -38,6 +39,75 @@ pub fn share(required: usize, size: usize, k: usize) -> usize {
         return k.max(1);
     }
     (required.min(size) * k).div_ceil(size).max(1)
+}
+
+/// A pairwise panel's preference: the answer `required` of its judges prefer (`a` prefer the
+/// first answer given, `b` the second); none when neither has them, whatever the judges that
+/// gave no preference might have said. `required` is more than half of the panel
+/// ([`majority`], or `--agree N` past half), so two answers never both reach it.
+pub fn prefer(a: usize, b: usize, required: usize) -> Option<Preference> {
+    if a >= required {
+        Some(Preference::A)
+    } else if b >= required {
+        Some(Preference::B)
+    } else {
+        None
+    }
+}
+
+/// How a position-inconsistent judge (its preference followed the order it was shown) counts
+/// in a pairwise panel's preference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Inconsistent {
+    /// As an abstention: a judge of the panel that gave no preference.
+    #[default]
+    Abstain,
+    /// Not at all: the panel's threshold is the same share of the judges left.
+    Exclude,
+}
+
+impl Inconsistent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Inconsistent::Abstain => "abstain",
+            Inconsistent::Exclude => "exclude",
+        }
+    }
+}
+
+/// The preference of a panel of `size` judges that needs `required` of them, where `a` prefer
+/// A, `b` prefer B and `inconsistent` followed the order: [`prefer`], with `--inconsistent
+/// exclude` at the same share of the judges left ([`share`]).
+pub fn preference(
+    (a, b, inconsistent): (usize, usize, usize),
+    size: usize,
+    required: usize,
+    how: Inconsistent,
+) -> Option<Preference> {
+    let required = match how {
+        Inconsistent::Abstain => required,
+        Inconsistent::Exclude if size > inconsistent => share(required, size, size - inconsistent),
+        Inconsistent::Exclude => return None,
+    };
+    prefer(a, b, required)
+}
+
+/// More than half of a panel of `size`: what a preference needs by default.
+pub fn majority(size: usize) -> usize {
+    size / 2 + 1
+}
+
+/// The judges a preference of a panel of `size` needs: `--agree N`, past half of the panel, or
+/// by default its [`majority`].
+pub fn preference_required(agree: Option<usize>, size: usize) -> Result<usize> {
+    match agree {
+        None => Ok(majority(size)),
+        Some(n) if n > size || 2 * n <= size => bail!(
+            "--agree {n}: a preference of {size} judges needs more than half of them and at most all ({} to {size})",
+            majority(size)
+        ),
+        Some(n) => Ok(n),
+    }
 }
 
 /// A panel's answers while some of its judges are still out: the yes answers, the no answers,
@@ -118,6 +188,31 @@ pub fn check_agree(agree: Option<usize>) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_preference_needs_more_than_half() {
+        use super::*;
+        assert_eq!(majority(3), 2);
+        assert_eq!(majority(4), 3);
+        assert_eq!(prefer(2, 1, 2), Some(Preference::A));
+        assert_eq!(prefer(1, 2, 2), Some(Preference::B));
+        // A tie, or too many without a preference: none.
+        assert_eq!(prefer(1, 1, 2), None);
+        assert_eq!(prefer(2, 2, 3), None);
+        // Two of five follow the order: as abstentions 2 of 3 needed fall short; excluded, 3
+        // of 5 is 2 of the 3 left.
+        let (a, b) = (2, 1);
+        assert_eq!(preference((a, b, 2), 5, 3, Inconsistent::Abstain), None);
+        assert_eq!(
+            preference((a, b, 2), 5, 3, Inconsistent::Exclude),
+            Some(Preference::A)
+        );
+        assert_eq!(preference((0, 0, 3), 3, 2, Inconsistent::Exclude), None);
+        assert_eq!(preference_required(None, 3).unwrap(), 2);
+        assert_eq!(preference_required(Some(3), 3).unwrap(), 3);
+        assert!(preference_required(Some(1), 2).is_err());
+        assert!(preference_required(Some(4), 3).is_err());
+    }
+
     #[test]
     fn a_share_of_a_smaller_panel_rounds_up_and_keeps_unanimity() {
         assert_eq!(share(3, 3, 2), 2, "every judge of 3: every judge of 2");

@@ -14,6 +14,8 @@
 //! | where the work goes after the votes | [`routes`] |
 //! | how far judges agree beyond chance (Cohen's and Fleiss' kappa, Krippendorff's alpha) | [`agreement`] |
 //! | how far an agreement figure can be trusted (a bootstrap over panels) | [`bootstrap`] |
+//! | how far a judge or panel agrees with gold labels, a gate on it, a corrected share | [`gold`] |
+//! | a pairwise panel's preference | [`decision::prefer`] |
 //! | a PR's class, plan, accepted verdicts and aggregate | [`classify`], [`plan`], [`pr`] |
 
 pub mod agreement;
@@ -23,6 +25,7 @@ pub mod classify;
 pub mod consensus;
 pub mod decision;
 pub mod decorrelation;
+pub mod gold;
 pub mod grouping;
 pub mod plan;
 pub mod pr;

@@ -60,6 +60,10 @@ pub const SCRIPTS: &[(&str, &str)] = &[
         "panel-fleet",
         "A panel per candidate over a corpus, on GNU parallel, here or across machines; one tally at the end.",
     ),
+    (
+        "panel-calibrate",
+        "Runs a panel over a labelled set and prints its report against the labels.",
+    ),
 ];
 
 /// Escapes text for roff: backslashes, and a leading dot or quote that roff would read as a request.
@@ -191,7 +195,7 @@ fn tools_section(out: &mut String) {
     }
     para(
         out,
-        "Four bash tools compose them into the documented pipelines, each with its man page and completions:",
+        "Five bash tools compose them into the documented pipelines, each with its man page and completions:",
     );
     for (name, what) in SCRIPTS {
         item(out, &format!("{name}(1)"), what);
@@ -236,7 +240,7 @@ fn records_section(out: &mut String) {
         "Every line a tool writes on standard output is one compact JSON record, and every record carries its \"type\". Field names are camelCase. A tool handed a record of another type refuses it in one line that names the tool the record is meant for. The records, by type:",
     );
     for s in crate::tools::schemas::schemas() {
-        if s.name == "harness" || s.name == "pr-facts" {
+        if ["harness", "pr-facts", "gold"].contains(&s.name) {
             continue;
         }
         let what = s.schema["description"].as_str().unwrap_or_default();
@@ -244,7 +248,7 @@ fn records_section(out: &mut String) {
     }
     para(
         out,
-        "Each record type has a JSON Schema (draft 2020-12) in the source's schemas/ folder, schemas/TYPE.schema.json, generated from the record types. schemas/pr-facts.schema.json describes the PR facts pr-classify reads (and --print-facts writes), and schemas/harness.schema.json a harness row.",
+        "Each record type has a JSON Schema (draft 2020-12) in the source's schemas/ folder, schemas/TYPE.schema.json, generated from the record types. schemas/pr-facts.schema.json describes the PR facts pr-classify reads (and --print-facts writes), schemas/gold.schema.json a line of the gold labels panel-tally --ledger --gold reads, and schemas/harness.schema.json a harness row.",
     );
 }
 

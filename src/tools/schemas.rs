@@ -12,7 +12,11 @@ use crate::records::VerdictRecord;
 use crate::records::class::PrClass;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::facts::PrFacts;
-use crate::records::ledger::{JudgeStats, LedgerSummary, PairAgreement};
+use crate::records::gold::GoldLabel;
+use crate::records::ledger::{
+    GoldAgreement, GoldSummary, JudgeStats, LedgerSummary, PairAgreement,
+};
+use crate::records::pairwise::{PairwiseRecord, PreferenceTally};
 use crate::records::plan::PanelPlan;
 use crate::records::pr::{PanelVerdict, PrVerdictRecord};
 use crate::records::review::ReviewRecord;
@@ -80,6 +84,22 @@ pub fn schemas() -> Vec<SchemaFile> {
             "ledger-summary",
             "panel-tally --ledger --json: the history as a whole",
         ),
+        record::<GoldAgreement>(
+            "gold-agreement",
+            "panel-tally --ledger --gold --json: a judge's, seat's or lens's answers, or the panel's decisions, against gold labels",
+        ),
+        record::<GoldSummary>(
+            "gold-summary",
+            "panel-tally --ledger --gold --json: the labels and the history together, the comparison, the gate and the corrected share",
+        ),
+        record::<PairwiseRecord>(
+            "pairwise",
+            "panel-judge --contract pairwise: one judge's preference between two answers, in each order it was shown",
+        ),
+        record::<PreferenceTally>(
+            "preference",
+            "panel-tally --json over pairwise records: the panel's preference",
+        ),
         record::<crate::records::runs::RunFolder>(
             "run-folder",
             "panel-tally --runs --json: one run folder, or with --keep one removed",
@@ -103,8 +123,34 @@ pub fn schemas() -> Vec<SchemaFile> {
             "panel-judge --doctor --json: the walls judges can get on this machine",
         ),
         facts(),
+        gold(),
         harness(),
     ]
+}
+
+/// `gold`: one line of the gold labels panel-tally --ledger --gold reads, a candidate by its
+/// seal or its name; `"type": "gold"` may be given.
+fn gold() -> SchemaFile {
+    let mut schema = generator().into_root_schema_for::<GoldLabel>().to_value();
+    close(&mut schema);
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props.insert("type".into(), json!({"const": "gold"}));
+    }
+    if let Value::Object(obj) = &mut schema {
+        obj.insert(
+            "oneOf".into(),
+            json!([{"required": ["candidate"]}, {"required": ["name"]}]),
+        );
+    }
+    let schema = head(
+        schema,
+        "panel gold label",
+        "panel-tally --ledger --gold LABELS: one candidate's gold label, one JSON object a line",
+    );
+    SchemaFile {
+        name: "gold",
+        schema,
+    }
 }
 
 /// The schema of one schema file by its name, for validating a record of that `type`.
@@ -257,7 +303,7 @@ mod tests {
         assert_eq!(names.len(), all.len(), "two schemas share a name");
         for s in all
             .iter()
-            .filter(|s| !["harness", "pr-facts"].contains(&s.name))
+            .filter(|s| !["harness", "pr-facts", "gold"].contains(&s.name))
         {
             assert_eq!(s.schema["properties"]["type"]["const"], s.name);
             assert_eq!(s.schema["required"][0], "type", "{}", s.name);

@@ -1,4 +1,5 @@
-//! The bash tools in `bin/` (judge-panel, review-battery, pr-review, panel-fleet), described
+//! The bash tools in `bin/` (judge-panel, review-battery, pr-review, panel-fleet,
+//! panel-calibrate), described
 //! as clap commands so that their man pages and completions are generated, and drift-tested,
 //! as the five binaries' are. The scripts parse their own arguments; these commands are only
 //! their shape (options, values, operands), and a test checks that each option here is one the
@@ -190,6 +191,79 @@ pub fn panel_fleet() -> Command {
         )
 }
 
+/// panel-calibrate's shape: its options, the seats, and panel-judge's options after `--`.
+pub fn panel_calibrate() -> Command {
+    let flag = |long: &'static str, help: &'static str| {
+        Arg::new(long)
+            .long(long)
+            .action(ArgAction::SetTrue)
+            .help(help)
+    };
+    let short = |id: &'static str, c: char, value: &'static str, help: &'static str| {
+        Arg::new(id)
+            .short(c)
+            .value_name(value)
+            .action(ArgAction::Set)
+            .help(help)
+    };
+    script("panel-calibrate")
+        .arg(
+            option(
+                "set",
+                "SET",
+                "The labelled set: llmbar-natural (the default), summedits-sales-email, or a folder",
+            )
+            .value_hint(ValueHint::DirPath),
+        )
+        .arg(flag(
+            "replay",
+            "The set's recorded stand-in answers in place of seats, offline (made from the labels, not by a model)",
+        ))
+        .arg(flag(
+            "dry-run",
+            "Say what the run would ask and cost, and run nothing",
+        ))
+        .arg(option("limit", "N", "The set's first N items only"))
+        .arg(
+            option("orders", "ORDERS", "Pairwise: both (the default) or alternate")
+                .value_parser(["both", "alternate"]),
+        )
+        .arg(option("agree", "N", "The panel's threshold, as panel-tally --agree N"))
+        .arg(option(
+            "require-kappa",
+            "K",
+            "The gate on the panel's kappa with the labels: exit 0, 1 or 3",
+        ))
+        .arg(option(
+            "require-accuracy",
+            "A",
+            "The gate on the panel's accuracy",
+        ))
+        .arg(
+            option("format", "FORM", "text (the default), markdown or json")
+                .value_parser(["text", "markdown", "json"]),
+        )
+        .arg(
+            short("out", 'o', "DIR", "Keep the records and every item's run in DIR")
+                .value_hint(ValueHint::DirPath),
+        )
+        .arg(short("jobs", 'j', "JOBS", "Items at once (default 1)"))
+        .arg(
+            Arg::new("seats")
+                .value_name("SEAT")
+                .num_args(0..)
+                .help("The panel's seats, HARNESS[:MODEL]"),
+        )
+        .arg(
+            Arg::new("panel_judge")
+                .value_name("PANEL-JUDGE-OPTIONS")
+                .num_args(0..)
+                .last(true)
+                .allow_hyphen_values(true)
+                .help("Options every panel-judge is given"),
+        )
+}
+
 /// Every bash tool's command and its EXIT STATUS and EXAMPLES.
 pub fn commands() -> Vec<(Command, &'static ToolDoc)> {
     vec![
@@ -197,8 +271,44 @@ pub fn commands() -> Vec<(Command, &'static ToolDoc)> {
         (review_battery(), &REVIEW_BATTERY_DOC),
         (pr_review(), &PR_REVIEW_DOC),
         (panel_fleet(), &PANEL_FLEET_DOC),
+        (panel_calibrate(), &PANEL_CALIBRATE_DOC),
     ]
 }
+
+pub const PANEL_CALIBRATE_DOC: ToolDoc = ToolDoc {
+    exit_status: &[
+        (
+            "0",
+            "The report was printed; with a gate, the panel's figure clears it (its interval's low end reaches it).",
+        ),
+        (
+            "1",
+            "With a gate: the panel's figure is below it (its interval's high end is).",
+        ),
+        (
+            "2",
+            "Usage error, a set that cannot be read, or a panel that could not run (its item named).",
+        ),
+        (
+            "3",
+            "With a gate: the interval straddles it; the report says about how many more labelled candidates would settle it.",
+        ),
+    ],
+    examples: &[
+        (
+            "Offline: the shipped LLMBar pairs with the recorded stand-in answers, as Markdown",
+            "panel-calibrate --replay --format markdown",
+        ),
+        (
+            "What a real panel over the set would cost, before it runs",
+            "panel-calibrate --dry-run claude:haiku codex:gpt-5-mini gemini",
+        ),
+        (
+            "Gate a CI job on the panel's agreement with people",
+            "panel-calibrate --set summedits-sales-email --agree 2 --require-kappa 0.6 claude:haiku codex:gpt-5-mini gemini",
+        ),
+    ],
+};
 
 const STOPPED: (&str, &str) = (
     "130, 143",

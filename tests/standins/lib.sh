@@ -349,12 +349,26 @@ si_verdict_obj() { # $1 verdict -> REPLY compact object
   si_q "$1"
   REPLY="{\"verdict\":$REPLY,\"reason\":$r,\"confidence\":${STANDIN_CONFIDENCE:-0.9}}"
 }
+# si_pairwise_obj first|second -> REPLY: a pairwise preference (panel-judge --contract pairwise).
+si_pairwise_obj() {
+  si_q "${STANDIN_REASON:-it answers the question}"
+  REPLY="{\"preferred\":\"$1\",\"reason\":$REPLY,\"confidence\":${STANDIN_CONFIDENCE:-0.9}}"
+}
+# si_prefers TEXT -> REPLY first|second: the answer shown that holds TEXT (the first answer's
+# fence ends before the second's begins), whichever order the two were shown in.
+si_prefers() {
+  local before=${SI_PROMPT%%'<<<SECOND-'*}
+  before=${before#*'<<<FIRST-'}
+  if [[ $before == *"$1"* ]]; then REPLY=first; else REPLY=second; fi
+}
 SI_PROSE='The claim breaks. Calling first([]) raises IndexError because the function indexes xs[0] without checking for an empty list, so it does not always return the first element.'
 # si_model_text KIND -> SI_TEXT (text the model produced), SI_OBJ (object if JSON)
 si_model_text() {
   local v=${STANDIN_VERDICT:-breaks}
   case $1 in
     holds|breaks) v=$1; si_verdict_obj "$v"; SI_TEXT=$REPLY; SI_OBJ=$REPLY ;;
+    first|second) si_pairwise_obj "$1"; SI_TEXT=$REPLY; SI_OBJ=$REPLY ;;
+    prefer:*) si_prefers "${1#prefer:}"; si_pairwise_obj "$REPLY"; SI_TEXT=$REPLY; SI_OBJ=$REPLY ;;
     ok|validfail) si_verdict_obj "$v"; SI_TEXT=$REPLY; SI_OBJ=$REPLY ;;
     prose) SI_TEXT=$SI_PROSE; SI_OBJ= ;;
     empty) SI_TEXT=; SI_OBJ= ;;
@@ -437,6 +451,8 @@ si_run() {
   case $mode in
     ok|holds|breaks|prose|fence|invalid|wrongschema|empty)
       si_model_text "$mode"; cli_answer "$mode"; exit 0 ;;
+    first|second|prefer:*)
+      si_model_text "$mode"; cli_answer ok; exit 0 ;;
     validfail)
       si_model_text ok; cli_answer ok; exit "${SI_FAIL_CODE:-1}" ;;
     fail) cli_fail ;;

@@ -321,6 +321,16 @@ if has claude && has codex; then
   check "rules" "$([[ $(verdict_of "$(<"$T/o1")") == notjson && $(verdict_of "$(<"$T/o2")") == holds && $(verdict_of "$(<"$T/o3")") == breaks ]]; echo $?)"
   unset STANDIN_RULES
 
+  # Pairwise preferences: the first shown, whatever the order; the answer holding a text,
+  # first or second as shown.
+  pw=$'Which is better?\n<<<FIRST-n\nGrey waves\nFIRST-n>>>\n<<<SECOND-n\nprose\nSECOND-n>>>'
+  wp=$'Which is better?\n<<<FIRST-n\nprose\nFIRST-n>>>\n<<<SECOND-n\nGrey waves\nSECOND-n>>>'
+  pref() { jq -r '.preferred // "none"' 2>/dev/null <<<"$1" || echo notjson; }
+  STANDIN_MODE=first claude -p "$wp" --no-session-persistence </dev/null >"$T/o1" 2>/dev/null
+  STANDIN_MODE='prefer:Grey waves' claude -p "$pw" --no-session-persistence </dev/null >"$T/o2" 2>/dev/null
+  STANDIN_MODE='prefer:Grey waves' claude -p "$wp" --no-session-persistence </dev/null >"$T/o3" 2>/dev/null
+  check "pairwise" "$([[ $(pref "$(<"$T/o1")") == first && $(pref "$(<"$T/o2")") == first && $(pref "$(<"$T/o3")") == second ]]; echo $?)" "$(cat "$T/o1" "$T/o2" "$T/o3")"
+
   long=$(printf 'x%.0s' {1..6000})
   claude -p "$long" --no-session-persistence </dev/null >/dev/null 2>&1
   l=$(lastlog)

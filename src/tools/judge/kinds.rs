@@ -17,6 +17,8 @@ use crate::tools::judge::panel::{Judge, LensFlags, correlated, lenses, pair};
 pub struct Panel<'a> {
     /// The frozen candidate's seal.
     pub seal: &'a str,
+    /// The name given for it (`--name`).
+    pub name: Option<&'a str>,
     pub size: usize,
     pub run: &'a Path,
     /// What its judges run under.
@@ -232,6 +234,7 @@ fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
         model: judge.seat.model.clone(),
         family: judge.seat.family.clone(),
         candidate: panel.seal.to_string(),
+        name: panel.name.map(str::to_string),
         verdict: answer.as_ref().map(|a| a.verdict),
         reason: answer
             .as_ref()

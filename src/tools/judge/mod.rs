@@ -14,6 +14,7 @@ pub mod canary;
 pub mod early;
 pub mod harnesses;
 pub mod kinds;
+pub mod pairwise;
 pub mod panel;
 pub mod pr;
 
@@ -67,8 +68,13 @@ use panel::LensFlags;
 #[command(name = "panel-judge", version)]
 #[command(group(clap::ArgGroup::new("info").args(["list_harnesses", "doctor"])))]
 pub struct Args {
-    /// The work to judge: a file, or standard input when `-` or absent.
+    /// The work to judge: a file, or standard input when `-` or absent. Pairwise: the first
+    /// answer, A.
     pub candidate: Option<String>,
+
+    /// Pairwise: the second answer, B (a file, or `-` when A is a file).
+    #[arg(value_name = "B")]
+    pub second: Option<String>,
 
     /// A seat, HARNESS[:MODEL] (repeatable), e.g. claude:haiku, codex:gpt-5.6-luna, exec:'llm -m gpt-4o-mini', replay:answers.json.
     #[arg(
@@ -102,9 +108,22 @@ pub struct Args {
     #[arg(long, value_name = "NAME", default_value = "review", value_parser = folder_name)]
     pub stage: String,
 
-    /// Reviews: the brief the work was written to, shown to every reviewer.
+    /// Reviews: the brief the work was written to, shown to every reviewer. Pairwise: the
+    /// question both answers answer (required).
     #[arg(long, value_name = "FILE")]
     pub brief: Option<PathBuf>,
+
+    /// Pairwise: the orders each judge is shown the two answers in: both (each judge sees A
+    /// then B, and B then A; one whose two answers disagree is position-inconsistent), or
+    /// alternate (half the calls: the panel's judges take turns, AB, BA, AB, …, so the first
+    /// shown is balanced across the panel, not within a judge) [default: both].
+    #[arg(long, value_enum, value_name = "ORDERS")]
+    pub orders: Option<Orders>,
+
+    /// Verdicts and pairwise: a name for the candidate, recorded in every record as `name`
+    /// (gold labels may name a candidate by it: panel-tally --ledger --gold).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
 
     /// Reviews: the writer's model family; a reviewer of the same family is refused.
     #[arg(long, value_name = "FAMILY")]
@@ -225,6 +244,19 @@ pub enum ContractKind {
     Review,
     /// A pull request's planned panel (--plan, --repo): one pr-verdict record per member, for panel-tally --pr.
     Pr,
+    /// Two answers A and B to one question (--brief): which is better, "first" or "second" as
+    /// shown; one pairwise record per judge, its preference A or B, for panel-tally.
+    Pairwise,
+}
+
+/// The orders a pairwise panel shows the two answers in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Orders {
+    /// Every judge sees both orders.
+    #[default]
+    Both,
+    /// The panel's judges take turns: AB, BA, AB, …
+    Alternate,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
@@ -263,6 +295,10 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Review a pull request with its planned panel",
             "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
+        ),
+        (
+            "Which of two answers to a question is better, each judge shown both orders",
+            "panel-judge --contract pairwise --brief question.md --seat claude:haiku --seat codex:gpt-5.6-luna a.md b.md | panel-tally",
         ),
         (
             "What this machine has: each harness's program, version and login, and the walls",
@@ -309,6 +345,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             writer_family: args.writer_family.clone(),
         }),
         ContractKind::Pr => return judge_pr(&args, launcher),
+        ContractKind::Pairwise => return pairwise::judge(&args, launcher),
     };
     panel_flags(&args)?;
     let verdicts = args.contract == ContractKind::Verdict;
@@ -384,6 +421,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let check = |obj: &serde_json::Map<String, serde_json::Value>| contract.check(obj);
     let panel = kinds::Panel {
         seal: &candidate.seal,
+        name: args.name.as_deref(),
         size: judges.len(),
         run: &run_dir,
         sandbox: launcher.sandbox(),
@@ -436,8 +474,11 @@ fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
     let Some(plan) = &args.plan else {
         bail!("--contract pr needs --plan FILE (pr-classify --plan writes one)");
     };
-    if args.candidate.is_some() {
+    if args.candidate.is_some() || args.second.is_some() {
         bail!("--contract pr reviews the plan's head in --repo; it takes no candidate file");
+    }
+    if args.orders.is_some() || args.name.is_some() {
+        bail!("--orders and --name are for verdicts and pairwise preferences");
     }
     let rounds = pr::Given {
         earlier: &args.earlier,
@@ -529,6 +570,7 @@ impl Asked<'_> {
                 let canary = &self.canaries[*n];
                 let own = kinds::Panel {
                     seal: &canary.candidate.seal,
+                    name: None,
                     ..*panel
                 };
                 (
@@ -541,7 +583,7 @@ impl Asked<'_> {
 }
 
 /// `--dry-run`: each job's command line, a blank line between, for pasting into a script.
-fn print_commands(launcher: &Launcher, jobs: &[Job]) -> Result<ExitCode> {
+pub(super) fn print_commands(launcher: &Launcher, jobs: &[Job]) -> Result<ExitCode> {
     let mut out = crate::engine::output::stdout();
     for (i, job) in jobs.iter().enumerate() {
         let gap = if i == 0 { "" } else { "\n" };
@@ -627,6 +669,12 @@ fn panel_flags(args: &Args) -> Result<()> {
     }
     if args.plan.is_some() {
         bail!("--plan is for --contract pr");
+    }
+    if args.second.is_some() || args.orders.is_some() {
+        bail!("a second answer and --orders are for --contract pairwise");
+    }
+    if args.name.is_some() && args.contract != ContractKind::Verdict {
+        bail!("--name is for verdicts and pairwise preferences");
     }
     if args.contract != ContractKind::Verdict && !args.canaries.is_empty() {
         bail!("--canary is for --contract verdict");

@@ -125,7 +125,9 @@ fn reply_check(seat: &Seat) -> impl Fn(&Map<String, Value>) -> Result<(), String
 /// A status of the launcher as a member's status.
 fn status_of(s: Status) -> PrStatus {
     match s {
-        Status::Ok | Status::Unreadable | Status::CanaryMissed => PrStatus::Malformed,
+        Status::Ok | Status::Unreadable | Status::CanaryMissed | Status::PositionInconsistent => {
+            PrStatus::Malformed
+        }
         Status::Timeout => PrStatus::Timeout,
         Status::Failed => PrStatus::Failed,
         Status::NotFound => PrStatus::NotFound,

@@ -278,29 +278,34 @@ fn panels(name: &str, file: File) -> Result<(Vec<Panel>, u64, Option<String>)> {
         name: name.into(),
         reader: Box::new(file),
     };
-    read::each_line(vec![source], Some(&mut skip), |rec, line, _| {
-        // Records without a run folder (not panel-judge's) are grouped by their candidate.
-        let key = match rec.run.is_empty() {
-            true => format!("\0{}", rec.candidate),
-            false => rec.run.to_string(),
-        };
-        let i = *index.entry(key).or_insert_with(|| {
-            panels.push(Panel {
-                run: rec.run.to_string(),
-                time: run_time(&rec.run),
-                ..Panel::default()
+    read::each_line(
+        vec![source],
+        read::VERDICTS,
+        Some(&mut skip),
+        |rec, line, _| {
+            // Records without a run folder (not panel-judge's) are grouped by their candidate.
+            let key = match rec.run.is_empty() {
+                true => format!("\0{}", rec.candidate),
+                false => rec.run.to_string(),
+            };
+            let i = *index.entry(key).or_insert_with(|| {
+                panels.push(Panel {
+                    run: rec.run.to_string(),
+                    time: run_time(&rec.run),
+                    ..Panel::default()
+                });
+                panels.len() - 1
             });
-            panels.len() - 1
-        });
-        let p = &mut panels[i];
-        if rec.canary.is_none() && p.candidate.is_empty() {
-            p.candidate = rec.candidate.to_string();
-        }
-        p.judges.push(rec.judge.to_string());
-        p.lines.push_str(line);
-        p.lines.push('\n');
-        Ok(())
-    })?;
+            let p = &mut panels[i];
+            if rec.canary.is_none() && p.candidate.is_empty() {
+                p.candidate = rec.candidate.to_string();
+            }
+            p.judges.push(rec.judge.to_string());
+            p.lines.push_str(line);
+            p.lines.push('\n');
+            Ok(())
+        },
+    )?;
     Ok((panels, skipped, first_skipped))
 }
 

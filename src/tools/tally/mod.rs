@@ -14,6 +14,7 @@ pub mod count;
 pub mod history;
 pub mod ledger;
 pub mod markdown;
+pub mod pairwise;
 pub mod pr;
 pub mod reader;
 pub mod report;
@@ -32,7 +33,7 @@ use crate::records::input::{Source, first_record_type, sources};
 use crate::records::review::ReviewRecord;
 use crate::records::text::shown;
 use crate::records::{self, synthesis as stream};
-use crate::rules::decision;
+use crate::rules::decision::{self, Inconsistent};
 use crate::tools::docs::ToolDoc;
 use batch::Batch;
 use reader::Reader;
@@ -75,6 +76,13 @@ use report::{Format, Sink};
 /// edited stream) is no decision, exit 3, with a `CANCELLED WITHOUT CAUSE:` line naming the
 /// voters. The JSON tally carries `cancelled`, `decidedEarly` and `cancelledWithoutCause`, absent
 /// when none was left out.
+///
+/// Pairwise records (panel-judge --contract pairwise) are counted into the panel's preference:
+/// the answer more than half of its judges prefer (--agree N: N of them, past half), each
+/// judge's answer in each order it was shown, the judges whose answers followed the order
+/// (position-inconsistent: an abstention, or with --inconsistent exclude not counted at all),
+/// and how many answers preferred the one shown first. Exit 0 with a preference, 3 without;
+/// --json writes one preference record.
 ///
 /// In a PR panel (--pr), a member left out (panel-judge --contract pr --stop-when-decided:
 /// status `cancelled`) is no verdict and never decides. A blocking FIX_FIRST among the answers
@@ -172,6 +180,50 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["pr", "each", "view", "last_wins"])]
     pub ledger: bool,
 
+    /// With --ledger: gold labels, JSON lines of {"candidate": SEAL, "label": L} or
+    /// {"name": NAME, "label": L} (the name panel-judge --name recorded), L holds or breaks
+    /// (verdicts) or A or B (pairwise preferences). The report adds, per judge, seat and lens
+    /// and for the panel's decision at its --agree: accuracy, sensitivity and specificity (the
+    /// positive label is holds, or A) and Cohen's kappa with the labels, each with its 95 %
+    /// interval (Wilson's for shares, a bootstrap over labelled panels for kappa); the panel
+    /// against its best single judge and best smaller panels on the same labelled panels
+    /// (PoLL's comparison); abstentions, cancelled judges and undecided panels counted apart,
+    /// never as wrong; the labels without records and the panels without a label, counted and
+    /// named; and the share of the positive label over the unlabelled panels, corrected for the
+    /// panel's errors on the labelled ones (Rogan-Gladen). With --json: gold-agreement and
+    /// gold-summary records after the ledger's.
+    #[arg(long, value_name = "LABELS", requires = "ledger")]
+    pub gold: Option<String>,
+
+    /// With --gold: a gate on the panel's kappa with the labels: exit 0 when its 95 %
+    /// interval's low end reaches K, 1 when its high end is below K, 3 when the interval
+    /// straddles K (not enough labels to tell: the report says about how many more labelled
+    /// candidates would settle it at the observed kappa).
+    #[arg(
+        long,
+        value_name = "K",
+        requires = "gold",
+        conflicts_with = "require_accuracy",
+        allow_negative_numbers = true
+    )]
+    pub require_kappa: Option<f64>,
+
+    /// With --gold: the same gate on the panel's accuracy (a share from 0 to 1).
+    #[arg(
+        long,
+        value_name = "A",
+        requires = "gold",
+        allow_negative_numbers = true
+    )]
+    pub require_accuracy: Option<f64>,
+
+    /// Pairwise records: how a judge whose answers in the two orders disagree
+    /// (position-inconsistent) counts in the panel's preference: abstain (as a judge that gave
+    /// no preference) or exclude (not at all: the panel needs the same share of the judges
+    /// left).
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Inconsistent::Abstain)]
+    pub inconsistent: Inconsistent,
+
     /// With --ledger: also write the heat map and a bar per judge as a standalone SVG picture.
     #[arg(long, value_name = "FILE", requires = "ledger")]
     pub svg: Option<std::path::PathBuf>,
@@ -207,11 +259,11 @@ pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing. With --runs: the run folders were listed, or pruned. With --history: the history was read (even when no panel matched, said on standard error), whatever its panels decided.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing, but with --gold and --require-kappa or --require-accuracy the panel's figure clears the gate (its 95 % interval's low end reaches it). Pairwise records: the panel prefers one answer. With --runs: the run folders were listed, or pruned. With --history: the history was read (even when no panel matched, said on standard error), whatever its panels decided.",
         ),
         (
             "1",
-            "The panel decided against: too few holds even if every abstainer had said holds. With --each: at least one panel did. With --pr: FIX_FIRST.",
+            "The panel decided against: too few holds even if every abstainer had said holds. With --each: at least one panel did. With --pr: FIX_FIRST. With --ledger and a gate on gold labels: the panel's figure is below it (its interval's high end is).",
         ),
         (
             "2",
@@ -219,7 +271,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "3",
-            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict). In panel-vote's stream: also a voter left out (cancelled) whose vote could have changed a finding's fate.",
+            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict). In panel-vote's stream: also a voter left out (cancelled) whose vote could have changed a finding's fate. Pairwise records: no answer has the judges a preference needs. With --ledger and a gate on gold labels: the interval straddles it (the report says about how many more labelled candidates would settle it).",
         ),
     ],
     examples: &[
@@ -242,6 +294,14 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Is the panel worth what it costs? Its judges' ledger over a history, and the picture",
             "panel-tally --ledger --svg ledger.svg history.jsonl",
+        ),
+        (
+            "Does the panel agree with people? Its history against gold labels, gated for CI",
+            "panel-tally --ledger --gold labels.jsonl --agree 2 --require-kappa 0.6 history.jsonl",
+        ),
+        (
+            "Which of two answers the panel prefers, each judge asked in both orders",
+            "panel-judge --contract pairwise --brief question.md a.md b.md | panel-tally",
         ),
         (
             "The last three panels of the history where judge a-claude sat, of the past week",
@@ -323,6 +383,39 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How `--ledger` reads its history: the gold labels read now (a bad file is exit 2 before
+/// any record is), and the gate on them.
+fn ledger_reading(args: &Args) -> Result<ledger::Reading> {
+    let gold = match &args.gold {
+        Some(path)
+            if path == "-" && sources(&args.inputs).iter().any(|s| s.name() == "<stdin>") =>
+        {
+            bail!("--gold -: the records are read from standard input already")
+        }
+        Some(path) => Some(crate::records::gold::Gold::read(Source::Path(
+            path.clone(),
+        ))?),
+        None => None,
+    };
+    let require = match (args.require_kappa, args.require_accuracy) {
+        (Some(k), _) if !(-1.0..=1.0).contains(&k) => {
+            bail!("--require-kappa {k}: a kappa is from -1 to 1")
+        }
+        (_, Some(a)) if !(0.0..=1.0).contains(&a) => {
+            bail!("--require-accuracy {a}: a share is from 0 to 1")
+        }
+        (Some(k), _) => Some(ledger::gold_report::Require::Kappa(k)),
+        (_, Some(a)) => Some(ledger::gold_report::Require::Accuracy(a)),
+        _ => None,
+    };
+    Ok(ledger::Reading {
+        agree: args.agree,
+        inconsistent: args.inconsistent,
+        gold,
+        require,
+    })
+}
+
 /// The clap definition of `panel-tally`.
 pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
@@ -355,12 +448,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     if args.ledger {
         decision::check_agree(args.agree)?;
+        let how = ledger_reading(&args)?;
         return ledger::run(
             sources(&args.inputs),
             args.format(),
             args.svg.as_deref(),
             args.bootstrap,
-            args.agree,
+            how,
         );
     }
     if args.fix_proof.is_some() {
@@ -370,6 +464,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let (kind, inputs) = first_record_type(sources(&args.inputs))?;
     match kind.as_deref() {
         Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => return synthesis(&args, inputs),
+        Some("pairwise") if args.each || args.require_canaries || args.view.is_some() => bail!(
+            "--each, --require-canaries and --view are for verdicts; a pairwise panel is counted alone"
+        ),
+        Some("pairwise") => {
+            let rules = pairwise::Rules {
+                agree: args.agree,
+                inconsistent: args.inconsistent,
+                last_wins: args.last_wins,
+            };
+            return pairwise::run(inputs, args.format(), &rules);
+        }
         _ if args.view.is_some() => bail!("--view is for panel-vote's stream"),
         Some("review") => return threshold_panel(&args, inputs),
         _ => {}

@@ -17,10 +17,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use anyhow::{Result, bail};
 
+use crate::records::pairwise::Preference;
 use crate::records::{Decision, Status, Usage, Verdict};
 use crate::rules::agreement::{Alpha, Fleiss};
 use crate::rules::bootstrap::Units;
-use crate::rules::decision;
+use crate::rules::decision::{self, Inconsistent};
+use crate::rules::gold::Confusion;
+use crate::tools::tally::ledger::gold::GoldCounts;
+pub use crate::tools::tally::ledger::position::Position;
 use crate::tools::tally::ledger::read::Seen;
 
 pub const MAX_JUDGES: usize = 256;
@@ -28,8 +32,9 @@ pub const MAX_OPEN: usize = 4096;
 pub const MAX_SHAPES: usize = 64;
 pub const MAX_SHAPE: usize = 12;
 
-/// Every status, in the order reports list them.
-pub const STATUSES: [Status; 9] = [
+/// Every status a record may carry but `cancelled` (counted apart), in the order reports list
+/// them.
+pub const STATUSES: [Status; 12] = [
     Status::Ok,
     Status::Unreadable,
     Status::Timeout,
@@ -39,6 +44,9 @@ pub const STATUSES: [Status; 9] = [
     Status::RateLimited,
     Status::ModelRefused,
     Status::Interrupted,
+    Status::OutputLimit,
+    Status::CanaryMissed,
+    Status::PositionInconsistent,
 ];
 
 fn status_index(s: Status) -> usize {
@@ -176,7 +184,7 @@ pub struct Stats {
     pub holds: u64,
     pub breaks: u64,
     /// Abstentions by status, indexed as [`STATUSES`] (`ok` stays 0).
-    pub abstained: [u64; 9],
+    pub abstained: [u64; STATUSES.len()],
     /// Panels that were decided without this judge (`--stop-when-decided`): counted apart from
     /// abstentions, since it was never asked to the end.
     pub cancelled: u64,
@@ -187,6 +195,8 @@ pub struct Stats {
     pub majority_panels: u64,
     pub against: u64,
     pub canary: Canary,
+    /// A pairwise judge's answers by the order they were shown in.
+    pub position: Position,
 }
 
 impl Stats {
@@ -231,6 +241,7 @@ impl Stats {
         self.majority_panels += o.majority_panels;
         self.against += o.against;
         self.canary.merge(&o.canary);
+        self.position.merge(&o.position);
     }
 }
 
@@ -296,6 +307,11 @@ pub struct Shape {
     pub matched: Vec<u64>,
     /// What each of the shape's judges spent over these panels.
     pub spend: Vec<Spend>,
+    /// With gold labels: its labelled panels, and each sub-panel's decisions against the
+    /// labels (`vs_gold[mask]`) and its panels undecided.
+    pub labelled: u64,
+    pub vs_gold: Vec<Confusion>,
+    pub undecided: Vec<u64>,
 }
 
 struct Member {
@@ -303,17 +319,28 @@ struct Member {
     verdict: Option<Verdict>,
     status: Status,
     spend: Spend,
+    /// A pairwise judge's answers that preferred the first shown, and its answers.
+    first_shown: (u8, u8),
 }
 
 struct Open {
     seq: u64,
     size: usize,
     members: Vec<Member>,
+    /// The candidate of its first record, and the name given for it.
+    candidate: String,
+    name: Option<String>,
 }
 
 /// The ledger's counts so far.
 #[derive(Default)]
 pub struct Ledger {
+    /// Whether the history is of pairwise records: its first record says.
+    pub pairwise: Option<bool>,
+    /// How a position-inconsistent pairwise judge counts in its panel's preference.
+    pub inconsistent: Inconsistent,
+    /// With gold labels: the judges' and panels' answers against them.
+    pub gold: Option<GoldCounts>,
     pub judges: Vec<LedgerJudge>,
     ids: HashMap<String, usize>,
     pub pairs: HashMap<(usize, usize), Pair>,
@@ -374,21 +401,33 @@ impl Ledger {
         Ok(id)
     }
 
-    /// Counts one verdict record.
+    /// Counts one verdict (or pairwise) record.
     pub fn add(&mut self, rec: &Seen, at: &dyn Fn() -> String) -> Result<()> {
         self.records += 1;
+        match self.pairwise {
+            None => self.pairwise = Some(rec.pairwise()),
+            Some(p) if p != rec.pairwise() => bail!(
+                "{}: a {} record in a history of {} records: a ledger reads one kind (jq -c 'select(.type == \"{}\")')",
+                at(),
+                rec.kind,
+                if p { "pairwise" } else { "verdict" },
+                if p { "pairwise" } else { "verdict" },
+            ),
+            Some(_) => {}
+        }
         let judge = self.judge_id(rec)?;
         if let Some(expected) = rec.expected(at)? {
             // A canary is scored on its own and never sits on a panel.
             self.canaries += 1;
-            self.judges[judge].stats.canary.add(rec.verdict, expected);
+            self.judges[judge].stats.canary.add(rec.answer(), expected);
             return Ok(());
         }
         let member = Member {
             judge,
-            verdict: rec.verdict,
+            verdict: rec.answer(),
             status: rec.status,
             spend: Spend::of(rec.usage.as_ref(), rec.duration_ms),
+            first_shown: rec.first_shown(),
         };
         let key: &str = if rec.run.is_empty() {
             &rec.candidate
@@ -414,6 +453,8 @@ impl Ledger {
                         seq: self.seq,
                         size: rec.panel_size,
                         members: vec![member],
+                        candidate: rec.candidate.to_string(),
+                        name: rec.name.as_deref().map(str::to_string),
                     },
                 );
                 rec.panel_size == 1
@@ -445,7 +486,14 @@ impl Ledger {
             return;
         };
         open.members.sort_by_key(|m| m.judge);
-        self.count_panel(&open.members, open.size);
+        let label = match &mut self.gold {
+            Some(g) => g.label(&open.candidate, open.name.as_deref()),
+            None => None,
+        };
+        self.count_panel(&open.members, open.size, label);
+        if let (Some(g), None) = (&mut self.gold, label) {
+            g.unlabelled(&open.candidate, open.name.as_deref());
+        }
     }
 
     /// Closes every panel still open: the end of the input.
@@ -457,8 +505,8 @@ impl Ledger {
     }
 
     /// Counts one panel of `members`, which said it had `said` judges: those it lacks are
-    /// missing, as panel-tally counts them.
-    fn count_panel(&mut self, members: &[Member], said: usize) {
+    /// missing, as panel-tally counts them. `label`: its gold label's row, 0 positive.
+    fn count_panel(&mut self, members: &[Member], said: usize, label: Option<usize>) {
         self.panels += 1;
         let holds = members
             .iter()
@@ -470,10 +518,54 @@ impl Ledger {
             .count();
         let size = said.max(members.len());
         let missing = size - holds - breaks;
+        self.count_members(members, (holds, breaks), label);
+        self.count_pairs_and_lenses(members, (holds, breaks));
+        let required = self.required(size);
+        let inconsistent = members
+            .iter()
+            .filter(|m| m.status == Status::PositionInconsistent)
+            .count();
+        let outcome = self.rule().outcome(
+            (holds, breaks, inconsistent),
+            missing,
+            (size, required),
+            size,
+        );
+        if let Some(g) = &mut self.gold {
+            g.panel(label, outcome);
+        }
+        self.decisions[match outcome {
+            Decision::Pass => 0,
+            Decision::Fail => 1,
+            Decision::NoDecision => 2,
+        }] += 1;
+        if members.iter().any(|m| m.status == Status::Cancelled) {
+            match outcome {
+                Decision::NoDecision => self.cancelled_without_cause += 1,
+                _ => self.decided_early += 1,
+            }
+        }
+        self.score_sub_panels(members, outcome, (required, size), label);
+    }
+
+    /// Each judge of a panel where `holds` and `breaks` judges answered so: what it said, how
+    /// long it took, what it spent, against the others' majority, and against the label.
+    fn count_members(
+        &mut self,
+        members: &[Member],
+        (holds, breaks): (usize, usize),
+        label: Option<usize>,
+    ) {
         for m in members {
+            if let (Some(g), Some(gold)) = (&mut self.gold, label) {
+                g.judge(m.judge, gold, m.verdict.map(|v| v as usize), m.status);
+            }
             let s = &mut self.judges[m.judge].stats;
             s.panels += 1;
             s.spend.add(&m.spend);
+            if self.pairwise == Some(true) && m.status != Status::Cancelled {
+                s.position.add(m.first_shown);
+            }
             if m.status == Status::Cancelled {
                 // Cut short or never started: its time is no answer's.
                 s.cancelled += 1;
@@ -505,6 +597,10 @@ impl Ledger {
                 s.against += u64::from(v != majority);
             }
         }
+    }
+
+    /// The pairs of a panel's judges, and the agreement of all of them and of each lens's.
+    fn count_pairs_and_lenses(&mut self, members: &[Member], (holds, breaks): (usize, usize)) {
         for (i, a) in members.iter().enumerate() {
             for b in &members[i + 1..] {
                 let pair = self.pairs.entry((a.judge, b.judge)).or_default();
@@ -531,28 +627,34 @@ impl Ledger {
                 }
             }
         }
-        let required = self.agree.map_or(size, |n| n.min(size));
-        let outcome = outcome(holds, missing, size, required, size);
-        self.decisions[match outcome {
-            Decision::Pass => 0,
-            Decision::Fail => 1,
-            Decision::NoDecision => 2,
-        }] += 1;
-        if members.iter().any(|m| m.status == Status::Cancelled) {
-            match outcome {
-                Decision::NoDecision => self.cancelled_without_cause += 1,
-                _ => self.decided_early += 1,
-            }
+    }
+
+    /// The yes answers (holds; for a pairwise panel, one of the two answers) a panel of `size`
+    /// needs: `--agree N` (for a preference, at least more than half), else every judge (for
+    /// a preference, more than half).
+    fn required(&self, size: usize) -> usize {
+        match self.pairwise {
+            Some(true) => self.agree.map_or(decision::majority(size), |n| {
+                n.min(size).max(decision::majority(size))
+            }),
+            _ => self.agree.map_or(size, |n| n.min(size)),
         }
-        self.score_sub_panels(members, outcome, required, size);
+    }
+
+    /// How this ledger decides a panel: [`Rule::outcome`].
+    fn rule(&self) -> Rule {
+        match self.pairwise {
+            Some(true) => Rule::Preference(self.inconsistent),
+            _ => Rule::Threshold,
+        }
     }
 
     fn score_sub_panels(
         &mut self,
         members: &[Member],
         full: Decision,
-        required: usize,
-        size: usize,
+        (required, size): (usize, usize),
+        label: Option<usize>,
     ) {
         let n = members.len();
         if n > MAX_SHAPE {
@@ -565,6 +667,7 @@ impl Ledger {
                 self.unshaped += 1;
                 return;
             }
+            let gold = if self.gold.is_some() { 1 << n } else { 0 };
             self.shapes.insert(
                 ids.clone(),
                 Shape {
@@ -572,30 +675,81 @@ impl Ledger {
                     panels: 0,
                     matched: vec![0; 1 << n],
                     spend: vec![Spend::default(); n],
+                    labelled: 0,
+                    vs_gold: vec![Confusion::default(); gold],
+                    undecided: vec![0; gold],
                 },
             );
         }
+        let rule = self.rule();
         let shape = self.shapes.get_mut(&ids).expect("inserted above");
         shape.panels += 1;
-        let mut holds_mask = 0u32;
-        let mut missing_mask = 0u32;
+        let (mut holds_mask, mut breaks_mask) = (0u32, 0u32);
+        let (mut missing_mask, mut inconsistent_mask) = (0u32, 0u32);
         for (i, m) in members.iter().enumerate() {
             shape.spend[i].add(&m.spend);
             match m.verdict {
                 Some(Verdict::Holds) => holds_mask |= 1 << i,
-                Some(Verdict::Breaks) => {}
+                Some(Verdict::Breaks) => breaks_mask |= 1 << i,
                 None => missing_mask |= 1 << i,
             }
+            if m.status == Status::PositionInconsistent {
+                inconsistent_mask |= 1 << i;
+            }
         }
+        let label = label.filter(|_| !shape.vs_gold.is_empty());
+        shape.labelled += u64::from(label.is_some());
+        let ones = |m: u32| m.count_ones() as usize;
         for mask in 1..(1u32 << n) {
-            let sub = outcome(
-                (mask & holds_mask).count_ones() as usize,
-                (mask & missing_mask).count_ones() as usize,
-                size,
-                required,
-                mask.count_ones() as usize,
+            let said = (
+                ones(mask & holds_mask),
+                ones(mask & breaks_mask),
+                ones(mask & inconsistent_mask),
+            );
+            let sub = rule.outcome(
+                said,
+                ones(mask & missing_mask),
+                (size, required),
+                ones(mask),
             );
             shape.matched[mask as usize] += u64::from(sub == full);
+            if let Some(gold) = label {
+                match sub {
+                    Decision::Pass => shape.vs_gold[mask as usize].add(gold, 0),
+                    Decision::Fail => shape.vs_gold[mask as usize].add(gold, 1),
+                    Decision::NoDecision => shape.undecided[mask as usize] += 1,
+                }
+            }
+        }
+    }
+}
+
+/// How a ledger decides its panels: verdicts by the threshold, pairwise records by the
+/// preference.
+#[derive(Clone, Copy, Debug)]
+enum Rule {
+    Threshold,
+    Preference(Inconsistent),
+}
+
+impl Rule {
+    /// A panel's (or sub-panel's, `k` of its judges) outcome by the tally's rule: a verdict
+    /// panel's [`outcome`]; a pairwise one's preference as a decision, pass for A and fail for B.
+    fn outcome(
+        self,
+        (yes, no, inconsistent): (usize, usize, usize),
+        missing: usize,
+        (size, required): (usize, usize),
+        k: usize,
+    ) -> Decision {
+        let Rule::Preference(how) = self else {
+            return outcome(yes, missing, size, required, k);
+        };
+        let at = decision::share(required, size, k);
+        match decision::preference((yes, no, inconsistent), k, at, how) {
+            Some(Preference::A) => Decision::Pass,
+            Some(Preference::B) => Decision::Fail,
+            None => Decision::NoDecision,
         }
     }
 }
@@ -627,6 +781,15 @@ mod tests {
         z.add(u64::MAX);
         assert_eq!(z.quantile(0.5), Some(0));
         assert!(z.quantile(1.0).unwrap() > 1 << 60);
+    }
+
+    #[test]
+    fn every_abstention_is_counted_by_its_own_status() {
+        // Each status but ok and cancelled has a place of its own: none is shown as "ok".
+        for s in STATUSES.iter().skip(1) {
+            assert_ne!(status_index(*s), 0, "{s:?}");
+        }
+        assert!(!STATUSES.contains(&Status::Cancelled));
     }
 
     #[test]

@@ -30,14 +30,25 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
         figure(s.alpha, s.alpha_ci95)
     );
     let at = match s.agree {
-        Some(_) => format!(" ({})", super::text::threshold(s.agree)),
+        Some(_) => format!(" ({})", super::text::threshold(s.agree, s.pairwise)),
         None => String::new(),
+    };
+    let words = match s.pairwise {
+        true => ["preferred A", "preferred B", "no preference"],
+        false => ["passed", "failed", "undecided"],
     };
     let _ = writeln!(
         out,
-        "{} passed, {} failed, {} undecided{at}; {} flag(s). Intervals: 95 %, {} bootstrap \
-         replicates over panels; alpha counts an abstention as missing.\n",
-        s.pass, s.fail, s.no_decision, s.flags, s.bootstrap_replicates
+        "{} {}, {} {}, {} {}{at}; {} flag(s). Intervals: 95 %, {} bootstrap replicates over \
+         panels; alpha counts an abstention as missing.\n",
+        s.pass,
+        words[0],
+        s.fail,
+        words[1],
+        s.no_decision,
+        words[2],
+        s.flags,
+        s.bootstrap_replicates
     );
     if let Some(e) = &s.stopped_early {
         let _ = writeln!(

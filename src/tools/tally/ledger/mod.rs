@@ -12,7 +12,10 @@
 //! its evidence names the interval: a point past the line on few panels is no finding.
 
 pub mod count;
+pub mod gold;
+pub mod gold_report;
 pub mod markdown;
+pub mod position;
 pub mod read;
 pub mod svg;
 pub mod text;
@@ -26,13 +29,14 @@ use anyhow::{Context, Result, bail};
 
 use crate::records::input::Source;
 pub use crate::records::ledger::{
-    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, Report, StoppedEarly,
-    SubPanel,
+    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, PositionStats, Report,
+    StoppedEarly, SubPanel,
 };
 use crate::rules::agreement::{cohen_kappa, wilson};
 use crate::rules::bootstrap::{self, Ci};
 use crate::tools::tally::report::Format;
-use count::{Canary, Ledger, STATUSES, Shape, Stats};
+use count::{Canary, Ledger, Position, STATUSES, Shape, Stats};
+use gold_report::Require;
 
 /// Flags need this many panels (or shared panels) before they are raised on a rate.
 pub const MIN_PANELS: u64 = 30;
@@ -48,6 +52,8 @@ pub const CONTRARIAN: f64 = 0.4;
 pub const SUB_PANEL_MATCH: f64 = 0.95;
 /// Panel shapes the report scores sub-panels for, most frequent first.
 pub const SHAPES_SHOWN: usize = 5;
+/// A pairwise judge that prefers the first shown this far from half the time, either way.
+pub const POSITION_BIAS: f64 = 0.1;
 
 fn rate(n: u64, of: u64) -> Option<f64> {
     (of > 0).then(|| n as f64 / of as f64)
@@ -69,6 +75,63 @@ pub fn figure(x: Option<f64>, ci: Option<Ci>) -> String {
 /// An interval as evidence: `95 % interval 0.91–0.98`.
 fn interval(ci: Ci, show: impl Fn(f64) -> String) -> String {
     format!("95 % interval {}–{}", show(ci[0]), show(ci[1]))
+}
+
+/// A pairwise judge's consistency (Wilson's interval: one item a panel) and first-shown rate
+/// (a bootstrap over panels: its two answers on one panel go together).
+fn position(name: &str, p: &Position, replicates: u32) -> PositionStats {
+    let (answers, first) = p.answers();
+    let kinds: Vec<(u64, u64)> = (0..3u64)
+        .flat_map(|n| (0..=n).map(move |f| (f, n)))
+        .collect();
+    let weights: Vec<u64> = kinds
+        .iter()
+        .map(|&(f, n)| p.kinds[f as usize][n as usize])
+        .collect();
+    let panels = weights.iter().sum();
+    let [first_ci] = bootstrap::intervals(
+        &format!("first\0{name}"),
+        replicates,
+        panels,
+        &weights,
+        |d| {
+            let (mut a, mut f) = (0, 0);
+            for (&(kf, kn), &times) in kinds.iter().zip(d) {
+                a += kn * times;
+                f += kf * times;
+            }
+            [rate(f, a)]
+        },
+    );
+    PositionStats {
+        both_orders: p.both,
+        consistent: p.consistent,
+        consistency: rate(p.consistent, p.both),
+        consistency_ci95: wilson(p.consistent, p.both),
+        answers,
+        first_shown: first,
+        first_shown_rate: rate(first, answers),
+        first_shown_rate_ci95: first_ci,
+    }
+}
+
+/// Position bias: the whole interval of a pairwise judge's first-shown rate is
+/// [`POSITION_BIAS`] or more from one half.
+fn position_bias(p: &PositionStats) -> Option<Flag> {
+    let ci = p.first_shown_rate_ci95?;
+    let off = ci[0] >= 0.5 + POSITION_BIAS || ci[1] <= 0.5 - POSITION_BIAS;
+    (off && p.answers >= MIN_PANELS).then(|| Flag {
+        flag: "position-bias",
+        evidence: format!(
+            "preferred the answer shown first in {} of {} answers ({}, {}); consistent on {} of {} panels shown both orders",
+            p.first_shown,
+            p.answers,
+            percent(p.first_shown_rate.unwrap_or(0.0)),
+            interval(ci, percent),
+            p.consistent,
+            p.both_orders
+        ),
+    })
 }
 
 fn stats_record(scope: &'static str, name: String, s: &Stats) -> JudgeStats {
@@ -105,6 +168,7 @@ fn stats_record(scope: &'static str, name: String, s: &Stats) -> JudgeStats {
         majority_panels: s.majority_panels,
         against_majority: s.against,
         canary,
+        position: None,
         flags: Vec::new(),
     }
 }
@@ -135,9 +199,13 @@ fn rubber_stamp(r: &JudgeStats) -> Option<Flag> {
     })
 }
 
-/// A judge's flags: rubber-stamp, abstains, contrarian, each with its numbers.
+/// A judge's flags: rubber-stamp (a verdict's judge) or position-bias (a pairwise one),
+/// abstains, contrarian, each with its numbers.
 fn judge_flags(r: &JudgeStats) -> Vec<Flag> {
-    let mut flags: Vec<Flag> = rubber_stamp(r).into_iter().collect();
+    let mut flags: Vec<Flag> = match &r.position {
+        Some(p) => position_bias(p).into_iter().collect(),
+        None => rubber_stamp(r).into_iter().collect(),
+    };
     if let Some(a) = r.abstention_rate.filter(|a| *a >= ABSTAINS) {
         let by: Vec<String> = r
             .abstentions
@@ -282,11 +350,9 @@ fn smallest(l: &Ledger, shape: &Shape) -> SubPanel {
     }
 }
 
-/// Turns the counts into the report's records, with intervals from `replicates` bootstrap
-/// replicates.
-pub fn report(l: &Ledger, replicates: u32) -> Report {
-    let judges: Vec<JudgeStats> = l
-        .judges
+/// Each judge's record, numbered as the heat map numbers it, with its flags.
+fn judge_records(l: &Ledger, replicates: u32) -> Vec<JudgeStats> {
+    l.judges
         .iter()
         .enumerate()
         .map(|(i, j)| {
@@ -297,10 +363,21 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
             r.family = Some(j.family.clone());
             // A canary is scored per seat.
             r.canary = None;
+            if l.pairwise == Some(true) {
+                let name = format!("judge\0{}", r.name);
+                r.position = Some(position(&name, &j.stats.position, replicates));
+            }
             r.flags = judge_flags(&r);
             r
         })
-        .collect();
+        .collect()
+}
+
+/// Turns the counts into the report's records, with intervals from `replicates` bootstrap
+/// replicates.
+pub fn report(l: &Ledger, replicates: u32) -> Report {
+    let pairwise = l.pairwise == Some(true);
+    let judges = judge_records(l, replicates);
     let rollup = |scope: &'static str, key: &dyn Fn(&count::LedgerJudge) -> &str| {
         let mut by: BTreeMap<&str, Stats> = BTreeMap::new();
         for j in &l.judges {
@@ -311,6 +388,9 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
                 let mut r = stats_record(scope, name.to_string(), &s);
                 if scope == "family" {
                     r.canary = None;
+                }
+                if pairwise && scope == "seat" {
+                    r.position = Some(position(&format!("seat\0{name}"), &s.position, replicates));
                 }
                 r
             })
@@ -373,6 +453,7 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
         closed_early: l.evicted,
         flags: flags as u64,
         stopped_early: stopped_early(l),
+        pairwise,
     };
     Report {
         judges,
@@ -380,6 +461,7 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
         families,
         pairs,
         summary,
+        gold: None,
     }
 }
 
@@ -401,28 +483,62 @@ fn stopped_early(l: &Ledger) -> Option<StoppedEarly> {
     })
 }
 
+/// How a ledger reads its history: the threshold, how a position-inconsistent pairwise judge
+/// counts, the gold labels and the gate on them.
+#[derive(Default)]
+pub struct Reading {
+    pub agree: Option<usize>,
+    pub inconsistent: crate::rules::decision::Inconsistent,
+    pub gold: Option<crate::records::gold::Gold>,
+    pub require: Option<Require>,
+}
+
 /// Reads the inputs into a ledger.
-pub fn read(inputs: Vec<Source>, agree: Option<usize>) -> Result<Ledger> {
-    let mut ledger = Ledger::new(agree);
+pub fn read(inputs: Vec<Source>, how: &mut Reading) -> Result<Ledger> {
+    let mut ledger = Ledger::new(how.agree);
+    ledger.inconsistent = how.inconsistent;
+    ledger.gold = how.gold.take().map(gold::GoldCounts::new);
     let n = read::each_record(inputs, |rec, at| ledger.add(rec, at))?;
     if n == 0 {
         bail!("no verdict records to read");
+    }
+    if let Some(g) = &ledger.gold
+        && g.labels.pairwise != (ledger.pairwise == Some(true))
+    {
+        bail!(
+            "--gold: the labels are {} but the records are {}",
+            if g.labels.pairwise {
+                "A/B preferences"
+            } else {
+                "holds/breaks verdicts"
+            },
+            if ledger.pairwise == Some(true) {
+                "pairwise preferences"
+            } else {
+                "verdicts"
+            }
+        );
     }
     ledger.finish();
     Ok(ledger)
 }
 
 /// `panel-tally --ledger`: reads the history and prints the report (or the records, `--json`),
-/// or Markdown, and writes the picture to `svg` when asked. Decides nothing: exit 0.
+/// or Markdown, and writes the picture to `svg` when asked. Decides nothing (exit 0), but for a
+/// gate on gold labels: 0 it clears, 1 it fails, 3 it straddles.
 pub fn run(
     inputs: Vec<Source>,
     format: Format,
     svg_path: Option<&Path>,
     replicates: u32,
-    agree: Option<usize>,
+    mut how: Reading,
 ) -> Result<ExitCode> {
-    let ledger = read(inputs, agree)?;
-    let report = report(&ledger, replicates);
+    let ledger = read(inputs, &mut how)?;
+    let mut report = report(&ledger, replicates);
+    report.gold = ledger
+        .gold
+        .as_ref()
+        .map(|g| gold_report::report(&ledger, g, replicates, how.require));
     if let Some(path) = svg_path {
         write_svg(path, &svg::render(&report))?;
     }
@@ -431,6 +547,9 @@ pub fn run(
     let mut out = BufWriter::new(crate::engine::output::stdout());
     if format == Format::Markdown {
         out.write_all(markdown::ledger(&report).as_bytes())?;
+        if let Some(g) = &report.gold {
+            out.write_all(gold_report::markdown(g).as_bytes())?;
+        }
     } else if format == Format::Json {
         for r in report
             .judges
@@ -444,11 +563,26 @@ pub fn run(
             crate::records::write(&mut out, p)?;
         }
         crate::records::write(&mut out, &report.summary)?;
+        if let Some(g) = &report.gold {
+            for a in std::iter::once(&g.panel)
+                .chain(&g.judges)
+                .chain(&g.seats)
+                .chain(&g.lenses)
+            {
+                crate::records::write(&mut out, a)?;
+            }
+            crate::records::write(&mut out, &g.summary)?;
+        }
     } else {
         out.write_all(text::render(&report, paint).as_bytes())?;
+        if let Some(g) = &report.gold {
+            out.write_all(b"\n")?;
+            out.write_all(gold_report::text(g, replicates).as_bytes())?;
+        }
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    let gate = report.gold.as_ref().and_then(|g| g.summary.gate.as_ref());
+    Ok(ExitCode::from(gate.map_or(0, gold_report::gate_status)))
 }
 
 /// Writes the picture: 0600 when new, never through a symbolic link.

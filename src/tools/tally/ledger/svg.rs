@@ -101,9 +101,18 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+    let (yes, no) = match r.summary.pairwise {
+        true => ("A", "B"),
+        false => ("holds", "breaks"),
+    };
+    let what = if r.summary.pairwise {
+        "Preferences"
+    } else {
+        "Verdicts"
+    };
     let _ = writeln!(
         s,
-        r#"<text x="10" y="{}" font-size="16">Verdicts per judge: holds, breaks, abstained</text>"#,
+        r#"<text x="10" y="{}" font-size="16">{what} per judge: {yes}, {no}, abstained</text>"#,
         bars_top - 16
     );
     for (i, j) in r.judges.iter().enumerate() {
@@ -119,8 +128,8 @@ pub fn render(r: &Report) -> String {
         );
         let mut x = LABEL as f64;
         for (n, fill, what) in [
-            (j.holds, "#4caf50", "holds"),
-            (j.breaks, "#e53935", "breaks"),
+            (j.holds, "#4caf50", yes),
+            (j.breaks, "#e53935", no),
             (j.abstained, "#9e9e9e", "abstained"),
         ] {
             let w = BAR as f64 * n as f64 / total;

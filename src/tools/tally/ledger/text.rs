@@ -65,7 +65,62 @@ fn pct(x: Option<f64>) -> String {
     x.map_or("-".into(), |x| format!("{:.0}%", x * 100.0))
 }
 
-fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool) {
+/// Each pairwise judge's and seat's answers against the order it was shown them in.
+fn position(out: &mut String, r: &Report) {
+    let rows: Vec<&JudgeStats> = r
+        .judges
+        .iter()
+        .chain(&r.seats)
+        .filter(|j| j.position.is_some())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Position (each answer against the order the two were shown in)"
+    );
+    for j in rows {
+        let p = j.position.as_ref().expect("filtered");
+        let consistency = match (p.consistency, p.consistency_ci95) {
+            (Some(c), Some(ci)) => format!(
+                "consistent on {} of {} panels shown both orders ({:.0}% [{:.0}, {:.0}])",
+                p.consistent,
+                p.both_orders,
+                c * 100.0,
+                ci[0] * 100.0,
+                ci[1] * 100.0
+            ),
+            _ => "never answered both orders".into(),
+        };
+        let first = match (p.first_shown_rate, p.first_shown_rate_ci95) {
+            (Some(f), ci) => format!(
+                "preferred the first shown in {} of {} answers ({})",
+                p.first_shown,
+                p.answers,
+                match ci {
+                    Some(ci) => format!(
+                        "{:.0}% [{:.0}, {:.0}]",
+                        f * 100.0,
+                        ci[0] * 100.0,
+                        ci[1] * 100.0
+                    ),
+                    None => format!("{:.0}%", f * 100.0),
+                }
+            ),
+            (None, _) => "no answer".into(),
+        };
+        let _ = writeln!(
+            out,
+            "  {} {}: {consistency}; {first}",
+            j.scope,
+            inline(&j.name)
+        );
+    }
+    out.push('\n');
+}
+
+fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool, heads: (&str, &str)) {
     let width = rows
         .iter()
         .map(|r| inline(&r.name).chars().count())
@@ -75,9 +130,11 @@ fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool) {
     let _ = writeln!(out, "{title}");
     let _ = writeln!(
         out,
-        "  {}{:<width$}  panels  holds  breaks  abstained  median      p90   tokens      cost",
+        "  {}{:<width$}  panels  {:>5}  {:>6}  abstained  median      p90   tokens      cost",
         if numbered { "  # " } else { "" },
-        "name"
+        "name",
+        heads.0,
+        heads.1
     );
     for r in rows {
         let name: String = inline(&r.name).chars().take(width).collect();
@@ -102,15 +159,19 @@ fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool) {
 }
 
 /// The threshold the ledger decided each panel at, in words.
-pub fn threshold(agree: Option<usize>) -> String {
-    match agree {
-        None => "every judge must hold".to_string(),
-        Some(n) => format!("--agree {n}: {n} judges must hold, all of a smaller panel"),
+pub fn threshold(agree: Option<usize>, pairwise: bool) -> String {
+    match (agree, pairwise) {
+        (None, false) => "every judge must hold".to_string(),
+        (Some(n), false) => format!("--agree {n}: {n} judges must hold, all of a smaller panel"),
+        (None, true) => "more than half must prefer one answer".to_string(),
+        (Some(n), true) => format!(
+            "--agree {n}: {n} judges must prefer one answer, more than half of a smaller panel"
+        ),
     }
 }
 
 /// What stopping early left out and saved, and the panels it leaves undecided here.
-fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>) {
+fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>, pairwise: bool) {
     let _ = writeln!(
         out,
         "Stopped early: {} judge(s) left out (cancelled), not abstentions; {} panel(s) decided early without them, {} not decided at this threshold; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
@@ -126,39 +187,75 @@ fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>) {
             out,
             "CANCELLED WITHOUT CAUSE: {} panel(s) with a judge left out that the answers in do not decide ({}): counted as no decision; read the ledger with the --agree the panels ran under\n",
             e.cancelled_without_cause,
-            threshold(agree)
+            threshold(agree, pairwise)
         );
     }
+}
+
+/// The report's head: what was read, the outcomes, what stopping early saved, and the judges,
+/// seats and families (for pairwise records, their answers against the order shown too).
+fn head(out: &mut String, r: &Report) {
+    let s = &r.summary;
+    let _ = writeln!(
+        out,
+        "LEDGER: {} {} records, {} panels, {} judges (seat × lens), {} canaries",
+        s.records,
+        if s.pairwise { "pairwise" } else { "verdict" },
+        s.panels,
+        s.judges,
+        s.canaries
+    );
+    let words = if s.pairwise {
+        (
+            "A",
+            "B",
+            "no preference",
+            "A and B: of the preferences given",
+        )
+    } else {
+        (
+            "pass",
+            "fail",
+            "no decision",
+            "holds and breaks: of the verdicts given",
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Outcomes ({}): {} {}, {} {}, {} {}\n",
+        threshold(s.agree, s.pairwise),
+        words.0,
+        s.pass,
+        words.1,
+        s.fail,
+        words.2,
+        s.no_decision
+    );
+    if let Some(e) = &s.stopped_early {
+        stopped_early(out, e, s.agree, s.pairwise);
+    }
+    let heads = if s.pairwise {
+        ("A", "B")
+    } else {
+        ("holds", "breaks")
+    };
+    table(
+        out,
+        &format!("Judges ({})", words.3),
+        &r.judges,
+        true,
+        heads,
+    );
+    table(out, "Seats", &r.seats, false, heads);
+    table(out, "Families", &r.families, false, heads);
+    position(out, r);
 }
 
 /// The report as text; `paint` draws the heat map in ANSI colour.
 pub fn render(r: &Report, paint: bool) -> String {
     let s = &r.summary;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "LEDGER: {} verdict records, {} panels, {} judges (seat × lens), {} canaries",
-        s.records, s.panels, s.judges, s.canaries
-    );
-    let _ = writeln!(
-        out,
-        "Outcomes ({}): pass {}, fail {}, no decision {}\n",
-        threshold(s.agree),
-        s.pass,
-        s.fail,
-        s.no_decision
-    );
-    if let Some(e) = &s.stopped_early {
-        stopped_early(&mut out, e, s.agree);
-    }
-    table(
-        &mut out,
-        "Judges (holds and breaks: of the verdicts given)",
-        &r.judges,
-        true,
-    );
-    table(&mut out, "Seats", &r.seats, false);
-    table(&mut out, "Families", &r.families, false);
+    head(&mut out, r);
 
     let canaries: Vec<&JudgeStats> = r.seats.iter().filter(|x| x.canary.is_some()).collect();
     if !canaries.is_empty() {

@@ -58,10 +58,10 @@ fn judge_line_in(row: &JudgeRow, width: usize) -> Vec<u8> {
 }
 
 /// Bytes of an abstention's cause shown on its judge's line; the record keeps it whole.
-const CAUSE_WIDTH: usize = 160;
+pub(crate) const CAUSE_WIDTH: usize = 160;
 
 /// `text` cut to at most `width` bytes at a character's edge, `…` marking the cut.
-fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
+pub(crate) fn cut(text: &str, width: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= width {
         return text.into();
     }
