@@ -316,6 +316,7 @@ mod tests {
             stderr_bytes: 0,
             duration: Duration::ZERO,
             refused: Vec::new(),
+            share: Default::default(),
         }
     }
 

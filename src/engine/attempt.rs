@@ -23,6 +23,7 @@ use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, AttemptDirs};
 use crate::engine::sandbox::egress::{self, Egress, Endpoint};
 use crate::engine::sandbox::jail::{Jail, Opening, PROXY_PORT};
+use crate::engine::sandbox::share::{self, Report};
 use crate::engine::sandbox::{Policy, grants};
 use crate::engine::slots::{self, NoSlot};
 use crate::engine::transcript::Transcript;
@@ -166,6 +167,18 @@ impl<'a> Attempt<'a> {
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, timeout);
         done.attempts = self.n;
         done.kept = kept;
+        if let Some(limit) = outcome.share.cause(&self.ctx.opts.share)
+            && done.status != Status::Ok
+        {
+            // Never a parse failure: what it gave was cut short by its share.
+            if done.status == Status::Unreadable {
+                done.status = Status::Failed;
+            }
+            done.cause = Some(match done.cause.take() {
+                Some(c) => format!("{limit}; {c}"),
+                None => limit,
+            });
+        }
         if done.status != Status::Ok && !outcome.refused.is_empty() {
             // What the walls refused may be why it failed: say what, and what grants it.
             let note = outcome.refused.join("; ");
@@ -211,6 +224,10 @@ impl<'a> Attempt<'a> {
                 "outputLimit": outcome.stdout.over,
                 "linesPassedOver": outcome.stdout.events().passed_over,
                 "stderrBytes": outcome.stderr_bytes,
+                "limitsReached": outcome.share.reached,
+                "memoryPeak": outcome.share.memory_peak,
+                "processesPeak": outcome.share.processes_peak,
+                "diskPeak": outcome.share.disk_peak,
             })
             .to_string(),
         );
@@ -320,10 +337,17 @@ impl<'a> Attempt<'a> {
         let stdout = Transcript::new(stdout_file, filters, ctx.opts.max_output);
         let outcome = launch::run(&spec, stdout);
         drop(logins);
-        let mut refused: Vec<String> = egress::refusals(&dirs.egress_log())
+        let met = Report::take(&dirs.share_report());
+        let (shown, more) = egress::refusals(&dirs.egress_log());
+        let mut refused: Vec<String> = shown
             .into_iter()
             .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
             .collect();
+        if more > 0 {
+            refused.push(format!(
+                "{more} more refusal(s) of its proxy (in egress.log)"
+            ));
+        }
         if let (Ok(o), Some(policy)) = (&outcome, &spec.supervised)
             && !o.status.is_some_and(|s| s.success())
         {
@@ -332,7 +356,7 @@ impl<'a> Attempt<'a> {
                 policy,
             ));
         }
-        if kept && let Ok(log) = fs::read(dirs.egress_log()) {
+        if kept && let Some(log) = read_capped(&dirs.egress_log(), egress::LOG_BYTES) {
             run_folder::file(&dirs.attempt.join("egress.log"), &log);
         }
         let _ = fs::remove_file(dirs.egress_log());
@@ -344,6 +368,7 @@ impl<'a> Attempt<'a> {
         })?;
         let mut outcome = outcome;
         outcome.refused = refused;
+        outcome.share = met;
         let answer = match self.answer_at() {
             AnswerAt::File => {
                 let bytes = read_answer_file(answer_file, &dirs.answer_file());
@@ -363,6 +388,10 @@ impl<'a> Attempt<'a> {
         let mut policy = Policy {
             grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
             private: Some(self.dirs.private.clone()),
+            share: share::Limits {
+                report: Some(self.dirs.share_report()),
+                ..ctx.share.limits.clone()
+            },
             ..Policy::default()
         };
         if !walls.confined() {
@@ -397,6 +426,9 @@ impl<'a> Attempt<'a> {
                 cwd: self.cwd(),
                 home: self.dirs.home.clone(),
                 doors,
+                private: self.dirs.private.clone(),
+                disk: ctx.share.disk.map(|d| (d, share::inodes(d))),
+                keep: self.kept_back(),
             }
         });
         // The ports it may connect to: its doors in a jail; else its loopback endpoints' (the
@@ -417,6 +449,27 @@ impl<'a> Attempt<'a> {
         });
         policy.ids = walls.ids;
         policy
+    }
+
+    /// What the tool reads back from its private folder once it ended, relative to it: its
+    /// answer file, and the HOME of a session kept for a resume.
+    fn kept_back(&self) -> Vec<PathBuf> {
+        let mut keep = Vec::new();
+        if self.answer_at() == AnswerAt::File {
+            keep.push(PathBuf::from(
+                self.dirs.answer_file().file_name().unwrap_or_default(),
+            ));
+        }
+        if let Mode::Reviewer {
+            session: Session::Keep,
+            ..
+        } = &self.job.mode
+        {
+            keep.push(PathBuf::from(
+                self.dirs.home.file_name().unwrap_or_default(),
+            ));
+        }
+        keep
     }
 
     /// Where its judge runs, for the grants.
@@ -544,6 +597,20 @@ fn read_answer_file(file: fs::File, path: &Path) -> Vec<u8> {
     let _ = file.rewind();
     let _ = file.take(OUTPUT_CAP as u64).read_to_end(&mut bytes);
     bytes
+}
+
+/// At most `cap` bytes of the file at `path`, read through no link.
+fn read_capped(path: &Path, cap: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(cap).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// Makes `dir` and everything under it `ids`'s, following no link: a root caller's judges run

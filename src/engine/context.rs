@@ -1,5 +1,5 @@
 //! What every attempt of a run shares: the options the tool was given, the user's environment
-//! and HOME as the tool found them, and the walls its judges run under.
+//! and HOME as the tool found them, and the walls and limits its judges run under.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::engine::ask::LaunchOptions;
 use crate::engine::sandbox::Walls;
+use crate::engine::sandbox::share::Plan;
 
 pub struct Context {
     pub opts: LaunchOptions,
@@ -15,6 +16,8 @@ pub struct Context {
     /// What the judges run under. Set when the run starts: a dry run prints the commands as
     /// they run outside our walls, which is how a pasted one runs.
     pub walls: Walls,
+    /// How each judge is held to its share; set when the run starts.
+    pub share: Plan,
 }
 
 impl Context {
@@ -30,6 +33,7 @@ impl Context {
             user_env,
             user_home,
             walls: Walls::off(),
+            share: Plan::default(),
         }
     }
 

@@ -60,6 +60,8 @@ pub struct ProcessOutcome {
     pub duration: Duration,
     /// What its proxy refused it, one line each.
     pub refused: Vec<String>,
+    /// What it met of its share and what it used, as its supervisor said.
+    pub share: crate::engine::sandbox::share::Report,
 }
 
 impl ProcessOutcome {
@@ -148,6 +150,7 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         stderr_bytes,
         duration: started.elapsed(),
         refused: Vec::new(),
+        share: Default::default(),
     })
 }
 

@@ -42,5 +42,6 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         stderr_bytes: 0,
         duration: Duration::ZERO,
         refused: Vec::new(),
+        share: Default::default(),
     })
 }
