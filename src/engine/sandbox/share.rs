@@ -240,25 +240,21 @@ impl Limits {
         Ok(())
     }
 
-    /// The limits an rlimit holds that the judge's processes (as `/proc` shows them: a jail's
-    /// own) are at now: `processes` at its count, `memory` for a process at its data limit.
-    /// Sampled: a limit met between two looks may go unseen.
-    pub fn reached_now(&self) -> Vec<&'static str> {
-        if self.data.is_none() && self.nproc.is_none() {
+    /// Whether it has a limit an rlimit holds, which only a look at its processes can see met.
+    pub fn sampled(&self) -> bool {
+        self.data.is_some() || self.nproc.is_some()
+    }
+
+    /// The limits an rlimit holds that the processes `pids` (the judge's) are at now:
+    /// `processes` at its count, `memory` for a process at its data limit. Sampled: a limit met
+    /// between two looks may go unseen.
+    pub fn reached_now(&self, pids: impl Iterator<Item = u32>) -> Vec<&'static str> {
+        if !self.sampled() {
             return Vec::new();
         }
         let (mut tasks, mut data) = (0u64, 0u64);
-        let processes = std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.parse::<u32>().is_ok())
-            });
-        for e in processes {
-            let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
+        for pid in pids {
+            let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
                 continue;
             };
             let field = |name: &str| {
@@ -280,6 +276,15 @@ impl Limits {
         }
         out
     }
+}
+
+/// Every process `/proc` shows (a jail's own, to its first process).
+pub fn all_processes() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
 }
 
 /// What a judge met of its share and what it used, as its supervisor saw it: written beside

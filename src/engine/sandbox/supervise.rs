@@ -93,11 +93,25 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let (harness, mut report, proxy) = started;
     let mut met = Vec::new();
     let mut ending = None;
+    // Without a jail, whose first process watches them, its rlimits are watched from here.
+    let watched = policy.jail.is_none() && policy.share.sampled();
+    let mut looked = Instant::now();
     let stopped = loop {
         ending = ending.or_else(|| reap(harness));
         if ending.is_some() {
             ending = reported(ending, &mut report, &mut met);
             break None;
+        }
+        if watched && looked.elapsed() >= Duration::from_secs(1) {
+            looked = Instant::now();
+            let pids = descendants(me)
+                .into_iter()
+                .map(|p| p.as_raw_nonzero().get() as u32);
+            for w in policy.share.reached_now(pids) {
+                if !met.iter().any(|m| m == w) {
+                    met.push(w.to_string());
+                }
+            }
         }
         let tick = Timespec {
             tv_sec: 1,

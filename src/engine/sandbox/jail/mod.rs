@@ -289,7 +289,7 @@ fn first_process(
     null_stdio();
     let (mut met, mut disk_peak): (Vec<&'static str>, u64) = (Vec::new(), 0);
     let mut watch = || {
-        let mut now = under.limits.reached_now();
+        let mut now = under.limits.reached_now(super::share::all_processes());
         if let Some((full, used)) = disk.as_ref().map(Disk::looked_at) {
             disk_peak = disk_peak.max(used);
             if full {
