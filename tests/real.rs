@@ -8,6 +8,7 @@ mod mockserver;
 mod real_cli;
 mod real_judge;
 mod real_review;
+mod real_share;
 mod real_synth;
 mod sealed;
 mod util;

@@ -56,6 +56,28 @@ pub const INOTIFY: (u64, u64) = (16, 16384);
 /// A judge's niceness, where no cgroup weighs its CPU.
 pub const NICE: i32 = 10;
 
+/// Every default of a judge's share, as numbers (for the tests that measure the real CLIs).
+#[derive(Clone, Copy, Debug)]
+pub struct Defaults {
+    pub memory: u64,
+    pub processes: u64,
+    pub disk: u64,
+    pub files: u64,
+    pub inotify: u64,
+    pub watches: u64,
+}
+
+pub fn defaults() -> Defaults {
+    Defaults {
+        memory: DEFAULT.memory.unwrap_or(u64::MAX),
+        processes: DEFAULT.processes.unwrap_or(u64::MAX),
+        disk: DEFAULT.disk.unwrap_or(u64::MAX),
+        files: FILES,
+        inotify: INOTIFY.0,
+        watches: INOTIFY.1,
+    }
+}
+
 /// Inodes of a judge's disk: one per 16 KiB of it, at least 4,096.
 pub fn inodes(disk: u64) -> u64 {
     (disk >> 14).max(4096)
@@ -246,13 +268,14 @@ impl Limits {
     }
 
     /// The limits an rlimit holds that the processes `pids` (the judge's) are at now:
-    /// `processes` at its count, `memory` for a process at its data limit. Sampled: a limit met
-    /// between two looks may go unseen.
+    /// `processes` at its count, `memory` for a process at its data limit that holds half of it
+    /// resident (bun sizes its reservations to the limit, and holds little of them). Sampled: a
+    /// limit met between two looks may go unseen.
     pub fn reached_now(&self, pids: impl Iterator<Item = u32>) -> Vec<&'static str> {
         if !self.sampled() {
             return Vec::new();
         }
-        let (mut tasks, mut data) = (0u64, 0u64);
+        let (mut tasks, mut full) = (0u64, false);
         for pid in pids {
             let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
                 continue;
@@ -264,14 +287,17 @@ impl Limits {
                     .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
             };
             tasks += field("Threads:").unwrap_or(1);
-            data = data.max(field("VmData:").unwrap_or(0) << 10);
+            let (data, rss) = (field("VmData:"), field("VmRSS:"));
+            // Within the last 64 MiB: a failed allocation leaves the process below its limit.
+            full |= self.data.is_some_and(|d| {
+                data.unwrap_or(0) * 1024 + (64 << 20) >= d && rss.unwrap_or(0) * 1024 * 2 >= d
+            });
         }
         let mut out = Vec::new();
         if self.nproc.is_some_and(|n| tasks + 1 >= n) {
             out.push("processes");
         }
-        // Within the last 64 MiB: a failed allocation leaves the process below its limit.
-        if self.data.is_some_and(|d| data + (64 << 20) >= d) {
+        if full {
             out.push("memory");
         }
         out
