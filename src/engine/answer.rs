@@ -317,6 +317,7 @@ mod tests {
             duration: Duration::ZERO,
             refused: Vec::new(),
             share: Default::default(),
+            answer_bytes: None,
         }
     }
 

@@ -167,39 +167,50 @@ impl<'a> Attempt<'a> {
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, timeout);
         done.attempts = self.n;
         done.kept = kept;
-        if let Some(limit) = outcome.share.cause(&self.ctx.opts.share)
-            && done.status != Status::Ok
-        {
-            // Never a parse failure: what it gave was cut short by its share.
-            if done.status == Status::Unreadable {
-                done.status = Status::Failed;
-            }
-            done.cause = Some(match done.cause.take() {
-                Some(c) => format!("{limit}; {c}"),
-                None => limit,
-            });
-        }
-        if done.status != Status::Ok && !outcome.refused.is_empty() {
-            // What the walls refused may be why it failed: say what, and what grants it.
-            let note = outcome.refused.join("; ");
-            done.cause = Some(match done.cause.take() {
-                Some(c) => format!("{c}; {note}"),
-                None => note,
-            });
-        }
-        let passed = outcome.stdout.events().passed_over;
-        if passed > 0 && done.status != Status::Ok {
-            // Noted where it may explain the missing answer.
-            let note = format!(
-                "{passed} line(s) of its output past {} (or too deep to read) passed over",
-                crate::engine::transcript::shown_size(crate::engine::extract::MAX_EVENT as u64)
-            );
-            done.cause = Some(match done.cause.take() {
-                Some(c) => format!("{c}; {note}"),
-                None => note,
-            });
+        if done.status != Status::Ok {
+            self.explain(&mut done, &outcome);
         }
         done
+    }
+
+    /// What may explain a judge's missing answer, added to its cause: the limit of its share it
+    /// met (first: never a parse failure then), what its walls refused it, an answer file or
+    /// output lines past what is read.
+    fn explain(&self, done: &mut Done, outcome: &ProcessOutcome) {
+        let mut add = |note: String, first: bool| {
+            done.cause = Some(match done.cause.take() {
+                Some(c) if first => format!("{note}; {c}"),
+                Some(c) => format!("{c}; {note}"),
+                None => note,
+            });
+        };
+        if let Some(limit) = outcome.share.cause(&self.ctx.opts.share) {
+            add(limit, true);
+        }
+        if !outcome.refused.is_empty() {
+            add(outcome.refused.join("; "), false);
+        }
+        let shown = crate::engine::transcript::shown_size;
+        if let Some(n) = outcome.answer_bytes.filter(|n| *n > OUTPUT_CAP as u64) {
+            let cap = shown(OUTPUT_CAP as u64);
+            add(
+                format!("its answer file was {}; the first {cap} was read", shown(n)),
+                false,
+            );
+        }
+        let passed = outcome.stdout.events().passed_over;
+        if passed > 0 {
+            let max = shown(crate::engine::extract::MAX_EVENT as u64);
+            add(
+                format!(
+                    "{passed} line(s) of its output past {max} (or too deep to read) passed over"
+                ),
+                false,
+            );
+        }
+        if !outcome.share.reached.is_empty() && done.status == Status::Unreadable {
+            done.status = Status::Failed;
+        }
     }
 
     /// Keeps how the process ended in the attempt's folder of the run folder.
@@ -228,6 +239,7 @@ impl<'a> Attempt<'a> {
                 "memoryPeak": outcome.share.memory_peak,
                 "processesPeak": outcome.share.processes_peak,
                 "diskPeak": outcome.share.disk_peak,
+                "answerBytes": outcome.answer_bytes,
             })
             .to_string(),
         );
@@ -338,16 +350,7 @@ impl<'a> Attempt<'a> {
         let outcome = launch::run(&spec, stdout);
         drop(logins);
         let met = Report::take(&dirs.share_report());
-        let (shown, more) = egress::refusals(&dirs.egress_log());
-        let mut refused: Vec<String> = shown
-            .into_iter()
-            .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
-            .collect();
-        if more > 0 {
-            refused.push(format!(
-                "{more} more refusal(s) of its proxy (in egress.log)"
-            ));
-        }
+        let mut refused = proxy_refusals(&dirs.egress_log());
         if let (Ok(o), Some(policy)) = (&outcome, &spec.supervised)
             && !o.status.is_some_and(|s| s.success())
         {
@@ -371,7 +374,8 @@ impl<'a> Attempt<'a> {
         outcome.share = met;
         let answer = match self.answer_at() {
             AnswerAt::File => {
-                let bytes = read_answer_file(answer_file, &dirs.answer_file());
+                let (bytes, total) = read_answer_file(answer_file, &dirs.answer_file());
+                outcome.answer_bytes = Some(total);
                 run_folder::file(&dirs.attempt.join("answer"), &bytes);
                 Some(String::from_utf8_lossy(&bytes).into_owned())
             }
@@ -429,6 +433,8 @@ impl<'a> Attempt<'a> {
                 private: self.dirs.private.clone(),
                 disk: ctx.share.disk.map(|d| (d, share::inodes(d))),
                 keep: self.kept_back(),
+                // One byte past what is read: the tool can tell a longer file.
+                keep_cap: Some(OUTPUT_CAP as u64 + 1),
             }
         });
         // The ports it may connect to: its doors in a jail; else its loopback endpoints' (the
@@ -580,23 +586,39 @@ fn ours(path: &Path, e: std::io::Error) -> anyhow::Error {
 }
 
 /// What the harness wrote into the answer file made for it, read through the descriptor held
-/// since (at most [`OUTPUT_CAP`] bytes); empty when the file at its path was replaced, since
-/// only the file made for this judge is its answer.
-fn read_answer_file(file: fs::File, path: &Path) -> Vec<u8> {
+/// since (at most [`OUTPUT_CAP`] bytes), and its whole size; empty when the file at its path was
+/// replaced, since only the file made for this judge is its answer.
+fn read_answer_file(file: fs::File, path: &Path) -> (Vec<u8>, u64) {
     use std::io::{Read, Seek};
     use std::os::unix::fs::MetadataExt;
     let same = |a: &fs::Metadata, b: &fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
     let (Ok(held), Ok(now)) = (file.metadata(), fs::symlink_metadata(path)) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     if !same(&held, &now) {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
     let mut file = file;
     let mut bytes = Vec::new();
     let _ = file.rewind();
     let _ = file.take(OUTPUT_CAP as u64).read_to_end(&mut bytes);
-    bytes
+    (bytes, held.len())
+}
+
+/// What the judge's proxy refused it, for its cause: a few refusals, each with what grants a
+/// host, and how many more there were.
+fn proxy_refusals(log: &Path) -> Vec<String> {
+    let (shown, more) = egress::refusals(log);
+    let mut refused: Vec<String> = shown
+        .into_iter()
+        .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
+        .collect();
+    if more > 0 {
+        refused.push(format!(
+            "{more} more refusal(s) of its proxy (in egress.log)"
+        ));
+    }
+    refused
 }
 
 /// At most `cap` bytes of the file at `path`, read through no link.

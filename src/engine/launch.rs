@@ -62,6 +62,8 @@ pub struct ProcessOutcome {
     pub refused: Vec<String>,
     /// What it met of its share and what it used, as its supervisor said.
     pub share: crate::engine::sandbox::share::Report,
+    /// The size of the answer file it wrote, when its answer is a file.
+    pub answer_bytes: Option<u64>,
 }
 
 impl ProcessOutcome {
@@ -151,6 +153,7 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         duration: started.elapsed(),
         refused: Vec::new(),
         share: Default::default(),
+        answer_bytes: None,
     })
 }
 

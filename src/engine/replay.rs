@@ -43,5 +43,6 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         duration: Duration::ZERO,
         refused: Vec::new(),
         share: Default::default(),
+        answer_bytes: None,
     })
 }

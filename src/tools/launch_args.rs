@@ -161,6 +161,31 @@ fn parse_max_output(text: &str) -> Result<u64, String> {
 }
 
 impl LaunchArgs {
+    /// What each judge may take: `--judge-memory`, `--judge-processes`, `--judge-disk`.
+    fn share(&self) -> Result<crate::engine::sandbox::share::Ask> {
+        use crate::engine::sandbox::share::{self, Ask};
+        Ok(Ask {
+            memory: judge_limit(
+                &self.judge_memory,
+                ("--judge-memory", "PANEL_JUDGE_MEMORY"),
+                share::DEFAULT.memory,
+                share::parse_size,
+            )?,
+            processes: judge_limit(
+                &self.judge_processes,
+                ("--judge-processes", "PANEL_JUDGE_PROCESSES"),
+                share::DEFAULT.processes,
+                share::parse_count,
+            )?,
+            disk: judge_limit(
+                &self.judge_disk,
+                ("--judge-disk", "PANEL_JUDGE_DISK"),
+                share::DEFAULT.disk,
+                share::parse_size,
+            )?,
+        })
+    }
+
     /// The options, checked.
     pub fn options(&self) -> Result<LaunchOptions> {
         let mut families = BTreeMap::new();
@@ -242,29 +267,8 @@ impl LaunchArgs {
                     .map_err(|why| anyhow::anyhow!("--sandbox-allow {why}"))
             })
             .collect::<Result<Vec<_>>>()?;
-        use crate::engine::sandbox::share::{self, Ask};
-        let share = Ask {
-            memory: judge_limit(
-                &self.judge_memory,
-                ("--judge-memory", "PANEL_JUDGE_MEMORY"),
-                share::DEFAULT.memory,
-                share::parse_size,
-            )?,
-            processes: judge_limit(
-                &self.judge_processes,
-                ("--judge-processes", "PANEL_JUDGE_PROCESSES"),
-                share::DEFAULT.processes,
-                share::parse_count,
-            )?,
-            disk: judge_limit(
-                &self.judge_disk,
-                ("--judge-disk", "PANEL_JUDGE_DISK"),
-                share::DEFAULT.disk,
-                share::parse_size,
-            )?,
-        };
         Ok(LaunchOptions {
-            share,
+            share: self.share()?,
             sandbox: self.sandbox,
             sandbox_read: folders(&self.sandbox_read, "PANEL_SANDBOX_READ")?,
             sandbox_write,

@@ -122,7 +122,9 @@ pub fn walls(mode: Mode) -> anyhow::Result<Walls> {
 /// How `walls`' judges are held to `ask`, the run's cgroups made where they can be; their
 /// words join the walls' (`jail+landlock-abi-7; limits: memory 2 GiB, …`).
 pub fn share(walls: &mut Walls, ask: share::Ask) -> share::Plan {
-    let plan = share::plan(ask, walls.jail, cgroup::Run::make().ok());
+    let wanted = ask.memory.is_some() || ask.processes.is_some();
+    let run = wanted.then(cgroup::Run::make).and_then(Result::ok);
+    let plan = share::plan(ask, walls.jail, run);
     walls.said = format!("{}; {}", walls.said, plan.said);
     plan
 }

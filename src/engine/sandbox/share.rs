@@ -141,7 +141,8 @@ pub fn plan(ask: Ask, jail: bool, run: Option<cgroup::Run>) -> Plan {
         files: Some(FILES),
         inotify: jail.then_some(INOTIFY),
         nice: Some(NICE),
-        cgroup: judge.filter(|j| j.memory.is_some() || j.tasks.is_some() || has("cpu")),
+        // A cgroup of its own where it bounds memory or tasks (its run's weighs its CPU then).
+        cgroup: judge.filter(|j| j.memory.is_some() || j.tasks.is_some()),
         report: None,
         enter: Vec::new(),
     };
@@ -168,7 +169,7 @@ pub fn plan(ask: Ask, jail: bool, run: Option<cgroup::Run>) -> Plan {
         Some((i, w)) => held.push(format!("inotify {i}/{w}")),
         None => not.push("inotify (no jail)"),
     }
-    held.push(match has("cpu") {
+    held.push(match limits.cgroup.is_some() && has("cpu") {
         true => format!("cpu weight {}", cgroup::RUN_WEIGHT),
         false => format!("cpu nice {NICE}"),
     });
@@ -464,8 +465,10 @@ mod tests {
             processes: None,
             disk: None,
         };
-        let p = plan(off, true, None);
+        let mut p = plan(off, true, Some(run(&["memory", "pids", "cpu"])));
         assert_eq!(p.said, "limits: files 1024, inotify 16/16384, cpu nice 10");
+        assert_eq!(p.limits.cgroup, None);
+        std::mem::forget(p.run.take());
         assert_eq!((p.limits.data, p.limits.nproc, p.disk), (None, None, None));
     }
 

@@ -43,31 +43,9 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         eprintln!("panel: cannot adopt the judge's orphans: {e}");
         return exit::CANNOT_RUN;
     }
-    // Signals arrive as bytes on sockets polled below: no thread, no handler that does work.
-    let Ok((mut stops, stop_tx)) = UnixStream::pair() else {
+    let Some((mut stops, mut children)) = signals() else {
         return exit::CANNOT_RUN;
     };
-    let Ok((mut children, child_tx)) = UnixStream::pair() else {
-        return exit::CANNOT_RUN;
-    };
-    let _ = stops.set_nonblocking(true);
-    let _ = children.set_nonblocking(true);
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGQUIT,
-    ] {
-        let Ok(tx) = stop_tx.try_clone() else {
-            return exit::CANNOT_RUN;
-        };
-        if signal_hook::low_level::pipe::register(sig, tx).is_err() {
-            return exit::CANNOT_RUN;
-        }
-    }
-    if signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, child_tx).is_err() {
-        return exit::CANNOT_RUN;
-    }
     // The judge's own cgroup, made before anything of it starts.
     let leaf = match &policy.share.cgroup {
         Some(judge) => match Leaf::make(judge, &format!("j{}", me.as_raw_nonzero())) {
@@ -104,14 +82,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
         if watched && looked.elapsed() >= Duration::from_secs(1) {
             looked = Instant::now();
-            let pids = descendants(me)
-                .into_iter()
-                .map(|p| p.as_raw_nonzero().get() as u32);
-            for w in policy.share.reached_now(pids) {
-                if !met.iter().any(|m| m == w) {
-                    met.push(w.to_string());
-                }
-            }
+            watch(&policy, me, &mut met);
         }
         let tick = Timespec {
             tv_sec: 1,
@@ -152,28 +123,68 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     if let Some(p) = &proxy {
         p.finish();
     }
-    if let Some(path) = &policy.share.report
-        && stopped != Some(signal_hook::consts::SIGKILL)
-    {
-        let _ = what_it_met(&met, leaf.as_ref()).write(path);
-    }
-    leaf.inspect(Leaf::remove);
-    // The tool is gone and cannot remove the judge's private folder (the copied logins are in
-    // it): nothing runs there any more, so it goes now.
-    if stopped == Some(signal_hook::consts::SIGKILL) {
-        if let Some(private) = &policy.private {
-            let _ = std::fs::remove_dir_all(private);
-        }
-        if let Some(e) = &policy.egress {
-            let _ = std::fs::remove_file(&e.log);
-        }
-    }
+    afterwards(&policy, stopped, &met, leaf.as_ref());
     match (stopped, ending) {
         // Stopped by the tool's signal: end the same way, as a process group of ours would.
         (Some(sig), _) => raise(sig),
         (None, Some(Ending::Code(c))) => c,
         (None, Some(Ending::Signal(s))) => raise(s),
         (None, None) => exit::signalled(signal_hook::consts::SIGKILL),
+    }
+}
+
+/// The sockets signals arrive on as bytes, polled by the supervisor: the tool's TERM (and INT,
+/// HUP, QUIT), and a child's ending. No thread, no handler that does work.
+fn signals() -> Option<(UnixStream, UnixStream)> {
+    let (stops, stop_tx) = UnixStream::pair().ok()?;
+    let (children, child_tx) = UnixStream::pair().ok()?;
+    let _ = stops.set_nonblocking(true);
+    let _ = children.set_nonblocking(true);
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGQUIT,
+    ] {
+        signal_hook::low_level::pipe::register(sig, stop_tx.try_clone().ok()?).ok()?;
+    }
+    signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, child_tx).ok()?;
+    Some((stops, children))
+}
+
+/// One look at the judge's processes (its supervisor's descendants) for the limits its rlimits
+/// hold; those met are added to `met`.
+fn watch(policy: &Policy, me: Pid, met: &mut Vec<String>) {
+    let pids = descendants(me)
+        .into_iter()
+        .map(|p| p.as_raw_nonzero().get() as u32);
+    for w in policy.share.reached_now(pids) {
+        if !met.iter().any(|m| m == w) {
+            met.push(w.to_string());
+        }
+    }
+}
+
+/// Once nothing of the judge runs: what it met goes beside its private folder, its cgroup
+/// goes; when the tool is gone (`stopped` by KILL), which cannot remove the judge's private
+/// folder (the copied logins are in it), that goes now too.
+fn afterwards(policy: &Policy, stopped: Option<i32>, met: &[String], leaf: Option<&Leaf>) {
+    let gone = stopped == Some(signal_hook::consts::SIGKILL);
+    if let Some(path) = &policy.share.report
+        && !gone
+    {
+        let _ = what_it_met(met, leaf).write(path);
+    }
+    if let Some(leaf) = leaf {
+        leaf.remove();
+    }
+    if gone {
+        if let Some(private) = &policy.private {
+            let _ = std::fs::remove_dir_all(private);
+        }
+        if let Some(e) = &policy.egress {
+            let _ = std::fs::remove_file(&e.log);
+        }
     }
 }
 

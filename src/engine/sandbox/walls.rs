@@ -128,7 +128,8 @@ pub fn restrict(rules: &Landlock) -> Result<(), String> {
 ///   talk to their own children, still works, and only for unix sockets);
 /// - the kernel keyring (`keyctl`, `add_key`, `request_key`), which is not namespaced: a
 ///   caller's Kerberos tickets, notes passed between judges;
-/// - `io_uring`, which could make a socket around this filter.
+/// - `io_uring`, which could make a socket around this filter;
+/// - on x86-64, every x32 call, whose numbers no rule here names.
 ///
 /// Without `no_new_privs` (set by Landlock, else here) the kernel would refuse the filter.
 pub fn seccomp(unix: bool) -> Result<(), String> {
@@ -198,7 +199,29 @@ pub fn seccomp(unix: bool) -> Result<(), String> {
     let program: BpfProgram = filter.try_into().map_err(|e| err(&e))?;
     // SAFETY: prctl with plain integers.
     unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    seccompiler::apply_filter(&program).map_err(|e| err(&e))
+    seccompiler::apply_filter(&program).map_err(|e| err(&e))?;
+    if cfg!(target_arch = "x86_64") {
+        seccompiler::apply_filter(&no_x32()).map_err(|e| err(&e))?;
+    }
+    Ok(())
+}
+
+/// A filter refusing every x32 system call: x86-64's other ABI shares its architecture and
+/// numbers its calls from 0x4000_0000, past every rule above (where the kernel has it at all).
+fn no_x32() -> seccompiler::BpfProgram {
+    use seccompiler::sock_filter;
+    const LD_W_ABS: u16 = 0x20;
+    const JSET_K: u16 = 0x45;
+    const RET_K: u16 = 0x06;
+    const X32: u32 = 0x4000_0000;
+    let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        // The call's number, at offset 0 of seccomp_data.
+        op(LD_W_ABS, 0, 0, 0),
+        op(JSET_K, 0, 1, X32),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
 }
 
 /// A session keyring of its own for this process and what it runs: the caller's session keys

@@ -29,24 +29,27 @@ pub(super) struct Disk {
     /// What is carried out, and for a file the tool made, which file it was: only that one is
     /// carried out (one renamed over it is another's).
     keep: Vec<(PathBuf, Option<(u64, u64)>)>,
+    /// The most of a kept file carried out.
+    cap: u64,
 }
 
-/// How much a copy may still take.
+/// How much a copy may still take, and of one file.
 struct Budget {
     bytes: u64,
     entries: u64,
+    file: u64,
 }
 
 impl Disk {
     /// Mounts a tmpfs of `size` bytes and `inodes` inodes in the root being built at `root`,
     /// shows its `tmp` and `shm` at `/tmp` and `/dev/shm`, and copies the caller's private
-    /// folder (`host`, open) into its `private`, which [`Disk::show`] mounts at the private
-    /// folder's own path.
+    /// folder (`host`, open) into its `private`, to be mounted at the private folder's own path
+    /// ([`Disk::staged`]); `keep` is what is carried out, and the most of a file carried.
     pub(super) fn make(
         root: &Path,
         (size, inodes): (u64, u64),
         host: OwnedFd,
-        keep: &[PathBuf],
+        (keep, cap): (&[PathBuf], u64),
     ) -> io::Result<Disk> {
         let staging = root.join(STAGING);
         mkdirs(&staging)?;
@@ -69,6 +72,7 @@ impl Disk {
         let mut budget = Budget {
             bytes: size,
             entries: inodes,
+            file: u64::MAX,
         };
         copy_tree(open_dir(&host, ".")?, private.as_fd(), &mut budget, 0)
             .map_err(|e| io::Error::new(e.kind(), format!("its private folder: {e}")))?;
@@ -82,6 +86,7 @@ impl Disk {
             private,
             host,
             keep,
+            cap,
         })
     }
 
@@ -123,15 +128,16 @@ impl Disk {
             if made.is_some() && now != *made {
                 continue;
             }
-            let _ = carry(self.private.as_fd(), self.host.as_fd(), rel);
+            let _ = carry(self.private.as_fd(), self.host.as_fd(), rel, self.cap);
         }
     }
 }
 
-fn carry(from: BorrowedFd, to: BorrowedFd, rel: &Path) -> io::Result<()> {
+fn carry(from: BorrowedFd, to: BorrowedFd, rel: &Path, cap: u64) -> io::Result<()> {
     let mut budget = Budget {
         bytes: u64::MAX,
         entries: u64::MAX,
+        file: cap,
     };
     let st = statat(from, rel, AtFlags::SYMLINK_NOFOLLOW)?;
     match FileType::from_raw_mode(st.st_mode) {
@@ -188,7 +194,8 @@ fn copy_tree(from: OwnedFd, to: BorrowedFd, budget: &mut Budget, depth: usize) -
 }
 
 /// Copies one regular file, within the budget, over the file of that name in `to` (made with
-/// its owner's mode bits when it is not there), never through a link.
+/// its owner's mode bits when it is not there), never through a link. Past the budget's most of
+/// one file the copy is cut, and keeps the file's size (sparse, so it takes no room).
 fn copy_file(
     from: BorrowedFd,
     to: BorrowedFd,
@@ -209,8 +216,13 @@ fn copy_file(
     if !dst.metadata()?.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
-    let copied = io::copy(&mut (&mut src).take(budget.bytes), &mut dst)?;
+    let room = budget.bytes.min(budget.file);
+    let copied = io::copy(&mut (&mut src).take(room), &mut dst)?;
     budget.bytes -= copied;
+    let size = src.metadata()?.len();
+    if size > copied && room == budget.file {
+        return dst.set_len(size);
+    }
     if src.read(&mut [0u8; 1])? > 0 {
         return Err(io::Error::other("no space left for it"));
     }
@@ -245,6 +257,7 @@ mod tests {
         let mut budget = Budget {
             bytes: 1 << 20,
             entries: 100,
+            file: u64::MAX,
         };
         copy_tree(dir(&a), dir(&b).as_fd(), &mut budget, 0).unwrap();
         assert_eq!(
@@ -256,18 +269,50 @@ mod tests {
         // Carried out: a link in the judge's place is no answer, and the tool's file is kept.
         std::fs::remove_file(b.join("answer")).unwrap();
         std::fs::write(b.join("answer"), "").unwrap();
-        assert!(carry(dir(&a).as_fd(), dir(&b).as_fd(), Path::new("answer")).is_ok());
+        assert!(
+            carry(
+                dir(&a).as_fd(),
+                dir(&b).as_fd(),
+                Path::new("answer"),
+                1 << 20
+            )
+            .is_ok()
+        );
         assert_eq!(std::fs::read_to_string(b.join("answer")).unwrap(), "");
         // A tool's file replaced by a link on the caller's side is not written through.
         std::fs::remove_file(a.join("answer")).unwrap();
         std::fs::write(a.join("answer"), "{\"verdict\":\"holds\"}").unwrap();
         std::fs::remove_file(b.join("answer")).unwrap();
         std::os::unix::fs::symlink(t.path().join("secret"), b.join("answer")).unwrap();
-        assert!(carry(dir(&a).as_fd(), dir(&b).as_fd(), Path::new("answer")).is_err());
+        assert!(
+            carry(
+                dir(&a).as_fd(),
+                dir(&b).as_fd(),
+                Path::new("answer"),
+                1 << 20
+            )
+            .is_err()
+        );
         assert_eq!(
             std::fs::read_to_string(t.path().join("secret")).unwrap(),
             "s"
         );
+    }
+
+    /// A kept file past its cap is carried cut, at its whole size (sparse): the tool reads what
+    /// it reads, and can tell how much more there was.
+    #[test]
+    fn a_kept_file_past_its_cap_is_cut_and_keeps_its_size() {
+        let t = tempfile::tempdir().unwrap();
+        let (a, b) = (t.path().join("a"), t.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(a.join("answer"), vec![b'x'; 10_000]).unwrap();
+        std::fs::write(b.join("answer"), "").unwrap();
+        carry(dir(&a).as_fd(), dir(&b).as_fd(), Path::new("answer"), 100).unwrap();
+        let got = std::fs::read(b.join("answer")).unwrap();
+        assert_eq!(got.len(), 10_000);
+        assert!(got[..100].iter().all(|&c| c == b'x') && got[100..].iter().all(|&c| c == 0));
     }
 
     #[test]
@@ -280,6 +325,7 @@ mod tests {
         let mut budget = Budget {
             bytes: 1000,
             entries: 100,
+            file: u64::MAX,
         };
         let err = copy_tree(dir(&a), dir(&b).as_fd(), &mut budget, 0).unwrap_err();
         assert!(err.to_string().contains("no space"), "{err}");
@@ -292,6 +338,7 @@ mod tests {
         let mut budget = Budget {
             bytes: 1000,
             entries: 1000,
+            file: u64::MAX,
         };
         copy_tree(dir(&a), dir(&b).as_fd(), &mut budget, 0).unwrap();
         let kept = (0..)

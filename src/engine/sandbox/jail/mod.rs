@@ -72,6 +72,9 @@ pub struct Jail {
     /// disk when it ends.
     #[serde(default)]
     pub keep: Vec<PathBuf>,
+    /// The most of a kept file carried out; past it the copy keeps the file's size, sparse.
+    #[serde(default)]
+    pub keep_cap: Option<u64>,
 }
 
 /// A door: where in the jail it listens, and the loopback endpoint it leads to (`None`: it is
@@ -241,16 +244,7 @@ fn first_process(
     // SAFETY: a pointer and length to a static name.
     check(unsafe { libc::sethostname(hostname.as_ptr().cast(), hostname.len()) })?;
     loopback_up()?;
-    // A door at an address this kernel lacks (IPv6 turned off) is left out.
-    let listeners: Vec<Option<TcpListener>> = jail
-        .doors
-        .iter()
-        .map(|d| match TcpListener::bind(d.at) {
-            Ok(l) => Ok(Some(l)),
-            Err(_) if d.at.is_ipv6() => Ok(None),
-            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", d.at))),
-        })
-        .collect::<io::Result<_>>()?;
+    let listeners = bind_doors(jail)?;
     // The supervisor's TERM (a deadline, a stop) comes as a descriptor to read, not a death:
     // what the tool reads back is carried out first.
     let term = term_fd()?;
@@ -313,6 +307,26 @@ fn first_process(
     if let Some(d) = &disk {
         d.carry_out();
     }
+    let peak = disk.is_some().then_some(disk_peak);
+    write_all(ending.as_raw_fd(), report(end, &met, peak).as_bytes())
+}
+
+/// The listeners of the jail's doors; a door at an address this kernel lacks (IPv6 turned
+/// off) is left out.
+fn bind_doors(jail: &Jail) -> io::Result<Vec<Option<TcpListener>>> {
+    jail.doors
+        .iter()
+        .map(|d| match TcpListener::bind(d.at) {
+            Ok(l) => Ok(Some(l)),
+            Err(_) if d.at.is_ipv6() => Ok(None),
+            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", d.at))),
+        })
+        .collect()
+}
+
+/// The first process's last word, as [`read_ending`] reads it: `c0`, `s9` or `t` (stopped),
+/// the limits met, the most its disk held.
+fn report(end: Option<Ending>, met: &[&str], disk_peak: Option<u64>) -> String {
     let mut word = match end {
         Some(Ending::Code(c)) => format!("c{c}"),
         Some(Ending::Signal(s)) => format!("s{s}"),
@@ -322,10 +336,10 @@ fn first_process(
         word.push(' ');
         word.push_str(w);
     }
-    if disk.is_some() {
-        word.push_str(&format!(" {DISK_PEAK}{disk_peak}"));
+    if let Some(p) = disk_peak {
+        word.push_str(&format!(" {DISK_PEAK}{p}"));
     }
-    write_all(ending.as_raw_fd(), word.as_bytes())
+    word
 }
 
 /// Closes every descriptor above 2 but `keep` (in a fork, whose copies of its parent's

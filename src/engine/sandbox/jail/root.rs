@@ -192,36 +192,7 @@ pub(super) fn build_root(
         Some("mode=0755,size=64k"),
     )?;
     mkdirs(&root.join("dev/shm"))?;
-    let disk = match jail.disk {
-        Some(size) => {
-            let host = sources.items.iter().find_map(|s| match &s.what {
-                SourceKind::Private(fd) => fd.try_clone().ok(),
-                _ => None,
-            });
-            let host = host.ok_or_else(|| io::Error::other("no private folder to carry in"))?;
-            Some(Disk::make(root, size, host, &jail.keep)?)
-        }
-        None => {
-            let tmp = "mode=1777,size=256m,nr_inodes=65536";
-            mount(
-                Some("tmpfs"),
-                root.join("tmp"),
-                Some("tmpfs"),
-                fs,
-                Some(tmp),
-            )?;
-            let shm = "mode=1777,size=64m,nr_inodes=4096";
-            let flags = fs | libc::MS_NOEXEC;
-            mount(
-                Some("tmpfs"),
-                root.join("dev/shm"),
-                Some("tmpfs"),
-                flags,
-                Some(shm),
-            )?;
-            None
-        }
-    };
+    let disk = writable(jail, sources, root)?;
     for (link, to) in [
         ("dev/fd", "/proc/self/fd"),
         ("dev/stdin", "/proc/self/fd/0"),
@@ -257,6 +228,38 @@ pub(super) fn build_root(
     check(unsafe { libc::umount2(dot.as_ptr(), libc::MNT_DETACH) })?;
     std::env::set_current_dir(&jail.cwd).or_else(|_| std::env::set_current_dir("/"))?;
     Ok(disk)
+}
+
+/// Where the judge writes, in the root being built at `root`: its disk (its private folder,
+/// `/tmp` and `/dev/shm` on one tmpfs of its size) when it has one; else a `/tmp` and a
+/// `/dev/shm` of their own, its private folder shown from the caller's side.
+fn writable(jail: &Jail, sources: &Sources, root: &Path) -> io::Result<Option<Disk>> {
+    let fs = libc::MS_NOSUID | libc::MS_NODEV;
+    let Some(size) = jail.disk else {
+        let tmpfs = |at: &str, flags, data| {
+            mount(
+                Some("tmpfs"),
+                root.join(at),
+                Some("tmpfs"),
+                flags,
+                Some(data),
+            )
+        };
+        tmpfs("tmp", fs, "mode=1777,size=256m,nr_inodes=65536")?;
+        tmpfs(
+            "dev/shm",
+            fs | libc::MS_NOEXEC,
+            "mode=1777,size=64m,nr_inodes=4096",
+        )?;
+        return Ok(None);
+    };
+    let host = sources.items.iter().find_map(|s| match &s.what {
+        SourceKind::Private(fd) => fd.try_clone().ok(),
+        _ => None,
+    });
+    let host = host.ok_or_else(|| io::Error::other("no private folder to carry in"))?;
+    let keep = (jail.keep.as_slice(), jail.keep_cap.unwrap_or(u64::MAX));
+    Disk::make(root, size, host, keep).map(Some)
 }
 
 /// Shows one source at `target` in the new root being built at `root`.
