@@ -7,6 +7,9 @@
 # (--sandbox landlock) against --sandbox off; goal at most 3 ms a judge for the jail.
 # And the launch path itself: 32 judges that answer at once, jailed, against the spawn floor
 # (32 bare sh doing the same at once); goal at most 2 times the floor (median of 7).
+# And what a judge's share costs (its cgroup, its disk carried in and out, its rlimits): the
+# same 32 jailed judges with the default limits against --judge-memory/-processes/-disk off;
+# goal under 1 ms a judge.
 # Usage: benches/fanout.sh [N judges, default 32] [runs, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,11 +52,13 @@ done
 # The launch path: judges that answer at once, and the same work as bare processes.
 now="exec:cat >/dev/null; echo '{\"verdict\":\"breaks\",\"reason\":\"r\",\"confidence\":0.9}'"
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-floor=() fast=() fast_off=()
+floor=() fast=() fast_off=() unlimited=()
+no_share="--judge-memory off --judge-processes off --judge-disk off"
 for _ in $(seq 1 7); do
   floor+=("$(time_of bash -c 'for i in $(seq 1 "$0"); do sh -c "cat >/dev/null; echo x" </dev/null >/dev/null & done; wait' "$N")")
   fast+=("$(time_of bash -c "panel-judge --sandbox auto --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' >/dev/null" "$now")")
   fast_off+=("$(time_of bash -c "panel-judge --sandbox off --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' >/dev/null" "$now")")
+  unlimited+=("$(time_of bash -c "panel-judge --sandbox auto $no_share --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' >/dev/null" "$now")")
 done
 o=$(printf '%s\n' "${ours[@]}" | best)
 b=$(printf '%s\n' "${base[@]}" | best)
@@ -63,6 +68,7 @@ l=$(printf '%s\n' "${lock[@]}" | best)
 fl=$(printf '%s\n' "${floor[@]}" | median)
 fa=$(printf '%s\n' "${fast[@]}" | median)
 fo=$(printf '%s\n' "${fast_off[@]}" | median)
+fu=$(printf '%s\n' "${unlimited[@]}" | median)
 printf 'judges: %s, each answering after 1 s; best of %s runs; load average %s\n' "$N" "$RUNS" "$(cut -d' ' -f1 /proc/loadavg)"
 printf '%-44s %8.3f s\n' "panel-judge | panel-tally (stand-in claude)" "$o" "seed script (baseline, stand-in claude)" "$b" "panel-judge | panel-tally (sh seat, jail)" "$e" "the same, --sandbox landlock" "$l" "the same, --sandbox off" "$f"
 printf '%-44s %8.2f x\n' "baseline / ours" "$(awk -v o="$o" -v b="$b" 'BEGIN { print b / o }')"
@@ -74,3 +80,6 @@ printf '%-44s %8.2f ms\n' "Landlock alone per judge (landlock - off)" "$(awk -v 
 printf '%-44s %8.3f s\n' "$N bare sh at once (the spawn floor, median)" "$fl" "$N jailed judges answering at once (median)" "$fa" "the same, --sandbox off (median)" "$fo"
 printf '%-44s %8.2f x\n' "jailed launch path / spawn floor" "$(awk -v a="$fa" -v f="$fl" 'BEGIN { print a / f }')"
 printf '%-44s %8.2f x\n' "unwalled launch path / spawn floor" "$(awk -v a="$fo" -v f="$fl" 'BEGIN { print a / f }')"
+printf '%-44s %8.3f s\n' "the same jailed, no share limits (median)" "$fu"
+printf '%-44s %8.2f ms\n' "the share per judge (defaults - off)" "$(awk -v a="$fa" -v u="$fu" -v n="$N" 'BEGIN { print (a - u) * 1000 / n }')"
+printf 'each judge: %s\n' "$(panel-judge --sandbox auto --seat "$now" --lenses "$work/lenses" "$work/answer.md" 2>/dev/null | head -1 | jq -r .sandbox)"

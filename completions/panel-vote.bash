@@ -40,7 +40,7 @@ _panel__vote() {
 
     case "${cmd}" in
         panel__vote)
-            opts="-h -V --candidate --brief --seat --reads --stop-when-decided --cascade --agree --judge --round --out --keep-runs --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --help --version apply help"
+            opts="-h -V --candidate --brief --seat --reads --stop-when-decided --cascade --agree --judge --round --out --keep-runs --timeout --retries --jobs --max-budget-usd --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --judge-memory --judge-processes --judge-disk --help --version apply help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -134,6 +134,18 @@ _panel__vote() {
                     return 0
                     ;;
                 --max-output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --judge-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --judge-processes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --judge-disk)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -31,6 +31,7 @@ pub mod internals {
     pub use crate::engine::extract;
     pub use crate::engine::harness::{Seat, Table};
     pub use crate::engine::lifecycle::GRACE;
+    pub use crate::engine::sandbox::share::{Defaults, defaults};
     pub use crate::engine::sandbox::unprivileged_ids;
     pub use crate::records::candidate::seal;
     pub use crate::records::input::Input;

@@ -333,9 +333,12 @@ fn doctor_shows_a_table_that_says_what_is_missing() {
     let (out, _) = m.doctor(&["--doctor", "--sandbox", "off", "--json"]);
     let last = stdout(&out).lines().last().unwrap().to_string();
     let walls: Value = serde_json::from_str(&last).unwrap();
-    assert_eq!(
-        (&walls["mode"], &walls["walls"]),
-        (&json!("off"), &json!("off"))
+    assert_eq!(walls["mode"], json!("off"));
+    // Issue 36: with --sandbox off, the limits a judge still gets, and those it does not.
+    let said = walls["walls"].as_str().unwrap();
+    assert!(
+        said.starts_with("off; limits: ") && said.contains("not held: disk (no jail)"),
+        "{said}"
     );
 }
 

@@ -97,9 +97,16 @@ fn a_kernel_that_forbids_namespaces_is_said_in_every_record_or_refused() {
     let rec = &records(&out)[0];
     assert_eq!(rec["status"], "ok", "{rec}");
     let said = rec["sandbox"].as_str().unwrap();
+    let (walls, limits) = said.split_once("; limits: ").unwrap();
     assert!(
-        said.starts_with("landlock-abi-")
-            && said.ends_with(" (no user namespaces: user.max_user_namespaces is 0 (sysctl -w user.max_user_namespaces=15000))"),
+        walls.starts_with("landlock-abi-")
+            && walls.ends_with(" (no user namespaces: user.max_user_namespaces is 0 (sysctl -w user.max_user_namespaces=15000))"),
+        "{said}"
+    );
+    // Issue 36: where the kernel forbids a jail, the record says which limits held and which
+    // could not.
+    assert!(
+        limits.contains("files 1024") && limits.ends_with("disk (no jail), inotify (no jail)"),
         "{said}"
     );
     assert!(

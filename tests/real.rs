@@ -10,6 +10,7 @@ mod real_judge;
 mod real_logins;
 mod real_pairwise;
 mod real_review;
+mod real_share;
 mod real_synth;
 mod sealed;
 mod tls;

@@ -212,7 +212,7 @@ impl Stage {
         }
     }
 
-    fn panel_judge(&self, timeout: f64, extra: &[&str]) -> Command {
+    pub(crate) fn panel_judge(&self, timeout: f64, extra: &[&str]) -> Command {
         let mut c = self.command("panel-judge");
         c.args(["--seat", &self.seat, "--lens", LENS, "--retries", "0"])
             .args(["--timeout", &timeout.to_string()])

@@ -25,6 +25,7 @@ mod pr;
 mod progress;
 mod runs;
 mod schemas;
+mod share;
 mod sshd;
 mod synthesis;
 mod tally;

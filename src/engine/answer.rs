@@ -316,6 +316,8 @@ mod tests {
             stderr_bytes: 0,
             duration: Duration::ZERO,
             refused: Vec::new(),
+            share: Default::default(),
+            answer_bytes: None,
         }
     }
 

@@ -105,6 +105,8 @@ pub struct LaunchOptions {
     /// Bytes of one attempt's stdout kept in the run folder; past them the judge is stopped
     /// and recorded `output-limit`.
     pub max_output: u64,
+    /// What each judge may take of what everyone shares.
+    pub share: crate::engine::sandbox::share::Ask,
 }
 
 impl Default for LaunchOptions {
@@ -126,6 +128,7 @@ impl Default for LaunchOptions {
             sandbox_write: Vec::new(),
             sandbox_allow: Vec::new(),
             max_output: crate::engine::transcript::DEFAULT_MAX_OUTPUT,
+            share: Default::default(),
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, ANSWER_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE};
 use crate::engine::sandbox::egress::{self, Egress, Endpoint};
 use crate::engine::sandbox::jail::{Jail, Opening, PROXY_PORT};
+use crate::engine::sandbox::share::{self, Report};
 use crate::engine::sandbox::{Policy, grants};
 use crate::engine::slots::{self, NoSlot};
 use crate::engine::transcript::Transcript;
@@ -179,27 +180,50 @@ impl<'a> Attempt<'a> {
         let mut done = read_answer(job, &outcome, answer_file.as_deref(), check, timeout);
         done.attempts = self.n;
         done.kept = kept;
-        if done.status != Status::Ok && !outcome.refused.is_empty() {
-            // What the walls refused may be why it failed: say what, and what grants it.
-            let note = outcome.refused.join("; ");
-            done.cause = Some(match done.cause.take() {
-                Some(c) => format!("{c}; {note}"),
-                None => note,
-            });
-        }
-        let passed = outcome.stdout.events().passed_over;
-        if passed > 0 && done.status != Status::Ok {
-            // Noted where it may explain the missing answer.
-            let note = format!(
-                "{passed} line(s) of its output past {} (or too deep to read) passed over",
-                crate::engine::transcript::shown_size(crate::engine::extract::MAX_EVENT as u64)
-            );
-            done.cause = Some(match done.cause.take() {
-                Some(c) => format!("{c}; {note}"),
-                None => note,
-            });
+        if done.status != Status::Ok {
+            self.explain(&mut done, &outcome);
         }
         done
+    }
+
+    /// What may explain a judge's missing answer, added to its cause: the limit of its share it
+    /// met (first: never a parse failure then), what its walls refused it, an answer file or
+    /// output lines past what is read.
+    fn explain(&self, done: &mut Done, outcome: &ProcessOutcome) {
+        let mut add = |note: String, first: bool| {
+            done.cause = Some(match done.cause.take() {
+                Some(c) if first => format!("{note}; {c}"),
+                Some(c) => format!("{c}; {note}"),
+                None => note,
+            });
+        };
+        if let Some(limit) = outcome.share.cause(&self.ctx.opts.share) {
+            add(limit, true);
+        }
+        if !outcome.refused.is_empty() {
+            add(outcome.refused.join("; "), false);
+        }
+        let shown = crate::engine::transcript::shown_size;
+        if let Some(n) = outcome.answer_bytes.filter(|n| *n > OUTPUT_CAP as u64) {
+            let cap = shown(OUTPUT_CAP as u64);
+            add(
+                format!("its answer file was {}; the first {cap} was read", shown(n)),
+                false,
+            );
+        }
+        let passed = outcome.stdout.events().passed_over;
+        if passed > 0 {
+            let max = shown(crate::engine::extract::MAX_EVENT as u64);
+            add(
+                format!(
+                    "{passed} line(s) of its output past {max} (or too deep to read) passed over"
+                ),
+                false,
+            );
+        }
+        if !outcome.share.reached.is_empty() && done.status == Status::Unreadable {
+            done.status = Status::Failed;
+        }
     }
 
     /// Keeps how the process ended in the attempt's folder of the run folder.
@@ -224,6 +248,11 @@ impl<'a> Attempt<'a> {
                 "outputLimit": outcome.stdout.over,
                 "linesPassedOver": outcome.stdout.events().passed_over,
                 "stderrBytes": outcome.stderr_bytes,
+                "limitsReached": outcome.share.reached,
+                "memoryPeak": outcome.share.memory_peak,
+                "processesPeak": outcome.share.processes_peak,
+                "diskPeak": outcome.share.disk_peak,
+                "answerBytes": outcome.answer_bytes,
             })
             .to_string(),
         );
@@ -360,10 +389,8 @@ impl<'a> Attempt<'a> {
         for (rel, _) in &login.files {
             let _ = beneath::remove(&dirs.home, Path::new(rel));
         }
-        let mut refused: Vec<String> = egress::refusals(&dirs.egress_log())
-            .into_iter()
-            .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
-            .collect();
+        let met = Report::take(&dirs.share_report());
+        let mut refused = proxy_refusals(&dirs.egress_log());
         if let (Ok(o), Some(policy)) = (&outcome, &spec.supervised)
             && !o.status.is_some_and(|s| s.success())
         {
@@ -373,7 +400,7 @@ impl<'a> Attempt<'a> {
                 &ctx.user_home,
             ));
         }
-        if kept && let Ok(log) = fs::read(dirs.egress_log()) {
+        if kept && let Some(log) = read_capped(&dirs.egress_log(), egress::LOG_BYTES) {
             run_folder::file(&dirs.attempt.join("egress.log"), &log);
         }
         let _ = fs::remove_file(dirs.egress_log());
@@ -385,9 +412,11 @@ impl<'a> Attempt<'a> {
         })?;
         let mut outcome = outcome;
         outcome.refused = refused;
+        outcome.share = met;
         let answer = match self.answer_at() {
             AnswerAt::File => {
-                let bytes = read_answer_file(answer_file, &dirs.answer_file());
+                let (bytes, total) = read_answer_file(answer_file, &dirs.answer_file());
+                outcome.answer_bytes = Some(total);
                 run_folder::file(&dirs.attempt.join("answer"), &bytes);
                 Some(String::from_utf8_lossy(&bytes).into_owned())
             }
@@ -404,6 +433,10 @@ impl<'a> Attempt<'a> {
         let mut policy = Policy {
             grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
             private: Some(self.dirs.private.clone()),
+            share: share::Limits {
+                report: Some(self.dirs.share_report()),
+                ..ctx.share.limits.clone()
+            },
             ..Policy::default()
         };
         if !walls.confined() {
@@ -438,6 +471,11 @@ impl<'a> Attempt<'a> {
                 cwd: self.cwd(),
                 home: self.dirs.home.clone(),
                 doors,
+                private: self.dirs.private.clone(),
+                disk: ctx.share.disk.map(|d| (d, share::inodes(d))),
+                keep: self.kept_back(),
+                // One byte past what is read: the tool can tell a longer file.
+                keep_cap: Some(OUTPUT_CAP as u64 + 1),
             }
         });
         // The ports it may connect to: its doors in a jail; else its loopback endpoints' (the
@@ -458,6 +496,27 @@ impl<'a> Attempt<'a> {
         });
         policy.ids = walls.ids;
         policy
+    }
+
+    /// What the tool reads back from its private folder once it ended, relative to it: its
+    /// answer file, and the HOME of a session kept for a resume.
+    fn kept_back(&self) -> Vec<PathBuf> {
+        let mut keep = Vec::new();
+        if self.answer_at() == AnswerAt::File {
+            keep.push(PathBuf::from(
+                self.dirs.answer_file().file_name().unwrap_or_default(),
+            ));
+        }
+        if let Mode::Reviewer {
+            session: Session::Keep,
+            ..
+        } = &self.job.mode
+        {
+            keep.push(PathBuf::from(
+                self.dirs.home.file_name().unwrap_or_default(),
+            ));
+        }
+        keep
     }
 
     /// Where its judge runs, for the grants.
@@ -591,23 +650,53 @@ fn ours(path: &Path, e: std::io::Error) -> anyhow::Error {
 }
 
 /// What the harness wrote into the answer file made for it, read through the descriptor held
-/// since (at most [`OUTPUT_CAP`] bytes); empty when the file at its path was replaced, since
-/// only the file made for this judge is its answer.
-fn read_answer_file(file: fs::File, path: &Path) -> Vec<u8> {
+/// since (at most [`OUTPUT_CAP`] bytes), and its whole size; empty when the file at its path was
+/// replaced, since only the file made for this judge is its answer.
+fn read_answer_file(file: fs::File, path: &Path) -> (Vec<u8>, u64) {
     use std::io::{Read, Seek};
     use std::os::unix::fs::MetadataExt;
     let same = |a: &fs::Metadata, b: &fs::Metadata| a.dev() == b.dev() && a.ino() == b.ino();
     let (Ok(held), Ok(now)) = (file.metadata(), fs::symlink_metadata(path)) else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     if !same(&held, &now) {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
     let mut file = file;
     let mut bytes = Vec::new();
     let _ = file.rewind();
     let _ = file.take(OUTPUT_CAP as u64).read_to_end(&mut bytes);
-    bytes
+    (bytes, held.len())
+}
+
+/// What the judge's proxy refused it, for its cause: a few refusals, each with what grants a
+/// host, and how many more there were.
+fn proxy_refusals(log: &Path) -> Vec<String> {
+    let (shown, more) = egress::refusals(log);
+    let mut refused: Vec<String> = shown
+        .into_iter()
+        .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
+        .collect();
+    if more > 0 {
+        refused.push(format!(
+            "{more} more refusal(s) of its proxy (in egress.log)"
+        ));
+    }
+    refused
+}
+
+/// At most `cap` bytes of the file at `path`, read through no link.
+fn read_capped(path: &Path, cap: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(cap).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 /// Makes `dir` and everything under it `ids`'s, following no link: a root caller's judges run

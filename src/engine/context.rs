@@ -1,5 +1,5 @@
 //! What every attempt of a run shares: the options the tool was given, the user's environment
-//! and HOME as the tool found them, and the walls its judges run under.
+//! and HOME as the tool found them, and the walls and limits its judges run under.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::engine::ask::LaunchOptions;
 use crate::engine::logins::{Broker, User};
 use crate::engine::sandbox::Walls;
+use crate::engine::sandbox::share::Plan;
 
 pub struct Context {
     pub opts: LaunchOptions,
@@ -18,6 +19,8 @@ pub struct Context {
     pub walls: Walls,
     /// The run's logins, each found and refreshed at most once.
     pub logins: Broker,
+    /// How each judge is held to its share; set when the run starts.
+    pub share: Plan,
 }
 
 impl Context {
@@ -34,6 +37,7 @@ impl Context {
             user_home,
             walls: Walls::off(),
             logins: Broker::default(),
+            share: Plan::default(),
         }
     }
 

@@ -270,7 +270,11 @@ pub fn sandbox(mode: Mode) -> SandboxStatus {
         .map(|v| v.get_name().to_string())
         .unwrap_or_default();
     let (walls, refused, runs_as) = match sandbox::walls(mode) {
-        Ok(w) => (Some(w.said), None, w.ids.map(|(u, g)| [u, g])),
+        Ok(mut w) => {
+            // With the default share, its cgroups made and removed again.
+            sandbox::share(&mut w, Default::default());
+            (Some(w.said), None, w.ids.map(|(u, g)| [u, g]))
+        }
         Err(why) => (None, Some(format!("{why:#}")), None),
     };
     SandboxStatus {

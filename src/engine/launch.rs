@@ -60,6 +60,10 @@ pub struct ProcessOutcome {
     pub duration: Duration,
     /// What its proxy refused it, one line each.
     pub refused: Vec<String>,
+    /// What it met of its share and what it used, as its supervisor said.
+    pub share: crate::engine::sandbox::share::Report,
+    /// The size of the answer file it wrote, when its answer is a file.
+    pub answer_bytes: Option<u64>,
 }
 
 impl ProcessOutcome {
@@ -148,6 +152,8 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         stderr_bytes,
         duration: started.elapsed(),
         refused: Vec::new(),
+        share: Default::default(),
+        answer_bytes: None,
     })
 }
 

@@ -97,6 +97,7 @@ impl Launcher {
         if let Some(ids) = self.ctx.walls.ids {
             writable_by(&self.ctx.opts.sandbox_write, ids)?;
         }
+        self.ctx.share = crate::engine::sandbox::share(&mut self.ctx.walls, self.ctx.opts.share);
         let opts = &self.ctx.opts;
         if !opts.harness_caps.is_empty() {
             slots::private_dir(&slots::dir())?;
@@ -355,8 +356,20 @@ fn writable_by(folders: &[PathBuf], (uid, gid): (u32, u32)) -> Result<()> {
     Ok(())
 }
 
-/// What a second attempt adds after an answer that could not be read.
+/// The most of a cause a retry's note carries, in characters: a cause may name many refusals.
+const NOTE_CHARS: usize = 1000;
+
+/// What a second attempt adds after an answer that could not be read (its cause cut to
+/// [`NOTE_CHARS`], saying how much was left out).
 fn retry_note(why: &str) -> String {
+    let why = match why.char_indices().nth(NOTE_CHARS) {
+        Some((at, _)) => format!(
+            "{}… and {} more characters",
+            &why[..at],
+            why[at..].chars().count()
+        ),
+        None => why.to_string(),
+    };
     format!(
         "\nYour previous answer could not be read ({why}). Answer again with the JSON object alone, with no other text.\n"
     )

@@ -42,5 +42,7 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         stderr_bytes: 0,
         duration: Duration::ZERO,
         refused: Vec::new(),
+        share: Default::default(),
+        answer_bytes: None,
     })
 }

@@ -246,6 +246,13 @@ impl AttemptDirs {
         p.into()
     }
 
+    /// Where its supervisor says what it met of its share, beside the log.
+    pub fn share_report(&self) -> PathBuf {
+        let mut p = self.private.clone().into_os_string();
+        p.push(".share");
+        p.into()
+    }
+
     /// Where an attempt's folders would be, for messages and dry runs.
     pub fn notional(run: &Path, name: &str, n: u32) -> AttemptDirs {
         AttemptDirs::new(run, &run.join(".sandbox"), name, n)

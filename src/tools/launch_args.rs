@@ -92,6 +92,43 @@ pub struct LaunchArgs {
     /// arrive, so memory does not grow with it.
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_max_output)]
     pub max_output: u64,
+
+    /// The most memory one judge may hold with all it starts, a size (512M, 4G) or off (default
+    /// 2G; also PANEL_JUDGE_MEMORY). In a cgroup where panel can make one (as root, or in the
+    /// cgroups systemd delegates to your user session) it counts the judge's files too, and a
+    /// judge past it is ended; else it bounds each process alone (RLIMIT_DATA). A judge that
+    /// meets it is recorded failed, "memory limit 2 GiB reached".
+    #[arg(long, value_name = "SIZE")]
+    pub judge_memory: Option<String>,
+
+    /// The most processes and threads one judge may run at once, a count or off (default 512;
+    /// also PANEL_JUDGE_PROCESSES): a fork bomb stops there, not at the machine's limit. Held by
+    /// its cgroup, else in its jail's own user namespace; not held with Landlock alone.
+    #[arg(long, value_name = "N")]
+    pub judge_processes: Option<String>,
+
+    /// The most one jailed judge may write, a size or off (default 1G; also PANEL_JUDGE_DISK):
+    /// its private folder (HOME, TMPDIR, working folder), /tmp and /dev/shm share one file
+    /// system of that size in memory, never the caller's disk. Not held without a jail.
+    #[arg(long, value_name = "SIZE")]
+    pub judge_disk: Option<String>,
+}
+
+/// A `--judge-*` option's value: the option's, else its variable's, else the default.
+fn judge_limit(
+    given: &Option<String>,
+    (option, var): (&str, &str),
+    default: Option<u64>,
+    parse: fn(&str) -> Result<Option<u64>, String>,
+) -> Result<Option<u64>> {
+    let from_env = std::env::var(var).ok().filter(|v| !v.trim().is_empty());
+    match given.as_ref().or(from_env.as_ref()) {
+        Some(text) => parse(text).map_err(|why| {
+            let from = if given.is_some() { option } else { var };
+            anyhow::anyhow!("{from} {why}")
+        }),
+        None => Ok(default),
+    }
 }
 
 /// A folder a judge may write never holds the user's HOME or the folder it runs in (a
@@ -124,6 +161,31 @@ fn parse_max_output(text: &str) -> Result<u64, String> {
 }
 
 impl LaunchArgs {
+    /// What each judge may take: `--judge-memory`, `--judge-processes`, `--judge-disk`.
+    fn share(&self) -> Result<crate::engine::sandbox::share::Ask> {
+        use crate::engine::sandbox::share::{self, Ask};
+        Ok(Ask {
+            memory: judge_limit(
+                &self.judge_memory,
+                ("--judge-memory", "PANEL_JUDGE_MEMORY"),
+                share::DEFAULT.memory,
+                share::parse_size,
+            )?,
+            processes: judge_limit(
+                &self.judge_processes,
+                ("--judge-processes", "PANEL_JUDGE_PROCESSES"),
+                share::DEFAULT.processes,
+                share::parse_count,
+            )?,
+            disk: judge_limit(
+                &self.judge_disk,
+                ("--judge-disk", "PANEL_JUDGE_DISK"),
+                share::DEFAULT.disk,
+                share::parse_size,
+            )?,
+        })
+    }
+
     /// The options, checked.
     pub fn options(&self) -> Result<LaunchOptions> {
         let mut families = BTreeMap::new();
@@ -206,6 +268,7 @@ impl LaunchArgs {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(LaunchOptions {
+            share: self.share()?,
             sandbox: self.sandbox,
             sandbox_read: folders(&self.sandbox_read, "PANEL_SANDBOX_READ")?,
             sandbox_write,

@@ -1,8 +1,8 @@
 //! The stage that becomes the harness where there is no jail: it dies with its supervisor (a
-//! parent-death signal, which `exec` keeps), leaves the tool's session (no controlling terminal
-//! to read or write), keeps descriptors 0–2 only, becomes the unprivileged ids of a root
-//! caller's judges, confines itself when the policy says so, and replaces itself with the
-//! harness.
+//! parent-death signal, which `exec` keeps), enters the judge's cgroup, leaves the tool's
+//! session (no controlling terminal to read or write), keeps descriptors 0–2 only, takes its
+//! share's limits, becomes the unprivileged ids of a root caller's judges, confines itself when
+//! the policy says so, and replaces itself with the harness.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -23,9 +23,17 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     if getppid() != parent {
         return exit::CANNOT_RUN;
     }
+    if let Err(e) = super::cgroup::enter_self(&policy.share.enter) {
+        eprintln!("panel: cannot enter the judge's cgroup: {e}");
+        return exit::CANNOT_RUN;
+    }
     let _ = setsid();
     if let Err(e) = walls::close_inherited_on_exec() {
         eprintln!("panel: cannot close inherited descriptors: {e}");
+        return exit::CANNOT_RUN;
+    }
+    if let Err(e) = policy.share.take() {
+        eprintln!("panel: cannot limit the judge: {e}");
         return exit::CANNOT_RUN;
     }
     if let Some(ids) = policy.ids

@@ -3,7 +3,8 @@
 //! reaches it through `HTTPS_PROXY` (a `CONNECT`, or a plain `http://` request), or, for an
 //! endpoint on this machine's loopback, at that endpoint's own address inside the jail, which
 //! the jail's first process hands over here. The proxy resolves names; a port named in the
-//! prompt is never opened; every refusal is logged for the judge's record.
+//! prompt is never opened; each distinct refusal is logged for the judge's record, up to
+//! [`LOG_LINES`] of them, then counted.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -155,12 +156,29 @@ const MAX_HEAD: usize = 16 << 10;
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Distinct refusals logged; those past them are counted in one last line.
+pub const LOG_LINES: usize = 100;
+/// The longest refusal logged, in characters (a request line may be 16 KiB).
+const LINE_CHARS: usize = 300;
+/// Refusals a record's cause names; the rest are counted.
+pub const SHOWN: usize = 5;
+/// The most a log can hold, in bytes: each line's characters may be four bytes.
+pub const LOG_BYTES: u64 = (LOG_LINES as u64 + 1) * (LINE_CHARS as u64 * 4 + 2);
+
 /// The proxy of one judge.
 pub struct Proxy {
     allow: Vec<Endpoint>,
-    log: Mutex<Option<File>>,
+    log: Mutex<Log>,
     upstream: Option<Upstream>,
     active: AtomicUsize,
+}
+
+/// The refusal log: each distinct line once, the first [`LOG_LINES`] of them.
+struct Log {
+    file: Option<File>,
+    seen: std::collections::HashSet<String>,
+    /// Refusals not logged: past the lines, or repeated.
+    left_out: u64,
 }
 
 impl Proxy {
@@ -168,10 +186,23 @@ impl Proxy {
     pub fn new(egress: &Egress, upstream: Option<Upstream>) -> Arc<Proxy> {
         Arc::new(Proxy {
             allow: egress.allow.clone(),
-            log: Mutex::new(open_log(&egress.log).ok()),
+            log: Mutex::new(Log {
+                file: open_log(&egress.log).ok(),
+                seen: Default::default(),
+                left_out: 0,
+            }),
             upstream,
             active: AtomicUsize::new(0),
         })
+    }
+
+    /// Once the judge has ended: how many refusals were left out of the log, in its last line.
+    pub fn finish(&self) {
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let n = log.left_out;
+        if let (Some(f), true) = (log.file.as_mut(), n > 0) {
+            let _ = f.write_all(format!("{n} {LEFT_OUT}\n").as_bytes());
+        }
     }
 
     /// Serves one connection on a thread of its own.
@@ -246,9 +277,16 @@ impl Proxy {
         open(self.upstream.as_ref(), target)
     }
 
+    /// Logs a refusal: a line seen before, or past [`LOG_LINES`], is counted instead.
     fn note(&self, line: &str) {
-        if let Some(f) = self.log.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            let _ = f.write_all(format!("{}\n", crate::records::text::one_line(line)).as_bytes());
+        let line = cut(&crate::records::text::one_line(line), LINE_CHARS);
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        if log.seen.len() >= LOG_LINES || !log.seen.insert(line.clone()) {
+            log.left_out += 1;
+            return;
+        }
+        if let Some(f) = log.file.as_mut() {
+            let _ = f.write_all(format!("{line}\n").as_bytes());
         }
     }
 }
@@ -272,17 +310,43 @@ fn open_log(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
-/// The refusals a proxy logged at `path`, in words for a record's cause (at most a few).
-pub fn refusals(path: &Path) -> Vec<String> {
-    let text = std::fs::read(path).unwrap_or_default();
-    let mut out: Vec<String> = Vec::new();
+/// What the last line of a log says after its count of refusals left out.
+const LEFT_OUT: &str = "more refused (repeats, or past the log's first lines)";
+
+/// The refusals a proxy logged at `path`, for a record's cause: the first [`SHOWN`] distinct
+/// ones, and how many more there were. Read once, at most the size a log can reach.
+pub fn refusals(path: &Path) -> (Vec<String>, u64) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut text = Vec::new();
+    if let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    {
+        let _ = f.take(LOG_BYTES).read_to_end(&mut text);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let (mut shown, mut more) = (Vec::new(), 0u64);
     for line in String::from_utf8_lossy(&text).lines() {
         let line = line.trim();
-        if line.starts_with("refused") && !out.iter().any(|l| l == line) {
-            out.push(line.to_string());
+        if let Some(n) = line.strip_suffix(LEFT_OUT) {
+            more += n.trim().parse::<u64>().unwrap_or(0);
+        } else if line.starts_with("refused") && seen.insert(line) {
+            match shown.len() < SHOWN {
+                true => shown.push(line.to_string()),
+                false => more += 1,
+            }
         }
     }
-    out
+    (shown, more)
+}
+
+/// The first `chars` characters of `text`, with `…` when it was longer.
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 /// A connection to `target`, through the user's own proxy `upstream` when there is one and the
@@ -577,6 +641,56 @@ mod tests {
         assert!(r.tunnel);
         assert!(Request::parse(b"GET https://x/ HTTP/1.1\r\n\r\n").is_err());
         assert!(Request::parse(b"CONNECT api.x.com HTTP/1.1\r\n\r\n").is_err());
+    }
+
+    /// Issue 36, finding 8: "a judge that sends 1,000 refused requests and no answer makes a
+    /// 15 MB record, a 15 MB `egress.log` and a 15 MB retry prompt; the refusals are compared
+    /// with each other in quadratic time".
+    #[test]
+    fn refusals_are_logged_once_each_up_to_a_bound_and_counted_past_it() {
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("judge.egress");
+        let proxy = Proxy::new(
+            &Egress {
+                allow: vec![],
+                log: log.clone(),
+            },
+            None,
+        );
+        let long = "x".repeat(2 << 10);
+        for i in 0..3_000 {
+            proxy.note(&format!(
+                "refused h{}.{long}:443: not an endpoint of this judge",
+                i % 1_000
+            ));
+        }
+        proxy.note("refused h0.example:443: not an endpoint of this judge");
+        proxy.finish();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(text.lines().count(), LOG_LINES + 1);
+        assert!(text.len() < 100 << 10, "{}", text.len());
+        let last = text.lines().last().unwrap();
+        assert_eq!(last, format!("{} {LEFT_OUT}", 3_001 - LOG_LINES));
+        let (shown, more) = refusals(&log);
+        assert_eq!(shown.len(), SHOWN);
+        assert!(shown[0].starts_with("refused h0.xxx") && shown[0].ends_with('…'));
+        assert_eq!(more, 3_001 - SHOWN as u64);
+        // One refusal is said as it is.
+        let one = t.path().join("one.egress");
+        let proxy = Proxy::new(
+            &Egress {
+                allow: vec![],
+                log: one.clone(),
+            },
+            None,
+        );
+        proxy.note("refused a.example:443: not an endpoint of this judge");
+        proxy.finish();
+        assert_eq!(
+            std::fs::read_to_string(&one).unwrap(),
+            "refused a.example:443: not an endpoint of this judge\n"
+        );
+        assert_eq!(refusals(&one).1, 0);
     }
 
     #[test]

@@ -12,15 +12,19 @@
 //! (even SIGKILLed), or when the tool's TERM reaches it, and then mirrors the harness's exit.
 //! It makes the judge's [`jail`] (namespaces, a read-only root of only what the harness needs,
 //! no route out but its [`egress`] proxy, which it runs); inside, or in the confine stage
-//! ([`confine`]) where the kernel forbids namespaces, the harness puts on the [`grants`] of what
-//! it may touch ([`walls`]: Landlock, and seccomp for what Landlock cannot yet see).
+//! ([`confine`]) where the kernel forbids namespaces, the harness takes the limits of its
+//! [`share`] (memory, processes, disk, files, inotify, CPU, a keyring of its own, in its own
+//! [`cgroup`] where the run has them) and puts on the [`grants`] of what it may touch
+//! ([`walls`]: Landlock, and seccomp for what Landlock cannot yet see).
 
+pub mod cgroup;
 pub mod confine;
 pub mod egress;
 pub mod grants;
 #[allow(unsafe_code)]
 pub mod jail;
 pub mod refused;
+pub mod share;
 pub mod supervise;
 #[allow(unsafe_code)]
 pub mod walls;
@@ -58,6 +62,9 @@ pub struct Policy {
     /// The ids it runs as when they are not the caller's (a root caller's judges').
     #[serde(default)]
     pub ids: Option<(u32, u32)>,
+    /// Its share of what everyone shares: its cgroup and limits.
+    #[serde(default)]
+    pub share: share::Limits,
 }
 
 /// `--sandbox`: how judges are walled in.
@@ -110,6 +117,16 @@ impl Walls {
 /// The walls of this run's judges, or why `mode` cannot have them (nothing is launched then).
 pub fn walls(mode: Mode) -> anyhow::Result<Walls> {
     walls_on(mode, walls::kernel(), jail::available(), host_root())
+}
+
+/// How `walls`' judges are held to `ask`, the run's cgroups made where they can be; their
+/// words join the walls' (`jail+landlock-abi-7; limits: memory 2 GiB, …`).
+pub fn share(walls: &mut Walls, ask: share::Ask) -> share::Plan {
+    let wanted = ask.memory.is_some() || ask.processes.is_some();
+    let run = wanted.then(cgroup::Run::make).and_then(Result::ok);
+    let plan = share::plan(ask, walls.jail, run);
+    walls.said = format!("{}; {}", walls.said, plan.said);
+    plan
 }
 
 /// Whether this process is the machine's root: uid 0 in the first user namespace. (Uid 0 in a

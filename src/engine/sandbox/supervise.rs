@@ -6,23 +6,28 @@
 //!    becomes its child instead of init's, so it can end them.
 //! 3. It starts the judge: in a [`jail`] of its own, whose first process dies with this one and
 //!    reports how the harness ended; or, where there is no jail, the confine stage (its own
-//!    binary again), which becomes the harness and dies with this process. Either way it runs
-//!    the judge's [`egress`] proxy on threads of its own, started after the jail's `clone`.
+//!    binary again), which becomes the harness and dies with this process. Either way in the
+//!    judge's own [`super::cgroup`] where the run has them, before it starts anything, and with the
+//!    judge's [`egress`] proxy on threads of its own, started after the jail's `clone`.
 //! 4. When the harness exits, the tool is gone, or the tool's TERM reaches it, it ends every
 //!    descendant (TERM, the policy's grace, KILL until none is left), then exits as the harness
-//!    did (the same code, or the same signal), so the tool reads the harness's own ending.
+//!    did (the same code, or the same signal), so the tool reads the harness's own ending; what
+//!    the judge met of its share ([`Report`]) it writes beside the private folder.
 
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::process::{Pid, PidfdFlags, WaitOptions, getpid, getppid, pidfd_open, wait};
 
+use super::cgroup::Leaf;
 use super::egress::{Door, Proxy, Upstream};
 use super::jail::{self, Ending};
+use super::share::Report;
 use super::{CONFINE, Policy};
 use crate::records::exit;
 
@@ -38,43 +43,46 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         eprintln!("panel: cannot adopt the judge's orphans: {e}");
         return exit::CANNOT_RUN;
     }
-    // Signals arrive as bytes on sockets polled below: no thread, no handler that does work.
-    let Ok((mut stops, stop_tx)) = UnixStream::pair() else {
+    let Some((mut stops, mut children)) = signals() else {
         return exit::CANNOT_RUN;
     };
-    let Ok((mut children, child_tx)) = UnixStream::pair() else {
-        return exit::CANNOT_RUN;
+    // The judge's own cgroup, made before anything of it starts.
+    let leaf = match &policy.share.cgroup {
+        Some(judge) => match Leaf::make(judge, &format!("j{}", me.as_raw_nonzero())) {
+            Ok(leaf) => Some(leaf),
+            Err(e) => {
+                eprintln!("panel: cannot make the judge's cgroup: {e}");
+                return exit::CANNOT_RUN;
+            }
+        },
+        None => None,
     };
-    let _ = stops.set_nonblocking(true);
-    let _ = children.set_nonblocking(true);
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGQUIT,
-    ] {
-        let Ok(tx) = stop_tx.try_clone() else {
-            return exit::CANNOT_RUN;
-        };
-        if signal_hook::low_level::pipe::register(sig, tx).is_err() {
-            return exit::CANNOT_RUN;
-        }
-    }
-    if signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, child_tx).is_err() {
-        return exit::CANNOT_RUN;
-    }
-    let started = match start(&policy, &program, &stops, tool) {
+    let started = match start(&policy, &program, &stops, tool, leaf.as_ref()) {
         Ok(Some(started)) => started,
-        Ok(None) => return raise(signal_hook::consts::SIGTERM),
-        Err(code) => return code,
+        Ok(None) => {
+            leaf.inspect(Leaf::remove);
+            return raise(signal_hook::consts::SIGTERM);
+        }
+        Err(code) => {
+            leaf.inspect(Leaf::remove);
+            return code;
+        }
     };
-    let (harness, report) = started;
+    let (harness, mut report, proxy) = started;
+    let mut met = Vec::new();
     let mut ending = None;
+    // Without a jail, whose first process watches them, its rlimits are watched from here.
+    let watched = policy.jail.is_none() && policy.share.sampled();
+    let mut looked = Instant::now();
     let stopped = loop {
         ending = ending.or_else(|| reap(harness));
         if ending.is_some() {
-            ending = reported(ending, report.as_ref());
+            ending = reported(ending, &mut report, &mut met);
             break None;
+        }
+        if watched && looked.elapsed() >= Duration::from_secs(1) {
+            looked = Instant::now();
+            watch(&policy, me, &mut met);
         }
         let tick = Timespec {
             tv_sec: 1,
@@ -111,17 +119,11 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
     }
     end_descendants(me, harness, grace, &mut ending);
-    ending = reported(ending, report.as_ref());
-    // The tool is gone and cannot remove the judge's private folder (the copied logins are in
-    // it): nothing runs there any more, so it goes now.
-    if stopped == Some(signal_hook::consts::SIGKILL) {
-        if let Some(private) = &policy.private {
-            let _ = crate::engine::beneath::remove_tree(private);
-        }
-        if let Some(e) = &policy.egress {
-            let _ = std::fs::remove_file(&e.log);
-        }
+    ending = reported(ending, &mut report, &mut met);
+    if let Some(p) = &proxy {
+        p.finish();
     }
+    afterwards(&policy, stopped, &met, leaf.as_ref());
     match (stopped, ending) {
         // Stopped by the tool's signal: end the same way, as a process group of ours would.
         (Some(sig), _) => raise(sig),
@@ -131,16 +133,97 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     }
 }
 
-/// Starts the judge, jailed or in the confine stage, with its proxy: the process to watch and,
-/// for a jail, the pipe its first process reports the harness's ending through. `Ok(None)`:
-/// the tool stopped it while it waited for a process; `Err`: the code to exit with.
-#[allow(clippy::type_complexity)]
+/// The sockets signals arrive on as bytes, polled by the supervisor: the tool's TERM (and INT,
+/// HUP, QUIT), and a child's ending. No thread, no handler that does work.
+fn signals() -> Option<(UnixStream, UnixStream)> {
+    let (stops, stop_tx) = UnixStream::pair().ok()?;
+    let (children, child_tx) = UnixStream::pair().ok()?;
+    let _ = stops.set_nonblocking(true);
+    let _ = children.set_nonblocking(true);
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGQUIT,
+    ] {
+        signal_hook::low_level::pipe::register(sig, stop_tx.try_clone().ok()?).ok()?;
+    }
+    signal_hook::low_level::pipe::register(signal_hook::consts::SIGCHLD, child_tx).ok()?;
+    Some((stops, children))
+}
+
+/// One look at the judge's processes (its supervisor's descendants) for the limits its rlimits
+/// hold; those met are added to `met`.
+fn watch(policy: &Policy, me: Pid, met: &mut Vec<String>) {
+    let pids = descendants(me)
+        .into_iter()
+        .map(|p| p.as_raw_nonzero().get() as u32);
+    for w in policy.share.reached_now(pids) {
+        if !met.iter().any(|m| m == w) {
+            met.push(w.to_string());
+        }
+    }
+}
+
+/// Once nothing of the judge runs: what it met goes beside its private folder, its cgroup
+/// goes; when the tool is gone (`stopped` by KILL), which cannot remove the judge's private
+/// folder (the copied logins are in it), that goes now too.
+fn afterwards(policy: &Policy, stopped: Option<i32>, met: &[String], leaf: Option<&Leaf>) {
+    let gone = stopped == Some(signal_hook::consts::SIGKILL);
+    if let Some(path) = &policy.share.report
+        && !gone
+    {
+        let _ = what_it_met(met, leaf).write(path);
+    }
+    if let Some(leaf) = leaf {
+        leaf.remove();
+    }
+    if gone {
+        if let Some(private) = &policy.private {
+            let _ = crate::engine::beneath::remove_tree(private);
+        }
+        if let Some(e) = &policy.egress {
+            let _ = std::fs::remove_file(&e.log);
+        }
+    }
+}
+
+/// What a judge started is: the process to watch, for a jail the pipe its first process
+/// reports the harness's ending through, and its proxy.
+type Started = (Pid, Option<std::os::fd::OwnedFd>, Option<Arc<Proxy>>);
+
+/// What a judge met of its share: the limits its first process saw it meet, and what the
+/// kernel counted in its cgroup.
+fn what_it_met(met: &[String], leaf: Option<&Leaf>) -> Report {
+    let mut r = Report::default();
+    for w in met {
+        match w.strip_prefix(jail::DISK_PEAK) {
+            Some(n) => r.disk_peak = n.parse().ok(),
+            None => r.met(w),
+        }
+    }
+    if let Some(c) = leaf.map(Leaf::counted) {
+        if c.memory_reached {
+            r.met("memory");
+        }
+        if c.tasks_reached {
+            r.met("processes");
+        }
+        r.memory_peak = c.memory_peak;
+        r.processes_peak = c.tasks_peak;
+    }
+    r
+}
+
+/// Starts the judge, jailed or in the confine stage (in its cgroup `leaf`), with its proxy.
+/// `Ok(None)`: the tool stopped it while it waited for a process; `Err`: the code to exit with.
 fn start(
     policy: &Policy,
     program: &[OsString],
     stops: &UnixStream,
     tool: Pid,
-) -> Result<Option<(Pid, Option<std::os::fd::OwnedFd>)>, i32> {
+    leaf: Option<&Leaf>,
+) -> Result<Option<Started>, i32> {
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let ids = policy.ids.unwrap_or_else(|| {
         (
@@ -156,8 +239,14 @@ fn start(
         if let Some(door) = jail.doors.first() {
             proxy_env(&mut env, door.at.port());
         }
+        let under = jail::Under {
+            ids,
+            rules: policy.confine.as_ref(),
+            limits: &policy.share,
+        };
+        let enter = |pid: u32| leaf.map_or(Ok(()), |l| l.enter(pid));
         let started = loop {
-            match jail::start(jail, ids, policy.confine.as_ref(), program, &env) {
+            match jail::start(jail, &under, program, &env, &enter) {
                 Ok(s) => break s,
                 Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
                     if let Some(stop) = wait_for_a_process(stops, tool) {
@@ -170,7 +259,7 @@ fn start(
                 }
             }
         };
-        if let Some(proxy) = proxy {
+        if let Some(proxy) = proxy.clone() {
             let doors: Vec<Door> = jail.doors.iter().map(|d| d.door()).collect();
             let socket = started.doors;
             let _ = std::thread::Builder::new().spawn(move || {
@@ -182,10 +271,12 @@ fn start(
             });
         }
         let pid = Pid::from_raw(started.pid).expect("a child's pid is positive");
-        return Ok(Some((pid, Some(started.ending))));
+        return Ok(Some((pid, Some(started.ending), proxy)));
     }
     let mut policy = policy.clone();
-    if let Some(proxy) = proxy {
+    // The stage enters the judge's cgroup itself, before it starts anything.
+    policy.share.enter = leaf.map(|l| l.dirs().to_vec()).unwrap_or_default();
+    if let Some(proxy) = proxy.clone() {
         // Without a jail the proxy listens on this machine's loopback, and Landlock lets the
         // judge connect to its port (and its loopback endpoints') alone.
         let listener = match std::net::TcpListener::bind(("127.0.0.1", 0)) {
@@ -224,7 +315,7 @@ fn start(
         match confine.spawn() {
             Ok(child) => {
                 let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
-                return Ok(Some((pid, None)));
+                return Ok(Some((pid, None, proxy)));
             }
             Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
                 if let Some(stop) = wait_for_a_process(stops, tool) {
@@ -241,11 +332,7 @@ fn start(
 
 /// A moment's wait for a process to be had (a limit the judges share), as the tool waits:
 /// never the judge's failure. What to return instead when the tool says stop or is gone.
-#[allow(clippy::type_complexity)]
-fn wait_for_a_process(
-    stops: &UnixStream,
-    tool: Pid,
-) -> Option<Result<Option<(Pid, Option<std::os::fd::OwnedFd>)>, i32>> {
+fn wait_for_a_process(stops: &UnixStream, tool: Pid) -> Option<Result<Option<Started>, i32>> {
     std::thread::sleep(Duration::from_millis(50));
     if (&*stops).read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
         return Some(Ok(None));
@@ -281,11 +368,23 @@ fn proxy_env(env: &mut Vec<(OsString, OsString)>, port: u16) {
     env.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
 }
 
-/// The harness's ending, as a jail's first process reported it, in place of that process's own.
-fn reported(ending: Option<Ending>, report: Option<&std::os::fd::OwnedFd>) -> Option<Ending> {
-    match (ending, report) {
-        (Some(Ending::Code(0)), Some(fd)) => jail::read_ending(fd).or(ending),
-        _ => ending,
+/// The harness's ending, as a jail's first process reported it, in place of that process's own
+/// (read once); the limits it met go to `met`.
+fn reported(
+    ending: Option<Ending>,
+    report: &mut Option<std::os::fd::OwnedFd>,
+    met: &mut Vec<String>,
+) -> Option<Ending> {
+    match (ending, report.take()) {
+        (Some(Ending::Code(0)), Some(fd)) => {
+            let (said, words) = jail::read_ending(&fd);
+            met.extend(words);
+            said.or(ending)
+        }
+        (_, fd) => {
+            *report = fd;
+            ending
+        }
     }
 }
 

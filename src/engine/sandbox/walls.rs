@@ -113,15 +113,26 @@ pub fn restrict(rules: &Landlock) -> Result<(), String> {
     }
     // Sets no_new_privs too: a set-uid program run inside gains nothing.
     created.restrict_self().map_err(|e| err(&e))?;
-    deny_sockets(rules.abi < UNIX_ABI)
+    seccomp(rules.abi < UNIX_ABI)
 }
 
-/// What seccomp refuses: UDP sockets (no datagram leaves a judge: the proxy resolves names,
-/// and Landlock sees no UDP before ABI 10); before ABI 9, unix sockets, since connecting to one
-/// by path (ssh-agent, the D-Bus session bus, docker.sock) is not a file access Landlock sees
-/// (`socketpair`, how node and Python talk to their own children, still works); and `io_uring`,
-/// which could make a socket around this filter.
-fn deny_sockets(unix: bool) -> Result<(), String> {
+/// What seccomp refuses (errno EACCES), as Docker's default profile refuses what the kernel
+/// does not namespace:
+///
+/// - every socket family but unix, TCP over IPv4 and IPv6, and netlink's routing (what a
+///   resolver asks of its interfaces): no `AF_VSOCK` to the hypervisor, no packet socket;
+/// - UDP and any other type but a stream over IPv4 and IPv6 (no datagram leaves a judge: the
+///   proxy resolves names, and Landlock sees no UDP before ABI 10);
+/// - before ABI 9, unix sockets, since connecting to one by path (ssh-agent, the D-Bus session
+///   bus, docker.sock) is not a file access Landlock sees (`socketpair`, how node and Python
+///   talk to their own children, still works, and only for unix sockets);
+/// - the kernel keyring (`keyctl`, `add_key`, `request_key`), which is not namespaced: a
+///   caller's Kerberos tickets, notes passed between judges;
+/// - `io_uring`, which could make a socket around this filter;
+/// - on x86-64, every x32 call, whose numbers no rule here names.
+///
+/// Without `no_new_privs` (set by Landlock, else here) the kernel would refuse the filter.
+pub fn seccomp(unix: bool) -> Result<(), String> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule, TargetArch,
@@ -134,35 +145,49 @@ fn deny_sockets(unix: bool) -> Result<(), String> {
         return Err("seccomp: no filter for this architecture".into());
     };
     let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
-    let family =
-        |f: i32| SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, f as u64);
-    // The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC sit above them.
-    let datagram = || {
-        SeccompCondition::new(
-            1,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(0xf),
-            libc::SOCK_DGRAM as u64,
-        )
+    let arg = |n: u8, op: SeccompCmpOp, v: i32| {
+        SeccompCondition::new(n, SeccompCmpArgLen::Dword, op, v as u64).map_err(|e| err(&e))
     };
+    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(|e| err(&e));
     let mut socket = Vec::new();
+    // A family of none of these.
+    let kept = [
+        libc::AF_UNIX,
+        libc::AF_INET,
+        libc::AF_INET6,
+        libc::AF_NETLINK,
+    ];
+    socket.push(rule(
+        kept.iter()
+            .map(|&f| arg(0, SeccompCmpOp::Ne, f))
+            .collect::<Result<_, _>>()?,
+    )?);
+    // Over IPv4 and IPv6, a type but a stream: its low bits (SOCK_NONBLOCK and SOCK_CLOEXEC
+    // sit above them).
     for f in [libc::AF_INET, libc::AF_INET6] {
-        let rule = family(f)
-            .and_then(|c| Ok(vec![c, datagram()?]))
-            .and_then(SeccompRule::new)
-            .map_err(|e| err(&e))?;
-        socket.push(rule);
+        for t in (0..16).filter(|&t| t != libc::SOCK_STREAM) {
+            socket.push(rule(vec![
+                arg(0, SeccompCmpOp::Eq, f)?,
+                arg(1, SeccompCmpOp::MaskedEq(0xf), t)?,
+            ])?);
+        }
     }
+    socket.push(rule(vec![
+        arg(0, SeccompCmpOp::Eq, libc::AF_NETLINK)?,
+        arg(2, SeccompCmpOp::Ne, libc::NETLINK_ROUTE)?,
+    ])?);
     if unix {
-        let rule = family(libc::AF_UNIX)
-            .and_then(|c| SeccompRule::new(vec![c]))
-            .map_err(|e| err(&e))?;
-        socket.push(rule);
+        socket.push(rule(vec![arg(0, SeccompCmpOp::Eq, libc::AF_UNIX)?])?);
     }
+    let socketpair = vec![rule(vec![arg(0, SeccompCmpOp::Ne, libc::AF_UNIX)?])?];
     let filter = SeccompFilter::new(
         [
             (libc::SYS_socket, socket),
+            (libc::SYS_socketpair, socketpair),
             (libc::SYS_io_uring_setup, vec![]),
+            (libc::SYS_keyctl, vec![]),
+            (libc::SYS_add_key, vec![]),
+            (libc::SYS_request_key, vec![]),
         ]
         .into_iter()
         .collect(),
@@ -172,7 +197,47 @@ fn deny_sockets(unix: bool) -> Result<(), String> {
     )
     .map_err(|e| err(&e))?;
     let program: BpfProgram = filter.try_into().map_err(|e| err(&e))?;
-    seccompiler::apply_filter(&program).map_err(|e| err(&e))
+    // SAFETY: prctl with plain integers.
+    unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    seccompiler::apply_filter(&program).map_err(|e| err(&e))?;
+    if cfg!(target_arch = "x86_64") {
+        seccompiler::apply_filter(&no_x32()).map_err(|e| err(&e))?;
+    }
+    Ok(())
+}
+
+/// A filter refusing every x32 system call: x86-64's other ABI shares its architecture and
+/// numbers its calls from 0x4000_0000, past every rule above (where the kernel has it at all).
+fn no_x32() -> seccompiler::BpfProgram {
+    use seccompiler::sock_filter;
+    const LD_W_ABS: u16 = 0x20;
+    const JSET_K: u16 = 0x45;
+    const RET_K: u16 = 0x06;
+    const X32: u32 = 0x4000_0000;
+    let op = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        // The call's number, at offset 0 of seccomp_data.
+        op(LD_W_ABS, 0, 0, 0),
+        op(JSET_K, 0, 1, X32),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32),
+        op(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ]
+}
+
+/// A session keyring of its own for this process and what it runs: the caller's session keys
+/// (a Kerberos ticket, a login's) are no longer its, not even for a lookup the kernel makes on
+/// its behalf. Where the kernel has no keys, or the user's key quota is spent, there is nothing
+/// to leave (and `keyctl` is refused anyway where the walls stand).
+pub fn own_keyring() {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: keyctl(JOIN_SESSION_KEYRING, NULL) makes an anonymous session keyring.
+    unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    };
 }
 
 /// Every descriptor above 2 is closed when the process next runs a program: a descriptor the

@@ -3,8 +3,9 @@
 //!
 //! - a read-only root of only what the harness needs (the system's programs and libraries, an
 //!   allow-list of `/etc`, its CLI's installation, a reviewer's checkout), each at its own path;
-//! - one writable place, its private folder (and `--sandbox-write` folders), and a private
-//!   `/tmp`; a fresh `/proc` of its own PID namespace and a minimal `/dev`;
+//! - one writable place, its private folder (and `--sandbox-write` folders), a private `/tmp`
+//!   and `/dev/shm`, all three on one tmpfs of its own of a bounded size ([`disk`]); a fresh
+//!   `/proc` of its own PID namespace and a minimal `/dev`;
 //! - an unprivileged identity: the caller's own ids, or for a root caller an unprivileged one,
 //!   so root-owned files are out of reach even where they are shown;
 //! - a network of its own loopback alone, where a listener of the jail's first process at each
@@ -12,9 +13,11 @@
 //!   supervisor's egress proxy outside ([`super::egress`]).
 //!
 //! The first process (PID 1 of the namespace) is ours: it builds the world, starts the harness
-//! (which puts on Landlock and seccomp, [`super::walls`], and becomes the harness), passes on
-//! connections, reaps orphans, and when the harness exits says how it ended and exits; the
-//! kernel then ends everything left in the namespace. It runs as a fork of the single-threaded
+//! (which takes its share's limits, [`super::share`], puts on Landlock and seccomp,
+//! [`super::walls`], and becomes the harness), passes on connections, reaps orphans, watches its
+//! share, and when the harness exits (or the supervisor's TERM comes) ends everything left in
+//! the namespace, carries out what the tool reads back, says how the harness ended and which
+//! limits it met, and exits. It runs as a fork of the single-threaded
 //! supervisor, so it may do as it likes until it starts the harness.
 
 use std::ffi::{CString, OsString};
@@ -29,12 +32,20 @@ use serde::{Deserialize, Serialize};
 
 use super::egress::{Door, Endpoint};
 use super::grants::Landlock;
+use super::share::Limits;
 use crate::records::exit;
 
+mod disk;
+mod mount;
 mod probe;
 mod root;
 
+use disk::Disk;
 pub use probe::available;
+
+/// How the first process's report gives the most its disk held (`disk-peak:BYTES`), after the
+/// limits the judge met.
+pub const DISK_PEAK: &str = "disk-peak:";
 use root::{Sources, become_ids, build_root, early, loopback_up};
 
 /// What one judge's jail holds. Paths, addresses and hosts only: it travels on a command line.
@@ -50,6 +61,20 @@ pub struct Jail {
     /// The loopback addresses it connects to, each a door to the proxy outside; the first is
     /// the proxy's own (`HTTPS_PROXY`).
     pub doors: Vec<Opening>,
+    /// Its private folder (one of `write`).
+    #[serde(default)]
+    pub private: PathBuf,
+    /// Bytes and inodes of its disk, the tmpfs its private folder, `/tmp` and `/dev/shm` share;
+    /// `None`: the private folder is the caller's, shown as it is.
+    #[serde(default)]
+    pub disk: Option<(u64, u64)>,
+    /// What the tool reads back from its private folder (relative paths), carried out of its
+    /// disk when it ends.
+    #[serde(default)]
+    pub keep: Vec<PathBuf>,
+    /// The most of a kept file carried out; past it the copy keeps the file's size, sparse.
+    #[serde(default)]
+    pub keep_cap: Option<u64>,
 }
 
 /// A door: where in the jail it listens, and the loopback endpoint it leads to (`None`: it is
@@ -96,16 +121,25 @@ pub enum Ending {
     Signal(i32),
 }
 
-/// Starts `program` (argv[0] first, an absolute path) with `env` in a new jail as the host ids
-/// `ids`, confined by `rules`. Only from a single-threaded process: the child runs on after a
-/// `clone`.
+/// What the harness runs as and under: the host ids it becomes, its Landlock rules, its
+/// share's limits.
+pub struct Under<'a> {
+    pub ids: (u32, u32),
+    pub rules: Option<&'a Landlock>,
+    pub limits: &'a Limits,
+}
+
+/// Starts `program` (argv[0] first, an absolute path) with `env` in a new jail, `under` what
+/// it says; `enter` is given the first process's pid before it builds anything (to move it into
+/// the judge's cgroup). Only from a single-threaded process: the child runs on after a `clone`.
 pub fn start(
     jail: &Jail,
-    ids: (u32, u32),
-    rules: Option<&Landlock>,
+    under: &Under,
     program: &[OsString],
     env: &[(OsString, OsString)],
+    enter: &dyn Fn(u32) -> io::Result<()>,
 ) -> io::Result<Started> {
+    let ids = under.ids;
     let (doors_out, doors_in) = UnixStream::pair()?;
     let (sync_rx, sync_tx) = pipe()?;
     let (ending_rx, ending_tx) = pipe()?;
@@ -119,7 +153,7 @@ pub fn start(
     if pid == 0 {
         drop((doors_out, sync_tx, ending_rx));
         let ends = (sync_rx, doors_in, ending_tx);
-        let code = match first_process(jail, (ids, &early), rules, &exec, ends) {
+        let code = match first_process(jail, (under, &early), &exec, ends) {
             Ok(()) => 0,
             Err(e) => {
                 let _ = writeln!(io::stderr(), "panel: cannot make the judge's jail: {e}");
@@ -131,7 +165,7 @@ pub fn start(
     }
     let pid = pid as i32;
     drop((doors_in, sync_rx, ending_tx));
-    let mapped = map_ids(pid, ids.0, ids.1);
+    let mapped = map_ids(pid, ids.0, ids.1).and_then(|()| enter(pid as u32));
     // The child waits for this byte (or the pipe's end, when the maps failed: it gives up).
     if mapped.is_ok() {
         write_all(sync_tx.as_raw_fd(), b"m")?;
@@ -180,15 +214,16 @@ unsafe fn clone_namespaces() -> libc::c_long {
     }
 }
 
-/// The first process: the world, the harness, then the doors and the reaping.
+/// The first process: the world, the harness, then the doors, the reaping and its share.
 fn first_process(
     jail: &Jail,
-    (ids, early): ((u32, u32), &[PathBuf]),
-    rules: Option<&Landlock>,
+    (under, early): (&Under, &[PathBuf]),
     exec: &Exec,
     (sync, doors, ending): (OwnedFd, UnixStream, OwnedFd),
 ) -> io::Result<()> {
     set_parent_death_signal()?;
+    // What the supervisor held is not ours: a small limit on open files is left for the root.
+    close_all_but(&[sync.as_raw_fd(), doors.as_raw_fd(), ending.as_raw_fd()]);
     // What it shows is opened now, as the caller (a root caller's judge could not traverse
     // root's folders once it is the unprivileged id).
     let sources = Sources::open(jail, early)?;
@@ -201,23 +236,18 @@ fn first_process(
     // Not before: the supervisor writes the maps in /proc/PID, which this makes root's.
     // SAFETY: prctl with plain integers.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-    become_ids(ids)?;
-    build_root(jail, ids, &sources)?;
+    become_ids(under.ids)?;
+    under.limits.namespace()?;
+    let disk = build_root(jail, under.ids, &sources)?;
     drop(sources);
     let hostname = b"panel";
     // SAFETY: a pointer and length to a static name.
     check(unsafe { libc::sethostname(hostname.as_ptr().cast(), hostname.len()) })?;
     loopback_up()?;
-    // A door at an address this kernel lacks (IPv6 turned off) is left out.
-    let listeners: Vec<Option<TcpListener>> = jail
-        .doors
-        .iter()
-        .map(|d| match TcpListener::bind(d.at) {
-            Ok(l) => Ok(Some(l)),
-            Err(_) if d.at.is_ipv6() => Ok(None),
-            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", d.at))),
-        })
-        .collect::<io::Result<_>>()?;
+    let listeners = bind_doors(jail)?;
+    // The supervisor's TERM (a deadline, a stop) comes as a descriptor to read, not a death:
+    // what the tool reads back is carried out first.
+    let term = term_fd()?;
     let harness = loop {
         // SAFETY: this process has one thread; the child only calls what `harness` calls.
         let pid = unsafe { libc::fork() };
@@ -236,7 +266,7 @@ fn first_process(
         drop(listeners);
         drop(doors);
         drop(ending);
-        let err = become_harness(rules, exec);
+        let err = become_harness(under, exec);
         let _ = writeln!(io::stderr(), "panel: {err}");
         let code = if err.kind() == io::ErrorKind::NotFound {
             exit::NOT_FOUND
@@ -251,21 +281,120 @@ fn first_process(
     let _ = super::walls::drop_capabilities();
     let output = [1, 2].map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok());
     null_stdio();
-    let end = serve(harness, &listeners, &doors);
+    let (mut met, mut disk_peak): (Vec<&'static str>, u64) = (Vec::new(), 0);
+    let mut watch = || {
+        let mut now = under.limits.reached_now(super::share::all_processes());
+        if let Some((full, used)) = disk.as_ref().map(Disk::looked_at) {
+            disk_peak = disk_peak.max(used);
+            if full {
+                now.push("disk");
+            }
+        }
+        for w in now {
+            if !met.contains(&w) {
+                met.push(w);
+            }
+        }
+    };
+    let end = serve(harness, &listeners, &doors, &term, &mut watch);
+    watch();
     drop(listeners);
     drop(doors);
     if let Some(line) = left_running(&output) {
         let _ = writeln!(io::stderr(), "panel: {line}");
     }
-    let word = match end {
-        Ending::Code(c) => format!("c{c}"),
-        Ending::Signal(s) => format!("s{s}"),
-    };
-    write_all(ending.as_raw_fd(), word.as_bytes())
+    end_the_rest();
+    if let Some(d) = &disk {
+        d.carry_out();
+    }
+    let peak = disk.is_some().then_some(disk_peak);
+    write_all(ending.as_raw_fd(), report(end, &met, peak).as_bytes())
 }
 
-/// Passes each door's connections on, reaps every child, until the harness ends.
-fn serve(harness: i32, listeners: &[Option<TcpListener>], doors: &UnixStream) -> Ending {
+/// The listeners of the jail's doors; a door at an address this kernel lacks (IPv6 turned
+/// off) is left out.
+fn bind_doors(jail: &Jail) -> io::Result<Vec<Option<TcpListener>>> {
+    jail.doors
+        .iter()
+        .map(|d| match TcpListener::bind(d.at) {
+            Ok(l) => Ok(Some(l)),
+            Err(_) if d.at.is_ipv6() => Ok(None),
+            Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", d.at))),
+        })
+        .collect()
+}
+
+/// The first process's last word, as [`read_ending`] reads it: `c0`, `s9` or `t` (stopped),
+/// the limits met, the most its disk held.
+fn report(end: Option<Ending>, met: &[&str], disk_peak: Option<u64>) -> String {
+    let mut word = match end {
+        Some(Ending::Code(c)) => format!("c{c}"),
+        Some(Ending::Signal(s)) => format!("s{s}"),
+        None => "t".to_string(),
+    };
+    for w in met {
+        word.push(' ');
+        word.push_str(w);
+    }
+    if let Some(p) = disk_peak {
+        word.push_str(&format!(" {DISK_PEAK}{p}"));
+    }
+    word
+}
+
+/// Closes every descriptor above 2 but `keep` (in a fork, whose copies of its parent's
+/// descriptors no destructor of its own will close).
+fn close_all_but(keep: &[RawFd]) {
+    let mut keep = keep.to_vec();
+    keep.sort_unstable();
+    let mut from: RawFd = 3;
+    for &k in keep.iter().chain(&[RawFd::MAX]) {
+        if k > from {
+            // SAFETY: closes descriptors no object of this fork owns.
+            unsafe { libc::close_range(from as libc::c_uint, (k - 1) as libc::c_uint, 0) };
+        }
+        from = from.max(k.saturating_add(1));
+    }
+}
+
+/// A descriptor that becomes readable when TERM comes to this process (blocked from now on;
+/// the harness unblocks it for itself).
+fn term_fd() -> io::Result<OwnedFd> {
+    // SAFETY: a local signal set, filled and handed to the kernel.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        check(libc::sigprocmask(
+            libc::SIG_BLOCK,
+            &set,
+            std::ptr::null_mut(),
+        ))?;
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        check(fd)?;
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}
+
+/// Ends every other process of the namespace and reaps them: nothing of the judge runs while
+/// what the tool reads back is carried out.
+fn end_the_rest() {
+    // SAFETY: kill(-1) from a namespace's first process reaches every other process in it.
+    unsafe { libc::kill(-1, libc::SIGKILL) };
+    let mut status = 0;
+    // SAFETY: waits for any child until there is none.
+    while unsafe { libc::waitpid(-1, &mut status, 0) } > 0 {}
+}
+
+/// Passes each door's connections on, reaps every child, and calls `watch` each second, until
+/// the harness ends (its ending) or TERM comes (`None`).
+fn serve(
+    harness: i32,
+    listeners: &[Option<TcpListener>],
+    doors: &UnixStream,
+    term: &OwnedFd,
+    watch: &mut dyn FnMut(),
+) -> Option<Ending> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let open: Vec<(usize, &TcpListener)> = listeners
         .iter()
@@ -277,14 +406,16 @@ fn serve(harness: i32, listeners: &[Option<TcpListener>], doors: &UnixStream) ->
     }
     let pidfd = rustix::process::Pid::from_raw(harness)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let mut last = std::time::Instant::now();
     loop {
         if let Some(end) = reap(harness) {
-            return end;
+            return Some(end);
         }
         let mut fds: Vec<PollFd> = open
             .iter()
             .map(|(_, l)| PollFd::new(*l, PollFlags::IN))
             .collect();
+        fds.push(PollFd::new(term, PollFlags::IN));
         if let Some(p) = &pidfd {
             fds.push(PollFd::new(p, PollFlags::IN));
         }
@@ -297,12 +428,20 @@ fn serve(harness: i32, listeners: &[Option<TcpListener>], doors: &UnixStream) ->
         let ready: Vec<usize> = (0..open.len())
             .filter(|&i| !fds[i].revents().is_empty())
             .collect();
+        let termed = !fds[open.len()].revents().is_empty();
         drop(fds);
+        if termed {
+            return None;
+        }
         for i in ready {
             let (door, listener) = open[i];
             while let Ok((conn, _)) = listener.accept() {
                 pass(doors, &conn, door as u8);
             }
+        }
+        if last.elapsed() >= std::time::Duration::from_secs(1) {
+            last = std::time::Instant::now();
+            watch();
         }
     }
 }
@@ -399,36 +538,56 @@ fn left_running(output: &[Option<PathBuf>; 2]) -> Option<String> {
     })
 }
 
-/// How the supervisor reads the first process's report; `None` when it ended without one.
-pub fn read_ending(fd: &OwnedFd) -> Option<Ending> {
-    let mut buf = [0u8; 16];
+/// What the first process reported: how the harness ended (`None`: it was stopped first, or
+/// the report is missing), and the limits of its share it met.
+pub fn read_ending(fd: &OwnedFd) -> (Option<Ending>, Vec<String>) {
+    let mut buf = [0u8; 128];
     // SAFETY: reads into a local buffer.
     let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-    let text = std::str::from_utf8(buf.get(..usize::try_from(n).ok()?)?).ok()?;
-    let value = text.get(1..)?.parse().ok()?;
-    match text.as_bytes().first()? {
-        b'c' => Some(Ending::Code(value)),
-        b's' => Some(Ending::Signal(value)),
+    let text = usize::try_from(n)
+        .ok()
+        .and_then(|n| std::str::from_utf8(&buf[..n]).ok())
+        .unwrap_or("");
+    let mut words = text.split(' ');
+    let first = words.next().unwrap_or("");
+    let value = first.get(1..).and_then(|v| v.parse().ok());
+    let ending = match (first.as_bytes().first(), value) {
+        (Some(b'c'), Some(v)) => Some(Ending::Code(v)),
+        (Some(b's'), Some(v)) => Some(Ending::Signal(v)),
         _ => None,
-    }
+    };
+    (ending, words.map(String::from).collect())
 }
 
-/// The harness's last steps: its own session, no capability, Landlock and seccomp, then it.
-fn become_harness(rules: Option<&Landlock>, exec: &Exec) -> io::Error {
-    // SAFETY: plain system calls of the fork.
-    unsafe { libc::setsid() };
+/// The harness's last steps: its own session, its share's limits, no capability, Landlock
+/// and seccomp, then it.
+fn become_harness(under: &Under, exec: &Exec) -> io::Error {
+    // SAFETY: plain system calls of the fork; an empty set unblocks TERM, which the first
+    // process blocked for itself.
+    unsafe {
+        libc::setsid();
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
     if let Err(e) = set_parent_death_signal() {
         return e;
     }
     if let Err(e) = super::walls::close_inherited_on_exec() {
         return e;
     }
+    if let Err(e) = under.limits.take() {
+        return io::Error::other(format!("cannot limit the judge: {e}"));
+    }
     if let Err(e) = super::walls::drop_capabilities() {
         return io::Error::other(format!("cannot confine the judge: {e}"));
     }
-    if let Some(rules) = rules
-        && let Err(e) = super::walls::restrict(rules)
-    {
+    let walled = match under.rules {
+        Some(rules) => super::walls::restrict(rules),
+        None => super::walls::seccomp(true),
+    };
+    if let Err(e) = walled {
         return io::Error::other(format!("cannot confine the judge: {e}"));
     }
     exec.exec()

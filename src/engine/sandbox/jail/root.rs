@@ -8,6 +8,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::disk::Disk;
+use super::mount::{bind_with, cpath, mkdirs, mount};
 use super::{Jail, check};
 
 /// What the root shows: each path's kind, and what it is mounted from. A descriptor (`O_PATH`)
@@ -33,6 +35,9 @@ enum SourceKind {
     Copy(Vec<u8>),
     /// A device node of the host's `/dev`.
     Device(Handle),
+    /// The judge's private folder, on its own disk: the caller's folder (opened at once) is
+    /// carried in and out, and the disk's copy is shown.
+    Private(OwnedFd),
 }
 
 /// What a mount is made from.
@@ -82,26 +87,31 @@ impl Sources {
             let Ok(target) = std::fs::metadata(path) else {
                 continue;
             };
-            let what = if meta.file_type().is_symlink()
-                && let Some(real) = real
-            {
-                SourceKind::Link(real)
-            } else if target.is_file()
-                && target.len() <= COPIED
-                && access == Access::Read
-                && path.starts_with("/etc")
-            {
-                match std::fs::read(path) {
-                    Ok(bytes) => SourceKind::Copy(bytes),
-                    Err(_) => continue,
-                }
-            } else {
-                let Some(h) = handle(path)? else { continue };
-                match target.is_dir() {
-                    true => SourceKind::Dir(h, access),
-                    false => SourceKind::File(h, access),
-                }
-            };
+            let what =
+                if jail.disk.is_some() && *path == jail.private && target.is_dir() {
+                    SourceKind::Private(open_path(path).map_err(|e| {
+                        io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+                    })?)
+                } else if meta.file_type().is_symlink()
+                    && let Some(real) = real
+                {
+                    SourceKind::Link(real)
+                } else if target.is_file()
+                    && target.len() <= COPIED
+                    && access == Access::Read
+                    && path.starts_with("/etc")
+                {
+                    match std::fs::read(path) {
+                        Ok(bytes) => SourceKind::Copy(bytes),
+                        Err(_) => continue,
+                    }
+                } else {
+                    let Some(h) = handle(path)? else { continue };
+                    match target.is_dir() {
+                        true => SourceKind::Dir(h, access),
+                        false => SourceKind::File(h, access),
+                    }
+                };
             items.push(Source {
                 path: path.clone(),
                 what,
@@ -146,8 +156,12 @@ fn open_path(path: &Path) -> io::Result<OwnedFd> {
 /// Where the new root is put together: the mount namespace's own `/tmp`, under a tmpfs.
 const STAGE: &str = "/tmp";
 
-/// Builds the new root, then makes it the root.
-pub(super) fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io::Result<()> {
+/// Builds the new root, then makes it the root; the judge's disk, when it has one.
+pub(super) fn build_root(
+    jail: &Jail,
+    ids: (u32, u32),
+    sources: &Sources,
+) -> io::Result<Option<Disk>> {
     mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
     let fs = libc::MS_NOSUID | libc::MS_NODEV;
     mount(
@@ -164,13 +178,6 @@ pub(super) fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io:
         mkdirs(&root.join(d))?;
     }
     mount(
-        Some("tmpfs"),
-        root.join("tmp"),
-        Some("tmpfs"),
-        fs,
-        Some("mode=1777,size=256m,nr_inodes=65536"),
-    )?;
-    mount(
         Some("proc"),
         root.join("proc"),
         Some("proc"),
@@ -185,13 +192,7 @@ pub(super) fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io:
         Some("mode=0755,size=64k"),
     )?;
     mkdirs(&root.join("dev/shm"))?;
-    mount(
-        Some("tmpfs"),
-        root.join("dev/shm"),
-        Some("tmpfs"),
-        fs | libc::MS_NOEXEC,
-        Some("mode=1777,size=64m"),
-    )?;
+    let disk = writable(jail, sources, root)?;
     for (link, to) in [
         ("dev/fd", "/proc/self/fd"),
         ("dev/stdin", "/proc/self/fd/0"),
@@ -206,8 +207,11 @@ pub(super) fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io:
     items.sort_by(|a, b| a.path.cmp(&b.path));
     for s in items {
         let target = at(&s.path);
-        show(s, &target)
+        show(s, &target, root)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", s.path.display())))?;
+    }
+    if disk.is_some() {
+        Disk::unstage(root)?;
     }
     mount(
         None,
@@ -222,13 +226,44 @@ pub(super) fn build_root(jail: &Jail, ids: (u32, u32), sources: &Sources) -> io:
     check(unsafe { libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) } as i32)?;
     // SAFETY: detaches the old root, now mounted at ".".
     check(unsafe { libc::umount2(dot.as_ptr(), libc::MNT_DETACH) })?;
-    std::env::set_current_dir(&jail.cwd)
-        .or_else(|_| std::env::set_current_dir("/"))
-        .map(|_| ())
+    std::env::set_current_dir(&jail.cwd).or_else(|_| std::env::set_current_dir("/"))?;
+    Ok(disk)
 }
 
-/// Shows one source at `target` in the new root.
-fn show(s: &Source, target: &Path) -> io::Result<()> {
+/// Where the judge writes, in the root being built at `root`: its disk (its private folder,
+/// `/tmp` and `/dev/shm` on one tmpfs of its size) when it has one; else a `/tmp` and a
+/// `/dev/shm` of their own, its private folder shown from the caller's side.
+fn writable(jail: &Jail, sources: &Sources, root: &Path) -> io::Result<Option<Disk>> {
+    let fs = libc::MS_NOSUID | libc::MS_NODEV;
+    let Some(size) = jail.disk else {
+        let tmpfs = |at: &str, flags, data| {
+            mount(
+                Some("tmpfs"),
+                root.join(at),
+                Some("tmpfs"),
+                flags,
+                Some(data),
+            )
+        };
+        tmpfs("tmp", fs, "mode=1777,size=256m,nr_inodes=65536")?;
+        tmpfs(
+            "dev/shm",
+            fs | libc::MS_NOEXEC,
+            "mode=1777,size=64m,nr_inodes=4096",
+        )?;
+        return Ok(None);
+    };
+    let host = sources.items.iter().find_map(|s| match &s.what {
+        SourceKind::Private(fd) => fd.try_clone().ok(),
+        _ => None,
+    });
+    let host = host.ok_or_else(|| io::Error::other("no private folder to carry in"))?;
+    let keep = (jail.keep.as_slice(), jail.keep_cap.unwrap_or(u64::MAX));
+    Disk::make(root, size, host, keep).map(Some)
+}
+
+/// Shows one source at `target` in the new root being built at `root`.
+fn show(s: &Source, target: &Path, root: &Path) -> io::Result<()> {
     match &s.what {
         SourceKind::Link(to) => {
             if std::fs::symlink_metadata(target).is_err() {
@@ -255,6 +290,14 @@ fn show(s: &Source, target: &Path) -> io::Result<()> {
         SourceKind::Device(h) => {
             make_file(target)?;
             bind(h, target, false)?;
+        }
+        SourceKind::Private(_) => {
+            mkdirs(target)?;
+            bind_with(
+                &Disk::staged(root),
+                target,
+                libc::MS_NOSUID | libc::MS_NODEV,
+            )?;
         }
     }
     Ok(())
@@ -289,13 +332,6 @@ fn write_etc((u, g): (u32, u32), home: &Path, etc: &Path) -> io::Result<()> {
         std::fs::write(etc.join(name), text)?;
     }
     Ok(())
-}
-
-fn mkdirs(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(path)
 }
 
 fn make_file(path: &Path) -> io::Result<()> {
@@ -385,35 +421,6 @@ fn locked_flags(target: &Path) -> libc::c_ulong {
 fn unsafe_zeroed_statvfs() -> libc::statvfs {
     // SAFETY: statvfs is plain integers, for which all zeros is a value.
     unsafe { std::mem::zeroed() }
-}
-
-fn cpath(p: &Path) -> io::Result<CString> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::other("a NUL byte in a path"))
-}
-
-fn mount(
-    source: Option<&str>,
-    target: impl AsRef<Path>,
-    fstype: Option<&str>,
-    flags: libc::c_ulong,
-    data: Option<&str>,
-) -> io::Result<()> {
-    let opt = |s: Option<&str>| s.map(|s| CString::new(s).map_err(|_| io::Error::other("NUL")));
-    let (source, fstype, data) = (opt(source), opt(fstype), opt(data));
-    let (source, fstype, data) = (source.transpose()?, fstype.transpose()?, data.transpose()?);
-    let target = cpath(target.as_ref())?;
-    let ptr = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
-    // SAFETY: NUL-terminated strings or nulls, as mount(2) takes them.
-    check(unsafe {
-        libc::mount(
-            ptr(&source),
-            target.as_ptr(),
-            ptr(&fstype),
-            flags,
-            ptr(&data).cast(),
-        )
-    })
-    .map_err(|e| io::Error::new(e.kind(), format!("mount {}: {e}", target.to_string_lossy())))
 }
 
 /// The ids the judge runs as, inside: the caller's own, or the unprivileged ones mapped for a
