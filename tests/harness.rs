@@ -468,6 +468,12 @@ fn bin_judge_panel_reports_like_the_seed_script_and_exits_honestly() {
         "{}",
         stdout(&out)
     );
+    // The script's line for it: `printf '%-12s %-10s %s\n'` with the empty reason jq gave.
+    assert!(
+        stdout(&out).contains("\nedges        unreadable \n"),
+        "{}",
+        stdout(&out)
+    );
 
     // No argument: the script's usage line and exit 2 (bash's ${1:?} would exit 1, "breaks").
     let out = Command::new(root().join("bin/judge-panel"))

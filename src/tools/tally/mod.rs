@@ -58,7 +58,9 @@ use report::{Format, Sink};
 /// bytes or, in a panel with a longer name, that name's width; a split is followed by a
 /// `sides:` line naming the judges on each side; an unreadable judge that gave no reason shows
 /// its record's cause where the script's field was empty; an abstention's cause is cut at 160
-/// bytes on its judge's line (the record keeps it whole).
+/// bytes on its judge's line (the record keeps it whole). `--format seed` prints the script's
+/// own report byte for byte (bin/judge-panel's, a drop-in): none of these lines or columns,
+/// every judge without a verdict `unreadable`, only control characters still escaped.
 ///
 /// Judges left out (panel-judge --stop-when-decided or --cascade: status `cancelled`) count as
 /// missing, and the decision is made again with them missing: a cancelled judge never decides.
@@ -100,12 +102,14 @@ pub struct Args {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// The report's form: `text` (the seed's report), `json` (one tally record per panel) or
-    /// `markdown` (GitHub-flavoured: the decision, a table, each reason in a <details>; for a
-    /// pull request's comment or a job summary). Text read from the records is escaped for
-    /// Markdown and HTML: it cannot mention anyone, link an issue or load an image.
+    /// The report's form: `text` (the seed's report, with what the script could not say),
+    /// `seed` (a verdict panel's report as the seed's script prints it, byte for byte: for a
+    /// drop-in), `json` (one tally record per panel) or `markdown` (GitHub-flavoured: the
+    /// decision, a table, each reason in a <details>; for a pull request's comment or a job
+    /// summary). Text read from the records is escaped for Markdown and HTML: it cannot mention
+    /// anyone, link an issue or load an image.
     #[arg(long, value_enum, value_name = "FORM")]
-    pub format: Option<Format>,
+    pub format: Option<Form>,
 
     /// Holds needed to pass [default: every judge of the panel, abstainers included]. With it
     /// the text report ends with the decision: `decision: pass (2 of 3 say holds; --agree 2)`.
@@ -318,14 +322,28 @@ pub const DOC: ToolDoc = ToolDoc {
     ],
 };
 
+/// What `--format` names: a report's form, or the seed script's own text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Form {
+    Text,
+    Seed,
+    Json,
+    Markdown,
+}
+
 impl Args {
-    /// The report's form: `--format`, or `--json`, else text.
+    /// The report's form: `--format`, or `--json`, else text (the seed's form is text).
     pub fn format(&self) -> Format {
         match (self.format, self.json) {
-            (Some(f), _) => f,
-            (None, true) => Format::Json,
-            (None, false) => Format::Text,
+            (Some(Form::Text | Form::Seed), _) | (None, false) => Format::Text,
+            (Some(Form::Json), _) | (None, true) => Format::Json,
+            (Some(Form::Markdown), _) => Format::Markdown,
         }
+    }
+
+    /// `--format seed`: only a verdict panel's report has the script's form.
+    fn seed(&self) -> bool {
+        self.format == Some(Form::Seed)
     }
 }
 
@@ -422,8 +440,12 @@ pub fn command() -> clap::Command {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    let verdicts_only = args.runs || args.pr || args.log.history.is_some() || args.ledger;
+    if args.seed() && verdicts_only {
+        bail!("--format seed: only a verdict panel's report has the seed script's form");
+    }
     if args.runs {
-        let format = args.format.or(args.json.then_some(Format::Json));
+        let format = (args.format.is_some() || args.json).then(|| args.format());
         return runs::run(format, args.keep);
     }
     if let (true, Some(plan)) = (args.pr, &args.plan) {
@@ -462,6 +484,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     decision::check_agree(args.agree)?;
     let (kind, inputs) = first_record_type(sources(&args.inputs))?;
+    if args.seed() && !matches!(kind.as_deref(), None | Some("verdict")) {
+        bail!("--format seed: only a verdict panel's report has the seed script's form");
+    }
     match kind.as_deref() {
         Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => return synthesis(&args, inputs),
         Some("pairwise") if args.each || args.require_canaries || args.view.is_some() => bail!(
@@ -491,7 +516,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         BufWriter::with_capacity(1 << 16, crate::engine::output::stdout()),
         args.format(),
         eager,
-    );
+    )
+    .seed(args.seed());
     let mut batch =
         Batch::new(args.each, args.agree, args.last_wins).require_canaries(args.require_canaries);
     let mut any = false;

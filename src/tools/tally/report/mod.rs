@@ -121,6 +121,42 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
     Ok(())
 }
 
+/// The seed script's own report, byte for byte, for a drop-in (`--format seed`): its judges in
+/// the order its `"$OUT"/*.json` lists them (by name, as bytes), padded as `printf '%-12s
+/// %-10s %s\n'` pads, every judge without a verdict `unreadable` (or the word it said) with the
+/// reason only a judge gave, the script's three PANEL lines, the run folders. Nothing the script
+/// lacks; control characters in a field are still escaped.
+pub fn write_seed_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
+    let mut rows: Vec<&JudgeRow> = t.judges.iter().collect();
+    rows.sort_by(|a, b| a.judge.as_bytes().cmp(b.judge.as_bytes()));
+    for row in rows {
+        let word = match (row.verdict, row.said) {
+            (Some(v), _) => v.as_str(),
+            (None, Some(said)) if !said.is_empty() => said,
+            (None, _) => "unreadable",
+        };
+        let reason = match reason_or_cause(row) {
+            (_, true) => "",
+            (reason, false) => reason,
+        };
+        let mut line = Vec::with_capacity(64);
+        pad(&mut line, &inline(row.judge.trim_end_matches('\n')), NAME_WIDTH);
+        line.push(b' ');
+        pad(&mut line, &inline(word), 10);
+        line.push(b' ');
+        line.extend_from_slice(inline(reason).as_bytes());
+        line.push(b'\n');
+        out.write_all(&line)?;
+    }
+    writeln!(out)?;
+    // Every judge without a verdict came back unreadable to the script: it had a file for each.
+    writeln!(out, "{}", panel_line(&t.counts, &[], 0))?;
+    for run in &t.runs {
+        writeln!(out, "verdicts: {}", inline(run))?;
+    }
+    Ok(())
+}
+
 /// Which side of a split is which, a line the script has none of: `sides: breaks: edges;
 /// holds: correctness, evidence`. Only for a split.
 pub fn sides_line(t: &Tally) -> Option<String> {
@@ -171,6 +207,8 @@ pub struct Sink<W: Write> {
     /// One tally's JSON, reused.
     buf: Vec<u8>,
     format: Format,
+    /// Text in the seed script's own form (`--format seed`).
+    seed: bool,
     eager: bool,
     /// Markdown panels held back until the end, for the decision over all of them to come first.
     held: String,
@@ -185,11 +223,18 @@ impl<W: Write> Sink<W> {
             out,
             buf: Vec::new(),
             format,
+            seed: false,
             eager,
             held: String::new(),
             totals: Totals::default(),
             last: Decision::Pass,
         }
+    }
+
+    /// Text in the seed script's own form.
+    pub fn seed(mut self, seed: bool) -> Sink<W> {
+        self.seed = seed;
+        self
     }
 
     pub fn tally(&mut self, t: &Tally) -> Result<()> {
@@ -210,7 +255,10 @@ impl<W: Write> Sink<W> {
                 if self.totals.panels > 0 {
                     writeln!(self.out)?;
                 }
-                write_report(&mut self.out, t)?;
+                match self.seed {
+                    true => write_seed_report(&mut self.out, t)?,
+                    false => write_report(&mut self.out, t)?,
+                }
             }
         }
         self.totals.add(decision);
