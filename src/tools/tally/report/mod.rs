@@ -122,13 +122,15 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
 }
 
 /// The seed script's own report, byte for byte, for a drop-in (`--format seed`): its judges in
-/// the order its `"$OUT"/*.json` lists them (by name, as bytes), padded as `printf '%-12s
+/// the order its `"$OUT"/*.json` lists them (their files' names, as bytes), padded as `printf '%-12s
 /// %-10s %s\n'` pads, every judge without a verdict `unreadable` (or the word it said) with the
 /// reason only a judge gave, the script's three PANEL lines, the run folders. Nothing the script
 /// lacks; control characters in a field are still escaped.
 pub fn write_seed_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
     let mut rows: Vec<&JudgeRow> = t.judges.iter().collect();
-    rows.sort_by(|a, b| a.judge.as_bytes().cmp(b.judge.as_bytes()));
+    // The glob sorts the files' names: `edges-null.json` before `edges.json`.
+    let file = |r: &JudgeRow| [r.judge.as_bytes(), b".json"].concat();
+    rows.sort_by_cached_key(|r| file(r));
     for row in rows {
         let word = match (row.verdict, row.said) {
             (Some(v), _) => v.as_str(),
@@ -140,7 +142,11 @@ pub fn write_seed_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
             (reason, false) => reason,
         };
         let mut line = Vec::with_capacity(64);
-        pad(&mut line, &inline(row.judge.trim_end_matches('\n')), NAME_WIDTH);
+        pad(
+            &mut line,
+            &inline(row.judge.trim_end_matches('\n')),
+            NAME_WIDTH,
+        );
         line.push(b' ');
         pad(&mut line, &inline(word), 10);
         line.push(b' ');
