@@ -77,6 +77,9 @@ pub struct Args {
     pub cascade: bool,
     #[command(flatten)]
     pub rules: Rules,
+    /// With --estimate, one JSON object instead of the table.
+    #[arg(long, requires = "estimate")]
+    pub json: bool,
     #[command(flatten)]
     pub launch: crate::tools::launch_args::LaunchArgs,
 }
@@ -685,10 +688,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .voters()
         .any(|v| panel.shown_to(&v.name).next().is_some());
     let needs_launcher = needs_votes || matches!(judge, JudgeSeat::Seat(_));
-    let launched = if needs_launcher {
-        if candidate.is_none() {
-            bail!("--candidate FILE is needed: the voters and the judge are shown the work");
+    if needs_launcher && candidate.is_none() {
+        bail!("--candidate FILE is needed: the voters and the judge are shown the work");
+    }
+    if opts.budget_usd.is_some() || opts.estimate {
+        let l = crate::engine::launcher::Launcher::new(opts.clone())?;
+        let judge_seat = match &judge {
+            JudgeSeat::Seat(s) => Some(s.as_str()),
+            _ => None,
+        };
+        let seats = args.seats.iter().map(String::as_str).chain(judge_seat);
+        let seats = seats.map(|s| l.seat(s)).collect::<Result<Vec<_>>>()?;
+        l.check_prices(&seats)?;
+        if opts.estimate {
+            let rec = crate::tools::estimate::Recorder {
+                launcher: &l,
+                jobs: Default::default(),
+            };
+            let work = (brief.as_deref(), candidate.as_deref().unwrap_or(""));
+            collect_votes_until(&panel, &args.seats, &rec, work, None, Pace::All)?;
+            return crate::tools::estimate::print(&l, &rec.jobs(), args.json);
         }
+    }
+    let launched = if needs_launcher {
         Some(crate::engine::launcher::started(&opts)?)
     } else {
         None
