@@ -207,10 +207,7 @@ impl Launcher {
 
     /// Lets `job` in under the run's budget, if there is one; a job that does not fit is
     /// cancelled with the cause, its estimate kept in its usage.
-    fn admit(
-        &self,
-        job: &Job,
-    ) -> Result<Option<crate::engine::budget::Admitted>, Box<Done>> {
+    fn admit(&self, job: &Job) -> Result<Option<crate::engine::budget::Admitted>, Box<Done>> {
         let Some(budget) = &self.budget else {
             return Ok(None);
         };

@@ -6,6 +6,7 @@
 pub mod candidate;
 pub mod class;
 pub mod doctor;
+pub mod estimate;
 pub mod exit;
 pub mod facts;
 pub mod gold;
@@ -276,6 +277,9 @@ impl Status {
         }
     }
 }
+
+/// How the cause of a judge a budget left out begins (`--budget-usd`): it was never launched.
+pub const OVER_BUDGET: &str = "not launched: over budget";
 
 /// Tokens and cost, where the harness reports them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -5,25 +5,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use serde::Serialize;
 
 use crate::engine::ask::Job;
 use crate::engine::budget::Estimate;
 use crate::engine::launcher::Launcher;
-
-/// One judge's line.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Line<'a> {
-    judge: &'a str,
-    seat: &'a str,
-    #[serde(flatten)]
-    estimate: &'a Estimate,
-    /// Whether the budget lets it in, every judge asked at once in this order; absent
-    /// without a budget.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fits: Option<bool>,
-}
+use crate::records::estimate::{EstimateRecord, JudgeEstimate};
 
 /// Which judges a budget of `limit` lets in, asked at once in this order: each whose estimate
 /// fits beside those let in before it (a judge left out leaves room for a cheaper one).
@@ -42,80 +28,81 @@ pub fn fits(estimates: &[Estimate], limit: Option<f64>) -> Vec<Option<bool>> {
         .collect()
 }
 
-/// Prints the estimate of `jobs` (a table, or JSON), and launches nothing.
+/// Prints the estimate of `jobs` (a table, or an estimate record), and launches nothing.
 pub fn print(launcher: &Launcher, jobs: &[Job], json: bool) -> Result<ExitCode> {
     let estimates = launcher.estimates(jobs)?;
     let limit = launcher.ctx.opts.budget_usd;
     let fit = fits(&estimates, limit);
-    let lines: Vec<Line> = jobs
+    let judges: Vec<JudgeEstimate> = jobs
         .iter()
         .zip(&estimates)
         .zip(&fit)
-        .map(|((j, e), f)| Line {
-            judge: &j.name,
-            seat: &j.seat.spec,
-            estimate: e,
+        .map(|((j, e), f)| JudgeEstimate {
+            judge: j.name.clone(),
+            seat: j.seat.spec.clone(),
+            model: e.model.clone(),
+            input_tokens: e.input_tokens,
+            output_tokens: e.output_tokens,
+            usd: e.usd,
             fits: *f,
         })
         .collect();
-    let total: f64 = estimates.iter().map(|e| e.usd).sum();
+    let record = EstimateRecord {
+        kind: "estimate".into(),
+        total_usd: estimates.iter().map(|e| e.usd).sum(),
+        budget_usd: limit,
+        judges,
+    };
     let mut out = crate::engine::output::stdout();
     if json {
-        let doc = serde_json::json!({
-            "type": "estimate",
-            "judges": lines,
-            "totalUsd": total,
-            "budgetUsd": limit,
-        });
-        writeln!(out, "{doc}")?;
-        return Ok(ExitCode::SUCCESS);
+        writeln!(out, "{}", serde_json::to_string(&record)?)?;
+    } else {
+        out.write_all(table(&record).as_bytes())?;
     }
-    let mut rows = vec![[
-        "JUDGE".to_string(),
-        "SEAT".into(),
-        "MODEL".into(),
-        "INPUT".into(),
-        "OUTPUT".into(),
-        "USD".into(),
-        "BUDGET".into(),
-    ]];
-    for l in &lines {
-        let fits = match l.fits {
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The estimate as a table, its total and what the budget lets in below.
+fn table(r: &EstimateRecord) -> String {
+    let mut rows =
+        vec![["JUDGE", "SEAT", "MODEL", "INPUT", "OUTPUT", "USD", "BUDGET"].map(String::from)];
+    for j in &r.judges {
+        let fits = match j.fits {
             Some(true) => "launched",
             Some(false) => "cancelled",
             None => "",
         };
         rows.push([
-            l.judge.into(),
-            l.seat.into(),
-            l.estimate.model.clone(),
-            l.estimate.input_tokens.to_string(),
-            l.estimate.output_tokens.to_string(),
-            format!("{:.6}", l.estimate.usd),
+            j.judge.clone(),
+            j.seat.clone(),
+            j.model.clone(),
+            j.input_tokens.to_string(),
+            j.output_tokens.to_string(),
+            format!("{:.6}", j.usd),
             fits.into(),
         ]);
     }
     let widths: Vec<usize> = (0..7)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    for r in &rows {
-        let cells: Vec<String> = r
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
             .iter()
             .zip(&widths)
             .map(|(c, w)| format!("{c:<w$}"))
             .collect();
-        writeln!(out, "{}", cells.join("  ").trim_end())?;
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
     }
-    let let_in = fit.iter().filter(|f| **f == Some(true)).count();
-    match limit {
-        Some(b) => writeln!(
-            out,
-            "total ${total:.6} for {} judges; a budget of ${b} launches {let_in}",
-            jobs.len()
-        )?,
-        None => writeln!(out, "total ${total:.6} for {} judges", jobs.len())?,
+    let n = r.judges.len();
+    out.push_str(&format!("total ${:.6} for {n} judges", r.total_usd));
+    if let Some(b) = r.budget_usd {
+        let let_in = r.judges.iter().filter(|j| j.fits == Some(true)).count();
+        out.push_str(&format!("; a budget of ${b} launches {let_in}"));
     }
-    Ok(ExitCode::SUCCESS)
+    out.push('\n');
+    out
 }
 
 /// An [`Asker`](crate::engine::ask::Asker) that launches nothing: it keeps each question as a
@@ -141,7 +128,10 @@ impl crate::engine::ask::Asker for Recorder<'_> {
                     let job = Job::sealed(&q.name, seat, prompt, q.schema.clone());
                     kept.push((q.name.clone(), job));
                 }
-                Reply::abstained(crate::records::Status::Cancelled, "an estimate launches nothing")
+                Reply::abstained(
+                    crate::records::Status::Cancelled,
+                    "an estimate launches nothing",
+                )
             })
             .collect()
     }

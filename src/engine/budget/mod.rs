@@ -52,7 +52,12 @@ pub struct Estimate {
 /// The estimate of one call: every request carries the overhead and the prompt; every input
 /// token is priced as uncached (a cache that does not hit costs that), the answer at the
 /// output price.
-pub fn estimate(prompt_bytes: usize, overhead: Overhead, answer_tokens: u64, p: &Priced) -> Estimate {
+pub fn estimate(
+    prompt_bytes: usize,
+    overhead: Overhead,
+    answer_tokens: u64,
+    p: &Priced,
+) -> Estimate {
     let requests = u64::from(overhead.requests.max(1));
     let per_request = overhead
         .request_bytes
@@ -155,7 +160,18 @@ impl Pricer {
                     source: String::new(),
                 },
             };
-            return Ok((estimate(0, Overhead { request_bytes: 0, requests: 1 }, 0, &free), free.price));
+            return Ok((
+                estimate(
+                    0,
+                    Overhead {
+                        request_bytes: 0,
+                        requests: 1,
+                    },
+                    0,
+                    &free,
+                ),
+                free.price,
+            ));
         }
         let priced = self.prices.of(seat)?;
         let overhead = seat.harness.overhead.unwrap_or(DEFAULT_OVERHEAD);
@@ -164,13 +180,18 @@ impl Pricer {
             .get(&seat.spec)
             .copied()
             .unwrap_or(DEFAULT_ANSWER_TOKENS);
-        Ok((estimate(prompt_bytes, overhead, answer, &priced), priced.price))
+        Ok((
+            estimate(prompt_bytes, overhead, answer, &priced),
+            priced.price,
+        ))
     }
 }
 
 /// A budget's limit in USD: a finite number above 0, from the option or `PANEL_BUDGET_USD`.
 pub fn parse_limit(given: Option<&str>) -> Result<Option<f64>> {
-    let env = std::env::var("PANEL_BUDGET_USD").ok().filter(|v| !v.trim().is_empty());
+    let env = std::env::var("PANEL_BUDGET_USD")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
     let (from, text) = match (given, env.as_deref()) {
         (Some(t), _) => ("--budget-usd", t),
         (None, Some(t)) => ("PANEL_BUDGET_USD", t),
@@ -238,8 +259,11 @@ impl Budget {
             let after = t.spent + t.in_flight + estimate.usd;
             if after > limit * (1.0 + 1e-9) {
                 return Err(format!(
-                    "not launched: over budget: its estimate ${:.6} with ${:.6} spent and ${:.6} in flight passes the budget of ${limit}",
-                    estimate.usd, t.spent, t.in_flight
+                    "{}: its estimate ${:.6} with ${:.6} spent and ${:.6} in flight passes the budget of ${limit}",
+                    crate::records::OVER_BUDGET,
+                    estimate.usd,
+                    t.spent,
+                    t.in_flight
                 ));
             }
             t.in_flight += estimate.usd;
@@ -281,10 +305,7 @@ impl Budget {
 
     /// Runs `f` on the sums, under the file's lock when they are shared. A shared file that
     /// cannot be read or written lets no judge in.
-    fn with_totals(
-        &self,
-        f: impl FnOnce(&mut Totals) -> Result<(), String>,
-    ) -> Result<(), String> {
+    fn with_totals(&self, f: impl FnOnce(&mut Totals) -> Result<(), String>) -> Result<(), String> {
         match &self.ledger {
             Ledger::Here(m) => f(&mut m.lock().unwrap_or_else(|e| e.into_inner())),
             Ledger::Shared(path) => shared(path, f)

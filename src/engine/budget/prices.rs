@@ -58,9 +58,11 @@ impl Prices {
     /// The shipped table, overlaid by `file` when one is named (else by `PANEL_PRICES`).
     pub fn load(file: Option<&Path>) -> Result<Prices> {
         let mut table = parse(SHIPPED, "the shipped price table")?;
-        let named = file
-            .map(Path::to_path_buf)
-            .or_else(|| std::env::var_os("PANEL_PRICES").filter(|v| !v.is_empty()).map(Into::into));
+        let named = file.map(Path::to_path_buf).or_else(|| {
+            std::env::var_os("PANEL_PRICES")
+                .filter(|v| !v.is_empty())
+                .map(Into::into)
+        });
         if let Some(path) = named {
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("--prices {}: cannot read", path.display()))?;
@@ -93,9 +95,7 @@ impl Prices {
             let name = name.to_lowercase();
             self.models
                 .iter()
-                .find(|(m, p)| {
-                    **m == name || p.aliases.iter().any(|a| a.to_lowercase() == name)
-                })
+                .find(|(m, p)| **m == name || p.aliases.iter().any(|a| a.to_lowercase() == name))
                 .map(|(m, p)| Priced {
                     model: m.clone(),
                     price: p.clone(),
@@ -137,7 +137,9 @@ fn parse(text: &str, what: &str) -> Result<File> {
             ("output", p.output),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                bail!("{what}: {model}: {field} {v} is not a price (USD per million tokens, at least 0)");
+                bail!(
+                    "{what}: {model}: {field} {v} is not a price (USD per million tokens, at least 0)"
+                );
             }
         }
         if !is_date(&p.date) {
@@ -178,8 +180,14 @@ mod tests {
             families: parse(SHIPPED, "shipped").unwrap().families,
         };
         t.check().unwrap();
-        assert_eq!(t.of(&seat("claude:haiku")).unwrap().model, "claude-haiku-5-5");
-        assert_eq!(t.of(&seat("codex:gpt-5.6-luna")).unwrap().model, "gpt-5.6-luna");
+        assert_eq!(
+            t.of(&seat("claude:haiku")).unwrap().model,
+            "claude-haiku-5-5"
+        );
+        assert_eq!(
+            t.of(&seat("codex:gpt-5.6-luna")).unwrap().model,
+            "gpt-5.6-luna"
+        );
         // No model: the family's dearest, never a guess low.
         assert_eq!(t.of(&seat("claude")).unwrap().model, "claude-opus-5");
         let e = t.of(&seat("claude:mystery-9")).unwrap_err().to_string();
@@ -190,9 +198,18 @@ mod tests {
     fn a_bad_price_file_is_refused() {
         for (text, says) in [
             ("{", "not a price table"),
-            (r#"{"models":{"m":{"input":-1,"cacheRead":0,"output":0,"date":"2026-01-01","source":"x"}}}"#, "input -1"),
-            (r#"{"models":{"m":{"input":1,"cacheRead":0,"output":0,"date":"soon","source":"x"}}}"#, "not YYYY-MM-DD"),
-            (r#"{"models":{"m":{"input":1,"cacheRead":0,"output":0,"date":"2026-01-01","source":""}}}"#, "needs its source"),
+            (
+                r#"{"models":{"m":{"input":-1,"cacheRead":0,"output":0,"date":"2026-01-01","source":"x"}}}"#,
+                "input -1",
+            ),
+            (
+                r#"{"models":{"m":{"input":1,"cacheRead":0,"output":0,"date":"soon","source":"x"}}}"#,
+                "not YYYY-MM-DD",
+            ),
+            (
+                r#"{"models":{"m":{"input":1,"cacheRead":0,"output":0,"date":"2026-01-01","source":""}}}"#,
+                "needs its source",
+            ),
             (r#"{"models":{},"colour":1}"#, "unknown field"),
         ] {
             let e = parse(text, "f").unwrap_err().to_string();
