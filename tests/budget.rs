@@ -95,6 +95,25 @@ fn a_run_past_its_budget_launches_only_what_fits_and_records_the_rest_cancelled(
         "{}",
         stdout(&t)
     );
+    // The tally and the ledger set the estimate of the judges launched against their cost.
+    assert!(
+        stdout(&t).contains("COST: $0.029400 spent against $0.0057"),
+        "{}",
+        stdout(&t)
+    );
+    let ledger = crate::util::run_with_stdin(
+        Command::new(bin("panel-tally")).args(["--ledger", "--json"]),
+        &out.stdout,
+    );
+    let seat = stdout(&ledger)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["type"] == "judge-stats" && r["scope"] == "seat")
+        .unwrap();
+    assert_eq!(seat["costUsd"], 0.0294);
+    let est = seat["estimateUsd"].as_f64().unwrap();
+    assert!((0.0057..0.0058).contains(&est), "{seat}");
+    crate::util::check_records("judge-stats", &ledger.stdout);
 }
 
 #[test]
