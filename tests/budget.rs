@@ -336,3 +336,142 @@ fn a_shared_budget_file_holds_many_runs_to_one_budget() {
         "{sums}"
     );
 }
+
+/// panel-vote takes the same budget: its estimate prices each voter's question (a price file
+/// overlaid for a model the shipped table lacks) and launches nothing.
+#[test]
+fn panel_vote_estimates_its_voters_and_launches_nothing() {
+    let tmp = TempDir::new("budget-vote");
+    let merged = Command::new(bin("panel-merge"))
+        .arg("examples/markdown/reviews.jsonl")
+        .current_dir(root())
+        .checked_output()
+        .unwrap();
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    let prices = tmp.path().join("prices.json");
+    std::fs::write(
+        &prices,
+        r#"{"models":{"gemini-2.5-pro":{"input":1.25,"cacheRead":0.125,"output":10,"date":"2026-12-03","source":"this test"}}}"#,
+    )
+    .unwrap();
+    let mut cmd = Command::new(bin("panel-vote"));
+    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+    cmd.args(["--estimate", "--json", "--budget-usd", "0.05"])
+        .args(["--prices", prices.to_str().unwrap()])
+        .args([
+            "--seat",
+            "claude:claude-sonnet-4-5",
+            "--seat",
+            "codex:gpt-5.6-luna",
+        ])
+        .args(["--seat", "opencode:google/gemini-2.5-pro"])
+        .args(["--candidate", "examples/review-battery/page.md"])
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env_remove("PANEL_BUDGET_FILE")
+        .current_dir(root());
+    let out = crate::util::run_with_stdin(&mut cmd, &merged.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(calls(tmp.path()), 0);
+    let est: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let seen: Vec<(&str, &str, bool)> = est["judges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["judge"].as_str().unwrap(),
+                j["model"].as_str().unwrap(),
+                j["fits"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("vote-write-1", "claude-sonnet-4-5", false),
+            ("vote-write-2", "gpt-5.6-luna", true),
+            ("vote-write-3", "gemini-2.5-pro", true),
+        ]
+    );
+}
+
+/// panel-fleet holds every panel to one budget: here through OUT/budget.json.
+#[test]
+fn a_fleet_spends_one_budget_across_its_panels() {
+    crate::util::need("parallel");
+    let tmp = TempDir::new("budget-fleet");
+    let mut cands = Vec::new();
+    for n in 1..=3 {
+        let c = tmp.path().join(format!("c{n}.md"));
+        let text = std::fs::read_to_string(root().join("examples/answer.md")).unwrap();
+        std::fs::write(&c, format!("{text}\nversion {n}\n")).unwrap();
+        cands.push(c.to_str().unwrap().to_string());
+    }
+    let mut cmd = Command::new(root().join("bin/panel-fleet"));
+    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    with_standins(&mut cmd, &tmp.path().join("log"), &[bins]);
+    let out = cmd
+        .args([
+            "--no-progress",
+            "-o",
+            tmp.path().join("out").to_str().unwrap(),
+            "-j",
+            "1",
+        ])
+        .args(&cands)
+        .args([
+            "--",
+            "--budget-usd",
+            "0.02",
+            "--seat",
+            "claude:haiku",
+            "--lens",
+            "a=Q?",
+        ])
+        .args(["--no-history", "--jobs", "1"])
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env_remove("PANEL_BUDGET_FILE")
+        .env_remove("PANEL_BUDGET_USD")
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    // Two panels decided (they fail: the stand-in says breaks), the third left undecided.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains(r#""panels":3,"passed":0,"failed":2,"undecided":1"#));
+    assert_eq!(calls(tmp.path()), 2);
+    let sums = std::fs::read_to_string(tmp.path().join("out/budget.json")).unwrap();
+    assert_eq!(sums, r#"{"spent":0.0294,"inFlight":0.0}"#);
+}
+
+/// A budget file planted as a symbolic link is never followed: no judge is launched, each
+/// recorded cancelled saying why, and the file it points to is untouched.
+#[test]
+fn a_budget_file_that_is_a_link_lets_no_judge_in() {
+    let tmp = TempDir::new("budget-link");
+    let target = tmp.path().join("precious");
+    // Empty: a budget file followed through the link would be written there.
+    std::fs::write(&target, "").unwrap();
+    let link = tmp.path().join("budget.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+    let out = cmd
+        .args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
+        .args(["--budget-usd", "1", "examples/answer.md"])
+        .env("PANEL_BUDGET_FILE", &link)
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let recs = records(&out);
+    assert_eq!(recs[0]["status"], "cancelled");
+    let cause = recs[0]["cause"].as_str().unwrap();
+    assert!(
+        cause.starts_with("not launched: the budget file"),
+        "{cause}"
+    );
+    assert_eq!(calls(tmp.path()), 0);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
+}
