@@ -5,7 +5,7 @@ end
 
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_panel_vote_global_optspecs
-    string join \n candidate= brief= seat= reads= stop-when-decided cascade agree= judge= round= out= keep-runs= timeout= retries= jobs= max-budget-usd= harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= judge-memory= judge-processes= judge-disk= h/help V/version
+    string join \n candidate= brief= seat= reads= stop-when-decided cascade agree= judge= round= json out= keep-runs= timeout= retries= jobs= max-budget-usd= budget-usd= prices= estimate harness-file= family= pass-env= harness-cap= sandbox= sandbox-read= sandbox-write= sandbox-allow= max-output= judge-memory= judge-processes= judge-disk= h/help V/version
 end
 
 function __fish_panel_vote_needs_command
@@ -42,6 +42,8 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -l timeout -d 'Secon
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l retries -d 'How many times an unreadable or failed answer is asked for again' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l jobs -d 'How many seats run at once (default: all that the open-file limit allows)' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l max-budget-usd -d 'A spending cap in USD per call, passed to the harnesses that enforce one' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l budget-usd -d 'A budget in USD for the whole run (also PANEL_BUDGET_USD). Each judge\'s cost is estimated before it is launched (its prompt\'s bytes and its row\'s measured overhead at 4 bytes a token, every input token at the uncached price; the history\'s median answer length for its seat, else 500 tokens); a judge whose estimate would take what is spent and in flight past the budget is never launched, but recorded cancelled with the cause, and the panel is decided or not without it. What a judge cost is its harness\'s figure, else its tokens priced, else its estimate; its record\'s usage keeps estimateUsd beside costUsd. PANEL_BUDGET_FILE names a file the sums are kept in, shared by every run that names it (panel-fleet\'s panels)' -r
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l prices -d 'A price file overlaid on the shipped table (also PANEL_PRICES): {"models": {MODEL: {"aliases": [...], "input": USD, "cacheRead": USD, "output": USD (per million tokens), "date": "YYYY-MM-DD", "source": "..."}}, "families": {FAMILY: MODEL}}. A seat that names no model is priced as its family\'s model there' -r -F
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l harness-file -d 'A JSON file of harness rows that add to or replace the built-in ones (repeatable)' -r -F
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
@@ -59,6 +61,8 @@ complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge-processes -
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l judge-disk -d 'The most one jailed judge may write, a size or off (default 1G; also PANEL_JUDGE_DISK): its private folder (HOME, TMPDIR, working folder), /tmp and /dev/shm share one file system of that size in memory, never the caller\'s disk. Not held without a jail' -r
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l stop-when-decided -d 'Once the votes in fix the fate of every finding a voter still out was shown, whatever it would vote, end that voter (its whole group, as at the deadline) or never launch it. Its vote records say cancelled, their cause what the votes in fixed; a voter left out is no missing vote, so it disputes nothing. Never the default: a split\'s reasons are the finding, and a voter left out gives none'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -l cascade -d 'Ask voters only as they are needed (implies --stop-when-decided): at first, for each finding, as many of the voters shown it, in reviewer order, as could fix its fate; then more only while a fate is open. Cost can fall while wall time grows'
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l json -d 'With --estimate, one JSON object instead of the table'
+complete -c panel-vote -n "__fish_panel_vote_needs_command" -l estimate -d 'Print each judge\'s estimate (model, input and output tokens, USD), the total and what a budget would let in, and launch nothing (a table; JSON with --json)'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -s V -l version -d 'Print version'
 complete -c panel-vote -n "__fish_panel_vote_needs_command" -a "apply" -d 'Apply votes already collected: reviewer, finding, merge and vote records in, the same output out. Launches nothing; a judge must be replay:FILE'

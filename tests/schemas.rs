@@ -248,6 +248,17 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
         b"",
         &[0],
     );
+    // What a run would cost, launching nothing.
+    let mut estimate = Command::new(bin("panel-judge"));
+    estimate.args([
+        "--estimate",
+        "--json",
+        "--no-history",
+        "--budget-usd",
+        "0.01",
+    ]);
+    estimate.args(["--seat", "claude:haiku", &example("examples/answer.md")]);
+    run(&mut seen, &mut estimate, b"", &[0]);
     // The run folders, listed and removed, in a cache of the test's own.
     let cache = tmp.path().join("cache");
     let mut judge = Command::new(bin("panel-judge"));

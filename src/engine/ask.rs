@@ -93,6 +93,14 @@ pub struct LaunchOptions {
     /// More of the user's variables to carry into every judge.
     pub pass_env: Vec<String>,
     pub max_budget_usd: Option<f64>,
+    /// The run's budget in USD (`--budget-usd`); `None`: none.
+    pub budget_usd: Option<f64>,
+    /// The price file over the shipped table (`--prices`).
+    pub prices: Option<PathBuf>,
+    /// Estimates are asked for (`--estimate`): the price table is loaded without a budget.
+    pub estimate: bool,
+    /// The history whose answer lengths estimates read; `None`: the default one.
+    pub history: Option<PathBuf>,
     /// At most this many judges of a harness at once, machine-wide.
     pub harness_caps: BTreeMap<String, usize>,
     /// Whether judges are confined.
@@ -122,6 +130,10 @@ impl Default for LaunchOptions {
             families: BTreeMap::new(),
             pass_env: Vec::new(),
             max_budget_usd: None,
+            budget_usd: None,
+            prices: None,
+            estimate: false,
+            history: None,
             harness_caps: BTreeMap::new(),
             sandbox: crate::engine::sandbox::Mode::Auto,
             sandbox_read: Vec::new(),

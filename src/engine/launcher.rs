@@ -40,12 +40,24 @@ pub struct Launcher {
     run_lock: Option<nix::fcntl::Flock<fs::File>>,
     /// The status line on a terminal; every [`Launcher::ask`] counts in it.
     pub progress: Progress,
+    /// The run's budget: no judge is launched past it (`--budget-usd`).
+    pub budget: Option<Arc<crate::engine::budget::Budget>>,
+    /// What estimates a judge, under a budget or `--estimate`.
+    pub pricer: Option<crate::engine::budget::Pricer>,
 }
 
 impl Launcher {
     /// Reads the harness table and the user's environment; creates nothing yet.
     pub fn new(opts: LaunchOptions) -> Result<Launcher> {
         let table = Table::load(&opts.harness_files)?;
+        use crate::engine::budget::{Budget, Pricer};
+        let pricer = (opts.budget_usd.is_some() || opts.estimate)
+            .then(|| Pricer::load(opts.prices.as_deref(), opts.history.as_deref()))
+            .transpose()?;
+        let budget = opts
+            .budget_usd
+            .zip(pricer.clone())
+            .map(|(limit, p)| Arc::new(Budget::new(limit, p)));
         Ok(Launcher {
             table,
             ctx: Context::new(opts),
@@ -53,6 +65,8 @@ impl Launcher {
             sandbox: None,
             run_lock: None,
             progress: Progress::for_stderr(&tool_name()),
+            pricer,
+            budget,
         })
     }
 
@@ -133,9 +147,31 @@ impl Launcher {
         &self.ctx.walls.said
     }
 
-    /// Checks that every job's prompt can reach its harness, before any starts.
+    /// Checks that every job's prompt can reach its harness, and, under a budget or for an
+    /// estimate, that its seat has a price, before any starts.
     pub fn check_prompts(&self, jobs: &[Job]) -> Result<()> {
-        crate::engine::argv::check_prompts(jobs, &self.ctx)
+        crate::engine::argv::check_prompts(jobs, &self.ctx)?;
+        self.check_prices(jobs.iter().map(|j| &j.seat))
+    }
+
+    /// Every seat has a price, when one is needed.
+    pub fn check_prices<'a>(&self, seats: impl IntoIterator<Item = &'a Seat>) -> Result<()> {
+        if let Some(p) = &self.pricer {
+            for seat in seats {
+                p.estimate(seat, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each job's estimate, in order (`--estimate`); none without a price table.
+    pub fn estimates(&self, jobs: &[Job]) -> Result<Vec<crate::engine::budget::Estimate>> {
+        let Some(p) = &self.pricer else {
+            return Ok(Vec::new());
+        };
+        jobs.iter()
+            .map(|j| Ok(p.estimate(&j.seat, j.prompt.build().len())?.0))
+            .collect()
     }
 
     /// The bash block that runs `job`'s first attempt as pasted (a dry run).
@@ -155,11 +191,37 @@ impl Launcher {
         if let Some(why) = job.cancelled() {
             return Done::cancelled(why);
         }
+        let admitted = match self.admit(job) {
+            Ok(a) => a,
+            Err(done) => return *done,
+        };
         self.progress.started();
-        let done = self.ask_counted(job, check, started);
+        let mut done = self.ask_counted(job, check, started);
+        if let (Some(budget), Some(a)) = (&self.budget, &admitted) {
+            budget.settle(a, &mut done.usage);
+        }
         self.progress
             .ended(done.answer.is_some(), done.usage.as_ref());
         done
+    }
+
+    /// Lets `job` in under the run's budget, if there is one; a job that does not fit is
+    /// cancelled with the cause, its estimate kept in its usage.
+    fn admit(&self, job: &Job) -> Result<Option<crate::engine::budget::Admitted>, Box<Done>> {
+        let Some(budget) = &self.budget else {
+            return Ok(None);
+        };
+        let bytes = job.prompt.build().len();
+        budget.admit(&job.seat, bytes).map(Some).map_err(|why| {
+            let mut done = Done::cancelled(&why);
+            if let Ok((e, _)) = budget.pricer.estimate(&job.seat, bytes) {
+                done.usage = Some(Usage {
+                    estimate_usd: Some(e.usd),
+                    ..Usage::default()
+                });
+            }
+            Box::new(done)
+        })
     }
 
     fn ask_counted(&self, job: &Job, check: &Check, started: Instant) -> Done {

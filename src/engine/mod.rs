@@ -22,6 +22,7 @@
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once, or in waves | [`fanout`] |
 //! | ending the judges a decided panel no longer needs | [`cancel`] |
+//! | a budget for a run: estimates, the price table, the spent and in-flight sums | [`budget`] |
 //! | the status line on a terminal (judges, time, tokens, cost) | [`progress`] |
 //! | jq filters over a harness's output | [`extract`] |
 //! | which lines of an output a row's filter can read anything from | [`sieve`] |
@@ -36,6 +37,7 @@ pub mod argv;
 pub mod ask;
 pub mod attempt;
 pub mod beneath;
+pub mod budget;
 pub mod cancel;
 pub mod carried;
 pub mod checkout;

@@ -235,6 +235,7 @@ mod tests {
             output_tokens: Some(40),
             cached_tokens: None,
             cost_usd: Some(0.0123),
+            estimate_usd: None,
         });
         assert_eq!(
             status_line("panel-judge", &s, false),

@@ -66,6 +66,10 @@ pub struct JudgeStats {
     pub output_tokens: u64,
     pub cached_tokens: u64,
     pub cost_usd: f64,
+    /// What a budget estimated those answers would cost before they were launched
+    /// (`--budget-usd`), beside `costUsd`; absent when no record carried an estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_usd: Option<f64>,
     /// Panels where the other judges who answered had a majority, and how often this one
     /// answered against it.
     pub majority_panels: u64,

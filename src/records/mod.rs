@@ -6,6 +6,7 @@
 pub mod candidate;
 pub mod class;
 pub mod doctor;
+pub mod estimate;
 pub mod exit;
 pub mod facts;
 pub mod gold;
@@ -277,6 +278,9 @@ impl Status {
     }
 }
 
+/// How the cause of a judge a budget left out begins (`--budget-usd`): it was never launched.
+pub const OVER_BUDGET: &str = "not launched: over budget";
+
 /// Tokens and cost, where the harness reports them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -287,8 +291,13 @@ pub struct Usage {
     pub output_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// What the harness says it cost, or, under a budget, its tokens priced by the price table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Under a budget: what it was estimated to cost before it was launched (a judge the budget
+    /// left out has this alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_usd: Option<f64>,
 }
 
 impl Usage {
@@ -305,6 +314,7 @@ impl Usage {
         self.output_tokens = sum(self.output_tokens, other.output_tokens, u64::saturating_add);
         self.cached_tokens = sum(self.cached_tokens, other.cached_tokens, u64::saturating_add);
         self.cost_usd = sum(self.cost_usd, other.cost_usd, |a, b| a + b);
+        self.estimate_usd = sum(self.estimate_usd, other.estimate_usd, |a, b| a + b);
     }
 
     pub fn is_empty(&self) -> bool {

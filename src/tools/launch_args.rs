@@ -46,6 +46,30 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "USD")]
     pub max_budget_usd: Option<f64>,
 
+    /// A budget in USD for the whole run (also PANEL_BUDGET_USD). Each judge's cost is
+    /// estimated before it is launched (its prompt's bytes and its row's measured overhead at 4
+    /// bytes a token, every input token at the uncached price; the history's median answer
+    /// length for its seat, else 500 tokens); a judge whose estimate would take what is spent
+    /// and in flight past the budget is never launched, but recorded cancelled with the cause,
+    /// and the panel is decided or not without it. What a judge cost is its harness's figure,
+    /// else its tokens priced, else its estimate; its record's usage keeps estimateUsd beside
+    /// costUsd. PANEL_BUDGET_FILE names a file the sums are kept in, shared by every run that
+    /// names it (panel-fleet's panels).
+    #[arg(long, value_name = "USD", allow_hyphen_values = true)]
+    pub budget_usd: Option<String>,
+
+    /// A price file overlaid on the shipped table (also PANEL_PRICES): {"models": {MODEL:
+    /// {"aliases": [...], "input": USD, "cacheRead": USD, "output": USD (per million tokens),
+    /// "date": "YYYY-MM-DD", "source": "..."}}, "families": {FAMILY: MODEL}}. A seat that names
+    /// no model is priced as its family's model there.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+
+    /// Print each judge's estimate (model, input and output tokens, USD), the total and what a
+    /// budget would let in, and launch nothing (a table; JSON with --json).
+    #[arg(long)]
+    pub estimate: bool,
+
     /// A JSON file of harness rows that add to or replace the built-in ones (repeatable).
     #[arg(long = "harness-file", value_name = "FILE")]
     pub harness_files: Vec<PathBuf>,
@@ -286,6 +310,10 @@ impl LaunchArgs {
             families,
             pass_env,
             max_budget_usd: self.max_budget_usd,
+            budget_usd: crate::engine::budget::parse_limit(self.budget_usd.as_deref())?,
+            prices: self.prices.clone(),
+            estimate: self.estimate,
+            history: None,
             max_output: self.max_output,
             harness_caps,
         })

@@ -8,6 +8,7 @@ use clap::Parser;
 
 pub mod completions;
 pub mod docs;
+pub mod estimate;
 pub mod judge;
 pub mod launch_args;
 pub mod merge;

@@ -122,6 +122,10 @@ pub fn schemas() -> Vec<SchemaFile> {
             "sandbox-status",
             "panel-judge --doctor --json: the walls judges can get on this machine",
         ),
+        record::<crate::records::estimate::EstimateRecord>(
+            "estimate",
+            "panel-judge or panel-vote --estimate --json: each judge's estimated cost before anything is launched, and what a budget lets in",
+        ),
         facts(),
         gold(),
         harness(),

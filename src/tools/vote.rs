@@ -77,6 +77,9 @@ pub struct Args {
     pub cascade: bool,
     #[command(flatten)]
     pub rules: Rules,
+    /// With --estimate, one JSON object instead of the table.
+    #[arg(long, requires = "estimate")]
+    pub json: bool,
     #[command(flatten)]
     pub launch: crate::tools::launch_args::LaunchArgs,
 }
@@ -614,6 +617,38 @@ fn write_out(outcomes: &Outcomes) -> Result<ExitCode> {
     Ok(outcomes.decision().into())
 }
 
+/// Under a budget or for an estimate: every seat (the judge's too) has a price, else an
+/// error before anything runs; `--estimate` prints each voter's question's estimate (the
+/// judge's is asked only after the votes, so it is not among them) and launches nothing.
+fn priced(
+    args: &Args,
+    opts: &crate::engine::ask::LaunchOptions,
+    judge: &JudgeSeat,
+    panel: &MergedPanel,
+    work: (Option<&str>, &str),
+) -> Result<Option<ExitCode>> {
+    if opts.budget_usd.is_none() && !opts.estimate {
+        return Ok(None);
+    }
+    let l = crate::engine::launcher::Launcher::new(opts.clone())?;
+    let judge_seat = match judge {
+        JudgeSeat::Seat(s) => Some(s.as_str()),
+        _ => None,
+    };
+    let seats = args.seats.iter().map(String::as_str).chain(judge_seat);
+    let seats = seats.map(|s| l.seat(s)).collect::<Result<Vec<_>>>()?;
+    l.check_prices(&seats)?;
+    if !opts.estimate {
+        return Ok(None);
+    }
+    let rec = crate::tools::estimate::Recorder {
+        launcher: &l,
+        jobs: Default::default(),
+    };
+    collect_votes_until(panel, &args.seats, &rec, work, None, Pace::All)?;
+    crate::tools::estimate::print(&l, &rec.jobs(), args.json).map(Some)
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(Sub::Apply(a)) = args.command {
         let (panel, votes) = MergedPanel::read(synthesis::read(&a.inputs, APPLY_TYPES)?)?;
@@ -685,10 +720,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .voters()
         .any(|v| panel.shown_to(&v.name).next().is_some());
     let needs_launcher = needs_votes || matches!(judge, JudgeSeat::Seat(_));
+    if needs_launcher && candidate.is_none() {
+        bail!("--candidate FILE is needed: the voters and the judge are shown the work");
+    }
+    let work = (brief.as_deref(), candidate.as_deref().unwrap_or(""));
+    if let Some(code) = priced(&args, &opts, &judge, &panel, work)? {
+        return Ok(code);
+    }
     let launched = if needs_launcher {
-        if candidate.is_none() {
-            bail!("--candidate FILE is needed: the voters and the judge are shown the work");
-        }
         Some(crate::engine::launcher::started(&opts)?)
     } else {
         None

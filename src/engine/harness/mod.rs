@@ -89,8 +89,22 @@ pub struct Harness {
     /// How the tool runs as a pull-request reviewer, when it can.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<ReviewerMode>,
+    /// What the tool sends beyond the prompt, as measured: a budget's estimate reads it (a
+    /// row without one is estimated at the largest floor measured, `budget::DEFAULT_OVERHEAD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Overhead>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+/// What a harness adds to a sealed judge's prompt: the bytes of its first request with the
+/// prompt left out (its system prompt, tool definitions, wrapping), and how many requests it
+/// makes for one answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Overhead {
+    pub request_bytes: u64,
+    pub requests: u32,
 }
 
 /// A pull-request reviewer must read the code: it runs in the checkout with the tool's read

@@ -66,7 +66,7 @@ use panel::LensFlags;
 /// back until the canaries are answered, so a stream has them before the panel's last record.
 #[derive(Parser, Debug)]
 #[command(name = "panel-judge", version)]
-#[command(group(clap::ArgGroup::new("info").args(["list_harnesses", "doctor"])))]
+#[command(group(clap::ArgGroup::new("info").args(["list_harnesses", "doctor", "estimate"])))]
 pub struct Args {
     /// The work to judge: a file, or standard input when `-` or absent. Pairwise: the first
     /// answer, A.
@@ -221,7 +221,8 @@ pub struct Args {
     #[arg(long)]
     pub doctor: bool,
 
-    /// With --list-harnesses, JSON on a terminal too; with --doctor, records instead of the table.
+    /// With --list-harnesses, JSON on a terminal too; with --doctor, records instead of the
+    /// table; with --estimate, one JSON object instead of the table.
     #[arg(long, requires = "info")]
     pub json: bool,
 }
@@ -328,7 +329,8 @@ fn folder_name(name: &str) -> Result<String, String> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let opts = args.launch.options()?;
+    let mut opts = args.launch.options()?;
+    opts.history = answer_history(&args);
     let mut launcher = Launcher::new(opts)?;
     if args.list_harnesses {
         return harnesses::list(&launcher.table, &launcher.ctx, args.json);
@@ -378,10 +380,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     {
         bail!("{msg}");
     }
-    if !args.dry_run {
+    if !(args.dry_run || args.launch.estimate) {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
-    let history = (verdicts && !args.dry_run && !is_replay(&args, &judges)).then(|| {
+    let launches = !(args.dry_run || args.launch.estimate);
+    let history = (verdicts && launches && !is_replay(&args, &judges)).then(|| {
         crate::engine::history::Keeper::start(
             "panel-judge",
             args.history.as_deref(),
@@ -399,6 +402,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let jobs = asked.jobs(brief, &early.token);
     launcher.check_prompts(&jobs)?;
+    if args.launch.estimate {
+        return crate::tools::estimate::print(&launcher, &jobs, args.json);
+    }
     if args.dry_run {
         return print_commands(&launcher, &jobs);
     }
@@ -480,12 +486,26 @@ fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
     if args.orders.is_some() || args.name.is_some() {
         bail!("--orders and --name are for verdicts and pairwise preferences");
     }
+    if args.launch.estimate {
+        bail!(
+            "--estimate is for verdict, review and pairwise panels: a PR panel's reviewers read a checkout, so their cost is not their prompt's (--budget-usd still holds them)"
+        );
+    }
     let rounds = pr::Given {
         earlier: &args.earlier,
         fix_proof: args.fix_proof.as_deref(),
         stop_when_decided: args.stop_when_decided,
     };
     pr::judge(plan, &args.repo, &rounds, args.dry_run, launcher)
+}
+
+/// The history whose answer lengths a budget's estimates read: --history, else none with
+/// --no-history, else the default one.
+fn answer_history(args: &Args) -> Option<PathBuf> {
+    let var = |k: &str| std::env::var(k).ok();
+    crate::engine::history::location(args.history.as_deref(), args.no_history, &var)
+        .and_then(Result::ok)
+        .or_else(|| args.no_history.then(|| PathBuf::from("/dev/null")))
 }
 
 /// How the panel is asked: all at once, stopping once decided, or one cascade at a time.

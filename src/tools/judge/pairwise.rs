@@ -114,13 +114,16 @@ pub fn judge(args: &Args, mut launcher: Launcher) -> Result<ExitCode> {
     {
         bail!("{msg}");
     }
-    if !args.dry_run {
+    if !(args.dry_run || args.launch.estimate) {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
     let pair = Arc::new(Pair::read(args)?);
     let orders = args.orders.unwrap_or_default();
     let jobs = jobs(&judges, &pair, orders);
     launcher.check_prompts(&jobs)?;
+    if args.launch.estimate {
+        return crate::tools::estimate::print(&launcher, &jobs, args.json);
+    }
     if args.dry_run {
         return super::print_commands(&launcher, &jobs);
     }

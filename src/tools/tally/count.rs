@@ -223,8 +223,15 @@ impl PanelCount {
             Some(i) => self.rows[i] = row,
             None => self.rows.push(row),
         }
-        // Both runs were paid for.
+        // Both runs were paid for; a judge never launched was not, nor is its estimate.
         if let Some(u) = b.usage {
+            let u = match b.judge.status {
+                Status::Cancelled => &Usage {
+                    estimate_usd: None,
+                    ..u.clone()
+                },
+                _ => u,
+            };
             self.usage.get_or_insert_with(Usage::default).add(u);
         }
         Ok(())

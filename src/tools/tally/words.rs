@@ -103,16 +103,38 @@ pub fn early_panel_line(t: &Tally) -> Option<String> {
         _ => ("breaks", c.breaks, c.holds),
     };
     let n = t.cancelled.len();
-    let judges = if n == 1 { "judge" } else { "judges" };
     let silent = c.abstained - n;
     let others = match silent {
         0 => String::new(),
         k => format!("; {k} gave no verdict"),
     };
+    let over = over_budget(t).len();
+    let judges = |n: usize| if n == 1 { "judge" } else { "judges" };
+    let left_out = match (n - over, over) {
+        (k, 0) => format!("{k} {} not needed (cancelled)", judges(k)),
+        (0, m) => format!("{m} {} not launched (over budget)", judges(m)),
+        (k, m) => format!(
+            "{k} {} not needed (cancelled), {m} not launched (over budget)",
+            judges(k)
+        ),
+    };
     Some(format!(
-        "PANEL: {side}, decided {won}-{lost} of {}{others}; {n} {judges} not needed (cancelled).",
+        "PANEL: {side}, decided {won}-{lost} of {}{others}; {left_out}.",
         threshold_words(t)
     ))
+}
+
+/// The judges a budget left out (`--budget-usd`): cancelled, their cause saying so.
+fn over_budget<'a>(t: &Tally<'a>) -> Vec<&'a str> {
+    t.judges
+        .iter()
+        .filter(|j| j.status == Status::Cancelled)
+        .filter(|j| {
+            j.cause
+                .is_some_and(|c| c.starts_with(crate::records::OVER_BUDGET))
+        })
+        .map(|j| j.judge)
+        .collect()
 }
 
 /// The line of a panel whose judges were cancelled without cause: the answers in do not
@@ -123,6 +145,13 @@ pub fn uncaused_line(t: &Tally, show: &dyn Fn(&str) -> String) -> Option<String>
         return None;
     }
     let names: Vec<String> = t.cancelled.iter().map(|j| show(j)).collect();
+    if over_budget(t).len() == t.cancelled.len() {
+        return Some(format!(
+            "OVER BUDGET: {}: not launched, and the answers in do not decide the panel at {}: no decision (a larger --budget-usd asks them).",
+            names.join(", "),
+            threshold_words(t)
+        ));
+    }
     Some(format!(
         "CANCELLED WITHOUT CAUSE: {}: the answers in do not decide the panel at {}, and a judge left out counts as missing (tally with the --agree the panel ran under).",
         names.join(", "),

@@ -120,6 +120,8 @@ pub struct Spend {
     pub output_tokens: u64,
     pub cached_tokens: u64,
     pub cost_usd: f64,
+    /// What a budget estimated the judges that ran would cost; `None`: no record said.
+    pub estimate_usd: Option<f64>,
     /// Judge time, milliseconds.
     pub ms: u64,
 }
@@ -132,6 +134,7 @@ impl Spend {
             output_tokens: u.output_tokens.unwrap_or(0),
             cached_tokens: u.cached_tokens.unwrap_or(0),
             cost_usd: u.cost_usd.unwrap_or(0.0),
+            estimate_usd: u.estimate_usd.filter(|e| e.is_finite() && *e >= 0.0),
             ms,
         }
     }
@@ -142,7 +145,22 @@ impl Spend {
         self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
         self.cached_tokens = self.cached_tokens.saturating_add(o.cached_tokens);
         self.cost_usd += o.cost_usd;
+        self.estimate_usd = match (self.estimate_usd, o.estimate_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         self.ms = self.ms.saturating_add(o.ms);
+    }
+
+    /// A judge left out (cancelled) keeps no estimate: it is set against no spending.
+    pub fn launched(self, status: Status) -> Spend {
+        match status {
+            Status::Cancelled => Spend {
+                estimate_usd: None,
+                ..self
+            },
+            _ => self,
+        }
     }
 
     pub fn tokens(&self) -> u64 {
@@ -224,6 +242,7 @@ impl Stats {
             output_tokens: share(self.spend.output_tokens),
             cached_tokens: share(self.spend.cached_tokens),
             cost_usd: self.spend.cost_usd * self.cancelled as f64 / asked as f64,
+            estimate_usd: None,
             ms: share(self.spend.ms),
         }
     }
@@ -426,7 +445,7 @@ impl Ledger {
             judge,
             verdict: rec.answer(),
             status: rec.status,
-            spend: Spend::of(rec.usage.as_ref(), rec.duration_ms),
+            spend: Spend::of(rec.usage.as_ref(), rec.duration_ms).launched(rec.status),
             first_shown: rec.first_shown(),
         };
         let key: &str = if rec.run.is_empty() {

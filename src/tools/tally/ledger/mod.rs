@@ -165,6 +165,7 @@ fn stats_record(scope: &'static str, name: String, s: &Stats) -> JudgeStats {
         output_tokens: s.spend.output_tokens,
         cached_tokens: s.spend.cached_tokens,
         cost_usd: s.spend.cost_usd,
+        estimate_usd: s.spend.estimate_usd,
         majority_panels: s.majority_panels,
         against_majority: s.against,
         canary,

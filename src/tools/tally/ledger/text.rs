@@ -128,13 +128,16 @@ fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool, hea
         .unwrap_or(4)
         .clamp(4, 48);
     let _ = writeln!(out, "{title}");
+    // Under a budget, each row's estimate beside what it cost.
+    let estimated = rows.iter().any(|r| r.estimate_usd.is_some());
     let _ = writeln!(
         out,
-        "  {}{:<width$}  panels  {:>5}  {:>6}  abstained  median      p90   tokens      cost",
+        "  {}{:<width$}  panels  {:>5}  {:>6}  abstained  median      p90   tokens      cost{}",
         if numbered { "  # " } else { "" },
         "name",
         heads.0,
-        heads.1
+        heads.1,
+        if estimated { "  estimate" } else { "" }
     );
     for r in rows {
         let name: String = inline(&r.name).chars().take(width).collect();
@@ -154,6 +157,11 @@ fn table(out: &mut String, title: &str, rows: &[JudgeStats], numbered: bool, hea
             tokens(r.input_tokens + r.output_tokens),
             format!("${:.2}", r.cost_usd),
         );
+        if estimated {
+            out.pop();
+            let e = r.estimate_usd.map_or("-".into(), |e| format!("${e:.4}"));
+            let _ = writeln!(out, "  {e:>8}");
+        }
     }
     out.push('\n');
 }

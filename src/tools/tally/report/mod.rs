@@ -100,6 +100,9 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
     if t.agreed {
         writeln!(out, "{}", decision_line(t))?;
     }
+    if let Some(line) = cost_line(t) {
+        writeln!(out, "{line}")?;
+    }
     for c in &t.canaries {
         let said = c.verdict.map_or(c.status.as_str(), |v| v.as_str());
         let mark = if c.hit { "hit" } else { "MISSED" };
@@ -119,6 +122,18 @@ pub fn write_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
         writeln!(out, "verdicts: {}", inline(run))?;
     }
     Ok(())
+}
+
+/// Under a budget: what the judges launched cost against what they were estimated to.
+fn cost_line(t: &Tally) -> Option<String> {
+    let u = t.usage.as_ref()?;
+    let estimate = u.estimate_usd?;
+    let spent = u
+        .cost_usd
+        .map_or("no figure".to_string(), |c| format!("${c:.6}"));
+    Some(format!(
+        "COST: {spent} spent against ${estimate:.6} estimated (--budget-usd; the judges launched)"
+    ))
 }
 
 /// The seed script's own report, byte for byte, for a drop-in (`--format seed`): its judges in

@@ -1,0 +1,406 @@
+//! A budget for a whole run (`--budget-usd D`, `PANEL_BUDGET_USD`): each judge's cost is
+//! estimated before it is launched, from its prompt's size, its row's measured overhead and the
+//! history's typical answer length, priced from the price table ([`prices`]). A judge whose
+//! estimate would take what is spent and in flight past the budget is never launched: the
+//! launcher records it cancelled with the cause. Once a judge ends, its estimate leaves the
+//! in-flight sum and what it cost joins the spent one: the harness's own figure where it
+//! reports one, else its tokens priced, else the estimate.
+//!
+//! Many tools may share one budget (`panel-fleet`): `PANEL_BUDGET_FILE` names a file that holds
+//! the sums, read and written under an exclusive `flock`.
+
+pub mod prices;
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::harness::{HarnessKind, Overhead, Seat};
+use crate::records::Usage;
+use prices::{Price, Priced, Prices};
+
+/// Bytes a token is counted as: the usual rule of thumb for English and code.
+pub const BYTES_PER_TOKEN: u64 = 4;
+
+/// A row with no measured overhead is estimated at the largest floor the seed measured:
+/// Claude Code's 25,949 input tokens (4,290 cache write, 21,649 cache read, 10 input) for a
+/// one-sentence question, at 4 bytes a token; one request.
+pub const DEFAULT_OVERHEAD: Overhead = Overhead {
+    request_bytes: 103_796,
+    requests: 1,
+};
+
+/// A seat the history has no answer of is estimated to answer this many output tokens: a
+/// verdict and a few sentences of reason, with room for a reasoning model's hidden tokens.
+pub const DEFAULT_ANSWER_TOKENS: u64 = 500;
+
+/// One judge's estimate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Estimate {
+    /// The model priced (`replay` for recorded answers, which cost nothing).
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub usd: f64,
+}
+
+/// The estimate of one call: every request carries the overhead and the prompt; every input
+/// token is priced as uncached (a cache that does not hit costs that), the answer at the
+/// output price.
+pub fn estimate(
+    prompt_bytes: usize,
+    overhead: Overhead,
+    answer_tokens: u64,
+    p: &Priced,
+) -> Estimate {
+    let requests = u64::from(overhead.requests.max(1));
+    let per_request = overhead
+        .request_bytes
+        .saturating_add(prompt_bytes as u64)
+        .div_ceil(BYTES_PER_TOKEN);
+    let input_tokens = per_request.saturating_mul(requests);
+    Estimate {
+        model: p.model.clone(),
+        input_tokens,
+        output_tokens: answer_tokens,
+        usd: (input_tokens as f64 * p.price.input + answer_tokens as f64 * p.price.output) / 1e6,
+    }
+}
+
+/// What a call cost: the harness's own figure, else its tokens priced (cached ones at the
+/// cache-read price), else `None`.
+pub fn actual(usage: &Usage, price: &Price) -> Option<f64> {
+    if let Some(c) = usage.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
+        return Some(c);
+    }
+    if usage.input_tokens.is_none() && usage.output_tokens.is_none() {
+        return None;
+    }
+    let input = usage.input_tokens.unwrap_or(0);
+    let cached = usage.cached_tokens.unwrap_or(0).min(input);
+    let tokens = |n: u64, per_million: f64| n as f64 * per_million / 1e6;
+    Some(
+        tokens(input - cached, price.input)
+            + tokens(cached, price.cache_read)
+            + tokens(usage.output_tokens.unwrap_or(0), price.output),
+    )
+}
+
+/// Each seat's typical answer length: the median output tokens of its answers (status ok) in a
+/// history of verdict records. Any other line is passed over: an estimate is all it serves.
+pub fn answer_lengths(path: &Path) -> HashMap<String, u64> {
+    #[derive(Deserialize)]
+    struct Seen {
+        seat: String,
+        status: crate::records::Status,
+        usage: Option<Usage>,
+    }
+    let mut seen: HashMap<String, Vec<u64>> = HashMap::new();
+    let Ok(mut input) = crate::records::input::Input::open(&path.to_string_lossy()) else {
+        return HashMap::new();
+    };
+    let mut buf = String::new();
+    while let Ok(true) = input.next_line(&mut buf) {
+        let Ok(s) = serde_json::from_str::<Seen>(&buf) else {
+            continue;
+        };
+        let out = s.usage.and_then(|u| u.output_tokens);
+        if let (crate::records::Status::Ok, Some(n)) = (s.status, out) {
+            seen.entry(s.seat).or_default().push(n);
+        }
+    }
+    seen.into_iter()
+        .map(|(seat, mut n)| {
+            n.sort_unstable();
+            (seat, n[n.len() / 2])
+        })
+        .collect()
+}
+
+/// What estimates a judge: the prices and the history's answer lengths.
+#[derive(Clone, Debug)]
+pub struct Pricer {
+    pub prices: Prices,
+    pub lengths: HashMap<String, u64>,
+}
+
+impl Pricer {
+    /// The prices (`--prices`, `PANEL_PRICES`, over the shipped table) and the answer lengths
+    /// of the history at `history`, else of the default one (none when none is kept).
+    pub fn load(prices: Option<&Path>, history: Option<&Path>) -> Result<Pricer> {
+        let prices = Prices::load(prices)?;
+        let var = |k: &str| std::env::var(k).ok();
+        let path = match history {
+            Some(p) => Some(p.to_path_buf()),
+            None => crate::engine::history::location(None, false, &var).and_then(Result::ok),
+        };
+        let lengths = path
+            .filter(|p| p.as_os_str() != "-" && p.is_file())
+            .map(|p| answer_lengths(&p))
+            .unwrap_or_default();
+        Ok(Pricer { prices, lengths })
+    }
+
+    /// The seat's price, and an estimate of one call with a prompt of `prompt_bytes`.
+    pub fn estimate(&self, seat: &Seat, prompt_bytes: usize) -> Result<(Estimate, Price)> {
+        if seat.harness.kind == HarnessKind::Replay {
+            let free = Priced {
+                model: "replay".into(),
+                price: Price {
+                    aliases: Vec::new(),
+                    input: 0.0,
+                    cache_read: 0.0,
+                    output: 0.0,
+                    date: String::new(),
+                    source: String::new(),
+                },
+            };
+            return Ok((
+                estimate(
+                    0,
+                    Overhead {
+                        request_bytes: 0,
+                        requests: 1,
+                    },
+                    0,
+                    &free,
+                ),
+                free.price,
+            ));
+        }
+        let priced = self.prices.of(seat)?;
+        let overhead = seat.harness.overhead.unwrap_or(DEFAULT_OVERHEAD);
+        let answer = self
+            .lengths
+            .get(&seat.spec)
+            .copied()
+            .unwrap_or(DEFAULT_ANSWER_TOKENS);
+        Ok((
+            estimate(prompt_bytes, overhead, answer, &priced),
+            priced.price,
+        ))
+    }
+}
+
+/// A budget's limit in USD: a finite number above 0, from the option or `PANEL_BUDGET_USD`.
+pub fn parse_limit(given: Option<&str>) -> Result<Option<f64>> {
+    let env = std::env::var("PANEL_BUDGET_USD")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let (from, text) = match (given, env.as_deref()) {
+        (Some(t), _) => ("--budget-usd", t),
+        (None, Some(t)) => ("PANEL_BUDGET_USD", t),
+        (None, None) => return Ok(None),
+    };
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
+        _ => bail!("{from} {text:?}: a budget is a number of USD above 0"),
+    }
+}
+
+/// The sums a budget is checked against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub spent: f64,
+    pub in_flight: f64,
+}
+
+/// Where the sums are kept: in this process, or in a file many share.
+#[derive(Debug)]
+enum Ledger {
+    Here(Mutex<Totals>),
+    Shared(PathBuf),
+}
+
+/// A run's budget.
+#[derive(Debug)]
+pub struct Budget {
+    pub limit: f64,
+    pub pricer: Pricer,
+    ledger: Ledger,
+}
+
+/// A judge let in: its estimate, held in flight until it ends.
+#[derive(Clone, Debug)]
+pub struct Admitted {
+    pub estimate: Estimate,
+    price: Price,
+}
+
+impl Budget {
+    /// A budget of `limit` USD, its sums in `PANEL_BUDGET_FILE` when that names a file.
+    pub fn new(limit: f64, pricer: Pricer) -> Budget {
+        let ledger = match std::env::var_os("PANEL_BUDGET_FILE").filter(|v| !v.is_empty()) {
+            Some(p) => Ledger::Shared(p.into()),
+            None => Ledger::Here(Mutex::default()),
+        };
+        Budget {
+            limit,
+            pricer,
+            ledger,
+        }
+    }
+
+    /// Lets a judge in when its estimate fits beside what is spent and in flight, and holds it
+    /// in flight; else why not, in one line (its record's cause).
+    pub fn admit(&self, seat: &Seat, prompt_bytes: usize) -> Result<Admitted, String> {
+        let (estimate, price) = self
+            .pricer
+            .estimate(seat, prompt_bytes)
+            .map_err(|e| format!("not launched: {e:#}"))?;
+        let limit = self.limit;
+        self.with_totals(|t| {
+            let after = t.spent + t.in_flight + estimate.usd;
+            if after > limit * (1.0 + 1e-9) {
+                return Err(format!(
+                    "{}: its estimate ${:.6} with ${:.6} spent and ${:.6} in flight passes the budget of ${limit}",
+                    crate::records::OVER_BUDGET,
+                    estimate.usd,
+                    t.spent,
+                    t.in_flight
+                ));
+            }
+            t.in_flight += estimate.usd;
+            Ok(())
+        })?;
+        Ok(Admitted { estimate, price })
+    }
+
+    /// A judge let in has ended: its estimate leaves the in-flight sum, what it cost joins the
+    /// spent one, and its usage carries both (`estimateUsd`; `costUsd` from its tokens when
+    /// the harness gave no figure).
+    pub fn settle(&self, admitted: &Admitted, usage: &mut Option<Usage>) {
+        let est = admitted.estimate.usd;
+        let cost = usage
+            .as_ref()
+            .and_then(|u| actual(u, &admitted.price))
+            .unwrap_or(est);
+        let u = usage.get_or_insert_with(Usage::default);
+        u.estimate_usd = Some(est);
+        if u.cost_usd.is_none() && (u.input_tokens.is_some() || u.output_tokens.is_some()) {
+            u.cost_usd = Some(cost);
+        }
+        let _ = self.with_totals(|t| {
+            t.in_flight = (t.in_flight - est).max(0.0);
+            t.spent += cost;
+            Ok(())
+        });
+    }
+
+    /// The sums now.
+    pub fn totals(&self) -> Totals {
+        let mut now = Totals::default();
+        let _ = self.with_totals(|t| {
+            now = *t;
+            Ok(())
+        });
+        now
+    }
+
+    /// Runs `f` on the sums, under the file's lock when they are shared. A shared file that
+    /// cannot be read or written lets no judge in.
+    fn with_totals(&self, f: impl FnOnce(&mut Totals) -> Result<(), String>) -> Result<(), String> {
+        match &self.ledger {
+            Ledger::Here(m) => f(&mut m.lock().unwrap_or_else(|e| e.into_inner())),
+            Ledger::Shared(path) => shared(path, f)
+                .map_err(|e| format!("not launched: the budget file {}: {e}", path.display()))?,
+        }
+    }
+}
+
+/// Reads, changes and writes the sums in `path` under an exclusive lock; never through a link.
+fn shared(
+    path: &Path,
+    f: impl FnOnce(&mut Totals) -> Result<(), String>,
+) -> std::io::Result<Result<(), String>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, e)| std::io::Error::from(e))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    let mut totals: Totals = if text.trim().is_empty() {
+        Totals::default()
+    } else {
+        serde_json::from_str(&text)
+            .map_err(|e| std::io::Error::other(format!("unreadable: {e}")))?
+    };
+    let said = f(&mut totals);
+    if said.is_ok() {
+        file.set_len(0)?;
+        file.rewind()?;
+        file.write_all(serde_json::to_string(&totals)?.as_bytes())?;
+    }
+    Ok(said)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn price(input: f64, cache_read: f64, output: f64) -> Price {
+        Price {
+            aliases: Vec::new(),
+            input,
+            cache_read,
+            output,
+            date: "2026-10-07".into(),
+            source: "test".into(),
+        }
+    }
+
+    #[test]
+    fn an_estimate_counts_every_request_and_the_answer() {
+        let p = Priced {
+            model: "m".into(),
+            price: price(1.0, 0.1, 5.0),
+        };
+        let o = Overhead {
+            request_bytes: 3996,
+            requests: 2,
+        };
+        let e = estimate(4, o, 100, &p);
+        assert_eq!((e.input_tokens, e.output_tokens), (2000, 100));
+        assert!((e.usd - (2000.0 + 500.0) / 1e6).abs() < 1e-12, "{}", e.usd);
+    }
+
+    #[test]
+    fn the_actual_cost_is_the_harness_figure_else_its_tokens_priced() {
+        let p = price(1.0, 0.1, 5.0);
+        let mut u = Usage {
+            input_tokens: Some(1000),
+            cached_tokens: Some(800),
+            output_tokens: Some(10),
+            ..Usage::default()
+        };
+        let priced = actual(&u, &p).unwrap();
+        assert!((priced - (200.0 + 80.0 + 50.0) / 1e6).abs() < 1e-12);
+        u.cost_usd = Some(0.5);
+        assert_eq!(actual(&u, &p), Some(0.5));
+        assert_eq!(actual(&Usage::default(), &p), None);
+    }
+
+    #[test]
+    fn a_budget_is_a_positive_number() {
+        for bad in ["-1", "0", "NaN", "inf", "ten"] {
+            let e = parse_limit(Some(bad)).unwrap_err().to_string();
+            assert!(e.starts_with("--budget-usd"), "{e}");
+        }
+        assert_eq!(parse_limit(Some("0.25")).unwrap(), Some(0.25));
+    }
+}

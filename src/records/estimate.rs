@@ -1,0 +1,37 @@
+//! The estimate record (`--estimate --json`): what each judge of a run is estimated to cost
+//! before anything is launched, and what a budget would let in.
+
+use serde::{Deserialize, Serialize};
+
+/// panel-judge or panel-vote `--estimate --json`: the run's estimate, launching nothing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EstimateRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Each judge, in the order it would be asked.
+    pub judges: Vec<JudgeEstimate>,
+    pub total_usd: f64,
+    /// The budget (`--budget-usd`, `PANEL_BUDGET_USD`); null without one.
+    pub budget_usd: Option<f64>,
+}
+
+/// One judge's estimate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JudgeEstimate {
+    pub judge: String,
+    pub seat: String,
+    /// The model priced: the price table's name for it (`replay` for recorded answers).
+    pub model: String,
+    /// Its prompt's and its harness's overhead bytes at 4 bytes a token, every request's.
+    pub input_tokens: u64,
+    /// The history's median answer for its seat, else 500.
+    pub output_tokens: u64,
+    /// Every input token at the uncached price, the output at the output price.
+    pub usd: f64,
+    /// Whether the budget lets it in, every judge asked at once in this order; absent without
+    /// a budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fits: Option<bool>,
+}

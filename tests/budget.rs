@@ -1,0 +1,477 @@
+//! A budget for a whole run (`--budget-usd`, `--estimate`, `--prices`), through the stand-in
+//! CLIs. Issue: "no judge is launched whose estimate would take spent + in flight past the
+//! budget; those judges are recorded cancelled with the cause, and the panel is decided (or
+//! not) without them"; "`--estimate` prints it and launches nothing".
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{Checked, TempDir, bin, root, stderr, stdout, with_standins};
+
+/// panel-judge on claude:haiku stand-ins about `args`, in `tmp`, keeping no history unless
+/// asked, its runs under `tmp/cache`.
+fn judge(tmp: &Path, args: &[&str]) -> Output {
+    judge_in(tmp, args, "ok")
+}
+
+/// [`judge`], the stand-ins answering in `mode` (STANDIN_MODE).
+fn judge_in(tmp: &Path, args: &[&str], mode: &str) -> Output {
+    let mut cmd = Command::new(bin("panel-judge"));
+    cmd.env("STANDIN_MODE", mode);
+    with_standins(&mut cmd, &tmp.join("log"), &[]);
+    if !args.contains(&"--history") {
+        cmd.arg("--no-history");
+    }
+    cmd.args(["--seat", "claude:haiku"])
+        .args(args)
+        .env("XDG_CACHE_HOME", tmp.join("cache"))
+        .env_remove("PANEL_BUDGET_USD")
+        .env_remove("PANEL_BUDGET_FILE")
+        .env_remove("PANEL_PRICES")
+        .current_dir(root())
+        .stdin(Stdio::null());
+    cmd.checked_output().unwrap()
+}
+
+/// The stand-ins' calls, one a line of their log (none: no log written).
+fn calls(tmp: &Path) -> usize {
+    let log = tmp.join("log/calls.jsonl");
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
+}
+
+fn records(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn tally(stream: &str) -> Output {
+    crate::util::run_with_stdin(&mut Command::new(bin("panel-tally")), stream.as_bytes())
+}
+
+#[test]
+fn a_run_past_its_budget_launches_only_what_fits_and_records_the_rest_cancelled() {
+    let tmp = TempDir::new("budget-run");
+    // One judge at a time: each estimated at about $0.0029 (claude-haiku-5-5, the default
+    // overhead), each reporting $0.0147 spent (the stand-in's figure, the seed's). The first
+    // fits; the second fits beside the first's actual cost; the third would pass $0.02.
+    let out = judge(
+        tmp.path(),
+        &["--jobs", "1", "--budget-usd", "0.02", "examples/answer.md"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let recs = records(&out);
+    assert_eq!(recs.len(), 3);
+    let (ran, left): (Vec<&Value>, Vec<&Value>) =
+        recs.iter().partition(|r| r["status"] != "cancelled");
+    assert_eq!((ran.len(), left.len()), (2, 1), "{recs:?}");
+    assert_eq!(calls(tmp.path()), 2, "only what fits is launched");
+    let cause = left[0]["cause"].as_str().unwrap();
+    assert!(
+        cause.starts_with("not launched: over budget: its estimate $0.0028")
+            && cause.contains(
+                "with $0.029400 spent and $0.000000 in flight passes the budget of $0.02"
+            ),
+        "{cause}"
+    );
+    assert_eq!(left[0]["attempts"], 0);
+    assert!(left[0]["usage"]["estimateUsd"].as_f64().unwrap() > 0.002);
+    for r in &ran {
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["usage"]["costUsd"], 0.0147, "the harness's own figure");
+        assert!(r["usage"]["estimateUsd"].as_f64().unwrap() > 0.002, "{r}");
+    }
+    crate::util::check_records("verdict", &out.stdout);
+    // Decided without it: two breaks fail a panel every judge must pass.
+    let t = tally(&stdout(&out));
+    assert_eq!(t.status.code(), Some(1), "{}", stdout(&t));
+    assert!(
+        stdout(&t).contains(
+            "PANEL: breaks, decided 2-0 of 3 of 3 needed; 1 judge not launched (over budget)."
+        ),
+        "{}",
+        stdout(&t)
+    );
+    // The tally and the ledger set the estimate of the judges launched against their cost.
+    assert!(
+        stdout(&t).contains("COST: $0.029400 spent against $0.0057"),
+        "{}",
+        stdout(&t)
+    );
+    let ledger = crate::util::run_with_stdin(
+        Command::new(bin("panel-tally")).args(["--ledger", "--json"]),
+        &out.stdout,
+    );
+    let seat = stdout(&ledger)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["type"] == "judge-stats" && r["scope"] == "seat")
+        .unwrap();
+    assert_eq!(seat["costUsd"], 0.0294);
+    let est = seat["estimateUsd"].as_f64().unwrap();
+    assert!((0.0057..0.0058).contains(&est), "{seat}");
+    crate::util::check_records("judge-stats", &ledger.stdout);
+}
+
+#[test]
+fn a_panel_the_budget_leaves_undecided_has_no_decision() {
+    let tmp = TempDir::new("budget-undecided");
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+    let out = cmd
+        .args(["--no-history", "--seat", "claude:haiku", "--jobs", "1"])
+        .args(["--budget-usd", "0.004", "examples/answer.md"])
+        .env("STANDIN_MODE", "holds")
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env_remove("PANEL_BUDGET_FILE")
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(calls(tmp.path()), 1);
+    let t = tally(&stdout(&out));
+    // One holds of three needed: the answers in do not decide it.
+    assert_eq!(t.status.code(), Some(3), "{}", stdout(&t));
+    assert!(
+        stdout(&t).contains("OVER BUDGET: edges, evidence: not launched"),
+        "{}",
+        stdout(&t)
+    );
+}
+
+#[test]
+fn an_estimate_launches_nothing() {
+    let tmp = TempDir::new("budget-estimate");
+    let out = judge(
+        tmp.path(),
+        &[
+            "--estimate",
+            "--json",
+            "--budget-usd",
+            "0.006",
+            "examples/answer.md",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(calls(tmp.path()), 0, "the stand-ins' call log is empty");
+    assert!(
+        !tmp.path().join("cache/panel/runs").exists(),
+        "no run folder"
+    );
+    let est: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let judges = est["judges"].as_array().unwrap();
+    assert_eq!(judges.len(), 3);
+    let fits: Vec<bool> = judges
+        .iter()
+        .map(|j| j["fits"].as_bool().unwrap())
+        .collect();
+    assert_eq!(fits, [true, true, false]);
+    assert_eq!(judges[0]["model"], "claude-haiku-5-5");
+    assert_eq!(judges[0]["outputTokens"], 500, "no history: the default");
+    assert_eq!(est["budgetUsd"], 0.006);
+    // The table says the same, and so does the history's answer length when there is one.
+    let out = judge(
+        tmp.path(),
+        &[
+            "--estimate",
+            "--history",
+            "examples/history.jsonl",
+            "examples/answer.md",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(calls(tmp.path()), 0);
+    let text = stdout(&out);
+    assert!(text.starts_with("JUDGE"), "{text}");
+    assert!(text.contains("claude-haiku-5-5"), "{text}");
+    assert!(
+        text.contains("  116  "),
+        "the history's median answer: {text}"
+    );
+    assert!(text.ends_with("for 3 judges\n"), "{text}");
+}
+
+/// Every estimate of a run on the shipped examples is within a quarter of the tokens the
+/// stand-in reported for that judge (the seed's Claude Code floor: 4,290 cache write, 21,649
+/// cache read, 10 input, 40 output).
+#[test]
+fn estimates_are_within_a_quarter_of_the_standins_usage_on_the_shipped_examples() {
+    let pairwise = [
+        "--contract",
+        "pairwise",
+        "--brief",
+        "examples/pairwise/question.md",
+        "examples/pairwise/a.md",
+        "examples/pairwise/b.md",
+    ];
+    for (args, mode) in [
+        (&["examples/answer.md"][..], "ok"),
+        (&pairwise[..], "first"),
+    ] {
+        let tmp = TempDir::new("budget-near");
+        let mut est = vec!["--estimate", "--json"];
+        est.extend(args);
+        let out = judge(tmp.path(), &est);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let est: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        let out = judge_in(tmp.path(), args, mode);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let recs = records(&out);
+        assert!(!recs.is_empty());
+        for rec in &recs {
+            let name = rec["judge"].as_str().unwrap();
+            // A pairwise judge is asked once in each order (`NAME.ab`, `NAME.ba`): its record
+            // sums both.
+            let guessed: f64 = est["judges"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|j| {
+                    let j = j["judge"].as_str().unwrap();
+                    j == name || j.strip_prefix(name).is_some_and(|o| o.starts_with('.'))
+                })
+                .map(|j| j["inputTokens"].as_f64().unwrap() + j["outputTokens"].as_f64().unwrap())
+                .sum();
+            let used = rec["usage"]["inputTokens"].as_f64().unwrap()
+                + rec["usage"]["outputTokens"].as_f64().unwrap();
+            let off = (guessed - used).abs() / used;
+            assert!(off <= 0.25, "{args:?}: {name}: {guessed} for {used}");
+        }
+    }
+}
+
+#[test]
+fn bad_budgets_and_price_files_are_one_line_and_exit_2() {
+    let tmp = TempDir::new("budget-bad");
+    let write = |name: &str, text: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let negative = write(
+        "neg.json",
+        r#"{"models":{"m":{"input":-1,"cacheRead":0,"output":0,"date":"2026-01-01","source":"x"}}}"#,
+    );
+    let malformed = write("bad.json", "{\"models\": [");
+    let unknown = write(
+        "unknown.json",
+        r#"{"families":{"anthropic":"claude-nine"}}"#,
+    );
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--budget-usd", "-1"],
+            "--budget-usd \"-1\": a budget is a number of USD above 0",
+        ),
+        (
+            &["--budget-usd", "NaN"],
+            "--budget-usd \"NaN\": a budget is a number of USD above 0",
+        ),
+        (
+            &["--estimate", "--prices", &negative],
+            "input -1 is not a price",
+        ),
+        (&["--estimate", "--prices", &malformed], "not a price table"),
+        (
+            &["--estimate", "--prices", &unknown],
+            "names the unknown model \"claude-nine\"",
+        ),
+        (
+            &[
+                "--estimate",
+                "--lens",
+                "a=Q?",
+                "--seat",
+                "claude:zzz",
+                "--allow-correlated",
+            ],
+            "no price for the model \"zzz\"",
+        ),
+    ];
+    for (args, says) in cases {
+        let mut all = args.to_vec();
+        all.push("examples/answer.md");
+        let out = judge(tmp.path(), &all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert_eq!(calls(tmp.path()), 0);
+}
+
+#[test]
+fn a_shared_budget_file_holds_many_runs_to_one_budget() {
+    let tmp = TempDir::new("budget-shared");
+    let file = tmp.path().join("budget.json");
+    let run = || {
+        let mut cmd = Command::new(bin("panel-judge"));
+        with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+        cmd.args(["--no-history", "--seat", "claude:haiku", "--jobs", "1"])
+            .args(["--lens", "a=Q?", "examples/answer.md"])
+            .env("PANEL_BUDGET_USD", "0.02")
+            .env("PANEL_BUDGET_FILE", &file)
+            .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+            .current_dir(root())
+            .stdin(Stdio::null())
+            .checked_output()
+            .unwrap()
+    };
+    let statuses: Vec<String> = (0..3)
+        .map(|_| {
+            let out = run();
+            assert!(out.status.success(), "{}", stderr(&out));
+            records(&out)[0]["status"].as_str().unwrap().to_string()
+        })
+        .collect();
+    // $0.0147 each: the third run finds $0.0294 spent.
+    assert_eq!(statuses, ["ok", "ok", "cancelled"]);
+    let sums: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(sums["inFlight"], 0.0);
+    assert!(
+        (sums["spent"].as_f64().unwrap() - 0.0294).abs() < 1e-9,
+        "{sums}"
+    );
+}
+
+/// panel-vote takes the same budget: its estimate prices each voter's question (a price file
+/// overlaid for a model the shipped table lacks) and launches nothing.
+#[test]
+fn panel_vote_estimates_its_voters_and_launches_nothing() {
+    let tmp = TempDir::new("budget-vote");
+    let merged = Command::new(bin("panel-merge"))
+        .arg("examples/markdown/reviews.jsonl")
+        .current_dir(root())
+        .checked_output()
+        .unwrap();
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    let prices = tmp.path().join("prices.json");
+    std::fs::write(
+        &prices,
+        r#"{"models":{"gemini-2.5-pro":{"input":1.25,"cacheRead":0.125,"output":10,"date":"2026-12-03","source":"this test"}}}"#,
+    )
+    .unwrap();
+    let mut cmd = Command::new(bin("panel-vote"));
+    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+    cmd.args(["--estimate", "--json", "--budget-usd", "0.05"])
+        .args(["--prices", prices.to_str().unwrap()])
+        .args([
+            "--seat",
+            "claude:claude-sonnet-4-5",
+            "--seat",
+            "codex:gpt-5.6-luna",
+        ])
+        .args(["--seat", "opencode:google/gemini-2.5-pro"])
+        .args(["--candidate", "examples/review-battery/page.md"])
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env_remove("PANEL_BUDGET_FILE")
+        .current_dir(root());
+    let out = crate::util::run_with_stdin(&mut cmd, &merged.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(calls(tmp.path()), 0);
+    let est: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let seen: Vec<(&str, &str, bool)> = est["judges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["judge"].as_str().unwrap(),
+                j["model"].as_str().unwrap(),
+                j["fits"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("vote-write-1", "claude-sonnet-4-5", false),
+            ("vote-write-2", "gpt-5.6-luna", true),
+            ("vote-write-3", "gemini-2.5-pro", true),
+        ]
+    );
+}
+
+/// panel-fleet holds every panel to one budget: here through OUT/budget.json.
+#[test]
+fn a_fleet_spends_one_budget_across_its_panels() {
+    crate::util::need("parallel");
+    let tmp = TempDir::new("budget-fleet");
+    let mut cands = Vec::new();
+    for n in 1..=3 {
+        let c = tmp.path().join(format!("c{n}.md"));
+        let text = std::fs::read_to_string(root().join("examples/answer.md")).unwrap();
+        std::fs::write(&c, format!("{text}\nversion {n}\n")).unwrap();
+        cands.push(c.to_str().unwrap().to_string());
+    }
+    let mut cmd = Command::new(root().join("bin/panel-fleet"));
+    let bins = bin("panel-judge").parent().unwrap().to_path_buf();
+    with_standins(&mut cmd, &tmp.path().join("log"), &[bins]);
+    let out = cmd
+        .args([
+            "--no-progress",
+            "-o",
+            tmp.path().join("out").to_str().unwrap(),
+            "-j",
+            "1",
+        ])
+        .args(&cands)
+        .args([
+            "--",
+            "--budget-usd",
+            "0.02",
+            "--seat",
+            "claude:haiku",
+            "--lens",
+            "a=Q?",
+        ])
+        .args(["--no-history", "--jobs", "1"])
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env_remove("PANEL_BUDGET_FILE")
+        .env_remove("PANEL_BUDGET_USD")
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    // Two panels decided (they fail: the stand-in says breaks), the third left undecided.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains(r#""panels":3,"passed":0,"failed":2,"undecided":1"#));
+    assert_eq!(calls(tmp.path()), 2);
+    let sums = std::fs::read_to_string(tmp.path().join("out/budget.json")).unwrap();
+    assert_eq!(sums, r#"{"spent":0.0294,"inFlight":0.0}"#);
+}
+
+/// A budget file planted as a symbolic link is never followed: no judge is launched, each
+/// recorded cancelled saying why, and the file it points to is untouched.
+#[test]
+fn a_budget_file_that_is_a_link_lets_no_judge_in() {
+    let tmp = TempDir::new("budget-link");
+    let target = tmp.path().join("precious");
+    // Empty: a budget file followed through the link would be written there.
+    std::fs::write(&target, "").unwrap();
+    let link = tmp.path().join("budget.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+    let out = cmd
+        .args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
+        .args(["--budget-usd", "1", "examples/answer.md"])
+        .env("PANEL_BUDGET_FILE", &link)
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let recs = records(&out);
+    assert_eq!(recs[0]["status"], "cancelled");
+    let cause = recs[0]["cause"].as_str().unwrap();
+    assert!(
+        cause.starts_with("not launched: the budget file"),
+        "{cause}"
+    );
+    assert_eq!(calls(tmp.path()), 0);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
+}
