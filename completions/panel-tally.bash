@@ -30,7 +30,7 @@ _panel__tally() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "text json markdown" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "text seed json markdown" -- "${cur}"))
                     return 0
                     ;;
                 --agree)

@@ -1,4 +1,5 @@
-complete -c panel-tally -l format -d 'The report\'s form: `text` (the seed\'s report), `json` (one tally record per panel) or `markdown` (GitHub-flavoured: the decision, a table, each reason in a <details>; for a pull request\'s comment or a job summary). Text read from the records is escaped for Markdown and HTML: it cannot mention anyone, link an issue or load an image' -r -f -a "text\t''
+complete -c panel-tally -l format -d 'The report\'s form: `text` (the seed\'s report, with what the script could not say), `seed` (a verdict panel\'s report as the seed\'s script prints it, byte for byte: for a drop-in), `json` (one tally record per panel) or `markdown` (GitHub-flavoured: the decision, a table, each reason in a <details>; for a pull request\'s comment or a job summary). Text read from the records is escaped for Markdown and HTML: it cannot mention anyone, link an issue or load an image' -r -f -a "text\t''
+seed\t''
 json\t''
 markdown\t''"
 complete -c panel-tally -l agree -d 'Holds needed to pass [default: every judge of the panel, abstainers included]. With it the text report ends with the decision: `decision: pass (2 of 3 say holds; --agree 2)`' -r
