@@ -230,7 +230,11 @@ fn a_failed_judge_is_told_what_its_walls_refused_and_what_grants_it() {
     // Outside /tmp, which a jail has a private one of (the target folder is there when the
     // checkout is: then /var/tmp, which the jail shows as it is).
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let outside = if target.starts_with("/tmp") { Path::new("/var/tmp") } else { target };
+    let outside = if target.starts_with("/tmp") {
+        Path::new("/var/tmp")
+    } else {
+        target
+    };
     let tool = outside.join(format!("refused-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tool);
     let tmp = TempDir::new("refused");

@@ -89,8 +89,21 @@ pub struct Harness {
     /// How the tool runs as a pull-request reviewer, when it can.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<ReviewerMode>,
+    /// What the tool sends before its judge says anything, measured against the stand-in
+    /// model server (benches/overhead.sh): the largest first request over its logins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Overhead>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+/// A row's measured overhead: the bytes of its first model request for a one-lens judge on
+/// the seed's example, and how many model requests the judge made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Overhead {
+    pub request_bytes: u64,
+    pub requests: u32,
 }
 
 /// A pull-request reviewer must read the code: it runs in the checkout with the tool's read
@@ -783,6 +796,10 @@ mod tests {
                 "--tools",
                 "",
                 "--restricted",
+                "--system-prompt",
+                "You are a judge. You answer the question you are given about the text you are given, and nothing else.",
+                "--disable-slash-commands",
+                "--strict-mcp-config",
                 "--no-session-persistence",
                 "--output-format",
                 "json"

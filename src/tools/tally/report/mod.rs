@@ -140,7 +140,11 @@ pub fn write_seed_report<W: Write>(out: &mut W, t: &Tally) -> io::Result<()> {
             (reason, false) => reason,
         };
         let mut line = Vec::with_capacity(64);
-        pad(&mut line, &inline(row.judge.trim_end_matches('\n')), NAME_WIDTH);
+        pad(
+            &mut line,
+            &inline(row.judge.trim_end_matches('\n')),
+            NAME_WIDTH,
+        );
         line.push(b' ');
         pad(&mut line, &inline(word), 10);
         line.push(b' ');
