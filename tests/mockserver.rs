@@ -731,15 +731,31 @@ fn has_verdict(schema: &Value) -> bool {
         || props.values().any(has_verdict)
 }
 
-/// `(name, schema)` of every tool offered, whatever the API's shape.
+/// `(name, schema)` of every tool offered, whatever the API's shape: in `tools`, and in the
+/// Responses input items that offer more (codex's `additional_tools`), namespaces flattened.
 fn tool_list(body: &Value) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    for t in body
-        .get("tools")
+    let mut offered: Vec<&Value> = Vec::new();
+    let items = body
+        .get("input")
         .and_then(Value::as_array)
         .into_iter()
-        .flatten()
-    {
+        .flatten();
+    let more = items.filter(|i| i.get("type").and_then(Value::as_str) == Some("additional_tools"));
+    for list in std::iter::once(body).chain(more) {
+        let tools = list
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for t in tools {
+            match t.get("tools").and_then(Value::as_array) {
+                Some(inner) if str_of(t, "type") == "namespace" => offered.extend(inner),
+                _ => offered.push(t),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for t in offered {
         if let Some(decls) = t.get("functionDeclarations").and_then(Value::as_array) {
             for d in decls {
                 let schema = d

@@ -8,6 +8,7 @@ mod mockserver;
 mod real_cli;
 mod real_judge;
 mod real_logins;
+mod real_overhead;
 mod real_pairwise;
 mod real_review;
 mod real_share;

@@ -291,6 +291,7 @@ fn codex(ctx: &Ctx, v: Argv, prompt: &str) -> Setup {
             "web_search=\"disabled\"",
             "analytics.enabled=false",
             "check_for_update_on_startup=false",
+            "tools.experimental_request_user_input.enabled=false",
         ] {
             a.extend([s("-c"), s(c)]);
         }
@@ -1068,7 +1069,7 @@ fn codex_cli() {
         bin: "codex",
         prepare: codex,
         answer: codex_answer,
-        sealed_tools: &["request_user_input"],
+        sealed_tools: &[],
         state: &[".codex"],
         host_writes_state: false,
         expect: |m| match m {

@@ -707,8 +707,8 @@ const CASES: [Case; 8] = [
         harness: "codex",
         model: Some("mock-model"),
         user: codex_user,
-        // The one tool no flag removes.
-        tools: &["request_user_input"],
+        // The schema alone: the catalog in the row and the request_user_input setting leave no tool.
+        tools: &[],
         usage: &["inputTokens", "outputTokens"],
         expect: usual,
         endless: &[],

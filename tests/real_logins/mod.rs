@@ -267,7 +267,13 @@ impl Watch {
     }
 }
 
-fn panel_judge(world: &World, case: &Case, walls: Walls, lenses: &[&str], out: &Path) -> Command {
+pub(crate) fn panel_judge(
+    world: &World,
+    case: &Case,
+    walls: Walls,
+    lenses: &[&str],
+    out: &Path,
+) -> Command {
     let seat = match case.model {
         Some(m) => format!("{}:{m}", case.cli),
         None => case.cli.to_string(),

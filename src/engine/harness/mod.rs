@@ -89,17 +89,18 @@ pub struct Harness {
     /// How the tool runs as a pull-request reviewer, when it can.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewer: Option<ReviewerMode>,
-    /// What the tool sends beyond the prompt, as measured: a budget's estimate reads it (a
-    /// row without one is estimated at the largest floor measured, `budget::DEFAULT_OVERHEAD`).
+    /// What the tool sends before its judge says anything, measured against the stand-in
+    /// model server (benches/overhead.sh): the largest first request over its logins. A
+    /// budget's estimate adds it to the prompt (the example's own prompt counted twice: a
+    /// cautious estimate); a row without one is estimated at `budget::DEFAULT_OVERHEAD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Overhead>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
 }
 
-/// What a harness adds to a sealed judge's prompt: the bytes of its first request with the
-/// prompt left out (its system prompt, tool definitions, wrapping), and how many requests it
-/// makes for one answer.
+/// A row's measured overhead: the bytes of its first model request for a one-lens judge on
+/// the seed's example, and how many model requests the judge made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Overhead {
@@ -797,6 +798,10 @@ mod tests {
                 "--tools",
                 "",
                 "--restricted",
+                "--system-prompt",
+                "You are a judge. You answer the question you are given about the text you are given, and nothing else.",
+                "--disable-slash-commands",
+                "--strict-mcp-config",
                 "--no-session-persistence",
                 "--output-format",
                 "json"

@@ -35,6 +35,7 @@ pub fn list_table(table: &Table, ctx: &Context) -> String {
         "ON PATH",
         "FAMILY",
         "VERIFIED",
+        "OVERHEAD",
         "LOCKDOWN",
     ])];
     for row in table.rows() {
@@ -56,6 +57,9 @@ pub fn list_table(table: &Table, ctx: &Context) -> String {
                 .as_deref()
                 .map_or("-".into(), |f| inline(f).into_owned()),
             if row.verified { "yes" } else { "no" }.into(),
+            row.overhead.map_or("-".into(), |o| {
+                format!("{} B, {} req", o.request_bytes, o.requests)
+            }),
             row.lockdown
                 .as_deref()
                 .map_or("-".into(), |l| inline(l).into_owned()),
@@ -197,4 +201,26 @@ fn short(path: &str, home: &Path) -> String {
         _ => path.to_string(),
     };
     inline(&path).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 37: a row's measured overhead "goes into docs/harnesses.md and
+    /// `panel-judge --list-harnesses`": the table shows it, and nothing for a row measured by none.
+    #[test]
+    fn the_table_shows_each_rows_overhead() {
+        let ctx = Context::new(Default::default());
+        let table = Table::builtin();
+        let text = list_table(&table, &ctx);
+        let o = table.get("claude").unwrap().overhead.unwrap();
+        let line = text.lines().find(|l| l.starts_with("claude ")).unwrap();
+        assert!(
+            line.contains(&format!("{} B, {} req", o.request_bytes, o.requests)),
+            "{text}"
+        );
+        let llm = text.lines().find(|l| l.starts_with("llm ")).unwrap();
+        assert!(!llm.contains(" B, "), "{text}");
+    }
 }

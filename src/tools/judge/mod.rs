@@ -208,6 +208,7 @@ pub struct Args {
 
     /// Print the harness table and exit: on a terminal a table (each row's program, found on
     /// PATH or not, its model family, whether it was proven against the real CLI, its
+    /// measured overhead, the bytes of its first model request and its requests, its
     /// lockdown); elsewhere, or with --json, the rows as JSON, what a harness file holds.
     #[arg(long)]
     pub list_harnesses: bool,
