@@ -98,8 +98,11 @@ fn claude_judges_run_locked_down_in_private_folders() {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["verdict"], "breaks");
         assert_eq!(r["family"], "anthropic");
-        assert_eq!(r["usage"]["costUsd"], 0.0147, "{r}");
-        assert_eq!(r["usage"]["inputTokens"], 10 + 4290 + 21649);
+        // What claude sends with the row's system prompt: the prompt and 2,769 bytes of its
+        // own, at 4 bytes a token (the stand-in's measure of the real CLI), priced as Haiku 5.5.
+        let input = r["usage"]["inputTokens"].as_u64().unwrap();
+        assert!((900..1200).contains(&input), "{r}");
+        assert!(r["usage"]["costUsd"].as_f64().unwrap() < 0.0002, "{r}");
     }
     let calls = rig.calls();
     assert_eq!(calls.len(), 3);

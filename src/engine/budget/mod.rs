@@ -34,6 +34,11 @@ pub const DEFAULT_OVERHEAD: Overhead = Overhead {
     requests: 1,
 };
 
+/// The prompt of the judge a row's overhead was measured with (benches/overhead.sh: the seed's
+/// example through its first lens): a measured first request carries it already, so it is taken
+/// off before this call's own prompt is added.
+pub const MEASURED_PROMPT_BYTES: u64 = 1_012;
+
 /// A seat the history has no answer of is estimated to answer this many output tokens: a
 /// verdict and a few sentences of reason, with room for a reasoning model's hidden tokens.
 pub const DEFAULT_ANSWER_TOKENS: u64 = 500;
@@ -49,7 +54,8 @@ pub struct Estimate {
     pub usd: f64,
 }
 
-/// The estimate of one call: every request carries the overhead and the prompt; every input
+/// The estimate of one call: every request carries the overhead (less the measured example's
+/// prompt) and this prompt; every input
 /// token is priced as uncached (a cache that does not hit costs that), the answer at the
 /// output price.
 pub fn estimate(
@@ -61,6 +67,7 @@ pub fn estimate(
     let requests = u64::from(overhead.requests.max(1));
     let per_request = overhead
         .request_bytes
+        .saturating_sub(MEASURED_PROMPT_BYTES)
         .saturating_add(prompt_bytes as u64)
         .div_ceil(BYTES_PER_TOKEN);
     let input_tokens = per_request.saturating_mul(requests);
@@ -91,8 +98,8 @@ pub fn actual(usage: &Usage, price: &Price) -> Option<f64> {
     )
 }
 
-/// Each seat's typical answer length: the median output tokens of its answers (status ok) in a
-/// history of verdict records. Any other line is passed over: an estimate is all it serves.
+/// Each seat's typical answer length: the median output tokens of its answers (status ok, or
+/// position-inconsistent) in a history of verdict or pairwise records. Any other line is passed over: an estimate is all it serves.
 pub fn answer_lengths(path: &Path) -> HashMap<String, u64> {
     #[derive(Deserialize)]
     struct Seen {
@@ -110,7 +117,9 @@ pub fn answer_lengths(path: &Path) -> HashMap<String, u64> {
             continue;
         };
         let out = s.usage.and_then(|u| u.output_tokens);
-        if let (crate::records::Status::Ok, Some(n)) = (s.status, out) {
+        // A position-inconsistent judge answered both orders: its answers count.
+        use crate::records::Status;
+        if let (Status::Ok | Status::PositionInconsistent, Some(n)) = (s.status, out) {
             seen.entry(s.seat).or_default().push(n);
         }
     }
@@ -370,8 +379,9 @@ mod tests {
             model: "m".into(),
             price: price(1.0, 0.1, 5.0),
         };
+        // The measured example's prompt is in the overhead: it is taken off, this one added.
         let o = Overhead {
-            request_bytes: 3996,
+            request_bytes: 3996 + MEASURED_PROMPT_BYTES,
             requests: 2,
         };
         let e = estimate(4, o, 100, &p);

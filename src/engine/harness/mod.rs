@@ -91,8 +91,8 @@ pub struct Harness {
     pub reviewer: Option<ReviewerMode>,
     /// What the tool sends before its judge says anything, measured against the stand-in
     /// model server (benches/overhead.sh): the largest first request over its logins. A
-    /// budget's estimate adds it to the prompt (the example's own prompt counted twice: a
-    /// cautious estimate); a row without one is estimated at `budget::DEFAULT_OVERHEAD`.
+    /// budget's estimate takes the example's prompt off it and adds the judge's own; a row
+    /// without one is estimated at `budget::DEFAULT_OVERHEAD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Overhead>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
