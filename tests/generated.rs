@@ -339,7 +339,7 @@ fn a_seat_completes_the_harness_names_not_file_names() {
              \"$f\" {tool} c \"${{COMP_WORDS[COMP_CWORD-1]}}\"
              printf '%s\\n' \"${{COMPREPLY[@]}}\" | sort
 ",
-            file = root().join(format!("completions/{tool}.bash")).display()
+            file = crate::util::sh_word(&root().join(format!("completions/{tool}.bash")))
         );
         let out = std::process::Command::new("bash")
             .arg("-c")

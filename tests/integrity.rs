@@ -987,9 +987,9 @@ fn a_large_candidate_is_held_once_not_once_per_copy() {
     let (status, kib) = peak_kib(&mut cmd);
     assert_eq!(status.code(), Some(0));
     let mib = kib / 1024;
-    // 16 MiB × (2 + 8 running judges), and half as much again for the tool itself and the
-    // moments a prompt is built (it was 711 MiB).
-    assert!(mib < 16 * 10 * 3 / 2, "peak {mib} MiB");
+    // 16 MiB × (2 + 8 running judges), and as much again for the tool itself and the moments
+    // a prompt is built (it was 711 MiB; 179 MiB on a quiet machine, 252 MiB on a loaded one).
+    assert!(mib < 16 * 10 * 2, "peak {mib} MiB");
 }
 
 /// Under a limit on processes (`ulimit -u 16`, which counts threads) panel-judge panicked
@@ -1008,13 +1008,13 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
     let seat = format!("exec:sh {}", answer.display());
     let mut script = format!(
         "ulimit -u 16 && exec {} --seat '{seat}' --family '{seat}=x' --timeout 60",
-        for_nobody(&tmp, &bin("panel-judge")).display()
+        crate::util::sh_word(&for_nobody(&tmp, &bin("panel-judge")))
     );
     for i in 0..8 {
         script.push_str(&format!(" --lens l{i}=Q{i}?"));
     }
     let candidate = for_nobody(&tmp, &root().join("examples/answer.md"));
-    script.push_str(&format!(" {}", candidate.display()));
+    script.push_str(&format!(" {}", crate::util::sh_word(&candidate)));
     let out = Command::new("setpriv")
         .args(AS_NOBODY)
         .args(["bash", "-c", &script])
@@ -1063,9 +1063,9 @@ fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
     for sandbox in ["off", "auto"] {
         let script = format!(
             "exec 7<{}; exec {} --sandbox {sandbox} --seat \"$SEAT\" --family \"$SEAT=x\" --lens a=Q? {}",
-            secret.display(),
-            panel_judge.display(),
-            candidate.display()
+            crate::util::sh_word(&secret),
+            crate::util::sh_word(&panel_judge),
+            crate::util::sh_word(&candidate)
         );
         let mut cmd = if nobody {
             let mut c = Command::new("setpriv");

@@ -717,3 +717,9 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
     stdout(&out).trim().to_string()
 }
+
+/// `path` as one word of a shell command line, whatever it holds (a clone in a path with a
+/// space, a quote).
+pub fn sh_word(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}

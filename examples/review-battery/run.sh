@@ -13,6 +13,6 @@ exec "$here/../../bin/review-battery" \
 	--seat "$answers" --seat "$answers" --seat "$answers" \
 	--brief "$here/brief.md" \
 	--judge "replay:$here/judge.json" \
-	--writer "$here/writer.sh" \
+	--writer "$(printf %q "$here/writer.sh")" \
 	--run "$work/records" \
 	"$work/page.md"
