@@ -31,7 +31,7 @@ pub fn paths(said: &str, policy: &Policy, home: &Path) -> Vec<String> {
             continue;
         };
         let dir = folder_of(&path);
-        if dir == Path::new("/") || home.starts_with(&dir) {
+        if dir == Path::new("/") || home.starts_with(&dir) || hidden_in(&dir, home) {
             continue;
         }
         let note = match (error, under(&path, &write), under(&path, &read)) {
@@ -57,6 +57,35 @@ pub fn paths(said: &str, policy: &Policy, home: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// Folders of HOME where keys and logins are kept: never advised to a judge, whatever its
+/// error says (the CLIs' own logins reach a judge through the login broker, not a grant).
+const KEYS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".netrc",
+    ".config/gh",
+    ".config/gcloud",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".copilot",
+    ".kimi",
+    ".qwen",
+    ".local/share/opencode",
+    ".local/share/keyrings",
+];
+
+/// Whether `dir` is in one of HOME's [`KEYS`] folders.
+fn hidden_in(dir: &Path, home: &Path) -> bool {
+    dir.strip_prefix(home)
+        .is_ok_and(|rest| KEYS.iter().any(|k| rest.starts_with(k)))
 }
 
 /// The kinds of file-system error a line may say.
@@ -170,8 +199,11 @@ POST /login failed: 403
                     open /secret: No such file or directory
                     open /home/user: Permission denied
                     open /home/x: Permission denied
+                    touch: cannot touch '/home/user/.ssh/x': Read-only file system
+                    open /home/user/.config/gh/hosts.yml: Permission denied
 ";
-        // /secret would grant /, /home/user the HOME, /home/x a folder above it.
+        // /secret would grant /, /home/user the HOME, /home/x a folder above it, the last two
+        // a folder of HOME where keys and logins are kept.
         assert!(paths(said, &policy, home).is_empty());
         let said = "open /srv/data/x.json: No such file or directory
 GET /srv/data/y 404

@@ -31,6 +31,8 @@ pub(super) struct Disk {
     keep: Vec<(PathBuf, Option<(u64, u64)>)>,
     /// The most of a kept file carried out.
     cap: u64,
+    /// The disk's bytes and inodes: the most a kept folder carries out.
+    room: (u64, u64),
 }
 
 /// How much a copy may still take, and of one file.
@@ -38,6 +40,10 @@ struct Budget {
     bytes: u64,
     entries: u64,
     file: u64,
+    /// Whether a file cut at `file` keeps its size (the answer file alone: the tool reads
+    /// what it reads and can tell there was more; never a folder's files, whose holes would
+    /// be written on the caller's disk).
+    sized: bool,
 }
 
 impl Disk {
@@ -73,6 +79,7 @@ impl Disk {
             bytes: size,
             entries: inodes,
             file: u64::MAX,
+            sized: false,
         };
         copy_tree(open_dir(&host, ".")?, private.as_fd(), &mut budget, 0)
             .map_err(|e| io::Error::new(e.kind(), format!("its private folder: {e}")))?;
@@ -87,6 +94,7 @@ impl Disk {
             host,
             keep,
             cap,
+            room: (size, inodes),
         })
     }
 
@@ -128,20 +136,42 @@ impl Disk {
             if made.is_some() && now != *made {
                 continue;
             }
-            let _ = carry(self.private.as_fd(), self.host.as_fd(), rel, self.cap);
+            let _ = carry(
+                self.private.as_fd(),
+                self.host.as_fd(),
+                rel,
+                (self.cap, self.room),
+            );
         }
     }
 }
 
-fn carry(from: BorrowedFd, to: BorrowedFd, rel: &Path, cap: u64) -> io::Result<()> {
-    let mut budget = Budget {
-        bytes: u64::MAX,
-        entries: u64::MAX,
-        file: cap,
-    };
+/// Carries `rel` out: a file cut at `cap` (keeping its size), a folder within the disk's
+/// `room` (bytes, entries), its files cut at nothing but that: what a judge carries out is
+/// never more than its disk held, sparse files included.
+fn carry(
+    from: BorrowedFd,
+    to: BorrowedFd,
+    rel: &Path,
+    (cap, room): (u64, (u64, u64)),
+) -> io::Result<()> {
     let st = statat(from, rel, AtFlags::SYMLINK_NOFOLLOW)?;
+    let mut budget = Budget {
+        bytes: room.0,
+        entries: room.1,
+        file: room.0,
+        sized: false,
+    };
     match FileType::from_raw_mode(st.st_mode) {
-        FileType::RegularFile => copy_file(from, to, rel, st.st_mode, &mut budget),
+        FileType::RegularFile => {
+            budget = Budget {
+                bytes: u64::MAX,
+                entries: 1,
+                file: cap,
+                sized: true,
+            };
+            copy_file(from, to, rel, st.st_mode, &mut budget)
+        }
         FileType::Directory => {
             let dst = open_dir(to, rel)?;
             copy_tree(open_dir(from, rel)?, dst.as_fd(), &mut budget, 0)
@@ -220,7 +250,7 @@ fn copy_file(
     let copied = io::copy(&mut (&mut src).take(room), &mut dst)?;
     budget.bytes -= copied;
     let size = src.metadata()?.len();
-    if size > copied && room == budget.file {
+    if size > copied && budget.sized && room == budget.file {
         return dst.set_len(size);
     }
     if src.read(&mut [0u8; 1])? > 0 {
@@ -258,6 +288,7 @@ mod tests {
             bytes: 1 << 20,
             entries: 100,
             file: u64::MAX,
+            sized: false,
         };
         copy_tree(dir(&a), dir(&b).as_fd(), &mut budget, 0).unwrap();
         assert_eq!(
@@ -274,7 +305,7 @@ mod tests {
                 dir(&a).as_fd(),
                 dir(&b).as_fd(),
                 Path::new("answer"),
-                1 << 20
+                (1 << 20, (1 << 20, 100))
             )
             .is_ok()
         );
@@ -289,7 +320,7 @@ mod tests {
                 dir(&a).as_fd(),
                 dir(&b).as_fd(),
                 Path::new("answer"),
-                1 << 20
+                (1 << 20, (1 << 20, 100))
             )
             .is_err()
         );
@@ -309,7 +340,13 @@ mod tests {
         std::fs::create_dir_all(&b).unwrap();
         std::fs::write(a.join("answer"), vec![b'x'; 10_000]).unwrap();
         std::fs::write(b.join("answer"), "").unwrap();
-        carry(dir(&a).as_fd(), dir(&b).as_fd(), Path::new("answer"), 100).unwrap();
+        carry(
+            dir(&a).as_fd(),
+            dir(&b).as_fd(),
+            Path::new("answer"),
+            (100, (1 << 20, 100)),
+        )
+        .unwrap();
         let got = std::fs::read(b.join("answer")).unwrap();
         assert_eq!(got.len(), 10_000);
         assert!(got[..100].iter().all(|&c| c == b'x') && got[100..].iter().all(|&c| c == 0));
@@ -326,6 +363,7 @@ mod tests {
             bytes: 1000,
             entries: 100,
             file: u64::MAX,
+            sized: false,
         };
         let err = copy_tree(dir(&a), dir(&b).as_fd(), &mut budget, 0).unwrap_err();
         assert!(err.to_string().contains("no space"), "{err}");
@@ -339,11 +377,40 @@ mod tests {
             bytes: 1000,
             entries: 1000,
             file: u64::MAX,
+            sized: false,
         };
         copy_tree(dir(&a), dir(&b).as_fd(), &mut budget, 0).unwrap();
         let kept = (0..)
             .take_while(|n| b.join("d/".repeat(n + 1)).is_dir())
             .count();
         assert_eq!(kept, DEPTH);
+    }
+
+    /// A kept folder is carried out within the disk's room, and its files' holes are not
+    /// written on the caller's side: a judge's sparse files (`truncate -s 64M`, which cost it
+    /// nothing) cost the caller no more than the disk held.
+    #[test]
+    fn a_kept_folder_of_sparse_files_costs_no_more_than_the_disk() {
+        let t = tempfile::tempdir().unwrap();
+        let (a, b) = (t.path().join("a"), t.path().join("b"));
+        std::fs::create_dir_all(a.join("home")).unwrap();
+        std::fs::create_dir_all(b.join("home")).unwrap();
+        for n in 0..8 {
+            let f = std::fs::File::create(a.join(format!("home/s{n}"))).unwrap();
+            f.set_len(64 << 20).unwrap();
+        }
+        let room = (1 << 20, 100);
+        let r = carry(
+            dir(&a).as_fd(),
+            dir(&b).as_fd(),
+            Path::new("home"),
+            (16 << 20, room),
+        );
+        assert!(r.is_err(), "past the disk's room");
+        let carried: u64 = std::fs::read_dir(b.join("home"))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        assert!(carried <= room.0, "{carried} bytes carried");
     }
 }
