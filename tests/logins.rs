@@ -15,22 +15,44 @@ use crate::tls::{ConnectProxy, TestCa};
 use crate::tokens::{Family, Tokens};
 use crate::util::{TempDir, bin, with_standins};
 
-/// A user with a Claude Pro/Max login, the stand-in token service behind their proxy.
+/// A user with a Claude Pro/Max login (or codex's ChatGPT login), the stand-in token service
+/// behind their proxy.
 struct User {
     tmp: TempDir,
     home: PathBuf,
     tokens: std::sync::Arc<Tokens>,
-    _server: MockServer,
+    server: MockServer,
     proxy: ConnectProxy,
     ca: PathBuf,
     family: &'static str,
+    /// The login's file under HOME, and the seat.
+    file: &'static str,
+    seat: &'static str,
 }
 
 impl User {
     fn new(tag: &str, expired: bool) -> User {
+        let family = Family::new("claude", Duration::from_secs(8 * 3600))
+            .client("9d1c250a-e61b-44d9-88ed-5944d1962f5e")
+            .prefix("sk-ant-oat01-");
+        let mut u = User::start(tag, ".claude/.credentials.json", "claude:haiku");
+        let t = u.tokens.login(family, expired);
+        let ms = t
+            .expires
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let creds = json!({"claudeAiOauth": {"accessToken": t.access, "refreshToken": t.refresh,
+            "expiresAt": ms, "scopes": ["user:inference"], "subscriptionType": "max"}});
+        u.write(&creds);
+        u.family = "claude";
+        u
+    }
+
+    fn start(tag: &str, file: &'static str, seat: &'static str) -> User {
         let tmp = TempDir::new(tag);
         let home = tmp.path().join("home");
-        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(home.join(file).parent().unwrap()).unwrap();
         let ca_dir = tmp.path().join("ca");
         std::fs::create_dir_all(&ca_dir).unwrap();
         let ca = TestCa::new(&ca_dir);
@@ -39,31 +61,25 @@ impl User {
         let tokens = Tokens::new();
         server.set_front(tokens.front());
         let proxy = ConnectProxy::start(server.addr());
-        let family = Family::new("claude", Duration::from_secs(8 * 3600))
-            .client("9d1c250a-e61b-44d9-88ed-5944d1962f5e")
-            .prefix("sk-ant-oat01-");
-        let t = tokens.login(family, expired);
-        let ms = t
-            .expires
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64;
-        let creds = json!({"claudeAiOauth": {"accessToken": t.access, "refreshToken": t.refresh,
-            "expiresAt": ms, "scopes": ["user:inference"], "subscriptionType": "max"}});
-        std::fs::write(home.join(".claude/.credentials.json"), creds.to_string()).unwrap();
         User {
             home,
             tokens,
-            _server: server,
+            server,
             proxy,
             ca: ca.pem().to_path_buf(),
-            family: "claude",
+            family: "",
+            file,
+            seat,
             tmp,
         }
     }
 
+    fn write(&self, v: &Value) {
+        std::fs::write(self.home.join(self.file), v.to_string()).unwrap();
+    }
+
     fn store(&self) -> Vec<u8> {
-        std::fs::read(self.home.join(".claude/.credentials.json")).unwrap()
+        std::fs::read(self.home.join(self.file)).unwrap()
     }
 
     /// panel-judge on the claude stand-in as this user, `acts` the judge's hostile acts.
@@ -88,12 +104,7 @@ impl User {
             .env("HTTPS_PROXY", self.proxy.url())
             .env("NODE_EXTRA_CA_CERTS", &self.ca)
             .env("STANDIN_DO", acts)
-            .args([
-                "--seat",
-                "claude:haiku",
-                "--lens",
-                "correctness=Does it hold?",
-            ])
+            .args(["--seat", self.seat, "--lens", "correctness=Does it hold?"])
             .args(["--retries", "0", "--timeout", "30"])
             .arg("--out")
             .arg(self.tmp.path().join("run"))
@@ -220,6 +231,9 @@ fn a_judge_s_error_naming_url_paths_is_never_told_to_grant_the_root() {
 fn a_pasted_block_gives_the_login_without_its_refresh_token() {
     crate::util::need("jq");
     let u = User::new("login-paste", false);
+    let mut creds: Value = serde_json::from_slice(&u.store()).unwrap();
+    creds["mcpOAuth"] = json!({"srv": {"refreshToken": "mcp-rt-SECRET", "clientSecret": "cs"}});
+    u.write(&creds);
     let rt = u.tokens.live_refresh(u.family).unwrap();
     let act = "show .claude/.credentials.json";
     let dry = u.command(&["--dry-run"], act).output().unwrap();
@@ -242,9 +256,74 @@ fn a_pasted_block_gives_the_login_without_its_refresh_token() {
         !said.contains(&rt) && !said.contains("refreshToken"),
         "{said}"
     );
+    assert!(!said.contains("mcpOAuth"), "{said}");
     assert!(
         text(&ran.stdout).contains("breaks"),
         "{}",
         text(&ran.stdout)
     );
+}
+
+/// panel-judge as a user whose HOME is `home`, one seat, the judge doing `acts`; what it
+/// printed, and what the judge said on its standard error.
+fn judge_with(tmp: &TempDir, home: &Path, seat: &str, acts: &str) -> (Output, String) {
+    let candidate = tmp.path().join("work.md");
+    std::fs::write(&candidate, "# first\n`first(xs)` returns `xs[0]`.\n").unwrap();
+    let mut cmd = Command::new(bin("panel-judge"));
+    let out = with_standins(&mut cmd, &tmp.path().join("log"), &[])
+        .env("HOME", home)
+        .env("PANEL_HISTORY", "off")
+        .env("STANDIN_DO", acts)
+        .args(["--seat", seat, "--lens", "correctness=Does it hold?"])
+        .args(["--retries", "0", "--timeout", "30", "--out"])
+        .arg(tmp.path().join("run"))
+        .arg(&candidate)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = tmp.path().join("run/correctness/attempt-1/stderr");
+    (out, std::fs::read_to_string(said).unwrap_or_default())
+}
+
+/// docs/design.md §8: "a judge holds nothing worth stealing": of a login file that holds more than the
+/// seat's login (claude's MCP servers' OAuth logins; opencode's every provider's), a judge gets
+/// its own login alone.
+#[test]
+fn a_judge_gets_its_own_login_alone_of_a_file_that_holds_others() {
+    let u = User::new("login-keep-claude", false);
+    let mut creds: Value = serde_json::from_slice(&u.store()).unwrap();
+    creds["mcpOAuth"] = json!({"srv|1": {"accessToken": "mcp-at-SECRET",
+        "refreshToken": "mcp-rt-SECRET", "clientSecret": "mcp-cs-SECRET"}});
+    u.write(&creds);
+    u.judge(&[], "show .claude/.credentials.json");
+    let said = u.judge_said();
+    let access = creds["claudeAiOauth"]["accessToken"].as_str().unwrap();
+    assert!(said.contains(access), "{said}");
+    assert!(
+        !said.contains("SECRET") && !said.contains("mcpOAuth"),
+        "{said}"
+    );
+
+    let tmp = TempDir::new("login-keep-opencode");
+    let home = tmp.path().join("home");
+    let dir = home.join(".local/share/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let far = 4_000_000_000_000u64;
+    let auth = json!({
+        "openai": {"type": "oauth", "access": "openai-access", "refresh": "openai-rt-SECRET",
+            "expires": far},
+        "anthropic": {"type": "oauth", "access": "ant-at-SECRET", "refresh": "ant-rt-SECRET",
+            "expires": far},
+        "github-copilot": {"type": "oauth", "refresh": "gho_SECRET", "access": "x", "expires": 0},
+        "groq": {"type": "api", "key": "gsk_SECRET"}
+    });
+    std::fs::write(dir.join("auth.json"), auth.to_string()).unwrap();
+    let acts = "show .local/share/opencode/auth.json";
+    let (out, said) = judge_with(&tmp, &home, "opencode:openai/gpt-5", acts);
+    let all = format!("{said}{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("openai-access"), "{all}");
+    assert!(!all.contains("SECRET"), "{all}");
+    for other in ["anthropic", "github-copilot", "groq"] {
+        assert!(!said.contains(other), "{other}: {said}");
+    }
 }

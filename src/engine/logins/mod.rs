@@ -148,7 +148,7 @@ impl Broker {
             }));
         }
         let live = held.as_ref().expect("set above").clone()?;
-        Ok(given(login, &live))
+        Ok(given(login, &live, model))
     }
 
     /// The row's first login the user has for a seat of `model`, and where (see [`order`]).
@@ -527,8 +527,35 @@ fn apply(r: &Refresh, answer: &Value, value: &mut Value, now: SystemTime) -> Res
     Ok(())
 }
 
-/// What a judge gets of a login held as `live`.
-fn given(login: &Login, live: &Live) -> Given {
+/// The JSON pointers a judge's copy of `login`'s file keeps for a seat of `model`, its
+/// `{provider}` filled in (none for a seat with no provider); `None`: the whole file.
+pub fn judge_keep(login: &Login, model: Option<&str>) -> Option<Vec<String>> {
+    if login.judge_keep.is_empty() {
+        return None;
+    }
+    let provider = model.and_then(|m| m.split_once('/')).map(|(p, _)| p);
+    let step = provider.map(|p| p.replace('~', "~0").replace('/', "~1"));
+    let fill = |p: &String| match (p.contains("{provider}"), &step) {
+        (false, _) => Some(p.clone()),
+        (true, Some(s)) => Some(p.replace("{provider}", s)),
+        (true, None) => None,
+    };
+    Some(login.judge_keep.iter().filter_map(fill).collect())
+}
+
+/// Of a store's `value`, only what is at `keep`'s pointers.
+fn only(value: &Value, keep: &[String]) -> Value {
+    let mut out = Value::Object(Default::default());
+    for p in keep {
+        if let Some(v) = value.pointer(p) {
+            let _ = store::set(&mut out, p, v.clone());
+        }
+    }
+    out
+}
+
+/// What a judge of a seat of `model` gets of a login held as `live`.
+fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
     let mut g = Given {
         kind: Some(login.kind.clone()),
         egress: login
@@ -551,7 +578,11 @@ fn given(login: &Login, live: &Live) -> Given {
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
-        let mut value = stored.value.clone();
+        let keep = judge_keep(login, model).filter(|_| stored.value.is_object());
+        let mut value = match &keep {
+            Some(keep) => only(&stored.value, keep),
+            None => stored.value.clone(),
+        };
         if let Some(r) = &login.refresh {
             token = stored.string(&r.access).map(str::to_string);
             match r.judge {
@@ -575,7 +606,8 @@ fn given(login: &Login, live: &Live) -> Given {
             }
         }
         if let Some(to) = &login.to {
-            let edited = login.refresh.is_some() || (json && !login.judge_set.is_empty());
+            let edited =
+                login.refresh.is_some() || keep.is_some() || (json && !login.judge_set.is_empty());
             let bytes = match edited {
                 true => stored.layout(&value).into_bytes(),
                 false => stored.text.clone().into_bytes(),
@@ -737,7 +769,7 @@ mod tests {
             ),
         ] {
             login.refresh.as_mut().unwrap().judge = judge;
-            let g = given(&login, &live(creds.clone()));
+            let g = given(&login, &live(creds.clone()), None);
             let (to, bytes) = &g.files[0];
             assert_eq!(to, ".claude/.credentials.json");
             let copy: Value = serde_json::from_slice(bytes).unwrap();
@@ -758,6 +790,7 @@ mod tests {
         let g = given(
             &plain,
             &live(json!({"accessToken": "a", "refreshToken": "SECRET"})),
+            None,
         );
         let copy: Value = serde_json::from_slice(&g.files[0].1).unwrap();
         assert_eq!(copy, json!({"accessToken": "a", "x": 0}));
@@ -774,6 +807,7 @@ mod tests {
                 stored: None,
                 expires: None,
             },
+            None,
         );
         assert_eq!(
             g.env,
