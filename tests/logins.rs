@@ -6,11 +6,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::mockserver::MockServer;
+use crate::mockserver::{MockServer, Reply, Request};
 use crate::tls::{ConnectProxy, TestCa};
 use crate::tokens::{Family, Tokens};
 use crate::util::{TempDir, bin, with_standins};
@@ -72,6 +73,21 @@ impl User {
             seat,
             tmp,
         }
+    }
+
+    /// The token endpoint answers a refresh (given the refresh token presented) with what
+    /// `answer` gives, where it gives one; the stand-in service answers the rest.
+    fn answer_refresh(&self, answer: impl Fn(&str) -> Option<Reply> + Send + Sync + 'static) {
+        let inner = self.tokens.front();
+        self.server.set_front(Arc::new(move |req: &Request| {
+            let body: Value = serde_json::from_slice(&req.body).unwrap_or_default();
+            if let Some(rt) = body["refresh_token"].as_str()
+                && let Some(reply) = answer(rt)
+            {
+                return Some(reply);
+            }
+            inner(req)
+        }));
     }
 
     fn write(&self, v: &Value) {
@@ -326,4 +342,31 @@ fn a_judge_gets_its_own_login_alone_of_a_file_that_holds_others() {
     for other in ["anthropic", "github-copilot", "groq"] {
         assert!(!said.contains(other), "{other}: {said}");
     }
+}
+
+/// docs/design.md §8, "its user's login stays theirs": a refresh writes back the store as it is when the
+/// answer comes, so another login in the same file rotated while the endpoint was slow (an MCP
+/// server's, by claude itself) is kept.
+#[test]
+fn a_refresh_keeps_what_another_login_in_the_file_rotated_meanwhile() {
+    let u = User::new("login-meanwhile", true);
+    let mut creds: Value = serde_json::from_slice(&u.store()).unwrap();
+    creds["mcpOAuth"] = json!({"srv": {"refreshToken": "mcp-rt-1"}});
+    u.write(&creds);
+    let path = u.home.join(u.file);
+    u.answer_refresh(move |_| {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        v["mcpOAuth"]["srv"]["refreshToken"] = json!("mcp-rt-2");
+        std::fs::write(&path, v.to_string()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        None
+    });
+    u.judge(&[], "");
+    let after: Value = serde_json::from_slice(&u.store()).unwrap();
+    assert_eq!(
+        after["mcpOAuth"]["srv"]["refreshToken"], "mcp-rt-2",
+        "{after}"
+    );
+    let live = u.tokens.live_refresh(u.family).unwrap();
+    assert_eq!(after["claudeAiOauth"]["refreshToken"], live.as_str());
 }

@@ -411,13 +411,14 @@ fn refreshed(
         .ok_or_else(|| anyhow!("it holds no refresh token"))?
         .to_string();
     let answer = ask(r, &spent, user)?;
-    let mut value = stored.value.clone();
-    apply(r, &answer, &mut value, SystemTime::now())?;
     let again = Stored::read(path)?;
     if again.string(&r.refresh_token) != Some(spent.as_str()) {
         // The user's own CLI refreshed it meanwhile: theirs is the newer one.
         return read_live(login, path);
     }
+    // The answer goes into the store as it is now: what else in it changed meanwhile stays.
+    let mut value = again.value.clone();
+    apply(r, &answer, &mut value, SystemTime::now())?;
     store::replace(path, &again.layout(&value))?;
     read_live(login, path)
 }
