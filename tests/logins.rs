@@ -50,6 +50,21 @@ impl User {
         u
     }
 
+    /// A user with codex's ChatGPT login, its access token (a JWT) expired.
+    fn codex(tag: &str) -> User {
+        let mut u = User::start(tag, ".codex/auth.json", "codex:gpt-5");
+        let t = u
+            .tokens
+            .login(Family::new("codex", Duration::from_secs(3600)), true);
+        u.write(
+            &json!({"OPENAI_API_KEY": null, "tokens": {"id_token": t.access,
+            "access_token": t.access, "refresh_token": t.refresh, "account_id": "acct-test"},
+            "last_refresh": "2026-01-01T00:00:00Z"}),
+        );
+        u.family = "codex";
+        u
+    }
+
     fn start(tag: &str, file: &'static str, seat: &'static str) -> User {
         let tmp = TempDir::new(tag);
         let home = tmp.path().join("home");
@@ -88,6 +103,22 @@ impl User {
             }
             inner(req)
         }));
+    }
+
+    /// Everything a run printed and left in its folder.
+    fn everything(&self, out: &Output) -> String {
+        fn walk(dir: &Path, all: &mut String) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                match p.is_dir() {
+                    true => walk(&p, all),
+                    false => all.push_str(&text(&std::fs::read(&p).unwrap_or_default())),
+                }
+            }
+        }
+        let mut all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        walk(&self.tmp.path().join("run"), &mut all);
+        all
     }
 
     fn write(&self, v: &Value) {
@@ -369,4 +400,29 @@ fn a_refresh_keeps_what_another_login_in_the_file_rotated_meanwhile() {
     );
     let live = u.tokens.live_refresh(u.family).unwrap();
     assert_eq!(after["claudeAiOauth"]["refreshToken"], live.as_str());
+}
+
+/// A token endpoint's answer is hostile input: an access token whose `exp` lies past every
+/// clock (1e300) neither panics nor is saved, so no later run reads it.
+#[test]
+fn a_token_expiring_past_every_clock_is_refused_and_not_saved() {
+    let u = User::codex("login-exp-1e300");
+    let before = u.store();
+    let jwt = format!(
+        "{}.{}.sig",
+        crate::tokens::b64url(br#"{"alg":"none"}"#),
+        crate::tokens::b64url(br#"{"exp":1e300}"#)
+    );
+    u.answer_refresh(move |_| {
+        let answer = json!({"access_token": jwt, "refresh_token": "rt-next", "id_token": jwt});
+        Some(Reply::Json(200, answer, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    let all = u.everything(&out);
+    assert!(
+        !all.contains("panicked") && !all.contains("internal error"),
+        "{all}"
+    );
+    assert_ne!(out.status.code(), Some(2), "{all}");
+    assert_eq!(text(&u.store()), text(&before));
 }

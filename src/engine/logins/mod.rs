@@ -419,7 +419,15 @@ fn refreshed(
     // The answer goes into the store as it is now: what else in it changed meanwhile stays.
     let mut value = again.value.clone();
     apply(r, &answer, &mut value, SystemTime::now())?;
-    store::replace(path, &again.layout(&value))?;
+    let text = again.layout(&value);
+    let new = Stored { text, value };
+    if expiry(r, &new).is_none() {
+        bail!(
+            "{} answered a token whose expiry cannot be read",
+            host_of(&r.url)
+        );
+    }
+    store::replace(path, &new.text)?;
     read_live(login, path)
 }
 
@@ -830,6 +838,25 @@ mod tests {
         // Unknown expiry, or nothing to refresh with: left as it is.
         assert!(!needs_refresh(&login, None, until));
         assert!(!needs_refresh(&Login::default(), at(0), until));
+    }
+
+    /// `--doctor` reads a store as hostile input: kimi's `expires_at` of 1e300 is an expiry
+    /// it cannot tell, not a panic.
+    #[test]
+    fn a_store_expiring_past_every_clock_is_found_with_no_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let creds = dir.path().join(".kimi/credentials");
+        fs_make(&creds);
+        let store = json!({"access_token": "a", "refresh_token": "r", "expires_at": 1e300});
+        std::fs::write(creds.join("kimi-code.json"), store.to_string()).unwrap();
+        let row = Table::builtin().get("kimi").unwrap().clone();
+        let env = |_: &str| None;
+        let user = User {
+            env: &env,
+            home: dir.path(),
+        };
+        let f = found(&row, &user).unwrap();
+        assert_eq!((f.kind.as_str(), f.expires), ("kimi-code", None));
     }
 
     /// A CLI whose configuration chooses its login (gemini's `selectedType`) has it chosen
