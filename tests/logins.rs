@@ -426,3 +426,22 @@ fn a_token_expiring_past_every_clock_is_refused_and_not_saved() {
     assert_ne!(out.status.code(), Some(2), "{all}");
     assert_eq!(text(&u.store()), text(&before));
 }
+
+/// An endpoint's refusal is shown by its error words, never with the refresh token or a value
+/// of the request it echoes back.
+#[test]
+fn a_refusal_echoing_the_refresh_token_shows_it_nowhere() {
+    let u = User::new("login-echo", true);
+    let rt = u.tokens.live_refresh(u.family).unwrap();
+    u.answer_refresh(|rt| {
+        let said = json!({"error": "invalid_grant",
+            "error_description": format!("refresh token {rt} is not valid"),
+            "message": "client 9d1c250a-e61b-44d9-88ed-5944d1962f5e refused"});
+        Some(Reply::Json(400, said, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    let all = u.everything(&out);
+    assert!(all.contains("invalid_grant"), "{all}");
+    assert!(!all.contains(&rt), "{all}");
+    assert!(!all.contains("9d1c250a-e61b"), "{all}");
+}

@@ -465,12 +465,11 @@ fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
     let answer = https::post(&r.url, &headers, body.as_bytes(), user.env)?;
     let value: Option<Value> = serde_json::from_slice(&answer.body).ok();
     if !(200..300).contains(&answer.status) {
-        bail!(
-            "{} answered {}{}",
-            host_of(&r.url),
-            answer.status,
-            value.as_ref().map_or(String::new(), refusal_words)
-        );
+        let sent = fields_sent(r, refresh);
+        let words = value
+            .as_ref()
+            .map_or(String::new(), |v| refusal_words(v, &sent));
+        bail!("{} answered {}{words}", host_of(&r.url), answer.status);
     }
     let value = value.ok_or_else(|| anyhow!("{} answered no JSON", host_of(&r.url)))?;
     if value.get("access_token").and_then(Value::as_str).is_none() {
@@ -479,9 +478,16 @@ fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
     Ok(value)
 }
 
+/// The values a refresh request sends, its refresh token among them.
+fn fields_sent(r: &Refresh, refresh: &str) -> Vec<String> {
+    let values = r.request.values().map(|v| v.replace("{refresh}", refresh));
+    values.chain([refresh.to_string()]).collect()
+}
+
 /// The OAuth error words of a refused refresh (`invalid_grant: refresh token already used`),
-/// escaped and cut: never a token.
-fn refusal_words(v: &Value) -> String {
+/// escaped and cut, every value the request sent (`sent`: the refresh token, the client id)
+/// taken out: an endpoint that echoes them shows none.
+fn refusal_words(v: &Value, sent: &[String]) -> String {
     let words = |k: &str| {
         v.get(k)
             .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
@@ -493,7 +499,11 @@ fn refusal_words(v: &Value) -> String {
     if said.is_empty() {
         return String::new();
     }
-    let text = crate::records::text::one_line(&said.join(": "));
+    let mut text = said.join(": ");
+    for value in sent.iter().filter(|s| s.len() >= 4) {
+        text = text.replace(value.as_str(), "…");
+    }
+    let text = crate::records::text::one_line(&text);
     format!(": {}", text.chars().take(200).collect::<String>())
 }
 
