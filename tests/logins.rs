@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
@@ -444,4 +444,33 @@ fn a_refusal_echoing_the_refresh_token_shows_it_nowhere() {
     assert!(all.contains("invalid_grant"), "{all}");
     assert!(!all.contains(&rt), "{all}");
     assert!(!all.contains("9d1c250a-e61b"), "{all}");
+}
+
+/// An answer whose tokens are not strings writes nothing into the user's store.
+#[test]
+fn an_answer_with_tokens_that_are_not_strings_writes_nothing() {
+    let u = User::new("login-wrong-type", true);
+    let before = u.store();
+    u.answer_refresh(|_| {
+        let answer = json!({"access_token": "sk-ant-oat01-new", "refresh_token": {"no": 1},
+            "expires_in": 3600});
+        Some(Reply::Json(200, answer, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    assert_eq!(text(&u.store()), text(&before), "{}", u.everything(&out));
+    let u = User::codex("login-wrong-type-codex");
+    let before = u.store();
+    u.answer_refresh(|_| {
+        let exp = SystemTime::now() + Duration::from_secs(3600);
+        let exp = exp.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let access = format!(
+            "{}.{}.sig",
+            crate::tokens::b64url(br#"{"alg":"none"}"#),
+            crate::tokens::b64url(format!("{{\"exp\":{exp}}}").as_bytes())
+        );
+        let answer = json!({"access_token": access, "refresh_token": "rt-next", "id_token": 7});
+        Some(Reply::Json(200, answer, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    assert_eq!(text(&u.store()), text(&before), "{}", u.everything(&out));
 }

@@ -475,6 +475,9 @@ fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
     if value.get("access_token").and_then(Value::as_str).is_none() {
         bail!("{} answered no access_token", host_of(&r.url));
     }
+    if let Some(why) = ill_typed(r, &value) {
+        bail!("{} answered {why}: nothing was saved", host_of(&r.url));
+    }
     Ok(value)
 }
 
@@ -482,6 +485,22 @@ fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
 fn fields_sent(r: &Refresh, refresh: &str) -> Vec<String> {
     let values = r.request.values().map(|v| v.replace("{refresh}", refresh));
     values.chain([refresh.to_string()]).collect()
+}
+
+/// Why an answer cannot be saved in the user's store: its tokens must be strings, and the
+/// other fields the row saves from it strings or numbers (nothing else is written in).
+fn ill_typed(r: &Refresh, answer: &Value) -> Option<String> {
+    let present = |k: &str| answer.get(k).filter(|v| !v.is_null());
+    let token = ["access_token", "refresh_token", "id_token"]
+        .into_iter()
+        .find(|k| present(k).is_some_and(|v| !v.is_string()));
+    if let Some(k) = token {
+        return Some(format!("a {k} that is not a string"));
+    }
+    let saved = r.save.values().filter(|f| !f.starts_with('{'));
+    let mut bad = saved.filter(|f| present(f).is_some_and(|v| !(v.is_string() || v.is_number())));
+    bad.next()
+        .map(|f| format!("a {f} that is neither a string nor a number"))
 }
 
 /// The OAuth error words of a refused refresh (`invalid_grant: refresh token already used`),
