@@ -33,7 +33,12 @@ struct User {
 
 impl User {
     fn new(tag: &str, expired: bool) -> User {
-        let family = Family::new("claude", Duration::from_secs(8 * 3600))
+        User::claude(tag, expired, Duration::from_secs(8 * 3600))
+    }
+
+    /// A user with claude's login, whose access tokens live `lifetime`.
+    fn claude(tag: &str, expired: bool, lifetime: Duration) -> User {
+        let family = Family::new("claude", lifetime)
             .client("9d1c250a-e61b-44d9-88ed-5944d1962f5e")
             .prefix("sk-ant-oat01-");
         let mut u = User::start(tag, ".claude/.credentials.json", "claude:haiku");
@@ -473,4 +478,15 @@ fn an_answer_with_tokens_that_are_not_strings_writes_nothing() {
     });
     let out = u.command(&[], "").output().unwrap();
     assert_eq!(text(&u.store()), text(&before), "{}", u.everything(&out));
+}
+
+/// Issue 35: "refreshed once per login per run": a token the endpoint gives for less time
+/// than the run's deadline is refreshed once, not once for each judge.
+#[test]
+fn a_login_is_refreshed_once_a_run_even_when_its_tokens_live_shorter_than_the_run() {
+    let u = User::claude("login-short-lived", true, Duration::from_secs(60));
+    u.judge(&["--lens", "style=Is it clear?"], "");
+    let refreshes = u.tokens.refreshes();
+    assert_eq!(refreshes.len(), 1, "{refreshes:?}");
+    assert_eq!(u.tokens.reuses(), 0);
 }

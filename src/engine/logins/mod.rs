@@ -102,6 +102,9 @@ struct Live {
     stored: Option<Stored>,
     /// When its access token expires, when that is known.
     expires: Option<SystemTime>,
+    /// Whether it was refreshed (or found refreshed) this run: its token is the freshest the
+    /// run gets, even where it expires before a judge's deadline.
+    refreshed: bool,
 }
 
 impl Broker {
@@ -130,7 +133,7 @@ impl Broker {
         let slot = self.slot(&place);
         let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
         let usable = match held.as_ref() {
-            Some(Ok(live)) => !needs_refresh(login, live.expires, until),
+            Some(Ok(live)) => live.refreshed || !needs_refresh(login, live.expires, until),
             Some(Err(_)) => true,
             None => false,
         };
@@ -328,17 +331,23 @@ fn bring(
             token: user.var(name),
             stored: None,
             expires: None,
+            refreshed: false,
         }),
         Place::Command(c) => Ok(Live {
             token: Some(token.ok_or_else(|| anyhow!("{c} gave no token"))?),
             stored: None,
             expires: None,
+            refreshed: false,
         }),
         Place::File(path) => {
             let live = read_live(login, path)?;
             match &login.refresh {
                 Some(r) if needs_refresh(login, live.expires, until) => {
-                    refreshed(login, r, path, user, until)
+                    let live = refreshed(login, r, path, user, until)?;
+                    Ok(Live {
+                        refreshed: true,
+                        ..live
+                    })
                 }
                 _ => Ok(live),
             }
@@ -357,6 +366,7 @@ fn read_live(login: &Login, path: &Path) -> Result<Live> {
         token: None,
         stored: Some(stored),
         expires,
+        refreshed: false,
     })
 }
 
@@ -790,6 +800,7 @@ mod tests {
             token: None,
             stored: Some(stored(v)),
             expires: None,
+            refreshed: false,
         };
         let creds = json!({"claudeAiOauth": {"accessToken": "a", "refreshToken": "SECRET"}});
         for (judge, want) in [
@@ -844,6 +855,7 @@ mod tests {
                 token: Some("gho_x".into()),
                 stored: None,
                 expires: None,
+                refreshed: false,
             },
             None,
         );
