@@ -472,7 +472,7 @@ fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
     };
     let mut headers: Vec<(String, String)> = vec![("Content-Type".into(), kind.into())];
     headers.extend(r.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let answer = https::post(&r.url, &headers, body.as_bytes(), user.env)?;
+    let answer = https::post(&r.url, &headers, body.as_bytes(), user.env, https::TIMEOUT)?;
     let value: Option<Value> = serde_json::from_slice(&answer.body).ok();
     if !(200..300).contains(&answer.status) {
         let sent = fields_sent(r, refresh);
