@@ -6,31 +6,74 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::mockserver::MockServer;
+use crate::mockserver::{MockServer, Reply, Request};
 use crate::tls::{ConnectProxy, TestCa};
 use crate::tokens::{Family, Tokens};
 use crate::util::{TempDir, bin, with_standins};
 
-/// A user with a Claude Pro/Max login, the stand-in token service behind their proxy.
+/// A user with a Claude Pro/Max login (or codex's ChatGPT login), the stand-in token service
+/// behind their proxy.
 struct User {
     tmp: TempDir,
     home: PathBuf,
     tokens: std::sync::Arc<Tokens>,
-    _server: MockServer,
+    server: MockServer,
     proxy: ConnectProxy,
     ca: PathBuf,
     family: &'static str,
+    /// The login's file under HOME, and the seat.
+    file: &'static str,
+    seat: &'static str,
 }
 
 impl User {
     fn new(tag: &str, expired: bool) -> User {
+        User::claude(tag, expired, Duration::from_secs(8 * 3600))
+    }
+
+    /// A user with claude's login, whose access tokens live `lifetime`.
+    fn claude(tag: &str, expired: bool, lifetime: Duration) -> User {
+        let family = Family::new("claude", lifetime)
+            .client("9d1c250a-e61b-44d9-88ed-5944d1962f5e")
+            .prefix("sk-ant-oat01-");
+        let mut u = User::start(tag, ".claude/.credentials.json", "claude:haiku");
+        let t = u.tokens.login(family, expired);
+        let ms = t
+            .expires
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let creds = json!({"claudeAiOauth": {"accessToken": t.access, "refreshToken": t.refresh,
+            "expiresAt": ms, "scopes": ["user:inference"], "subscriptionType": "max"}});
+        u.write(&creds);
+        u.family = "claude";
+        u
+    }
+
+    /// A user with codex's ChatGPT login, its access token (a JWT) expired.
+    fn codex(tag: &str) -> User {
+        let mut u = User::start(tag, ".codex/auth.json", "codex:gpt-5");
+        let t = u
+            .tokens
+            .login(Family::new("codex", Duration::from_secs(3600)), true);
+        u.write(
+            &json!({"OPENAI_API_KEY": null, "tokens": {"id_token": t.access,
+            "access_token": t.access, "refresh_token": t.refresh, "account_id": "acct-test"},
+            "last_refresh": "2026-01-01T00:00:00Z"}),
+        );
+        u.family = "codex";
+        u
+    }
+
+    fn start(tag: &str, file: &'static str, seat: &'static str) -> User {
         let tmp = TempDir::new(tag);
         let home = tmp.path().join("home");
-        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(home.join(file).parent().unwrap()).unwrap();
         let ca_dir = tmp.path().join("ca");
         std::fs::create_dir_all(&ca_dir).unwrap();
         let ca = TestCa::new(&ca_dir);
@@ -39,31 +82,56 @@ impl User {
         let tokens = Tokens::new();
         server.set_front(tokens.front());
         let proxy = ConnectProxy::start(server.addr());
-        let family = Family::new("claude", Duration::from_secs(8 * 3600))
-            .client("9d1c250a-e61b-44d9-88ed-5944d1962f5e")
-            .prefix("sk-ant-oat01-");
-        let t = tokens.login(family, expired);
-        let ms = t
-            .expires
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64;
-        let creds = json!({"claudeAiOauth": {"accessToken": t.access, "refreshToken": t.refresh,
-            "expiresAt": ms, "scopes": ["user:inference"], "subscriptionType": "max"}});
-        std::fs::write(home.join(".claude/.credentials.json"), creds.to_string()).unwrap();
         User {
             home,
             tokens,
-            _server: server,
+            server,
             proxy,
             ca: ca.pem().to_path_buf(),
-            family: "claude",
+            family: "",
+            file,
+            seat,
             tmp,
         }
     }
 
+    /// The token endpoint answers a refresh (given the refresh token presented) with what
+    /// `answer` gives, where it gives one; the stand-in service answers the rest.
+    fn answer_refresh(&self, answer: impl Fn(&str) -> Option<Reply> + Send + Sync + 'static) {
+        let inner = self.tokens.front();
+        self.server.set_front(Arc::new(move |req: &Request| {
+            let body: Value = serde_json::from_slice(&req.body).unwrap_or_default();
+            if let Some(rt) = body["refresh_token"].as_str()
+                && let Some(reply) = answer(rt)
+            {
+                return Some(reply);
+            }
+            inner(req)
+        }));
+    }
+
+    /// Everything a run printed and left in its folder.
+    fn everything(&self, out: &Output) -> String {
+        fn walk(dir: &Path, all: &mut String) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                match p.is_dir() {
+                    true => walk(&p, all),
+                    false => all.push_str(&text(&std::fs::read(&p).unwrap_or_default())),
+                }
+            }
+        }
+        let mut all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        walk(&self.tmp.path().join("run"), &mut all);
+        all
+    }
+
+    fn write(&self, v: &Value) {
+        std::fs::write(self.home.join(self.file), v.to_string()).unwrap();
+    }
+
     fn store(&self) -> Vec<u8> {
-        std::fs::read(self.home.join(".claude/.credentials.json")).unwrap()
+        std::fs::read(self.home.join(self.file)).unwrap()
     }
 
     /// panel-judge on the claude stand-in as this user, `acts` the judge's hostile acts.
@@ -88,12 +156,7 @@ impl User {
             .env("HTTPS_PROXY", self.proxy.url())
             .env("NODE_EXTRA_CA_CERTS", &self.ca)
             .env("STANDIN_DO", acts)
-            .args([
-                "--seat",
-                "claude:haiku",
-                "--lens",
-                "correctness=Does it hold?",
-            ])
+            .args(["--seat", self.seat, "--lens", "correctness=Does it hold?"])
             .args(["--retries", "0", "--timeout", "30"])
             .arg("--out")
             .arg(self.tmp.path().join("run"))
@@ -220,6 +283,9 @@ fn a_judge_s_error_naming_url_paths_is_never_told_to_grant_the_root() {
 fn a_pasted_block_gives_the_login_without_its_refresh_token() {
     crate::util::need("jq");
     let u = User::new("login-paste", false);
+    let mut creds: Value = serde_json::from_slice(&u.store()).unwrap();
+    creds["mcpOAuth"] = json!({"srv": {"refreshToken": "mcp-rt-SECRET", "clientSecret": "cs"}});
+    u.write(&creds);
     let rt = u.tokens.live_refresh(u.family).unwrap();
     let act = "show .claude/.credentials.json";
     let dry = u.command(&["--dry-run"], act).output().unwrap();
@@ -242,9 +308,185 @@ fn a_pasted_block_gives_the_login_without_its_refresh_token() {
         !said.contains(&rt) && !said.contains("refreshToken"),
         "{said}"
     );
+    assert!(!said.contains("mcpOAuth"), "{said}");
     assert!(
         text(&ran.stdout).contains("breaks"),
         "{}",
         text(&ran.stdout)
     );
+}
+
+/// panel-judge as a user whose HOME is `home`, one seat, the judge doing `acts`; what it
+/// printed, and what the judge said on its standard error.
+fn judge_with(tmp: &TempDir, home: &Path, seat: &str, acts: &str) -> (Output, String) {
+    let candidate = tmp.path().join("work.md");
+    std::fs::write(&candidate, "# first\n`first(xs)` returns `xs[0]`.\n").unwrap();
+    let mut cmd = Command::new(bin("panel-judge"));
+    let out = with_standins(&mut cmd, &tmp.path().join("log"), &[])
+        .env("HOME", home)
+        .env("PANEL_HISTORY", "off")
+        .env("STANDIN_DO", acts)
+        .args(["--seat", seat, "--lens", "correctness=Does it hold?"])
+        .args(["--retries", "0", "--timeout", "30", "--out"])
+        .arg(tmp.path().join("run"))
+        .arg(&candidate)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = tmp.path().join("run/correctness/attempt-1/stderr");
+    (out, std::fs::read_to_string(said).unwrap_or_default())
+}
+
+/// docs/design.md §8: "a judge holds nothing worth stealing": of a login file that holds more than the
+/// seat's login (claude's MCP servers' OAuth logins; opencode's every provider's), a judge gets
+/// its own login alone.
+#[test]
+fn a_judge_gets_its_own_login_alone_of_a_file_that_holds_others() {
+    let u = User::new("login-keep-claude", false);
+    let mut creds: Value = serde_json::from_slice(&u.store()).unwrap();
+    creds["mcpOAuth"] = json!({"srv|1": {"accessToken": "mcp-at-SECRET",
+        "refreshToken": "mcp-rt-SECRET", "clientSecret": "mcp-cs-SECRET"}});
+    u.write(&creds);
+    u.judge(&[], "show .claude/.credentials.json");
+    let said = u.judge_said();
+    let access = creds["claudeAiOauth"]["accessToken"].as_str().unwrap();
+    assert!(said.contains(access), "{said}");
+    assert!(
+        !said.contains("SECRET") && !said.contains("mcpOAuth"),
+        "{said}"
+    );
+
+    let tmp = TempDir::new("login-keep-opencode");
+    let home = tmp.path().join("home");
+    let dir = home.join(".local/share/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let far = 4_000_000_000_000u64;
+    let auth = json!({
+        "openai": {"type": "oauth", "access": "openai-access", "refresh": "openai-rt-SECRET",
+            "expires": far},
+        "anthropic": {"type": "oauth", "access": "ant-at-SECRET", "refresh": "ant-rt-SECRET",
+            "expires": far},
+        "github-copilot": {"type": "oauth", "refresh": "gho_SECRET", "access": "x", "expires": 0},
+        "groq": {"type": "api", "key": "gsk_SECRET"}
+    });
+    std::fs::write(dir.join("auth.json"), auth.to_string()).unwrap();
+    let acts = "show .local/share/opencode/auth.json";
+    let (out, said) = judge_with(&tmp, &home, "opencode:openai/gpt-5", acts);
+    let all = format!("{said}{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("openai-access"), "{all}");
+    assert!(!all.contains("SECRET"), "{all}");
+    for other in ["anthropic", "github-copilot", "groq"] {
+        assert!(!said.contains(other), "{other}: {said}");
+    }
+}
+
+/// docs/design.md §8, "its user's login stays theirs": a refresh writes back the store as it is when the
+/// answer comes, so another login in the same file rotated while the endpoint was slow (an MCP
+/// server's, by claude itself) is kept.
+#[test]
+fn a_refresh_keeps_what_another_login_in_the_file_rotated_meanwhile() {
+    let u = User::new("login-meanwhile", true);
+    let mut creds: Value = serde_json::from_slice(&u.store()).unwrap();
+    creds["mcpOAuth"] = json!({"srv": {"refreshToken": "mcp-rt-1"}});
+    u.write(&creds);
+    let path = u.home.join(u.file);
+    u.answer_refresh(move |_| {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        v["mcpOAuth"]["srv"]["refreshToken"] = json!("mcp-rt-2");
+        std::fs::write(&path, v.to_string()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        None
+    });
+    u.judge(&[], "");
+    let after: Value = serde_json::from_slice(&u.store()).unwrap();
+    assert_eq!(
+        after["mcpOAuth"]["srv"]["refreshToken"], "mcp-rt-2",
+        "{after}"
+    );
+    let live = u.tokens.live_refresh(u.family).unwrap();
+    assert_eq!(after["claudeAiOauth"]["refreshToken"], live.as_str());
+}
+
+/// A token endpoint's answer is hostile input: an access token whose `exp` lies past every
+/// clock (1e300) neither panics nor is saved, so no later run reads it.
+#[test]
+fn a_token_expiring_past_every_clock_is_refused_and_not_saved() {
+    let u = User::codex("login-exp-1e300");
+    let before = u.store();
+    let jwt = format!(
+        "{}.{}.sig",
+        crate::tokens::b64url(br#"{"alg":"none"}"#),
+        crate::tokens::b64url(br#"{"exp":1e300}"#)
+    );
+    u.answer_refresh(move |_| {
+        let answer = json!({"access_token": jwt, "refresh_token": "rt-next", "id_token": jwt});
+        Some(Reply::Json(200, answer, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    let all = u.everything(&out);
+    assert!(
+        !all.contains("panicked") && !all.contains("internal error"),
+        "{all}"
+    );
+    assert_ne!(out.status.code(), Some(2), "{all}");
+    assert_eq!(text(&u.store()), text(&before));
+}
+
+/// An endpoint's refusal is shown by its error words, never with the refresh token or a value
+/// of the request it echoes back.
+#[test]
+fn a_refusal_echoing_the_refresh_token_shows_it_nowhere() {
+    let u = User::new("login-echo", true);
+    let rt = u.tokens.live_refresh(u.family).unwrap();
+    u.answer_refresh(|rt| {
+        let said = json!({"error": "invalid_grant",
+            "error_description": format!("refresh token {rt} is not valid"),
+            "message": "client 9d1c250a-e61b-44d9-88ed-5944d1962f5e refused"});
+        Some(Reply::Json(400, said, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    let all = u.everything(&out);
+    assert!(all.contains("invalid_grant"), "{all}");
+    assert!(!all.contains(&rt), "{all}");
+    assert!(!all.contains("9d1c250a-e61b"), "{all}");
+}
+
+/// An answer whose tokens are not strings writes nothing into the user's store.
+#[test]
+fn an_answer_with_tokens_that_are_not_strings_writes_nothing() {
+    let u = User::new("login-wrong-type", true);
+    let before = u.store();
+    u.answer_refresh(|_| {
+        let answer = json!({"access_token": "sk-ant-oat01-new", "refresh_token": {"no": 1},
+            "expires_in": 3600});
+        Some(Reply::Json(200, answer, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    assert_eq!(text(&u.store()), text(&before), "{}", u.everything(&out));
+    let u = User::codex("login-wrong-type-codex");
+    let before = u.store();
+    u.answer_refresh(|_| {
+        let exp = SystemTime::now() + Duration::from_secs(3600);
+        let exp = exp.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let access = format!(
+            "{}.{}.sig",
+            crate::tokens::b64url(br#"{"alg":"none"}"#),
+            crate::tokens::b64url(format!("{{\"exp\":{exp}}}").as_bytes())
+        );
+        let answer = json!({"access_token": access, "refresh_token": "rt-next", "id_token": 7});
+        Some(Reply::Json(200, answer, vec![]))
+    });
+    let out = u.command(&[], "").output().unwrap();
+    assert_eq!(text(&u.store()), text(&before), "{}", u.everything(&out));
+}
+
+/// Issue 35: "refreshed once per login per run": a token the endpoint gives for less time
+/// than the run's deadline is refreshed once, not once for each judge.
+#[test]
+fn a_login_is_refreshed_once_a_run_even_when_its_tokens_live_shorter_than_the_run() {
+    let u = User::claude("login-short-lived", true, Duration::from_secs(60));
+    u.judge(&["--lens", "style=Is it clear?"], "");
+    let refreshes = u.tokens.refreshes();
+    assert_eq!(refreshes.len(), 1, "{refreshes:?}");
+    assert_eq!(u.tokens.reuses(), 0);
 }

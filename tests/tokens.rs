@@ -319,7 +319,7 @@ fn jwt(exp: SystemTime, family: &str, jti: &str) -> String {
     )
 }
 
-fn b64url(bytes: &[u8]) -> String {
+pub fn b64url(bytes: &[u8]) -> String {
     const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {

@@ -242,21 +242,30 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
         let dest = dirs.home.join(to);
         let parent = dest.parent().map(|p| word(&path(p))).unwrap_or_default();
         let dest = word(&path(&dest));
-        let mut edits: Vec<String> = l
-            .refresh
-            .iter()
-            .map(|r| {
-                let at = jq_path(&r.refresh_token);
-                match r.judge {
-                    JudgeRefresh::Drop => format!("delpaths([{at}])"),
-                    JudgeRefresh::Empty => format!("setpath({at}; \"\")"),
-                    JudgeRefresh::StandIn => format!(
-                        "setpath({at}; {})",
-                        serde_json::Value::from(crate::engine::logins::STAND_IN)
-                    ),
-                }
-            })
-            .collect();
+        // Only what the seat's CLI needs of a file that holds more (every provider's login).
+        let keep = logins::judge_keep(l, job.seat.model.as_deref()).map(|keep| {
+            let paths: Vec<String> = keep.iter().map(|p| jq_path(p)).collect();
+            let paths = match paths.is_empty() {
+                true => "empty".to_string(),
+                false => paths.join(", "),
+            };
+            format!(
+                ". as $s | reduce ({paths}) as $p ({{}}; ($s | getpath($p)) as $v \
+                 | if $v == null then . else setpath($p; $v) end)"
+            )
+        });
+        let mut edits: Vec<String> = keep.into_iter().collect();
+        edits.extend(l.refresh.iter().map(|r| {
+            let at = jq_path(&r.refresh_token);
+            match r.judge {
+                JudgeRefresh::Drop => format!("delpaths([{at}])"),
+                JudgeRefresh::Empty => format!("setpath({at}; \"\")"),
+                JudgeRefresh::StandIn => format!(
+                    "setpath({at}; {})",
+                    serde_json::Value::from(crate::engine::logins::STAND_IN)
+                ),
+            }
+        }));
         for (p, v) in &l.judge_set {
             edits.push(match v.is_null() {
                 true => format!("delpaths([{}])", jq_path(p)),

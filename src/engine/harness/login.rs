@@ -70,6 +70,11 @@ pub struct Login {
     /// Variables set for a judge when this login is used.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub set_env: BTreeMap<String, String>,
+    /// For a JSON file holding more than this login (every provider's, MCP servers'): the JSON
+    /// pointers a judge's copy keeps, all else left out; `{provider}` stands for the seat's
+    /// provider (its model up to the first `/`). Empty: the file is handed on whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_keep: Vec<String>,
     /// Values written into a judge's copy of the store (pointer → value), beside its refresh
     /// token's removal: what keeps the CLI from refreshing early (kimi's `expires_in`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

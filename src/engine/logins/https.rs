@@ -5,16 +5,18 @@
 //! `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`). HTTP/1.1, one request a connection, bounded.
 
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
 
 use crate::engine::sandbox::egress::{self, Endpoint, Upstream};
 
-/// How long a token endpoint has to answer.
-const TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a token endpoint has to answer, all told: its handshake and answer too, however
+/// slowly it sends them.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest answer read.
 const MAX_ANSWER: usize = 1 << 20;
 
@@ -31,13 +33,15 @@ pub struct Answer {
     pub body: Vec<u8>,
 }
 
-/// `POST`s `body` to `url` (`https://host[:port]/path`).
+/// `POST`s `body` to `url` (`https://host[:port]/path`), answered within `within`.
 pub fn post(
     url: &str,
     headers: &[(String, String)],
     body: &[u8],
     env: &dyn Fn(&str) -> Option<String>,
+    within: Duration,
 ) -> Result<Answer> {
+    let deadline = Instant::now() + within;
     let rest = url
         .strip_prefix("https://")
         .ok_or_else(|| anyhow!("{url}: not https"))?;
@@ -52,8 +56,7 @@ pub fn post(
     .map_err(|e| anyhow!("{url}: {e}"))?;
     let tcp = egress::open(Upstream::from_env(env).as_ref(), &target)
         .with_context(|| format!("cannot reach {target}"))?;
-    tcp.set_read_timeout(Some(TIMEOUT))?;
-    tcp.set_write_timeout(Some(TIMEOUT))?;
+    let tcp = Bounded { tcp, deadline };
     let config = client_config(env)?;
     let name =
         ServerName::try_from(target.host.clone()).map_err(|e| anyhow!("{}: {e}", target.host))?;
@@ -91,6 +94,41 @@ pub fn post(
         );
     }
     parse(&answer).ok_or_else(|| anyhow!("{target}: not an HTTP answer"))
+}
+
+/// A connection whose every read and write waits only for what is left until its deadline: an
+/// endpoint that sends a byte at a time is cut off at the deadline all the same.
+struct Bounded {
+    tcp: TcpStream,
+    deadline: Instant,
+}
+
+impl Bounded {
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        match left.is_zero() {
+            true => Err(std::io::ErrorKind::TimedOut.into()),
+            false => Ok(left),
+        }
+    }
+}
+
+impl Read for Bounded {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.left()?))?;
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.left()?))?;
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tcp.flush()
+    }
 }
 
 /// The status and body of an HTTP/1.1 answer (a `Content-Length` one, a chunked one, or one
@@ -203,6 +241,34 @@ mod tests {
         assert_eq!((a.status, a.body.as_slice()), (401, b"body".as_slice()));
         assert!(parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n{}").is_none());
         assert!(parse(b"garbage").is_none());
+    }
+
+    /// An endpoint that keeps sending, a byte at a time, is cut off at the deadline, not at
+    /// a wait per read.
+    #[test]
+    fn a_dripping_endpoint_is_cut_off_at_the_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut peer, _) = listener.accept().unwrap();
+            // A TLS record header promising 16 KiB, then its bytes one at a time.
+            let _ = peer.write_all(&[0x16, 0x03, 0x03, 0x40, 0x00]);
+            while peer.write_all(&[0]).is_ok() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let url = format!("https://127.0.0.1:{port}/token");
+            let env = |_: &str| None;
+            let said = post(&url, &[], b"{}", &env, Duration::from_secs(1)).err();
+            let _ = tx.send(said.map(|e| format!("{e:#}")));
+        });
+        let said = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("still reading after 10 s");
+        let said = said.expect("a dripping endpoint is an error");
+        assert!(!said.contains("certificate authority"), "{said}");
     }
 
     #[test]

@@ -102,6 +102,9 @@ struct Live {
     stored: Option<Stored>,
     /// When its access token expires, when that is known.
     expires: Option<SystemTime>,
+    /// Whether it was refreshed (or found refreshed) this run: its token is the freshest the
+    /// run gets, even where it expires before a judge's deadline.
+    refreshed: bool,
 }
 
 impl Broker {
@@ -130,7 +133,7 @@ impl Broker {
         let slot = self.slot(&place);
         let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
         let usable = match held.as_ref() {
-            Some(Ok(live)) => !needs_refresh(login, live.expires, until),
+            Some(Ok(live)) => live.refreshed || !needs_refresh(login, live.expires, until),
             Some(Err(_)) => true,
             None => false,
         };
@@ -148,7 +151,7 @@ impl Broker {
             }));
         }
         let live = held.as_ref().expect("set above").clone()?;
-        Ok(given(login, &live))
+        Ok(given(login, &live, model))
     }
 
     /// The row's first login the user has for a seat of `model`, and where (see [`order`]).
@@ -328,17 +331,23 @@ fn bring(
             token: user.var(name),
             stored: None,
             expires: None,
+            refreshed: false,
         }),
         Place::Command(c) => Ok(Live {
             token: Some(token.ok_or_else(|| anyhow!("{c} gave no token"))?),
             stored: None,
             expires: None,
+            refreshed: false,
         }),
         Place::File(path) => {
             let live = read_live(login, path)?;
             match &login.refresh {
                 Some(r) if needs_refresh(login, live.expires, until) => {
-                    refreshed(login, r, path, user, until)
+                    let live = refreshed(login, r, path, user, until)?;
+                    Ok(Live {
+                        refreshed: true,
+                        ..live
+                    })
                 }
                 _ => Ok(live),
             }
@@ -357,6 +366,7 @@ fn read_live(login: &Login, path: &Path) -> Result<Live> {
         token: None,
         stored: Some(stored),
         expires,
+        refreshed: false,
     })
 }
 
@@ -411,14 +421,23 @@ fn refreshed(
         .ok_or_else(|| anyhow!("it holds no refresh token"))?
         .to_string();
     let answer = ask(r, &spent, user)?;
-    let mut value = stored.value.clone();
-    apply(r, &answer, &mut value, SystemTime::now())?;
     let again = Stored::read(path)?;
     if again.string(&r.refresh_token) != Some(spent.as_str()) {
         // The user's own CLI refreshed it meanwhile: theirs is the newer one.
         return read_live(login, path);
     }
-    store::replace(path, &again.layout(&value))?;
+    // The answer goes into the store as it is now: what else in it changed meanwhile stays.
+    let mut value = again.value.clone();
+    apply(r, &answer, &mut value, SystemTime::now())?;
+    let text = again.layout(&value);
+    let new = Stored { text, value };
+    if expiry(r, &new).is_none() {
+        bail!(
+            "{} answered a token whose expiry cannot be read",
+            host_of(&r.url)
+        );
+    }
+    store::replace(path, &new.text)?;
     read_live(login, path)
 }
 
@@ -453,26 +472,51 @@ fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
     };
     let mut headers: Vec<(String, String)> = vec![("Content-Type".into(), kind.into())];
     headers.extend(r.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let answer = https::post(&r.url, &headers, body.as_bytes(), user.env)?;
+    let answer = https::post(&r.url, &headers, body.as_bytes(), user.env, https::TIMEOUT)?;
     let value: Option<Value> = serde_json::from_slice(&answer.body).ok();
     if !(200..300).contains(&answer.status) {
-        bail!(
-            "{} answered {}{}",
-            host_of(&r.url),
-            answer.status,
-            value.as_ref().map_or(String::new(), refusal_words)
-        );
+        let sent = fields_sent(r, refresh);
+        let words = value
+            .as_ref()
+            .map_or(String::new(), |v| refusal_words(v, &sent));
+        bail!("{} answered {}{words}", host_of(&r.url), answer.status);
     }
     let value = value.ok_or_else(|| anyhow!("{} answered no JSON", host_of(&r.url)))?;
     if value.get("access_token").and_then(Value::as_str).is_none() {
         bail!("{} answered no access_token", host_of(&r.url));
     }
+    if let Some(why) = ill_typed(r, &value) {
+        bail!("{} answered {why}: nothing was saved", host_of(&r.url));
+    }
     Ok(value)
 }
 
+/// The values a refresh request sends, its refresh token among them.
+fn fields_sent(r: &Refresh, refresh: &str) -> Vec<String> {
+    let values = r.request.values().map(|v| v.replace("{refresh}", refresh));
+    values.chain([refresh.to_string()]).collect()
+}
+
+/// Why an answer cannot be saved in the user's store: its tokens must be strings, and the
+/// other fields the row saves from it strings or numbers (nothing else is written in).
+fn ill_typed(r: &Refresh, answer: &Value) -> Option<String> {
+    let present = |k: &str| answer.get(k).filter(|v| !v.is_null());
+    let token = ["access_token", "refresh_token", "id_token"]
+        .into_iter()
+        .find(|k| present(k).is_some_and(|v| !v.is_string()));
+    if let Some(k) = token {
+        return Some(format!("a {k} that is not a string"));
+    }
+    let saved = r.save.values().filter(|f| !f.starts_with('{'));
+    let mut bad = saved.filter(|f| present(f).is_some_and(|v| !(v.is_string() || v.is_number())));
+    bad.next()
+        .map(|f| format!("a {f} that is neither a string nor a number"))
+}
+
 /// The OAuth error words of a refused refresh (`invalid_grant: refresh token already used`),
-/// escaped and cut: never a token.
-fn refusal_words(v: &Value) -> String {
+/// escaped and cut, every value the request sent (`sent`: the refresh token, the client id)
+/// taken out: an endpoint that echoes them shows none.
+fn refusal_words(v: &Value, sent: &[String]) -> String {
     let words = |k: &str| {
         v.get(k)
             .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
@@ -484,7 +528,11 @@ fn refusal_words(v: &Value) -> String {
     if said.is_empty() {
         return String::new();
     }
-    let text = crate::records::text::one_line(&said.join(": "));
+    let mut text = said.join(": ");
+    for value in sent.iter().filter(|s| s.len() >= 4) {
+        text = text.replace(value.as_str(), "…");
+    }
+    let text = crate::records::text::one_line(&text);
     format!(": {}", text.chars().take(200).collect::<String>())
 }
 
@@ -527,8 +575,35 @@ fn apply(r: &Refresh, answer: &Value, value: &mut Value, now: SystemTime) -> Res
     Ok(())
 }
 
-/// What a judge gets of a login held as `live`.
-fn given(login: &Login, live: &Live) -> Given {
+/// The JSON pointers a judge's copy of `login`'s file keeps for a seat of `model`, its
+/// `{provider}` filled in (none for a seat with no provider); `None`: the whole file.
+pub fn judge_keep(login: &Login, model: Option<&str>) -> Option<Vec<String>> {
+    if login.judge_keep.is_empty() {
+        return None;
+    }
+    let provider = model.and_then(|m| m.split_once('/')).map(|(p, _)| p);
+    let step = provider.map(|p| p.replace('~', "~0").replace('/', "~1"));
+    let fill = |p: &String| match (p.contains("{provider}"), &step) {
+        (false, _) => Some(p.clone()),
+        (true, Some(s)) => Some(p.replace("{provider}", s)),
+        (true, None) => None,
+    };
+    Some(login.judge_keep.iter().filter_map(fill).collect())
+}
+
+/// Of a store's `value`, only what is at `keep`'s pointers.
+fn only(value: &Value, keep: &[String]) -> Value {
+    let mut out = Value::Object(Default::default());
+    for p in keep {
+        if let Some(v) = value.pointer(p) {
+            let _ = store::set(&mut out, p, v.clone());
+        }
+    }
+    out
+}
+
+/// What a judge of a seat of `model` gets of a login held as `live`.
+fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
     let mut g = Given {
         kind: Some(login.kind.clone()),
         egress: login
@@ -551,7 +626,11 @@ fn given(login: &Login, live: &Live) -> Given {
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
-        let mut value = stored.value.clone();
+        let keep = judge_keep(login, model).filter(|_| stored.value.is_object());
+        let mut value = match &keep {
+            Some(keep) => only(&stored.value, keep),
+            None => stored.value.clone(),
+        };
         if let Some(r) = &login.refresh {
             token = stored.string(&r.access).map(str::to_string);
             match r.judge {
@@ -575,7 +654,8 @@ fn given(login: &Login, live: &Live) -> Given {
             }
         }
         if let Some(to) = &login.to {
-            let edited = login.refresh.is_some() || (json && !login.judge_set.is_empty());
+            let edited =
+                login.refresh.is_some() || keep.is_some() || (json && !login.judge_set.is_empty());
             let bytes = match edited {
                 true => stored.layout(&value).into_bytes(),
                 false => stored.text.clone().into_bytes(),
@@ -720,6 +800,7 @@ mod tests {
             token: None,
             stored: Some(stored(v)),
             expires: None,
+            refreshed: false,
         };
         let creds = json!({"claudeAiOauth": {"accessToken": "a", "refreshToken": "SECRET"}});
         for (judge, want) in [
@@ -737,7 +818,7 @@ mod tests {
             ),
         ] {
             login.refresh.as_mut().unwrap().judge = judge;
-            let g = given(&login, &live(creds.clone()));
+            let g = given(&login, &live(creds.clone()), None);
             let (to, bytes) = &g.files[0];
             assert_eq!(to, ".claude/.credentials.json");
             let copy: Value = serde_json::from_slice(bytes).unwrap();
@@ -758,6 +839,7 @@ mod tests {
         let g = given(
             &plain,
             &live(json!({"accessToken": "a", "refreshToken": "SECRET"})),
+            None,
         );
         let copy: Value = serde_json::from_slice(&g.files[0].1).unwrap();
         assert_eq!(copy, json!({"accessToken": "a", "x": 0}));
@@ -773,7 +855,9 @@ mod tests {
                 token: Some("gho_x".into()),
                 stored: None,
                 expires: None,
+                refreshed: false,
             },
+            None,
         );
         assert_eq!(
             g.env,
@@ -795,6 +879,25 @@ mod tests {
         // Unknown expiry, or nothing to refresh with: left as it is.
         assert!(!needs_refresh(&login, None, until));
         assert!(!needs_refresh(&Login::default(), at(0), until));
+    }
+
+    /// `--doctor` reads a store as hostile input: kimi's `expires_at` of 1e300 is an expiry
+    /// it cannot tell, not a panic.
+    #[test]
+    fn a_store_expiring_past_every_clock_is_found_with_no_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let creds = dir.path().join(".kimi/credentials");
+        fs_make(&creds);
+        let store = json!({"access_token": "a", "refresh_token": "r", "expires_at": 1e300});
+        std::fs::write(creds.join("kimi-code.json"), store.to_string()).unwrap();
+        let row = Table::builtin().get("kimi").unwrap().clone();
+        let env = |_: &str| None;
+        let user = User {
+            env: &env,
+            home: dir.path(),
+        };
+        let f = found(&row, &user).unwrap();
+        assert_eq!((f.kind.as_str(), f.expires), ("kimi-code", None));
     }
 
     /// A CLI whose configuration chooses its login (gemini's `selectedType`) has it chosen

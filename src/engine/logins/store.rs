@@ -160,17 +160,24 @@ pub fn remove(value: &mut Value, pointer: &str) {
 /// A moment read from a store as `how` writes it.
 pub fn read_time(v: &Value, how: TimeAs) -> Option<SystemTime> {
     if let (TimeAs::UnixMs, Some(ms)) = (how, v.as_u64()) {
-        return Some(UNIX_EPOCH + Duration::from_millis(ms));
+        return UNIX_EPOCH.checked_add(Duration::from_millis(ms));
     }
     let secs = match how {
         TimeAs::UnixMs => v.as_f64()? / 1000.0,
         TimeAs::UnixS => v.as_f64()?,
         TimeAs::Rfc3339 => {
             let (secs, nanos) = parse_rfc3339(v.as_str()?)?;
-            return (secs >= 0).then(|| UNIX_EPOCH + Duration::new(secs as u64, nanos));
+            let secs = u64::try_from(secs).ok()?;
+            return UNIX_EPOCH.checked_add(Duration::new(secs, nanos));
         }
     };
-    (secs.is_finite() && secs >= 0.0).then(|| UNIX_EPOCH + Duration::from_secs_f64(secs))
+    since_epoch(secs)
+}
+
+/// The moment `secs` seconds after the epoch; `None` before it, or past what a clock holds
+/// (a store's or an answer's 1e300).
+fn since_epoch(secs: f64) -> Option<SystemTime> {
+    UNIX_EPOCH.checked_add(Duration::try_from_secs_f64(secs).ok()?)
 }
 
 /// A moment written as `how` writes it.
@@ -188,8 +195,7 @@ pub fn jwt_expiry(token: &str) -> Option<SystemTime> {
     let payload = token.split('.').nth(1)?;
     let bytes = base64url(payload)?;
     let claims: Value = serde_json::from_slice(&bytes).ok()?;
-    let exp = claims.get("exp")?.as_f64()?;
-    (exp.is_finite() && exp >= 0.0).then(|| UNIX_EPOCH + Duration::from_secs_f64(exp))
+    since_epoch(claims.get("exp")?.as_f64()?)
 }
 
 /// Decodes unpadded (or padded) base64url.
@@ -257,11 +263,16 @@ fn parse_rfc3339(text: &str) -> Option<(i64, u32)> {
                 _ => return None,
             };
             let (oh, om) = rest[1..].split_once(':')?;
-            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
+            let oh = oh.parse::<i64>().ok()?.checked_mul(3600)?;
+            oh.checked_add(om.parse::<i64>().ok()?.checked_mul(60)?)?
+                .checked_mul(sign)?
         }
     };
     let days = days_from_civil(y, mo, d);
-    Some((days * 86_400 + h * 3600 + mi * 60 + s - offset, nanos))
+    Some((
+        (days * 86_400 + h * 3600 + mi * 60 + s).checked_sub(offset)?,
+        nanos,
+    ))
 }
 
 /// Howard Hinnant's days-from-civil and its inverse, for the proleptic Gregorian calendar.
@@ -368,6 +379,29 @@ mod tests {
         for bad in ["", "a.b.c", "sk-abc", "eyJhbGciOiJub25lIn0.e30."] {
             assert_eq!(jwt_expiry(bad), None, "{bad}");
         }
+    }
+
+    /// A store or an answer is hostile input: a moment past every clock (kimi's `expires_at`
+    /// of 1e300, a JWT's `exp`, an offset of a billion hours) is no moment, and no panic.
+    #[test]
+    fn a_moment_past_every_clock_is_unknown() {
+        for how in [TimeAs::UnixS, TimeAs::UnixMs] {
+            assert_eq!(read_time(&json!(1e300), how), None, "{how:?}");
+            assert_eq!(read_time(&json!(1.7e308), how), None, "{how:?}");
+        }
+        assert_eq!(read_time(&json!(u64::MAX), TimeAs::UnixS), None);
+        for text in [
+            "2026-01-01T00:00:00+99999999999999999:00",
+            "2026-01-01T00:00:00+999999999999999:00",
+            "2026-01-01T00:00:00-99:999999999999999999",
+        ] {
+            assert_eq!(read_time(&json!(text), TimeAs::Rfc3339), None, "{text}");
+        }
+        // {"alg":"none"} . {"exp":1e300}
+        assert_eq!(
+            jwt_expiry("eyJhbGciOiJub25lIn0.eyJleHAiOjFlMzAwfQ.sig"),
+            None
+        );
     }
 
     #[test]
