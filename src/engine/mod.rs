@@ -41,6 +41,7 @@ pub mod budget;
 pub mod cancel;
 pub mod carried;
 pub mod checkout;
+pub mod clock;
 pub mod context;
 pub mod doctor;
 pub mod extract;

@@ -482,29 +482,16 @@ fn started(name: &str) -> Option<u64> {
     (civil(secs) == (y, mo, d, h, mi, s)).then_some(secs)
 }
 
-/// Days since 1970-01-01 of a date of the proleptic Gregorian calendar (from 1970 on).
+/// Days since 1970-01-01 of a date from 1970 on.
 fn days_from_civil(y: u64, m: u64, d: u64) -> u64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    (era * 146097 + doe).saturating_sub(719468)
+    crate::engine::clock::days_from_civil(y as i64, m as i64, d as i64).max(0) as u64
 }
 
 /// The UTC date and time of seconds since the epoch.
 fn civil(secs: u64) -> (u64, u64, u64, u64, u64, u64) {
     let (days, rem) = (secs / 86400, secs % 86400);
-    let z = days + 719468;
-    let era = z / 146097;
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
+    let (y, m, d) = crate::engine::clock::civil_from_days(days as i64);
+    let (y, m, d) = (y as u64, m as u64, d as u64);
     (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 

@@ -166,7 +166,7 @@ pub fn read_time(v: &Value, how: TimeAs) -> Option<SystemTime> {
         TimeAs::UnixMs => v.as_f64()? / 1000.0,
         TimeAs::UnixS => v.as_f64()?,
         TimeAs::Rfc3339 => {
-            let (secs, nanos) = parse_rfc3339(v.as_str()?)?;
+            let (secs, nanos) = crate::engine::clock::parse_rfc3339(v.as_str()?)?;
             let secs = u64::try_from(secs).ok()?;
             return UNIX_EPOCH.checked_add(Duration::new(secs, nanos));
         }
@@ -226,7 +226,7 @@ fn base64url(text: &str) -> Option<Vec<u8>> {
 fn rfc3339(since: Duration) -> String {
     let secs = since.as_secs();
     let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = crate::engine::clock::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}Z",
         rest / 3600,
@@ -234,67 +234,6 @@ fn rfc3339(since: Duration) -> String {
         rest % 60,
         since.subsec_micros()
     )
-}
-
-/// Seconds since the epoch, and nanoseconds, of an RFC 3339 date and time (`…Z` or
-/// `…±hh:mm`).
-fn parse_rfc3339(text: &str) -> Option<(i64, u32)> {
-    let b = text.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> { text.get(r)?.parse().ok() };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut rest = &text[19..];
-    let mut nanos = 0u32;
-    if let Some(r) = rest.strip_prefix('.') {
-        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-        let nine = format!("{:0<9}", &r[..digits.min(9)]);
-        nanos = nine.parse().ok()?;
-        rest = &r[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let (oh, om) = rest[1..].split_once(':')?;
-            let oh = oh.parse::<i64>().ok()?.checked_mul(3600)?;
-            oh.checked_add(om.parse::<i64>().ok()?.checked_mul(60)?)?
-                .checked_mul(sign)?
-        }
-    };
-    let days = days_from_civil(y, mo, d);
-    Some((
-        (days * 86_400 + h * 3600 + mi * 60 + s).checked_sub(offset)?,
-        nanos,
-    ))
-}
-
-/// Howard Hinnant's days-from-civil and its inverse, for the proleptic Gregorian calendar.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// Writes `text` as the whole of the user's store at `path`, atomically: a new file beside it
