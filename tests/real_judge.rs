@@ -227,23 +227,11 @@ impl Stage {
     /// CLI's bin folder first on PATH, standard input closed.
     pub(crate) fn command(&self, tool: &str) -> Command {
         let mut c = Command::new(bin(tool));
-        c.env_clear()
-            .env(
-                "PATH",
-                format!(
-                    "{}:{}",
-                    self.bindir.display(),
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .env("HOME", &self.home)
-            .env("TMPDIR", &self.scratch)
-            .env("LANG", "C.UTF-8")
-            // The history is panel's own file in the user's state folder: kept out of the HOME
-            // whose every byte the tests compare.
-            .env("PANEL_HISTORY", "off")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null());
+        // The history is panel's own file in the user's state folder: kept out of the HOME
+        // whose every byte the tests compare.
+        let own = self.env.iter().map(|(k, v)| (*k, v.as_str()));
+        let env = std::iter::once(("PANEL_HISTORY", "off")).chain(own);
+        crate::util::as_a_user(&mut c, &self.bindir, (&self.home, &self.scratch), env);
         c
     }
 }

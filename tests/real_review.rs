@@ -260,29 +260,17 @@ impl Stage {
     }
 
     fn panel_judge(&self) -> Output {
-        Command::new(bin("panel-judge"))
-            .args(["--contract", "pr", "--plan"])
+        let mut c = Command::new(bin("panel-judge"));
+        c.args(["--contract", "pr", "--plan"])
             .arg(&self.plan)
             .arg("--repo")
             .arg(&self.repo)
             .args(["--timeout", "180", "--out"])
-            .arg(self.root.join("run"))
-            .env_clear()
-            .env(
-                "PATH",
-                format!(
-                    "{}:{}",
-                    self.bindir.display(),
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .env("HOME", &self.home)
-            .env("TMPDIR", self.root.join("tmp"))
-            .env("LANG", "C.UTF-8")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+            .arg(self.root.join("run"));
+        let env = self.env.iter().map(|(k, v)| (*k, v.as_str()));
+        let tmp = self.root.join("tmp");
+        crate::util::as_a_user(&mut c, &self.bindir, (&self.home, &tmp), env);
+        c.output().unwrap()
     }
 
     fn panel_tally(&self, records: &[u8]) -> Output {

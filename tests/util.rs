@@ -723,3 +723,27 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 pub fn sh_word(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
 }
+
+/// `cmd` as a user runs it: none of the test's environment but PATH (with `bindir` first),
+/// their HOME and temporary folder, `LANG`, the variables `env` gives, standard input closed.
+pub fn as_a_user<K: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
+    cmd: &mut Command,
+    bindir: &Path,
+    (home, tmp): (&Path, &Path),
+    env: impl IntoIterator<Item = (K, V)>,
+) {
+    cmd.env_clear()
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bindir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("HOME", home)
+        .env("TMPDIR", tmp)
+        .env("LANG", "C.UTF-8")
+        .envs(env)
+        .stdin(Stdio::null());
+}

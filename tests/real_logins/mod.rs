@@ -138,21 +138,9 @@ impl World {
     /// folder first on PATH.
     pub(crate) fn command(&self, program: &Path) -> Command {
         let mut c = Command::new(program);
-        c.env_clear()
-            .env(
-                "PATH",
-                format!(
-                    "{}:{}",
-                    self.bindir.display(),
-                    std::env::var("PATH").unwrap_or_default()
-                ),
-            )
-            .env("HOME", &self.home)
-            .env("TMPDIR", &self.scratch)
-            .env("LANG", "C.UTF-8")
-            .env("PANEL_HISTORY", "off")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null());
+        let own = self.env.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let env = std::iter::once(("PANEL_HISTORY", "off")).chain(own);
+        crate::util::as_a_user(&mut c, &self.bindir, (&self.home, &self.scratch), env);
         c
     }
 
