@@ -411,12 +411,14 @@ fn a_pairwise_panel_refuses_what_it_cannot_do() {
 fn sigint_mid_panel_records_every_judge_and_leaves_nothing_running() {
     let tmp = TempDir::new("pairwise-signal");
     let pids = tmp.path().join("pids");
+    let answered = tmp.path().join("answered");
     let mark = crate::util::mark();
     // One judge answers at once (AB) and hangs in the other order (BA): its record must still
     // be written, interrupted, with the answer it gave kept beside.
     let seat = format!(
-        "exec:prompt=$(cat); case $prompt in *'<<<FIRST-'*'Grey waves'*'<<<SECOND-'*) echo '{{\"preferred\":\"first\",\"reason\":\"r\",\"confidence\":0.5}}' ;; *) echo $$ >> {p}; exec sleep {mark} ;; esac",
-        p = pids.display()
+        "exec:prompt=$(cat); case $prompt in *'<<<FIRST-'*'Grey waves'*'<<<SECOND-'*) echo '{{\"preferred\":\"first\",\"reason\":\"r\",\"confidence\":0.5}}'; : > {a} ;; *) echo $$ >> {p}; exec sleep {mark} ;; esac",
+        p = pids.display(),
+        a = answered.display()
     );
     let child = Command::new(bin("panel-judge"))
         .args(["--contract", "pairwise", "--brief"])
@@ -431,10 +433,13 @@ fn sigint_mid_panel_records_every_judge_and_leaves_nothing_running() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Both orders start at once: the signal comes once BA hangs and AB has answered (and the
+    // tool has had a moment to read it, however loaded the machine).
     assert!(crate::util::wait_until(
         std::time::Duration::from_secs(30),
-        || !crate::util::pids_in(&pids).is_empty()
+        || !crate::util::pids_in(&pids).is_empty() && answered.exists()
     ));
+    std::thread::sleep(std::time::Duration::from_millis(500));
     crate::util::kill(child.id(), "INT");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
