@@ -338,9 +338,11 @@ fn a_cascade_by_cost_asks_the_seat_the_history_finds_cheapest_first() {
     let dear = quick(HOLDS, 0);
     let cheap = quick(HOLDS, 1);
     let history = tmp.path().join("history.jsonl");
+    // Records as panel-judge --history keeps them.
     let line = |seat: &str, cost: f64| {
-        serde_json::json!({"type": "verdict", "seat": format!("exec:{seat}"), "status": "ok",
-            "usage": {"costUsd": cost}})
+        serde_json::json!({"type": "verdict", "judge": "j", "lens": "l", "harness": "exec",
+            "candidate": "sha256:1", "verdict": "holds", "seat": format!("exec:{seat}"),
+            "status": "ok", "usage": {"costUsd": cost}})
         .to_string()
     };
     let text = [

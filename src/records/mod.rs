@@ -21,6 +21,7 @@ pub mod strict;
 pub mod synthesis;
 pub mod tally;
 pub mod text;
+pub mod view;
 
 use std::io::Write;
 

@@ -101,26 +101,20 @@ pub fn actual(usage: &Usage, price: &Price) -> Option<f64> {
 /// Each seat's typical answer length: the median output tokens of its answers (status ok, or
 /// position-inconsistent) in a history of verdict or pairwise records. Any other line is passed over: an estimate is all it serves.
 pub fn answer_lengths(path: &Path) -> HashMap<String, u64> {
-    #[derive(Deserialize)]
-    struct Seen {
-        seat: String,
-        status: crate::records::Status,
-        usage: Option<Usage>,
-    }
     let mut seen: HashMap<String, Vec<u64>> = HashMap::new();
     let Ok(mut input) = crate::records::input::Input::open(&path.to_string_lossy()) else {
         return HashMap::new();
     };
     let mut buf = String::new();
     while let Ok(true) = input.next_line(&mut buf) {
-        let Ok(s) = serde_json::from_str::<Seen>(&buf) else {
+        let Some(s) = crate::records::view::loosely(&buf) else {
             continue;
         };
         let out = s.usage.and_then(|u| u.output_tokens);
         // A position-inconsistent judge answered both orders: its answers count.
         use crate::records::Status;
         if let (Status::Ok | Status::PositionInconsistent, Some(n)) = (s.status, out) {
-            seen.entry(s.seat).or_default().push(n);
+            seen.entry(s.seat.into_owned()).or_default().push(n);
         }
     }
     seen.into_iter()

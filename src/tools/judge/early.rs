@@ -10,6 +10,7 @@ use anyhow::Result;
 
 use crate::engine::cancel::Cancel;
 use crate::records::input::Input;
+use crate::records::view;
 use crate::rules::decision::{Standing, Words, first_wave};
 use crate::tools::judge::CascadeOrder;
 use crate::tools::judge::panel::Judge;
@@ -98,17 +99,11 @@ pub fn order(judges: &[Judge], by: CascadeOrder, costs: &HashMap<String, f64>) -
 /// cost` orders by. Only answers (status ok) with a cost count; any other line (another
 /// record, a torn one) is passed over, since an order is all it serves.
 pub fn mean_costs(path: &str) -> Result<HashMap<String, f64>> {
-    #[derive(serde::Deserialize)]
-    struct Seen {
-        seat: String,
-        status: crate::records::Status,
-        usage: Option<crate::records::Usage>,
-    }
     let mut sums: HashMap<String, (f64, u32)> = HashMap::new();
     let mut input = Input::open(path)?;
     let mut buf = String::new();
     while input.next_line(&mut buf)? {
-        let Ok(seen) = serde_json::from_str::<Seen>(&buf) else {
+        let Some(seen) = view::loosely(&buf) else {
             continue;
         };
         let cost = seen.usage.and_then(|u| u.cost_usd);
@@ -116,7 +111,7 @@ pub fn mean_costs(path: &str) -> Result<HashMap<String, f64>> {
             && c.is_finite()
             && c >= 0.0
         {
-            let s = sums.entry(seen.seat).or_default();
+            let s = sums.entry(seen.seat.into_owned()).or_default();
             s.0 += c;
             s.1 += 1;
         }

@@ -195,7 +195,7 @@ fn panels(name: &str, file: File) -> Result<(Vec<Panel>, u64, Option<String>)> {
     };
     read::each_line(
         vec![source],
-        read::VERDICTS,
+        crate::records::view::VERDICTS,
         Some(&mut skip),
         |rec, line, _| {
             // Records without a run folder (not panel-judge's) are grouped by their candidate.

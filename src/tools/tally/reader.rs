@@ -3,18 +3,17 @@
 //! counting sees one ordered stream. `--reader plain` reads line by line on one thread instead;
 //! `benches/tally.sh` times both.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use crossbeam_channel::Sender;
-use serde::Deserialize;
 
+use crate::records::Usage;
 use crate::records::input::{Input, MAX_LINE, Source, find_newline, line_text, too_long};
 use crate::records::tally::JudgeRow;
-use crate::records::{self, Status, Usage, Verdict, VerdictRecord};
+use crate::records::view::{self, VerdictView};
 use crate::tools::tally::count::{Ballot, BallotOf, Span, keep};
 
 /// How verdict records are read.
@@ -55,97 +54,15 @@ pub fn ballots(
     bail!("reading the input stopped before its end")
 }
 
-/// A [`VerdictRecord`] read in place: the same fields and types, but text borrowed from the
-/// line wherever it has no escapes, so counting a record allocates nothing it does not keep.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct VerdictView<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(borrow)]
-    judge: Cow<'a, str>,
-    #[serde(borrow)]
-    lens: Cow<'a, str>,
-    #[serde(borrow)]
-    seat: Cow<'a, str>,
-    #[serde(borrow)]
-    #[allow(dead_code)]
-    harness: Cow<'a, str>,
-    #[serde(default, borrow)]
-    #[allow(dead_code)]
-    model: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    family: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    candidate: Cow<'a, str>,
-    verdict: Option<Verdict>,
-    #[serde(default, borrow)]
-    reason: Option<Cow<'a, str>>,
-    #[serde(default)]
-    confidence: Option<f64>,
-    status: Status,
-    #[serde(default, borrow)]
-    cause: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    said: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    #[allow(dead_code)]
-    excerpt: Option<Cow<'a, str>>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    attempts: u32,
-    #[serde(default)]
-    #[allow(dead_code)]
-    duration_ms: u64,
-    #[serde(default)]
-    #[allow(dead_code)]
-    exit_code: Option<i32>,
-    #[serde(default)]
-    usage: Option<Usage>,
-    #[serde(default)]
-    panel_size: usize,
-    #[serde(default, borrow)]
-    run: Cow<'a, str>,
-    #[serde(default)]
-    canary: Option<Verdict>,
-}
-
-/// Parses a verdict record with one pass over the line; only a bad line is read again, by
-/// [`records::parse`], to say precisely what is wrong with it.
+/// Parses a verdict record with one pass over the line; only a bad line is read again, to say
+/// precisely what is wrong with it.
 fn parse_verdict<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<VerdictView<'a>> {
-    match crate::records::strict::from_str::<VerdictView>(line) {
-        Ok(rec) if rec.kind == "verdict" => Ok(rec),
-        Ok(rec) => bail!(
-            "{}: a {} record; {}",
-            at(),
-            rec.kind,
-            records::destination(&rec.kind)
-        ),
-        Err(e) => {
-            records::parse::<VerdictRecord>(line, at, &["verdict"])?;
-            bail!("{}: a verdict record that does not fit: {e}", at())
-        }
-    }
+    view::parse(line, at, view::VERDICTS, None)
 }
 
 /// A verdict record as a ballot. A verdict with an abstainer's status, or an `ok` without a
 /// verdict, contradicts itself and is refused rather than guessed.
 fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Result<Ballot<'a>> {
-    match (rec.verdict, rec.status) {
-        (Some(v), s) if s != Status::Ok => bail!(
-            "{}: judge {:?} says {} but its status is {}",
-            at(),
-            rec.judge,
-            v.as_str(),
-            s.as_str()
-        ),
-        (None, Status::Ok) => bail!(
-            "{}: judge {:?} has status ok but no verdict",
-            at(),
-            rec.judge
-        ),
-        _ => {}
-    }
     if let Some(c) = rec.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
         bail!(
             "{}: judge {:?} has confidence {c}, outside 0 to 1",
@@ -158,13 +75,13 @@ fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Resu
         panel_size: rec.panel_size,
         usage: rec.usage.as_ref(),
         run: &rec.run,
-        canary: rec.canary,
+        canary: rec.expected(at)?,
         judge: JudgeRow {
             judge: &rec.judge,
             lens: &rec.lens,
             seat: &rec.seat,
             family: rec.family.as_deref(),
-            verdict: rec.verdict,
+            verdict: rec.answer(),
             status: rec.status,
             reason: rec.reason.as_deref(),
             confidence: rec.confidence,
@@ -465,6 +382,7 @@ fn parse_block(work: Work, names: &[String]) -> Chunk {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::{self, VerdictRecord};
     use crate::tools::tally::count::tests::at;
 
     fn verdict_line(judge: &str) -> String {
@@ -587,9 +505,8 @@ mod tests {
     #[test]
     fn a_record_that_contradicts_itself_is_refused() {
         let line = r#"{"type":"verdict","judge":"j","lens":"l","seat":"s","harness":"h","candidate":"c","verdict":"holds","status":"timeout"}"#;
-        let rec = parse_verdict(line, &at).unwrap();
         assert_eq!(
-            verdict_ballot(&rec, &at).unwrap_err().to_string(),
+            parse_verdict(line, &at).unwrap_err().to_string(),
             "in: line 7: judge \"j\" says holds but its status is timeout"
         );
     }

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::{Result, bail};
 
 use crate::records::pairwise::Preference;
+use crate::records::view::VerdictView;
 use crate::records::{Decision, Status, Usage, Verdict};
 use crate::rules::agreement::{Alpha, Fleiss};
 use crate::rules::bootstrap::Units;
@@ -25,7 +26,6 @@ use crate::rules::decision::{self, Inconsistent};
 use crate::rules::gold::Confusion;
 use crate::tools::tally::ledger::gold::GoldCounts;
 pub use crate::tools::tally::ledger::position::Position;
-use crate::tools::tally::ledger::read::Seen;
 
 pub const MAX_JUDGES: usize = 256;
 pub const MAX_OPEN: usize = 4096;
@@ -395,7 +395,7 @@ impl Ledger {
         }
     }
 
-    fn judge_id(&mut self, rec: &Seen) -> Result<usize> {
+    fn judge_id(&mut self, rec: &VerdictView) -> Result<usize> {
         self.key.clear();
         self.key.push_str(&rec.seat);
         self.key.push('\0');
@@ -421,7 +421,7 @@ impl Ledger {
     }
 
     /// Counts one verdict (or pairwise) record.
-    pub fn add(&mut self, rec: &Seen, at: &dyn Fn() -> String) -> Result<()> {
+    pub fn add(&mut self, rec: &VerdictView, at: &dyn Fn() -> String) -> Result<()> {
         self.records += 1;
         match self.pairwise {
             None => self.pairwise = Some(rec.pairwise()),
