@@ -19,8 +19,10 @@ impl Contract for DecisionContract {
         decision_schema(self.n)
     }
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<(), String> {
-        check_decisions(answer, self.n).map(|_| ())
+    type Answer = Vec<(JudgeCall, String)>;
+
+    fn check(&self, answer: &Map<String, Value>) -> Result<Vec<(JudgeCall, String)>, String> {
+        check_decisions(answer, self.n)
     }
 }
 

@@ -18,8 +18,10 @@ impl Contract for GroupingContract {
         grouping_schema()
     }
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<(), String> {
-        check_grouping(answer, &self.ids).map(|_| ())
+    type Answer = Vec<Group>;
+
+    fn check(&self, answer: &Map<String, Value>) -> Result<Vec<Group>, String> {
+        check_grouping(answer, &self.ids)
     }
 }
 

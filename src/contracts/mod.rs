@@ -23,8 +23,15 @@ pub mod votes;
 use serde_json::{Map, Value};
 
 /// An answer kind: the schema passed to harnesses that take one, and the check every answer
-/// passes whatever the harness promised (`Err` says in one line how it misses).
+/// passes whatever the harness promised. The check returns what it read, so the reader of an
+/// answer never reads it a second way; `Err` says in one line how it misses.
 pub trait Contract: Sync {
+    /// What an answer that meets the contract says.
+    type Answer;
     fn schema(&self) -> Value;
-    fn check(&self, answer: &Map<String, Value>) -> Result<(), String>;
+    fn check(&self, answer: &Map<String, Value>) -> Result<Self::Answer, String>;
+    /// The check as the launcher's gate: whether an answer is kept, and why not.
+    fn gate(&self, answer: &Map<String, Value>) -> Result<(), String> {
+        self.check(answer).map(|_| ())
+    }
 }

@@ -59,8 +59,10 @@ impl Contract for PairwiseContract {
         })
     }
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<(), String> {
-        check(answer).map(|_| ())
+    type Answer = Answer;
+
+    fn check(&self, answer: &Map<String, Value>) -> Result<Answer, String> {
+        check(answer)
     }
 }
 
@@ -89,7 +91,8 @@ pub fn check(obj: &Map<String, Value>) -> Result<Answer, String> {
     // The decorations, read by the verdict contract's own rule.
     let mut as_verdict = obj.clone();
     as_verdict.insert("verdict".into(), Value::String("holds".into()));
-    let read = crate::contracts::verdict::check_verdict(&as_verdict)?;
+    let read =
+        crate::contracts::verdict::check_verdict(&as_verdict).map_err(|miss| miss.to_string())?;
     Ok(Answer {
         first,
         reason: read.reason,

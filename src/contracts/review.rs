@@ -14,8 +14,10 @@ impl Contract for ReviewContract {
         schema()
     }
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<(), String> {
-        check(answer).map(|_| ())
+    type Answer = Review;
+
+    fn check(&self, answer: &Map<String, Value>) -> Result<Review, String> {
+        check(answer)
     }
 }
 

@@ -73,8 +73,10 @@ impl Contract for VerdictContract {
         verdict_schema()
     }
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<(), String> {
-        check_verdict(answer).map(|_| ())
+    type Answer = Answer;
+
+    fn check(&self, answer: &Map<String, Value>) -> Result<Answer, String> {
+        check_verdict(answer).map_err(|miss| miss.to_string())
     }
 }
 
@@ -106,31 +108,44 @@ pub struct Answer {
     pub note: Option<String>,
 }
 
-/// What the check says of a verdict outside holds and breaks, after the value as JSON.
-const NEITHER: &str = " is neither \"holds\" nor \"breaks\"";
+/// How an answer misses the verdict contract.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Miss {
+    /// No `verdict` in the answer.
+    NoVerdict,
+    /// A verdict neither `holds` nor `breaks`, as the judge gave it.
+    Word(Value),
+}
 
-/// The word a judge gave as its verdict, read back from the check's one line about an answer
-/// whose verdict was neither `holds` nor `breaks` (`maybe`): what the seed's tally prints.
-pub fn said(cause: &str) -> Option<String> {
-    let json = cause.strip_prefix("verdict ")?.strip_suffix(NEITHER)?;
-    match serde_json::from_str::<Value>(json).ok()? {
-        Value::String(word) => Some(word),
-        Value::Null => None,
-        other => Some(other.to_string()),
+impl Miss {
+    /// The word a judge gave outside holds and breaks (`maybe`): what the seed's tally prints.
+    pub fn said(&self) -> Option<String> {
+        match self {
+            Miss::Word(Value::String(word)) => Some(word.clone()),
+            Miss::Word(Value::Null) | Miss::NoVerdict => None,
+            Miss::Word(other) => Some(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Miss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Miss::NoVerdict => f.write_str("no \"verdict\" in the answer"),
+            Miss::Word(v) => write!(f, "verdict {v} is neither \"holds\" nor \"breaks\""),
+        }
     }
 }
 
 /// Checks an answer object; `Err` says, in one line, how it misses the contract. Only the
 /// verdict can miss it: a missing reason is empty, a confidence in percent is read as a
 /// fraction, and any other confidence out of range is null with a note (docs/design.md §4).
-pub fn check_verdict(obj: &Map<String, Value>) -> Result<Answer, String> {
+pub fn check_verdict(obj: &Map<String, Value>) -> Result<Answer, Miss> {
     let verdict = match obj.get("verdict") {
         Some(Value::String(v)) if v == "holds" => Verdict::Holds,
         Some(Value::String(v)) if v == "breaks" => Verdict::Breaks,
-        Some(other) => {
-            return Err(format!("verdict {other}{NEITHER}"));
-        }
-        None => return Err("no \"verdict\" in the answer".into()),
+        Some(other) => return Err(Miss::Word(other.clone())),
+        None => return Err(Miss::NoVerdict),
     };
     let mut notes = Vec::new();
     let reason = match obj.get("reason") {
@@ -176,7 +191,7 @@ mod tests {
     use super::*;
 
     fn check(v: Value) -> Result<Answer, String> {
-        check_verdict(v.as_object().unwrap())
+        check_verdict(v.as_object().unwrap()).map_err(|miss| miss.to_string())
     }
 
     #[test]
@@ -187,17 +202,18 @@ mod tests {
     }
 
     #[test]
-    fn the_word_outside_holds_and_breaks_is_read_back_from_the_cause() {
+    fn the_word_outside_holds_and_breaks_is_what_the_check_read() {
         for (verdict, word) in [
             (json!("maybe"), Some("maybe")),
             (json!("a \" nor \"b"), Some("a \" nor \"b")),
             (json!(7), Some("7")),
             (Value::Null, None),
         ] {
-            let why = check(json!({"verdict": verdict})).unwrap_err();
-            assert_eq!(said(&why).as_deref(), word, "{why}");
+            let miss = check_verdict(json!({"verdict": verdict}).as_object().unwrap()).unwrap_err();
+            assert_eq!(miss.said().as_deref(), word, "{miss}");
         }
-        assert_eq!(said("no \"verdict\" in the answer"), None);
+        let miss = check_verdict(json!({"answer": "yes"}).as_object().unwrap()).unwrap_err();
+        assert_eq!((miss.said(), miss), (None, Miss::NoVerdict));
     }
 
     #[test]

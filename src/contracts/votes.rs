@@ -19,9 +19,11 @@ impl Contract for VoteContract {
         vote_schema(&ids)
     }
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<(), String> {
+    type Answer = Vec<CheckedVote>;
+
+    fn check(&self, answer: &Map<String, Value>) -> Result<Vec<CheckedVote>, String> {
         let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
-        check_votes(answer, &ids).map(|_| ())
+        check_votes(answer, &ids)
     }
 }
 

@@ -212,7 +212,7 @@ fn ask_seat(
         cancel: None,
     };
     let contract = grouping::GroupingContract { ids: ids.clone() };
-    let check = move |a: &Map<String, Value>| contract.check(a);
+    let check = move |a: &Map<String, Value>| contract.gate(a);
     let reply: Reply = asker
         .ask_all(std::slice::from_ref(&question), &check)
         .into_iter()

@@ -264,7 +264,7 @@ pub fn collect_votes_until(
             cancel: token.clone(),
             ..question
         };
-        let check: Box<Check> = Box::new(move |a: &Map<String, Value>| contract.check(a));
+        let check: Box<Check> = Box::new(move |a: &Map<String, Value>| contract.gate(a));
         questions.push((question, check));
         tokens.push(token);
         asked.push((voter, shown));
@@ -483,7 +483,7 @@ pub fn ask_judge(
                         reads: None,
                         cancel: None,
                     };
-                    let check = move |a: &Map<String, Value>| DecisionContract { n }.check(a);
+                    let check = move |a: &Map<String, Value>| DecisionContract { n }.gate(a);
                     let reply =
                         ask_each(asker, &[(question, Box::new(check))], vec![None], |_, _| {})
                             .into_iter()

@@ -31,7 +31,10 @@ pub trait PanelKind {
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>>;
     /// Why two of the judges are one opinion counted twice, if they are.
     fn clash(&self, judges: &[Judge]) -> Option<String>;
-    fn contract(&self) -> &'static dyn Contract;
+    /// The contract's schema, for harnesses that take one.
+    fn schema(&self) -> serde_json::Value;
+    /// The contract's check, as the launcher's gate.
+    fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String>;
     fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String;
     /// The record of one judge's end.
     fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> Recorded;
@@ -53,8 +56,12 @@ impl PanelKind for Verdicts {
         correlated(judges)
     }
 
-    fn contract(&self) -> &'static dyn Contract {
-        &verdict::VerdictContract
+    fn schema(&self) -> serde_json::Value {
+        verdict::VerdictContract.schema()
+    }
+
+    fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
+        verdict::VerdictContract.gate(answer)
     }
 
     fn prompt(&self, judge: &Judge, candidate: &str, _: Option<&str>, nonce: &str) -> String {
@@ -112,8 +119,12 @@ impl PanelKind for Reviews {
         decorrelation::family_clash(&pairs, self.writer_family.as_deref())
     }
 
-    fn contract(&self) -> &'static dyn Contract {
-        &review::ReviewContract
+    fn schema(&self) -> serde_json::Value {
+        review::ReviewContract.schema()
+    }
+
+    fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
+        review::ReviewContract.gate(answer)
     }
 
     fn prompt(&self, _: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String {
@@ -209,10 +220,14 @@ pub fn canary_record(judge: &Judge, panel: &Panel, done: Done, expected: Verdict
 
 /// The record of one judge's end.
 fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
-    let answer = done
-        .answer
-        .as_ref()
-        .and_then(|a| verdict::check_verdict(a).ok());
+    // What the check read: the answer, or the object that missed the contract (kept in
+    // `refused`) and how it missed.
+    let read = match (&done.answer, &done.refused) {
+        (Some(a), _) => Some(verdict::check_verdict(a)),
+        (None, Some(r)) => Some(verdict::check_verdict(r)),
+        (None, None) => None,
+    };
+    let answer = read.clone().and_then(Result::ok);
     let status = if answer.is_some() {
         Status::Ok
     } else if done.status == Status::Ok {
@@ -221,8 +236,8 @@ fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
         done.status
     };
     // The word a judge gave outside holds and breaks, as the seed's tally prints it.
-    let said = match (&answer, status, &done.cause) {
-        (None, Status::Unreadable, Some(cause)) => verdict::said(cause),
+    let said = match (read, status) {
+        (Some(Err(miss)), Status::Unreadable) => miss.said(),
         _ => None,
     };
     VerdictRecord {

@@ -424,8 +424,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         last: None,
         failure: None,
     };
-    let contract = kind.contract();
-    let check = |obj: &serde_json::Map<String, serde_json::Value>| contract.check(obj);
+    let gate = kind.clone();
+    let check = move |obj: &serde_json::Map<String, serde_json::Value>| gate.gate(obj);
     let panel = kinds::Panel {
         seal: &candidate.seal,
         name: args.name.as_deref(),
@@ -539,7 +539,7 @@ impl Asked<'_> {
         let mut texts: Vec<&str> = vec![&candidate.text, brief.as_deref().unwrap_or("")];
         texts.extend(canaries.iter().map(|c| c.candidate.text.as_str()));
         let nonce: Arc<str> = fence::nonce(&texts).into();
-        let schema = kind.contract().schema();
+        let schema = kind.schema();
         let canary_jobs = self.canary_judges.iter().map(|(n, j)| {
             let (kind, judge, text) =
                 (kind.clone(), j.clone(), canaries[*n].candidate.text.clone());

@@ -136,7 +136,7 @@ pub fn judge(args: &Args, mut launcher: Launcher) -> Result<ExitCode> {
     }
     let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join("pairwise.jsonl"))?;
     let check =
-        |obj: &serde_json::Map<String, serde_json::Value>| pairwise::PairwiseContract.check(obj);
+        |obj: &serde_json::Map<String, serde_json::Value>| pairwise::PairwiseContract.gate(obj);
     let whole = Whole {
         pair: &pair,
         name: args.name.as_deref(),
