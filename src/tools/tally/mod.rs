@@ -439,71 +439,120 @@ pub fn command() -> clap::Command {
     Args::command().after_long_help(DOC.help())
 }
 
+/// The tool panel-tally is asked to be, read from its flags once and matched once.
+enum Mode<'a> {
+    /// `--runs`: the run folders.
+    Runs,
+    /// `--pr --plan FILE`: a PR panel against its plan.
+    Pr(&'a str),
+    /// `--history`: views of the history.
+    History,
+    /// `--ledger`: the judges' ledger.
+    Ledger,
+    /// The panel the records are: verdicts, reviews, pairwise, or panel-vote's stream.
+    Records,
+}
+
+impl Mode<'_> {
+    fn of(args: &Args) -> Result<Mode<'_>> {
+        let mode = match (args.runs, args.pr, &args.plan) {
+            (true, ..) => Mode::Runs,
+            (_, true, Some(plan)) => Mode::Pr(plan),
+            _ if args.log.history.is_some() => Mode::History,
+            _ if args.ledger => Mode::Ledger,
+            _ => Mode::Records,
+        };
+        if args.seed() && (args.pr || !matches!(mode, Mode::Records)) {
+            bail!("--format seed: only a verdict panel's report has the seed script's form");
+        }
+        Ok(mode)
+    }
+}
+
+/// The panel a stream of records is, by its first record's type.
+enum Records {
+    /// panel-vote's stream (synthesis, route, vote records).
+    Synthesis,
+    Pairwise,
+    /// Review records: the threshold panel.
+    Reviews,
+    Verdicts,
+}
+
+impl Records {
+    fn of(kind: Option<&str>, args: &Args) -> Result<Records> {
+        if args.seed() && !matches!(kind, None | Some("verdict")) {
+            bail!("--format seed: only a verdict panel's report has the seed script's form");
+        }
+        Ok(match kind {
+            Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => Records::Synthesis,
+            Some("pairwise") if args.each || args.require_canaries || args.view.is_some() => bail!(
+                "--each, --require-canaries and --view are for verdicts; a pairwise panel is counted alone"
+            ),
+            Some("pairwise") => Records::Pairwise,
+            _ if args.view.is_some() => bail!("--view is for panel-vote's stream"),
+            Some("review") => Records::Reviews,
+            _ => Records::Verdicts,
+        })
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
-    let verdicts_only = args.runs || args.pr || args.log.history.is_some() || args.ledger;
-    if args.seed() && verdicts_only {
-        bail!("--format seed: only a verdict panel's report has the seed script's form");
+    match Mode::of(&args)? {
+        Mode::Runs => {
+            let format = (args.format.is_some() || args.json).then(|| args.format());
+            runs::run(format, args.keep)
+        }
+        Mode::Pr(plan) => {
+            let repo = pr::repository(args.repo.as_deref())?;
+            pr::tally(&pr::TallyInput {
+                plan,
+                inputs: &args.inputs,
+                repo: &repo,
+                fix_proof: args.fix_proof.as_deref(),
+                format: args.format(),
+                last_wins: args.last_wins,
+            })
+        }
+        Mode::History => {
+            decision::check_agree(args.agree)?;
+            let now = std::time::SystemTime::now();
+            history::run(&args.log, args.format(), args.agree, now)
+        }
+        Mode::Ledger => {
+            decision::check_agree(args.agree)?;
+            let how = ledger_reading(&args)?;
+            let (svg, bootstrap) = (args.svg.as_deref(), args.bootstrap);
+            ledger::run(sources(&args.inputs), args.format(), svg, bootstrap, how)
+        }
+        Mode::Records => records_panel(&args),
     }
-    if args.runs {
-        let format = (args.format.is_some() || args.json).then(|| args.format());
-        return runs::run(format, args.keep);
-    }
-    if let (true, Some(plan)) = (args.pr, &args.plan) {
-        let repo = pr::repository(args.repo.as_deref())?;
-        return pr::tally(&pr::TallyInput {
-            plan,
-            inputs: &args.inputs,
-            repo: &repo,
-            fix_proof: args.fix_proof.as_deref(),
-            format: args.format(),
-            last_wins: args.last_wins,
-        });
-    }
-    if args.log.history.is_some() {
-        decision::check_agree(args.agree)?;
-        return history::run(
-            &args.log,
-            args.format(),
-            args.agree,
-            std::time::SystemTime::now(),
-        );
-    }
-    if args.ledger {
-        decision::check_agree(args.agree)?;
-        let how = ledger_reading(&args)?;
-        return ledger::run(
-            sources(&args.inputs),
-            args.format(),
-            args.svg.as_deref(),
-            args.bootstrap,
-            how,
-        );
-    }
+}
+
+/// A panel of records, whatever kind they are.
+fn records_panel(args: &Args) -> Result<ExitCode> {
     if args.fix_proof.is_some() {
         bail!("--fix-proof is for --pr");
     }
     decision::check_agree(args.agree)?;
     let (kind, inputs) = first_record_type(sources(&args.inputs))?;
-    if args.seed() && !matches!(kind.as_deref(), None | Some("verdict")) {
-        bail!("--format seed: only a verdict panel's report has the seed script's form");
-    }
-    match kind.as_deref() {
-        Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => return synthesis(&args, inputs),
-        Some("pairwise") if args.each || args.require_canaries || args.view.is_some() => bail!(
-            "--each, --require-canaries and --view are for verdicts; a pairwise panel is counted alone"
-        ),
-        Some("pairwise") => {
+    match Records::of(kind.as_deref(), args)? {
+        Records::Synthesis => synthesis(args, inputs),
+        Records::Pairwise => {
             let rules = pairwise::Rules {
                 agree: args.agree,
                 inconsistent: args.inconsistent,
                 last_wins: args.last_wins,
             };
-            return pairwise::run(inputs, args.format(), &rules);
+            pairwise::run(inputs, args.format(), &rules)
         }
-        _ if args.view.is_some() => bail!("--view is for panel-vote's stream"),
-        Some("review") => return threshold_panel(&args, inputs),
-        _ => {}
+        Records::Reviews => threshold_panel(args, inputs),
+        Records::Verdicts => verdicts(args, inputs),
     }
+}
+
+/// A verdict panel, or a stream of them (`--each`).
+fn verdicts(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     let names = inputs
         .iter()
         .map(|s| s.name().to_string())
