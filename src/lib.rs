@@ -3,7 +3,8 @@
 //! The library has layers (docs/design.md §2), each depending only on those below it:
 //! [`tools`] (each binary's command and run) over `rules` (the seeds' decisions), `contracts`
 //! (what a judge must answer) and `engine` (everything that runs a process), over `records`
-//! (every record type and reading them). Only `tools` is the library's interface; the tests and
+//! (every record type and reading them), over `stats` (agreement, intervals and the ledger's
+//! thresholds: arithmetic on numbers). Only `tools` is the library's interface; the tests and
 //! the fuzz targets reach what else they need through [`internals`].
 
 // Unsafe code is for the sandbox's walls alone (namespaces, seccomp, the jail's first
@@ -14,6 +15,7 @@ pub(crate) mod contracts;
 pub(crate) mod engine;
 pub(crate) mod records;
 pub(crate) mod rules;
+pub(crate) mod stats;
 pub mod tools;
 
 #[doc(hidden)]

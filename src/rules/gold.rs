@@ -7,8 +7,8 @@
 //! pairwise preference (the answer given first). An answer is counted only when it was given:
 //! an abstention, a cancelled judge or an undecided panel is counted apart, never as wrong.
 
-use crate::rules::agreement::{cohen_kappa, wilson};
-use crate::rules::bootstrap::{self, Ci, Rng};
+use crate::stats::agreement::{cohen_kappa, wilson};
+use crate::stats::bootstrap::{self, Ci, Rng};
 
 /// Answers against gold labels: `table[gold][said]`, 0 the positive label, 1 the negative.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

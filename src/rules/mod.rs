@@ -1,4 +1,5 @@
-//! The seeds' decisions as plain functions over records. Each rule is one named function:
+//! The seeds' decisions as plain functions over records. Each rule is one named function (the
+//! statistics they use are `crate::stats`):
 //!
 //! | rule | where |
 //! | --- | --- |
@@ -12,14 +13,11 @@
 //! | the synthesised panel's pass rule | [`votes::panel_decision`] |
 //! | the threshold panel over review records | [`threshold::threshold`] |
 //! | where the work goes after the votes | [`routes`] |
-//! | how far judges agree beyond chance (Cohen's and Fleiss' kappa, Krippendorff's alpha) | [`agreement`] |
-//! | how far an agreement figure can be trusted (a bootstrap over panels) | [`bootstrap`] |
 //! | how far a judge or panel agrees with gold labels, a gate on it, a corrected share | [`gold`] |
 //! | a pairwise panel's preference | [`decision::prefer`] |
 //! | a PR's class, plan, accepted verdicts and aggregate | [`classify`], [`plan`], [`pr`] |
+//! | what a PR reviewer gets after a reply that does not count (correction, `-r2`, sonnet) | [`pr::ladder`] |
 
-pub mod agreement;
-pub mod bootstrap;
 pub mod canary;
 pub mod classify;
 pub mod consensus;

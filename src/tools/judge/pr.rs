@@ -21,6 +21,7 @@ use crate::records::input::Input;
 use crate::records::plan::{Member, PanelPlan};
 use crate::records::pr::{Correction, PrStatus, PrVerdictRecord, VERDICT_TYPE};
 use crate::records::{Status, Usage};
+use crate::rules::pr::ladder::{self, Ended, Step};
 use crate::rules::pr::{accept, aggregate};
 
 /// What panel-judge's man page says of `--contract pr` and the verdict block.
@@ -122,25 +123,6 @@ fn reply_check(seat: &Seat) -> impl Fn(&Map<String, Value>) -> Result<(), String
     }
 }
 
-/// A status of the launcher as a member's status.
-fn status_of(s: Status) -> PrStatus {
-    match s {
-        Status::Ok | Status::Unreadable | Status::CanaryMissed | Status::PositionInconsistent => {
-            PrStatus::Malformed
-        }
-        Status::Timeout => PrStatus::Timeout,
-        Status::Failed => PrStatus::Failed,
-        Status::NotFound => PrStatus::NotFound,
-        Status::UsageLimit => PrStatus::UsageLimit,
-        Status::RateLimited => PrStatus::RateLimited,
-        Status::ModelRefused => PrStatus::ModelRefused,
-        Status::Interrupted => PrStatus::Interrupted,
-        // Left out under --stop-when-decided: another member's blocking FIX_FIRST decided.
-        Status::Cancelled => PrStatus::Cancelled,
-        Status::OutputLimit => PrStatus::OutputLimit,
-    }
-}
-
 /// A usage limit counts as the harness's own only when the harness also failed: a model can
 /// write the words, but it cannot set its harness's exit status.
 pub fn usage_limit_from_harness(done: &Done) -> bool {
@@ -189,149 +171,208 @@ fn sonnet_fallback(
     }))
 }
 
-/// One member from its first launch to its record: one correction for a refused block, one
-/// fresh `-r2` reviewer after silence, a refusal for a changed checkout, and one launch at the
-/// sonnet profile after a refused opus model ("An opus spawn the dispatch refuses is tried once
-/// at its sonnet profile and the member is degraded; a second refusal is a none with
-/// SPAWN_REFUSED_REASON", seed 002). Every call runs under `cancel`, the panel's token under
-/// --stop-when-decided: once it is cancelled the call running is ended (its whole group) and
-/// none is started, and the record is `cancelled` with the token's why as its reason.
-#[allow(clippy::too_many_arguments)]
+/// What every call of one member shares: the launcher and the panel's token, the run folder,
+/// what it reviews, its brief and its checkout.
+pub struct Review<'a> {
+    pub launcher: &'a Launcher,
+    /// Under --stop-when-decided: once cancelled, the call running is ended (its whole group)
+    /// and none is started.
+    pub cancel: Option<&'a Arc<Cancel>>,
+    pub run: &'a Path,
+    pub target: &'a Target,
+    pub prompt: &'a str,
+    pub checkout: &'a Path,
+}
+
+/// A member's next call, and what it carries over from the calls before it.
+struct Call {
+    seat: Seat,
+    fallback: Option<SonnetFallback>,
+    /// Added to each job name once the member runs at its sonnet profile.
+    tag: &'static str,
+    job_name: String,
+    prompt: String,
+    /// The tools this reviewer called, over its calls.
+    calls: Option<Vec<String>>,
+    /// A first call keeps its session where the harness can resume it for the correction.
+    session: Session,
+    /// While a resumed correction runs: the fresh call (brief and correction) that replaces it
+    /// when the harness fails to resume.
+    unresumed: Option<String>,
+}
+
+impl Call {
+    /// A reviewer's first call (the `-r2` one's too): the brief alone, its session kept where
+    /// it can be resumed, no tools counted yet.
+    fn first(&mut self, reviewer: &str, prompt: &str) {
+        self.session = first_session(&self.seat);
+        self.job_name = format!("{reviewer}{}", self.tag);
+        self.prompt = prompt.to_string();
+        self.calls = None;
+    }
+
+    /// The launcher's job for this call; its session goes with it.
+    fn job(&mut self, review: &Review) -> Job {
+        Job {
+            name: self.job_name.clone(),
+            seat: self.seat.clone(),
+            prompt: Prompt::text(self.prompt.clone()),
+            schema: Value::Object(Map::new()),
+            mode: Mode::Reviewer {
+                checkout: review.checkout.to_path_buf(),
+                session: std::mem::take(&mut self.session),
+            },
+            retries: Some(0),
+            cancel: review.cancel.cloned(),
+        }
+    }
+}
+
+/// One member from its first launch to its record: the ladder ([`ladder::next`]) says what
+/// follows each call; a changed checkout is refused whatever the reply. The record is
+/// `cancelled` with the token's why as its reason once `review.cancel` is.
 pub fn review_member(
-    launcher: &Launcher,
-    cancel: Option<&Arc<Cancel>>,
-    run: &Path,
-    rec: PrVerdictRecord,
+    review: &Review,
+    mut rec: PrVerdictRecord,
     seat: &Seat,
     fallback: Option<SonnetFallback>,
-    target: &Target,
-    prompt: &str,
-    checkout: &Path,
 ) -> PrVerdictRecord {
-    let mut fallback = fallback;
-    let mut seat = seat.clone();
-    // Added to each job name once the member runs at its sonnet profile.
-    let mut tag = "";
     let started = Instant::now();
-    let mut rec = rec;
     let finish = |mut rec: PrVerdictRecord| {
         rec.duration_ms = started.elapsed().as_millis() as u64;
         rec
     };
-    let before = match checkout::snapshot(checkout) {
+    let before = match checkout::snapshot(review.checkout) {
         Ok(s) => s,
         Err(e) => {
             rec.reason = Some(format!("cannot read the checkout: {e:#}"));
             return finish(rec);
         }
     };
-    let mut check = reply_check(&seat);
-    let mut job_name = rec.member.clone();
-    let mut job_prompt = prompt.to_string();
-    let mut calls: Option<Vec<String>> = None;
-    // A first call keeps its session where the harness can resume it for the correction.
-    let mut session = first_session(&seat);
-    // While a resumed correction runs: the fresh call (brief and correction) that replaces it
-    // when the harness fails to resume.
-    let mut unresumed: Option<String> = None;
+    let mut call = Call {
+        seat: seat.clone(),
+        fallback,
+        tag: "",
+        job_name: rec.member.clone(),
+        prompt: review.prompt.to_string(),
+        calls: None,
+        session: first_session(seat),
+        unresumed: None,
+    };
     loop {
-        let resuming = unresumed.take();
-        let job = Job {
-            name: job_name.clone(),
-            seat: seat.clone(),
-            prompt: Prompt::text(job_prompt.clone()),
-            schema: Value::Object(Map::new()),
-            mode: Mode::Reviewer {
-                checkout: checkout.to_path_buf(),
-                session: std::mem::take(&mut session),
-            },
-            retries: Some(0),
-            cancel: cancel.cloned(),
-        };
-        let done = launcher.ask(&job, &check);
+        let resuming = call.unresumed.take();
+        let done = review
+            .launcher
+            .ask(&call.job(review), &reply_check(&call.seat));
         // The session this call kept, with the private folder that holds it: dropped (and the
         // folder removed) unless the correction resumes it.
-        let mut kept: Option<(String, Arc<KeptFolder>)> = match (&done.session, &done.kept) {
+        let kept: Option<(String, Arc<KeptFolder>)> = match (&done.session, &done.kept) {
             (Some(id), Some(folder)) => Some((id.clone(), Arc::clone(folder))),
             _ => None,
         };
-        count_call(&mut rec, &done, &mut calls);
-        if let Some(what) = checkout_changed(&before, checkout) {
+        count_call(&mut rec, &done, &mut call.calls);
+        if let Some(what) = checkout_changed(&before, review.checkout) {
             rec.status = PrStatus::CheckoutChanged;
             rec.reason = Some(what);
             return finish(rec);
         }
-        let reply = Reply {
-            done: &done,
-            job_name: &job_name,
-            calls: calls.as_deref(),
-            resuming,
+        let ended = read_reply(&mut rec, &done, call.calls.as_deref(), review.target);
+        let rung = ladder::Rung {
+            corrected: rec.corrected,
+            fresh: rec.reviewer != rec.member,
+            can_fall_back: call.fallback.is_some(),
+            resuming: resuming.is_some(),
+            session_kept: kept.is_some(),
         };
-        let refused = match read_reply(&mut rec, reply, run, target, fallback.is_some()) {
-            Next::Final => return finish(rec),
-            Next::Refused(refused) => refused,
-            Next::Fallback => {
-                // The opus model was refused: once more at the sonnet profile, degraded.
-                seat = degrade(&mut rec, fallback.take().expect("a fallback was offered"));
-                check = reply_check(&seat);
-                session = first_session(&seat);
+        match ladder::next(&ended, rung) {
+            Step::Stop(status) => {
+                stop(&mut rec, &ended, status, &done, review.run, &call.job_name);
+                return finish(rec);
+            }
+            Step::Fallback => {
+                let f = call.fallback.take().expect("a fallback was offered");
+                call.seat = degrade(&mut rec, f);
                 // Its own job names, so nothing of the refused launches is taken up again.
-                tag = "-sonnet";
-                job_name = format!("{}{tag}", rec.reviewer);
-                job_prompt = prompt.to_string();
-                calls = None;
-                continue;
+                call.tag = "-sonnet";
+                call.first(&rec.reviewer, review.prompt);
             }
-            Next::Silent => {
-                // Silence: one fresh reviewer, with the brief alone.
-                session = first_session(&seat);
-                rec.reviewer = fresh_name(&rec.member);
-                job_name = format!("{}{tag}", rec.reviewer);
-                job_prompt = prompt.to_string();
-                calls = None;
-                continue;
+            Step::FreshReviewer => {
+                if matches!(ended, Ended::Refused(_)) {
+                    rec.excerpt = None;
+                }
+                rec.reviewer = ladder::fresh_name(&rec.member);
+                call.first(&rec.reviewer, review.prompt);
             }
-            Next::Unresumed(fresh) => {
-                // The harness could not resume (the session was not kept, or is gone): the
-                // correction goes to a fresh call instead.
+            Step::CorrectFresh => {
                 rec.correction = Some(Correction::Fresh);
-                job_name = format!("{}{tag}-correction-fresh", rec.reviewer);
-                job_prompt = fresh;
-                continue;
+                call.job_name = format!("{}{}-correction-fresh", rec.reviewer, call.tag);
+                call.prompt = resuming.expect("a resumed correction failed");
             }
-        };
-        if refused.status == PrStatus::Malformed && !rec.corrected {
-            rec.corrected = true;
-            job_name = format!("{}{tag}-correction", rec.reviewer);
-            let correction = brief::correction_prompt(&refused.reason, target);
-            match kept.take() {
-                // The session that read the code hears the short correction alone.
-                Some((id, folder)) => {
-                    rec.correction = Some(Correction::Resumed);
-                    job_prompt = correction.trim_start().to_string();
-                    // The job holds the folder until the resumed call is done.
-                    session = Session::Resume { id, folder };
-                    unresumed = Some(format!("{prompt}{correction}"));
-                }
-                None => {
-                    rec.correction = Some(Correction::Fresh);
-                    job_prompt = format!("{prompt}{correction}");
-                }
+            Step::Correct { .. } => {
+                let Ended::Refused(refused) = &ended else {
+                    unreachable!("only a refused reply is corrected")
+                };
+                correct(&mut rec, &mut call, kept, &refused.reason, review);
             }
-            continue;
         }
-        if refused.status == PrStatus::Malformed && rec.reviewer == rec.member {
-            // Still wrong after its correction: one fresh reviewer, with the brief alone.
-            rec.excerpt = None;
-            rec.reviewer = fresh_name(&rec.member);
-            job_name = format!("{}{tag}", rec.reviewer);
-            job_prompt = prompt.to_string();
-            calls = None;
-            continue;
+    }
+}
+
+/// The member's one correction: the session that read the code hears the short correction
+/// alone where it was kept; else a fresh call gets the brief and the correction.
+fn correct(
+    rec: &mut PrVerdictRecord,
+    call: &mut Call,
+    kept: Option<(String, Arc<KeptFolder>)>,
+    reason: &str,
+    review: &Review,
+) {
+    rec.corrected = true;
+    call.job_name = format!("{}{}-correction", rec.reviewer, call.tag);
+    let correction = brief::correction_prompt(reason, review.target);
+    let whole = format!("{}{correction}", review.prompt);
+    match kept {
+        Some((id, folder)) => {
+            rec.correction = Some(Correction::Resumed);
+            call.prompt = correction.trim_start().to_string();
+            // The job holds the folder until the resumed call is done.
+            call.session = Session::Resume { id, folder };
+            call.unresumed = Some(whole);
         }
-        rec.status = refused.status;
-        rec.reason = Some(refused.reason);
-        return finish(rec);
+        None => {
+            rec.correction = Some(Correction::Fresh);
+            call.prompt = whole;
+        }
+    }
+}
+
+/// A member's record once the ladder stops it with `status`: the reason (and excerpt) its end
+/// gives; an accepted verdict is in it already.
+fn stop(
+    rec: &mut PrVerdictRecord,
+    ended: &Ended,
+    status: PrStatus,
+    done: &Done,
+    run: &Path,
+    job_name: &str,
+) {
+    rec.status = status;
+    match ended {
+        Ended::Accepted => {}
+        Ended::Refused(r) => rec.reason = Some(r.reason.clone()),
+        Ended::UsageLimit => {
+            rec.reason = Some(accept::USAGE_LIMIT_REASON.into());
+            rec.excerpt = done.cause.clone();
+            rec.resets_at = resets_at(done, run, job_name);
+        }
+        Ended::ModelRefused => {
+            rec.reason = Some(accept::SPAWN_REFUSED_REASON.into());
+            rec.excerpt = done.cause.clone();
+        }
+        Ended::Timeout | Ended::Failed | Ended::Other(_) => {
+            rec.reason = done.cause.clone();
+            rec.excerpt = done.excerpt.clone();
+        }
     }
 }
 
@@ -360,97 +401,31 @@ fn degrade(rec: &mut PrVerdictRecord, f: SonnetFallback) -> Seat {
     f.seat
 }
 
-/// One call's reply, as [`read_reply`] reads it.
-struct Reply<'a> {
-    done: &'a Done,
-    job_name: &'a str,
-    /// The tools the reviewer called, over every call of this reviewer.
-    calls: Option<&'a [String]>,
-    /// The fresh call (brief and correction) that replaces a resumed correction.
-    resuming: Option<String>,
-}
-
-/// What a member does after one call.
-enum Next {
-    /// Its record is final: an accepted verdict, or a failure said.
-    Final,
-    /// Its reply was refused: corrected once, then one fresh reviewer, then the refusal stands.
-    Refused(accept::Refused),
-    /// The opus model was refused and a sonnet profile is offered.
-    Fallback,
-    /// It said nothing by the deadline: one fresh reviewer.
-    Silent,
-    /// The harness could not resume the correction: a fresh call with it instead.
-    Unresumed(String),
-}
-
-/// Reads one call's reply into the member's record: an accepted verdict, a failure, or what to
-/// do next.
+/// Reads one call's reply: an accepted verdict goes into the member's record; otherwise what
+/// the call ended as, for the ladder.
 fn read_reply(
     rec: &mut PrVerdictRecord,
-    reply: Reply,
-    run: &Path,
+    done: &Done,
+    calls: Option<&[String]>,
     target: &Target,
-    can_fall_back: bool,
-) -> Next {
-    let done = reply.done;
+) -> Ended {
     let text = done
         .answer
         .as_ref()
         .and_then(|a| a.get("text"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let refused = |reason: String| {
-        Next::Refused(accept::Refused {
-            status: PrStatus::Malformed,
-            reason,
-        })
-    };
+        .and_then(Value::as_str);
     match (done.status, text) {
-        (Status::Ok, Some(text)) => match accept::accept_verdict(&text, target, reply.calls) {
+        (Status::Ok, Some(text)) => match accept::accept_verdict(text, target, calls) {
             Ok(a) => {
-                take_verdict(rec, a, &text);
-                Next::Final
+                take_verdict(rec, a, text);
+                Ended::Accepted
             }
             Err(r) => {
-                rec.excerpt = Some(crate::engine::extract::excerpt(&text, 300));
-                Next::Refused(r)
+                rec.excerpt = Some(crate::engine::extract::excerpt(text, 300));
+                Ended::Refused(r)
             }
         },
-        (Status::UsageLimit, _) if usage_limit_from_harness(done) => {
-            rec.status = PrStatus::UsageLimit;
-            rec.reason = Some(accept::USAGE_LIMIT_REASON.into());
-            rec.excerpt = done.cause.clone();
-            rec.resets_at = resets_at(done, run, reply.job_name);
-            Next::Final
-        }
-        (Status::UsageLimit, _) => refused(
-            "usage-limit-words: the reviewer wrote a usage-limit notice; the harness did not fail"
-                .into(),
-        ),
-        (Status::Ok | Status::Unreadable, _) => refused(format!(
-            "no-verdict: {}",
-            done.cause.clone().unwrap_or_else(|| "no answer".into())
-        )),
-        (Status::ModelRefused, _) if done.exit_code == Some(0) => refused(
-            "model-refused-words: the reviewer wrote a refused-model notice; the harness did not fail"
-                .into(),
-        ),
-        (Status::ModelRefused, _) if can_fall_back => Next::Fallback,
-        (Status::ModelRefused, _) => {
-            rec.status = PrStatus::ModelRefused;
-            rec.reason = Some(accept::SPAWN_REFUSED_REASON.into());
-            rec.excerpt = done.cause.clone();
-            Next::Final
-        }
-        (Status::Timeout, _) if rec.reviewer == rec.member => Next::Silent,
-        (Status::Failed, _) if let Some(fresh) = reply.resuming => Next::Unresumed(fresh),
-        (status, _) => {
-            rec.status = status_of(status);
-            rec.reason = done.cause.clone();
-            rec.excerpt = done.excerpt.clone();
-            Next::Final
-        }
+        (status, _) => ladder::ended(status, done.exit_code != Some(0), done.cause.as_deref()),
     }
 }
 
@@ -489,12 +464,6 @@ fn first_session(seat: &Seat) -> Session {
     } else {
         Session::Forget
     }
-}
-
-/// The name (docs/rules.md, "Acceptance") of the fresh reviewer that replaces a silent member
-/// or one whose reply is still malformed after its correction.
-pub fn fresh_name(member: &str) -> String {
-    format!("{member}-r2")
 }
 
 /// A fresh folder under the temporary folder for the run's checkouts.
@@ -765,17 +734,15 @@ pub fn judge(
             let mut rec = record(&plan, m, &seats[i], &run);
             rec.sandbox = Some(launcher.sandbox().to_string());
             let fallback = fallbacks[i].clone();
-            review_member(
+            let review = Review {
                 launcher,
-                token.as_ref(),
-                &run,
-                rec,
-                &seats[i],
-                fallback,
-                &target,
-                &prompt,
-                &dir,
-            )
+                cancel: token.as_ref(),
+                run: &run,
+                target: &target,
+                prompt: &prompt,
+                checkout: &dir,
+            };
+            review_member(&review, rec, &seats[i], fallback)
         },
         |_, rec| {
             decide(&rec);
@@ -834,14 +801,6 @@ mod tests {
             change(&mut r);
             assert!(!reusable(&r, &p, m), "{r:?}");
         }
-    }
-
-    #[test]
-    fn the_fresh_reviewer_is_named_r2() {
-        assert_eq!(
-            fresh_name("rp-acme-app-7-01234567-tests"),
-            "rp-acme-app-7-01234567-tests-r2"
-        );
     }
 
     #[test]

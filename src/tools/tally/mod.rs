@@ -236,7 +236,7 @@ pub struct Args {
     /// (panels resampled with replacement, from the fixed seed 0x70616e656c, so the same
     /// history gives the same intervals). Shares (holds, canary hits, sub-panel matches) take
     /// Wilson's interval.
-    #[arg(long, value_name = "N", requires = "ledger", default_value_t = crate::rules::bootstrap::REPLICATES,
+    #[arg(long, value_name = "N", requires = "ledger", default_value_t = crate::stats::bootstrap::REPLICATES,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub bootstrap: u32,
 

@@ -20,10 +20,10 @@ use anyhow::{Result, bail};
 use crate::records::pairwise::Preference;
 use crate::records::view::VerdictView;
 use crate::records::{Decision, Status, Usage, Verdict};
-use crate::rules::agreement::{Alpha, Fleiss};
-use crate::rules::bootstrap::Units;
 use crate::rules::decision::{self, Inconsistent};
 use crate::rules::gold::Confusion;
+use crate::stats::agreement::{Alpha, Fleiss};
+use crate::stats::bootstrap::Units;
 use crate::tools::tally::ledger::gold::GoldCounts;
 pub use crate::tools::tally::ledger::position::Position;
 

@@ -5,8 +5,8 @@
 //! [`read`] reads the records, [`count`] keeps bounded counts as they stream, this module turns
 //! the counts into records (`judge-stats`, `pair-agreement`, `ledger-summary`) with their
 //! flags, [`text`] draws the terminal report and [`svg`] the picture. The kappas and alpha are
-//! `rules::agreement`, their intervals `rules::bootstrap`; a panel's outcome is
-//! `rules::decision`.
+//! `stats::agreement`, their intervals `stats::bootstrap`, the lines a flag is raised past
+//! `stats::thresholds`; a panel's outcome is `rules::decision`.
 //!
 //! A flag on a figure is raised only when its whole 95 % interval is past the threshold, and
 //! its evidence names the interval: a point past the line on few panels is no finding.
@@ -32,28 +32,17 @@ pub use crate::records::ledger::{
     CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, PositionStats, Report,
     StoppedEarly, SubPanel,
 };
-use crate::rules::agreement::{cohen_kappa, wilson};
-use crate::rules::bootstrap::{self, Ci};
+use crate::stats::agreement::{cohen_kappa, wilson};
+use crate::stats::bootstrap::{self, Ci};
+use crate::stats::thresholds::{
+    ABSTAINS, CONTRARIAN, MIN_PANELS, POSITION_BIAS, REDUNDANT_KAPPA, RUBBER_STAMP, SUB_PANEL_MATCH,
+};
 use crate::tools::tally::report::Format;
 use count::{Canary, Ledger, Position, STATUSES, Shape, Stats};
 use gold_report::Require;
 
-/// Flags need this many panels (or shared panels) before they are raised on a rate.
-pub const MIN_PANELS: u64 = 30;
-/// Two judges agreeing this far beyond chance are one judge paid twice.
-pub const REDUNDANT_KAPPA: f64 = 0.8;
-/// A judge that holds this often is not reading.
-pub const RUBBER_STAMP: f64 = 0.95;
-/// A judge that abstains this often costs without answering.
-pub const ABSTAINS: f64 = 0.2;
-/// A judge against the others' majority this often.
-pub const CONTRARIAN: f64 = 0.4;
-/// A sub-panel is as good as the panel when its outcome matched on this share of panels.
-pub const SUB_PANEL_MATCH: f64 = 0.95;
 /// Panel shapes the report scores sub-panels for, most frequent first.
 pub const SHAPES_SHOWN: usize = 5;
-/// A pairwise judge that prefers the first shown this far from half the time, either way.
-pub const POSITION_BIAS: f64 = 0.1;
 
 fn rate(n: u64, of: u64) -> Option<f64> {
     (of > 0).then(|| n as f64 / of as f64)

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::rules::agreement::{Alpha, Fleiss};
+use crate::stats::agreement::{Alpha, Fleiss};
 
 /// The bootstrap's fixed seed (the ASCII of `panel`).
 pub const SEED: u64 = 0x70_61_6e_65_6c;
