@@ -816,6 +816,13 @@ fn readme_table() {
 fn every_cell_is_a_test() {
     let rows: Vec<&str> = ROWS.iter().map(|(r, _)| *r).collect();
     let faults: Vec<&str> = FAULTS.iter().map(|f| f.id).collect();
+    // A row added to the harness table is a row of the matrix, or this fails.
+    let table = panel::internals::Table::builtin();
+    assert_eq!(
+        rows,
+        table.names(),
+        "ROWS are not the built-in table's rows"
+    );
     assert_eq!(CELL_ROWS, rows, "the rows of `cells!` are not ROWS");
     assert_eq!(
         CELL_FAULTS, faults,

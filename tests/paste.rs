@@ -13,9 +13,18 @@ use serde_json::Value;
 
 use crate::util::{TempDir, bin, skipped, stderr, stdout, with_standins};
 
-const HARNESSES: [&str; 8] = [
-    "claude", "codex", "copilot", "opencode", "gemini", "qwen", "kimi", "llm",
-];
+/// The rows whose dry-run block is pasted: every built-in CLI row proven against its real CLI
+/// (`verified`), read from the table, so a new row is pasted without being listed here. Left
+/// out: exec (its command is the user's) and replay (it launches nothing).
+fn harnesses() -> Vec<String> {
+    let table = panel::internals::Table::builtin();
+    table
+        .rows()
+        .iter()
+        .filter(|h| h.verified && !["exec", "replay"].contains(&h.name.as_str()))
+        .map(|h| h.name.clone())
+        .collect()
+}
 
 /// A candidate that tries every way out of a shell word; `PWNED` becomes a path that exists
 /// afterwards only if some of it ran.
@@ -119,7 +128,8 @@ fn every_dry_run_block_runs_as_pasted_sealed_and_answers_as_the_launch() {
         return;
     }
     let rows = rows();
-    for harness in HARNESSES {
+    for harness in harnesses() {
+        let harness = harness.as_str();
         let t = TempDir::new(&format!("paste-{harness}"));
         let dir = |n: &str| -> PathBuf {
             let d = t.path().join(n);

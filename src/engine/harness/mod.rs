@@ -325,6 +325,57 @@ impl Table {
     pub fn names(&self) -> Vec<&str> {
         self.rows.iter().map(|r| r.name.as_str()).collect()
     }
+
+    /// The rows as panel-judge's help names them: the CLIs proven against the real one, those
+    /// that are not, and the rows whose seat names a program or a file (`exec:COMMAND`).
+    pub fn help(&self) -> String {
+        let mut proven = Vec::new();
+        let mut unverified = Vec::new();
+        let mut generic = Vec::new();
+        for row in &self.rows {
+            let (head, rest) = row
+                .description
+                .split_once(": ")
+                .unwrap_or((&row.description, ""));
+            let form = format!("{}:", row.name);
+            match rest.split_whitespace().find(|w| w.starts_with(&form)) {
+                Some(spec) => generic.push(format!(
+                    "{} ({})",
+                    spec.trim_end_matches([',', '.']),
+                    head.to_lowercase()
+                )),
+                None if row.verified => proven.push(row.name.clone()),
+                None => unverified.push(format!("{} ({head})", row.name)),
+            }
+        }
+        let mut parts = Vec::new();
+        if !proven.is_empty() {
+            parts.push(format!(
+                "{}, each proven against the real CLI",
+                and_list(&proven)
+            ));
+        }
+        if !unverified.is_empty() {
+            parts.push(format!(
+                "{}, UNVERIFIED: built from their documentation, never run against the real CLI",
+                and_list(&unverified)
+            ));
+        }
+        parts.extend(generic);
+        format!(
+            "Built-in harnesses (--list-harnesses prints each row): {}.",
+            parts.join("; ")
+        )
+    }
+}
+
+/// `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 fn user_files() -> Result<Vec<PathBuf>> {
@@ -680,6 +731,26 @@ pub fn family_of_model(model: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_names_every_row_of_the_table() {
+        let mut t = Table::builtin();
+        let text = t.help();
+        for name in t.names() {
+            assert!(text.contains(name), "{name}: {text}");
+        }
+        assert!(text.contains("exec:COMMAND (any program"), "{text}");
+        let mut new = t.get("claude").unwrap().clone();
+        (new.name, new.verified) = ("newcli".into(), false);
+        new.description = "New CLI in print mode: nothing else".into();
+        t.rows.push(new);
+        assert!(
+            t.help()
+                .contains("and newcli (New CLI in print mode), UNVERIFIED"),
+            "{}",
+            t.help()
+        );
+    }
 
     fn vars(pairs: &[(&'static str, &str)]) -> Vars<'static> {
         pairs

@@ -43,11 +43,7 @@ use panel::LensFlags;
 /// (`maybe`) is unreadable: the record's `said` keeps the word, which panel-tally shows and
 /// counts as an abstention.
 ///
-/// Built-in harnesses (--list-harnesses prints each row): claude, codex, copilot, opencode,
-/// gemini, qwen, kimi and llm, each proven against the real CLI; cursor (Cursor's `agent`) and
-/// agy (Antigravity), UNVERIFIED: built from their documentation, never run against the real
-/// CLI; exec:COMMAND (any program: the prompt on stdin, the answer on stdout); replay:FILE
-/// (recorded answers by judge name).
+/// {built-in harnesses}
 ///
 /// History: every verdict record (canaries too) is also appended to
 /// $XDG_STATE_HOME/panel/history.jsonl (~/.local/state when XDG_STATE_HOME is unset, empty or
@@ -320,6 +316,9 @@ pub fn command() -> clap::Command {
         .get_long_about()
         .map(|a| a.to_string())
         .unwrap_or_default();
+    // The harness table names its rows: a new row is in the help without an edit here.
+    let rows = crate::engine::harness::Table::builtin().help();
+    let about = about.replace("{built-in harnesses}", &rows);
     cmd.long_about(format!("{about}\n\n{}", pr::JUDGE_DOC))
         .after_long_help(DOC.help())
 }
