@@ -16,6 +16,8 @@
 //! [`share`] (memory, processes, disk, files, inotify, CPU, a keyring of its own, in its own
 //! [`cgroup`] where the run has them) and puts on the [`grants`] of what it may touch
 //! ([`walls`]: Landlock, and seccomp for what Landlock cannot yet see).
+//! What it puts around a judge is one value, its [`Policy`], made by [`policy`] from the seat's
+//! facts.
 
 pub mod cgroup;
 pub mod confine;
