@@ -262,6 +262,31 @@ mod tests {
     /// `/home/u/runs`, the private folders under `/run/panel/x`, the CLI under `/opt/cli`;
     /// a reviewer in `/home/u/repo` when `reviewer`, keeping its session.
     fn policy_of(row: &Harness, walls: &Walls, reviewer: bool) -> Policy {
+        let program = PathBuf::from("/opt/cli/bin").join(&row.executable);
+        let read = [PathBuf::from("/srv/data")];
+        let host = Host {
+            etc: grants::etc_listed(),
+            installs: vec!["/opt/cli".into()],
+            git: reviewer.then(|| PathBuf::from("/home/u/repo/.git")),
+            missing: ["/lib32", "/libx32"].map(PathBuf::from).into(),
+            links: ["/bin", "/sbin", "/lib", "/lib64"]
+                .map(PathBuf::from)
+                .into(),
+        };
+        with_seat(row, walls, reviewer, (&program, &read), |seat| {
+            policy(seat, &host)
+        })
+    }
+
+    /// `then` given the seat of `row` under `walls` from the fixed facts, with `program` and
+    /// `--sandbox-read`'s `read`.
+    fn with_seat<R>(
+        row: &Harness,
+        walls: &Walls,
+        reviewer: bool,
+        (program, read): (&Path, &[PathBuf]),
+        then: impl FnOnce(&Seat) -> R,
+    ) -> R {
         let dirs = AttemptDirs::new(
             Path::new("/home/u/runs/r"),
             Path::new("/run/panel/x"),
@@ -281,7 +306,6 @@ mod tests {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let texts: Vec<String> = row.files.values().cloned().collect();
-        let program = PathBuf::from("/opt/cli/bin").join(&row.executable);
         let checkout = Path::new("/home/u/repo");
         let answer = match (&row.reviewer, reviewer) {
             (Some(r), true) => r.answer,
@@ -305,26 +329,17 @@ mod tests {
             answer_cap: 16 << 20,
             user_home: Path::new("/home/u"),
             user_env: &user_env,
-            read: &[PathBuf::from("/srv/data")],
+            read,
             write: &[],
             allow: &[Endpoint::parse("localhost:11434").unwrap()],
-            program: &program,
+            program,
             args: &["--model".into(), "m".into()],
             env: &env,
             texts: &texts,
             prompt: "Is https://prompt.example/ safe?",
             login: &[Endpoint::parse("login.example:443").unwrap()],
         };
-        let host = Host {
-            etc: grants::etc_listed(),
-            installs: vec!["/opt/cli".into()],
-            git: reviewer.then(|| checkout.join(".git")),
-            missing: ["/lib32", "/libx32"].map(PathBuf::from).into(),
-            links: ["/bin", "/sbin", "/lib", "/lib64"]
-                .map(PathBuf::from)
-                .into(),
-        };
-        policy(&seat, &host)
+        then(&seat)
     }
 
     fn shown(policy: &Policy) -> String {
@@ -373,5 +388,31 @@ mod tests {
         let off = policy_of(row, &Walls::off(), false);
         assert!(off.jail.is_none() && off.confine.is_none() && off.egress.is_none());
         assert_eq!(off.share.files, Some(4096));
+    }
+
+    /// What the host's files say is read once, before the policy: which granted paths are
+    /// missing (not shown) and which are links (not a folder that covers another).
+    #[test]
+    fn the_host_says_which_grants_are_there_and_the_policy_shows_those() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().canonicalize().unwrap();
+        let bin = dir.join("cli/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("tool"), "").unwrap();
+        std::os::unix::fs::symlink(&bin, dir.join("link")).unwrap();
+        let read = [dir.join("link"), dir.join("absent")];
+        let table = Table::builtin();
+        let row = table.get("claude").unwrap();
+        let walls = walls_on(Mode::Auto, &Ok(6), &Ok(()), false).unwrap();
+        let program = bin.join("tool");
+        with_seat(row, &walls, false, (&program, &read), |seat| {
+            let host = host(seat);
+            assert_eq!(host.installs, std::slice::from_ref(&bin));
+            assert!(host.missing.contains(&dir.join("absent")));
+            assert!(host.links.contains(&dir.join("link")));
+            let jail = policy(seat, &host).jail.unwrap();
+            assert!(jail.read.contains(&dir.join("link")) && jail.read.contains(&bin));
+            assert!(!jail.read.contains(&dir.join("absent")) && !jail.read.contains(&program));
+        });
     }
 }
