@@ -22,22 +22,12 @@ use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::run_folder::{self, ANSWER_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE};
-use crate::engine::sandbox::egress::{self, Egress, Endpoint};
-use crate::engine::sandbox::jail::{Jail, Opening, PROXY_PORT};
-use crate::engine::sandbox::share::{self, Report};
-use crate::engine::sandbox::{Policy, grants};
+use crate::engine::sandbox::egress::{self, Endpoint};
+use crate::engine::sandbox::share::Report;
+use crate::engine::sandbox::{Policy, grants, policy};
 use crate::engine::slots::{self, NoSlot};
 use crate::engine::transcript::Transcript;
 use crate::records::Status;
-
-/// The variables that name certificate authorities to trust, files or folders.
-const CA_VARS: [&str; 5] = [
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "NODE_EXTRA_CA_CERTS",
-    "REQUESTS_CA_BUNDLE",
-    "CURL_CA_BUNDLE",
-];
 
 /// Bytes of a judge's stderr, and of the answer file it writes, kept in memory and in the run
 /// folder. (Its stdout goes to the run folder as it arrives, within `--max-output`: see
@@ -425,171 +415,45 @@ impl<'a> Attempt<'a> {
         Ok((outcome, answer))
     }
 
-    /// What its supervisor puts around it: the jail, Landlock's rules, the proxy's allow-list,
-    /// the ids, as the run's walls have them.
+    /// What its supervisor puts around it, made by [`policy::policy`] from the seat's facts
+    /// gathered here.
     fn policy(&self, spec: &Spec, login: &[Endpoint], texts: &[String]) -> Policy {
         let ctx = self.ctx;
-        let walls = &ctx.walls;
-        let mut policy = Policy {
-            grace_ms: lifecycle::JUDGE_GRACE.as_millis() as u64,
-            private: Some(self.dirs.private.clone()),
-            share: share::Limits {
-                report: Some(self.dirs.share_report()),
-                ..ctx.share.limits.clone()
-            },
-            ..Policy::default()
-        };
-        if !walls.confined() {
-            return policy;
-        }
-        let grants = self.judge(spec).grants();
-        let allow = self.endpoints(spec, login, texts);
-        let direct: Vec<&Endpoint> = allow.iter().filter(|e| e.is_loopback()).collect();
-        let jail = walls.jail.then(|| {
-            let proxy = (PROXY_PORT..)
-                .find(|p| !direct.iter().any(|e| e.port == *p))
-                .unwrap_or(PROXY_PORT);
-            let mut doors = vec![Opening {
-                at: (std::net::Ipv4Addr::LOCALHOST, proxy).into(),
-                to: None,
-            }];
-            for e in &direct {
-                for a in e.loopback_addresses() {
-                    let at = std::net::SocketAddr::new(a, e.port);
-                    if !doors.iter().any(|d| d.at == at) {
-                        doors.push(Opening {
-                            at,
-                            to: Some((*e).clone()),
-                        });
-                    }
-                }
-            }
-            let (read, write) = grants.shown();
-            Jail {
-                read,
-                write,
-                cwd: self.cwd(),
-                home: self.dirs.home.clone(),
-                doors,
-                private: self.dirs.private.clone(),
-                disk: ctx.share.disk.map(|d| (d, share::inodes(d))),
-                keep: self.kept_back(),
-                // One byte past what is read: the tool can tell a longer file.
-                keep_cap: Some(OUTPUT_CAP as u64 + 1),
-            }
-        });
-        // The ports it may connect to: its doors in a jail; else its loopback endpoints' (the
-        // supervisor adds its proxy's).
-        let mut tcp: Vec<u16> = match &jail {
-            Some(j) => j.doors.iter().map(|d| d.at.port()).collect(),
-            None => direct.iter().map(|e| e.port).collect(),
-        };
-        tcp.sort_unstable();
-        tcp.dedup();
-        policy.confine = walls
-            .landlock
-            .map(|abi| grants.landlock(abi, tcp, walls.jail));
-        policy.jail = jail;
-        policy.egress = Some(Egress {
-            allow,
-            log: self.dirs.egress_log(),
-        });
-        policy.ids = walls.ids;
-        policy
-    }
-
-    /// What the tool reads back from its private folder once it ended, relative to it: its
-    /// answer file, and the HOME of a session kept for a resume.
-    fn kept_back(&self) -> Vec<PathBuf> {
-        let mut keep = Vec::new();
-        if self.answer_at() == AnswerAt::File {
-            keep.push(PathBuf::from(
-                self.dirs.answer_file().file_name().unwrap_or_default(),
-            ));
-        }
-        if let Mode::Reviewer {
-            session: Session::Keep,
-            ..
-        } = &self.job.mode
-        {
-            keep.push(PathBuf::from(
-                self.dirs.home.file_name().unwrap_or_default(),
-            ));
-        }
-        keep
-    }
-
-    /// Where its judge runs, for the grants.
-    fn judge<'s>(&'s self, spec: &'s Spec) -> grants::Site<'s> {
-        let ctx = self.ctx;
-        let h = &self.job.seat.harness;
-        let path_env = ctx.path_var();
-        // An exec: seat's command runs what its first word names; anything else it names
-        // (a script given to `sh`) is granted with --sandbox-read.
-        let command = match (h.name.as_str(), self.job.seat.model.as_deref()) {
-            ("exec", Some(command)) => command
-                .split_whitespace()
-                .next()
-                .and_then(|w| find_on_path(w.trim_matches(['\'', '"']), path_env)),
-            _ => None,
-        };
-        let home = |p: &String| match p.strip_prefix("~/") {
-            Some(rest) => ctx.user_home.join(rest),
-            None => PathBuf::from(p),
-        };
-        let mut read: Vec<PathBuf> = h.sandbox_read.iter().map(home).collect();
-        read.extend(ctx.opts.sandbox_read.iter().cloned());
-        // The authorities the user's environment trusts (a company proxy's): its CLI does too.
-        read.extend(
-            CA_VARS
-                .iter()
-                .filter_map(|v| ctx.user_env.get(*v))
-                .flat_map(|v| v.split(':'))
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute()),
-        );
-        grants::Site {
-            program: &spec.program,
-            path_env,
-            command,
-            private: &self.dirs.private,
+        let cwd = self.cwd();
+        let seat = policy::Seat {
+            row: &self.job.seat.harness,
+            model: self.job.seat.model.as_deref(),
+            walls: &ctx.walls,
+            limits: &ctx.share.limits,
+            disk: ctx.share.disk,
+            dirs: &self.dirs,
+            cwd: &cwd,
             checkout: match &self.job.mode {
                 Mode::Reviewer { checkout, .. } => Some(checkout),
                 Mode::Sealed => None,
             },
-            read,
-            write: ctx.opts.sandbox_write.clone(),
-            home: &ctx.user_home,
-        }
-    }
-
-    /// The hosts and ports it may reach: its row's, its login's, `--sandbox-allow`'s, and those
-    /// of the URLs in its environment, the user's configuration carried to it and the row's
-    /// files (`texts`, as written before it starts) and its argv. Never what the prompt names
-    /// (an argument or a file that carries the prompt is not read for them), nor anything the
-    /// judge could write: its HOME is not read.
-    fn endpoints(&self, spec: &Spec, login: &[Endpoint], texts: &[String]) -> Vec<Endpoint> {
-        let row = &self.job.seat.harness.egress;
-        let mut allow: Vec<Endpoint> = row.iter().filter_map(|e| Endpoint::parse(e).ok()).collect();
-        allow.extend(login.iter().cloned());
-        allow.extend(self.ctx.opts.sandbox_allow.iter().cloned());
-        let prompt = self.prompt.as_str();
-        let carries = |t: &str| !prompt.is_empty() && t.contains(prompt);
-        let proxy_var = |k: &str| k.to_ascii_uppercase().ends_with("_PROXY");
-        let values = spec
-            .env
-            .iter()
-            .filter(|(k, _)| !proxy_var(k))
-            .map(|(_, v)| v)
-            .chain(texts)
-            .chain(&spec.args)
-            .filter(|t| !carries(t));
-        for t in values {
-            allow.extend(egress::urls(t));
-        }
-        allow.sort();
-        allow.dedup();
-        allow
+            keep_session: matches!(
+                &self.job.mode,
+                Mode::Reviewer {
+                    session: Session::Keep,
+                    ..
+                }
+            ),
+            answer: self.answer_at(),
+            answer_cap: OUTPUT_CAP as u64,
+            user_home: &ctx.user_home,
+            user_env: &ctx.user_env,
+            read: &ctx.opts.sandbox_read,
+            write: &ctx.opts.sandbox_write,
+            allow: &ctx.opts.sandbox_allow,
+            program: &spec.program,
+            args: &spec.args,
+            env: &spec.env,
+            texts,
+            prompt: &self.prompt,
+            login,
+        };
+        policy::policy(&seat, &policy::host(&seat))
     }
 
     /// One of `cap` machine-wide slots of `harness`, waited for within the attempt's deadline.

@@ -107,21 +107,58 @@ pub struct Grants {
     pub rw: Vec<PathBuf>,
 }
 
+/// What the host's files say about a judge's grants, read before they are made (by
+/// [`Site::host`]) so that making them reads nothing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Host {
+    /// The allow-list of `/etc` as it is on this machine.
+    pub etc: Vec<PathBuf>,
+    /// The program's installations, then those of an `exec:` seat's command.
+    pub installs: Vec<PathBuf>,
+    /// A reviewer's checkout's git data.
+    pub git: Option<PathBuf>,
+    /// Granted paths that are not there.
+    pub missing: BTreeSet<PathBuf>,
+    /// Granted paths that are symbolic links.
+    pub links: BTreeSet<PathBuf>,
+}
+
 impl Site<'_> {
-    pub fn grants(&self) -> Grants {
+    /// What the host's files say about this site's grants: the one reading of them.
+    pub fn host(&self) -> Host {
+        let mut installs = install_roots(self.program, self.path_env, self.home, false);
+        if let Some(command) = &self.command {
+            installs.extend(install_roots(command, self.path_env, self.home, true));
+        }
+        let mut host = Host {
+            etc: etc(),
+            installs,
+            git: self.checkout.map(git_common_dir),
+            ..Host::default()
+        };
+        let granted = self.grants(&host);
+        for p in granted.rx.iter().chain(&granted.ro).chain(&granted.rw) {
+            match std::fs::symlink_metadata(p) {
+                Err(_) => host.missing.insert(p.clone()),
+                Ok(m) if m.file_type().is_symlink() => host.links.insert(p.clone()),
+                Ok(_) => false,
+            };
+        }
+        host
+    }
+
+    /// Its grants, as `host` says the machine is.
+    pub fn grants(&self, host: &Host) -> Grants {
         let mut rx: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
-        rx.extend(etc());
+        rx.extend(host.etc.iter().cloned());
         // The program as it is named (a link into its installation), and its installation.
         rx.push(self.program.to_path_buf());
-        rx.extend(install_roots(self.program, self.path_env, self.home, false));
-        if let Some(command) = &self.command {
-            rx.extend(install_roots(command, self.path_env, self.home, true));
-        }
+        rx.extend(host.installs.iter().cloned());
         rx.extend(self.read.iter().cloned());
         let mut ro = Vec::new();
         if let Some(checkout) = self.checkout {
             ro.push(checkout.to_path_buf());
-            ro.push(git_common_dir(checkout));
+            ro.extend(host.git.iter().cloned());
         }
         let mut rw = vec![self.private.to_path_buf()];
         rw.extend(self.write.iter().cloned());
@@ -154,10 +191,10 @@ impl Grants {
         }
     }
 
-    /// What a jail shows: every granted path that is there, a folder inside another it shows
-    /// with the same access left out.
-    pub fn shown(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        let there = |p: &&PathBuf| std::fs::symlink_metadata(p).is_ok();
+    /// What a jail shows: every granted path that is there (as `host` says), a folder inside
+    /// another it shows with the same access left out.
+    pub fn shown(&self, host: &Host) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let there = |p: &&PathBuf| !host.missing.contains(*p);
         let read: Vec<PathBuf> = self
             .rx
             .iter()
@@ -166,7 +203,8 @@ impl Grants {
             .cloned()
             .collect();
         let covered = |p: &PathBuf, by: &[PathBuf]| {
-            by.iter().any(|o| o != p && p.starts_with(o) && !is_link(o))
+            by.iter()
+                .any(|o| o != p && p.starts_with(o) && !host.links.contains(o))
         };
         let kept_read = read
             .iter()
@@ -178,15 +216,15 @@ impl Grants {
     }
 }
 
-fn is_link(p: &Path) -> bool {
-    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+/// The allow-list of `/etc` as it is listed, before the machine's own (`python3*`) are added.
+pub fn etc_listed() -> Vec<PathBuf> {
+    ETC.iter().map(|f| Path::new("/etc").join(f)).collect()
 }
 
 /// The allow-list of `/etc` as it is on this machine (`python3*` folders included).
 fn etc() -> Vec<PathBuf> {
-    let etc = Path::new("/etc");
-    let mut out: Vec<PathBuf> = ETC.iter().map(|f| etc.join(f)).collect();
-    for entry in std::fs::read_dir(etc).into_iter().flatten().flatten() {
+    let mut out = etc_listed();
+    for entry in std::fs::read_dir("/etc").into_iter().flatten().flatten() {
         if entry.file_name().to_string_lossy().starts_with("python3") {
             out.push(entry.path());
         }

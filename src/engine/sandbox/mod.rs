@@ -16,6 +16,8 @@
 //! [`share`] (memory, processes, disk, files, inotify, CPU, a keyring of its own, in its own
 //! [`cgroup`] where the run has them) and puts on the [`grants`] of what it may touch
 //! ([`walls`]: Landlock, and seccomp for what Landlock cannot yet see).
+//! What it puts around a judge is one value, its [`Policy`], made by [`policy`] from the seat's
+//! facts.
 
 pub mod cgroup;
 pub mod confine;
@@ -23,6 +25,7 @@ pub mod egress;
 pub mod grants;
 #[allow(unsafe_code)]
 pub mod jail;
+pub mod policy;
 pub mod refused;
 pub mod share;
 pub mod supervise;
@@ -248,6 +251,31 @@ pub fn supervised(
     ];
     argv.extend(args.iter().cloned());
     Ok((me, argv))
+}
+
+/// Compares `text` with the golden file `golden/NAME` beside this module, or writes it there
+/// with `UPDATE_GOLDEN` set: what the walls are is read in those files, and a change to them
+/// shows in review.
+#[cfg(test)]
+pub(crate) fn against_golden(name: &str, text: &str) {
+    let path = golden_dir().join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        want == text,
+        "{} is not what the test makes; if the change is right, run `UPDATE_GOLDEN=1 cargo test --lib sandbox` and commit it:\n{text}",
+        path.display()
+    );
+}
+
+/// `src/engine/sandbox/golden`.
+#[cfg(test)]
+pub(crate) fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/engine/sandbox/golden")
 }
 
 #[cfg(test)]

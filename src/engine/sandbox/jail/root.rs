@@ -1,6 +1,8 @@
 //! The jail's root: what it shows, opened before the ids change; the new root built from it
-//! on a tmpfs (read-only binds, a private `/tmp`, a fresh `/proc`, a minimal `/dev`, the files
-//! of `/etc` the jail writes itself) and pivoted into; the ids and the loopback.
+//! on a tmpfs and pivoted into, as one list of steps ([`operations`]: read-only binds, a
+//! private `/tmp`, a fresh `/proc`, a minimal `/dev`, the files of `/etc` the jail writes
+//! itself; `golden/jail-root*.txt` prints them for a sample jail) applied in order; the ids and
+//! the loopback.
 
 use std::ffi::CString;
 use std::io;
@@ -156,110 +158,246 @@ fn open_path(path: &Path) -> io::Result<OwnedFd> {
 /// Where the new root is put together: the mount namespace's own `/tmp`, under a tmpfs.
 const STAGE: &str = "/tmp";
 
-/// Builds the new root, then makes it the root; the judge's disk, when it has one.
-pub(super) fn build_root(
-    jail: &Jail,
-    ids: (u32, u32),
-    sources: &Sources,
-) -> io::Result<Option<Disk>> {
-    mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
+/// One step of making the jail's root, in the order [`operations`] lists them.
+enum Op<'s> {
+    /// Every mount made private: none of ours reaches the host's namespace.
+    Private,
+    /// A fresh filesystem (`tmpfs`, `proc`) mounted at a folder.
+    Fresh {
+        kind: &'static str,
+        at: PathBuf,
+        flags: libc::c_ulong,
+        data: Option<&'static str>,
+    },
+    Dir(PathBuf),
+    /// The judge's disk: its private folder, `/tmp` and `/dev/shm` on one tmpfs of `size`
+    /// (bytes, inodes).
+    Disk {
+        size: (u64, u64),
+        keep: &'s [PathBuf],
+        cap: u64,
+    },
+    Link {
+        at: PathBuf,
+        to: &'static str,
+    },
+    /// A file of `/etc` the jail writes itself.
+    Write {
+        at: PathBuf,
+        text: String,
+    },
+    /// A source of what it shows, at its own path in the new root.
+    Show {
+        source: &'s Source,
+        at: PathBuf,
+    },
+    /// The disk's staging mount taken away (its private folder is shown by now).
+    Unstage,
+    /// The new root made read-only.
+    ReadOnly,
+    /// Into the new root, the old one detached; then to `cwd`, else `/`.
+    Pivot {
+        cwd: PathBuf,
+    },
+}
+
+/// Every step that makes the jail's root, fixed mounts included, in order; [`build_root`]
+/// applies them one by one. Reads and writes nothing.
+fn operations<'s>(jail: &'s Jail, ids: (u32, u32), sources: &'s Sources) -> Vec<Op<'s>> {
     let fs = libc::MS_NOSUID | libc::MS_NODEV;
-    mount(
-        Some("tmpfs"),
-        STAGE,
-        Some("tmpfs"),
-        fs,
-        Some("mode=0755,size=4m"),
-    )?;
     let root = Path::new(STAGE);
-    let at = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+    let fresh = |kind, rel: &str, flags, data| Op::Fresh {
+        kind,
+        at: root.join(rel).components().collect(),
+        flags,
+        data,
+    };
+    let mut ops = vec![
+        Op::Private,
+        fresh("tmpfs", "", fs, Some("mode=0755,size=4m")),
+    ];
     // The private /tmp, /proc and /dev first: what is shown below them lands on them.
-    for d in ["tmp", "proc", "dev", "etc"] {
-        mkdirs(&root.join(d))?;
+    ops.extend(["tmp", "proc", "dev", "etc"].map(|d| Op::Dir(root.join(d))));
+    ops.push(fresh("proc", "proc", fs | libc::MS_NOEXEC, None));
+    let dev = libc::MS_NOSUID | libc::MS_NOEXEC;
+    ops.push(fresh("tmpfs", "dev", dev, Some("mode=0755,size=64k")));
+    ops.push(Op::Dir(root.join("dev/shm")));
+    // Where the judge writes: its disk when it has one; else a /tmp and a /dev/shm of their
+    // own, its private folder shown from the caller's side.
+    match jail.disk {
+        Some(size) => ops.push(Op::Disk {
+            size,
+            keep: &jail.keep,
+            cap: jail.keep_cap.unwrap_or(u64::MAX),
+        }),
+        None => {
+            let tmp = "mode=1777,size=256m,nr_inodes=65536";
+            ops.push(fresh("tmpfs", "tmp", fs, Some(tmp)));
+            let shm = "mode=1777,size=64m,nr_inodes=4096";
+            ops.push(fresh("tmpfs", "dev/shm", fs | libc::MS_NOEXEC, Some(shm)));
+        }
     }
-    mount(
-        Some("proc"),
-        root.join("proc"),
-        Some("proc"),
-        fs | libc::MS_NOEXEC,
-        None,
-    )?;
-    mount(
-        Some("tmpfs"),
-        root.join("dev"),
-        Some("tmpfs"),
-        libc::MS_NOSUID | libc::MS_NOEXEC,
-        Some("mode=0755,size=64k"),
-    )?;
-    mkdirs(&root.join("dev/shm"))?;
-    let disk = writable(jail, sources, root)?;
     for (link, to) in [
         ("dev/fd", "/proc/self/fd"),
         ("dev/stdin", "/proc/self/fd/0"),
         ("dev/stdout", "/proc/self/fd/1"),
         ("dev/stderr", "/proc/self/fd/2"),
     ] {
-        std::os::unix::fs::symlink(to, root.join(link))?;
+        ops.push(Op::Link {
+            at: root.join(link),
+            to,
+        });
     }
-    write_etc(ids, &jail.home, &root.join("etc"))?;
+    for (name, text) in etc_files(ids, &jail.home) {
+        ops.push(Op::Write {
+            at: root.join("etc").join(name),
+            text,
+        });
+    }
     let mut items: Vec<&Source> = sources.items.iter().collect();
     // Parents before children: a folder shown inside another is mounted on top of it.
     items.sort_by(|a, b| a.path.cmp(&b.path));
-    for s in items {
-        let target = at(&s.path);
-        show(s, &target, root)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", s.path.display())))?;
+    ops.extend(items.into_iter().map(|source| Op::Show {
+        source,
+        at: root.join(source.path.strip_prefix("/").unwrap_or(&source.path)),
+    }));
+    if jail.disk.is_some() {
+        ops.push(Op::Unstage);
     }
-    if disk.is_some() {
-        Disk::unstage(root)?;
+    ops.push(Op::ReadOnly);
+    ops.push(Op::Pivot {
+        cwd: jail.cwd.clone(),
+    });
+    ops
+}
+
+/// Builds the new root, then makes it the root: [`operations`], applied in order; the judge's
+/// disk, when it has one.
+pub(super) fn build_root(
+    jail: &Jail,
+    ids: (u32, u32),
+    sources: &Sources,
+) -> io::Result<Option<Disk>> {
+    let mut disk = None;
+    for op in operations(jail, ids, sources) {
+        if let Some(d) = apply(&op, sources)? {
+            disk = Some(d);
+        }
     }
-    mount(
-        None,
-        root,
-        None,
-        libc::MS_REMOUNT | libc::MS_RDONLY | fs,
-        None,
-    )?;
-    std::env::set_current_dir(root)?;
-    let dot = c".";
-    // SAFETY: pivot_root(".", ".") stacks the old root under the new one (pivot_root(2)).
-    check(unsafe { libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) } as i32)?;
-    // SAFETY: detaches the old root, now mounted at ".".
-    check(unsafe { libc::umount2(dot.as_ptr(), libc::MNT_DETACH) })?;
-    std::env::set_current_dir(&jail.cwd).or_else(|_| std::env::set_current_dir("/"))?;
     Ok(disk)
 }
 
-/// Where the judge writes, in the root being built at `root`: its disk (its private folder,
-/// `/tmp` and `/dev/shm` on one tmpfs of its size) when it has one; else a `/tmp` and a
-/// `/dev/shm` of their own, its private folder shown from the caller's side.
-fn writable(jail: &Jail, sources: &Sources, root: &Path) -> io::Result<Option<Disk>> {
-    let fs = libc::MS_NOSUID | libc::MS_NODEV;
-    let Some(size) = jail.disk else {
-        let tmpfs = |at: &str, flags, data| {
-            mount(
-                Some("tmpfs"),
-                root.join(at),
-                Some("tmpfs"),
+/// Makes one step of the root; the disk, when it is the step that makes it.
+fn apply(op: &Op, sources: &Sources) -> io::Result<Option<Disk>> {
+    let root = Path::new(STAGE);
+    match op {
+        Op::Private => mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)?,
+        Op::Fresh {
+            kind,
+            at,
+            flags,
+            data,
+        } => mount(Some(kind), at, Some(kind), *flags, *data)?,
+        Op::Dir(at) => mkdirs(at)?,
+        Op::Disk { size, keep, cap } => {
+            let host = sources.items.iter().find_map(|s| match &s.what {
+                SourceKind::Private(fd) => fd.try_clone().ok(),
+                _ => None,
+            });
+            let host = host.ok_or_else(|| io::Error::other("no private folder to carry in"))?;
+            return Disk::make(root, *size, host, (keep, *cap)).map(Some);
+        }
+        Op::Link { at, to } => std::os::unix::fs::symlink(to, at)?,
+        Op::Write { at, text } => std::fs::write(at, text)?,
+        Op::Show { source, at } => show(source, at, root)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", source.path.display())))?,
+        Op::Unstage => Disk::unstage(root)?,
+        Op::ReadOnly => {
+            let flags = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+            mount(None, root, None, flags, None)?
+        }
+        Op::Pivot { cwd } => {
+            std::env::set_current_dir(root)?;
+            let dot = c".";
+            // SAFETY: pivot_root(".", ".") stacks the old root under the new one (pivot_root(2)).
+            let pivot = unsafe { libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) };
+            check(pivot as i32)?;
+            // SAFETY: detaches the old root, now mounted at ".".
+            check(unsafe { libc::umount2(dot.as_ptr(), libc::MNT_DETACH) })?;
+            std::env::set_current_dir(cwd).or_else(|_| std::env::set_current_dir("/"))?;
+        }
+    }
+    Ok(None)
+}
+
+impl std::fmt::Display for Op<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Op::Private => write!(f, "mount --make-rprivate /"),
+            Op::Fresh {
+                kind,
+                at,
                 flags,
-                Some(data),
-            )
-        };
-        tmpfs("tmp", fs, "mode=1777,size=256m,nr_inodes=65536")?;
-        tmpfs(
-            "dev/shm",
-            fs | libc::MS_NOEXEC,
-            "mode=1777,size=64m,nr_inodes=4096",
-        )?;
-        return Ok(None);
-    };
-    let host = sources.items.iter().find_map(|s| match &s.what {
-        SourceKind::Private(fd) => fd.try_clone().ok(),
-        _ => None,
-    });
-    let host = host.ok_or_else(|| io::Error::other("no private folder to carry in"))?;
-    let keep = (jail.keep.as_slice(), jail.keep_cap.unwrap_or(u64::MAX));
-    Disk::make(root, size, host, keep).map(Some)
+                data,
+            } => {
+                write!(
+                    f,
+                    "mount {kind} at {} ({})",
+                    at.display(),
+                    flag_words(*flags)
+                )?;
+                data.map_or(Ok(()), |d| write!(f, " {d}"))
+            }
+            Op::Dir(at) => write!(f, "mkdir {}", at.display()),
+            Op::Disk { size, keep, cap } => write!(
+                f,
+                "disk of {} bytes and {} inodes for the private folder, /tmp and /dev/shm; carried out at the end: {keep:?}, at most {cap} bytes each",
+                size.0, size.1
+            ),
+            Op::Link { at, to } => write!(f, "link {} -> {to}", at.display()),
+            Op::Write { at, text } => write!(f, "write {}: {text:?}", at.display()),
+            Op::Show { source, at } => {
+                let what = match &source.what {
+                    SourceKind::Link(to) => format!("link -> {}", to.display()),
+                    SourceKind::Dir(_, a) => format!("bind folder {}", access_word(*a)),
+                    SourceKind::File(_, a) => format!("bind file {}", access_word(*a)),
+                    SourceKind::Copy(bytes) => format!("copy of {} bytes", bytes.len()),
+                    SourceKind::Device(_) => "bind device read-write".to_string(),
+                    SourceKind::Private(_) => "bind the disk's private folder".to_string(),
+                };
+                write!(
+                    f,
+                    "show {} at {}: {what}",
+                    source.path.display(),
+                    at.display()
+                )
+            }
+            Op::Unstage => write!(f, "unmount the disk's staging folder"),
+            Op::ReadOnly => write!(f, "remount {STAGE} read-only (nosuid,nodev)"),
+            Op::Pivot { cwd } => write!(f, "pivot into {STAGE}; cd {} (else /)", cwd.display()),
+        }
+    }
+}
+
+fn access_word(a: Access) -> &'static str {
+    match a {
+        Access::Read => "read-only (nosuid,nodev)",
+        Access::Write => "read-write",
+    }
+}
+
+fn flag_words(flags: libc::c_ulong) -> String {
+    let words = [
+        (libc::MS_NOSUID, "nosuid"),
+        (libc::MS_NODEV, "nodev"),
+        (libc::MS_NOEXEC, "noexec"),
+    ];
+    let on: Vec<&str> = words
+        .iter()
+        .filter(|(f, _)| flags & f != 0)
+        .map(|(_, w)| *w)
+        .collect();
+    on.join(",")
 }
 
 /// Shows one source at `target` in the new root being built at `root`.
@@ -304,7 +442,7 @@ fn show(s: &Source, target: &Path, root: &Path) -> io::Result<()> {
 }
 
 /// The files of `/etc` the jail writes itself: its one user, its name, the loopback names.
-fn write_etc((u, g): (u32, u32), home: &Path, etc: &Path) -> io::Result<()> {
+fn etc_files((u, g): (u32, u32), home: &Path) -> [(&'static str, String); 5] {
     let home = home.display();
     let mut passwd = format!("panel:x:{u}:{g}:panel judge:{home}:/bin/sh\n");
     let mut group = format!("panel:x:{g}:\n");
@@ -314,7 +452,7 @@ fn write_etc((u, g): (u32, u32), home: &Path, etc: &Path) -> io::Result<()> {
     if g != 65534 {
         group.push_str("nogroup:x:65534:\n");
     }
-    let files = [
+    [
         ("passwd", passwd),
         ("group", group),
         ("hostname", "panel\n".to_string()),
@@ -327,11 +465,7 @@ fn write_etc((u, g): (u32, u32), home: &Path, etc: &Path) -> io::Result<()> {
             "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n"
                 .to_string(),
         ),
-    ];
-    for (name, text) in files {
-        std::fs::write(etc.join(name), text)?;
-    }
-    Ok(())
+    ]
 }
 
 fn make_file(path: &Path) -> io::Result<()> {
@@ -463,4 +597,74 @@ pub(super) fn loopback_up() -> io::Result<()> {
     // SAFETY: SIOCSIFFLAGS with a filled ifreq.
     check(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &ifr) })
         .map_err(|e| io::Error::new(e.kind(), format!("loopback: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sandbox::against_golden;
+
+    /// A jail of a judge of user 1000 with the CLI in `/opt/cli`, and the sources its root
+    /// shows; its private folder on a disk of its own when `disk`.
+    fn sample(disk: bool) -> (Jail, Sources) {
+        let private = PathBuf::from("/run/panel/x/j.1");
+        let jail = Jail {
+            cwd: private.join("work"),
+            home: private.join("home"),
+            private: private.clone(),
+            disk: disk.then_some((1 << 30, 65536)),
+            keep: vec!["answer".into()],
+            keep_cap: Some((16 << 20) + 1),
+            ..Jail::default()
+        };
+        let path = |p: &str| Handle::Path(PathBuf::from(p));
+        let mut items = vec![
+            ("/usr", SourceKind::Dir(path("/usr"), Access::Read)),
+            ("/bin", SourceKind::Link("/usr/bin".into())),
+            ("/etc/ld.so.cache", SourceKind::Copy(vec![0; 1234])),
+            ("/opt/cli", SourceKind::Dir(path("/opt/cli"), Access::Read)),
+            (
+                "/home/u/ca.pem",
+                SourceKind::File(path("/home/u/ca.pem"), Access::Read),
+            ),
+            ("/srv/out", SourceKind::Dir(path("/srv/out"), Access::Write)),
+        ];
+        items.push(match disk {
+            true => {
+                let fd = OwnedFd::from(std::fs::File::open("/").unwrap());
+                ("/run/panel/x/j.1", SourceKind::Private(fd))
+            }
+            false => (
+                "/run/panel/x/j.1",
+                SourceKind::Dir(path("/run/panel/x/j.1"), Access::Write),
+            ),
+        });
+        let mut items: Vec<Source> = items
+            .into_iter()
+            .map(|(p, what)| Source {
+                path: PathBuf::from(p),
+                what,
+            })
+            .collect();
+        for d in DEVICES {
+            let at = Path::new("/dev").join(d);
+            items.push(Source {
+                what: SourceKind::Device(Handle::Path(at.clone())),
+                path: at,
+            });
+        }
+        (jail, Sources { items })
+    }
+
+    /// Issue 39: "the jail's root as one list of operations, fixed mounts included, that a test
+    /// can print": every mount the jail makes, in golden/jail-root*.txt.
+    #[test]
+    fn the_jails_root_is_one_list_of_operations_that_shows_every_mount() {
+        for (file, disk) in [("jail-root.txt", false), ("jail-root-disk.txt", true)] {
+            let (jail, sources) = sample(disk);
+            let ops = operations(&jail, (1000, 1000), &sources);
+            let text: String = ops.iter().map(|op| format!("{op}\n")).collect();
+            against_golden(file, &text);
+        }
+    }
 }
