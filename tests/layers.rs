@@ -211,7 +211,7 @@ fn no_two_files_import_each_other_however_indirectly() {
 fn the_import_reader_reads_groups_super_and_not_comments() {
     let paths = paths_named(
         "tools::tally::pr",
-        "use crate::tools::tally::{markdown, report::Format};\nlet x = super::words::g10_bar(v);",
+        "use crate::tools::tally::{markdown, report::Format};\nlet x = super::wording::g10_bar(v);",
     );
     assert!(
         paths.contains(&"tools::tally::markdown".to_string()),
@@ -222,11 +222,11 @@ fn the_import_reader_reads_groups_super_and_not_comments() {
         "{paths:?}"
     );
     assert!(
-        paths.contains(&"tools::tally::words::g10_bar".to_string()),
+        paths.contains(&"tools::tally::wording::g10_bar".to_string()),
         "{paths:?}"
     );
     let graph = imports();
-    assert!(graph["tools::tally::pr"].contains("tools::tally::words"));
+    assert!(graph["tools::tally::pr"].contains("tools::tally::wording"));
     assert!(graph["engine::launcher"].contains("engine::progress"));
     // progress.rs names the launcher only in a doc comment.
     assert!(!graph["engine::progress"].contains("engine::launcher"));

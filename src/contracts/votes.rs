@@ -170,7 +170,7 @@ pub fn vote_prompt(
         p.push_str(&format!(
             "\nThe work is also the file {} in your working folder: read it with your tools \
              to check a finding's claim before you vote on it.\n",
-            crate::records::text::inline(&file.display().to_string())
+            crate::records::printable::inline(&file.display().to_string())
         ));
     }
     p.push_str("\nThe findings:\n");

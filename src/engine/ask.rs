@@ -290,7 +290,7 @@ impl Done {
         Done {
             answer: None,
             status,
-            cause: Some(crate::records::text::one_line(&cause)),
+            cause: Some(crate::records::printable::one_line(&cause)),
             excerpt: None,
             attempts: 1,
             duration: Duration::ZERO,

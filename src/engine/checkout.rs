@@ -26,7 +26,7 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
         bail!(
             "git {}: {}",
             args.join(" "),
-            crate::records::text::one_line(&String::from_utf8_lossy(&out.stderr))
+            crate::records::printable::one_line(&String::from_utf8_lossy(&out.stderr))
         );
     }
     Ok(out.stdout)
@@ -118,7 +118,7 @@ impl Worktree {
             bail!(
                 "{}: the checkout of {head} holds a symbolic link, {}, though git was told to write links as plain files; no reviewer is started",
                 repo.display(),
-                crate::records::text::inline(&link)
+                crate::records::printable::inline(&link)
             );
         }
         Ok(tree)

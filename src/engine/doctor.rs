@@ -251,7 +251,7 @@ fn version(program: &Path, ctx: &Context) -> Result<String, String> {
 /// The first line with text in it, trimmed, escaped, at most [`VERSION_CHARS`] characters.
 fn first_line(text: &str) -> Option<String> {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let shown = crate::records::text::inline(line);
+    let shown = crate::records::printable::inline(line);
     Some(match shown.char_indices().nth(VERSION_CHARS) {
         Some((at, _)) => format!("{}…", &shown[..at]),
         None => shown.into_owned(),

@@ -185,8 +185,8 @@ impl Keeper {
 }
 
 fn say_lost(tool: &str, path: &Path, e: &std::io::Error) {
-    let shown = crate::records::text::one_line(&path.display().to_string());
-    let why = crate::records::text::one_line(&e.to_string());
+    let shown = crate::records::printable::one_line(&path.display().to_string());
+    let why = crate::records::printable::one_line(&e.to_string());
     eprintln!(
         "{tool}: history: {shown}: not kept: {why}; the records are on standard output and in the run folder"
     );

@@ -183,7 +183,7 @@ impl Launcher {
     pub fn ask(&self, job: &Job, check: &Check) -> Done {
         let started = Instant::now();
         // Every tool checks the names it reads; this is the last wall before a path is made.
-        if let Err(why) = crate::records::text::check_folder_name(&job.name) {
+        if let Err(why) = crate::records::printable::check_folder_name(&job.name) {
             let why = format!("a judge {why}");
             lifecycle::fail_with(why.clone());
             return Done::abstained(Status::Interrupted, why);
@@ -383,7 +383,7 @@ fn new_run(keep_days: u32) -> Result<(PathBuf, nix::fcntl::Flock<fs::File>)> {
         eprintln!(
             "{}: no XDG_CACHE_HOME or HOME: the run folder is made in {} (--out DIR names one)",
             tool_name(),
-            crate::records::text::shown(&tmp.display().to_string())
+            crate::records::printable::shown(&tmp.display().to_string())
         );
     }
     let runs = Runs::open(&place, true)?

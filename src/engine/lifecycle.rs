@@ -127,7 +127,7 @@ fn tasks_of_ours() -> u64 {
 pub fn exit_status() -> Option<u8> {
     match stopped() {
         None | Some(SIGPIPE) | Some(FAILED) => None,
-        Some(sig) => u8::try_from(crate::records::exit::signalled(sig)).ok(),
+        Some(sig) => u8::try_from(crate::records::exit_status::signalled(sig)).ok(),
     }
 }
 

@@ -491,7 +491,7 @@ fn path(p: &Path) -> String {
 
 /// Text for a comment line: one line, control characters escaped.
 fn comment(text: &str) -> String {
-    crate::records::text::one_line(text)
+    crate::records::printable::one_line(text)
 }
 
 fn is_identifier(name: &str) -> bool {

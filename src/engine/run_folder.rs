@@ -114,7 +114,7 @@ pub fn freeze(run: &Path, candidate: &crate::records::candidate::Candidate) -> a
 pub fn claim(dir: &Path, resume: bool) -> anyhow::Result<nix::fcntl::Flock<fs::File>> {
     use anyhow::bail;
     use std::os::unix::fs::MetadataExt;
-    let shown = crate::records::text::shown(&dir.display().to_string()).into_owned();
+    let shown = crate::records::printable::shown(&dir.display().to_string()).into_owned();
     match fs::metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             make_dir(dir).map_err(|e| anyhow::anyhow!("{shown}: cannot create: {e}"))?
@@ -387,7 +387,7 @@ impl Emitter {
         let name = self.ledger.path.file_name().unwrap_or_default();
         format!(
             "{label}: {} ({} {})",
-            crate::records::text::shown(&run.display().to_string()),
+            crate::records::printable::shown(&run.display().to_string()),
             name.to_string_lossy(),
             self.ledger.seal()
         )

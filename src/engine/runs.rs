@@ -122,7 +122,8 @@ impl Runs {
     /// folder, a folder of another user or one others may write is refused.
     pub fn open(place: &RunsHome, create: bool) -> Result<Option<Runs>> {
         let dir = place.dir();
-        let shown = |p: &Path| crate::records::text::shown(&p.display().to_string()).into_owned();
+        let shown =
+            |p: &Path| crate::records::printable::shown(&p.display().to_string()).into_owned();
         let top = match place {
             RunsHome::Cache(base) => base,
             RunsHome::Temp(tmp) => tmp,
@@ -265,7 +266,7 @@ impl Runs {
     }
 
     fn shown(&self) -> String {
-        crate::records::text::shown(&self.dir.display().to_string()).into_owned()
+        crate::records::printable::shown(&self.dir.display().to_string()).into_owned()
     }
 
     /// The names of ours here (a name we give, a real folder, the user's own) and when their

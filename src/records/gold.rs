@@ -16,7 +16,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::records::input::{Input, Source};
-use crate::records::text::inline;
+use crate::records::printable::inline;
 
 /// The most labels one file may hold.
 pub const MAX_LABELS: usize = 50_000_000;

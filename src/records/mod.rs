@@ -7,7 +7,7 @@ pub mod candidate;
 pub mod class;
 pub mod doctor;
 pub mod estimate;
-pub mod exit;
+pub mod exit_status;
 pub mod facts;
 pub mod gold;
 pub mod input;
@@ -15,12 +15,12 @@ pub mod ledger;
 pub mod pairwise;
 pub mod plan;
 pub mod pr;
+pub mod printable;
 pub mod review;
 pub mod runs;
 pub mod strict;
 pub mod synthesis;
 pub mod tally;
-pub mod text;
 pub mod view;
 
 use std::io::Write;
@@ -162,9 +162,9 @@ impl Decision {
     /// The exit status of every tool that decides (docs/design.md §3): 0, 1 or 3.
     pub fn exit_status(self) -> u8 {
         match self {
-            Decision::Pass => exit::PASS,
-            Decision::Fail => exit::FAIL,
-            Decision::NoDecision => exit::NO_DECISION,
+            Decision::Pass => exit_status::PASS,
+            Decision::Fail => exit_status::FAIL,
+            Decision::NoDecision => exit_status::NO_DECISION,
         }
     }
 

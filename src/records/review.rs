@@ -234,7 +234,7 @@ pub fn check_panel<'a>(
     let mut ids = HashSet::new();
     for (r, at) in reviews {
         let first = *first.get_or_insert(r);
-        let why = if let Err(why) = crate::records::text::check_folder_name(&r.reviewer) {
+        let why = if let Err(why) = crate::records::printable::check_folder_name(&r.reviewer) {
             format!("reviewer {why}")
         } else if first.candidate != r.candidate {
             format!(

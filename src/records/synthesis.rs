@@ -469,7 +469,7 @@ impl MergedPanel {
         for (rec, at) in records {
             match rec {
                 Record::Reviewer(r) => {
-                    if let Err(why) = crate::records::text::check_folder_name(&r.name) {
+                    if let Err(why) = crate::records::printable::check_folder_name(&r.name) {
                         bail!("{at}: reviewer {why}");
                     }
                     if !names.insert(r.name.clone()) {

@@ -151,7 +151,7 @@ impl VerdictView<'_> {
 }
 
 fn shown(s: &str) -> Cow<'_, str> {
-    crate::records::text::inline(s)
+    crate::records::printable::inline(s)
 }
 
 /// Parses one line as a record of one of the `kinds` (verdict, pairwise), or says precisely

@@ -18,7 +18,7 @@ pub mod scripts;
 pub mod tally;
 pub mod vote;
 
-use crate::records::exit::USAGE;
+use crate::records::exit_status::USAGE;
 
 /// Parses the arguments with `command` (the tool's clap definition), runs the tool and maps
 /// its result to an exit status: a broken pipe is a quiet 0, any other error one line and 2.
@@ -80,7 +80,7 @@ pub fn main_from<A: Parser>(
             .unwrap_or_default();
         eprintln!(
             "{tool_name}: internal error: {}",
-            crate::records::text::one_line(&what)
+            crate::records::printable::one_line(&what)
         );
     }));
     let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool(args))) {
@@ -97,7 +97,7 @@ pub fn main_from<A: Parser>(
 /// and none of those can hand a value to the tool's caller.
 fn finish(name: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
     if let Some(why) = crate::engine::lifecycle::failure() {
-        eprintln!("{name}: {}", crate::records::text::one_line(&why));
+        eprintln!("{name}: {}", crate::records::printable::one_line(&why));
         return ExitCode::from(USAGE);
     }
     match result {
@@ -110,7 +110,7 @@ fn finish(name: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
         Err(err) => {
             eprintln!(
                 "{name}: {}",
-                crate::records::text::one_line(&format!("{err:#}"))
+                crate::records::printable::one_line(&format!("{err:#}"))
             );
             ExitCode::from(USAGE)
         }
@@ -155,7 +155,7 @@ fn run_folder_incomplete(name: &str, loss: &str, code: ExitCode) -> ExitCode {
     };
     eprintln!(
         "{name}: the run folder is incomplete: {}{whole}",
-        crate::records::text::one_line(loss)
+        crate::records::printable::one_line(loss)
     );
     if code == ExitCode::SUCCESS && !piped {
         ExitCode::from(USAGE)

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser};
 
-use crate::records::exit;
+use crate::records::exit_status;
 use crate::records::plan::{Headroom, PanelPlan};
 use crate::rules::plan::{Policy, plan_panel};
 use crate::tools::docs::ToolDoc;
@@ -421,7 +421,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(what) = &args.is {
         let yes = is(&cls, what)?;
         // `--is` answers like grep: 0 yes, 1 no.
-        let status = if yes { exit::PASS } else { exit::FAIL };
+        let status = if yes {
+            exit_status::PASS
+        } else {
+            exit_status::FAIL
+        };
         return Ok(ExitCode::from(status));
     }
     let plan = match &policy {
@@ -435,7 +439,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         _ => None,
     };
     if args.text {
-        out.write_all(crate::records::text::shown(&text(&cls, plan.as_ref())).as_bytes())?;
+        out.write_all(crate::records::printable::shown(&text(&cls, plan.as_ref())).as_bytes())?;
     } else {
         emit(&mut out, &cls, false)?;
         if let Some(plan) = &plan {
@@ -552,7 +556,7 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
         let links: Vec<String> = cls
             .links
             .iter()
-            .map(|p| crate::records::text::inline(p).into_owned())
+            .map(|p| crate::records::printable::inline(p).into_owned())
             .collect();
         let _ = writeln!(
             s,

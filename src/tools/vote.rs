@@ -565,7 +565,7 @@ fn reading_copy(
     let name = Path::new(path)
         .file_name()
         .and_then(|n| n.to_str())
-        .filter(|n| crate::records::text::check_folder_name(n).is_ok())
+        .filter(|n| crate::records::printable::check_folder_name(n).is_ok())
         .unwrap_or("work");
     let file = dir.join(name);
     crate::engine::run_folder::write_private(&file, text.as_bytes())

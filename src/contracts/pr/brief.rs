@@ -95,9 +95,9 @@ it points; never look for a target outside the checkout.";
 const MAX_TARGET_SHOWN: usize = 300;
 
 /// Text from the PR inside backticks: control characters and newlines escaped
-/// ([`crate::records::text::inline`]), a backtick too, cut at [`MAX_TARGET_SHOWN`].
+/// ([`crate::records::printable::inline`]), a backtick too, cut at [`MAX_TARGET_SHOWN`].
 fn code(text: &str) -> String {
-    let mut shown: String = crate::records::text::inline(text)
+    let mut shown: String = crate::records::printable::inline(text)
         .replace('`', "\\x60")
         .chars()
         .take(MAX_TARGET_SHOWN + 1)
@@ -294,7 +294,7 @@ or `CI-policy: weakened KEY` ({}); a FIX_FIRST adds `Defect class: …` and `Fin
         keys.join(", ")
     );
     let room = MAX_CORRECTION_PROMPT_CHARS.saturating_sub(rule.chars().count());
-    let reason: String = crate::records::text::one_line(reason)
+    let reason: String = crate::records::printable::one_line(reason)
         .chars()
         .take(room.min(300))
         .collect();

@@ -10,7 +10,7 @@
 
 use crate::contracts::pr::block::{self, Target};
 use crate::records::pr::{EarlierChecklist, PrVerdict, PrVerdictRecord};
-use crate::records::text::inline;
+use crate::records::printable::inline;
 
 /// The earlier findings shown in a brief are cut to this many characters, oldest first.
 pub const MAX_FIX_FIRST_TEXT_CHARS: usize = 8_000;

@@ -532,7 +532,7 @@ fn refusal_words(v: &Value, sent: &[String]) -> String {
     for value in sent.iter().filter(|s| s.len() >= 4) {
         text = text.replace(value.as_str(), "…");
     }
-    let text = crate::records::text::one_line(&text);
+    let text = crate::records::printable::one_line(&text);
     format!(": {}", text.chars().take(200).collect::<String>())
 }
 

@@ -11,36 +11,36 @@ use std::process::Command;
 use rustix::process::{Signal, getppid, set_parent_process_death_signal, setsid};
 
 use super::{Policy, walls};
-use crate::records::exit;
+use crate::records::exit_status;
 
 pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let parent = getppid();
     if set_parent_process_death_signal(Some(Signal::KILL)).is_err() {
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     }
     // The supervisor may have died before the signal was set: we were then given to another
     // parent. (In a new PID namespace the parent is outside it and reads as none.)
     if getppid() != parent {
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     }
     if let Err(e) = super::cgroup::enter_self(&policy.share.enter) {
         eprintln!("panel: cannot enter the judge's cgroup: {e}");
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     }
     let _ = setsid();
     if let Err(e) = walls::close_inherited_on_exec() {
         eprintln!("panel: cannot close inherited descriptors: {e}");
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     }
     if let Err(e) = policy.share.take() {
         eprintln!("panel: cannot limit the judge: {e}");
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     }
     if let Some(ids) = policy.ids
         && let Err(e) = walls::become_unprivileged(ids)
     {
         eprintln!("panel: cannot run the judge as {}:{}: {e}", ids.0, ids.1);
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     }
     if let Some(rules) = &policy.confine {
         let confined = match rustix::process::geteuid().is_root() {
@@ -50,14 +50,14 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         .and_then(|()| walls::restrict(rules));
         if let Err(e) = confined {
             eprintln!("panel: cannot confine the judge: {e}");
-            return exit::CANNOT_RUN;
+            return exit_status::CANNOT_RUN;
         }
     }
     let err = Command::new(&program[0]).args(&program[1..]).exec();
     eprintln!("panel: cannot run {}: {err}", program[0].to_string_lossy());
     if err.kind() == std::io::ErrorKind::NotFound {
-        exit::NOT_FOUND
+        exit_status::NOT_FOUND
     } else {
-        exit::CANNOT_RUN
+        exit_status::CANNOT_RUN
     }
 }

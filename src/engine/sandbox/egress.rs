@@ -30,7 +30,7 @@ impl Endpoint {
         let want = || {
             format!(
                 "{}: want HOST:PORT, e.g. api.anthropic.com:443 or [::1]:8080",
-                crate::records::text::inline(text)
+                crate::records::printable::inline(text)
             )
         };
         let (host, port) = match text.strip_prefix('[') {
@@ -279,7 +279,7 @@ impl Proxy {
 
     /// Logs a refusal: a line seen before, or past [`LOG_LINES`], is counted instead.
     fn note(&self, line: &str) {
-        let line = cut(&crate::records::text::one_line(line), LINE_CHARS);
+        let line = cut(&crate::records::printable::one_line(line), LINE_CHARS);
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         if log.seen.len() >= LOG_LINES || !log.seen.insert(line.clone()) {
             log.left_out += 1;
@@ -419,7 +419,7 @@ impl Request {
         let Some(after) = uri.strip_prefix("http://") else {
             return Err(format!(
                 "{}: a proxy takes CONNECT or an http:// address",
-                crate::records::text::inline(uri)
+                crate::records::printable::inline(uri)
             ));
         };
         let (authority, path) = match after.find('/') {
@@ -429,7 +429,7 @@ impl Request {
         let target = urls(&format!("http://{authority}/"))
             .into_iter()
             .next()
-            .ok_or_else(|| format!("{}: no host", crate::records::text::inline(uri)))?;
+            .ok_or_else(|| format!("{}: no host", crate::records::printable::inline(uri)))?;
         let mut onward = format!("{method} {path} {version}\r\n");
         for line in lines.filter(|l| !l.is_empty()) {
             let name = line.split(':').next().unwrap_or("").to_ascii_lowercase();
@@ -457,7 +457,7 @@ fn refusal(code: u16, why: &str) -> Vec<u8> {
         502 => "Bad Gateway",
         _ => "Service Unavailable",
     };
-    let body = format!("panel: {}\n", crate::records::text::one_line(why));
+    let body = format!("panel: {}\n", crate::records::printable::one_line(why));
     format!(
         "HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()

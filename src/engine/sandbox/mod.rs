@@ -37,7 +37,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::records::exit;
+use crate::records::exit_status;
 
 /// The hidden first argument that runs a binary as a judge's supervisor.
 pub const SUPERVISE: &str = "__panel-supervise";
@@ -224,7 +224,7 @@ pub fn stage_entry() -> Option<i32> {
                 "panel: {}: bad arguments",
                 stage.unwrap_or_default().to_string_lossy()
             );
-            exit::CANNOT_RUN
+            exit_status::CANNOT_RUN
         }
     };
     Some(code)

@@ -29,7 +29,7 @@ use super::egress::{Door, Proxy, Upstream};
 use super::jail::{self, Ending};
 use super::share::Report;
 use super::{CONFINE, Policy};
-use crate::records::exit;
+use crate::records::exit_status;
 
 pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let me = getpid();
@@ -41,10 +41,10 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     }
     if let Err(e) = rustix::process::set_child_subreaper(Some(me)) {
         eprintln!("panel: cannot adopt the judge's orphans: {e}");
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     }
     let Some((mut stops, mut children)) = signals() else {
-        return exit::CANNOT_RUN;
+        return exit_status::CANNOT_RUN;
     };
     // The judge's own cgroup, made before anything of it starts.
     let leaf = match &policy.share.cgroup {
@@ -52,7 +52,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
             Ok(leaf) => Some(leaf),
             Err(e) => {
                 eprintln!("panel: cannot make the judge's cgroup: {e}");
-                return exit::CANNOT_RUN;
+                return exit_status::CANNOT_RUN;
             }
         },
         None => None,
@@ -129,7 +129,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         (Some(sig), _) => raise(sig),
         (None, Some(Ending::Code(c))) => c,
         (None, Some(Ending::Signal(s))) => raise(s),
-        (None, None) => exit::signalled(signal_hook::consts::SIGKILL),
+        (None, None) => exit_status::signalled(signal_hook::consts::SIGKILL),
     }
 }
 
@@ -255,7 +255,7 @@ fn start(
                 }
                 Err(e) => {
                     eprintln!("panel: cannot make the judge's jail: {e}");
-                    return Err(exit::CANNOT_RUN);
+                    return Err(exit_status::CANNOT_RUN);
                 }
             }
         };
@@ -283,7 +283,7 @@ fn start(
             Ok(l) => l,
             Err(e) => {
                 eprintln!("panel: cannot start the judge's proxy: {e}");
-                return Err(exit::CANNOT_RUN);
+                return Err(exit_status::CANNOT_RUN);
             }
         };
         let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
@@ -298,10 +298,10 @@ fn start(
         });
     }
     let Ok(exe) = std::env::current_exe() else {
-        return Err(exit::CANNOT_RUN);
+        return Err(exit_status::CANNOT_RUN);
     };
     let Ok(policy_json) = serde_json::to_string(&policy) else {
-        return Err(exit::CANNOT_RUN);
+        return Err(exit_status::CANNOT_RUN);
     };
     let mut confine = Command::new(exe);
     confine
@@ -324,7 +324,7 @@ fn start(
             }
             Err(e) => {
                 eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
-                return Err(exit::CANNOT_RUN);
+                return Err(exit_status::CANNOT_RUN);
             }
         }
     }
@@ -407,7 +407,7 @@ fn reap(harness: Pid) -> Option<Ending> {
 /// signal); 128 + the signal when the signal does not end a process.
 fn raise(sig: i32) -> i32 {
     let _ = signal_hook::low_level::emulate_default_handler(sig);
-    exit::signalled(sig)
+    exit_status::signalled(sig)
 }
 
 /// Every live descendant of `root`, through `/proc/PID/task/TID/children`.

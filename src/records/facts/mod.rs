@@ -11,7 +11,7 @@ use std::io::Read;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::records::text::normalize_path as normalize;
+use crate::records::printable::normalize_path as normalize;
 
 /// The largest input read: far past any real diff, small enough to never exhaust memory.
 pub const MAX_INPUT: usize = 1 << 30;

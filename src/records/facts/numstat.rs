@@ -122,7 +122,7 @@ fn commit_line(line: &[u8]) -> bool {
 /// whose file the numstat does not list is refused: the two must come from one diff.
 fn give_modes(files: &mut [ChangedFile], raws: Vec<(String, RawEntry)>) -> Result<()> {
     for (at, entry) in raws {
-        let path = crate::records::text::normalize_path(&entry.path);
+        let path = crate::records::printable::normalize_path(&entry.path);
         let Some(file) = files.iter_mut().find(|f| f.path == path) else {
             bail!(
                 "{at}: a --raw line for {:?}, which no --numstat line lists (give both from one diff: git diff --raw --numstat)",

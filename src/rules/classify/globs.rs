@@ -9,7 +9,7 @@
 
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
-pub use crate::records::text::normalize_path as normalize;
+pub use crate::records::printable::normalize_path as normalize;
 
 /// Compiles one pattern, normalised, with `*` and `?` kept inside a segment; an empty one is
 /// refused.

@@ -40,7 +40,7 @@ pub fn read_plan(path: &str) -> Result<PanelPlan> {
         && let Some(why) = plan
             .members
             .iter()
-            .find_map(|m| crate::records::text::check_folder_name(&m.name).err())
+            .find_map(|m| crate::records::printable::check_folder_name(&m.name).err())
     {
         bail!("{path}: a member {why}");
     }

@@ -12,7 +12,7 @@ use crate::engine::context::Context;
 use crate::engine::harness::{HarnessKind, Table, find_on_path};
 use crate::engine::sandbox::Mode;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
-use crate::records::text::{columns, inline};
+use crate::records::printable::{columns, inline};
 
 /// `--list-harnesses`: the rows as pretty JSON (what a harness file holds, and what the
 /// completions read, byte for byte) unless standard output is a terminal and `json` is not asked.

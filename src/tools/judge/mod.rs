@@ -11,12 +11,12 @@ use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
 
 pub mod canary;
-pub mod early;
 pub mod harnesses;
-pub mod kinds;
 pub mod pairwise;
 pub mod panel;
+pub mod panel_kind;
 pub mod pr;
+pub mod stopping;
 
 use crate::contracts::fence;
 use crate::engine::ask::{Done, Job, Prompt};
@@ -26,8 +26,8 @@ use crate::engine::launcher::Launcher;
 use crate::records::candidate::Candidate;
 use crate::tools::docs::ToolDoc;
 use crate::tools::launch_args::LaunchArgs;
-use kinds::{PanelKind, Reviews, Verdicts};
 use panel::LensFlags;
+use panel_kind::{PanelKind, Reviews, Verdicts};
 
 /// Launch sealed LLM judges in parallel and write one verdict record per judge.
 ///
@@ -325,7 +325,7 @@ pub fn command() -> clap::Command {
 
 /// A name that becomes a folder of the run folder.
 fn folder_name(name: &str) -> Result<String, String> {
-    crate::records::text::check_folder_name(name).map(|()| name.to_string())
+    crate::records::printable::check_folder_name(name).map(|()| name.to_string())
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -368,7 +368,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let judges = kind.judges(&flags, &seats)?;
     let required = crate::rules::decision::required(args.agree, judges.len())?;
-    let mut early = early::Early::new(pace(&args), judges.len(), required, kind.words());
+    let mut early = stopping::Early::new(pace(&args), judges.len(), required, kind.words());
     // The canary judges come after the panel's, on its first lens, one per seat and canary.
     let canary_judges = match judges.first() {
         Some(first) if !canaries.is_empty() => canary::judges(&first.lens, &seats, canaries.len())?,
@@ -425,7 +425,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let gate = kind.clone();
     let check = move |obj: &serde_json::Map<String, serde_json::Value>| gate.gate(obj);
-    let panel = kinds::Panel {
+    let panel = panel_kind::RunFacts {
         seal: &candidate.seal,
         name: args.name.as_deref(),
         size: judges.len(),
@@ -434,7 +434,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     // Canaries first, always; then the panel's judges in the order they are to be asked.
     let order: Vec<usize> = (judges.len()..jobs.len())
-        .chain(early::order(
+        .chain(stopping::order(
             &judges,
             args.cascade_order,
             &history_costs(&args),
@@ -509,8 +509,8 @@ fn answer_history(args: &Args) -> Option<PathBuf> {
 }
 
 /// How the panel is asked: all at once, stopping once decided, or one cascade at a time.
-fn pace(args: &Args) -> early::Pace {
-    early::Pace::of(args.stop_when_decided, args.cascade)
+fn pace(args: &Args) -> stopping::Pace {
+    stopping::Pace::of(args.stop_when_decided, args.cascade)
 }
 
 /// Recorded answers are no panel's new judgement: a replay keeps no history unless one is
@@ -577,9 +577,9 @@ impl Asked<'_> {
     fn record(
         &self,
         i: usize,
-        panel: &kinds::Panel,
+        panel: &panel_kind::RunFacts,
         done: Done,
-    ) -> (&panel::Judge, kinds::Recorded) {
+    ) -> (&panel::Judge, panel_kind::Recorded) {
         match i.checked_sub(self.judges.len()) {
             None => {
                 let judge = &self.judges[i];
@@ -588,14 +588,14 @@ impl Asked<'_> {
             Some(c) => {
                 let (n, judge) = &self.canary_judges[c];
                 let canary = &self.canaries[*n];
-                let own = kinds::Panel {
+                let own = panel_kind::RunFacts {
                     seal: &canary.candidate.seal,
                     name: None,
                     ..*panel
                 };
                 (
                     judge,
-                    kinds::canary_record(judge, &own, done, canary.expected),
+                    panel_kind::canary_record(judge, &own, done, canary.expected),
                 )
             }
         }
@@ -754,7 +754,7 @@ fn history_costs(args: &Args) -> std::collections::HashMap<String, f64> {
                 } else {
                     path
                 };
-                early::mean_costs(&path.to_string_lossy())
+                stopping::mean_costs(&path.to_string_lossy())
             }
             Some(Err(why)) => Err(anyhow::anyhow!("{why}")),
             None => Err(anyhow::anyhow!("no history is kept")),

@@ -91,7 +91,7 @@ fn parse_lens(text: &str) -> Result<Lens> {
     if name.is_empty() || question.is_empty() {
         bail!("expected NAME=QUESTION with both parts");
     }
-    if let Err(why) = crate::records::text::check_folder_name(name) {
+    if let Err(why) = crate::records::printable::check_folder_name(name) {
         bail!("the lens name {why}");
     }
     if name.starts_with(CANARY_PREFIX) {

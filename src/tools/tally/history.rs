@@ -19,7 +19,7 @@ use crate::engine::clock;
 use anyhow::{Result, bail};
 
 use crate::records::input::Source;
-use crate::records::text::{inline, markdown as md, one_line};
+use crate::records::printable::{inline, markdown as md, one_line};
 use crate::tools::tally::batch::Batch;
 use crate::tools::tally::count::short_seal;
 use crate::tools::tally::ledger::read;

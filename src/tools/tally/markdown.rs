@@ -4,7 +4,7 @@
 //! Every report has the same shape: the decision first (a heading), a table (of judges,
 //! reviewers, findings or members), then each reason or finding in a collapsible `<details>`.
 //! Only our own words are written as they are; every piece of text read from a record (a
-//! reason, a finding, a name, a lens, a path) goes through [`records::text::markdown`], which
+//! reason, a finding, a name, a lens, a path) goes through [`records::printable::markdown`], which
 //! leaves it no syntax: it cannot close a `<details>`, mention anyone, link an issue or load an
 //! image.
 //!

@@ -21,7 +21,7 @@ pub mod report;
 pub mod reviews;
 pub mod runs;
 pub mod synthesis;
-pub mod words;
+pub mod wording;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
@@ -30,8 +30,8 @@ use anyhow::{Result, bail};
 use clap::{CommandFactory, Parser};
 
 use crate::records::input::{Source, first_record_type, sources};
+use crate::records::printable::shown;
 use crate::records::review::ReviewRecord;
-use crate::records::text::shown;
 use crate::records::{self, synthesis as stream};
 use crate::rules::decision::{self, Inconsistent};
 use crate::tools::docs::ToolDoc;

@@ -18,8 +18,8 @@ use crate::records::input::Source;
 use crate::records::pairwise::{
     PairwiseRecord, Preference, PreferenceCounts, PreferenceJudge, PreferenceTally, ShownAnswer,
 };
-use crate::records::text::{inline, markdown as md, shown};
-use crate::records::{Decision, Status, exit};
+use crate::records::printable::{inline, markdown as md, shown};
+use crate::records::{Decision, Status, exit_status};
 use crate::rules::decision::{self, Inconsistent};
 use crate::tools::tally::markdown::{details, mark, table};
 use crate::tools::tally::report::Format;
@@ -319,8 +319,8 @@ pub fn run(inputs: Vec<Source>, format: Format, rules: &Rules) -> Result<ExitCod
     }
     out.flush()?;
     Ok(ExitCode::from(if t.decided {
-        exit::PASS
+        exit_status::PASS
     } else {
-        exit::NO_DECISION
+        exit_status::NO_DECISION
     }))
 }

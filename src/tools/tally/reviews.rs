@@ -4,9 +4,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::records::printable::markdown as md;
 use crate::records::review::Severity;
 use crate::records::tally::{EngineError, EngineErrorKind, ThresholdPanel, ThresholdTally};
-use crate::records::text::markdown as md;
 use crate::rules::decision::Decision;
 pub use crate::rules::threshold::{ThresholdOutcome, threshold};
 use crate::tools::tally::markdown::{details, mark, table};

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Result, bail};
 
 use crate::engine::runs::{Runs, RunsHome, age_shown, size_shown};
+use crate::records::printable::shown;
 use crate::records::runs::RunFolder;
-use crate::records::text::shown;
 use crate::tools::tally::report::Format;
 
 /// Lists the run folders, or removes those older than `keep` days and lists those it removed:

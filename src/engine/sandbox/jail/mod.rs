@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::egress::{Door, Endpoint};
 use super::grants::Landlock;
 use super::share::Limits;
-use crate::records::exit;
+use crate::records::exit_status;
 
 mod disk;
 mod mount;
@@ -157,7 +157,7 @@ pub fn start(
             Ok(()) => 0,
             Err(e) => {
                 let _ = writeln!(io::stderr(), "panel: cannot make the judge's jail: {e}");
-                exit::CANNOT_RUN
+                exit_status::CANNOT_RUN
             }
         };
         // SAFETY: ends this fork without running the parent's destructors or atexit work.
@@ -269,9 +269,9 @@ fn first_process(
         let err = become_harness(under, exec);
         let _ = writeln!(io::stderr(), "panel: {err}");
         let code = if err.kind() == io::ErrorKind::NotFound {
-            exit::NOT_FOUND
+            exit_status::NOT_FOUND
         } else {
-            exit::CANNOT_RUN
+            exit_status::CANNOT_RUN
         };
         // SAFETY: ends the fork at once.
         unsafe { libc::_exit(code) }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use crate::records::ledger::{
     Compared, Comparison, CorrectedShare, GoldAgreement, GoldGate, GoldReport, GoldSummary,
 };
-use crate::records::text::{inline, markdown as md};
+use crate::records::printable::{inline, markdown as md};
 use crate::rules::gold::{self, Confusion, Gate};
 use crate::tools::tally::ledger::count::{Ledger, Shape};
 use crate::tools::tally::ledger::figure;
@@ -150,9 +150,9 @@ fn gate(panel: &GoldAgreement, require: Require) -> GoldGate {
 /// The exit status of a gate's result (docs/design.md §3).
 pub fn gate_status(g: &GoldGate) -> u8 {
     match g.result {
-        "clears" => crate::records::exit::PASS,
-        "fails" => crate::records::exit::FAIL,
-        _ => crate::records::exit::NO_DECISION,
+        "clears" => crate::records::exit_status::PASS,
+        "fails" => crate::records::exit_status::FAIL,
+        _ => crate::records::exit_status::NO_DECISION,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::records::text::markdown as md;
+use crate::records::printable::markdown as md;
 use crate::tools::tally::markdown::{details, table};
 
 /// A number that may be missing (kappa when chance alone agrees), as a cell.

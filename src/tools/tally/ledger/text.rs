@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use crate::records::ledger::{JudgeStats, Report, StoppedEarly};
-use crate::records::text::inline;
+use crate::records::printable::inline;
 use crate::tools::tally::ledger::figure;
 
 /// Whether the terminal report may use colour: stdout is a terminal and `NO_COLOR` is unset

@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 
 use crate::records::pr::{PanelVerdict, PrOutcome};
-use crate::records::text::markdown as md;
+use crate::records::printable::markdown as md;
 use crate::rules::pr::aggregate;
 use crate::tools::tally::markdown::{details, mark, table};
-use crate::tools::tally::words::{cancelled_line, g10_bar};
+use crate::tools::tally::wording::{cancelled_line, g10_bar};
 
 /// The mark of a pull request's verdict.
 fn pr_mark(v: PrOutcome) -> &'static str {

@@ -14,7 +14,7 @@ use crate::engine::checkout;
 use crate::records::pr::{PanelVerdict, PrVerdictRecord, VERDICT_TYPE};
 use crate::rules::pr::aggregate;
 use crate::tools::tally::report::Format;
-use crate::tools::tally::words::{cancelled_line, g10_bar};
+use crate::tools::tally::wording::{cancelled_line, g10_bar};
 
 /// What `panel-tally --pr` is given.
 pub struct TallyInput<'a> {
@@ -76,7 +76,7 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
     match input.format {
         Format::Json => crate::records::write(&mut out, &v)?,
         Format::Markdown => out.write_all(markdown::pr(&v).as_bytes())?,
-        Format::Text => out.write_all(crate::records::text::shown(&text(&v)).as_bytes())?,
+        Format::Text => out.write_all(crate::records::printable::shown(&text(&v)).as_bytes())?,
     }
     out.flush()?;
     Ok(v.verdict.decision().into())
@@ -154,17 +154,17 @@ pub fn text(v: &PanelVerdict) -> String {
         };
         let _ = writeln!(s, "\nearlier findings not fixed [{}]:", m.shape);
         for item in &list.not_fixed {
-            let _ = writeln!(s, "  - {}", crate::records::text::inline(item));
+            let _ = writeln!(s, "  - {}", crate::records::printable::inline(item));
         }
     }
     for b in &v.owner_briefs {
         // Text from a model: each line escaped and indented, so none can pass for a line of ours.
         let _ = writeln!(s, "\nowner brief [{}]:", b.shape);
         for line in b.text.lines() {
-            let _ = writeln!(s, "  | {}", crate::records::text::inline(line));
+            let _ = writeln!(s, "  | {}", crate::records::printable::inline(line));
         }
     }
-    let _ = writeln!(s, "\n{}", crate::records::text::inline(&g10_bar(v)));
+    let _ = writeln!(s, "\n{}", crate::records::printable::inline(&g10_bar(v)));
     s
 }
 

@@ -2,11 +2,11 @@
 
 use std::fmt::Write as _;
 
+use crate::records::printable::markdown as md;
 use crate::records::tally::Tally;
 use crate::records::tally::Totals;
-use crate::records::text::markdown as md;
 use crate::tools::tally::markdown::{details, mark, table};
-use crate::tools::tally::words::{
+use crate::tools::tally::wording::{
     early_panel_line, panel_line, panels_line, reason_column, status_column, uncaused_line,
 };
 

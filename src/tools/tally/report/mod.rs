@@ -10,10 +10,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::records::Decision;
+use crate::records::printable::inline;
 use crate::records::tally::{JudgeRow, Tally};
 use crate::records::tally::{Summary, Totals};
-use crate::records::text::inline;
-pub use crate::tools::tally::words::{
+pub use crate::tools::tally::wording::{
     early_panel_line, panel_line, panels_line, reason_column, reason_or_cause, status_column,
     uncaused_line,
 };

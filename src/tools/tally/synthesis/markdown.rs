@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use crate::records::Decision;
+use crate::records::printable::markdown as md;
 use crate::records::tally::SynthesisTally;
-use crate::records::text::markdown as md;
 use crate::tools::tally::markdown::{details, mark, table};
 
 /// A list of names, escaped and joined.

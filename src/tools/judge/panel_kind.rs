@@ -14,7 +14,7 @@ use crate::rules::decorrelation;
 use crate::tools::judge::panel::{Judge, LensFlags, correlated, lenses, pair};
 
 /// What every record of one run shares.
-pub struct Panel<'a> {
+pub struct RunFacts<'a> {
     /// The frozen candidate's seal.
     pub seal: &'a str,
     /// The name given for it (`--name`).
@@ -37,7 +37,7 @@ pub trait PanelKind {
     fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String>;
     fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String;
     /// The record of one judge's end.
-    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> Recorded;
+    fn record(&self, judge: &Judge, panel: &RunFacts, done: Done) -> Recorded;
     /// The words of its yes and no answers, as a cancelled judge's cause says them.
     fn words(&self) -> crate::rules::decision::Words;
     /// What the records are called: the run folder's ledger and the closing line.
@@ -68,7 +68,7 @@ impl PanelKind for Verdicts {
         verdict::verdict_prompt(&judge.lens, candidate, nonce)
     }
 
-    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> Recorded {
+    fn record(&self, judge: &Judge, panel: &RunFacts, done: Done) -> Recorded {
         Recorded::verdict(&verdict_record(judge, panel, done))
     }
 
@@ -131,7 +131,7 @@ impl PanelKind for Reviews {
         review::prompt(brief, candidate, nonce, None)
     }
 
-    fn record(&self, judge: &Judge, panel: &Panel, done: Done) -> Recorded {
+    fn record(&self, judge: &Judge, panel: &RunFacts, done: Done) -> Recorded {
         let rec = review_record(judge, &self.stage, panel, done);
         Recorded {
             line: line(&rec),
@@ -171,7 +171,7 @@ fn line<T: serde::Serialize>(rec: &T) -> String {
     serde_json::to_string(rec).expect("records serialise")
 }
 
-fn review_record(judge: &Judge, stage: &str, panel: &Panel, done: Done) -> ReviewRecord {
+fn review_record(judge: &Judge, stage: &str, panel: &RunFacts, done: Done) -> ReviewRecord {
     let mut rec = ReviewRecord::new(&judge.name, &judge.seat.spec, panel.seal, stage);
     rec.harness = judge.seat.harness.name.clone();
     rec.model = judge.seat.model.clone();
@@ -212,14 +212,14 @@ fn refused_reason(done: &Done) -> Option<String> {
 
 /// The record of one canary judge's end: a verdict record about the canary's candidate
 /// (`panel.seal`) that names the verdict the canary is known to deserve.
-pub fn canary_record(judge: &Judge, panel: &Panel, done: Done, expected: Verdict) -> Recorded {
+pub fn canary_record(judge: &Judge, panel: &RunFacts, done: Done, expected: Verdict) -> Recorded {
     let mut rec = verdict_record(judge, panel, done);
     rec.canary = Some(expected.as_str().to_string());
     Recorded::verdict(&rec)
 }
 
 /// The record of one judge's end.
-fn verdict_record(judge: &Judge, panel: &Panel, done: Done) -> VerdictRecord {
+fn verdict_record(judge: &Judge, panel: &RunFacts, done: Done) -> VerdictRecord {
     // What the check read: the answer, or the object that missed the contract (kept in
     // `refused`) and how it missed.
     let read = match (&done.answer, &done.refused) {
