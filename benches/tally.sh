@@ -3,8 +3,9 @@
 #   1. one panel of 1,000 judges: the seed script's counting loop (bash and two jq runs per
 #      answer file) against panel-tally on the same verdicts; the two reports must be equal;
 #   2. 1,000,000 verdict lines from 333,334 panels through `panel-tally --each --json`: time
-#      and peak memory (GNU time's "Maximum resident set size"), with the default reader
-#      (parsing on threads ahead of the counting) and with `--reader plain` (one thread).
+#      and peak memory (GNU time's "Maximum resident set size"), read line by line.
+# BASELINE=DIR (a target folder with an earlier release build, e.g. of main 465973ef) runs its
+# panel-tally on the same stream in the same run, side by side.
 # Usage: benches/tally.sh            (JUDGES=1000 LINES=1000000 SIZE=3 to change the inputs)
 set -euo pipefail
 
@@ -58,15 +59,15 @@ cat "$tmp/stream.jsonl" >/dev/null # into the page cache, so the first run is no
 /usr/bin/time -v "$bin" --each --json "$tmp/stream.jsonl" >/dev/null 2>"$tmp/time.txt" || true
 # Once more, untimed, for the closing summary record.
 { "$bin" --each --json "$tmp/stream.jsonl" || true; } | tail -n 1 >"$tmp/summary.json"
-/usr/bin/time -v "$bin" --each --json --reader plain "$tmp/stream.jsonl" >/dev/null 2>"$tmp/plain.txt" || true
+if [ -n "${BASELINE:-}" ]; then
+	/usr/bin/time -v "$BASELINE/release/panel-tally" --each --json "$tmp/stream.jsonl" >/dev/null 2>"$tmp/base.txt" || true
+	/usr/bin/time -v "$BASELINE/release/panel-tally" --each --json --reader plain "$tmp/stream.jsonl" >/dev/null 2>"$tmp/baseplain.txt" || true
+fi
 field() { sed -n "s/^[[:space:]]*$2: //p" "$tmp/$1.txt"; }
 wall=$(field time 'Elapsed (wall clock) time (h:mm:ss or m:ss)')
 user=$(field time 'User time (seconds)')
 sys=$(field time 'System time (seconds)')
 rss_kb=$(field time 'Maximum resident set size (kbytes)')
-plain_wall=$(field plain 'Elapsed (wall clock) time (h:mm:ss or m:ss)')
-plain_user=$(field plain 'User time (seconds)')
-plain_rss_kb=$(field plain 'Maximum resident set size (kbytes)')
 
 printf '\n%-52s %12s\n' "benchmark" "result"
 printf '%-52s %12s\n' "seed script loop, $JUDGES answer files (bash + jq)" "$(awk -v a="$script_s" 'BEGIN { printf "%.2f s", a }')"
@@ -76,7 +77,12 @@ printf '%-52s %12s\n' "panel-tally --each --json, $LINES lines" "$wall wall"
 printf '%-52s %12s\n' "  ($panels panels, $((bytes / 1048576)) MiB in)" "${user} s user"
 printf '%-52s %12s\n' "" "${sys} s sys"
 printf '%-52s %12s\n' "  peak resident memory" "$((rss_kb / 1024)) MiB"
-printf '%-52s %12s\n' "  the same with --reader plain (one thread)" "$plain_wall wall"
-printf '%-52s %12s\n' "" "${plain_user} s user"
-printf '%-52s %12s\n' "" "$((plain_rss_kb / 1024)) MiB"
+if [ -n "${BASELINE:-}" ]; then
+	for b in base baseplain; do
+		label="  baseline"
+		[ "$b" = baseplain ] && label="  baseline --reader plain"
+		printf '%-52s %12s\n' "$label" "$(field "$b" 'Elapsed (wall clock) time (h:mm:ss or m:ss)') wall"
+		printf '%-52s %12s\n' "" "$(( $(field "$b" 'Maximum resident set size (kbytes)') / 1024 )) MiB"
+	done
+fi
 printf '%-52s %s\n' "  closing record" "$(cat "$tmp/summary.json")"

@@ -23,7 +23,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --reader --ledger --gold --require-kappa --require-accuracy --inconsistent --svg --bootstrap --runs --keep --history --since --judge --candidate --last --help --version"
+            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --ledger --gold --require-kappa --require-accuracy --inconsistent --svg --bootstrap --runs --keep --history --since --judge --candidate --last --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -51,10 +51,6 @@ _panel__tally() {
                     ;;
                 --view)
                     COMPREPLY=($(compgen -W "writer skips decisions" -- "${cur}"))
-                    return 0
-                    ;;
-                --reader)
-                    COMPREPLY=($(compgen -W "threads plain" -- "${cur}"))
                     return 0
                     ;;
                 --gold)

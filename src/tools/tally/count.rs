@@ -14,26 +14,22 @@ use crate::records::{Decision, Status, Usage, Verdict};
 use crate::rules::consensus::consensus;
 use crate::rules::{canary, decision};
 
-/// What the counter needs from one record, its text as `T` and its usage as `U`: borrowed
-/// from the parsed line ([`Ballot`]), or kept in a buffer with the usage while it waits to be
-/// counted (the threaded reader's). A panel copies what it keeps.
+/// What the counter needs from one record, borrowed from the line it was read from. A panel
+/// copies what it keeps.
 #[derive(Clone, Debug)]
-pub struct BallotOf<T, U> {
+pub struct Ballot<'a> {
     /// The seal of the candidate; a panel is about one candidate.
-    pub candidate: T,
+    pub candidate: &'a str,
     /// How many judges the panel has; 0 when unknown.
     pub panel_size: usize,
-    pub usage: U,
-    pub judge: JudgeOf<T>,
+    pub usage: Option<&'a Usage>,
+    pub judge: JudgeRow<'a>,
     /// The run folder the answer is kept in.
-    pub run: T,
+    pub run: &'a str,
     /// A canary's expected verdict: the ballot is about a candidate whose answer is known, and
     /// is never counted in the panel.
     pub canary: Option<Verdict>,
 }
-
-/// One record as the counter reads it.
-pub type Ballot<'a> = BallotOf<&'a str, Option<&'a Usage>>;
 
 // Counting one panel.
 

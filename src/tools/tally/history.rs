@@ -23,7 +23,7 @@ use crate::records::printable::{inline, markdown as md, one_line};
 use crate::tools::tally::batch::Batch;
 use crate::tools::tally::count::short_seal;
 use crate::tools::tally::ledger::read;
-use crate::tools::tally::reader::{self, Reader};
+use crate::tools::tally::reader;
 use crate::tools::tally::report::{Format, Sink};
 
 /// The options of `--history`, kept apart so that Args gains one field.
@@ -347,9 +347,7 @@ fn report(p: &Panel, format: Format, agree: Option<usize>) -> Result<Vec<u8>> {
         name: format!("run {}", inline(&p.run)),
         reader: Box::new(io::Cursor::new(p.lines.clone().into_bytes())),
     };
-    reader::ballots(vec![source], Reader::Plain, |b, at| {
-        batch.add(b, at, &mut sink)
-    })?;
+    reader::ballots(vec![source], |b, at| batch.add(b, at, &mut sink))?;
     batch.finish(&mut sink)?;
     sink.end()?;
     drop(sink);

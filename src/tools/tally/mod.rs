@@ -36,7 +36,6 @@ use crate::records::{self, synthesis as stream};
 use crate::rules::decision::{self, Inconsistent};
 use crate::tools::docs::ToolDoc;
 use batch::Batch;
-use reader::Reader;
 use report::{Format, Sink};
 
 /// Count the verdicts of a panel in code: unanimous, split or abstained.
@@ -163,11 +162,6 @@ pub struct Args {
     /// become undecided (exit 3).
     #[arg(long, conflicts_with_all = ["pr", "view"])]
     pub require_canaries: bool,
-
-    /// How verdicts are read: `threads` parse a few blocks ahead of the counting on up to four
-    /// threads; `plain` reads line by line on this one (for a machine that limits threads).
-    #[arg(long, value_enum, value_name = "HOW", default_value_t = Reader::Threads)]
-    pub reader: Reader,
 
     /// Read a history of verdict records from many panels as a ledger of its judges: their
     /// agreement (Cohen's and Fleiss' kappa, drawn as a heat map, and Krippendorff's alpha),
@@ -570,7 +564,7 @@ fn verdicts(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     let mut batch =
         Batch::new(args.each, args.agree, args.last_wins).require_canaries(args.require_canaries);
     let mut any = false;
-    reader::ballots(inputs, args.reader, |ballot, at| {
+    reader::ballots(inputs, |ballot, at| {
         // A canary's record is about another candidate: it makes no panel.
         any |= ballot.canary.is_none();
         batch.add(ballot, at, &mut sink)
