@@ -336,11 +336,14 @@ pub fn ask_each(
 ) -> Vec<Reply> {
     let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
     let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
-    // A thread for every question: those released all run at once, as the launcher's panels do
-    // when no `--jobs` caps them.
+    // Those released run at once, as many as the limits on files and processes hold, as the
+    // launcher's panels do when no `--jobs` caps them.
+    let workers = questions
+        .len()
+        .min(crate::engine::lifecycle::judges_the_limits_allow());
     crate::engine::fanout::gated(
         questions.iter().zip(gates).collect(),
-        questions.len(),
+        workers,
         |_, (q, check)| asker.ask_one(q, check.as_ref()),
         |i, reply| {
             let reply = reply.unwrap_or_else(no_reply);
