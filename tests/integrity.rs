@@ -1034,6 +1034,74 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
     assert!(recs.iter().all(|r| r["status"] == "ok"), "{recs:?}");
 }
 
+/// Under a limit on processes panel-vote asked every voter at once, each on threads of its own
+/// and none capped by the limit: a judge that could not start held the run until its timeout,
+/// and the votes came back interrupted. Its voters now run on the launcher's fan-out, as many at
+/// once as the limit holds, and every one is asked. Needs root, to run as another user.
+#[test]
+fn a_limit_on_processes_asks_every_voter_without_a_stall() {
+    if !another_user(true) {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new("nproc-vote");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let answer = tmp.path().join("answer.sh");
+    std::fs::write(&answer, "sleep 0.2; echo '{\"votes\": []}'\n").unwrap();
+    let fixtures = root().join("tests/fixtures/synthesis");
+    let mut reviews = String::new();
+    let mut seats = String::new();
+    let text = std::fs::read_to_string(fixtures.join("reviews-1.jsonl")).unwrap();
+    for (k, line) in text.lines().enumerate() {
+        let mut rec: Value = serde_json::from_str(line).unwrap();
+        let seat = format!("exec:sh {} {k}", answer.display());
+        seats.push_str(&format!(" --seat '{seat}' --family '{seat}=f{k}'"));
+        rec["seat"] = Value::from(seat);
+        reviews.push_str(&format!("{rec}\n"));
+    }
+    let merged = run_with_stdin(&mut Command::new(bin("panel-merge")), reviews.as_bytes());
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    std::fs::write(tmp.path().join("merged.jsonl"), &merged.stdout).unwrap();
+    let candidate = for_nobody(&tmp, &fixtures.join("page.md"));
+    let script = format!(
+        "ulimit -u 16 && exec {} --timeout 60 --candidate {}{seats} < merged.jsonl",
+        crate::util::sh_word(&for_nobody(&tmp, &bin("panel-vote"))),
+        crate::util::sh_word(&candidate)
+    );
+    let t = std::time::Instant::now();
+    let out = Command::new("setpriv")
+        .args(AS_NOBODY)
+        .args(["bash", "-c", &script])
+        .env("TMPDIR", tmp.path())
+        .env("HOME", tmp.path())
+        .env("XDG_STATE_HOME", tmp.path().join("state"))
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env("PANEL_SANDBOX_READ", tmp.path())
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        !err.contains("panicked") && !err.contains("cannot start"),
+        "{err}"
+    );
+    let votes: Vec<Value> = records(&out)
+        .into_iter()
+        .filter(|r| r["type"] == "vote")
+        .collect();
+    assert!(!votes.is_empty(), "{err}");
+    // Asked and read (the stand-in's empty votes are unreadable), never left waiting.
+    assert!(
+        votes
+            .iter()
+            .all(|v| !["interrupted", "timeout", "cancelled"]
+                .contains(&v["status"].as_str().unwrap())),
+        "{votes:?}"
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(30), "{err}");
+}
+
 /// `exec 7<~/.aws/credentials; panel-judge …`: descriptor 7 reached every judge, and a judge
 /// read the caller's variables in `/proc/<panel-judge>/environ`. A judge now gets descriptors
 /// 0–2 only, however it runs; confined, it reads no other process's `/proc` entry (DESIGN §8:

@@ -1,6 +1,7 @@
-//! Asking seats questions: the jobs a tool hands the launcher and how each ended, and the
-//! [`Asker`] through which `panel-merge` and `panel-vote` reach models with the same launcher,
-//! isolation, timeouts, retries and run folder as `panel-judge`.
+//! Asking seats questions. *Ask* names what a tool hands over and gets back: a [`Question`]
+//! and its [`Reply`] through the [`Asker`] (how `panel-merge` and `panel-vote` reach models with
+//! the same launcher, isolation, timeouts, retries and run folder as `panel-judge`), a [`Job`]
+//! and its [`Done`] for the launcher's own callers, and the options a launcher is made with.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -65,6 +66,13 @@ pub trait Asker: Sync {
     /// Asks every question at once (in parallel where the asker can) and returns the replies
     /// in the order of the questions.
     fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply>;
+    /// Asks one question on this thread: what [`ask_each`] runs on each of its threads.
+    fn ask_one(&self, question: &Question, check: &Check) -> Reply {
+        self.ask_all(std::slice::from_ref(question), check)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Reply::abstained(Status::Failed, "the launcher sent no reply"))
+    }
     /// What the seats it launches run under, for their records; `None`: it launches nothing.
     fn sandbox(&self) -> Option<&str> {
         None
@@ -316,63 +324,33 @@ impl From<Done> for Reply {
     }
 }
 
-/// Asks every question at once, each held one once its gate opens (a send, or its sender
-/// dropped); `each` sees each reply as it comes in (in the order they end), on this thread.
-/// The replies come back in the order of the questions.
+/// Asks every question at once on the fan-out ([`crate::engine::fanout::gated`]), each held
+/// until its gate opens; `each` sees each reply as it comes in (in the order they end), on this
+/// thread. The replies come back in the order of the questions; a launch that panics is a reply
+/// missing (the hook has said why and failed the run), never one a cascade waits for.
 pub fn ask_each(
     asker: &dyn Asker,
     questions: &[(Question, Box<Check>)],
-    gates: Vec<Option<std::sync::mpsc::Receiver<()>>>,
+    gates: Vec<Option<crate::engine::fanout::Gate>>,
     mut each: impl FnMut(usize, &Reply),
 ) -> Vec<Reply> {
     let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
-    // A launch that panics is a reply missing (the hook has said why and failed the run):
-    // a thread gone without a reply would leave a cascade waiting for it.
-    let ask = |(q, check): &(Question, Box<Check>)| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            asker
-                .ask_all(std::slice::from_ref(q), check.as_ref())
-                .into_iter()
-                .next()
-        }))
-        .ok()
-        .flatten()
-        .unwrap_or_else(no_reply)
-    };
     let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut handles = Vec::new();
-        let mut here = Vec::new();
-        for ((i, qc), gate) in questions.iter().enumerate().zip(gates) {
-            let tx = tx.clone();
-            match std::thread::Builder::new().spawn_scoped(scope, move || {
-                if let Some(gate) = gate {
-                    let _ = gate.recv();
-                }
-                let _ = tx.send((i, ask(qc)));
-            }) {
-                Ok(h) => handles.push(h),
-                Err(_) => here.push(i),
-            }
-        }
-        drop(tx);
-        // A question no thread can be had for (a limit on processes) is asked on this one, at
-        // once: its gate would wait for this very thread.
-        for i in here {
-            let reply = ask(&questions[i]);
+    // Those released run at once, as many as the limits on files and processes hold, as the
+    // launcher's panels do when no `--jobs` caps them.
+    let workers = questions
+        .len()
+        .min(crate::engine::lifecycle::judges_the_limits_allow());
+    crate::engine::fanout::gated(
+        questions.iter().zip(gates).collect(),
+        workers,
+        |_, (q, check)| asker.ask_one(q, check.as_ref()),
+        |i, reply| {
+            let reply = reply.unwrap_or_else(no_reply);
             each(i, &reply);
             replies[i] = Some(reply);
-        }
-        for (i, reply) in rx {
-            each(i, &reply);
-            replies[i] = Some(reply);
-        }
-        // Joined here, so that a thread that panicked is a reply missing, not a panic.
-        for h in handles {
-            let _ = h.join();
-        }
-    });
+        },
+    );
     replies
         .into_iter()
         .map(|r| r.unwrap_or_else(no_reply))

@@ -1,8 +1,8 @@
-//! One attempt of one job, as a value: the job, its number, its folders, its prompt and the
-//! run's [`Context`]. From it come its argv ([`crate::engine::argv`]), its environment, the
-//! walls it runs in, a dry run's bash block ([`crate::engine::paste`]), and [`Attempt::run`]:
-//! launch (or replay), keep everything in the run folder, read the answer. Retries and the
-//! fan-out are the launcher's.
+//! One attempt of one job, as a value. *Attempt* names one try: the job, its number (a retry
+//! is the next attempt), its folders, its prompt and the run's [`Context`]. From it come its
+//! argv ([`crate::engine::argv`]), its environment, the walls it runs in, a dry run's bash block
+//! ([`crate::engine::paste`]), and [`Attempt::run`]: launch (or replay), keep everything in the
+//! run folder, read the answer. Retries are the launcher's, the threads the fan-out's.
 
 use std::fs;
 use std::path::{Path, PathBuf};

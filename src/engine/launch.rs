@@ -1,8 +1,9 @@
-//! Running one harness process: its own process group, stdin closed or fed then closed, stdout
-//! and stderr read at once (stdout into its [`Transcript`], which writes it to the run folder
-//! within its budget; stderr capped), a deadline, and the whole group killed afterwards (TERM,
-//! a grace period, KILL), after a normal exit too, so nothing of ours outlives the tool. A judge
-//! whose stdout passes its budget is stopped at once, through its group as at the deadline.
+//! Running one harness process. *Launch* names that one process, from its start to its end:
+//! its own process group, stdin closed or fed then closed, stdout and stderr read at once
+//! (stdout into its [`Transcript`], which writes it to the run folder within its budget; stderr
+//! capped), a deadline, and the whole group killed afterwards (TERM, a grace period, KILL), after
+//! a normal exit too, so nothing of ours outlives the tool. A judge whose stdout passes its
+//! budget is stopped at once, through its group as at the deadline.
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};

@@ -1,7 +1,9 @@
-//! The launcher: asks seats through their harnesses, with their retries, many at once. It
-//! makes the run folder and the judges' private folders; one attempt of one job is an
-//! [`Attempt`] value (its argv, environment, walls and launch), how an answer is read is in
-//! [`crate::engine::answer`], how a process runs and is ended in [`crate::engine::launch`].
+//! The launcher: the run that asks seats through their harnesses. *Launcher* names what a run
+//! keeps across its judges (the run folder and the judges' private folders, the walls, the
+//! budget, the status line) and each job's retries; its jobs run many at once on the fan-out
+//! ([`crate::engine::fanout`]), one try of one job is an [`Attempt`] (its argv, environment,
+//! walls and launch), how an answer is read is in [`crate::engine::answer`], how a process runs
+//! and is ended in [`crate::engine::launch`].
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -332,6 +334,25 @@ impl Launcher {
             each(i, Done::cancelled(job.cancelled().unwrap_or("not needed")));
         }
     }
+
+    /// A question as the job that asks it; `Err`: its seat cannot be read.
+    fn job_for(&self, q: &Question) -> Result<Job> {
+        let seat = self.seat(&q.seat)?;
+        let mut job = Job::sealed(
+            &q.name,
+            seat,
+            Prompt::text(q.prompt.clone()),
+            q.schema.clone(),
+        );
+        job.cancel = q.cancel.clone();
+        if let Some(dir) = &q.reads {
+            job.mode = Mode::Reviewer {
+                checkout: dir.clone(),
+                session: Default::default(),
+            };
+        }
+        Ok(job)
+    }
 }
 
 impl Asker for Launcher {
@@ -344,25 +365,12 @@ impl Asker for Launcher {
         let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
         let mut index = Vec::new();
         for (i, q) in questions.iter().enumerate() {
-            match self.seat(&q.seat) {
-                Ok(seat) => {
-                    let mut job = Job::sealed(
-                        &q.name,
-                        seat,
-                        Prompt::text(q.prompt.clone()),
-                        q.schema.clone(),
-                    );
-                    job.cancel = q.cancel.clone();
-                    if let Some(dir) = &q.reads {
-                        job.mode = Mode::Reviewer {
-                            checkout: dir.clone(),
-                            session: Default::default(),
-                        };
-                    }
+            match self.job_for(q) {
+                Ok(job) => {
                     jobs.push(job);
                     index.push(i);
                 }
-                Err(e) => replies[i] = Some(Reply::abstained(Status::NotFound, format!("{e:#}"))),
+                Err(e) => replies[i] = Some(not_found(&e)),
             }
         }
         self.ask_each(&jobs, check, |j, done| {
@@ -373,6 +381,21 @@ impl Asker for Launcher {
             .map(|r| r.unwrap_or_else(|| Reply::abstained(Status::Interrupted, "not asked")))
             .collect()
     }
+
+    fn ask_one(&self, question: &Question, check: &Check) -> Reply {
+        match self.job_for(question) {
+            Ok(job) => {
+                self.progress.expect(1);
+                self.ask(&job, check).into()
+            }
+            Err(e) => not_found(&e),
+        }
+    }
+}
+
+/// The reply to a question whose seat cannot be read.
+fn not_found(e: &anyhow::Error) -> Reply {
+    Reply::abstained(Status::NotFound, format!("{e:#}"))
 }
 
 /// A new run folder among the runs, locked; the runs older than `keep_days` are removed.

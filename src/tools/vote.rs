@@ -14,7 +14,7 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, Parser, Subcommand};
@@ -275,13 +275,14 @@ pub fn collect_votes_until(
     let (mut opens, gates): (Vec<_>, Vec<_>) = (0..asked.len())
         .map(|_| match pace {
             Pace::Cascade => {
-                let (tx, rx) = mpsc::channel();
-                (Some(tx), Some(rx))
+                let (open, gate) = crate::engine::fanout::gate();
+                (Some(open), Some(gate))
             }
             _ => (None, None),
         })
         .unzip();
-    let release = |done: &[Option<Vec<VoteRecord>>], opens: &mut [Option<mpsc::Sender<()>>]| {
+    let release = |done: &[Option<Vec<VoteRecord>>],
+                   opens: &mut [Option<crossbeam_channel::Sender<()>>]| {
         let released: Vec<bool> = opens.iter().map(Option::is_none).collect();
         for i in to_ask(&asked, done, &released) {
             if let Some(open) = opens[i].take() {
