@@ -588,6 +588,17 @@ fn another_user(setpriv: bool) -> bool {
 /// `setpriv` arguments that run what follows as nobody, without root's groups.
 const AS_NOBODY: [&str; 4] = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"];
 
+/// setpriv's arguments for a user no other process has: a limit on processes (`ulimit -u`)
+/// counts every process of the user's on the machine, and nobody's are many (a root caller's
+/// judges run as nobody, in every other test and in a second suite run beside this one). The
+/// id is this test run's own (`n` tells a run's tests apart).
+fn as_a_user_of_its_own(n: u32) -> Vec<String> {
+    let uid = 50_000 + (std::process::id() % 5_000) * 4 + n;
+    let mut args = vec![format!("--reuid={uid}")];
+    args.extend(AS_NOBODY[1..].iter().map(|a| a.to_string()));
+    args
+}
+
 /// `file` where nobody can read it, in `tmp` (a folder of the test's, opened to all) when the
 /// checkout or the target folder is not: a test run as nobody reads nothing through the folders
 /// around the checkout (a clone in a 0700 folder), and runs there, with its state, in `tmp`.
@@ -1016,7 +1027,7 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
     let candidate = for_nobody(&tmp, &root().join("examples/answer.md"));
     script.push_str(&format!(" {}", crate::util::sh_word(&candidate)));
     let out = Command::new("setpriv")
-        .args(AS_NOBODY)
+        .args(as_a_user_of_its_own(0))
         .args(["bash", "-c", &script])
         .env("TMPDIR", tmp.path())
         .env("HOME", tmp.path())
@@ -1070,7 +1081,7 @@ fn a_limit_on_processes_asks_every_voter_without_a_stall() {
     );
     let t = std::time::Instant::now();
     let out = Command::new("setpriv")
-        .args(AS_NOBODY)
+        .args(as_a_user_of_its_own(1))
         .args(["bash", "-c", &script])
         .env("TMPDIR", tmp.path())
         .env("HOME", tmp.path())
