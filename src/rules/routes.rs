@@ -76,48 +76,10 @@ pub fn route_with_judge(
     let calls = match answer {
         Ok(calls) => calls,
         Err((status, cause)) => {
-            return (
-                Vec::new(),
-                RouteRecord {
-                    route: None,
-                    reason: format!(
-                        "the judge sent no readable decisions on the {} findings left",
-                        left.len()
-                    ),
-                    judge: Some(judge.into()),
-                    status: if status == Status::Ok {
-                        Status::Unreadable
-                    } else {
-                        status
-                    },
-                    cause: Some(cause),
-                    findings: Vec::new(),
-                    skipped: Vec::new(),
-                    usage: None,
-                },
-            );
+            return (Vec::new(), unanswered(judge, left.len(), status, cause));
         }
     };
-    let decisions: Vec<DecisionRecord> = left
-        .iter()
-        .zip(calls)
-        .enumerate()
-        .map(|(k, (e, (call, reason)))| {
-            let f = &e.finding.finding;
-            DecisionRecord {
-                finding: f.id.clone(),
-                label: label(k + 1),
-                decision: call,
-                reason,
-                judge: judge.into(),
-                severity: f.severity,
-                evidence: f.evidence.clone(),
-                fix: f.fix.clone(),
-                raised_by: f.raised_by.clone(),
-                sandbox: None,
-            }
-        })
-        .collect();
+    let decisions = decisions_on(&left, calls, judge);
     let of = |c: JudgeCall| -> Vec<String> {
         decisions
             .iter()
@@ -164,6 +126,52 @@ pub fn route_with_judge(
         usage: None,
     };
     (decisions, route)
+}
+
+/// The route when the judge sent no readable decisions on the `left` findings left: undecided,
+/// with the judge's status (`unreadable` when the call itself went well) and the cause.
+fn unanswered(judge: &str, left: usize, status: Status, cause: String) -> RouteRecord {
+    RouteRecord {
+        route: None,
+        reason: format!("the judge sent no readable decisions on the {left} findings left"),
+        judge: Some(judge.into()),
+        status: if status == Status::Ok {
+            Status::Unreadable
+        } else {
+            status
+        },
+        cause: Some(cause),
+        findings: Vec::new(),
+        skipped: Vec::new(),
+        usage: None,
+    }
+}
+
+/// The judge's calls as decision records, one per finding left, labelled in order.
+fn decisions_on(
+    left: &[&SynthesisEntry],
+    calls: Vec<(JudgeCall, String)>,
+    judge: &str,
+) -> Vec<DecisionRecord> {
+    left.iter()
+        .zip(calls)
+        .enumerate()
+        .map(|(k, (e, (call, reason)))| {
+            let f = &e.finding.finding;
+            DecisionRecord {
+                finding: f.id.clone(),
+                label: label(k + 1),
+                decision: call,
+                reason,
+                judge: judge.into(),
+                severity: f.severity,
+                evidence: f.evidence.clone(),
+                fix: f.fix.clone(),
+                raised_by: f.raised_by.clone(),
+                sandbox: None,
+            }
+        })
+        .collect()
 }
 
 /// With a judge, the rounds end when it skips every finding or when every reviewer

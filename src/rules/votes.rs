@@ -538,87 +538,131 @@ impl Applied {
 /// votes dropped every finding it had (the seed's exception, missing reviews or not); otherwise,
 /// below the threshold, it has no decision when the missing reviews could have reached it.
 pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) -> Result<Applied> {
-    let n = panel.reviewers.len();
-    let required = decision::required(agree, n)?;
+    let required = decision::required(agree, panel.reviewers.len())?;
     panel.check_votes(votes.iter().map(|v| (v, "")))?;
     let by_key: HashMap<(&str, &str), &VoteRecord> = votes
         .iter()
         .map(|v| ((v.reviewer.as_str(), v.finding.as_str()), v))
         .collect();
-    let mut entries = Vec::new();
-    let mut no_votes_from: Vec<String> = Vec::new();
-    let mut cancelled: Vec<String> = Vec::new();
-    let mut without_cause: Vec<String> = Vec::new();
-    for f in &panel.findings {
-        let mut counted = Vec::new();
-        let mut missing = Vec::new();
-        let mut left_out = Vec::new();
-        for voter in panel.voters() {
-            if f.raised_by.contains(&voter.name) {
-                continue;
-            }
-            match by_key
-                .get(&(voter.name.as_str(), f.id.as_str()))
-                .map(|v| Place::of(v))
-            {
-                Some(Place::Voted(vote)) => counted.push(vote),
-                Some(Place::LeftOut) => left_out.push(voter.name.clone()),
-                _ => missing.push(voter.name.clone()),
-            }
+    let mut names = Absent::default();
+    let entries: Vec<SynthesisEntry> = panel
+        .findings
+        .iter()
+        .map(|f| entry_for(panel, f, &by_key, &mut names))
+        .collect();
+    names.no_votes_from.sort_by(|a, b| name_order(a, b));
+    names.cancelled.sort_by(|a, b| name_order(a, b));
+    names.without_cause.sort_by(|a, b| name_order(a, b));
+    Ok(Applied {
+        votes: votes.to_vec(),
+        panel: panel_record(panel, &entries, required, names),
+        entries,
+    })
+}
+
+/// The voters whose votes the panel lacks, each named once, gathered finding by finding.
+#[derive(Default)]
+struct Absent {
+    no_votes_from: Vec<String>,
+    cancelled: Vec<String>,
+    without_cause: Vec<String>,
+}
+
+/// One finding's synthesis entry: where each voter shown it stands, the voters left out
+/// counted as missing where they could have changed its fate, and the vote rules applied.
+fn entry_for(
+    panel: &MergedPanel,
+    f: &MergedFinding,
+    by_key: &HashMap<(&str, &str), &VoteRecord>,
+    names: &mut Absent,
+) -> SynthesisEntry {
+    let mut counted = Vec::new();
+    let mut missing = Vec::new();
+    let mut left_out = Vec::new();
+    for voter in panel.voters() {
+        if f.raised_by.contains(&voter.name) {
+            continue;
         }
-        // A voter left out is no missing vote, but only where its vote could change nothing;
-        // else (a forged or edited stream) it counts as missing, and the panel has no decision.
-        if !left_out.is_empty() {
-            let ballots: Vec<Ballot> = panel
-                .voters()
-                .filter_map(|r| {
-                    let name = r.name.as_str();
-                    if left_out.iter().any(|n| n == name) {
-                        Some(Ballot::Out(name))
-                    } else {
-                        counted.iter().find(|v| v.reviewer == name).map(Ballot::In)
-                    }
-                })
-                .collect();
-            let fixed = fixed_fate(f.severity, f.raised_by.len(), &ballots, &missing).is_some();
-            for name in &left_out {
-                if !cancelled.contains(name) {
-                    cancelled.push(name.clone());
-                }
-                if !fixed && !without_cause.contains(name) {
-                    without_cause.push(name.clone());
-                }
-            }
-            if !fixed {
-                missing.append(&mut left_out);
-                missing.sort_by(|a, b| name_order(a, b));
-            }
+        match by_key
+            .get(&(voter.name.as_str(), f.id.as_str()))
+            .map(|v| Place::of(v))
+        {
+            Some(Place::Voted(vote)) => counted.push(vote),
+            Some(Place::LeftOut) => left_out.push(voter.name.clone()),
+            _ => missing.push(voter.name.clone()),
         }
-        for m in &missing {
-            if !no_votes_from.contains(m) {
-                no_votes_from.push(m.clone());
-            }
-        }
-        let ruling = rule(f.severity, f.raised_by.len(), &counted, &missing);
-        let mut finding = f.clone();
-        let original_fix = ruling
-            .fix
-            .as_ref()
-            .map(|fix| std::mem::replace(&mut finding.fix, fix.clone()));
-        entries.push(SynthesisEntry {
-            result: ruling.result,
-            finding: SynthesisFinding {
-                finding,
-                votes: counted,
-                original_fix,
-            },
-            why: ruling.why,
-            no_votes_from: missing,
-        });
     }
-    no_votes_from.sort_by(|a, b| name_order(a, b));
-    cancelled.sort_by(|a, b| name_order(a, b));
-    without_cause.sort_by(|a, b| name_order(a, b));
+    if !left_out.is_empty() {
+        weigh_left_out(panel, f, &counted, &mut missing, left_out, names);
+    }
+    for m in &missing {
+        if !names.no_votes_from.contains(m) {
+            names.no_votes_from.push(m.clone());
+        }
+    }
+    let ruling = rule(f.severity, f.raised_by.len(), &counted, &missing);
+    let mut finding = f.clone();
+    let original_fix = ruling
+        .fix
+        .as_ref()
+        .map(|fix| std::mem::replace(&mut finding.fix, fix.clone()));
+    SynthesisEntry {
+        result: ruling.result,
+        finding: SynthesisFinding {
+            finding,
+            votes: counted,
+            original_fix,
+        },
+        why: ruling.why,
+        no_votes_from: missing,
+    }
+}
+
+/// A voter left out is no missing vote, but only where its vote could change nothing; else (a
+/// forged or edited stream) it counts as missing, and the panel has no decision.
+fn weigh_left_out(
+    panel: &MergedPanel,
+    f: &MergedFinding,
+    counted: &[FindingVote],
+    missing: &mut Vec<String>,
+    mut left_out: Vec<String>,
+    names: &mut Absent,
+) {
+    let ballots: Vec<Ballot> = panel
+        .voters()
+        .filter_map(|r| {
+            let name = r.name.as_str();
+            if left_out.iter().any(|n| n == name) {
+                Some(Ballot::Out(name))
+            } else {
+                counted.iter().find(|v| v.reviewer == name).map(Ballot::In)
+            }
+        })
+        .collect();
+    let fixed = fixed_fate(f.severity, f.raised_by.len(), &ballots, missing).is_some();
+    for name in &left_out {
+        if !names.cancelled.contains(name) {
+            names.cancelled.push(name.clone());
+        }
+        if !fixed && !names.without_cause.contains(name) {
+            names.without_cause.push(name.clone());
+        }
+    }
+    if !fixed {
+        missing.append(&mut left_out);
+        missing.sort_by(|a, b| name_order(a, b));
+    }
+}
+
+/// The panel's record once the votes are applied: its decision by [`panel_decision`], unless
+/// a voter was left out without cause, and the findings counted by result.
+fn panel_record(
+    panel: &MergedPanel,
+    entries: &[SynthesisEntry],
+    required: usize,
+    names: Absent,
+) -> PanelRecord {
+    let n = panel.reviewers.len();
     let count = |o: FindingResult| entries.iter().filter(|e| e.result == o).count();
     let passed = panel
         .reviewers
@@ -635,6 +679,7 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
     let dropped = count(FindingResult::Dropped);
     let all_dropped = !entries.is_empty() && dropped == entries.len();
     let counted = format!("{passed} of {n} reviewers passed the work ({required} needed)");
+    let without_cause = names.without_cause;
     let (status, exception) = match panel_decision(passed, errors, required, all_dropped) {
         _ if !without_cause.is_empty() => (Decision::NoDecision, false),
         d => d,
@@ -658,32 +703,28 @@ pub fn apply(panel: &MergedPanel, votes: &[VoteRecord], agree: Option<usize>) ->
         _ => counted,
     };
     let merge = panel.merge.as_ref();
-    Ok(Applied {
-        votes: votes.to_vec(),
-        panel: PanelRecord {
-            status,
-            reason,
-            passed,
-            required,
-            reviewers: n,
-            every_finding_dropped: exception,
-            merge_failed: merge.is_some_and(|m| m.merge_failed),
-            merge_cause: merge
-                .filter(|m| m.merge_failed)
-                .and_then(|m| m.cause.clone()),
-            no_votes_from,
-            cancelled,
-            cancelled_without_cause: without_cause,
-            no_review_from,
-            findings: entries.len(),
-            kept: count(FindingResult::Kept),
-            better_fix: count(FindingResult::BetterFix),
-            disputed: count(FindingResult::Disputed),
-            dropped,
-            candidate: panel.candidate().to_string(),
-        },
-        entries,
-    })
+    PanelRecord {
+        status,
+        reason,
+        passed,
+        required,
+        reviewers: n,
+        every_finding_dropped: exception,
+        merge_failed: merge.is_some_and(|m| m.merge_failed),
+        merge_cause: merge
+            .filter(|m| m.merge_failed)
+            .and_then(|m| m.cause.clone()),
+        no_votes_from: names.no_votes_from,
+        cancelled: names.cancelled,
+        cancelled_without_cause: without_cause,
+        no_review_from,
+        findings: entries.len(),
+        kept: count(FindingResult::Kept),
+        better_fix: count(FindingResult::BetterFix),
+        disputed: count(FindingResult::Disputed),
+        dropped,
+        candidate: panel.candidate().to_string(),
+    }
 }
 
 /// The panel's pass rule (docs/rules.md): it passes or fails on how many reviewers passed the work,

@@ -482,6 +482,17 @@ fn g10_meaning(cls: &PrClass) -> String {
 /// The short summary `--text` writes.
 pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
     let mut s = String::new();
+    write_class(&mut s, cls);
+    write_size(&mut s, cls);
+    write_flags(&mut s, cls);
+    if let Some(plan) = plan {
+        write_plan(&mut s, plan);
+    }
+    s
+}
+
+/// The summary's first lines: the PR, its class and why, and what g10 means.
+fn write_class(s: &mut String, cls: &PrClass) {
     let mut title = match (&cls.repo, cls.pr) {
         (Some(r), Some(n)) => format!("{r}#{n}"),
         (Some(r), None) => r.clone(),
@@ -500,6 +511,11 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
     if cls.class == Class::G10 {
         let _ = writeln!(s, "  {}", g10_meaning(cls));
     }
+}
+
+/// The summary's size lines: the changed lines counted, or why they are unread, and the
+/// binary files.
+fn write_size(s: &mut String, cls: &PrClass) {
     let files = match cls.file_count {
         1 => "1 file".to_string(),
         n => format!("{n} files"),
@@ -537,6 +553,11 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
             some_paths(&cls.binary_paths)
         );
     }
+}
+
+/// The summary's flag lines: the touch flags with their paths, the symbolic links and the
+/// security slice.
+fn write_flags(s: &mut String, cls: &PrClass) {
     let touched: Vec<String> = cls
         .touches
         .iter()
@@ -576,50 +597,51 @@ pub fn text(cls: &PrClass, plan: Option<&PanelPlan>) -> String {
             slice.lines, slice.cap
         );
     }
-    if let Some(plan) = plan {
-        let _ = writeln!(
-            s,
-            "plan: {} member{}, about {} points{}",
-            plan.members.len(),
-            if plan.members.len() == 1 { "" } else { "s" },
-            plan.spend_estimate,
-            if plan.headroom.opus {
-                ""
-            } else {
-                "; no opus headroom"
-            }
-        );
-        let w = |f: fn(&crate::records::plan::Member) -> usize| {
-            plan.members.iter().map(f).max().unwrap_or(0)
-        };
-        let (ws, wp, wt) = (
-            w(|m| m.shape.len()),
-            w(|m| m.profile.len()),
-            w(|m| m.seat.len()),
-        );
-        for m in &plan.members {
-            let mut line = format!(
-                "  {:ws$}  {:wp$}  {:wt$}  {}",
-                m.shape,
-                m.profile,
-                m.seat,
-                if m.blocking { "blocking" } else { "advisory" }
-            );
-            if let Some(from) = &m.downgraded_from {
-                let _ = write!(
-                    line,
-                    "  ({} {from})",
-                    if m.degraded {
-                        "degraded from"
-                    } else {
-                        "one opus member: instead of"
-                    }
-                );
-            }
-            let _ = writeln!(s, "{line}  [{}]", m.reason);
+}
+
+/// The summary's plan: its size and spend, then one aligned line per member.
+fn write_plan(s: &mut String, plan: &PanelPlan) {
+    let _ = writeln!(
+        s,
+        "plan: {} member{}, about {} points{}",
+        plan.members.len(),
+        if plan.members.len() == 1 { "" } else { "s" },
+        plan.spend_estimate,
+        if plan.headroom.opus {
+            ""
+        } else {
+            "; no opus headroom"
         }
+    );
+    let w = |f: fn(&crate::records::plan::Member) -> usize| {
+        plan.members.iter().map(f).max().unwrap_or(0)
+    };
+    let (ws, wp, wt) = (
+        w(|m| m.shape.len()),
+        w(|m| m.profile.len()),
+        w(|m| m.seat.len()),
+    );
+    for m in &plan.members {
+        let mut line = format!(
+            "  {:ws$}  {:wp$}  {:wt$}  {}",
+            m.shape,
+            m.profile,
+            m.seat,
+            if m.blocking { "blocking" } else { "advisory" }
+        );
+        if let Some(from) = &m.downgraded_from {
+            let _ = write!(
+                line,
+                "  ({} {from})",
+                if m.degraded {
+                    "degraded from"
+                } else {
+                    "one opus member: instead of"
+                }
+            );
+        }
+        let _ = writeln!(s, "{line}  [{}]", m.reason);
     }
-    s
 }
 
 #[cfg(test)]

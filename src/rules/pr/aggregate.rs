@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::records::class::Class;
-use crate::records::plan::PanelPlan;
+use crate::records::plan::{Member, PanelPlan};
 use crate::records::pr::{
     MemberResult, PanelFinding, PanelFollowUp, PanelOwnerBrief, PanelVerdict, PrOutcome, PrStatus,
     PrVerdict, PrVerdictRecord,
@@ -158,24 +158,7 @@ pub fn aggregate(
                 }
             }
         }
-        members.push(MemberResult {
-            member: m.name.clone(),
-            shape: m.shape.clone(),
-            blocking,
-            verdict: v,
-            status: rec.map_or("missing".into(), |r| r.status.as_str().into()),
-            reason: rec.and_then(|r| r.reason.clone()).or_else(|| {
-                let r = rec.filter(|r| r.status == PrStatus::Ok && v.is_none())?;
-                Some(if r.head.eq_ignore_ascii_case(&plan.head) {
-                    "the record holds no MERGE or FIX_FIRST verdict".into()
-                } else {
-                    "the verdict is about another head".into()
-                })
-            }),
-            earlier_findings: rec
-                .filter(|_| v.is_some())
-                .and_then(|r| r.earlier_findings.clone()),
-        });
+        members.push(member_result(m, rec, v, blocking, &plan.head));
     }
     // A weak fix proof needs a tests verdict: with no tests member that seat is missing.
     if weak_proof && !plan.members.iter().any(|m| m.shape == TESTS) {
@@ -202,34 +185,6 @@ pub fn aggregate(
     };
     let (findings, findings_dropped, findings_truncated) =
         panel_findings(plan, &last, &members, cites);
-    let follow_ups = plan
-        .members
-        .iter()
-        .filter(|m| verdicts.get(&m.name).is_some_and(Option::is_some))
-        .flat_map(|m| {
-            last[m.name.as_str()]
-                .follow_ups
-                .iter()
-                .map(|f| PanelFollowUp {
-                    member: m.name.clone(),
-                    title: f.title.clone(),
-                    done_when: f.done_when.clone(),
-                    severity: f.severity.clone(),
-                })
-        })
-        .collect();
-    let owner_briefs = plan
-        .members
-        .iter()
-        .filter(|m| verdicts.get(&m.name).is_some_and(Option::is_some))
-        .filter_map(|m| {
-            Some(PanelOwnerBrief {
-                member: m.name.clone(),
-                shape: m.shape.clone(),
-                text: last[m.name.as_str()].owner_brief.clone()?,
-            })
-        })
-        .collect();
     PanelVerdict {
         kind: crate::records::pr::PANEL_TYPE.into(),
         repo: plan.repo.clone(),
@@ -243,13 +198,84 @@ pub fn aggregate(
         findings,
         findings_dropped,
         findings_truncated,
-        follow_ups,
-        owner_briefs,
+        follow_ups: follow_ups(plan, &last, &verdicts),
+        owner_briefs: owner_briefs(plan, &last, &verdicts),
         fix_proof,
         cancelled,
         cancelled_without_cause,
         members,
     }
+}
+
+/// One member's line in the panel verdict; with no reason of its own, a record that does not
+/// count says why.
+fn member_result(
+    m: &Member,
+    rec: Option<&PrVerdictRecord>,
+    v: Option<PrVerdict>,
+    blocking: bool,
+    head: &str,
+) -> MemberResult {
+    MemberResult {
+        member: m.name.clone(),
+        shape: m.shape.clone(),
+        blocking,
+        verdict: v,
+        status: rec.map_or("missing".into(), |r| r.status.as_str().into()),
+        reason: rec.and_then(|r| r.reason.clone()).or_else(|| {
+            let r = rec.filter(|r| r.status == PrStatus::Ok && v.is_none())?;
+            Some(if r.head.eq_ignore_ascii_case(head) {
+                "the record holds no MERGE or FIX_FIRST verdict".into()
+            } else {
+                "the verdict is about another head".into()
+            })
+        }),
+        earlier_findings: rec
+            .filter(|_| v.is_some())
+            .and_then(|r| r.earlier_findings.clone()),
+    }
+}
+
+/// The follow-ups of every member whose verdict counts, in plan order.
+fn follow_ups(
+    plan: &PanelPlan,
+    last: &BTreeMap<&str, &PrVerdictRecord>,
+    verdicts: &BTreeMap<String, Option<PrVerdict>>,
+) -> Vec<PanelFollowUp> {
+    plan.members
+        .iter()
+        .filter(|m| verdicts.get(&m.name).is_some_and(Option::is_some))
+        .flat_map(|m| {
+            last[m.name.as_str()]
+                .follow_ups
+                .iter()
+                .map(|f| PanelFollowUp {
+                    member: m.name.clone(),
+                    title: f.title.clone(),
+                    done_when: f.done_when.clone(),
+                    severity: f.severity.clone(),
+                })
+        })
+        .collect()
+}
+
+/// The owner brief of every member whose verdict counts and who wrote one, in plan order.
+fn owner_briefs(
+    plan: &PanelPlan,
+    last: &BTreeMap<&str, &PrVerdictRecord>,
+    verdicts: &BTreeMap<String, Option<PrVerdict>>,
+) -> Vec<PanelOwnerBrief> {
+    plan.members
+        .iter()
+        .filter(|m| verdicts.get(&m.name).is_some_and(Option::is_some))
+        .filter_map(|m| {
+            Some(PanelOwnerBrief {
+                member: m.name.clone(),
+                shape: m.shape.clone(),
+                text: last[m.name.as_str()].owner_brief.clone()?,
+            })
+        })
+        .collect()
 }
 
 /// Every counted FIX_FIRST's findings in shape (plan) order; advisory ones that cite no

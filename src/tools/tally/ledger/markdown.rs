@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
+use crate::records::ledger::{Flag, LedgerSummary, Report};
 use crate::records::printable::markdown as md;
+use crate::tools::tally::ledger::figure;
 use crate::tools::tally::markdown::{details, table};
 
 /// A number that may be missing (kappa when chance alone agrees), as a cell.
@@ -11,16 +13,23 @@ fn opt(v: Option<f64>) -> String {
 }
 
 /// The flags of a judge or pair: their names in the table, their evidence in a section.
-fn flag_names(flags: &[crate::records::ledger::Flag]) -> String {
+fn flag_names(flags: &[Flag]) -> String {
     flags.iter().map(|f| f.flag).collect::<Vec<_>>().join(", ")
 }
 
 /// `panel-tally --ledger --format markdown`: what the history says of the panel (no decision:
 /// the ledger decides nothing), a table of judges, the pairs' agreement, each flag's evidence.
-pub fn ledger(r: &crate::records::ledger::Report) -> String {
-    use super::figure;
-    let s = &r.summary;
+pub fn ledger(r: &Report) -> String {
     let mut out = String::new();
+    head(&mut out, &r.summary);
+    judges(&mut out, r);
+    pairs(&mut out, r);
+    flag_evidence(&mut out, r);
+    out
+}
+
+/// The report's head: the panels and agreement, the outcomes, what stopping early saved.
+fn head(out: &mut String, s: &LedgerSummary) {
     let _ = writeln!(
         out,
         "### 📒 Ledger: {} panels, {} judges, Fleiss' kappa {}, Krippendorff's alpha {}\n",
@@ -62,6 +71,10 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
             e.cost_usd
         );
     }
+}
+
+/// The table of judges, one row each.
+fn judges(out: &mut String, r: &Report) {
     let rows: Vec<Vec<String>> = r
         .judges
         .iter()
@@ -79,7 +92,7 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
         })
         .collect();
     table(
-        &mut out,
+        out,
         &[
             "judge",
             "panels",
@@ -91,6 +104,10 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
         ],
         &rows,
     );
+}
+
+/// Each pair of judges' agreement and kappa, folded.
+fn pairs(out: &mut String, r: &Report) {
     let pairs: Vec<String> = r
         .pairs
         .iter()
@@ -109,7 +126,11 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
             )
         })
         .collect();
-    details(&mut out, "pairs of judges", &pairs.join("<br>"));
+    details(out, "pairs of judges", &pairs.join("<br>"));
+}
+
+/// Each flag's evidence, the judges' then the pairs', folded.
+fn flag_evidence(out: &mut String, r: &Report) {
     let evidence: Vec<String> = r
         .judges
         .iter()
@@ -121,6 +142,5 @@ pub fn ledger(r: &crate::records::ledger::Report) -> String {
         }))
         .map(|(who, f)| format!("**{}** {who}: {}", f.flag, md(&f.evidence)))
         .collect();
-    details(&mut out, "flags and their evidence", &evidence.join("<br>"));
-    out
+    details(out, "flags and their evidence", &evidence.join("<br>"));
 }

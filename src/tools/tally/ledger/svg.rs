@@ -49,6 +49,15 @@ pub fn render(r: &Report) -> String {
     let height = bars_top + n * 22 + 40;
     let width = (LABEL + n * CELL + 40).max(LABEL + BAR + 160);
     let mut s = String::new();
+    header(&mut s, r, width, height);
+    heat_map(&mut s, r, top);
+    bars(&mut s, r, bars_top);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The picture's frame and title: the panels read, Fleiss' kappa and Krippendorff's alpha.
+fn header(s: &mut String, r: &Report, width: usize, height: usize) {
     let _ = writeln!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
@@ -68,6 +77,10 @@ pub fn render(r: &Report) -> String {
         super::figure(r.summary.fleiss_kappa, r.summary.fleiss_kappa_ci95),
         super::figure(r.summary.alpha, r.summary.alpha_ci95)
     );
+}
+
+/// The heat map of pairwise kappa from `top` down, each judge numbered along both edges.
+fn heat_map(s: &mut String, r: &Report, top: usize) {
     for (i, j) in r.judges.iter().enumerate() {
         let y = top + i * CELL;
         let _ = writeln!(
@@ -101,6 +114,10 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+}
+
+/// A bar per judge from `bars_top` down: its holds, breaks and abstentions, its panels and flags.
+fn bars(s: &mut String, r: &Report, bars_top: usize) {
     let (yes, no) = match r.summary.pairwise {
         true => ("A", "B"),
         false => ("holds", "breaks"),
@@ -149,8 +166,6 @@ pub fn render(r: &Report) -> String {
             flags.join(" ")
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::records::ledger::{JudgeStats, Report, StoppedEarly};
+use crate::records::ledger::{JudgeStats, LedgerSummary, Report, StoppedEarly};
 use crate::records::printable::inline;
 use crate::tools::tally::ledger::figure;
 
@@ -261,10 +261,18 @@ fn head(out: &mut String, r: &Report) {
 
 /// The report as text; `paint` draws the heat map in ANSI colour.
 pub fn render(r: &Report, paint: bool) -> String {
-    let s = &r.summary;
     let mut out = String::new();
     head(&mut out, r);
+    canaries(&mut out, r);
+    heat_map(&mut out, r, paint);
+    agreement(&mut out, &r.summary);
+    flags(&mut out, r);
+    smaller_panels(&mut out, &r.summary);
+    out
+}
 
+/// Each canary seat's hits on the known answers.
+fn canaries(out: &mut String, r: &Report) {
     let canaries: Vec<&JudgeStats> = r.seats.iter().filter(|x| x.canary.is_some()).collect();
     if !canaries.is_empty() {
         let _ = writeln!(out, "Canaries (known answers, not counted in panels)");
@@ -285,9 +293,10 @@ pub fn render(r: &Report, paint: bool) -> String {
         }
         out.push('\n');
     }
+}
 
-    heat_map(&mut out, r, paint);
-
+/// Fleiss' kappa and Krippendorff's alpha, overall and by lens.
+fn agreement(out: &mut String, s: &LedgerSummary) {
     let _ = writeln!(
         out,
         "Agreement of the panel (95 % intervals, {} bootstrap replicates over panels)",
@@ -314,7 +323,10 @@ pub fn render(r: &Report, paint: bool) -> String {
         out,
         "  (alpha counts an abstention as missing: read it when judges abstain)\n"
     );
+}
 
+/// The flags raised on pairs of judges, then on judges alone.
+fn flags(out: &mut String, r: &Report) {
     let _ = writeln!(out, "Flags");
     let mut any = false;
     for p in &r.pairs {
@@ -340,7 +352,10 @@ pub fn render(r: &Report, paint: bool) -> String {
         let _ = writeln!(out, "  none");
     }
     out.push('\n');
+}
 
+/// The smaller panels that match the full panel's outcomes, and what each saves.
+fn smaller_panels(out: &mut String, s: &LedgerSummary) {
     let _ = writeln!(
         out,
         "Smaller panels (the fewest judges whose outcome matched the full panel's on 95% of its panels, by the low end of its interval)"
@@ -375,7 +390,6 @@ pub fn render(r: &Report, paint: bool) -> String {
             s.unscored_panels
         );
     }
-    out
 }
 
 fn heat_map(out: &mut String, r: &Report, paint: bool) {
