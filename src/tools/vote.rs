@@ -651,50 +651,13 @@ fn priced(
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    if let Some(Sub::Apply(a)) = args.command {
-        let (panel, votes) = MergedPanel::read(synthesis::read(&a.inputs, APPLY_TYPES)?)?;
-        let judge = JudgeSeat::parse(a.rules.judge.as_deref());
-        if let JudgeSeat::Seat(seat) = &judge {
-            bail!(
-                "panel-vote apply launches nothing: the judge {seat} must be given as replay:FILE"
-            );
-        }
-        let applied = apply(&panel, &votes, a.rules.agree)?;
-        let (decisions, route) = ask_judge(&applied, &judge, a.rules.round, None, None, None);
-        return write_out(&Outcomes {
-            applied,
-            decisions,
-            route,
-        });
+    if let Some(Sub::Apply(a)) = &args.command {
+        return apply_collected(a);
     }
     // Usage errors first, before any input is read.
     let opts = args.launch.options()?;
-    if let Some(seat) = args.reads.iter().find(|s| !args.seats.contains(s)) {
-        bail!("--reads {seat}: not one of the --seat options: only a voter's seat reads");
-    }
-    if !args.reads.is_empty() {
-        let table = crate::engine::harness::Table::load(&opts.harness_files)?;
-        for spec in &args.reads {
-            let seat = crate::engine::harness::Seat::parse(spec, &table, &opts.families)?;
-            if seat.harness.reviewer.is_none() {
-                bail!(
-                    "--reads {spec}: harness {} has no read tools to give a voter (no reviewer mode)",
-                    seat.harness.name
-                );
-            }
-        }
-    }
-    let records = synthesis::read(&args.inputs, APPLY_TYPES)?;
-    // Every reviewer sits on a seat the command line gave, whether or not it is asked.
-    for (rec, at) in &records {
-        if let Record::Reviewer(r) = rec {
-            given_seat(&args.seats, r).with_context(|| at.clone())?;
-        }
-    }
-    let (panel, votes) = MergedPanel::read(records)?;
-    if !votes.is_empty() {
-        bail!("vote records in the input: `panel-vote apply` applies votes already collected");
-    }
+    check_reads(&args, &opts)?;
+    let panel = read_panel(&args)?;
     let judge = JudgeSeat::parse(args.rules.judge.as_deref());
     // Check the rules before launching anything.
     apply(&panel, &[], args.rules.agree)?;
@@ -703,20 +666,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .as_deref()
         .map(|p| read_text(p, "brief"))
         .transpose()?;
-    let candidate = match &args.candidate {
-        Some(path) => {
-            let c = crate::records::candidate::Candidate::read(path)?;
-            if c.seal != panel.candidate() {
-                bail!(
-                    "{path}: not the work the reviewers read (its seal is {}, theirs {})",
-                    c.seal,
-                    panel.candidate()
-                );
-            }
-            Some(std::sync::Arc::unwrap_or_clone(c.text))
-        }
-        None => None,
-    };
+    let candidate = read_candidate(&args, &panel)?;
     let needs_votes = panel
         .voters()
         .any(|v| panel.shown_to(&v.name).next().is_some());
@@ -752,7 +702,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             &panel,
             &args.seats,
             asker,
-            (brief.as_deref(), candidate.as_deref().unwrap_or("")),
+            work,
             reading.as_ref(),
             Pace::of(args.stop_when_decided, args.cascade),
         )?,
@@ -776,4 +726,72 @@ pub fn run(args: Args) -> Result<ExitCode> {
         eprintln!("votes: {}", run.display());
     }
     code
+}
+
+/// `panel-vote apply`: votes already collected, applied; nothing is launched.
+fn apply_collected(a: &ApplyArgs) -> Result<ExitCode> {
+    let (panel, votes) = MergedPanel::read(synthesis::read(&a.inputs, APPLY_TYPES)?)?;
+    let judge = JudgeSeat::parse(a.rules.judge.as_deref());
+    if let JudgeSeat::Seat(seat) = &judge {
+        bail!("panel-vote apply launches nothing: the judge {seat} must be given as replay:FILE");
+    }
+    let applied = apply(&panel, &votes, a.rules.agree)?;
+    let (decisions, route) = ask_judge(&applied, &judge, a.rules.round, None, None, None);
+    write_out(&Outcomes {
+        applied,
+        decisions,
+        route,
+    })
+}
+
+/// `--reads`: each a voter's seat, on a harness with read tools.
+fn check_reads(args: &Args, opts: &crate::engine::ask::LaunchOptions) -> Result<()> {
+    if let Some(seat) = args.reads.iter().find(|s| !args.seats.contains(s)) {
+        bail!("--reads {seat}: not one of the --seat options: only a voter's seat reads");
+    }
+    if !args.reads.is_empty() {
+        let table = crate::engine::harness::Table::load(&opts.harness_files)?;
+        for spec in &args.reads {
+            let seat = crate::engine::harness::Seat::parse(spec, &table, &opts.families)?;
+            if seat.harness.reviewer.is_none() {
+                bail!(
+                    "--reads {spec}: harness {} has no read tools to give a voter (no reviewer mode)",
+                    seat.harness.name
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The merged panel to vote on: every reviewer on a seat the command line gave, no votes yet.
+fn read_panel(args: &Args) -> Result<MergedPanel> {
+    let records = synthesis::read(&args.inputs, APPLY_TYPES)?;
+    // Every reviewer sits on a seat the command line gave, whether or not it is asked.
+    for (rec, at) in &records {
+        if let Record::Reviewer(r) = rec {
+            given_seat(&args.seats, r).with_context(|| at.clone())?;
+        }
+    }
+    let (panel, votes) = MergedPanel::read(records)?;
+    if !votes.is_empty() {
+        bail!("vote records in the input: `panel-vote apply` applies votes already collected");
+    }
+    Ok(panel)
+}
+
+/// `--candidate`: the work the reviewers read, by its seal.
+fn read_candidate(args: &Args, panel: &MergedPanel) -> Result<Option<String>> {
+    let Some(path) = &args.candidate else {
+        return Ok(None);
+    };
+    let c = crate::records::candidate::Candidate::read(path)?;
+    if c.seal != panel.candidate() {
+        bail!(
+            "{path}: not the work the reviewers read (its seal is {}, theirs {})",
+            c.seal,
+            panel.candidate()
+        );
+    }
+    Ok(Some(std::sync::Arc::unwrap_or_clone(c.text)))
 }
