@@ -84,31 +84,8 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
             looked = Instant::now();
             watch(&policy, me, &mut met);
         }
-        let tick = Timespec {
-            tv_sec: 1,
-            tv_nsec: 0,
-        };
-        let mut fds = vec![
-            PollFd::new(&stops, PollFlags::IN),
-            PollFd::new(&children, PollFlags::IN),
-        ];
-        if let Some(fd) = &tool_fd {
-            fds.push(PollFd::new(fd, PollFlags::IN));
-        }
-        let _ = poll(&mut fds, Some(&tick));
-        let ready = |i: usize| fds.get(i).is_some_and(|f| !f.revents().is_empty());
-        let (stop, child, tool_gone) = (ready(0), ready(1), ready(2));
-        if child {
-            let _ = children.read(&mut [0u8; 64]);
-        }
-        if stop {
-            // Only the tool signals its judges' supervisors (they are in process groups of
-            // their own, away from the terminal), and it sends TERM.
-            let _ = stops.read(&mut [0u8; 16]);
-            break Some(signal_hook::consts::SIGTERM);
-        }
-        if tool_gone || (tool_fd.is_none() && getppid() != Some(tool)) {
-            break Some(signal_hook::consts::SIGKILL);
+        if let Some(sig) = wait_a_tick(&mut stops, &mut children, tool_fd.as_ref(), tool) {
+            break Some(sig);
         }
     };
     let grace = Duration::from_millis(policy.grace_ms);
@@ -131,6 +108,43 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         (None, Some(Ending::Signal(s))) => raise(s),
         (None, None) => exit_status::signalled(signal_hook::consts::SIGKILL),
     }
+}
+
+/// A second's wait for a signal, a child's ending or the tool's: the signal to end the judge
+/// with when the tool stopped it (TERM) or is gone (KILL).
+fn wait_a_tick(
+    stops: &mut UnixStream,
+    children: &mut UnixStream,
+    tool_fd: Option<&std::os::fd::OwnedFd>,
+    tool: Pid,
+) -> Option<i32> {
+    let tick = Timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    let mut fds = vec![
+        PollFd::new(stops, PollFlags::IN),
+        PollFd::new(children, PollFlags::IN),
+    ];
+    if let Some(fd) = tool_fd {
+        fds.push(PollFd::new(fd, PollFlags::IN));
+    }
+    let _ = poll(&mut fds, Some(&tick));
+    let ready = |i: usize| fds.get(i).is_some_and(|f| !f.revents().is_empty());
+    let (stop, child, tool_gone) = (ready(0), ready(1), ready(2));
+    if child {
+        let _ = children.read(&mut [0u8; 64]);
+    }
+    if stop {
+        // Only the tool signals its judges' supervisors (they are in process groups of
+        // their own, away from the terminal), and it sends TERM.
+        let _ = stops.read(&mut [0u8; 16]);
+        return Some(signal_hook::consts::SIGTERM);
+    }
+    if tool_gone || (tool_fd.is_none() && getppid() != Some(tool)) {
+        return Some(signal_hook::consts::SIGKILL);
+    }
+    None
 }
 
 /// The sockets signals arrive on as bytes, polled by the supervisor: the tool's TERM (and INT,
