@@ -21,6 +21,7 @@ use crate::engine::extract::EventFilters;
 use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
+use crate::engine::logins::Given;
 use crate::engine::run_folder::{self, ANSWER_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE};
 use crate::engine::sandbox::egress::{self, Endpoint};
 use crate::engine::sandbox::share::Report;
@@ -250,57 +251,13 @@ impl<'a> Attempt<'a> {
 
     /// One launch: the private folders and files, the logins, the process.
     fn launch(&self) -> Result<(ProcessOutcome, Option<String>)> {
-        let (job, dirs, ctx) = (self.job, &self.dirs, self.ctx);
+        let (job, ctx) = (self.job, self.ctx);
         let h = &job.seat.harness;
         let set = |name: &str| ctx.user_env.get(name).is_some_and(|v| !v.is_empty());
         let argv = self.argv(None)?;
         let stdin = argv.stdin.clone();
         let argv = argv.words(&set);
-        // A resumed session's folder is the judge's already: what it did to it fails this judge
-        // alone, never the run.
-        let resumed = matches!(
-            &job.mode,
-            Mode::Reviewer {
-                session: Session::Resume { .. },
-                ..
-            }
-        );
-        let fail = |path: &Path, e: std::io::Error| match resumed {
-            true => anyhow::anyhow!(
-                "{}: its folder, as the first call left it: {e}",
-                path.display()
-            ),
-            false => ours(path, e),
-        };
-        // What the judge reads and writes is private; the run folder only keeps copies, so a
-        // full disk there cannot cost an answer.
-        run_folder::make_dir(&dirs.private).map_err(|e| fail(&dirs.private, e))?;
-        for d in [&dirs.home, &dirs.work, &dirs.tmp] {
-            let rel = d.strip_prefix(&dirs.private).unwrap_or(d);
-            beneath::make_dir(&dirs.private, rel).map_err(|e| fail(d, e))?;
-        }
-        // Any placeholder (argv, env, files, a reviewer's argv) may name them; each is a new
-        // file, never one the judge left there.
-        let write = |name: &str, bytes: &[u8]| {
-            beneath::write(&dirs.private, Path::new(name), bytes)
-                .map_err(|e| fail(&dirs.private.join(name), e))
-        };
-        write(PROMPT_FILE, self.prompt.as_bytes())?;
-        write(SCHEMA_FILE, job.schema.to_string().as_bytes())?;
-        // Made here and read through this descriptor: a file put in its place is not read.
-        let answer_file = beneath::create(&dirs.private, Path::new(ANSWER_FILE))
-            .map_err(|e| fail(&dirs.answer_file(), e))?;
-        let kept = run_folder::dir(&dirs.attempt);
-        if kept {
-            run_folder::file(
-                &dirs.attempt.join("argv.json"),
-                serde_json::to_string(&argv)?,
-            );
-            // A retry's prompt differs from the judge's prompt.txt: keep it too.
-            if self.prompt.len() != self.first_len {
-                run_folder::file(&dirs.attempt.join("prompt.txt"), self.prompt.as_bytes());
-            }
-        }
+        let (answer_file, kept) = self.private_files(&argv)?;
         let program = find_on_path(&h.executable, ctx.path_var()).ok_or_else(|| {
             std::io::Error::new(
                 std::io::ErrorKind::NotFound,
@@ -317,11 +274,84 @@ impl<'a> Attempt<'a> {
         let login = ctx
             .with_user(|user| ctx.logins.give(h, job.seat.model.as_deref(), user, until))
             .map_err(|why| anyhow::Error::new(NoLogin(why)))?;
+        let spec = self.spec(program, argv, stdin, &login, started)?;
+        let stdout = self.transcript(kept, started);
+        let outcome = launch::run(&spec, stdout);
+        self.settle(&spec, &login, outcome, kept, answer_file)
+    }
+
+    /// Why a folder or file of the judge's could not be made: a resumed session's folder is
+    /// the judge's already, so what it did to it fails this judge alone, never the run.
+    fn fail(&self, path: &Path, e: std::io::Error) -> anyhow::Error {
+        let resumed = matches!(
+            &self.job.mode,
+            Mode::Reviewer {
+                session: Session::Resume { .. },
+                ..
+            }
+        );
+        match resumed {
+            true => anyhow::anyhow!(
+                "{}: its folder, as the first call left it: {e}",
+                path.display()
+            ),
+            false => ours(path, e),
+        }
+    }
+
+    /// The judge's private folders and files, and the run folder's copies of its argv and of a
+    /// retry's prompt; gives the answer file and whether the attempt's folder is kept.
+    fn private_files(&self, argv: &[String]) -> Result<(fs::File, bool)> {
+        let dirs = &self.dirs;
+        // What the judge reads and writes is private; the run folder only keeps copies, so a
+        // full disk there cannot cost an answer.
+        run_folder::make_dir(&dirs.private).map_err(|e| self.fail(&dirs.private, e))?;
+        for d in [&dirs.home, &dirs.work, &dirs.tmp] {
+            let rel = d.strip_prefix(&dirs.private).unwrap_or(d);
+            beneath::make_dir(&dirs.private, rel).map_err(|e| self.fail(d, e))?;
+        }
+        // Any placeholder (argv, env, files, a reviewer's argv) may name them; each is a new
+        // file, never one the judge left there.
+        let write = |name: &str, bytes: &[u8]| {
+            beneath::write(&dirs.private, Path::new(name), bytes)
+                .map_err(|e| self.fail(&dirs.private.join(name), e))
+        };
+        write(PROMPT_FILE, self.prompt.as_bytes())?;
+        write(SCHEMA_FILE, self.job.schema.to_string().as_bytes())?;
+        // Made here and read through this descriptor: a file put in its place is not read.
+        let answer_file = beneath::create(&dirs.private, Path::new(ANSWER_FILE))
+            .map_err(|e| self.fail(&dirs.answer_file(), e))?;
+        let kept = run_folder::dir(&dirs.attempt);
+        if kept {
+            run_folder::file(
+                &dirs.attempt.join("argv.json"),
+                serde_json::to_string(argv)?,
+            );
+            // A retry's prompt differs from the judge's prompt.txt: keep it too.
+            if self.prompt.len() != self.first_len {
+                run_folder::file(&dirs.attempt.join("prompt.txt"), self.prompt.as_bytes());
+            }
+        }
+        Ok((answer_file, kept))
+    }
+
+    /// What is launched: the judge's home furnished with what it carries and its login, its
+    /// environment, and the policy its supervisor puts around it.
+    fn spec(
+        &self,
+        program: PathBuf,
+        args: Vec<String>,
+        stdin: Option<Arc<String>>,
+        login: &Given,
+        started: Instant,
+    ) -> Result<Spec> {
+        let (dirs, ctx) = (&self.dirs, self.ctx);
+        let h = &self.job.seat.harness;
         let env = |name: &str| ctx.user_env.get(name).cloned();
         let carried = Carried::read(h, &ctx.user_home, &env);
         let vars = self.vars();
-        let written = carried::furnish(&dirs.home, h, &carried, &login, &vars)
-            .map_err(|e| fail(&dirs.home, e))?;
+        let written = carried::furnish(&dirs.home, h, &carried, login, &vars)
+            .map_err(|e| self.fail(&dirs.home, e))?;
         let mut judge_env = self.env();
         for (k, v) in &login.env {
             judge_env.retain(|(name, _)| name != k);
@@ -329,14 +359,14 @@ impl<'a> Attempt<'a> {
         }
         let mut spec = Spec {
             program,
-            args: argv,
+            args,
             env: judge_env,
             cwd: self.cwd(),
             stdin,
             timeout: ctx.timeout().saturating_sub(started.elapsed()),
             cap: OUTPUT_CAP,
             supervised: None,
-            cancel: job.cancel.clone(),
+            cancel: self.job.cancel.clone(),
         };
         if let Some(ids) = ctx.walls.ids
             && !ctx.walls.jail
@@ -354,6 +384,13 @@ impl<'a> Attempt<'a> {
             // A root caller's judge runs as `ids`: its folders are its.
             give(&dirs.private, ids).map_err(|e| ours(&dirs.private, e))?;
         }
+        Ok(spec)
+    }
+
+    /// Where the judge's stdout goes: read through the seat's event filters and, when the
+    /// attempt's folder is kept, written to its `stdout`.
+    fn transcript(&self, kept: bool, started: Instant) -> Transcript {
+        let (job, dirs, ctx) = (self.job, &self.dirs, self.ctx);
         let reviewer = matches!(job.mode, Mode::Reviewer { .. });
         let filters = EventFilters {
             answer: match reviewer {
@@ -373,8 +410,20 @@ impl<'a> Attempt<'a> {
             })
             .and_then(Result::ok)
             .map(|f| (f, path));
-        let stdout = Transcript::new(stdout_file, filters, ctx.opts.max_output);
-        let outcome = launch::run(&spec, stdout);
+        Transcript::new(stdout_file, filters, ctx.opts.max_output)
+    }
+
+    /// After the process: its login's files gone, what its walls met and refused, the egress
+    /// log kept, and the answer read from its file when that is where it is.
+    fn settle(
+        &self,
+        spec: &Spec,
+        login: &Given,
+        outcome: std::io::Result<ProcessOutcome>,
+        kept: bool,
+        answer_file: fs::File,
+    ) -> Result<(ProcessOutcome, Option<String>)> {
+        let (dirs, ctx) = (&self.dirs, self.ctx);
         // A kept session's folder outlives the call: its login does not.
         for (rel, _) in &login.files {
             let _ = beneath::remove(&dirs.home, Path::new(rel));

@@ -239,55 +239,68 @@ fn login(b: &mut String, job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<St
         env.push(format!("\"{to}=$t\""));
     }
     if let Some(to) = &l.to {
-        let dest = dirs.home.join(to);
-        let parent = dest.parent().map(|p| word(&path(p))).unwrap_or_default();
-        let dest = word(&path(&dest));
-        // Only what the seat's CLI needs of a file that holds more (every provider's login).
-        let keep = logins::judge_keep(l, job.seat.model.as_deref()).map(|keep| {
-            let paths: Vec<String> = keep.iter().map(|p| jq_path(p)).collect();
-            let paths = match paths.is_empty() {
-                true => "empty".to_string(),
-                false => paths.join(", "),
-            };
-            format!(
-                ". as $s | reduce ({paths}) as $p ({{}}; ($s | getpath($p)) as $v \
-                 | if $v == null then . else setpath($p; $v) end)"
-            )
-        });
-        let mut edits: Vec<String> = keep.into_iter().collect();
-        edits.extend(l.refresh.iter().map(|r| {
-            let at = jq_path(&r.refresh_token);
-            match r.judge {
-                JudgeRefresh::Drop => format!("delpaths([{at}])"),
-                JudgeRefresh::Empty => format!("setpath({at}; \"\")"),
-                JudgeRefresh::StandIn => format!(
-                    "setpath({at}; {})",
-                    serde_json::Value::from(crate::engine::logins::STAND_IN)
-                ),
-            }
-        }));
-        for (p, v) in &l.judge_set {
-            edits.push(match v.is_null() {
-                true => format!("delpaths([{}])", jq_path(p)),
-                false => format!("setpath({}; {v})", jq_path(p)),
-            });
-        }
-        let (copy, need_jq) = match edits.is_empty() {
-            false => (
-                format!(
-                    "jq -c {} < \"$f\" > {dest} || rm -f -- {dest}",
-                    shell_quote(&edits.join(" | "))
-                ),
-                " && command -v jq >/dev/null",
-            ),
-            true => (format!("cat -- \"$f\" > {dest} || rm -f -- {dest}"), ""),
-        };
-        let _ = writeln!(
-            b,
-            "if [ -f \"$f\" ] && [ -r \"$f\" ]{need_jq}; then mkdir -p -- {parent}; {copy}; fi"
-        );
+        copy_login_file(b, l, &dirs.home.join(to), job.seat.model.as_deref());
     }
     env
+}
+
+/// Writes the statement that copies the login's file (`$f`) to `dest` in the judge's home:
+/// edited by jq as [`judge_edits`] says (without jq nothing is copied), or whole when it says
+/// nothing.
+fn copy_login_file(b: &mut String, l: &Login, dest: &Path, model: Option<&str>) {
+    let parent = dest.parent().map(|p| word(&path(p))).unwrap_or_default();
+    let dest = word(&path(dest));
+    let edits = judge_edits(l, model);
+    let (copy, need_jq) = match edits.is_empty() {
+        false => (
+            format!(
+                "jq -c {} < \"$f\" > {dest} || rm -f -- {dest}",
+                shell_quote(&edits.join(" | "))
+            ),
+            " && command -v jq >/dev/null",
+        ),
+        true => (format!("cat -- \"$f\" > {dest} || rm -f -- {dest}"), ""),
+    };
+    let _ = writeln!(
+        b,
+        "if [ -f \"$f\" ] && [ -r \"$f\" ]{need_jq}; then mkdir -p -- {parent}; {copy}; fi"
+    );
+}
+
+/// The jq edits that make a judge's copy of a login file: what the seat's CLI needs of it, its
+/// refresh token as the row gives judges, and the row's settings for judges.
+fn judge_edits(l: &Login, model: Option<&str>) -> Vec<String> {
+    // Only what the seat's CLI needs of a file that holds more (every provider's login).
+    let keep = logins::judge_keep(l, model).map(|keep| {
+        let paths: Vec<String> = keep.iter().map(|p| jq_path(p)).collect();
+        let paths = match paths.is_empty() {
+            true => "empty".to_string(),
+            false => paths.join(", "),
+        };
+        format!(
+            ". as $s | reduce ({paths}) as $p ({{}}; ($s | getpath($p)) as $v \
+             | if $v == null then . else setpath($p; $v) end)"
+        )
+    });
+    let mut edits: Vec<String> = keep.into_iter().collect();
+    edits.extend(l.refresh.iter().map(|r| {
+        let at = jq_path(&r.refresh_token);
+        match r.judge {
+            JudgeRefresh::Drop => format!("delpaths([{at}])"),
+            JudgeRefresh::Empty => format!("setpath({at}; \"\")"),
+            JudgeRefresh::StandIn => format!(
+                "setpath({at}; {})",
+                serde_json::Value::from(crate::engine::logins::STAND_IN)
+            ),
+        }
+    }));
+    for (p, v) in &l.judge_set {
+        edits.push(match v.is_null() {
+            true => format!("delpaths([{}])", jq_path(p)),
+            false => format!("setpath({}; {v})", jq_path(p)),
+        });
+    }
+    edits
 }
 
 /// The login of `h` the user has now, as the broker would find it; a command login counts as

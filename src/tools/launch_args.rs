@@ -212,44 +212,9 @@ impl LaunchArgs {
 
     /// The options, checked.
     pub fn options(&self) -> Result<LaunchOptions> {
-        let mut families = BTreeMap::new();
-        for f in &self.families {
-            let (seat, family) = f
-                .rsplit_once('=')
-                .filter(|(s, fam)| !s.is_empty() && !fam.is_empty())
-                .with_context(|| format!("--family {f:?}: expected SEAT=FAMILY"))?;
-            families.insert(seat.to_string(), family.to_lowercase());
-        }
-        let mut pass_env = self.pass_env.clone();
-        if let Ok(list) = std::env::var("PANEL_PASS_ENV") {
-            pass_env.extend(
-                list.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(String::from),
-            );
-        }
-        let mut harness_caps = BTreeMap::new();
-        let from_env = std::env::var("PANEL_HARNESS_CAP").unwrap_or_default();
-        let listed = from_env
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .chain(self.harness_caps.iter().cloned());
-        for cap in listed {
-            let parsed = cap.split_once('=').and_then(|(h, n)| {
-                n.trim()
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .map(|n| (h.trim().to_string(), n))
-            });
-            let (harness, n) = parsed.with_context(|| {
-                format!("--harness-cap {cap:?}: expected HARNESS=N with N at least 1")
-            })?;
-            harness_caps.insert(harness, n);
-        }
+        let families = self.families()?;
+        let pass_env = self.pass_env();
+        let harness_caps = self.harness_caps()?;
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
             anyhow::bail!(
                 "--timeout {}: must be a positive number of seconds",
@@ -265,32 +230,9 @@ impl LaunchArgs {
         if self.jobs == Some(0) {
             anyhow::bail!("--jobs 0: at least one must run at a time");
         }
-        let folders = |given: &[PathBuf], var: &str| -> Result<Vec<PathBuf>> {
-            let from_env = std::env::var_os(var).unwrap_or_default();
-            let listed = given
-                .iter()
-                .cloned()
-                .chain(std::env::split_paths(&from_env).filter(|p| !p.as_os_str().is_empty()));
-            listed
-                .map(|p| {
-                    p.canonicalize()
-                        .with_context(|| format!("{}: not a folder to grant", p.display()))
-                })
-                .collect()
-        };
         let sandbox_write = folders(&self.sandbox_write, "PANEL_SANDBOX_WRITE")?;
         check_writable(&sandbox_write)?;
-        let from_env = std::env::var("PANEL_SANDBOX_ALLOW").unwrap_or_default();
-        let sandbox_allow = self
-            .sandbox_allow
-            .iter()
-            .map(String::as_str)
-            .chain(from_env.split(',').map(str::trim).filter(|s| !s.is_empty()))
-            .map(|e| {
-                crate::engine::sandbox::egress::Endpoint::parse(e)
-                    .map_err(|why| anyhow::anyhow!("--sandbox-allow {why}"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let sandbox_allow = self.sandbox_allow()?;
         Ok(LaunchOptions {
             share: self.share()?,
             sandbox: self.sandbox,
@@ -318,4 +260,87 @@ impl LaunchArgs {
             harness_caps,
         })
     }
+
+    /// --family SEAT=FAMILY, each family in lower case.
+    fn families(&self) -> Result<BTreeMap<String, String>> {
+        let mut families = BTreeMap::new();
+        for f in &self.families {
+            let (seat, family) = f
+                .rsplit_once('=')
+                .filter(|(s, fam)| !s.is_empty() && !fam.is_empty())
+                .with_context(|| format!("--family {f:?}: expected SEAT=FAMILY"))?;
+            families.insert(seat.to_string(), family.to_lowercase());
+        }
+        Ok(families)
+    }
+
+    /// --pass-env, then PANEL_PASS_ENV's comma-separated names.
+    fn pass_env(&self) -> Vec<String> {
+        let mut pass_env = self.pass_env.clone();
+        if let Ok(list) = std::env::var("PANEL_PASS_ENV") {
+            pass_env.extend(
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from),
+            );
+        }
+        pass_env
+    }
+
+    /// PANEL_HARNESS_CAP's comma-separated HARNESS=N, then --harness-cap's: a later one wins.
+    fn harness_caps(&self) -> Result<BTreeMap<String, usize>> {
+        let mut harness_caps = BTreeMap::new();
+        let from_env = std::env::var("PANEL_HARNESS_CAP").unwrap_or_default();
+        let listed = from_env
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .chain(self.harness_caps.iter().cloned());
+        for cap in listed {
+            let parsed = cap.split_once('=').and_then(|(h, n)| {
+                n.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .map(|n| (h.trim().to_string(), n))
+            });
+            let (harness, n) = parsed.with_context(|| {
+                format!("--harness-cap {cap:?}: expected HARNESS=N with N at least 1")
+            })?;
+            harness_caps.insert(harness, n);
+        }
+        Ok(harness_caps)
+    }
+
+    /// --sandbox-allow, then PANEL_SANDBOX_ALLOW's comma-separated endpoints.
+    fn sandbox_allow(&self) -> Result<Vec<crate::engine::sandbox::egress::Endpoint>> {
+        let from_env = std::env::var("PANEL_SANDBOX_ALLOW").unwrap_or_default();
+        self.sandbox_allow
+            .iter()
+            .map(String::as_str)
+            .chain(from_env.split(',').map(str::trim).filter(|s| !s.is_empty()))
+            .map(|e| {
+                crate::engine::sandbox::egress::Endpoint::parse(e)
+                    .map_err(|why| anyhow::anyhow!("--sandbox-allow {why}"))
+            })
+            .collect::<Result<Vec<_>>>()
+    }
+}
+
+/// The folders given, then those in `var` (a PATH-like list), each made canonical: one that is
+/// not there is an error.
+fn folders(given: &[PathBuf], var: &str) -> Result<Vec<PathBuf>> {
+    let from_env = std::env::var_os(var).unwrap_or_default();
+    let listed = given
+        .iter()
+        .cloned()
+        .chain(std::env::split_paths(&from_env).filter(|p| !p.as_os_str().is_empty()));
+    listed
+        .map(|p| {
+            p.canonicalize()
+                .with_context(|| format!("{}: not a folder to grant", p.display()))
+        })
+        .collect()
 }

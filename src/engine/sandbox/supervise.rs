@@ -84,31 +84,8 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
             looked = Instant::now();
             watch(&policy, me, &mut met);
         }
-        let tick = Timespec {
-            tv_sec: 1,
-            tv_nsec: 0,
-        };
-        let mut fds = vec![
-            PollFd::new(&stops, PollFlags::IN),
-            PollFd::new(&children, PollFlags::IN),
-        ];
-        if let Some(fd) = &tool_fd {
-            fds.push(PollFd::new(fd, PollFlags::IN));
-        }
-        let _ = poll(&mut fds, Some(&tick));
-        let ready = |i: usize| fds.get(i).is_some_and(|f| !f.revents().is_empty());
-        let (stop, child, tool_gone) = (ready(0), ready(1), ready(2));
-        if child {
-            let _ = children.read(&mut [0u8; 64]);
-        }
-        if stop {
-            // Only the tool signals its judges' supervisors (they are in process groups of
-            // their own, away from the terminal), and it sends TERM.
-            let _ = stops.read(&mut [0u8; 16]);
-            break Some(signal_hook::consts::SIGTERM);
-        }
-        if tool_gone || (tool_fd.is_none() && getppid() != Some(tool)) {
-            break Some(signal_hook::consts::SIGKILL);
+        if let Some(sig) = wait_a_tick(&mut stops, &mut children, tool_fd.as_ref(), tool) {
+            break Some(sig);
         }
     };
     let grace = Duration::from_millis(policy.grace_ms);
@@ -131,6 +108,43 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         (None, Some(Ending::Signal(s))) => raise(s),
         (None, None) => exit_status::signalled(signal_hook::consts::SIGKILL),
     }
+}
+
+/// A second's wait for a signal, a child's ending or the tool's: the signal to end the judge
+/// with when the tool stopped it (TERM) or is gone (KILL).
+fn wait_a_tick(
+    stops: &mut UnixStream,
+    children: &mut UnixStream,
+    tool_fd: Option<&std::os::fd::OwnedFd>,
+    tool: Pid,
+) -> Option<i32> {
+    let tick = Timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    };
+    let mut fds = vec![
+        PollFd::new(stops, PollFlags::IN),
+        PollFd::new(children, PollFlags::IN),
+    ];
+    if let Some(fd) = tool_fd {
+        fds.push(PollFd::new(fd, PollFlags::IN));
+    }
+    let _ = poll(&mut fds, Some(&tick));
+    let ready = |i: usize| fds.get(i).is_some_and(|f| !f.revents().is_empty());
+    let (stop, child, tool_gone) = (ready(0), ready(1), ready(2));
+    if child {
+        let _ = children.read(&mut [0u8; 64]);
+    }
+    if stop {
+        // Only the tool signals its judges' supervisors (they are in process groups of
+        // their own, away from the terminal), and it sends TERM.
+        let _ = stops.read(&mut [0u8; 16]);
+        return Some(signal_hook::consts::SIGTERM);
+    }
+    if tool_gone || (tool_fd.is_none() && getppid() != Some(tool)) {
+        return Some(signal_hook::consts::SIGKILL);
+    }
+    None
 }
 
 /// The sockets signals arrive on as bytes, polled by the supervisor: the tool's TERM (and INT,
@@ -224,7 +238,7 @@ fn start(
     tool: Pid,
     leaf: Option<&Leaf>,
 ) -> Result<Option<Started>, i32> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let ids = policy.ids.unwrap_or_else(|| {
         (
             rustix::process::getuid().as_raw(),
@@ -235,9 +249,39 @@ fn start(
         let get = |k: &str| env_of(&env, k);
         Proxy::new(e, Upstream::from_env(&get))
     });
-    if let Some(jail) = &policy.jail {
+    let starting = Starting {
+        policy,
+        program,
+        stops,
+        tool,
+        leaf,
+        env,
+        proxy,
+    };
+    match &policy.jail {
+        Some(jail) => starting.jailed(jail, ids),
+        None => starting.confined(),
+    }
+}
+
+/// What [`start`] starts a judge with: its policy, program, environment and proxy, and the
+/// tool it waits on while no process is to be had.
+struct Starting<'a> {
+    policy: &'a Policy,
+    program: &'a [OsString],
+    stops: &'a UnixStream,
+    tool: Pid,
+    leaf: Option<&'a Leaf>,
+    env: Vec<(OsString, OsString)>,
+    proxy: Option<Arc<Proxy>>,
+}
+
+impl Starting<'_> {
+    /// The judge in a jail of its own, running as `ids`, its proxy serving the jail's doors.
+    fn jailed(mut self, jail: &jail::Jail, ids: (u32, u32)) -> Result<Option<Started>, i32> {
+        let (policy, leaf) = (self.policy, self.leaf);
         if let Some(door) = jail.doors.first() {
-            proxy_env(&mut env, door.at.port());
+            proxy_env(&mut self.env, door.at.port());
         }
         let under = jail::Under {
             ids,
@@ -246,10 +290,10 @@ fn start(
         };
         let enter = |pid: u32| leaf.map_or(Ok(()), |l| l.enter(pid));
         let started = loop {
-            match jail::start(jail, &under, program, &env, &enter) {
+            match jail::start(jail, &under, self.program, &self.env, &enter) {
                 Ok(s) => break s,
                 Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
-                    if let Some(stop) = wait_for_a_process(stops, tool) {
+                    if let Some(stop) = wait_for_a_process(self.stops, self.tool) {
                         return stop;
                     }
                 }
@@ -259,7 +303,7 @@ fn start(
                 }
             }
         };
-        if let Some(proxy) = proxy.clone() {
+        if let Some(proxy) = self.proxy.clone() {
             let doors: Vec<Door> = jail.doors.iter().map(|d| d.door()).collect();
             let socket = started.doors;
             let _ = std::thread::Builder::new().spawn(move || {
@@ -271,60 +315,65 @@ fn start(
             });
         }
         let pid = Pid::from_raw(started.pid).expect("a child's pid is positive");
-        return Ok(Some((pid, Some(started.ending), proxy)));
+        Ok(Some((pid, Some(started.ending), self.proxy)))
     }
-    let mut policy = policy.clone();
-    // The stage enters the judge's cgroup itself, before it starts anything.
-    policy.share.enter = leaf.map(|l| l.dirs().to_vec()).unwrap_or_default();
-    if let Some(proxy) = proxy.clone() {
-        // Without a jail the proxy listens on this machine's loopback, and Landlock lets the
-        // judge connect to its port (and its loopback endpoints') alone.
-        let listener = match std::net::TcpListener::bind(("127.0.0.1", 0)) {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("panel: cannot start the judge's proxy: {e}");
-                return Err(exit_status::CANNOT_RUN);
-            }
-        };
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-        proxy_env(&mut env, port);
-        if let Some(rules) = &mut policy.confine {
-            rules.tcp.push(port);
-        }
-        let _ = std::thread::Builder::new().spawn(move || {
-            for conn in listener.incoming().flatten() {
-                proxy.serve(conn, Door::Proxy);
-            }
-        });
-    }
-    let Ok(exe) = std::env::current_exe() else {
-        return Err(exit_status::CANNOT_RUN);
-    };
-    let Ok(policy_json) = serde_json::to_string(&policy) else {
-        return Err(exit_status::CANNOT_RUN);
-    };
-    let mut confine = Command::new(exe);
-    confine
-        .arg(CONFINE)
-        .arg(policy_json)
-        .arg("--")
-        .args(program)
-        .env_clear()
-        .envs(env);
-    loop {
-        match confine.spawn() {
-            Ok(child) => {
-                let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
-                return Ok(Some((pid, None, proxy)));
-            }
-            Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
-                if let Some(stop) = wait_for_a_process(stops, tool) {
-                    return stop;
+
+    /// The judge in the confine stage (this binary again), its proxy on the loopback.
+    fn confined(mut self) -> Result<Option<Started>, i32> {
+        let mut policy = self.policy.clone();
+        // The stage enters the judge's cgroup itself, before it starts anything.
+        policy.share.enter = self.leaf.map(|l| l.dirs().to_vec()).unwrap_or_default();
+        if let Some(proxy) = self.proxy.clone() {
+            // Without a jail the proxy listens on this machine's loopback, and Landlock lets the
+            // judge connect to its port (and its loopback endpoints') alone.
+            let listener = match std::net::TcpListener::bind(("127.0.0.1", 0)) {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("panel: cannot start the judge's proxy: {e}");
+                    return Err(exit_status::CANNOT_RUN);
                 }
+            };
+            let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+            proxy_env(&mut self.env, port);
+            if let Some(rules) = &mut policy.confine {
+                rules.tcp.push(port);
             }
-            Err(e) => {
-                eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
-                return Err(exit_status::CANNOT_RUN);
+            let _ = std::thread::Builder::new().spawn(move || {
+                for conn in listener.incoming().flatten() {
+                    proxy.serve(conn, Door::Proxy);
+                }
+            });
+        }
+        let Ok(exe) = std::env::current_exe() else {
+            return Err(exit_status::CANNOT_RUN);
+        };
+        let Ok(policy_json) = serde_json::to_string(&policy) else {
+            return Err(exit_status::CANNOT_RUN);
+        };
+        let program = self.program;
+        let mut confine = Command::new(exe);
+        confine
+            .arg(CONFINE)
+            .arg(policy_json)
+            .arg("--")
+            .args(program)
+            .env_clear()
+            .envs(self.env);
+        loop {
+            match confine.spawn() {
+                Ok(child) => {
+                    let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
+                    return Ok(Some((pid, None, self.proxy)));
+                }
+                Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
+                    if let Some(stop) = wait_for_a_process(self.stops, self.tool) {
+                        return stop;
+                    }
+                }
+                Err(e) => {
+                    eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
+                    return Err(exit_status::CANNOT_RUN);
+                }
             }
         }
     }

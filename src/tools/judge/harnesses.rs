@@ -89,37 +89,7 @@ pub fn doctor(table: &Table, ctx: &Context, mode: Mode, json: bool) -> Result<Ex
 /// install it, and the walls.
 pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) -> String {
     let mut rows = vec![heads(&["HARNESS", "INSTALLED", "VERSION", "LOGIN"])];
-    for h in found {
-        let installed = match (&h.path, h.installed) {
-            (Some(p), _) => short(p, home),
-            (None, true) => "nothing to install".into(),
-            (None, false) => "not found".into(),
-        };
-        let version = match (&h.version, &h.version_note) {
-            (Some(v), _) => v.clone(),
-            (None, _) if !h.installed || h.path.is_none() => "-".into(),
-            (None, Some(why)) => inline(why).into_owned(),
-            (None, None) => "-".into(),
-        };
-        let login = match (h.login, &h.login_used) {
-            (None, _) => "-".into(),
-            (Some(_), Some(l)) => {
-                let state = match (l.usable, &l.expires) {
-                    (false, _) => "not usable".to_string(),
-                    (true, Some(t)) => format!("expires {}", inline(t)),
-                    (true, None) => "usable".to_string(),
-                };
-                format!("{} ({}, {state})", inline(&l.kind), short(&l.at, home))
-            }
-            (Some(_), None) => "none".into(),
-        };
-        rows.push(vec![
-            inline(&h.name).into_owned(),
-            installed,
-            version,
-            login,
-        ]);
-    }
+    rows.extend(found.iter().map(|h| harness_row(h, home)));
     let mut text = columns(&rows);
     let launching = found.iter().filter(|h| h.path.is_some() || !h.installed);
     let (ready, missing): (Vec<_>, Vec<_>) = launching.partition(|h| h.installed);
@@ -163,6 +133,41 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
             text.push_str(&format!("{}: {}\n", inline(&h.name), inline(why)));
         }
     }
+    text.push_str(&walls_text(walls));
+    text
+}
+
+/// A harness's row of the doctor's table.
+fn harness_row(h: &HarnessStatus, home: &Path) -> Vec<String> {
+    let installed = match (&h.path, h.installed) {
+        (Some(p), _) => short(p, home),
+        (None, true) => "nothing to install".into(),
+        (None, false) => "not found".into(),
+    };
+    let version = match (&h.version, &h.version_note) {
+        (Some(v), _) => v.clone(),
+        (None, _) if !h.installed || h.path.is_none() => "-".into(),
+        (None, Some(why)) => inline(why).into_owned(),
+        (None, None) => "-".into(),
+    };
+    let login = match (h.login, &h.login_used) {
+        (None, _) => "-".into(),
+        (Some(_), Some(l)) => {
+            let state = match (l.usable, &l.expires) {
+                (false, _) => "not usable".to_string(),
+                (true, Some(t)) => format!("expires {}", inline(t)),
+                (true, None) => "usable".to_string(),
+            };
+            format!("{} ({}, {state})", inline(&l.kind), short(&l.at, home))
+        }
+        (Some(_), None) => "none".into(),
+    };
+    vec![inline(&h.name).into_owned(), installed, version, login]
+}
+
+/// The doctor's report on the walls: the sandbox, Landlock, the jail, the judges' ids.
+fn walls_text(walls: &SandboxStatus) -> String {
+    let mut text = String::new();
     text.push_str(&format!(
         "\nsandbox (--sandbox {}): {}\n",
         walls.mode,

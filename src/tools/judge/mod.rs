@@ -331,7 +331,7 @@ fn folder_name(name: &str) -> Result<String, String> {
 pub fn run(args: Args) -> Result<ExitCode> {
     let mut opts = args.launch.options()?;
     opts.history = answer_history(&args);
-    let mut launcher = Launcher::new(opts)?;
+    let launcher = Launcher::new(opts)?;
     if args.list_harnesses {
         return harnesses::list(&launcher.table, &launcher.ctx, args.json);
     }
@@ -350,6 +350,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ContractKind::Pairwise => return pairwise::judge(&args, launcher),
     };
     panel_flags(&args)?;
+    ask_panel(&args, launcher, kind)
+}
+
+/// A verdict or a review panel: its judges and canaries, checked, then asked (or, with
+/// --estimate or --dry-run, only shown).
+fn ask_panel(args: &Args, mut launcher: Launcher, kind: Kind) -> Result<ExitCode> {
     let verdicts = args.contract == ContractKind::Verdict;
     let canaries = args
         .canaries
@@ -368,7 +374,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     let judges = kind.judges(&flags, &seats)?;
     let required = crate::rules::decision::required(args.agree, judges.len())?;
-    let mut early = stopping::Early::new(pace(&args), judges.len(), required, kind.words());
+    let early = stopping::Early::new(pace(args), judges.len(), required, kind.words());
     // The canary judges come after the panel's, on its first lens, one per seat and canary.
     let canary_judges = match judges.first() {
         Some(first) if !canaries.is_empty() => canary::judges(&first.lens, &seats, canaries.len())?,
@@ -384,7 +390,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
     let launches = !(args.dry_run || args.launch.estimate);
-    let history = (verdicts && launches && !is_replay(&args, &judges)).then(|| {
+    let history = (verdicts && launches && !is_replay(args, &judges)).then(|| {
         crate::engine::history::Keeper::start(
             "panel-judge",
             args.history.as_deref(),
@@ -411,6 +417,19 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(b) = args.launch.max_budget_usd {
         say_unenforced_budget(b, &judges);
     }
+    ask_judges(args, &mut launcher, &asked, &jobs, early, history)
+}
+
+/// The panel's jobs asked, canaries first, each finished judge's record written as it comes.
+fn ask_judges(
+    args: &Args,
+    launcher: &mut Launcher,
+    asked: &Asked,
+    jobs: &[Job],
+    mut early: stopping::Early,
+    history: Option<crate::engine::history::Keeper>,
+) -> Result<ExitCode> {
+    let (kind, judges, canary_judges) = (asked.kind, asked.judges, asked.canary_judges);
     let run_dir = launcher.start()?.to_path_buf();
     asked.freeze(&run_dir)?;
 
@@ -426,7 +445,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let gate = kind.clone();
     let check = move |obj: &serde_json::Map<String, serde_json::Value>| gate.gate(obj);
     let panel = panel_kind::RunFacts {
-        seal: &candidate.seal,
+        seal: &asked.candidate.seal,
         name: args.name.as_deref(),
         size: judges.len(),
         run: &run_dir,
@@ -435,9 +454,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     // Canaries first, always; then the panel's judges in the order they are to be asked.
     let order: Vec<usize> = (judges.len()..jobs.len())
         .chain(stopping::order(
-            &judges,
+            judges,
             args.cascade_order,
-            &history_costs(&args),
+            &history_costs(args),
         ))
         .collect();
     let paced: Vec<Job> = order.iter().map(|&i| jobs[i].clone()).collect();

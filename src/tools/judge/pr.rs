@@ -646,13 +646,32 @@ fn emit(
     out.emit(&line)
 }
 
+/// Each member to review: its index, its checkout, its prompt.
+type Work = Vec<(usize, PathBuf, String)>;
+
+/// A checkout of the plan's head for each member to run, and its prompt, which names it.
+fn check_out(launcher: &Launcher, panel: &Panel, to_run: &[usize]) -> Result<(Checkouts, Work)> {
+    let plan = panel.plan;
+    let mut checkouts = open_checkouts(launcher)?;
+    let mut work = Vec::new();
+    for &i in to_run {
+        let m = &plan.members[i];
+        let dir = checkouts.dir.join(&m.name);
+        let tree = Worktree::add(panel.repo, &dir, plan.base.as_deref(), &plan.head)?;
+        let prompt = (panel.prompt_for)(m, &tree.dir);
+        work.push((i, tree.dir.clone(), prompt));
+        checkouts.trees.push(tree);
+    }
+    Ok((checkouts, work))
+}
+
 /// The `--contract pr` run of panel-judge.
 pub fn judge(
     plan_path: &str,
     repo: &Path,
     given: &Given,
     dry_run: bool,
-    mut launcher: Launcher,
+    launcher: Launcher,
 ) -> Result<ExitCode> {
     let plan = crate::rules::plan::read::read_plan(plan_path)?;
     if plan.members.is_empty() {
@@ -677,13 +696,40 @@ pub fn judge(
     if dry_run {
         return print_commands(&launcher, &plan, &seats, &prompt_for);
     }
+    let panel = Panel {
+        plan: &plan,
+        target: &target,
+        rounds: &rounds,
+        seats: &seats,
+        repo: &repo,
+        prompt_for: &prompt_for,
+        stop_when_decided: given.stop_when_decided,
+    };
+    review_panel(&panel, launcher)
+}
+
+/// A PR panel read and readied, as [`review_panel`] asks it.
+struct Panel<'a> {
+    plan: &'a PanelPlan,
+    target: &'a Target,
+    rounds: &'a brief::Rounds,
+    seats: &'a [Seat],
+    repo: &'a Path,
+    prompt_for: &'a dyn Fn(&Member, &Path) -> String,
+    stop_when_decided: bool,
+}
+
+/// The members kept from an earlier run emitted, the rest reviewed in their checkouts, each
+/// record emitted as it comes.
+fn review_panel(panel: &Panel, mut launcher: Launcher) -> Result<ExitCode> {
+    let (plan, target, rounds, seats) = (panel.plan, panel.target, panel.rounds, panel.seats);
     // A PR panel's folder is its own to take up again: members already answered are kept.
     launcher.ctx.opts.resume = true;
     let run = launcher.start()?.to_path_buf();
     let kept: Vec<Option<PrVerdictRecord>> = plan
         .members
         .iter()
-        .map(|m| kept_record(&run, &plan, m))
+        .map(|m| kept_record(&run, plan, m))
         .collect();
     let to_run: Vec<usize> = (0..plan.members.len())
         .filter(|&i| kept[i].is_none())
@@ -692,18 +738,18 @@ pub fn judge(
     let fallbacks = plan
         .members
         .iter()
-        .map(|m| sonnet_fallback(&launcher, &plan, m))
+        .map(|m| sonnet_fallback(&launcher, plan, m))
         .collect::<Result<Vec<_>>>()?;
 
     let mut out = crate::engine::run_folder::Emitter::new(&run.join("pr-verdicts.jsonl"))?;
     let mut emit = |rec: &PrVerdictRecord, fresh: bool| emit(&mut out, &launcher, &run, rec, fresh);
     // Under --stop-when-decided, one token for the whole panel: the first blocking FIX_FIRST
     // (a kept one too) cancels it, which ends every member still running and starts no more.
-    let token: Option<Arc<Cancel>> = given.stop_when_decided.then(Arc::default);
+    let token: Option<Arc<Cancel>> = panel.stop_when_decided.then(Arc::default);
     let proof = rounds.proof.as_ref().map(|p| p.verdict);
     let decide = |rec: &PrVerdictRecord| {
         if let Some(t) = &token
-            && aggregate::record_decides(&plan, rec, proof)
+            && aggregate::record_decides(plan, rec, proof)
         {
             t.cancel(aggregate::why_decided(&rec.member));
         }
@@ -712,16 +758,7 @@ pub fn judge(
         emit(rec, false)?;
         decide(rec);
     }
-    let mut checkouts = open_checkouts(&launcher)?;
-    let mut work = Vec::new();
-    for &i in &to_run {
-        let m = &plan.members[i];
-        let dir = checkouts.dir.join(&m.name);
-        let tree = Worktree::add(&repo, &dir, plan.base.as_deref(), &plan.head)?;
-        let prompt = prompt_for(m, &tree.dir);
-        work.push((i, tree.dir.clone(), prompt));
-        checkouts.trees.push(tree);
-    }
+    let (checkouts, work) = check_out(&launcher, panel, &to_run)?;
     let workers = launcher.ctx.opts.jobs.unwrap_or(work.len()).max(1);
     launcher.progress.expect(work.len());
     let mut failure = None;
@@ -731,14 +768,14 @@ pub fn judge(
         workers,
         |_, (i, dir, prompt)| {
             let m = &plan.members[i];
-            let mut rec = record(&plan, m, &seats[i], &run);
+            let mut rec = record(plan, m, &seats[i], &run);
             rec.sandbox = Some(launcher.sandbox().to_string());
             let fallback = fallbacks[i].clone();
             let review = Review {
                 launcher,
                 cancel: token.as_ref(),
                 run: &run,
-                target: &target,
+                target,
                 prompt: &prompt,
                 checkout: &dir,
             };
