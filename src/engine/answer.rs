@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::engine::ask::{Check, Done, Job, Mode};
+use crate::engine::ask::{Check, Done, Job, Role};
 use crate::engine::extract::{self, Found};
 use crate::engine::harness::Harness;
 use crate::engine::launch::ProcessOutcome;
@@ -53,7 +53,7 @@ pub fn read_answer(
         done.excerpt = nonempty_excerpt(&o.stdout.head());
         return done;
     }
-    let reviewer = matches!(job.mode, Mode::Reviewer { .. });
+    let reviewer = matches!(job.role, Role::Reviewer { .. });
     if reviewer {
         done.session = session_of(job, &stdout);
         done.tool_calls = tool_calls_of(job, o, &stdout);
@@ -164,8 +164,8 @@ fn find_answer(
     let whole = o.stdout.whole();
     let events = o.stdout.events();
     let file = answer_file.filter(|t| !t.trim().is_empty());
-    match job.mode {
-        Mode::Reviewer { .. } => {
+    match job.role {
+        Role::Reviewer { .. } => {
             let text = match file {
                 Some(text) => text.to_string(),
                 None if whole => last_message(job.seat.reviewer_filter.as_deref(), stdout),
@@ -182,7 +182,7 @@ fn find_answer(
                 Ok(()) => Found::Object(obj),
             }
         }
-        Mode::Sealed => {
+        Role::Sealed => {
             let meets = |obj: &Map<String, Value>| check(obj).is_ok();
             match file {
                 Some(text) => extract::answer(None, text, &meets),
@@ -331,7 +331,7 @@ mod tests {
             crate::engine::ask::Prompt::text("p".into()),
             Value::Null,
         );
-        job.mode = Mode::Reviewer {
+        job.role = Role::Reviewer {
             checkout: PathBuf::from("/nonexistent"),
             session: Default::default(),
         };
@@ -372,7 +372,7 @@ mod tests {
         );
         assert_eq!(done.status, Status::Interrupted);
         // A sealed judge's answer that meets its contract was whole, cut short or not.
-        job.mode = Mode::Sealed;
+        job.role = Role::Sealed;
         let verdict = r#"{"verdict":"holds","reason":"r","confidence":0.5}"#;
         let check: &Check = &|obj| {
             crate::contracts::Contract::gate(&crate::contracts::verdict::VerdictContract, obj)

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
-use crate::engine::ask::{Job, Mode, Session};
+use crate::engine::ask::{Job, Role, Session};
 use crate::engine::context::Context;
 use crate::engine::harness::{Arg, Harness, Part, PromptVia, Vars};
 use crate::engine::run_folder::AttemptDirs;
@@ -98,7 +98,7 @@ pub fn vars<'a>(job: &'a Job, prompt: &'a str, dirs: &AttemptDirs, ctx: &Context
     let install = crate::engine::sandbox::grants::installation(exe, ctx.path_var())
         .map_or_else(|| Cow::Borrowed(exe.as_str()), |p| path(&p));
     v.insert("install", install);
-    if let Mode::Reviewer { checkout, session } = &job.mode {
+    if let Role::Reviewer { checkout, session } = &job.role {
         v.insert("checkout", path(checkout));
         let git_dir = crate::engine::sandbox::grants::git_common_dir(checkout);
         v.insert("git_dir", path(&git_dir));
@@ -119,7 +119,7 @@ pub fn vars<'a>(job: &'a Job, prompt: &'a str, dirs: &AttemptDirs, ctx: &Context
 /// reviewer's session.
 pub fn template(job: &Job) -> Result<&[Arg]> {
     let h = &job.seat.harness;
-    let Mode::Reviewer { session, .. } = &job.mode else {
+    let Role::Reviewer { session, .. } = &job.role else {
         return Ok(&h.argv);
     };
     match &h.reviewer {
@@ -238,7 +238,7 @@ pub fn private_env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<(String,
         ("XDG_CACHE_HOME".into(), format!("{home}/.cache")),
         ("TMPDIR".into(), dirs.tmp.display().to_string()),
     ];
-    if let Mode::Reviewer { checkout, .. } = &job.mode {
+    if let Role::Reviewer { checkout, .. } = &job.role {
         // Git reads a checkout that is not the judge's own (a root caller's judge runs as
         // another id) only where protected configuration says so: the command scope.
         env.extend([
@@ -248,8 +248,8 @@ pub fn private_env(job: &Job, dirs: &AttemptDirs, ctx: &Context) -> Vec<(String,
         ]);
     }
     let vars = vars(job, "", dirs, ctx);
-    let reviewer_env = match (&job.mode, &h.reviewer) {
-        (Mode::Reviewer { .. }, Some(r)) => Some(&r.env),
+    let reviewer_env = match (&job.role, &h.reviewer) {
+        (Role::Reviewer { .. }, Some(r)) => Some(&r.env),
         _ => None,
     };
     for (k, v) in h.env.iter().chain(reviewer_env.into_iter().flatten()) {

@@ -112,7 +112,7 @@ pub struct LaunchOptions {
     /// At most this many judges of a harness at once, machine-wide.
     pub harness_caps: BTreeMap<String, usize>,
     /// Whether judges are confined.
-    pub sandbox: crate::engine::sandbox::Mode,
+    pub sandbox: crate::engine::sandbox::Setting,
     /// More folders a confined judge may read and run from, and write to.
     pub sandbox_read: Vec<PathBuf>,
     pub sandbox_write: Vec<PathBuf>,
@@ -143,7 +143,7 @@ impl Default for LaunchOptions {
             estimate: false,
             history: None,
             harness_caps: BTreeMap::new(),
-            sandbox: crate::engine::sandbox::Mode::Auto,
+            sandbox: crate::engine::sandbox::Setting::Auto,
             sandbox_read: Vec::new(),
             sandbox_write: Vec::new(),
             sandbox_allow: Vec::new(),
@@ -188,7 +188,7 @@ pub struct Job {
     pub seat: Seat,
     pub prompt: Prompt,
     pub schema: Value,
-    pub mode: Mode,
+    pub role: Role,
     /// Retries for this job, in place of the launcher's.
     pub retries: Option<u32>,
     /// The panel's token that ends it once the panel is decided without it; `None` never is.
@@ -208,16 +208,16 @@ impl Job {
             seat,
             prompt,
             schema,
-            mode: Mode::Sealed,
+            role: Role::Sealed,
             retries: None,
             cancel: None,
         }
     }
 }
 
-/// How a call runs.
+/// What a call's judge is: sealed, or a reviewer that reads a checkout.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum Role {
     /// In an empty private folder, no tools: the answer is a JSON object.
     Sealed,
     /// In a checkout it must read, with the harness's reviewer argv: the answer is the last

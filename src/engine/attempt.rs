@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 
 use crate::engine::answer::read_answer;
 use crate::engine::argv::{self, Argv};
-use crate::engine::ask::{Check, Done, Job, KeptFolder, Mode, Session};
+use crate::engine::ask::{Check, Done, Job, KeptFolder, Role, Session};
 use crate::engine::beneath;
 use crate::engine::carried::{self, Carried};
 use crate::engine::context::Context;
@@ -58,10 +58,10 @@ impl<'a> Attempt<'a> {
     ) -> Attempt<'a> {
         let mut dirs = AttemptDirs::new(run, sandbox, &job.name, n);
         // A resumed session runs in the private folder that keeps it; its holder removes it.
-        if let Mode::Reviewer {
+        if let Role::Reviewer {
             session: Session::Resume { folder, .. },
             ..
-        } = &job.mode
+        } = &job.role
         {
             dirs = dirs.in_private(&folder.private);
         }
@@ -92,17 +92,17 @@ impl<'a> Attempt<'a> {
 
     /// The folder it runs in: its working folder, or a reviewer's checkout.
     pub fn cwd(&self) -> PathBuf {
-        match &self.job.mode {
-            Mode::Sealed => self.dirs.work.clone(),
-            Mode::Reviewer { checkout, .. } => checkout.clone(),
+        match &self.job.role {
+            Role::Sealed => self.dirs.work.clone(),
+            Role::Reviewer { checkout, .. } => checkout.clone(),
         }
     }
 
     /// Where its answer lands, in the mode it runs in.
     pub fn answer_at(&self) -> AnswerAt {
         let h = &self.job.seat.harness;
-        match (&self.job.mode, &h.reviewer) {
-            (Mode::Reviewer { .. }, Some(r)) => r.answer,
+        match (&self.job.role, &h.reviewer) {
+            (Role::Reviewer { .. }, Some(r)) => r.answer,
             _ => h.answer,
         }
     }
@@ -112,8 +112,8 @@ impl<'a> Attempt<'a> {
         let (job, dirs) = (self.job, &self.dirs);
         // Kept for a resume: removed when the last holder of the session lets go.
         let kept = matches!(
-            &job.mode,
-            Mode::Reviewer {
+            &job.role,
+            Role::Reviewer {
                 session: Session::Keep,
                 ..
             }
@@ -133,7 +133,7 @@ impl<'a> Attempt<'a> {
                 let launched = self.launch();
                 // Read and kept: the attempt's private folder has served, unless its session
                 // is kept or resumed.
-                if !matches!(&job.mode, Mode::Reviewer { session, .. } if *session != Session::Forget)
+                if !matches!(&job.role, Role::Reviewer { session, .. } if *session != Session::Forget)
                 {
                     let _ = beneath::remove_tree(&dirs.private);
                 }
@@ -284,8 +284,8 @@ impl<'a> Attempt<'a> {
     /// the judge's already, so what it did to it fails this judge alone, never the run.
     fn fail(&self, path: &Path, e: std::io::Error) -> anyhow::Error {
         let resumed = matches!(
-            &self.job.mode,
-            Mode::Reviewer {
+            &self.job.role,
+            Role::Reviewer {
                 session: Session::Resume { .. },
                 ..
             }
@@ -391,7 +391,7 @@ impl<'a> Attempt<'a> {
     /// attempt's folder is kept, written to its `stdout`.
     fn transcript(&self, kept: bool, started: Instant) -> Transcript {
         let (job, dirs, ctx) = (self.job, &self.dirs, self.ctx);
-        let reviewer = matches!(job.mode, Mode::Reviewer { .. });
+        let reviewer = matches!(job.role, Role::Reviewer { .. });
         let filters = EventFilters {
             answer: match reviewer {
                 true => job.seat.reviewer_filter.clone(),
@@ -477,13 +477,13 @@ impl<'a> Attempt<'a> {
             disk: ctx.share.disk,
             dirs: &self.dirs,
             cwd: &cwd,
-            checkout: match &self.job.mode {
-                Mode::Reviewer { checkout, .. } => Some(checkout),
-                Mode::Sealed => None,
+            checkout: match &self.job.role {
+                Role::Reviewer { checkout, .. } => Some(checkout),
+                Role::Sealed => None,
             },
             keep_session: matches!(
-                &self.job.mode,
-                Mode::Reviewer {
+                &self.job.role,
+                Role::Reviewer {
                     session: Session::Keep,
                     ..
                 }

@@ -12,7 +12,7 @@ use crate::engine::context::Context;
 use crate::engine::harness::{Harness, HarnessKind, Login, Table, find_on_path};
 use crate::engine::launch::{self, Spec};
 use crate::engine::logins;
-use crate::engine::sandbox::{self, Mode, jail, walls};
+use crate::engine::sandbox::{self, Setting, jail, walls};
 use crate::engine::transcript::Transcript;
 use crate::records::doctor::{HarnessStatus, LoginStatus, SandboxStatus};
 
@@ -260,7 +260,7 @@ fn first_line(text: &str) -> Option<String> {
 
 /// What the walls can be here: the kernel's Landlock, whether a jail can be made, and what
 /// `mode` gives (the probes a run makes, asked once).
-pub fn sandbox(mode: Mode) -> SandboxStatus {
+pub fn sandbox(mode: Setting) -> SandboxStatus {
     let (landlock_abi, landlock_note) = match walls::kernel() {
         Ok(abi) => (Some(*abi), None),
         Err(why) => (None, Some(why.clone())),

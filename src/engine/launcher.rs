@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 
 use crate::engine::answer::INTERRUPTED;
-use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Mode, Prompt, Question, Reply};
+use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Prompt, Question, Reply, Role};
 use crate::engine::attempt::Attempt;
 use crate::engine::context::Context;
 use crate::engine::harness::{Seat, Table};
@@ -31,13 +31,13 @@ pub fn started(opts: &LaunchOptions) -> Result<Launcher> {
 }
 
 /// Launches seats: the harness table, the options, the run folder that keeps everything, and
-/// the sandbox that holds each judge's private folders (removed when the launcher is dropped).
+/// the folder that holds each judge's private folders (removed when the launcher is dropped).
 pub struct Launcher {
     pub table: Table,
     /// The options, the user's environment, the walls: what every attempt shares.
     pub ctx: Context,
     run: Option<PathBuf>,
-    sandbox: Option<run_folder::Sandbox>,
+    privates: Option<run_folder::Privates>,
     /// Held while the run lives: no other run writes into its folder.
     run_lock: Option<nix::fcntl::Flock<fs::File>>,
     /// The status line on a terminal; every [`Launcher::ask`] counts in it.
@@ -64,7 +64,7 @@ impl Launcher {
             table,
             ctx: Context::new(opts),
             run: None,
-            sandbox: None,
+            privates: None,
             run_lock: None,
             progress: Progress::for_stderr(&tool_name()),
             pricer,
@@ -78,7 +78,7 @@ impl Launcher {
 
     /// Every seat's executable is on PATH; else the first missing one, and how to install it.
     pub fn check_executables<'a>(&self, seats: impl IntoIterator<Item = &'a Seat>) -> Result<()> {
-        let confined = self.ctx.opts.sandbox != crate::engine::sandbox::Mode::Off;
+        let confined = self.ctx.opts.sandbox != crate::engine::sandbox::Setting::Off;
         for seat in seats {
             let exe = seat.resolve_executable(self.ctx.path_var())?;
             let in_home = exe
@@ -93,7 +93,7 @@ impl Launcher {
         Ok(())
     }
 
-    /// Creates the run folder and the sandbox for the judges' private folders.
+    /// Creates the run folder and the folder of the judges' private folders.
     pub fn start(&mut self) -> Result<&Path> {
         // Before anything is made: `--sandbox required` on a kernel that cannot is exit 2.
         self.ctx.walls = crate::engine::sandbox::walls(self.ctx.opts.sandbox)?;
@@ -124,19 +124,19 @@ impl Launcher {
         };
         self.run_lock = Some(lock);
         let run = run.canonicalize().unwrap_or(run);
-        let sandbox =
-            run_folder::Sandbox::create().context("cannot create the judges' private folders")?;
+        let privates =
+            run_folder::Privates::create().context("cannot create the judges' private folders")?;
         // A root caller's judges run as another id: they (and a jail's first process, which
-        // opens their folders before it is that id) must pass through the sandbox to their
+        // opens their folders before it is that id) must pass through the privates' folder to their
         // folders, and list nothing.
         if self.ctx.walls.ids.is_some() {
             use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(sandbox.path(), fs::Permissions::from_mode(0o711))
+            fs::set_permissions(privates.path(), fs::Permissions::from_mode(0o711))
                 .context("cannot open the judges' private folders to their ids")?;
         }
         lifecycle::begin().context("cannot handle the signals that stop a run")?;
         self.run = Some(run);
-        self.sandbox = Some(sandbox);
+        self.privates = Some(privates);
         Ok(self.run.as_deref().expect("just set"))
     }
 
@@ -295,11 +295,11 @@ impl Launcher {
     /// One attempt of `job`, in its folders under this run's.
     fn attempt(&self, job: &Job, n: u32, prompt: (Arc<String>, usize), check: &Check) -> Done {
         let run = self.run.clone().unwrap_or_else(std::env::temp_dir);
-        let sandbox = self
-            .sandbox
+        let privates = self
+            .privates
             .as_ref()
             .map_or_else(std::env::temp_dir, |s| s.path().to_path_buf());
-        Attempt::new(job, n, prompt, (&run, &sandbox), &self.ctx).run(check)
+        Attempt::new(job, n, prompt, (&run, &privates), &self.ctx).run(check)
     }
 
     /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
@@ -346,7 +346,7 @@ impl Launcher {
         );
         job.cancel = q.cancel.clone();
         if let Some(dir) = &q.reads {
-            job.mode = Mode::Reviewer {
+            job.role = Role::Reviewer {
                 checkout: dir.clone(),
                 session: Default::default(),
             };

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 
 use crate::engine::argv::{self, shell_quote};
-use crate::engine::ask::{Job, Mode};
+use crate::engine::ask::{Job, Role};
 use crate::engine::attempt::Attempt;
 use crate::engine::context::Context;
 use crate::engine::harness::login::JudgeRefresh;
@@ -124,7 +124,7 @@ fn unconfined_note(b: &mut String, job: &Job) {
         b,
         "# It runs in a private folder, removed when it ends, with the files and logins panel-judge gives it."
     );
-    if let Mode::Reviewer { checkout, .. } = &job.mode {
+    if let Role::Reviewer { checkout, .. } = &job.role {
         let _ = writeln!(
             b,
             "# It reviews the checkout at {}: make it first (a repository of the head alone: git init PATH, git -C PATH fetch REPO HEAD, git -C PATH checkout --detach HEAD).",

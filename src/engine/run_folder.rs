@@ -1,5 +1,5 @@
 //! The run folder: everything about every judge (prompt, argv, stdout, stderr, exit, record),
-//! kept where the user can read it afterwards; and the sandbox beside it that holds each
+//! kept where the user can read it afterwards; and the privates' folder beside it that holds each
 //! judge's private HOME, TMPDIR and working folder. Both are made 0700, with names no one can
 //! guess.
 //!
@@ -195,7 +195,7 @@ pub const PROMPT_FILE: &str = "prompt.txt";
 pub const SCHEMA_FILE: &str = "schema.json";
 pub const ANSWER_FILE: &str = "answer";
 
-/// The folders of one attempt: in the run folder what is kept, in the sandbox what is private.
+/// The folders of one attempt: in the run folder what is kept, among the privates what is private.
 pub struct AttemptDirs {
     pub attempt: PathBuf,
     pub private: PathBuf,
@@ -205,8 +205,8 @@ pub struct AttemptDirs {
 }
 
 impl AttemptDirs {
-    pub fn new(run: &Path, sandbox: &Path, name: &str, n: u32) -> AttemptDirs {
-        let private = sandbox.join(format!("{name}.{n}"));
+    pub fn new(run: &Path, privates: &Path, name: &str, n: u32) -> AttemptDirs {
+        let private = privates.join(format!("{name}.{n}"));
         AttemptDirs {
             attempt: run.join(name).join(format!("attempt-{n}")),
             home: private.join("home"),
@@ -291,19 +291,19 @@ pub fn private(dir: &Path) -> std::io::Result<()> {
 /// The judges' private folders of one run (their HOMEs, with the logins copied in), removed
 /// when the run ends. While the run lives it holds a lock on the folder, so that a later run
 /// can remove one whose owner was killed (SIGKILL, the OOM killer) before it could.
-pub struct Sandbox {
+pub struct Privates {
     dir: PathBuf,
     _owner: nix::fcntl::Flock<fs::File>,
 }
 
 const SANDBOX: &str = "panel-sandbox.";
-/// A sandbox younger than this is never taken for abandoned: its owner may not hold its lock
+/// A privates' folder younger than this is never taken for abandoned: its owner may not hold its lock
 /// yet.
 const SANDBOX_SETTLING: std::time::Duration = std::time::Duration::from_secs(60);
 
-impl Sandbox {
-    /// Removes the sandboxes other runs left behind, then makes this run's.
-    pub fn create() -> std::io::Result<Sandbox> {
+impl Privates {
+    /// Removes the privates' folders other runs left behind, then makes this run's.
+    pub fn create() -> std::io::Result<Privates> {
         sweep_abandoned();
         // Removed by our own hand (tempfile's would stop at a folder a judge made unreadable).
         let dir = fresh(SANDBOX)?.keep();
@@ -314,7 +314,7 @@ impl Sandbox {
                 return Err(other.err().unwrap_or(std::io::ErrorKind::WouldBlock.into()));
             }
         };
-        Ok(Sandbox { dir, _owner: owner })
+        Ok(Privates { dir, _owner: owner })
     }
 
     pub fn path(&self) -> &Path {
@@ -322,7 +322,7 @@ impl Sandbox {
     }
 }
 
-impl Drop for Sandbox {
+impl Drop for Privates {
     fn drop(&mut self) {
         let _ = crate::engine::beneath::remove_tree(&self.dir);
     }
@@ -339,7 +339,7 @@ fn lock(dir: &Path) -> std::io::Result<Option<nix::fcntl::Flock<fs::File>>> {
     }
 }
 
-/// Removes every sandbox of ours under the temporary folder whose owner no longer holds it.
+/// Removes every privates' folder of ours under the temporary folder whose owner no longer holds it.
 fn sweep_abandoned() {
     use std::os::unix::fs::MetadataExt;
     let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::engine::ask::LaunchOptions;
-use crate::engine::sandbox::Mode;
+use crate::engine::sandbox::Setting;
 
 /// The longest deadline a judge may be given: past it, a deadline is a mistake (and a
 /// `Duration` of 1e20 seconds overflows).
@@ -91,8 +91,8 @@ pub struct LaunchArgs {
     /// what its harness needs, no route out but its proxy) with Landlock inside, falling back
     /// to Landlock alone, each with one warning, where the kernel cannot; required, the jail or
     /// launch nothing; landlock, Landlock alone; off.
-    #[arg(long, value_enum, value_name = "HOW", default_value_t = Mode::Auto)]
-    pub sandbox: Mode,
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Setting::Auto)]
+    pub sandbox: Setting,
 
     /// A folder a confined judge may also read and run programs from (repeatable; also
     /// PANEL_SANDBOX_READ, colon-separated).

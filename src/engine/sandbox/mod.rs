@@ -72,7 +72,7 @@ pub struct Policy {
 
 /// `--sandbox`: how judges are walled in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Mode {
+pub enum Setting {
     /// A jail of its own with Landlock inside where the kernel can; else Landlock alone, or
     /// nothing, each with one warning line and said in every record.
     #[default]
@@ -118,7 +118,7 @@ impl Walls {
 }
 
 /// The walls of this run's judges, or why `mode` cannot have them (nothing is launched then).
-pub fn walls(mode: Mode) -> anyhow::Result<Walls> {
+pub fn walls(mode: Setting) -> anyhow::Result<Walls> {
     walls_on(mode, walls::kernel(), jail::available(), host_root())
 }
 
@@ -145,28 +145,28 @@ fn host_root() -> bool {
 }
 
 fn walls_on(
-    mode: Mode,
+    mode: Setting,
     landlock: &Result<u8, String>,
     jail: &Result<(), String>,
     root: bool,
 ) -> anyhow::Result<Walls> {
     let abi = landlock.as_ref().ok().copied();
     let (said, jail) = match (mode, jail, landlock) {
-        (Mode::Off, _, _) => return Ok(Walls::off()),
-        (Mode::Landlock, _, Ok(abi)) => (format!("landlock-abi-{abi}"), false),
-        (Mode::Landlock, _, Err(why)) => {
+        (Setting::Off, _, _) => return Ok(Walls::off()),
+        (Setting::Landlock, _, Ok(abi)) => (format!("landlock-abi-{abi}"), false),
+        (Setting::Landlock, _, Err(why)) => {
             anyhow::bail!("--sandbox landlock: {why}; nothing was launched")
         }
-        (Mode::Required, Err(why), _) => {
+        (Setting::Required, Err(why), _) => {
             anyhow::bail!("--sandbox required: no user namespaces: {why}; nothing was launched")
         }
         (_, Ok(()), Ok(abi)) => (format!("jail+landlock-abi-{abi}"), true),
         (_, Ok(()), Err(why)) => (format!("jail (no Landlock: {why})"), true),
-        (Mode::Auto, Err(ns), Ok(abi)) => (
+        (Setting::Auto, Err(ns), Ok(abi)) => (
             format!("landlock-abi-{abi} (no user namespaces: {ns})"),
             false,
         ),
-        (Mode::Auto, Err(ns), Err(why)) => (
+        (Setting::Auto, Err(ns), Err(why)) => (
             format!("unavailable: no user namespaces: {ns}; {why}"),
             false,
         ),
@@ -297,11 +297,11 @@ mod tests {
                 .map_err(|e| e.to_string())
         };
         assert_eq!(
-            said(Mode::Auto, &seven, &ns),
+            said(Setting::Auto, &seven, &ns),
             Ok(("jail+landlock-abi-7".into(), Some(7), true))
         );
         assert_eq!(
-            said(Mode::Auto, &seven, &no_ns),
+            said(Setting::Auto, &seven, &no_ns),
             Ok((
                 "landlock-abi-7 (no user namespaces: user.max_user_namespaces is 0 (sysctl …))"
                     .into(),
@@ -310,7 +310,7 @@ mod tests {
             ))
         );
         assert_eq!(
-            said(Mode::Auto, &no_ll, &no_ns),
+            said(Setting::Auto, &no_ll, &no_ns),
             Ok((
                 "unavailable: no user namespaces: user.max_user_namespaces is 0 (sysctl …); this kernel has no Landlock".into(),
                 None,
@@ -318,11 +318,11 @@ mod tests {
             ))
         );
         assert_eq!(
-            said(Mode::Required, &seven, &no_ns),
+            said(Setting::Required, &seven, &no_ns),
             Err("--sandbox required: no user namespaces: user.max_user_namespaces is 0 (sysctl …); nothing was launched".into())
         );
         assert_eq!(
-            said(Mode::Required, &no_ll, &ns),
+            said(Setting::Required, &no_ll, &ns),
             Ok((
                 "jail (no Landlock: this kernel has no Landlock)".into(),
                 None,
@@ -330,21 +330,21 @@ mod tests {
             ))
         );
         assert_eq!(
-            said(Mode::Landlock, &seven, &ns),
+            said(Setting::Landlock, &seven, &ns),
             Ok(("landlock-abi-7".into(), Some(7), false))
         );
         assert_eq!(
-            said(Mode::Landlock, &no_ll, &ns),
+            said(Setting::Landlock, &no_ll, &ns),
             Err("--sandbox landlock: this kernel has no Landlock; nothing was launched".into())
         );
         assert_eq!(
-            said(Mode::Off, &seven, &ns),
+            said(Setting::Off, &seven, &ns),
             Ok(("off".into(), None, false))
         );
         // A root caller's confined judges run as someone else; unconfined ones are as they are.
         let root = |m| walls_on(m, &seven, &ns, true).unwrap().ids;
-        assert!(root(Mode::Auto).is_some_and(|(u, g)| u != 0 && g != 0));
-        assert!(root(Mode::Landlock).is_some());
-        assert_eq!(root(Mode::Off), None);
+        assert!(root(Setting::Auto).is_some_and(|(u, g)| u != 0 && g != 0));
+        assert!(root(Setting::Landlock).is_some());
+        assert_eq!(root(Setting::Off), None);
     }
 }

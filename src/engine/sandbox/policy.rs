@@ -247,15 +247,15 @@ fn endpoints(seat: &Seat) -> Vec<Endpoint> {
 mod tests {
     use super::*;
     use crate::engine::harness::Table;
-    use crate::engine::sandbox::{Mode, against_golden, golden_dir, walls_on};
+    use crate::engine::sandbox::{Setting, against_golden, golden_dir, walls_on};
 
     /// Each `--sandbox` mode, with the walls it gets on a kernel with user namespaces and
     /// Landlock ABI 6 (`required` gets `auto`'s there).
-    const MODES: [(&str, Mode); 4] = [
-        ("auto", Mode::Auto),
-        ("required", Mode::Required),
-        ("landlock", Mode::Landlock),
-        ("off", Mode::Off),
+    const MODES: [(&str, Setting); 4] = [
+        ("auto", Setting::Auto),
+        ("required", Setting::Required),
+        ("landlock", Setting::Landlock),
+        ("off", Setting::Off),
     ];
 
     /// The policy of `row`'s seat under `walls`, from fixed facts: a user `u`, a run under
@@ -358,7 +358,7 @@ mod tests {
                 made.push(file);
             }
             if row.reviewer.is_some() {
-                let walls = walls_on(Mode::Auto, &Ok(6), &Ok(()), false).unwrap();
+                let walls = walls_on(Setting::Auto, &Ok(6), &Ok(()), false).unwrap();
                 let file = format!("policy/{}.reviewer.json", row.name);
                 against_golden(&file, &shown(&policy_of(row, &walls, true)));
                 made.push(file);
@@ -383,7 +383,7 @@ mod tests {
     fn the_walls_ids_and_an_unconfined_seat_are_kept_as_they_are() {
         let table = Table::builtin();
         let row = table.get("claude").unwrap();
-        let root = walls_on(Mode::Auto, &Ok(6), &Ok(()), true).unwrap();
+        let root = walls_on(Setting::Auto, &Ok(6), &Ok(()), true).unwrap();
         assert_eq!(policy_of(row, &root, false).ids, root.ids);
         let off = policy_of(row, &Walls::off(), false);
         assert!(off.jail.is_none() && off.confine.is_none() && off.egress.is_none());
@@ -403,7 +403,7 @@ mod tests {
         let read = [dir.join("link"), dir.join("absent")];
         let table = Table::builtin();
         let row = table.get("claude").unwrap();
-        let walls = walls_on(Mode::Auto, &Ok(6), &Ok(()), false).unwrap();
+        let walls = walls_on(Setting::Auto, &Ok(6), &Ok(()), false).unwrap();
         let program = bin.join("tool");
         with_seat(row, &walls, false, (&program, &read), |seat| {
             let host = host(seat);

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::engine::context::Context;
 use crate::engine::harness::{HarnessKind, Table, find_on_path};
-use crate::engine::sandbox::Mode;
+use crate::engine::sandbox::Setting;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::printable::{columns, inline};
 
@@ -69,7 +69,7 @@ pub fn list_table(table: &Table, ctx: &Context) -> String {
 }
 
 /// `--doctor`: each harness, then the walls; as text, or with `json` one record a line.
-pub fn doctor(table: &Table, ctx: &Context, mode: Mode, json: bool) -> Result<ExitCode> {
+pub fn doctor(table: &Table, ctx: &Context, mode: Setting, json: bool) -> Result<ExitCode> {
     // The walls first: the jail's probe forks, best before the harnesses' threads start.
     let walls = crate::engine::doctor::sandbox(mode);
     let found = crate::engine::doctor::harnesses(table, ctx);

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::{brief, earlier, fix_proof};
-use crate::engine::ask::{Done, Job, KeptFolder, Mode, Prompt, Session};
+use crate::engine::ask::{Done, Job, KeptFolder, Prompt, Role, Session};
 use crate::engine::cancel::Cancel;
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
@@ -218,7 +218,7 @@ impl Call {
             seat: self.seat.clone(),
             prompt: Prompt::text(self.prompt.clone()),
             schema: Value::Object(Map::new()),
-            mode: Mode::Reviewer {
+            role: Role::Reviewer {
                 checkout: review.checkout.to_path_buf(),
                 session: std::mem::take(&mut self.session),
             },
@@ -587,7 +587,7 @@ fn print_commands(
             seat: seat.clone(),
             prompt: Prompt::text(prompt_for(m, &dir)),
             schema: Value::Object(Map::new()),
-            mode: Mode::Reviewer {
+            role: Role::Reviewer {
                 checkout: dir,
                 session: first_session(seat),
             },
