@@ -125,7 +125,7 @@ fn a_closed_standard_output_is_refused_before_launching() {
     let log = tmp.path().join("ran");
     let script = format!(
         "{} --seat 'exec:touch {}; echo {HOLDS}' --lens a=Q? examples/answer.md >&-",
-        bin("panel-judge").display(),
+        crate::util::sh_word(&bin("panel-judge")),
         log.display()
     );
     let out = Command::new("bash")
@@ -504,7 +504,7 @@ fn judges_wait_for_descriptors_rather_than_abstain() {
     let seat = format!("exec:sh {}", answer.display());
     let mut script = format!(
         "ulimit -n 64 && exec {} --seat '{seat}' --family '{seat}=x' --timeout 60",
-        bin("panel-judge").display()
+        crate::util::sh_word(&bin("panel-judge"))
     );
     for i in 0..40 {
         script.push_str(&format!(" --lens l{i}=Q{i}?"));
@@ -615,7 +615,7 @@ fn a_run_folder_is_private_whatever_the_umask() {
     let out_dir = tmp.path().join("runs/today");
     let script = format!(
         "umask 000 && exec {} --seat \"exec:echo '{HOLDS}'\" --family 'exec:x=x' --out {} examples/answer.md",
-        bin("panel-judge").display(),
+        crate::util::sh_word(&bin("panel-judge")),
         out_dir.display()
     );
     let out = Command::new("sh")

@@ -433,7 +433,7 @@ fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
     );
     let script = format!(
         "{bin} --seat \"exec:{quick}\" --seat 'exec:{slow}' --lens a=Q? --allow-correlated examples/answer.md | head -1",
-        bin = bin("panel-judge").display()
+        bin = crate::util::sh_word(&bin("panel-judge"))
     );
     let t = Instant::now();
     let out = Command::new("bash")

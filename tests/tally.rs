@@ -508,7 +508,7 @@ fn a_broken_pipe_is_a_quiet_exit() {
     let err = dir.path().join("err");
     let script = format!(
         "{} --each --json {} 2>{} | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}",
-        bin("panel-tally").display(),
+        crate::util::sh_word(&bin("panel-tally")),
         file.display(),
         err.display()
     );
