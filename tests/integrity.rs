@@ -599,6 +599,22 @@ fn as_a_user_of_its_own(n: u32) -> Vec<String> {
     args
 }
 
+/// `script` in bash as that user, in `tmp` (its HOME, TMPDIR and state), standard input closed.
+fn run_as_a_user_of_its_own(n: u32, tmp: &TempDir, script: &str) -> std::process::Output {
+    Command::new("setpriv")
+        .args(as_a_user_of_its_own(n))
+        .args(["bash", "-c", script])
+        .env("TMPDIR", tmp.path())
+        .env("HOME", tmp.path())
+        .env("XDG_STATE_HOME", tmp.path().join("state"))
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .env("PANEL_SANDBOX_READ", tmp.path())
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap()
+}
+
 /// `file` where nobody can read it, in `tmp` (a folder of the test's, opened to all) when the
 /// checkout or the target folder is not: a test run as nobody reads nothing through the folders
 /// around the checkout (a clone in a 0700 folder), and runs there, with its state, in `tmp`.
@@ -1026,18 +1042,7 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
     }
     let candidate = for_nobody(&tmp, &root().join("examples/answer.md"));
     script.push_str(&format!(" {}", crate::util::sh_word(&candidate)));
-    let out = Command::new("setpriv")
-        .args(as_a_user_of_its_own(0))
-        .args(["bash", "-c", &script])
-        .env("TMPDIR", tmp.path())
-        .env("HOME", tmp.path())
-        .env("XDG_STATE_HOME", tmp.path().join("state"))
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .env("PANEL_SANDBOX_READ", tmp.path())
-        .current_dir(tmp.path())
-        .stdin(Stdio::null())
-        .checked_output()
-        .unwrap();
+    let out = run_as_a_user_of_its_own(0, &tmp, &script);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     let recs = records(&out);
@@ -1080,18 +1085,7 @@ fn a_limit_on_processes_asks_every_voter_without_a_stall() {
         crate::util::sh_word(&candidate)
     );
     let t = std::time::Instant::now();
-    let out = Command::new("setpriv")
-        .args(as_a_user_of_its_own(1))
-        .args(["bash", "-c", &script])
-        .env("TMPDIR", tmp.path())
-        .env("HOME", tmp.path())
-        .env("XDG_STATE_HOME", tmp.path().join("state"))
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .env("PANEL_SANDBOX_READ", tmp.path())
-        .current_dir(tmp.path())
-        .stdin(Stdio::null())
-        .checked_output()
-        .unwrap();
+    let out = run_as_a_user_of_its_own(1, &tmp, &script);
     let err = stderr(&out);
     assert!(
         !err.contains("panicked") && !err.contains("cannot start"),
