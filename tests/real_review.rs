@@ -24,7 +24,7 @@
 //!     UPDATE_GENERATED=1 cargo test --test real real_review
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
