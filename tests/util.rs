@@ -83,7 +83,15 @@ pub fn readable_by_others(dir: &Path, file: &Path) -> PathBuf {
         return file.to_path_buf();
     }
     let copy = dir.join(file.file_name().unwrap());
-    std::fs::copy(file, &copy).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    if run {
+        // Copied by cp, never here: a descriptor of the copy open for writing in this process is
+        // inherited by whatever another test forks meanwhile, until that child execs, and the
+        // copy cannot be run then ("Text file busy", seen in a clone in a 0700 folder).
+        let cp = Command::new("cp").arg("--").arg(file).arg(&copy).status();
+        assert!(cp.is_ok_and(|s| s.success()), "cp {}", file.display());
+    } else {
+        std::fs::copy(file, &copy).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
     let bits = if run { 0o755 } else { 0o644 };
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(bits)).unwrap();
     copy
