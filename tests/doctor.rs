@@ -337,7 +337,7 @@ fn doctor_shows_a_table_that_says_what_is_missing() {
     // Issue 36: with --sandbox off, the limits a judge still gets, and those it does not.
     let said = walls["walls"].as_str().unwrap();
     assert!(
-        said.starts_with("off; limits: ") && said.contains("not held: disk (no jail)"),
+        said.starts_with("off; limits: ") && said.contains("disk 1 GiB watched"),
         "{said}"
     );
 }

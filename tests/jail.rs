@@ -56,18 +56,17 @@ fn jails() -> bool {
 /// kernel that forbids them, as far as panel-judge can tell.
 fn without_namespaces(args: &[&str]) -> Output {
     let script = "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"";
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--user", "--map-root-user", "sh", "-c", script, "sh"])
+        .arg(bin("panel-judge"));
+    one_judge_holds(cmd, args)
+}
+
+/// `cmd` (panel-judge, or what runs it) asks one `exec:` seat that answers holds, with `args`.
+fn one_judge_holds(mut cmd: Command, args: &[&str]) -> Output {
     let seat = format!("exec:cat >/dev/null; echo '{HOLDS}'");
-    Command::new("unshare")
-        .args(["--user", "--map-root-user", "sh", "-c", script, "sh"])
-        .arg(bin("panel-judge"))
-        .args([
-            "--seat",
-            &seat,
-            "--family",
-            &format!("{seat}=x"),
-            "--lens",
-            "a=Q?",
-        ])
+    cmd.args(["--seat", &seat, "--family", &format!("{seat}=x")])
+        .args(["--lens", "a=Q?"])
         .args(args)
         .arg(root().join("examples/answer.md"))
         .env("PANEL_HISTORY", "off")
@@ -106,7 +105,9 @@ fn a_kernel_that_forbids_namespaces_is_said_in_every_record_or_refused() {
     // Issue 36: where the kernel forbids a jail, the record says which limits held and which
     // could not.
     assert!(
-        limits.contains("files 1024") && limits.ends_with("disk (no jail), inotify (no jail)"),
+        limits.contains("files 1024, disk 1 GiB watched")
+            && limits.ends_with("not held: processes (no cgroup, no jail), inotify (no jail)")
+            || limits.ends_with("not held: inotify (no jail)"),
         "{said}"
     );
     assert!(
@@ -356,5 +357,63 @@ fn a_root_callers_judge_is_not_root() {
         let (uid, _) = panel::internals::unprivileged_ids();
         assert_eq!(rec["reason"], format!("uid {uid}"), "{sandbox}: {rec}");
         assert_ne!(uid, 0);
+    }
+}
+
+/// The filter makes the machine it says: `unshare -U` is refused under it, and `--doctor`
+/// says what it says on Ubuntu 24.04 or in Docker.
+#[test]
+fn a_machine_that_refuses_user_namespaces_is_made_here() {
+    let out = crate::util::Refused::UserNamespaces
+        .on(Command::new("unshare").args(["--user", "true"]))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Operation not permitted"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let walls = |refused: crate::util::Refused| {
+        let out = refused
+            .on(Command::new(bin("panel-judge")).args(["--doctor", "--json"]))
+            .env("PANEL_HISTORY", "off")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = walls(crate::util::Refused::UserNamespaces);
+    if crate::util::landlock() {
+        assert!(said.contains("(no user namespaces: "), "{said}");
+    }
+    let said = walls(crate::util::Refused::UserNamespacesAndLandlock);
+    assert!(said.contains("no Landlock"), "{said}");
+    // Issue 44: with neither, `--sandbox auto` says so on every record, and `--sandbox
+    // required` refuses.
+    let judge = |args: &[&str]| {
+        let mut cmd = Command::new(bin("panel-judge"));
+        crate::util::Refused::UserNamespacesAndLandlock.on(&mut cmd);
+        one_judge_holds(cmd, args)
+    };
+    let out = judge(&["--sandbox", "required"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let out = judge(&[]);
+    let rec = &records(&out)[0];
+    assert_eq!(rec["status"], "ok", "{rec}");
+    let said = rec["sandbox"].as_str().unwrap();
+    assert!(
+        said.starts_with("unavailable: no user namespaces: ") && said.contains("no Landlock"),
+        "{said}"
+    );
+    // No seccomp stands: what only it holds is said not to.
+    if said.contains("a process") {
+        assert!(
+            said.contains("memfd and shared memory (no seccomp)"),
+            "{said}"
+        );
+    }
+    if !said.contains("cpu weight") {
+        assert!(said.contains("cpu nice (no seccomp"), "{said}");
     }
 }

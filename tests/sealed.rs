@@ -32,8 +32,10 @@
 //! fails.
 //!
 //! Every (CLI, mode) runs with `--sandbox off`, `--sandbox landlock` (Landlock alone, the
-//! fallback where the kernel forbids namespaces) and `--sandbox auto` (the jail). With the jail
-//! no attempt leaks; Landlock alone may leak only what it cannot see (`chmod`), which the table
+//! fallback where the kernel forbids namespaces), `--sandbox auto` (the jail) and `--sandbox
+//! auto` on this machine made to refuse user namespaces (Ubuntu 24.04, GitHub's runners,
+//! Docker). With the jail no attempt leaks; Landlock alone may leak only what it cannot see
+//! (`chmod`), which the table
 //! marks as what only the jail stops. The table in docs/testing.md is rendered from what was measured:
 //!
 //!     UPDATE_GENERATED=1 cargo test --test real sealed::
@@ -56,7 +58,7 @@ use serde_json::{Value, json};
 use crate::mockserver::{MockServer, Script, ScriptCall};
 use crate::real_cli::installed;
 use crate::real_judge::case;
-use crate::util::{TempDir, bin};
+use crate::util::{Refused, TempDir, bin};
 
 const CLIS: [&str; 8] = [
     "claude", "codex", "copilot", "opencode", "gemini", "qwen", "kimi", "llm",
@@ -87,8 +89,13 @@ const ATTEMPTS: [&str; 17] = [
 /// no right for metadata), for a caller who owns the file.
 const ONLY_THE_JAIL: [&str; 1] = ["chmod"];
 
-/// The walls of each column: `--sandbox off`, Landlock alone, the jail.
+/// The walls of each column of the table in docs/testing.md: `--sandbox off`, Landlock alone,
+/// the jail.
 const COLUMNS: [&str; 3] = ["off", "landlock", "auto"];
+/// The last column, measured and held to Landlock alone's bar, printed but not in the table:
+/// `--sandbox auto` where user namespaces are refused (as on Ubuntu 24.04, GitHub's runners
+/// and in Docker: [`Refused::UserNamespaces`]).
+const NO_USERNS: &str = "no-userns";
 
 /// How a judge runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1077,20 +1084,30 @@ fn measure(cli: &'static str, how: How, sandbox: &'static str) -> (Row, Option<S
         ),
         None => std::env::var("PATH").unwrap_or_default(),
     };
-    cmd.args(["--sandbox", sandbox])
-        .args(["--retries", "0", "--timeout", "150", "--out"])
-        .arg(plant.run())
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", &home)
-        .env("TMPDIR", plant.tmp())
-        .env("LANG", "C.UTF-8")
-        .env("PANEL_HISTORY", "off")
-        .env("PANEL_SEALED_CANARY", &plant.env)
-        .envs(env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    if sandbox == NO_USERNS {
+        Refused::UserNamespaces.on(&mut cmd);
+    }
+    cmd.args([
+        "--sandbox",
+        if sandbox == NO_USERNS {
+            "auto"
+        } else {
+            sandbox
+        },
+    ])
+    .args(["--retries", "0", "--timeout", "150", "--out"])
+    .arg(plant.run())
+    .env_clear()
+    .env("PATH", path)
+    .env("HOME", &home)
+    .env("TMPDIR", plant.tmp())
+    .env("LANG", "C.UTF-8")
+    .env("PANEL_HISTORY", "off")
+    .env("PANEL_SEALED_CANARY", &plant.env)
+    .envs(env)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut watched: Vec<String> = plant.read_canaries().into_iter().map(|(_, t)| t).collect();
     watched.extend([plant.alpha.clone(), plant.bravo.clone()]);
     let watch = Watch::start(plant.tmp(), watched);
@@ -1407,6 +1424,9 @@ fn columns() -> Vec<&'static str> {
     }
     if walls.starts_with("jail") {
         out.push("auto");
+        if out.contains(&"landlock") {
+            out.push(NO_USERNS);
+        }
     } else {
         match kernel_namespaces() {
             Ok(()) => lost.push(
@@ -1521,8 +1541,14 @@ fn every_wall_of_every_cli() {
             }
         }
     }
-    let table = render(&runnable, &columns, &rows);
-    println!("{table}");
+    println!("{}", render(&runnable, &columns, &rows));
+    // The table's columns come first, the refused machine's last.
+    let shown: Vec<&str> = columns
+        .iter()
+        .copied()
+        .filter(|c| *c != NO_USERNS)
+        .collect();
+    let table = render(&runnable, &shown, &rows);
 
     // No cell without evidence; with the jail, no leak at all; with Landlock alone, only what
     // it cannot see; without our walls, none of what the rows' own lockdown claims to stop.
@@ -1539,7 +1565,7 @@ fn every_wall_of_every_cli() {
         for (attempt, o) in row {
             let tolerated = match column {
                 "auto" => false,
-                "landlock" => ONLY_THE_JAIL.contains(attempt),
+                "landlock" | NO_USERNS => ONLY_THE_JAIL.contains(attempt),
                 // Without our walls an exec seat has none; a CLI's own flags claim the first
                 // ten (the later ones are what the jail was built for).
                 _ => cli == "exec" || ATTEMPTS.iter().position(|a| a == attempt) > Some(9),
@@ -1553,7 +1579,7 @@ fn every_wall_of_every_cli() {
         }
     }
     // The table in docs/testing.md is root's (a root caller's judges meet every wall, the ids too).
-    if runnable.len() == pairs().len() && columns == COLUMNS && is_root() {
+    if runnable.len() == pairs().len() && shown == COLUMNS && is_root() {
         crate::util::doc_section(BEGIN, END, &table, "sealed::");
     }
     assert!(wrong.is_empty(), "{}\n{table}", wrong.join("\n"));
@@ -1572,6 +1598,7 @@ fn render(
         .iter()
         .map(|c| match *c {
             "auto" => "the jail (`--sandbox auto`)".to_string(),
+            NO_USERNS => "`--sandbox auto` where user namespaces are refused".to_string(),
             other => format!("`--sandbox {other}`"),
         })
         .collect();

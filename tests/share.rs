@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{Checked, TempDir, bin, root, stderr};
+use crate::util::{Checked, Refused, TempDir, bin, root, stderr};
 
 fn records(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
@@ -50,9 +50,20 @@ fn python(program: &str, arg: &str) -> String {
 
 /// panel-judge with one `exec:` seat and `args`, its run folder `run`, about the README's
 /// example answer.
+/// `--sandbox no-userns` is `auto` on a machine that refuses user namespaces
+/// ([`Refused::UserNamespaces`]).
 fn judge(seat: &str, run: &Path, args: &[&str]) -> Command {
     let family = format!("{seat}=x");
     let mut cmd = Command::new(bin("panel-judge"));
+    let refused = args.windows(2).any(|w| w == ["--sandbox", NO_USERNS]);
+    if refused {
+        Refused::UserNamespaces.on(&mut cmd);
+    }
+    let args: Vec<&str> = args
+        .iter()
+        .map(|&a| if a == NO_USERNS { "auto" } else { a })
+        .collect();
+    let args = &args[..];
     if !args.contains(&"--retries") {
         cmd.args(["--retries", "0"]);
     }
@@ -66,12 +77,16 @@ fn judge(seat: &str, run: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// `--sandbox auto` where user namespaces are refused.
+const NO_USERNS: &str = "no-userns";
+
 /// The walls this machine gives each `--sandbox` mode asked for: auto (the jail where it can
-/// be), landlock where the kernel has it, and off.
+/// be), landlock where the kernel has it, and auto where user namespaces are refused (Landlock
+/// alone, as on Ubuntu 24.04, GitHub's runners and in Docker).
 fn modes() -> Vec<&'static str> {
     let mut m = vec!["auto"];
     if crate::util::landlock() && crate::util::auto_walls().starts_with("jail") {
-        m.push("landlock");
+        m.extend(["landlock", NO_USERNS]);
     }
     m
 }
@@ -183,7 +198,7 @@ fn a_fork_bomb_stops_at_the_judges_share() {
         let said = rec["sandbox"].as_str().unwrap();
         if said.contains("not held: processes") {
             // Landlock alone, without a cgroup: said so, and the test has nothing to bound.
-            assert_eq!(mode, "landlock", "{said}");
+            assert!(mode == "landlock" || mode == NO_USERNS, "{said}");
             continue;
         }
         assert!(said.contains("processes 64"), "{said}");
@@ -516,6 +531,224 @@ fn a_judge_opens_no_socket_but_those_it_needs() {
                 "{mode}: {family}: {reason}"
             );
         }
+    }
+}
+
+/// Issue 44, findings 1 and 2: where user namespaces are refused a judge "reaches any host
+/// and port past the proxy through an MPTCP socket (`socket(AF_INET, SOCK_STREAM,
+/// IPPROTO_MPTCP)`): Landlock's network rules cover TCP alone", and "calls `listen()` without
+/// `bind()` and gets an ephemeral port on 0.0.0.0, on every interface of the machine". In every
+/// mode a stream of any protocol but TCP is refused, and so is listening.
+#[test]
+fn a_judge_reaches_no_host_by_another_protocol_and_serves_no_port() {
+    let tmp = TempDir::new("share-protocols");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let body = python(
+        "import socket, sys\n\
+         port = int(sys.argv[1])\n\
+         def stream(name, proto):\n\
+         \x20   try:\n\
+         \x20       s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name + '=' + str(e.errno)); return\n\
+         \x20   try:\n\
+         \x20       s.settimeout(3); s.connect(('127.0.0.1', port)); s.sendall(b'leak'); print(name + '=reached')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name + '=made,' + str(e.errno))\n\
+         stream('mptcp', 262)\n\
+         stream('sctp', 132)\n\
+         stream('tcp', 6)\n\
+         try:\n\
+         \x20   l = socket.socket(socket.AF_INET6, socket.SOCK_STREAM); l.listen(); print('listen=port' + str(l.getsockname()[1]))\n\
+         except OSError as e:\n\
+         \x20   print('listen=' + str(e.errno))",
+        &port.to_string(),
+    );
+    let seat = attacker(tmp.path(), "protocols", &body);
+    let refused = format!("={}", libc::EACCES);
+    for mode in modes() {
+        let run = tmp.path().join(format!("run-{mode}"));
+        let out = judge(&seat, &run, &["--sandbox", mode])
+            .checked_output()
+            .unwrap();
+        let rec = &records(&out)[0];
+        let reason = rec["reason"].as_str().unwrap_or_default();
+        for what in ["mptcp", "sctp", "listen"] {
+            assert!(
+                reason.contains(&format!("{what}{refused}")),
+                "{mode}: {what}: {reason}"
+            );
+        }
+        // Plain TCP is made (its connect refused by Landlock, or unreachable in the jail).
+        assert!(reason.contains("tcp=made,"), "{mode}: {reason}");
+        assert!(
+            listener.accept().is_err(),
+            "{mode}: the judge reached the test's port: {reason}"
+        );
+    }
+}
+
+/// Issue 44, finding 4: a judge "run by an unprivileged user (no cgroup), holds 1 GiB in
+/// `memfd` pages under `--judge-memory 512M`: `RLIMIT_DATA` counts neither memfd nor tmpfs
+/// pages". Where `RLIMIT_DATA` bounds its memory, `memfd_create` is refused (ENOSYS, as on a
+/// kernel without it) and so is System V shared memory; where a cgroup does, those pages are
+/// counted there, and the judge never holds more than its share.
+#[test]
+fn a_judge_holds_no_memory_its_limit_does_not_count() {
+    let tmp = TempDir::new("share-memfd");
+    let body = python(
+        "import ctypes, os, sys\n\
+         try:\n\
+         \x20   fd = os.memfd_create('hoard')\n\
+         except OSError as e:\n\
+         \x20   print('memfd=%d' % e.errno); fd = None\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         seg = libc.shmget(0, 64 << 20, 0o1600)\n\
+         print('shmget=%d' % (ctypes.get_errno() if seg < 0 else 0))\n\
+         if seg >= 0:\n\
+         \x20   libc.shmctl(seg, 0, None)\n\
+         if fd is not None:\n\
+         \x20   chunk = b'x' * (16 << 20)\n\
+         \x20   for i in range(32):\n\
+         \x20       os.write(fd, chunk)\n\
+         \x20       print('held=%d' % (16 * (i + 1)), file=sys.stderr, flush=True)\n\
+         \x20   print('memfd=held')",
+        "",
+    );
+    let seat = attacker(tmp.path(), "memfd", &body);
+    for mode in modes() {
+        let run = tmp.path().join(format!("run-{mode}"));
+        let out = judge(&seat, &run, &["--sandbox", mode, "--judge-memory", "256M"])
+            .checked_output()
+            .unwrap();
+        let rec = &records(&out)[0];
+        let said = rec["sandbox"].as_str().unwrap();
+        let held = number(&attempt_file(&run, "stderr"), "held=").unwrap_or(0);
+        assert!(
+            held < 512,
+            "{mode}: it held {held} MiB of memfd pages: {said}"
+        );
+        if said.contains("memory 256 MiB a process") {
+            let reason = rec["reason"].as_str().unwrap_or_default();
+            assert!(
+                reason.contains(&format!("memfd={}", libc::ENOSYS))
+                    && reason.contains(&format!("shmget={}", libc::EACCES)),
+                "{mode}: {reason}"
+            );
+        } else {
+            // Its cgroup counts them: the hoarder is ended there, and the limit recorded met.
+            assert!(held <= 256, "{mode}: it held {held} MiB: {said}");
+            let exit = exit_json(&run);
+            assert_eq!(
+                exit["limitsReached"],
+                serde_json::json!(["memory"]),
+                "{exit}"
+            );
+        }
+    }
+}
+
+/// Issue 44, finding 3: without a jail a judge "writes 1.5 GiB into its private HOME on the
+/// caller's disk (the record says `not held: disk`)". Without a jail's disk, no file of a
+/// judge grows past its disk (`RLIMIT_FSIZE`), and its supervisor, looking at its private
+/// folder each second, ends it once the folder holds more: recorded with that cause.
+#[test]
+fn a_judge_without_a_jail_is_ended_at_its_disk() {
+    let tmp = TempDir::new("share-disk-watched");
+    let body = python(
+        "import os, sys, time\n\
+         home = os.environ['HOME']\n\
+         try:\n\
+         \x20   with open(os.path.join(home, 'one'), 'wb') as f:\n\
+         \x20       for i in range(12):\n\
+         \x20           f.write(b'x' * (8 << 20)); f.flush()\n\
+         except OSError as e:\n\
+         \x20   print('one=%d' % e.errno)\n\
+         print('onesize=%d' % (os.path.getsize(os.path.join(home, 'one')) >> 20), file=sys.stderr, flush=True)\n\
+         os.remove(os.path.join(home, 'one'))\n\
+         wrote = 0\n\
+         for i in range(128):\n\
+         \x20   with open(os.path.join(home, 'f%d' % i), 'wb') as f:\n\
+         \x20       f.write(b'x' * (4 << 20))\n\
+         \x20   wrote += 4\n\
+         \x20   print('wrote=%d' % wrote, file=sys.stderr, flush=True)\n\
+         \x20   time.sleep(0.05)\n\
+         sys.exit(1)",
+        "",
+    ) + "\nexit 1";
+    let seat = attacker(tmp.path(), "disk", &body);
+    for mode in modes().into_iter().filter(|&m| m != "auto") {
+        let run = tmp.path().join(format!("run-{mode}"));
+        let out = judge(&seat, &run, &["--sandbox", mode, "--judge-disk", "64M"])
+            .checked_output()
+            .unwrap();
+        let rec = &records(&out)[0];
+        let said = rec["sandbox"].as_str().unwrap();
+        assert!(said.contains("disk 64 MiB watched"), "{mode}: {said}");
+        let err = attempt_file(&run, "stderr");
+        assert!(number(&err, "onesize=").unwrap() <= 64, "{mode}: {err}");
+        let wrote = number(&err, "wrote=").unwrap_or(0);
+        assert!(wrote < 512, "{mode}: it wrote {wrote} MiB: {err}");
+        assert_eq!(rec["status"], "failed", "{mode}: {rec}");
+        let cause = rec["cause"].as_str().unwrap();
+        assert!(
+            cause.starts_with("disk limit 64 MiB reached (--judge-disk raises it)"),
+            "{mode}: {cause}"
+        );
+    }
+}
+
+/// Issue 44, finding 5: a judge "runs at nice 0 while its record says `cpu nice 10`: … a
+/// `setsid()` child gets a fresh autogroup at nice 0". Where niceness alone weighs its CPU,
+/// every process of a judge runs at it, in its one session's autogroup: `setsid()` is refused.
+#[test]
+fn a_judge_weighed_by_its_niceness_keeps_it_in_every_process() {
+    let tmp = TempDir::new("share-setsid");
+    let body = python(
+        "import os\n\
+         def autogroup():\n\
+         \x20   try:\n\
+         \x20       return open('/proc/self/autogroup').read().split()[-1]\n\
+         \x20   except OSError:\n\
+         \x20       return 'none'\n\
+         pid = os.fork()\n\
+         if pid == 0:\n\
+         \x20   try:\n\
+         \x20       os.setsid(); print('setsid=ok', flush=True)\n\
+         \x20   except OSError as e:\n\
+         \x20       print('setsid=%d' % e.errno, flush=True)\n\
+         \x20   print('childgroup=%s childnice=%d' % (autogroup(), os.nice(0)), flush=True)\n\
+         \x20   os._exit(0)\n\
+         os.waitpid(pid, 0)\n\
+         print('group=%s' % autogroup())",
+        "",
+    );
+    let seat = attacker(tmp.path(), "setsid", &body);
+    for mode in modes() {
+        let run = tmp.path().join(format!("run-{mode}"));
+        let out = judge(&seat, &run, &["--sandbox", mode])
+            .checked_output()
+            .unwrap();
+        let rec = &records(&out)[0];
+        let said = rec["sandbox"].as_str().unwrap();
+        let reason = rec["reason"].as_str().unwrap_or_default();
+        if !said.contains("cpu nice 10") {
+            assert!(said.contains("cpu weight"), "{mode}: {said}");
+            continue;
+        }
+        assert!(
+            reason.contains(&format!("setsid={}", libc::EPERM)),
+            "{mode}: {reason}"
+        );
+        // Its session's autogroup, set and read back before it started (where the walls let
+        // it read the file at all): the child is still in it.
+        assert!(
+            reason.contains("childgroup=10 childnice=10")
+                || reason.contains("childgroup=none childnice=10"),
+            "{mode}: {reason}"
+        );
     }
 }
 

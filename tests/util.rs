@@ -755,3 +755,85 @@ pub fn as_a_user<K: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
         .envs(env)
         .stdin(Stdio::null());
 }
+
+/// The machines users run panel on that this one is not, made for one command and all it
+/// starts (docs/testing.md, "Where panel runs").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// User namespaces, as Docker's default seccomp profile refuses them (and Ubuntu 24.04's
+    /// AppArmor, GitHub's runners): EPERM to `unshare` and `clone` with `CLONE_NEWUSER`,
+    /// ENOSYS to `clone3`.
+    UserNamespaces,
+    /// Those, and Landlock (ENOSYS, as a kernel before 5.13 or without it at boot).
+    UserNamespacesAndLandlock,
+}
+
+impl Refused {
+    /// `cmd` runs under a seccomp filter that refuses what `self` names, inherited by every
+    /// process it starts.
+    pub fn on(self, cmd: &mut Command) -> &mut Command {
+        use seccompiler::{
+            BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+            SeccompFilter, SeccompRule, TargetArch,
+        };
+        use std::os::unix::process::CommandExt;
+        let arch = if cfg!(target_arch = "aarch64") {
+            TargetArch::aarch64
+        } else {
+            TargetArch::x86_64
+        };
+        let newuser = libc::CLONE_NEWUSER as u64;
+        let with_newuser = || {
+            let c = SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(newuser),
+                newuser,
+            )
+            .unwrap();
+            vec![SeccompRule::new(vec![c]).unwrap()]
+        };
+        let program = |calls: Vec<(i64, Vec<SeccompRule>)>, errno: i32| -> BpfProgram {
+            SeccompFilter::new(
+                calls.into_iter().collect(),
+                SeccompAction::Allow,
+                SeccompAction::Errno(errno as u32),
+                arch,
+            )
+            .unwrap()
+            .try_into()
+            .unwrap()
+        };
+        let eperm = program(
+            vec![
+                (libc::SYS_unshare, with_newuser()),
+                (libc::SYS_clone, with_newuser()),
+            ],
+            libc::EPERM,
+        );
+        let mut enosys = vec![(libc::SYS_clone3, vec![])];
+        if self == Refused::UserNamespacesAndLandlock {
+            enosys.push((libc::SYS_landlock_create_ruleset, vec![]));
+        }
+        let programs = [eperm, program(enosys, libc::ENOSYS)];
+        // SAFETY: between fork and exec, only prctl and seccomp on programs built before.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                for p in &programs {
+                    let prog = libc::sock_fprog {
+                        len: p.len() as u16,
+                        filter: p.as_ptr() as *mut libc::sock_filter,
+                    };
+                    let set_mode_filter = 1;
+                    if libc::syscall(libc::SYS_seccomp, set_mode_filter, 0, &prog) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            })
+        }
+    }
+}

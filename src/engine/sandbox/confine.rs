@@ -47,7 +47,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
             true => walls::drop_capabilities(),
             false => Ok(()),
         }
-        .and_then(|()| walls::restrict(rules));
+        .and_then(|()| walls::restrict(rules, policy.share.refuse(false)));
         if let Err(e) = confined {
             eprintln!("panel: cannot confine the judge: {e}");
             return exit_status::CANNOT_RUN;

@@ -127,7 +127,7 @@ pub fn walls(mode: Setting) -> anyhow::Result<Walls> {
 pub fn share(walls: &mut Walls, ask: share::Ask) -> share::Plan {
     let wanted = ask.memory.is_some() || ask.processes.is_some();
     let run = wanted.then(cgroup::Run::make).and_then(Result::ok);
-    let plan = share::plan(ask, walls.jail, run);
+    let plan = share::plan(ask, walls.jail, walls.confined(), run);
     walls.said = format!("{}; {}", walls.said, plan.said);
     plan
 }

@@ -99,11 +99,19 @@ pub struct Limits {
     /// `RLIMIT_NOFILE` of each process.
     #[serde(default)]
     pub files: Option<u64>,
+    /// The bytes its private folder may hold where no jail's disk bounds it: each file's size
+    /// (`RLIMIT_FSIZE`), and the folder's, looked at each second by its supervisor.
+    #[serde(default)]
+    pub disk: Option<u64>,
     /// Its user namespace's inotify instances and watches (in a jail).
     #[serde(default)]
     pub inotify: Option<(u64, u64)>,
     #[serde(default)]
     pub nice: Option<i32>,
+    /// Its CPU is weighed by `nice` alone (no cgroup): it keeps the one session, whose
+    /// autogroup carries its niceness.
+    #[serde(default)]
+    pub one_session: bool,
     /// Where the supervisor writes what the judge met ([`Report`]), out of its reach.
     #[serde(default)]
     pub report: Option<PathBuf>,
@@ -125,8 +133,9 @@ pub struct Plan {
     pub run: Option<cgroup::Run>,
 }
 
-/// How `ask` is held here: in a jail or not, in the run's cgroups `run` when they could be made.
-pub fn plan(ask: Ask, jail: bool, run: Option<cgroup::Run>) -> Plan {
+/// How `ask` is held here: in a jail or not, under seccomp (`filtered`, wherever a wall of
+/// ours stands) or not, in the run's cgroups `run` when they could be made.
+pub fn plan(ask: Ask, jail: bool, filtered: bool, run: Option<cgroup::Run>) -> Plan {
     let judge = run.as_ref().map(|r| r.judge(ask.memory, ask.processes));
     let has = |c: &str| run.as_ref().is_some_and(|r| r.has.contains(&c));
     let ns_nproc = jail && nproc_per_namespace();
@@ -139,8 +148,13 @@ pub fn plan(ask: Ask, jail: bool, run: Option<cgroup::Run>) -> Plan {
             .processes
             .filter(|_| !in_cgroup(ask.processes, "pids") && ns_nproc),
         files: Some(FILES),
+        disk: ask.disk.filter(|_| !jail),
         inotify: jail.then_some(INOTIFY),
         nice: Some(NICE),
+        one_session: !(judge
+            .as_ref()
+            .is_some_and(|j| j.memory.is_some() || j.tasks.is_some())
+            && has("cpu")),
         // A cgroup of its own where it bounds memory or tasks (its run's weighs its CPU then).
         cgroup: judge.filter(|j| j.memory.is_some() || j.tasks.is_some()),
         report: None,
@@ -151,6 +165,9 @@ pub fn plan(ask: Ask, jail: bool, run: Option<cgroup::Run>) -> Plan {
             None => format!("memory {}", shown_size(m)),
             Some(_) => format!("memory {} a process", shown_size(m)),
         });
+        if limits.data.is_some() && !filtered {
+            not.push("memfd and shared memory (no seccomp)");
+        }
     }
     if let Some(p) = ask.processes {
         match in_cgroup(ask.processes, "pids") || limits.nproc.is_some() {
@@ -161,7 +178,7 @@ pub fn plan(ask: Ask, jail: bool, run: Option<cgroup::Run>) -> Plan {
     let disk = ask.disk.filter(|_| jail);
     match (ask.disk, disk) {
         (Some(d), Some(_)) => held.push(format!("disk {}", shown_size(d))),
-        (Some(_), None) => not.push("disk (no jail)"),
+        (Some(d), None) => held.push(format!("disk {} watched", shown_size(d))),
         _ => {}
     }
     held.push(format!("files {FILES}"));
@@ -169,10 +186,11 @@ pub fn plan(ask: Ask, jail: bool, run: Option<cgroup::Run>) -> Plan {
         Some((i, w)) => held.push(format!("inotify {i}/{w}")),
         None => not.push("inotify (no jail)"),
     }
-    held.push(match limits.cgroup.is_some() && has("cpu") {
-        true => format!("cpu weight {}", cgroup::RUN_WEIGHT),
-        false => format!("cpu nice {NICE}"),
-    });
+    match (limits.one_session, filtered) {
+        (false, _) => held.push(format!("cpu weight {}", cgroup::RUN_WEIGHT)),
+        (true, true) => held.push(format!("cpu nice {NICE}")),
+        (true, false) => not.push("cpu nice (no seccomp: a new session starts at nice 0)"),
+    }
     let mut said = format!("limits: {}", held.join(", "));
     if !not.is_empty() {
         said.push_str(&format!("; not held: {}", not.join(", ")));
@@ -235,10 +253,15 @@ impl Limits {
             at_most(Resource::Nofile, self.files),
             "RLIMIT_NOFILE",
         )?;
+        set(
+            Resource::Fsize,
+            at_most(Resource::Fsize, self.disk),
+            "RLIMIT_FSIZE",
+        )?;
         if let Some(nice) = self.nice {
-            // Its session's autogroup too, where the kernel groups CPU time by session.
-            let _ = std::fs::write("/proc/self/autogroup", nice.to_string());
-            let _ = rustix::process::setpriority_process(None, nice);
+            autogroup_nice(nice)?;
+            rustix::process::setpriority_process(None, nice)
+                .map_err(|e| format!("nice {nice}: {e}"))?;
         }
         super::walls::own_keyring();
         Ok(())
@@ -263,9 +286,27 @@ impl Limits {
         Ok(())
     }
 
+    /// What seccomp refuses it so that its share holds: a new session where niceness alone
+    /// weighs its CPU, memory `RLIMIT_DATA` does not count where that bounds its memory.
+    pub fn refuse(&self, unix: bool) -> super::walls::Refuse {
+        super::walls::Refuse {
+            unix,
+            sessions: self.one_session,
+            shared_memory: self.data.is_some(),
+        }
+    }
+
     /// Whether it has a limit an rlimit holds, which only a look at its processes can see met.
     pub fn sampled(&self) -> bool {
-        self.data.is_some() || self.nproc.is_some()
+        self.data.is_some() || self.nproc.is_some() || self.disk.is_some()
+    }
+
+    /// Whether the private folder `dir` holds more than its disk: its bytes, or one entry per
+    /// 16 KiB of it (as a jail's disk counts inodes).
+    pub fn disk_full(&self, dir: &Path) -> bool {
+        let Some(disk) = self.disk else { return false };
+        let (bytes, entries) = disk_used(dir, inodes(disk) + 1);
+        bytes > disk || entries > inodes(disk)
     }
 
     /// The limits an rlimit holds that the processes `pids` (the judge's) are at now:
@@ -303,6 +344,93 @@ impl Limits {
         }
         out
     }
+}
+
+/// Sets the niceness of this process's session's autogroup, where the kernel weighs CPU time
+/// by session (a process's own niceness counts only within its autogroup). The kernel takes
+/// one such write a tenth of a second from a process without CAP_SYS_ADMIN on the machine (a
+/// user's, or any in a user namespace) and answers EAGAIN to the rest, so judges starting
+/// together wait their turn; a niceness that cannot be set is an error, never a record that
+/// says it held.
+fn autogroup_nice(nice: i32) -> Result<(), String> {
+    use std::io::Write;
+    const FILE: &str = "/proc/self/autogroup";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let err = |e: &dyn std::fmt::Display| format!("{FILE}: {e}");
+    // Where the kernel groups nothing by session, a process's niceness is all there is.
+    if std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+        .is_ok_and(|v| v.trim() == "0")
+    {
+        return Ok(());
+    }
+    let open = || std::fs::OpenOptions::new().write(true).open(FILE);
+    loop {
+        let mut f = match open() {
+            // A kernel without autogroups: a process's niceness is all there is.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            // A process whose ids changed is not dumpable, and its /proc files are root's: it
+            // is made dumpable for the open alone (nothing of the judge runs yet, and none of
+            // the walled judges can trace a process outside its Landlock domain).
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                let _ = rustix::process::set_dumpable_behavior(
+                    rustix::process::DumpableBehavior::Dumpable,
+                );
+                let f = open();
+                let _ = rustix::process::set_dumpable_behavior(
+                    rustix::process::DumpableBehavior::NotDumpable,
+                );
+                f.map_err(|e| err(&e))?
+            }
+            r => r.map_err(|e| err(&e))?,
+        };
+        match f.write_all(nice.to_string().as_bytes()) {
+            Ok(()) => break,
+            Err(e)
+                if e.raw_os_error() == Some(libc::EAGAIN)
+                    && std::time::Instant::now() < deadline =>
+            {
+                // Apart from the others waiting: 50 to 150 ms, by process id.
+                let ms = 50 + u64::from(std::process::id() % 101);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+            }
+            Err(e) => return Err(err(&e)),
+        }
+    }
+    let now = std::fs::read_to_string(FILE).map_err(|e| err(&e))?;
+    match now.trim_end().ends_with(&format!(" nice {nice}")) {
+        true => Ok(()),
+        false => Err(format!(
+            "{FILE} says {:?} after setting nice {nice}",
+            now.trim_end()
+        )),
+    }
+}
+
+/// The bytes (blocks held) and entries under `dir`, no link followed; the walk stops past
+/// `cap` entries.
+pub fn disk_used(dir: &Path, cap: u64) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let (mut bytes, mut entries) = (0u64, 0u64);
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(list) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in list.flatten() {
+            entries += 1;
+            if entries > cap {
+                return (bytes, entries);
+            }
+            let Ok(m) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            bytes += m.blocks() * 512;
+            if m.is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    (bytes, entries)
 }
 
 /// Every process `/proc` shows (a jail's own, to its first process).
@@ -434,7 +562,7 @@ mod tests {
     /// a jail, or with `--sandbox off`, it says which held and which could not.
     #[test]
     fn the_plan_says_which_limits_held_and_how() {
-        let mut p = plan(DEFAULT, true, Some(run(&["memory", "pids", "cpu"])));
+        let mut p = plan(DEFAULT, true, true, Some(run(&["memory", "pids", "cpu"])));
         assert_eq!(
             p.said,
             "limits: memory 2 GiB, processes 512, disk 1 GiB, files 1024, inotify 16/16384, cpu weight 50"
@@ -444,28 +572,46 @@ mod tests {
         assert_eq!(p.disk, Some(1 << 30));
         // The cgroups are removed with the plan; these were never made.
         std::mem::forget(p.run.take());
-        let p = plan(DEFAULT, true, None);
+        let p = plan(DEFAULT, true, true, None);
         assert_eq!(
             p.said,
             "limits: memory 2 GiB a process, processes 512, disk 1 GiB, files 1024, inotify 16/16384, cpu nice 10"
         );
         assert_eq!(p.limits.data, Some(2 << 30));
         assert_eq!(p.limits.nproc, Some(512));
-        let p = plan(DEFAULT, false, None);
+        let p = plan(DEFAULT, false, true, None);
         assert_eq!(
             p.said,
-            "limits: memory 2 GiB a process, files 1024, cpu nice 10; not held: processes (no cgroup, no jail), disk (no jail), inotify (no jail)"
+            "limits: memory 2 GiB a process, disk 1 GiB watched, files 1024, cpu nice 10; not held: processes (no cgroup, no jail), inotify (no jail)"
         );
         assert_eq!(
             (p.limits.nproc, p.limits.inotify, p.disk),
             (None, None, None)
+        );
+        // Without a jail its disk is watched, each file bounded; niceness alone weighs its
+        // CPU, so it keeps one session, and RLIMIT_DATA its memory, so no memfd.
+        assert_eq!(p.limits.disk, Some(1 << 30));
+        assert_eq!(
+            p.limits.refuse(true),
+            crate::engine::sandbox::walls::Refuse {
+                unix: true,
+                sessions: true,
+                shared_memory: true
+            }
+        );
+        // Issue 44: with no seccomp (`--sandbox off`, or no wall this kernel can have),
+        // what a new session or a memfd escapes is not said to hold.
+        let p = plan(DEFAULT, false, false, None);
+        assert_eq!(
+            p.said,
+            "limits: memory 2 GiB a process, disk 1 GiB watched, files 1024; not held: memfd and shared memory (no seccomp), processes (no cgroup, no jail), inotify (no jail), cpu nice (no seccomp: a new session starts at nice 0)"
         );
         let off = Ask {
             memory: None,
             processes: None,
             disk: None,
         };
-        let mut p = plan(off, true, Some(run(&["memory", "pids", "cpu"])));
+        let mut p = plan(off, true, true, Some(run(&["memory", "pids", "cpu"])));
         assert_eq!(p.said, "limits: files 1024, inotify 16/16384, cpu nice 10");
         assert_eq!(p.limits.cgroup, None);
         std::mem::forget(p.run.take());

@@ -167,12 +167,22 @@ fn signals() -> Option<(UnixStream, UnixStream)> {
 }
 
 /// One look at the judge's processes (its supervisor's descendants) for the limits its rlimits
-/// hold; those met are added to `met`.
+/// hold, and at its private folder for its disk; those met are added to `met`. A judge past
+/// its disk is ended at once: nothing else stops it writing.
 fn watch(policy: &Policy, me: Pid, met: &mut Vec<String>) {
     let pids = descendants(me)
         .into_iter()
         .map(|p| p.as_raw_nonzero().get() as u32);
-    for w in policy.share.reached_now(pids) {
+    let mut now = policy.share.reached_now(pids);
+    if let Some(private) = &policy.private
+        && policy.share.disk_full(private)
+    {
+        now.push("disk");
+        for p in descendants(me) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
+    }
+    for w in now {
         if !met.iter().any(|m| m == w) {
             met.push(w.to_string());
         }

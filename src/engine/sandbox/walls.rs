@@ -58,8 +58,9 @@ fn abi(n: u8) -> ABI {
 }
 
 /// Confines the calling process to `rules`, all of them or none: every right of `rules.abi`
-/// is required, so a kernel that cannot keep one is an error, never a quieter sandbox.
-pub fn restrict(rules: &Landlock) -> Result<(), String> {
+/// is required, so a kernel that cannot keep one is an error, never a quieter sandbox. Then
+/// seccomp refuses what Landlock cannot see, and what `refuse` adds.
+pub fn restrict(rules: &Landlock, refuse: Refuse) -> Result<(), String> {
     let v = abi(rules.abi);
     let all = AccessFs::from_all(v);
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
@@ -113,7 +114,24 @@ pub fn restrict(rules: &Landlock) -> Result<(), String> {
     }
     // Sets no_new_privs too: a set-uid program run inside gains nothing.
     created.restrict_self().map_err(|e| err(&e))?;
-    seccomp(rules.abi < UNIX_ABI)
+    seccomp(Refuse {
+        unix: refuse.unix || rules.abi < UNIX_ABI,
+        ..refuse
+    })
+}
+
+/// What seccomp refuses a judge beyond what it refuses every judge, from where it runs and how
+/// its share is held.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refuse {
+    /// Unix sockets: connecting to one by path is no file access Landlock sees before ABI 9.
+    pub unix: bool,
+    /// `setsid()`, where its CPU is weighed by niceness alone: a new session's autogroup
+    /// starts at nice 0, level with its caller's.
+    pub sessions: bool,
+    /// `memfd_create` and System V shared memory, where `RLIMIT_DATA` bounds its memory: it
+    /// counts neither. (Without a jail's IPC namespace a segment would outlive the judge too.)
+    pub shared_memory: bool,
 }
 
 /// What seccomp refuses (errno EACCES), as Docker's default profile refuses what the kernel
@@ -123,16 +141,24 @@ pub fn restrict(rules: &Landlock) -> Result<(), String> {
 ///   resolver asks of its interfaces): no `AF_VSOCK` to the hypervisor, no packet socket;
 /// - UDP and any other type but a stream over IPv4 and IPv6 (no datagram leaves a judge: the
 ///   proxy resolves names, and Landlock sees no UDP before ABI 10);
-/// - before ABI 9, unix sockets, since connecting to one by path (ssh-agent, the D-Bus session
-///   bus, docker.sock) is not a file access Landlock sees (`socketpair`, how node and Python
-///   talk to their own children, still works, and only for unix sockets);
+/// - a stream over IPv4 and IPv6 of any protocol but TCP: Landlock's ports hold TCP alone, so
+///   an MPTCP or SCTP socket would reach any host and port;
+/// - `listen()`: a judge serves nothing, and one without `bind()` (which Landlock refuses)
+///   would get an ephemeral port on every interface of a machine whose network it shares;
+/// - with `refuse.unix` (before ABI 9), unix sockets, since connecting to one by path
+///   (ssh-agent, the D-Bus session bus, docker.sock) is not a file access Landlock sees
+///   (`socketpair`, how node and Python talk to their own children, still works, and only for
+///   unix sockets);
+/// - with `refuse.sessions`, `setsid()` (EPERM, as for a process group leader);
+/// - with `refuse.shared_memory`, `memfd_create` (ENOSYS, as on a kernel without it, so a
+///   program falls back to its heap) and `shmget`;
 /// - the kernel keyring (`keyctl`, `add_key`, `request_key`), which is not namespaced: a
 ///   caller's Kerberos tickets, notes passed between judges;
 /// - `io_uring`, which could make a socket around this filter;
 /// - on x86-64, every x32 call, whose numbers no rule here names.
 ///
 /// Without `no_new_privs` (set by Landlock, else here) the kernel would refuse the filter.
-pub fn seccomp(unix: bool) -> Result<(), String> {
+pub fn seccomp(refuse: Refuse) -> Result<(), String> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule, TargetArch,
@@ -172,34 +198,62 @@ pub fn seccomp(unix: bool) -> Result<(), String> {
             ])?);
         }
     }
+    // Over IPv4 and IPv6, a protocol but TCP's (0 is the type's own: TCP for a stream).
+    for f in [libc::AF_INET, libc::AF_INET6] {
+        socket.push(rule(vec![
+            arg(0, SeccompCmpOp::Eq, f)?,
+            arg(2, SeccompCmpOp::Ne, 0)?,
+            arg(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP)?,
+        ])?);
+    }
     socket.push(rule(vec![
         arg(0, SeccompCmpOp::Eq, libc::AF_NETLINK)?,
         arg(2, SeccompCmpOp::Ne, libc::NETLINK_ROUTE)?,
     ])?);
-    if unix {
+    if refuse.unix {
         socket.push(rule(vec![arg(0, SeccompCmpOp::Eq, libc::AF_UNIX)?])?);
     }
     let socketpair = vec![rule(vec![arg(0, SeccompCmpOp::Ne, libc::AF_UNIX)?])?];
-    let filter = SeccompFilter::new(
-        [
-            (libc::SYS_socket, socket),
-            (libc::SYS_socketpair, socketpair),
-            (libc::SYS_io_uring_setup, vec![]),
-            (libc::SYS_keyctl, vec![]),
-            (libc::SYS_add_key, vec![]),
-            (libc::SYS_request_key, vec![]),
-        ]
-        .into_iter()
-        .collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        arch,
-    )
-    .map_err(|e| err(&e))?;
-    let program: BpfProgram = filter.try_into().map_err(|e| err(&e))?;
+    let mut refused = vec![
+        (libc::SYS_socket, socket),
+        (libc::SYS_socketpair, socketpair),
+        (libc::SYS_listen, vec![]),
+        (libc::SYS_io_uring_setup, vec![]),
+        (libc::SYS_keyctl, vec![]),
+        (libc::SYS_add_key, vec![]),
+        (libc::SYS_request_key, vec![]),
+    ];
+    if refuse.shared_memory {
+        refused.push((libc::SYS_shmget, vec![]));
+    }
+    // Refused with another errno than EACCES: each in a filter of its own.
+    let mut others = Vec::new();
+    if refuse.sessions {
+        others.push((libc::SYS_setsid, libc::EPERM));
+    }
+    if refuse.shared_memory {
+        others.push((libc::SYS_memfd_create, libc::ENOSYS));
+    }
+    let filter = |calls: Vec<(i64, Vec<SeccompRule>)>, errno: i32| -> Result<BpfProgram, String> {
+        SeccompFilter::new(
+            calls.into_iter().collect(),
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            arch,
+        )
+        .map_err(|e| err(&e))?
+        .try_into()
+        .map_err(|e| err(&e))
+    };
+    let mut programs = vec![filter(refused, libc::EACCES)?];
+    for (call, errno) in others {
+        programs.push(filter(vec![(call, vec![])], errno)?);
+    }
     // SAFETY: prctl with plain integers.
     unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    seccompiler::apply_filter(&program).map_err(|e| err(&e))?;
+    for program in &programs {
+        seccompiler::apply_filter(program).map_err(|e| err(&e))?;
+    }
     if cfg!(target_arch = "x86_64") {
         seccompiler::apply_filter(&no_x32()).map_err(|e| err(&e))?;
     }
