@@ -590,6 +590,69 @@ fn a_judge_reaches_no_host_by_another_protocol_and_serves_no_port() {
     }
 }
 
+/// Issue 44: "Landlock alone holds every network wall the jail holds." Landlock holds TCP by
+/// port alone: a judge let through to its endpoint's port (or its proxy's) reached that port on
+/// any host. Without a jail its supervisor makes each connection, to its endpoints' own
+/// addresses and its proxy's alone (here 127.0.0.2 stands for another host listening on the
+/// endpoint's port).
+#[test]
+fn a_judge_reaches_its_endpoints_at_their_own_addresses_alone() {
+    let tmp = TempDir::new("share-addresses");
+    let endpoint = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = endpoint.local_addr().unwrap().port();
+    let Ok(elsewhere) = std::net::TcpListener::bind(("127.0.0.2", port)) else {
+        crate::util::skipped(
+            "share",
+            "no 127.0.0.2",
+            "share: addresses: 127.0.0.2 cannot be bound here",
+        );
+        return;
+    };
+    for l in [&endpoint, &elsewhere] {
+        l.set_nonblocking(true).unwrap();
+    }
+    let body = python(
+        "import os, socket, sys\n\
+         port = int(sys.argv[1])\n\
+         proxy = int(os.environ.get('HTTPS_PROXY', ':0').rstrip('/').rsplit(':', 1)[1])\n\
+         def reach(name, host, p):\n\
+         \x20   s = socket.socket()\n\
+         \x20   try:\n\
+         \x20       s.settimeout(3); s.connect((host, p)); s.sendall(b'x'); print(name + '=reached')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(name + '=' + str(e.errno))\n\
+         reach('elsewhere', '127.0.0.2', port)\n\
+         reach('proxyelsewhere', '127.0.0.2', proxy)\n\
+         reach('endpoint', '127.0.0.1', port)\n\
+         try:\n\
+         \x20   socket.socket().sendto(b'x', 0x20000000, ('127.0.0.2', port)); print('fastopen=reached')\n\
+         except OSError as e:\n\
+         \x20   print('fastopen=' + str(e.errno))",
+        &port.to_string(),
+    );
+    let seat = attacker(tmp.path(), "addresses", &body);
+    let allow = format!("127.0.0.1:{port}");
+    for mode in modes() {
+        let run = tmp.path().join(format!("run-{mode}"));
+        let out = judge(&seat, &run, &["--sandbox", mode, "--sandbox-allow", &allow])
+            .checked_output()
+            .unwrap();
+        let rec = &records(&out)[0];
+        let reason = rec["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("endpoint=reached"), "{mode}: {reason}");
+        assert!(endpoint.accept().is_ok(), "{mode}: {reason}");
+        assert!(!reason.contains("elsewhere=reached"), "{mode}: {reason}");
+        assert!(
+            reason.contains(&format!("fastopen={}", libc::EACCES)),
+            "{mode}: {reason}"
+        );
+        assert!(
+            elsewhere.accept().is_err(),
+            "{mode}: another host on the endpoint's port was reached: {reason}"
+        );
+    }
+}
+
 /// Issue 44, finding 4: a judge "run by an unprivileged user (no cgroup), holds 1 GiB in
 /// `memfd` pages under `--judge-memory 512M`: `RLIMIT_DATA` counts neither memfd nor tmpfs
 /// pages". Where `RLIMIT_DATA` bounds its memory, `memfd_create` is refused (ENOSYS, as on a

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use rustix::process::{Signal, getppid, set_parent_process_death_signal, setsid};
 
-use super::{Policy, walls};
+use super::{Policy, keeper, walls};
 use crate::records::exit_status;
 
 pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
@@ -51,6 +51,15 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         if let Err(e) = confined {
             eprintln!("panel: cannot confine the judge: {e}");
             return exit_status::CANNOT_RUN;
+        }
+        // Its connections, made by its supervisor (Landlock's ports hold any address).
+        if let Some(fd) = policy.keeper {
+            let kept = keeper::notify_connects()
+                .and_then(|l| keeper::send_fd(fd, &l).map_err(|e| format!("keeper: {e}")));
+            if let Err(e) = kept {
+                eprintln!("panel: cannot confine the judge: {e}");
+                return exit_status::CANNOT_RUN;
+            }
         }
     }
     let err = Command::new(&program[0]).args(&program[1..]).exec();

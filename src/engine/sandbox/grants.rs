@@ -25,6 +25,10 @@ pub struct Landlock {
     pub devices: Vec<PathBuf>,
     /// TCP ports it may connect to.
     pub tcp: Vec<u16>,
+    /// Where no network namespace holds it, the addresses it may connect to (Landlock's ports
+    /// hold any address): its supervisor makes each connection ([`super::keeper`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub to: Vec<std::net::SocketAddr>,
 }
 
 /// The system's programs and libraries, read and run.
@@ -188,6 +192,7 @@ impl Grants {
             rw: dedup(rw),
             devices: DEVICES.iter().map(PathBuf::from).collect(),
             tcp,
+            to: Vec::new(),
         }
     }
 

@@ -25,6 +25,8 @@ pub mod egress;
 pub mod grants;
 #[allow(unsafe_code)]
 pub mod jail;
+#[allow(unsafe_code)]
+pub mod keeper;
 pub mod policy;
 pub mod refused;
 pub mod share;
@@ -68,6 +70,10 @@ pub struct Policy {
     /// Its share of what everyone shares: its cgroup and limits.
     #[serde(default)]
     pub share: share::Limits,
+    /// The confine stage's descriptor to hand its supervisor the listener of its connections
+    /// on ([`keeper`]), where no network namespace holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keeper: Option<i32>,
 }
 
 /// `--sandbox`: how judges are walled in.

@@ -161,9 +161,20 @@ pub fn policy(seat: &Seat, host: &Host) -> Policy {
     };
     tcp.sort_unstable();
     tcp.dedup();
-    policy.confine = walls
-        .landlock
-        .map(|abi| grants.landlock(abi, tcp, walls.jail));
+    policy.confine = walls.landlock.map(|abi| {
+        let mut rules = grants.landlock(abi, tcp, walls.jail);
+        if jail.is_none() {
+            rules.to = direct
+                .iter()
+                .flat_map(|e| {
+                    e.loopback_addresses()
+                        .into_iter()
+                        .map(|a| SocketAddr::new(a, e.port))
+                })
+                .collect();
+        }
+        rules
+    });
     policy.jail = jail;
     policy.egress = Some(Egress {
         allow,

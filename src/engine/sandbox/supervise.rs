@@ -16,6 +16,7 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::process::Command;
 use std::sync::Arc;
@@ -27,6 +28,7 @@ use rustix::process::{Pid, PidfdFlags, WaitOptions, getpid, getppid, pidfd_open,
 use super::cgroup::Leaf;
 use super::egress::{Door, Proxy, Upstream};
 use super::jail::{self, Ending};
+use super::keeper;
 use super::share::Report;
 use super::{CONFINE, Policy};
 use crate::records::exit_status;
@@ -347,6 +349,7 @@ impl Starting<'_> {
             proxy_env(&mut self.env, port);
             if let Some(rules) = &mut policy.confine {
                 rules.tcp.push(port);
+                rules.to.push((std::net::Ipv4Addr::LOCALHOST, port).into());
             }
             let _ = std::thread::Builder::new().spawn(move || {
                 for conn in listener.incoming().flatten() {
@@ -354,6 +357,21 @@ impl Starting<'_> {
                 }
             });
         }
+        // Where Landlock confines it, its connections are made here: a socket for the stage
+        // to hand over the listener of them.
+        let keeper = match &policy.confine {
+            Some(rules) => match UnixStream::pair() {
+                Ok((ours, theirs)) => {
+                    policy.keeper = Some(theirs.as_raw_fd());
+                    Some((ours, theirs, rules.to.clone()))
+                }
+                Err(e) => {
+                    eprintln!("panel: cannot keep the judge's connections: {e}");
+                    return Err(exit_status::CANNOT_RUN);
+                }
+            },
+            None => None,
+        };
         let Ok(exe) = std::env::current_exe() else {
             return Err(exit_status::CANNOT_RUN);
         };
@@ -362,6 +380,9 @@ impl Starting<'_> {
         };
         let program = self.program;
         let mut confine = Command::new(exe);
+        if let Some((_, theirs, _)) = &keeper {
+            keeper::inherited(&mut confine, theirs.as_raw_fd());
+        }
         confine
             .arg(CONFINE)
             .arg(policy_json)
@@ -372,6 +393,14 @@ impl Starting<'_> {
         loop {
             match confine.spawn() {
                 Ok(child) => {
+                    if let Some((ours, theirs, to)) = keeper {
+                        drop(theirs);
+                        let _ = std::thread::Builder::new().spawn(move || {
+                            if let Some(listener) = keeper::receive_fd(&ours.into()) {
+                                keeper::keep(listener, to);
+                            }
+                        });
+                    }
                     let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
                     return Ok(Some((pid, None, self.proxy)));
                 }

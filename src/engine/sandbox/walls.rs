@@ -143,6 +143,7 @@ pub struct Refuse {
 ///   proxy resolves names, and Landlock sees no UDP before ABI 10);
 /// - a stream over IPv4 and IPv6 of any protocol but TCP: Landlock's ports hold TCP alone, so
 ///   an MPTCP or SCTP socket would reach any host and port;
+/// - a send that connects (TCP Fast Open's `MSG_FASTOPEN`), past `connect()`;
 /// - `listen()`: a judge serves nothing, and one without `bind()` (which Landlock refuses)
 ///   would get an ephemeral port on every interface of a machine whose network it shares;
 /// - with `refuse.unix` (before ABI 9), unix sockets, since connecting to one by path
@@ -214,10 +215,18 @@ pub fn seccomp(refuse: Refuse) -> Result<(), String> {
         socket.push(rule(vec![arg(0, SeccompCmpOp::Eq, libc::AF_UNIX)?])?);
     }
     let socketpair = vec![rule(vec![arg(0, SeccompCmpOp::Ne, libc::AF_UNIX)?])?];
+    // TCP Fast Open connects inside a send, past `connect()` and the keeper of it.
+    let fast_open = |flags: u8| -> Result<Vec<SeccompRule>, String> {
+        let f = libc::MSG_FASTOPEN;
+        Ok(vec![rule(vec![arg(flags, SeccompCmpOp::MaskedEq(f as u64), f)?])?])
+    };
     let mut refused = vec![
         (libc::SYS_socket, socket),
         (libc::SYS_socketpair, socketpair),
         (libc::SYS_listen, vec![]),
+        (libc::SYS_sendto, fast_open(3)?),
+        (libc::SYS_sendmsg, fast_open(2)?),
+        (libc::SYS_sendmmsg, fast_open(3)?),
         (libc::SYS_io_uring_setup, vec![]),
         (libc::SYS_keyctl, vec![]),
         (libc::SYS_add_key, vec![]),
