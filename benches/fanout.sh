@@ -10,6 +10,9 @@
 # And what a judge's share costs (its cgroup, its disk carried in and out, its rlimits): the
 # same 32 jailed judges with the default limits against --judge-memory/-processes/-disk off;
 # goal under 1 ms a judge.
+# And, run as root, the same Landlock-alone panel as a user (nobody): no cgroup, so each judge's
+# CPU is held by its niceness and its session's autogroup, which the kernel lets a user set once
+# a tenth of a second (judges starting together wait their turn).
 # Usage: benches/fanout.sh [N judges, default 32] [runs, default 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,13 +44,21 @@ time_of() { # prints wall seconds of one run of "$@"
 # The same panel with the lightest judge there is (sh running sleep), to show what the tool
 # itself costs apart from starting a bash stand-in.
 light="exec:cat >/dev/null; sleep 1; echo '{\"verdict\":\"breaks\",\"reason\":\"r\",\"confidence\":0.9}'"
-ours=() base=() bare=() open=() lock=()
+ours=() base=() bare=() open=() lock=() user=()
+as_user=()
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
+  chmod 755 "$work"
+  as_user=(runuser -u nobody -- env PANEL_HISTORY=off TMPDIR=/tmp HOME=/tmp PATH="$PATH")
+fi
 for _ in $(seq 1 "$RUNS"); do
   ours+=("$(time_of bash -c "panel-judge --seat claude:haiku --lenses '$work/lenses' '$work/answer.md' | panel-tally")")
   base+=("$(time_of benches/baseline-judge-panel.sh "$work/answer.md" "$work/lenses")")
   bare+=("$(time_of bash -c "panel-judge --sandbox auto --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
   lock+=("$(time_of bash -c "panel-judge --sandbox landlock --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
   open+=("$(time_of bash -c "panel-judge --sandbox off --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
+  if [ ${#as_user[@]} -gt 0 ]; then
+    user+=("$(time_of "${as_user[@]}" bash -c "panel-judge --sandbox landlock --seat \"\$0\" --lenses '$work/lenses' '$work/answer.md' | panel-tally" "$light")")
+  fi
 done
 # The launch path: judges that answer at once, and the same work as bare processes.
 now="exec:cat >/dev/null; echo '{\"verdict\":\"breaks\",\"reason\":\"r\",\"confidence\":0.9}'"
@@ -77,6 +88,11 @@ printf '%-44s %8.2f ms\n' "overhead per judge (sh seat)" "$(awk -v o="$e" -v n="
 printf '%-44s %8.3f x\n' "sh seat: --sandbox auto / --sandbox off" "$(awk -v a="$e" -v f="$f" 'BEGIN { print a / f }')"
 printf '%-44s %8.2f ms\n' "the jail per judge (auto - off)" "$(awk -v a="$e" -v f="$f" -v n="$N" 'BEGIN { print (a - f) * 1000 / n }')"
 printf '%-44s %8.2f ms\n' "Landlock alone per judge (landlock - off)" "$(awk -v a="$l" -v f="$f" -v n="$N" 'BEGIN { print (a - f) * 1000 / n }')"
+if [ ${#user[@]} -gt 0 ]; then
+  u=$(printf '%s\n' "${user[@]}" | best)
+  printf '%-44s %8.3f s\n' "the same, --sandbox landlock, as nobody" "$u"
+  printf '%-44s %8.2f ms\n' "as a user, per judge (landlock - off)" "$(awk -v a="$u" -v f="$f" -v n="$N" 'BEGIN { print (a - f) * 1000 / n }')"
+fi
 printf '%-44s %8.3f s\n' "$N bare sh at once (the spawn floor, median)" "$fl" "$N jailed judges answering at once (median)" "$fa" "the same, --sandbox off (median)" "$fo"
 printf '%-44s %8.2f x\n' "jailed launch path / spawn floor" "$(awk -v a="$fa" -v f="$fl" 'BEGIN { print a / f }')"
 printf '%-44s %8.2f x\n' "unwalled launch path / spawn floor" "$(awk -v a="$fo" -v f="$fl" 'BEGIN { print a / f }')"

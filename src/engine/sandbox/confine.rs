@@ -1,6 +1,7 @@
 //! The stage that becomes the harness where there is no jail: it dies with its supervisor (a
 //! parent-death signal, which `exec` keeps), enters the judge's cgroup, leaves the tool's
-//! session (no controlling terminal to read or write), keeps descriptors 0–2 only, takes its
+//! session (no controlling terminal to read or write) unless its niceness weighs its CPU
+//! (`Limits::own_session`), keeps descriptors 0–2 only, takes its
 //! share's limits, becomes the unprivileged ids of a root caller's judges, confines itself when
 //! the policy says so, and replaces itself with the harness.
 
@@ -27,7 +28,9 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         eprintln!("panel: cannot enter the judge's cgroup: {e}");
         return exit_status::CANNOT_RUN;
     }
-    let _ = setsid();
+    if policy.share.own_session(policy.confine.is_some()) {
+        let _ = setsid();
+    }
     if let Err(e) = walls::close_inherited_on_exec() {
         eprintln!("panel: cannot close inherited descriptors: {e}");
         return exit_status::CANNOT_RUN;

@@ -108,8 +108,11 @@ pub struct Limits {
     pub inotify: Option<(u64, u64)>,
     #[serde(default)]
     pub nice: Option<i32>,
-    /// Its CPU is weighed by `nice` alone (no cgroup): it keeps the one session, whose
-    /// autogroup carries its niceness.
+    /// Its CPU is weighed by `nice` alone (no cgroup). Where the kernel weighs CPU time by
+    /// session (autogroups), a niceness counts only against the processes of its own session:
+    /// so it stays in its caller's session, below the caller's own work, and makes no session
+    /// of its own (`setsid()` refused: a new one's autogroup starts at nice 0, level with the
+    /// caller's). A new session is made only where seccomp cannot refuse it (`--sandbox off`).
     #[serde(default)]
     pub one_session: bool,
     /// Where the supervisor writes what the judge met ([`Report`]), out of its reach.
@@ -217,9 +220,9 @@ fn nproc_per_namespace() -> bool {
 }
 
 impl Limits {
-    /// What the harness's last stage puts on itself just before it becomes the harness (and
-    /// after it left the tool's session): its rlimits, its niceness and its session's, a session
-    /// keyring of its own (none of the caller's keys reaches it, not even for the kernel).
+    /// What the harness's last stage puts on itself just before it becomes the harness: its
+    /// rlimits, its niceness, a session keyring of its own (none of the caller's keys reaches
+    /// it, not even for the kernel).
     pub fn take(&self) -> Result<(), String> {
         use rustix::process::{Resource, Rlimit, setrlimit};
         let set = |r: Resource, n: Option<u64>, name: &str| match n {
@@ -259,7 +262,6 @@ impl Limits {
             "RLIMIT_FSIZE",
         )?;
         if let Some(nice) = self.nice {
-            autogroup_nice(nice)?;
             rustix::process::setpriority_process(None, nice)
                 .map_err(|e| format!("nice {nice}: {e}"))?;
         }
@@ -284,6 +286,13 @@ impl Limits {
                 .map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
         }
         Ok(())
+    }
+
+    /// Whether its last stage makes a session of its own (away from the caller's terminal):
+    /// everywhere but where its niceness weighs its CPU under seccomp, which keeps it in the
+    /// caller's session and refuses it a new one (its walls keep it from any terminal there).
+    pub fn own_session(&self, filtered: bool) -> bool {
+        !(self.one_session && filtered)
     }
 
     /// What seccomp refuses it so that its share holds: a new session where niceness alone
@@ -343,66 +352,6 @@ impl Limits {
             out.push("memory");
         }
         out
-    }
-}
-
-/// Sets the niceness of this process's session's autogroup, where the kernel weighs CPU time
-/// by session (a process's own niceness counts only within its autogroup). The kernel takes
-/// one such write a tenth of a second from a process without CAP_SYS_ADMIN on the machine (a
-/// user's, or any in a user namespace) and answers EAGAIN to the rest, so judges starting
-/// together wait their turn; a niceness that cannot be set is an error, never a record that
-/// says it held.
-fn autogroup_nice(nice: i32) -> Result<(), String> {
-    use std::io::Write;
-    const FILE: &str = "/proc/self/autogroup";
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let err = |e: &dyn std::fmt::Display| format!("{FILE}: {e}");
-    // Where the kernel groups nothing by session, a process's niceness is all there is.
-    if std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
-        .is_ok_and(|v| v.trim() == "0")
-    {
-        return Ok(());
-    }
-    let open = || std::fs::OpenOptions::new().write(true).open(FILE);
-    loop {
-        let mut f = match open() {
-            // A kernel without autogroups: a process's niceness is all there is.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            // A process whose ids changed is not dumpable, and its /proc files are root's: it
-            // is made dumpable for the open alone (nothing of the judge runs yet, and none of
-            // the walled judges can trace a process outside its Landlock domain).
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-                let _ = rustix::process::set_dumpable_behavior(
-                    rustix::process::DumpableBehavior::Dumpable,
-                );
-                let f = open();
-                let _ = rustix::process::set_dumpable_behavior(
-                    rustix::process::DumpableBehavior::NotDumpable,
-                );
-                f.map_err(|e| err(&e))?
-            }
-            r => r.map_err(|e| err(&e))?,
-        };
-        match f.write_all(nice.to_string().as_bytes()) {
-            Ok(()) => break,
-            Err(e)
-                if e.raw_os_error() == Some(libc::EAGAIN)
-                    && std::time::Instant::now() < deadline =>
-            {
-                // Apart from the others waiting: 50 to 150 ms, by process id.
-                let ms = 50 + u64::from(std::process::id() % 101);
-                std::thread::sleep(std::time::Duration::from_millis(ms));
-            }
-            Err(e) => return Err(err(&e)),
-        }
-    }
-    let now = std::fs::read_to_string(FILE).map_err(|e| err(&e))?;
-    match now.trim_end().ends_with(&format!(" nice {nice}")) {
-        true => Ok(()),
-        false => Err(format!(
-            "{FILE} says {:?} after setting nice {nice}",
-            now.trim_end()
-        )),
     }
 }
 

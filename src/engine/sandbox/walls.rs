@@ -218,7 +218,11 @@ pub fn seccomp(refuse: Refuse) -> Result<(), String> {
     // TCP Fast Open connects inside a send, past `connect()` and the keeper of it.
     let fast_open = |flags: u8| -> Result<Vec<SeccompRule>, String> {
         let f = libc::MSG_FASTOPEN;
-        Ok(vec![rule(vec![arg(flags, SeccompCmpOp::MaskedEq(f as u64), f)?])?])
+        Ok(vec![rule(vec![arg(
+            flags,
+            SeccompCmpOp::MaskedEq(f as u64),
+            f,
+        )?])?])
     };
     let mut refused = vec![
         (libc::SYS_socket, socket),

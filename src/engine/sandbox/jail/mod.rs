@@ -565,7 +565,9 @@ fn become_harness(under: &Under, exec: &Exec) -> io::Error {
     // SAFETY: plain system calls of the fork; an empty set unblocks TERM, which the first
     // process blocked for itself.
     unsafe {
-        libc::setsid();
+        if under.limits.own_session(true) {
+            libc::setsid();
+        }
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGTERM);
