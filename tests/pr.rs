@@ -1218,6 +1218,17 @@ fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
     let out = run("hang");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(pr.calls().len(), calls);
+    // PR_REVIEW_SANDBOX is panel-judge's --sandbox (the example workflow's `required`): a mode
+    // it does not know is its one-line refusal.
+    let env = [("STANDIN_MODE", "hang"), ("PR_REVIEW_SANDBOX", "bogus")];
+    let out = pr_review(&pr, &pr.repo(), &[], &[], &env);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("'bogus'") && stderr(&out).contains("--sandbox"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(pr.calls().len(), calls);
     // No base to diff against: one line and exit 2, never a status that reads as a verdict.
     git(&pr.repo(), &["branch", "-q", "-D", "main"]);
     let out = run("hang");

@@ -1,6 +1,7 @@
 //! The integration-test crate, the default `cargo test`: each file below is a module of it.
 //! The tests that drive the real CLIs are a target of their own (tests/real.rs).
 
+mod apparmor;
 mod budget;
 mod calibrate;
 mod classify;

@@ -213,8 +213,10 @@ pub struct Args {
     /// whether its program is on PATH, the first line of its `--version` (5 seconds each, all
     /// at once), and whether a login is there: which of its key variables are set (their names,
     /// never a value) and which of its credential files are present; then the walls judges
-    /// get here under --sandbox: the Landlock ABI, whether a jail can be made and why not. A
-    /// table; with --json one harness-status record per harness and a sandbox-status record.
+    /// get here under --sandbox: the Landlock ABI, whether a jail can be made, and if not why
+    /// and the one command that fixes it (AppArmor's restriction on Ubuntu 24.04 and GitHub's
+    /// runners: scripts/apparmor --install; a container's seccomp profile). A table; with
+    /// --json one harness-status record per harness and a sandbox-status record.
     #[arg(long)]
     pub doctor: bool,
 
