@@ -165,59 +165,11 @@ fn install_where_nothing_restricts_namespaces_does_nothing() {
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
 
-/// The filter Docker's default seccomp profile is, for user namespaces: EPERM to `unshare` and
-/// `clone` whose flags hold CLONE_NEWUSER, ENOSYS to `clone3` (so glibc falls back to `clone`).
-fn container_filters() -> [seccompiler::BpfProgram; 2] {
-    use seccompiler::{
-        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
-    };
-    let arch = if cfg!(target_arch = "aarch64") {
-        TargetArch::aarch64
-    } else {
-        TargetArch::x86_64
-    };
-    let newuser = libc::CLONE_NEWUSER as u64;
-    let rule = || {
-        vec![
-            SeccompRule::new(vec![
-                SeccompCondition::new(
-                    0,
-                    SeccompCmpArgLen::Qword,
-                    SeccompCmpOp::MaskedEq(newuser),
-                    newuser,
-                )
-                .unwrap(),
-            ])
-            .unwrap(),
-        ]
-    };
-    let filter = |rules: Vec<(i64, Vec<SeccompRule>)>, errno: i32| {
-        SeccompFilter::new(
-            rules.into_iter().collect(),
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno as u32),
-            arch,
-        )
-        .unwrap()
-        .try_into()
-        .unwrap()
-    };
-    [
-        filter(
-            vec![(libc::SYS_unshare, rule()), (libc::SYS_clone, rule())],
-            libc::EPERM,
-        ),
-        filter(vec![(libc::SYS_clone3, vec![])], libc::ENOSYS),
-    ]
-}
-
 /// Issue: "`--doctor` recognises the restriction … and prints the one command that fixes it":
-/// in a container whose seccomp profile refuses user namespaces (made here by the same filter),
+/// in a container whose seccomp profile refuses user namespaces (made here by `util::Refused`),
 /// the doctor names that profile and its fix, in one line.
 #[test]
 fn the_doctor_names_a_container_s_seccomp_profile_and_its_fix() {
-    use std::os::unix::process::CommandExt;
     let setting = |p: &str| {
         std::fs::read_to_string(p)
             .map(|s| s.trim().to_string())
@@ -243,24 +195,12 @@ fn the_doctor_names_a_container_s_seccomp_profile_and_its_fix() {
         return;
     }
     let tmp = TempDir::new("apparmor-doctor");
-    let filters = container_filters();
     let mut cmd = Command::new(crate::util::bin("panel-judge"));
     cmd.args(["--doctor", "--json"])
         .env("HOME", tmp.path())
         .env("PATH", "/usr/bin:/bin")
         .stdin(Stdio::null());
-    // SAFETY: between fork and exec, two system calls on programs built before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            for f in &filters {
-                seccompiler::apply_filter(f).map_err(std::io::Error::other)?;
-            }
-            Ok(())
-        });
-    }
+    crate::util::Refused::UserNamespaces.on(&mut cmd);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
