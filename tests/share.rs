@@ -80,6 +80,25 @@ fn judge(seat: &str, run: &Path, args: &[&str]) -> Command {
 /// `--sandbox auto` where user namespaces are refused.
 const NO_USERNS: &str = "no-userns";
 
+/// `seat` judged in each of `modes` with `args` (`--sandbox MODE` first): each mode, its run
+/// folder and its record.
+fn judged(
+    tmp: &Path,
+    seat: &str,
+    modes: Vec<&'static str>,
+    args: &[&str],
+) -> Vec<(&'static str, PathBuf, Value)> {
+    let mut out = Vec::new();
+    for mode in modes {
+        let run = tmp.join(format!("run-{mode}"));
+        let all: Vec<&str> = ["--sandbox", mode].iter().chain(args).copied().collect();
+        let o = judge(seat, &run, &all).checked_output().unwrap();
+        let rec = records(&o).remove(0);
+        out.push((mode, run, rec));
+    }
+    out
+}
+
 /// The walls this machine gives each `--sandbox` mode asked for: auto (the jail where it can
 /// be), landlock where the kernel has it, and auto where user namespaces are refused (Landlock
 /// alone, as on Ubuntu 24.04, GitHub's runners and in Docker).
@@ -135,12 +154,7 @@ fn a_judge_past_its_memory_gets_no_more_and_is_recorded_with_that_cause() {
         "",
     ) + "\nexit 1";
     let seat = attacker(tmp.path(), "memory", &body);
-    for mode in modes() {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode, "--judge-memory", "256M"])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, run, rec) in judged(tmp.path(), &seat, modes(), &["--judge-memory", "256M"]) {
         assert_eq!(rec["status"], "failed", "{mode}: {rec}");
         let cause = rec["cause"].as_str().unwrap();
         assert!(
@@ -189,12 +203,7 @@ fn a_fork_bomb_stops_at_the_judges_share() {
         "",
     ) + "\nexit 1";
     let seat = attacker(tmp.path(), "fork", &body);
-    for mode in modes() {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode, "--judge-processes", "64"])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, run, rec) in judged(tmp.path(), &seat, modes(), &["--judge-processes", "64"]) {
         let said = rec["sandbox"].as_str().unwrap();
         if said.contains("not held: processes") {
             // Landlock alone, without a cgroup: said so, and the test has nothing to bound.
@@ -511,12 +520,7 @@ fn a_judge_opens_no_socket_but_those_it_needs() {
         "",
     );
     let seat = attacker(tmp.path(), "sockets", &body);
-    for mode in modes() {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, _, rec) in judged(tmp.path(), &seat, modes(), &[]) {
         let reason = rec["reason"].as_str().unwrap_or_default();
         let refused = format!("={}", libc::EACCES);
         for family in ["vsock", "alg", "packet", "uevent", "sctp"] {
@@ -568,12 +572,7 @@ fn a_judge_reaches_no_host_by_another_protocol_and_serves_no_port() {
     );
     let seat = attacker(tmp.path(), "protocols", &body);
     let refused = format!("={}", libc::EACCES);
-    for mode in modes() {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, _, rec) in judged(tmp.path(), &seat, modes(), &[]) {
         let reason = rec["reason"].as_str().unwrap_or_default();
         for what in ["mptcp", "sctp", "listen"] {
             assert!(
@@ -632,12 +631,7 @@ fn a_judge_reaches_its_endpoints_at_their_own_addresses_alone() {
     );
     let seat = attacker(tmp.path(), "addresses", &body);
     let allow = format!("127.0.0.1:{port}");
-    for mode in modes() {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode, "--sandbox-allow", &allow])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, _, rec) in judged(tmp.path(), &seat, modes(), &["--sandbox-allow", &allow]) {
         let reason = rec["reason"].as_str().unwrap_or_default();
         assert!(reason.contains("endpoint=reached"), "{mode}: {reason}");
         assert!(endpoint.accept().is_ok(), "{mode}: {reason}");
@@ -681,12 +675,7 @@ fn a_judge_holds_no_memory_its_limit_does_not_count() {
         "",
     );
     let seat = attacker(tmp.path(), "memfd", &body);
-    for mode in modes() {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode, "--judge-memory", "256M"])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, run, rec) in judged(tmp.path(), &seat, modes(), &["--judge-memory", "256M"]) {
         let said = rec["sandbox"].as_str().unwrap();
         let held = number(&attempt_file(&run, "stderr"), "held=").unwrap_or(0);
         assert!(
@@ -742,12 +731,12 @@ fn a_judge_without_a_jail_is_ended_at_its_disk() {
         "",
     ) + "\nexit 1";
     let seat = attacker(tmp.path(), "disk", &body);
-    for mode in modes().into_iter().filter(|&m| m != "auto") {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode, "--judge-disk", "64M"])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, run, rec) in judged(
+        tmp.path(),
+        &seat,
+        modes().into_iter().filter(|&m| m != "auto").collect(),
+        &["--judge-disk", "64M"],
+    ) {
         let said = rec["sandbox"].as_str().unwrap();
         assert!(said.contains("disk 64 MiB watched"), "{mode}: {said}");
         let err = attempt_file(&run, "stderr");
@@ -785,12 +774,7 @@ fn a_judge_weighed_by_its_niceness_keeps_it_in_every_process() {
         "",
     );
     let seat = attacker(tmp.path(), "setsid", &body);
-    for mode in modes() {
-        let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+    for (mode, _, rec) in judged(tmp.path(), &seat, modes(), &[]) {
         let said = rec["sandbox"].as_str().unwrap();
         let reason = rec["reason"].as_str().unwrap_or_default();
         if !said.contains("cpu nice 10") {

@@ -75,65 +75,65 @@ pub fn inherited(cmd: &mut std::process::Command, fd: RawFd) {
     };
 }
 
-/// Sends `fd` over the unix socket `to` (its supervisor's).
-pub fn send_fd(to: RawFd, fd: &OwnedFd) -> io::Result<()> {
+/// Calls `f` with a message of one byte and room for one descriptor: what the stage sends its
+/// supervisor.
+fn with_message<R>(f: impl FnOnce(&mut libc::msghdr) -> R) -> R {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
         iov_len: 1,
     };
-    // SAFETY: CMSG_SPACE of one descriptor, a header filled in the space it measured.
-    unsafe {
-        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
-        let mut control = vec![0u8; space];
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd.as_raw_fd());
-        if libc::sendmsg(to, &msg, libc::MSG_NOSIGNAL) != 1 {
-            return Err(io::Error::last_os_error());
+    // SAFETY: CMSG_SPACE of one descriptor measures the control buffer the header points at.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
+    let mut control = vec![0u8; space];
+    // SAFETY: a zeroed msghdr is an empty one.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    f(&mut msg)
+}
+
+/// Sends `fd` over the unix socket `to` (its supervisor's).
+pub fn send_fd(to: RawFd, fd: &OwnedFd) -> io::Result<()> {
+    with_message(|msg| {
+        // SAFETY: the first header of a control buffer with room for it and one descriptor.
+        unsafe {
+            let cmsg = libc::CMSG_FIRSTHDR(msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd.as_raw_fd());
+            match libc::sendmsg(to, msg, libc::MSG_NOSIGNAL) {
+                1 => Ok(()),
+                _ => Err(io::Error::last_os_error()),
+            }
         }
-    }
-    Ok(())
+    })
 }
 
 /// The descriptor the confine stage sends over `from`; `None` when it sent none (it failed,
 /// or ran its harness without one).
 pub fn receive_fd(from: &OwnedFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // SAFETY: a header over buffers of this frame; the descriptor read is one the kernel just
-    // gave this process.
-    unsafe {
-        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
-        let mut control = vec![0u8; space];
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let n = loop {
-            let n = libc::recvmsg(from.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
-            if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                break n;
+    with_message(|msg| {
+        // SAFETY: the kernel fills the message's buffers; the descriptor read is one it just
+        // gave this process.
+        unsafe {
+            let n = loop {
+                let n = libc::recvmsg(from.as_raw_fd(), msg, libc::MSG_CMSG_CLOEXEC);
+                if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                    break n;
+                }
+            };
+            let cmsg = libc::CMSG_FIRSTHDR(msg);
+            if n != 1 || cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
+                return None;
             }
-        };
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if n != 1 || cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
-            return None;
+            let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
+            Some(OwnedFd::from_raw_fd(fd))
         }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-        Some(OwnedFd::from_raw_fd(fd))
-    }
+    })
 }
 
 /// Answers the judge's connections on `listener` until no process of the judge is left: each
