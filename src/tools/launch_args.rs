@@ -120,8 +120,9 @@ pub struct LaunchArgs {
     /// The most memory one judge may hold with all it starts, a size (512M, 4G) or off (default
     /// 2G; also PANEL_JUDGE_MEMORY). In a cgroup where panel can make one (as root, or in the
     /// cgroups systemd delegates to your user session) it counts the judge's files too, and a
-    /// judge past it is ended; else it bounds each process alone (RLIMIT_DATA). A judge that
-    /// meets it is recorded failed, "memory limit 2 GiB reached".
+    /// judge past it is ended; else it bounds each process alone (RLIMIT_DATA, with memfd and
+    /// System V shared memory refused, which it does not count). A judge that meets it is
+    /// recorded failed, "memory limit 2 GiB reached".
     #[arg(long, value_name = "SIZE")]
     pub judge_memory: Option<String>,
 
@@ -131,9 +132,11 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "N")]
     pub judge_processes: Option<String>,
 
-    /// The most one jailed judge may write, a size or off (default 1G; also PANEL_JUDGE_DISK):
-    /// its private folder (HOME, TMPDIR, working folder), /tmp and /dev/shm share one file
-    /// system of that size in memory, never the caller's disk. Not held without a jail.
+    /// The most one judge may write, a size or off (default 1G; also PANEL_JUDGE_DISK): in a
+    /// jail its private folder (HOME, TMPDIR, working folder), /tmp and /dev/shm share one file
+    /// system of that size in memory, never the caller's disk; without one no file of it grows
+    /// past the size, and a judge whose private folder holds more, looked at each second, is
+    /// ended ("disk 1 GiB watched").
     #[arg(long, value_name = "SIZE")]
     pub judge_disk: Option<String>,
 }
