@@ -647,11 +647,139 @@ fn a_judge_reaches_its_endpoints_at_their_own_addresses_alone() {
     }
 }
 
+/// Issue 44, found by an attacker's try at the walls without a jail: "System V IPC is open: a
+/// judge can read and write the caller's shared memory and message queues", and leave queues
+/// that outlive it. Where no IPC namespace is its own, every System V IPC call is refused; in
+/// a jail the caller's are not there to find.
+#[test]
+fn a_judge_finds_no_system_v_ipc_of_the_callers_and_leaves_none() {
+    let tmp = TempDir::new("share-ipc");
+    // The caller's own: a segment and a queue of its, mode 600 (0o666 where the caller is root,
+    // whose judges run as another id: the walls, not the mode, must keep them out).
+    // SAFETY: geteuid reads this process's id.
+    let mode = if unsafe { libc::geteuid() } == 0 {
+        0o666
+    } else {
+        0o600
+    };
+    // SAFETY: System V calls with integers; the segment is removed at the end.
+    let (shm, msq) = unsafe {
+        let shm = libc::shmget(libc::IPC_PRIVATE, 4096, libc::IPC_CREAT | mode);
+        let msq = libc::msgget(libc::IPC_PRIVATE, libc::IPC_CREAT | mode);
+        (shm, msq)
+    };
+    assert!(shm >= 0 && msq >= 0, "{}", std::io::Error::last_os_error());
+    let body = python(
+        "import ctypes, sys\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         libc.shmat.restype = ctypes.c_void_p\n\
+         shm, msq = int(sys.argv[1]), int(sys.argv[2])\n\
+         def call(name, r):\n\
+         \x20   print('%s=%d' % (name, ctypes.get_errno() if r in (-1, None, 2**64 - 1) else 0))\n\
+         call('shmat', libc.shmat(shm, None, 0))\n\
+         buf = ctypes.create_string_buffer(64)\n\
+         call('msgrcv', libc.msgrcv(msq, buf, 32, 0, 0o4000))\n\
+         call('msgget', libc.msgget(0, 0o1666))",
+        &format!("{shm} {msq}"),
+    );
+    let seat = attacker(tmp.path(), "ipc", &body);
+    let queues_before = std::fs::read_to_string("/proc/sysvipc/msg").unwrap_or_default();
+    let results = judged(tmp.path(), &seat, modes(), &[]);
+    let queues_after = std::fs::read_to_string("/proc/sysvipc/msg").unwrap_or_default();
+    // SAFETY: removing what this test made.
+    unsafe {
+        libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut());
+        libc::msgctl(msq, libc::IPC_RMID, std::ptr::null_mut());
+    }
+    for (mode, _, rec) in results {
+        let reason = rec["reason"].as_str().unwrap_or_default();
+        // A jail's IPC namespace is its own: what it makes there goes with it.
+        let own = rec["sandbox"].as_str().unwrap().starts_with("jail");
+        let calls: &[&str] = if own {
+            &["shmat", "msgrcv"]
+        } else {
+            &["shmat", "msgrcv", "msgget"]
+        };
+        for call in calls {
+            let refused = [libc::EACCES, libc::EINVAL, libc::EIDRM]
+                .iter()
+                .any(|e| reason.contains(&format!("{call}={e}")));
+            assert!(refused, "{mode}: {call}: {reason}");
+        }
+    }
+    assert_eq!(
+        queues_before.lines().count(),
+        queues_after.lines().count(),
+        "a judge left a queue behind:\n{queues_after}"
+    );
+}
+
+/// Issue 44, found by an attacker's try at the walls without a jail: "the keeper handles
+/// connects one at a time with no timeout, so one stalled endpoint blocks all of the judge's
+/// connections". A connection to an endpoint that does not answer holds up no other: a
+/// non-blocking one is in progress at once, and the judge's proxy is reached meanwhile.
+#[test]
+fn a_stalled_endpoint_holds_up_no_other_connection() {
+    let tmp = TempDir::new("share-stalled");
+    // A listener that accepts nothing, its queue filled: a connection to it waits.
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = stalled.local_addr().unwrap().port();
+    let _filled: Vec<_> = (0..300).map(|_| socket_nonblocking_connect(port)).collect();
+    let body = python(
+        "import errno, os, socket, sys, time\n\
+         port = int(sys.argv[1])\n\
+         proxy = int(os.environ['HTTPS_PROXY'].rstrip('/').rsplit(':', 1)[1])\n\
+         s = socket.socket(); s.setblocking(False)\n\
+         t = time.time(); r = s.connect_ex(('127.0.0.1', port))\n\
+         print('stalled=%s' % ('inprogress' if r == errno.EINPROGRESS else r))\n\
+         p = socket.socket(); p.settimeout(20)\n\
+         p.connect(('127.0.0.1', proxy))\n\
+         print('proxy=reached quick=%s' % (time.time() - t < 5))",
+        &port.to_string(),
+    );
+    let seat = attacker(tmp.path(), "stalled", &body);
+    let allow = format!("127.0.0.1:{port}");
+    // In the jail a loopback endpoint's connection is passed on by its first process.
+    let modes = modes().into_iter().filter(|&m| m != "auto").collect();
+    for (mode, _, rec) in judged(tmp.path(), &seat, modes, &["--sandbox-allow", &allow]) {
+        let reason = rec["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("stalled=inprogress") && reason.contains("proxy=reached quick=True"),
+            "{mode}: {reason}"
+        );
+    }
+    drop(stalled);
+}
+
+/// A connection to `port` on 127.0.0.1 started and left to wait.
+fn socket_nonblocking_connect(port: u16) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a socket of the test's, connected without waiting; the address is a sockaddr_in.
+    unsafe {
+        let fd = libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        );
+        let mut sin: libc::sockaddr_in = std::mem::zeroed();
+        sin.sin_family = libc::AF_INET as libc::sa_family_t;
+        sin.sin_port = port.to_be();
+        sin.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+        libc::connect(
+            fd,
+            (&sin as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as u32,
+        );
+        std::os::fd::OwnedFd::from_raw_fd(fd)
+    }
+}
+
 /// Issue 44, finding 4: a judge "run by an unprivileged user (no cgroup), holds 1 GiB in
 /// `memfd` pages under `--judge-memory 512M`: `RLIMIT_DATA` counts neither memfd nor tmpfs
 /// pages". Where `RLIMIT_DATA` bounds its memory, `memfd_create` is refused (ENOSYS, as on a
-/// kernel without it) and so is System V shared memory; where a cgroup does, those pages are
-/// counted there, and the judge never holds more than its share.
+/// kernel without it), and so are shared anonymous mappings and System V shared memory (which
+/// it does not count either); where a cgroup does, those pages are counted there, and the
+/// judge never holds more than its share.
 #[test]
 fn a_judge_holds_no_memory_its_limit_does_not_count() {
     let tmp = TempDir::new("share-memfd");
@@ -666,12 +794,20 @@ fn a_judge_holds_no_memory_its_limit_does_not_count() {
          print('shmget=%d' % (ctypes.get_errno() if seg < 0 else 0))\n\
          if seg >= 0:\n\
          \x20   libc.shmctl(seg, 0, None)\n\
-         if fd is not None:\n\
-         \x20   chunk = b'x' * (16 << 20)\n\
-         \x20   for i in range(32):\n\
+         import mmap\n\
+         try:\n\
+         \x20   shared = mmap.mmap(-1, 512 << 20, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)\n\
+         except OSError as e:\n\
+         \x20   print('shared=%d' % e.errno); shared = None\n\
+         chunk = b'x' * (16 << 20)\n\
+         for i in range(32):\n\
+         \x20   if fd is not None:\n\
          \x20       os.write(fd, chunk)\n\
-         \x20       print('held=%d' % (16 * (i + 1)), file=sys.stderr, flush=True)\n\
-         \x20   print('memfd=held')",
+         \x20   elif shared is not None:\n\
+         \x20       shared[i * len(chunk):(i + 1) * len(chunk)] = chunk\n\
+         \x20   else:\n\
+         \x20       break\n\
+         \x20   print('held=%d' % (16 * (i + 1)), file=sys.stderr, flush=True)",
         "",
     );
     let seat = attacker(tmp.path(), "memfd", &body);
@@ -686,7 +822,8 @@ fn a_judge_holds_no_memory_its_limit_does_not_count() {
             let reason = rec["reason"].as_str().unwrap_or_default();
             assert!(
                 reason.contains(&format!("memfd={}", libc::ENOSYS))
-                    && reason.contains(&format!("shmget={}", libc::EACCES)),
+                    && reason.contains(&format!("shmget={}", libc::EACCES))
+                    && reason.contains(&format!("shared={}", libc::EACCES)),
                 "{mode}: {reason}"
             );
         } else {
@@ -704,51 +841,67 @@ fn a_judge_holds_no_memory_its_limit_does_not_count() {
 
 /// Issue 44, finding 3: without a jail a judge "writes 1.5 GiB into its private HOME on the
 /// caller's disk (the record says `not held: disk`)". Without a jail's disk, no file of a
-/// judge grows past its disk (`RLIMIT_FSIZE`), and its supervisor, looking at its private
-/// folder each second, ends it once the folder holds more: recorded with that cause.
+/// judge grows past its disk (`RLIMIT_FSIZE`), and its supervisor, looking each second at its
+/// private folder and at the files it deleted but holds open, ends it once they hold more:
+/// recorded with that cause. Each way of writing is tried: plain files, files deleted and held
+/// open, files in folders it then makes unreadable.
 #[test]
 fn a_judge_without_a_jail_is_ended_at_its_disk() {
     let tmp = TempDir::new("share-disk-watched");
-    let body = python(
-        "import os, sys, time\n\
-         home = os.environ['HOME']\n\
-         try:\n\
-         \x20   with open(os.path.join(home, 'one'), 'wb') as f:\n\
-         \x20       for i in range(12):\n\
-         \x20           f.write(b'x' * (8 << 20)); f.flush()\n\
-         except OSError as e:\n\
-         \x20   print('one=%d' % e.errno)\n\
-         print('onesize=%d' % (os.path.getsize(os.path.join(home, 'one')) >> 20), file=sys.stderr, flush=True)\n\
-         os.remove(os.path.join(home, 'one'))\n\
-         wrote = 0\n\
-         for i in range(128):\n\
-         \x20   with open(os.path.join(home, 'f%d' % i), 'wb') as f:\n\
-         \x20       f.write(b'x' * (4 << 20))\n\
-         \x20   wrote += 4\n\
-         \x20   print('wrote=%d' % wrote, file=sys.stderr, flush=True)\n\
-         \x20   time.sleep(0.05)\n\
-         sys.exit(1)",
-        "",
-    ) + "\nexit 1";
-    let seat = attacker(tmp.path(), "disk", &body);
-    for (mode, run, rec) in judged(
-        tmp.path(),
-        &seat,
-        modes().into_iter().filter(|&m| m != "auto").collect(),
-        &["--judge-disk", "64M"],
-    ) {
-        let said = rec["sandbox"].as_str().unwrap();
-        assert!(said.contains("disk 64 MiB watched"), "{mode}: {said}");
-        let err = attempt_file(&run, "stderr");
-        assert!(number(&err, "onesize=").unwrap() <= 64, "{mode}: {err}");
-        let wrote = number(&err, "wrote=").unwrap_or(0);
-        assert!(wrote < 512, "{mode}: it wrote {wrote} MiB: {err}");
-        assert_eq!(rec["status"], "failed", "{mode}: {rec}");
-        let cause = rec["cause"].as_str().unwrap();
-        assert!(
-            cause.starts_with("disk limit 64 MiB reached (--judge-disk raises it)"),
-            "{mode}: {cause}"
-        );
+    for how in ["plain", "unlinked", "hidden"] {
+        let body = python(
+            "import os, sys, time\n\
+             how, home = sys.argv[1], os.environ['HOME']\n\
+             try:\n\
+             \x20   with open(os.path.join(home, 'one'), 'wb') as f:\n\
+             \x20       for i in range(12):\n\
+             \x20           f.write(b'x' * (8 << 20)); f.flush()\n\
+             except OSError as e:\n\
+             \x20   print('one=%d' % e.errno)\n\
+             print('onesize=%d' % (os.path.getsize(os.path.join(home, 'one')) >> 20), file=sys.stderr, flush=True)\n\
+             os.remove(os.path.join(home, 'one'))\n\
+             wrote, held = 0, []\n\
+             for i in range(128):\n\
+             \x20   d = os.path.join(home, 'd%d' % i) if how == 'hidden' else home\n\
+             \x20   os.makedirs(d, exist_ok=True)\n\
+             \x20   f = open(os.path.join(d, 'f%d' % i), 'wb')\n\
+             \x20   f.write(b'x' * (4 << 20)); f.flush()\n\
+             \x20   if how == 'unlinked':\n\
+             \x20       os.remove(f.name); held.append(f)\n\
+             \x20   else:\n\
+             \x20       f.close()\n\
+             \x20   if how == 'hidden':\n\
+             \x20       os.chmod(d, 0)\n\
+             \x20   wrote += 4\n\
+             \x20   print('wrote=%d' % wrote, file=sys.stderr, flush=True)\n\
+             \x20   time.sleep(0.05)\n\
+             sys.exit(1)",
+            how,
+        ) + "\nexit 1";
+        let seat = attacker(tmp.path(), &format!("disk-{how}"), &body);
+        let dir = TempDir::new(&format!("share-disk-{how}"));
+        for (mode, run, rec) in judged(
+            dir.path(),
+            &seat,
+            modes().into_iter().filter(|&m| m != "auto").collect(),
+            &["--judge-disk", "64M"],
+        ) {
+            let said = rec["sandbox"].as_str().unwrap();
+            assert!(said.contains("disk 64 MiB watched"), "{mode}: {said}");
+            let err = attempt_file(&run, "stderr");
+            assert!(
+                number(&err, "onesize=").unwrap() <= 64,
+                "{mode} {how}: {err}"
+            );
+            let wrote = number(&err, "wrote=").unwrap_or(0);
+            assert!(wrote < 512, "{mode} {how}: it wrote {wrote} MiB: {err}");
+            assert_eq!(rec["status"], "failed", "{mode} {how}: {rec}");
+            let cause = rec["cause"].as_str().unwrap();
+            assert!(
+                cause.starts_with("disk limit 64 MiB reached (--judge-disk raises it)"),
+                "{mode} {how}: {cause}"
+            );
+        }
     }
 }
 

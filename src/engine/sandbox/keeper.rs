@@ -13,6 +13,9 @@
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Installs the filter that hands every `connect()` of this process and all it starts to the
 /// returned listener (`no_new_privs` must be set: Landlock sets it).
@@ -136,9 +139,17 @@ pub fn receive_fd(from: &OwnedFd) -> Option<OwnedFd> {
     })
 }
 
+/// Connections that wait for their peer at once, each on a thread of its own; one more is
+/// refused (EAGAIN) until one is done.
+const WAITING: usize = 32;
+/// The longest a blocking connection is waited for (the kernel's own SYN retries take ~2 min).
+const CONNECT_WAIT: Duration = Duration::from_secs(60);
+
 /// Answers the judge's connections on `listener` until no process of the judge is left: each
 /// to an address of `to` made here and put in place, every other refused.
 pub fn keep(listener: OwnedFd, to: Vec<SocketAddr>) {
+    let listener = Arc::new(listener);
+    let waiting = Arc::new(AtomicUsize::new(0));
     loop {
         let mut fds = [libc::pollfd {
             fd: listener.as_raw_fd(),
@@ -171,71 +182,230 @@ pub fn keep(listener: OwnedFd, to: Vec<SocketAddr>) {
             // ENOENT: the caller died before it was read; EINTR: again.
             continue;
         }
-        answer(&listener, &req, &to);
+        answer(&listener, req, &to, &waiting);
     }
 }
 
-/// One `connect()`: made here to an address of `to`, else refused.
-fn answer(listener: &OwnedFd, req: &libc::seccomp_notif, to: &[SocketAddr]) {
+/// One `connect()`: to an address of `to`, started here on a socket of ours that takes the
+/// judge's descriptor's number and flags; a blocking one waited for on a thread of its own.
+/// Any other address is refused.
+fn answer(
+    listener: &Arc<OwnedFd>,
+    req: libc::seccomp_notif,
+    to: &[SocketAddr],
+    waiting: &Arc<AtomicUsize>,
+) {
     let [fd, addr, len, ..] = req.data.args;
-    let reply = |val: i64, error: i32| {
-        let mut resp = libc::seccomp_notif_resp {
-            id: req.id,
-            val,
-            error: -error,
-            flags: 0,
-        };
-        // SAFETY: the ioctl reads the response; an answer to a notification gone is ENOENT.
-        unsafe {
-            libc::ioctl(
-                listener.as_raw_fd(),
-                libc::SECCOMP_IOCTL_NOTIF_SEND,
-                &mut resp,
-            )
-        };
-    };
     let Some(at) = read_address(req.pid, addr, len).filter(|a| to.contains(a)) else {
-        return reply(0, libc::EACCES);
+        return reply(listener, req.id, libc::EACCES);
     };
     // The address was read from a process that is still the one that asked.
-    let mut id = req.id;
+    if !valid(listener, req.id) {
+        return;
+    }
+    let flags = fd_flags(req.pid, fd).unwrap_or(0);
+    let ours = match start(&at) {
+        Ok(s) => s,
+        Err(e) => return reply(listener, req.id, e),
+    };
+    let (ours, started) = ours;
+    if flags & libc::O_NONBLOCK != 0 {
+        // As the kernel answers a non-blocking connect: made, or in progress on the socket.
+        return put(
+            listener,
+            req.id,
+            &ours,
+            fd,
+            flags,
+            if started { libc::EINPROGRESS } else { 0 },
+        );
+    }
+    if !started {
+        set_blocking(&ours);
+        return put(listener, req.id, &ours, fd, flags, 0);
+    }
+    if waiting.fetch_add(1, Ordering::SeqCst) >= WAITING {
+        waiting.fetch_sub(1, Ordering::SeqCst);
+        return reply(listener, req.id, libc::EAGAIN);
+    }
+    let (kept, count) = (Arc::clone(listener), Arc::clone(waiting));
+    let spawned = std::thread::Builder::new().spawn(move || {
+        match wait_connected(&kept, req.id, &ours) {
+            Ok(()) => {
+                set_blocking(&ours);
+                put(&kept, req.id, &ours, fd, flags, 0);
+            }
+            Err(e) => reply(&kept, req.id, e),
+        }
+        count.fetch_sub(1, Ordering::SeqCst);
+    });
+    if spawned.is_err() {
+        waiting.fetch_sub(1, Ordering::SeqCst);
+        reply(listener, req.id, libc::EAGAIN);
+    }
+}
+
+/// Answers notification `id` with `error` (0: the call returns 0).
+fn reply(listener: &OwnedFd, id: u64, error: i32) {
+    let mut resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: -error,
+        flags: 0,
+    };
+    // SAFETY: the ioctl reads the response; an answer to a notification gone is ENOENT.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &mut resp,
+        )
+    };
+}
+
+/// Whether notification `id`'s caller still waits for its answer.
+fn valid(listener: &OwnedFd, id: u64) -> bool {
+    let mut id = id;
     // SAFETY: the ioctl reads the id.
-    if unsafe {
+    unsafe {
         libc::ioctl(
             listener.as_raw_fd(),
             libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
             &mut id,
-        )
-    } != 0
-    {
-        return;
+        ) == 0
     }
-    let flags = fd_flags(req.pid, fd).unwrap_or(0);
-    let made = match std::net::TcpStream::connect(at) {
-        Ok(s) => s,
-        Err(e) => return reply(0, e.raw_os_error().unwrap_or(libc::ECONNREFUSED)),
-    };
-    if flags & libc::O_NONBLOCK != 0 {
-        let _ = made.set_nonblocking(true);
-    }
+}
+
+/// Puts `ours` at the judge's descriptor `fd` (with its `O_CLOEXEC`) and answers with
+/// `error`; a judge gone meanwhile gets nothing.
+fn put(listener: &OwnedFd, id: u64, ours: &OwnedFd, fd: u64, flags: i32, error: i32) {
     let mut add = libc::seccomp_notif_addfd {
-        id: req.id,
+        id,
         flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
-        srcfd: made.as_raw_fd() as u32,
+        srcfd: ours.as_raw_fd() as u32,
         newfd: fd as u32,
         newfd_flags: (flags & libc::O_CLOEXEC) as u32,
     };
     // SAFETY: the ioctl reads `add` and puts a copy of our socket at the judge's number.
-    let put = unsafe {
+    let r = unsafe {
         libc::ioctl(
             listener.as_raw_fd(),
             libc::SECCOMP_IOCTL_NOTIF_ADDFD,
             &mut add,
         )
     };
-    match put >= 0 {
-        true => reply(0, 0),
-        false => reply(0, libc::EACCES),
+    reply(listener, id, if r >= 0 { error } else { libc::EBADF });
+}
+
+/// A non-blocking TCP socket of ours connecting to `at`: whether the connection is still in
+/// progress, or the errno it failed with.
+fn start(at: &SocketAddr) -> Result<(OwnedFd, bool), i32> {
+    let (domain, raw, len) = raw_address(at);
+    // SAFETY: a new socket of ours, owned at once.
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: the descriptor was just made here.
+    let ours = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: `raw` holds `len` bytes of a socket address.
+    let r = unsafe { libc::connect(fd, (&raw as *const libc::sockaddr_storage).cast(), len) };
+    match (r, errno()) {
+        (0, _) => Ok((ours, false)),
+        (_, libc::EINPROGRESS) => Ok((ours, true)),
+        (_, e) => Err(e),
+    }
+}
+
+/// Waits for `ours` to connect, while notification `id`'s caller waits: the errno it failed
+/// with, or ETIMEDOUT past `CONNECT_WAIT`.
+fn wait_connected(listener: &OwnedFd, id: u64, ours: &OwnedFd) -> Result<(), i32> {
+    let until = std::time::Instant::now() + CONNECT_WAIT;
+    loop {
+        let mut fds = [libc::pollfd {
+            fd: ours.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        }];
+        // SAFETY: poll on one descriptor of ours, a second at a time.
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 1, 1000) };
+        if r > 0 {
+            let mut error: libc::c_int = 0;
+            let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: SO_ERROR into an int of ours.
+            unsafe {
+                libc::getsockopt(
+                    ours.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_ERROR,
+                    (&mut error as *mut libc::c_int).cast(),
+                    &mut len,
+                )
+            };
+            return if error == 0 { Ok(()) } else { Err(error) };
+        }
+        if !valid(listener, id) {
+            return Err(libc::EINTR);
+        }
+        if std::time::Instant::now() >= until {
+            return Err(libc::ETIMEDOUT);
+        }
+    }
+}
+
+fn set_blocking(ours: &OwnedFd) {
+    // SAFETY: F_GETFL and F_SETFL on a descriptor of ours.
+    unsafe {
+        let flags = libc::fcntl(ours.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(ours.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// `at` as the kernel takes it: its family, its bytes and their length.
+fn raw_address(at: &SocketAddr) -> (i32, libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: a zeroed sockaddr_storage is an empty address, large enough for either below.
+    let mut raw: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match at {
+        SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_storage is large enough and aligned for a sockaddr_in.
+            let sin = unsafe {
+                &mut *(&mut raw as *mut libc::sockaddr_storage).cast::<libc::sockaddr_in>()
+            };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr.s_addr = u32::from_ne_bytes(a.ip().octets());
+            (
+                libc::AF_INET,
+                raw,
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        }
+        SocketAddr::V6(a) => {
+            // SAFETY: sockaddr_storage is large enough and aligned for a sockaddr_in6.
+            let sin6 = unsafe {
+                &mut *(&mut raw as *mut libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
+            };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_addr.s6_addr = a.ip().octets();
+            (
+                libc::AF_INET6,
+                raw,
+                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+            )
+        }
     }
 }
 

@@ -296,12 +296,14 @@ impl Limits {
     }
 
     /// What seccomp refuses it so that its share holds: a new session where niceness alone
-    /// weighs its CPU, memory `RLIMIT_DATA` does not count where that bounds its memory.
-    pub fn refuse(&self, unix: bool) -> super::walls::Refuse {
+    /// weighs its CPU, memory `RLIMIT_DATA` does not count where that bounds its memory, and
+    /// System V IPC where no IPC namespace (`jailed`) is its own.
+    pub fn refuse(&self, jailed: bool) -> super::walls::Refuse {
         super::walls::Refuse {
-            unix,
+            unix: false,
             sessions: self.one_session,
             shared_memory: self.data.is_some(),
+            host_ipc: !jailed,
         }
     }
 
@@ -310,12 +312,16 @@ impl Limits {
         self.data.is_some() || self.nproc.is_some() || self.disk.is_some()
     }
 
-    /// Whether the private folder `dir` holds more than its disk: its bytes, or one entry per
-    /// 16 KiB of it (as a jail's disk counts inodes).
-    pub fn disk_full(&self, dir: &Path) -> bool {
+    /// Whether the judge of processes `pids` and private folder `dir` holds more than its
+    /// disk: its bytes (in the folder, and in files it deleted but holds open or mapped), or one
+    /// entry per 16 KiB of it (as a jail's disk counts inodes). A folder in it that it made
+    /// unreadable counts as full: what cannot be measured is not let grow.
+    pub fn disk_full(&self, dir: &Path, pids: &[u32]) -> bool {
         let Some(disk) = self.disk else { return false };
-        let (bytes, entries) = disk_used(dir, inodes(disk) + 1);
-        bytes > disk || entries > inodes(disk)
+        let Some((bytes, entries)) = disk_used(dir, inodes(disk) + 1) else {
+            return true;
+        };
+        bytes + deleted_but_held(pids) > disk || entries > inodes(disk)
     }
 
     /// The limits an rlimit holds that the processes `pids` (the judge's) are at now:
@@ -356,19 +362,21 @@ impl Limits {
 }
 
 /// The bytes (blocks held) and entries under `dir`, no link followed; the walk stops past
-/// `cap` entries.
-pub fn disk_used(dir: &Path, cap: u64) -> (u64, u64) {
+/// `cap` entries. `None` when a folder in it cannot be read (one gone meanwhile is nothing).
+pub fn disk_used(dir: &Path, cap: u64) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let (mut bytes, mut entries) = (0u64, 0u64);
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
-        let Ok(list) = std::fs::read_dir(&d) else {
-            continue;
+        let list = match std::fs::read_dir(&d) {
+            Ok(list) => list,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(_) => return None,
         };
         for e in list.flatten() {
             entries += 1;
             if entries > cap {
-                return (bytes, entries);
+                return Some((bytes, entries));
             }
             let Ok(m) = std::fs::symlink_metadata(e.path()) else {
                 continue;
@@ -379,7 +387,69 @@ pub fn disk_used(dir: &Path, cap: u64) -> (u64, u64) {
             }
         }
     }
-    (bytes, entries)
+    Some((bytes, entries))
+}
+
+/// The bytes of files that processes `pids` deleted but hold open, or mapped, each counted
+/// once: a disk no folder shows.
+fn deleted_but_held(pids: &[u32]) -> u64 {
+    use std::collections::HashSet;
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = HashSet::new();
+    let mut bytes = 0u64;
+    for pid in pids {
+        for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let deleted = std::fs::read_link(fd.path())
+                .is_ok_and(|t| t.to_string_lossy().ends_with(" (deleted)"));
+            // The descriptor's own file, through its link in /proc.
+            if deleted
+                && let Ok(m) = std::fs::metadata(fd.path())
+                && m.is_file()
+                && m.nlink() == 0
+                && seen.insert((m.dev(), m.ino()))
+            {
+                bytes += m.blocks() * 512;
+            }
+        }
+        // Mapped and closed: the mapping's size, its inode once.
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        for line in maps.lines().filter(|l| l.ends_with(" (deleted)")) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (Some(range), Some(dev), Some(ino), Some(path)) =
+                (f.first(), f.get(3), f.get(4), f.get(5))
+            else {
+                continue;
+            };
+            // Memory by another name (memfd, System V, /dev/zero) is not disk.
+            if !path.starts_with('/') || path.starts_with("/dev/") || path.starts_with("/SYSV") {
+                continue;
+            }
+            let Some((start, end)) = range.split_once('-') else {
+                continue;
+            };
+            let size = u64::from_str_radix(end, 16)
+                .unwrap_or(0)
+                .saturating_sub(u64::from_str_radix(start, 16).unwrap_or(0));
+            if seen.insert((dev_number(dev), ino.parse().unwrap_or(0))) {
+                bytes += size;
+            }
+        }
+    }
+    bytes
+}
+
+/// A device as `/proc/PID/maps` writes it (`MAJOR:MINOR` in hex), as `st_dev` holds it.
+fn dev_number(text: &str) -> u64 {
+    let (major, minor) = text.split_once(':').unwrap_or(("0", "0"));
+    let (major, minor) = (
+        u64::from_str_radix(major, 16).unwrap_or(0),
+        u64::from_str_radix(minor, 16).unwrap_or(0),
+    );
+    libc::makedev(major as u32, minor as u32)
 }
 
 /// Every process `/proc` shows (a jail's own, to its first process).
@@ -541,11 +611,12 @@ mod tests {
         // CPU, so it keeps one session, and RLIMIT_DATA its memory, so no memfd.
         assert_eq!(p.limits.disk, Some(1 << 30));
         assert_eq!(
-            p.limits.refuse(true),
+            p.limits.refuse(false),
             crate::engine::sandbox::walls::Refuse {
-                unix: true,
+                unix: false,
                 sessions: true,
-                shared_memory: true
+                shared_memory: true,
+                host_ipc: true,
             }
         );
         // Issue 44: with no seccomp (`--sandbox off`, or no wall this kernel can have),

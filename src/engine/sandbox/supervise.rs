@@ -172,12 +172,13 @@ fn signals() -> Option<(UnixStream, UnixStream)> {
 /// hold, and at its private folder for its disk; those met are added to `met`. A judge past
 /// its disk is ended at once: nothing else stops it writing.
 fn watch(policy: &Policy, me: Pid, met: &mut Vec<String>) {
-    let pids = descendants(me)
+    let pids: Vec<u32> = descendants(me)
         .into_iter()
-        .map(|p| p.as_raw_nonzero().get() as u32);
-    let mut now = policy.share.reached_now(pids);
+        .map(|p| p.as_raw_nonzero().get() as u32)
+        .collect();
+    let mut now = policy.share.reached_now(pids.iter().copied());
     if let Some(private) = &policy.private
-        && policy.share.disk_full(private)
+        && policy.share.disk_full(private, &pids)
     {
         now.push("disk");
         for p in descendants(me) {

@@ -129,9 +129,12 @@ pub struct Refuse {
     /// `setsid()`, where its CPU is weighed by niceness alone: a new session's autogroup
     /// starts at nice 0, level with its caller's.
     pub sessions: bool,
-    /// `memfd_create` and System V shared memory, where `RLIMIT_DATA` bounds its memory: it
-    /// counts neither. (Without a jail's IPC namespace a segment would outlive the judge too.)
+    /// `memfd_create`, shared anonymous mappings and System V shared memory, where
+    /// `RLIMIT_DATA` bounds its memory: it counts none of them.
     pub shared_memory: bool,
+    /// All of System V IPC where no IPC namespace is its own: segments, queues and semaphores
+    /// are found by number, past Landlock (the caller's own, and other judges'), and outlive it.
+    pub host_ipc: bool,
 }
 
 /// What seccomp refuses (errno EACCES), as Docker's default profile refuses what the kernel
@@ -152,7 +155,8 @@ pub struct Refuse {
 ///   unix sockets);
 /// - with `refuse.sessions`, `setsid()` (EPERM, as for a process group leader);
 /// - with `refuse.shared_memory`, `memfd_create` (ENOSYS, as on a kernel without it, so a
-///   program falls back to its heap) and `shmget`;
+///   program falls back to its heap), `mmap` of shared anonymous memory, and `shmget`;
+/// - with `refuse.host_ipc`, every System V IPC call;
 /// - the kernel keyring (`keyctl`, `add_key`, `request_key`), which is not namespaced: a
 ///   caller's Kerberos tickets, notes passed between judges;
 /// - `io_uring`, which could make a socket around this filter;
@@ -236,8 +240,37 @@ pub fn seccomp(refuse: Refuse) -> Result<(), String> {
         (libc::SYS_add_key, vec![]),
         (libc::SYS_request_key, vec![]),
     ];
-    if refuse.shared_memory {
+    if refuse.shared_memory || refuse.host_ipc {
         refused.push((libc::SYS_shmget, vec![]));
+    }
+    if refuse.shared_memory {
+        // MAP_SHARED and MAP_SHARED_VALIDATE both hold its bit.
+        let shared_anonymous = (libc::MAP_SHARED | libc::MAP_ANONYMOUS) as u64;
+        let c = SeccompCondition::new(
+            3,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(shared_anonymous),
+            shared_anonymous,
+        )
+        .map_err(|e| err(&e))?;
+        refused.push((libc::SYS_mmap, vec![rule(vec![c])?]));
+    }
+    if refuse.host_ipc {
+        for call in [
+            libc::SYS_shmat,
+            libc::SYS_shmctl,
+            libc::SYS_shmdt,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semtimedop,
+            libc::SYS_semctl,
+        ] {
+            refused.push((call, vec![]));
+        }
     }
     // Refused with another errno than EACCES: each in a filter of its own.
     let mut others = Vec::new();

@@ -586,8 +586,11 @@ fn become_harness(under: &Under, exec: &Exec) -> io::Error {
         return io::Error::other(format!("cannot confine the judge: {e}"));
     }
     let walled = match under.rules {
-        Some(rules) => super::walls::restrict(rules, under.limits.refuse(false)),
-        None => super::walls::seccomp(under.limits.refuse(true)),
+        Some(rules) => super::walls::restrict(rules, under.limits.refuse(true)),
+        None => super::walls::seccomp(super::walls::Refuse {
+            unix: true,
+            ..under.limits.refuse(true)
+        }),
     };
     if let Err(e) = walled {
         return io::Error::other(format!("cannot confine the judge: {e}"));
