@@ -588,7 +588,10 @@ fn proxy_refusals(log: &Path) -> Vec<String> {
     let (shown, more) = egress::refusals(log);
     let mut refused: Vec<String> = shown
         .into_iter()
-        .map(|r| format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"))
+        .map(|r| match r.starts_with(egress::UNREACHED) {
+            true => format!("its proxy {r} (is the endpoint up, at that address?)"),
+            false => format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"),
+        })
         .collect();
     if more > 0 {
         refused.push(format!(

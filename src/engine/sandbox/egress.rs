@@ -245,7 +245,7 @@ impl Proxy {
                         forward.extend_from_slice(&rest);
                         client.set_read_timeout(None)?;
                         if req.tunnel {
-                            let upstream = self.connect(&req.target)?;
+                            let upstream = self.reach(&client, &req.target)?;
                             (&client).write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
                             return splice(client, upstream, &rest);
                         }
@@ -258,13 +258,17 @@ impl Proxy {
                 }
             }
         };
-        match self.connect(&target) {
-            Ok(upstream) => splice(client, upstream, &forward),
-            Err(e) => {
-                let _ = (&client).write_all(&refusal(502, &format!("{target}: {e}")));
-                Err(e)
-            }
-        }
+        let upstream = self.reach(&client, &target)?;
+        splice(client, upstream, &forward)
+    }
+
+    /// A connection to `target`; one that cannot be made is answered 502 with why (a client
+    /// told nothing retries until its deadline) and logged.
+    fn reach(&self, client: &TcpStream, target: &Endpoint) -> io::Result<TcpStream> {
+        self.connect(target).inspect_err(|e| {
+            self.note(&format!("{UNREACHED} {target}: {e}"));
+            let _ = (&*client).write_all(&refusal(502, &format!("cannot reach {target}: {e}")));
+        })
     }
 
     fn allowed(&self, target: &Endpoint) -> bool {
@@ -310,11 +314,14 @@ fn open_log(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// How the log begins the line of an endpoint the proxy could not reach.
+pub const UNREACHED: &str = "could not reach";
+
 /// What the last line of a log says after its count of refusals left out.
 const LEFT_OUT: &str = "more refused (repeats, or past the log's first lines)";
 
-/// The refusals a proxy logged at `path`, for a record's cause: the first [`SHOWN`] distinct
-/// ones, and how many more there were. Read once, at most the size a log can reach.
+/// The refusals a proxy logged at `path` (and the endpoints it could not reach), for a record's
+/// cause: the first [`SHOWN`] distinct ones, and how many more there were. Read once, at most the size a log can reach.
 pub fn refusals(path: &Path) -> (Vec<String>, u64) {
     use std::os::unix::fs::OpenOptionsExt;
     let mut text = Vec::new();
@@ -331,7 +338,8 @@ pub fn refusals(path: &Path) -> (Vec<String>, u64) {
         let line = line.trim();
         if let Some(n) = line.strip_suffix(LEFT_OUT) {
             more += n.trim().parse::<u64>().unwrap_or(0);
-        } else if line.starts_with("refused") && seen.insert(line) {
+        } else if (line.starts_with("refused") || line.starts_with(UNREACHED)) && seen.insert(line)
+        {
             match shown.len() < SHOWN {
                 true => shown.push(line.to_string()),
                 false => more += 1,
@@ -691,6 +699,58 @@ mod tests {
             "refused a.example:443: not an endpoint of this judge\n"
         );
         assert_eq!(refusals(&one).1, 0);
+    }
+
+    /// Issue 45: "the proxy could not reach it and closed the connection without a status
+    /// line; codex retried (\"Proxy connection failed: HTTP CONNECT response missing status
+    /// line\") until the 300 s deadline. `egress.log` was empty". An endpoint the proxy cannot
+    /// reach is answered 502 with why, and logged for the record's cause.
+    #[test]
+    fn an_endpoint_it_cannot_reach_is_answered_502_and_logged() {
+        use std::io::Read;
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("judge.egress");
+        // A port nothing listens on.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let target = format!("127.0.0.1:{port}");
+        let proxy = Proxy::new(
+            &Egress {
+                allow: vec![e(&target)],
+                log: log.clone(),
+            },
+            None,
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (ours, _) = listener.accept().unwrap();
+        proxy.serve(ours, Door::Proxy);
+        client
+            .write_all(format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n").as_bytes())
+            .unwrap();
+        client
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = String::new();
+        let _ = client.read_to_string(&mut answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 502 Bad Gateway\r\n"),
+            "{answer:?}"
+        );
+        assert!(
+            answer.contains(&format!("cannot reach {target}")),
+            "{answer:?}"
+        );
+        proxy.finish();
+        let (shown, _) = refusals(&log);
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert!(
+            shown[0].starts_with(&format!("could not reach {target}: ")),
+            "{shown:?}"
+        );
     }
 
     #[test]
