@@ -204,11 +204,10 @@ fn answer(
         return;
     }
     let flags = fd_flags(req.pid, fd).unwrap_or(0);
-    let ours = match start(&at) {
+    let (ours, started) = match start(&at) {
         Ok(s) => s,
         Err(e) => return reply(listener, req.id, e),
     };
-    let (ours, started) = ours;
     if flags & libc::O_NONBLOCK != 0 {
         // As the kernel answers a non-blocking connect: made, or in progress on the socket.
         return put(

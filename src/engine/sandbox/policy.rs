@@ -164,14 +164,7 @@ pub fn policy(seat: &Seat, host: &Host) -> Policy {
     policy.confine = walls.landlock.map(|abi| {
         let mut rules = grants.landlock(abi, tcp, walls.jail);
         if jail.is_none() {
-            rules.to = direct
-                .iter()
-                .flat_map(|e| {
-                    e.loopback_addresses()
-                        .into_iter()
-                        .map(|a| SocketAddr::new(a, e.port))
-                })
-                .collect();
+            rules.to = reached_at(&direct).map(|(at, _)| at).collect();
         }
         rules
     });
@@ -194,18 +187,24 @@ fn doors(direct: &[&Endpoint]) -> Vec<Opening> {
         at: (Ipv4Addr::LOCALHOST, proxy).into(),
         to: None,
     }];
-    for e in direct {
-        for a in e.loopback_addresses() {
-            let at = SocketAddr::new(a, e.port);
-            if !doors.iter().any(|d| d.at == at) {
-                doors.push(Opening {
-                    at,
-                    to: Some((*e).clone()),
-                });
-            }
+    for (at, e) in reached_at(direct) {
+        if !doors.iter().any(|d| d.at == at) {
+            doors.push(Opening {
+                at,
+                to: Some(e.clone()),
+            });
         }
     }
     doors
+}
+
+/// Each loopback address a judge reaches each endpoint of `direct` at, with its endpoint.
+fn reached_at<'a>(direct: &'a [&'a Endpoint]) -> impl Iterator<Item = (SocketAddr, &'a Endpoint)> {
+    direct.iter().flat_map(|e| {
+        e.loopback_addresses()
+            .into_iter()
+            .map(move |a| (SocketAddr::new(a, e.port), *e))
+    })
 }
 
 /// What the tool reads back from its private folder once it ended, relative to it: its

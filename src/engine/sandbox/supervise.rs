@@ -181,7 +181,7 @@ fn watch(policy: &Policy, me: Pid, met: &mut Vec<String>) {
         && policy.share.disk_full(private, &pids)
     {
         now.push("disk");
-        for p in descendants(me) {
+        for p in pids.iter().filter_map(|&p| Pid::from_raw(p as i32)) {
             let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
         }
     }
