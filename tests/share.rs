@@ -1101,3 +1101,41 @@ fn a_judge_is_weighed_below_its_caller_and_held_in_a_cgroup_where_there_is_one()
     // The judge's cgroup goes with it.
     assert!(groups.iter().all(|g| !g.exists()), "{groups:?}");
 }
+
+/// Issue 45: "codex retried (\"Proxy connection failed …\") until the 300 s deadline … the
+/// record's cause said only `no answer within 300s`." A judge whose CLI keeps failing to reach
+/// the same endpoint is stopped early, its cause naming the endpoint and what to look at.
+#[test]
+fn a_cli_that_keeps_failing_on_a_dead_endpoint_is_stopped_early() {
+    let tmp = TempDir::new("share-dead-endpoint");
+    // A port nothing listens on.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    // As a CLI with retries does: ask the proxy again and again; 40 tries, then give an answer.
+    let body = python(
+        "import os, socket, sys, time\n\
+         target = '127.0.0.1:' + sys.argv[1]\n\
+         proxy = int(os.environ['HTTPS_PROXY'].rstrip('/').rsplit(':', 1)[1])\n\
+         for n in range(40):\n\
+         \x20   s = socket.create_connection(('127.0.0.1', proxy), timeout=20)\n\
+         \x20   s.sendall(('CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target, target)).encode())\n\
+         \x20   s.recv(4096); s.close(); time.sleep(0.3)\n\
+         print('tries=40')",
+        &port.to_string(),
+    );
+    let seat = attacker(tmp.path(), "dead", &body);
+    let allow = format!("127.0.0.1:{port}");
+    let args = ["--sandbox-allow", &allow];
+    for (mode, run, rec) in judged(tmp.path(), &seat, modes(), &args) {
+        assert_eq!(rec["status"], "failed", "{mode}: {rec}");
+        let cause = rec["cause"].as_str().unwrap_or_default();
+        assert!(
+            cause.starts_with(&format!("stopped early: its CLI could not reach {allow}: "))
+                && cause.contains(" 3 times in a row (is the endpoint up, at that address?)"),
+            "{mode}: {cause}"
+        );
+        let log = attempt_file(&run, "egress.log");
+        assert!(log.contains("stopped the judge:"), "{mode}: {log}");
+    }
+}

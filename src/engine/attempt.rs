@@ -181,6 +181,15 @@ impl<'a> Attempt<'a> {
     /// met (first: never a parse failure then), what its walls refused it, an answer file or
     /// output lines past what is read.
     fn explain(&self, done: &mut Done, outcome: &ProcessOutcome) {
+        let stopped_early = outcome
+            .refused
+            .first()
+            .is_some_and(|r| r.starts_with(STOPPED_EARLY));
+        if stopped_early {
+            // Its ending was ours, so not the reason: the endpoint it kept failing on is.
+            done.cause = None;
+            done.status = Status::Failed;
+        }
         let mut add = |note: String, first: bool| {
             done.cause = Some(match done.cause.take() {
                 Some(c) if first => format!("{note}; {c}"),
@@ -192,7 +201,7 @@ impl<'a> Attempt<'a> {
             add(limit, true);
         }
         if !outcome.refused.is_empty() {
-            add(outcome.refused.join("; "), false);
+            add(outcome.refused.join("; "), stopped_early);
         }
         let shown = crate::engine::transcript::shown_size;
         if let Some(n) = outcome.answer_bytes.filter(|n| *n > OUTPUT_CAP as u64) {
@@ -588,9 +597,12 @@ fn proxy_refusals(log: &Path) -> Vec<String> {
     let (shown, more) = egress::refusals(log);
     let mut refused: Vec<String> = shown
         .into_iter()
-        .map(|r| match r.starts_with(egress::UNREACHED) {
-            true => format!("its proxy {r} (is the endpoint up, at that address?)"),
-            false => format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"),
+        .map(|r| match r.strip_prefix(egress::GAVE_UP) {
+            Some(why) => format!("{STOPPED_EARLY}: its CLI{why} {}", unreached_hint(why)),
+            None if r.starts_with(egress::UNREACHED) => {
+                format!("its proxy {r} {}", unreached_hint(&r))
+            }
+            None => format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"),
         })
         .collect();
     if more > 0 {
@@ -599,6 +611,22 @@ fn proxy_refusals(log: &Path) -> Vec<String> {
         ));
     }
     refused
+}
+
+/// How a cause begins when the judge was ended because its CLI kept failing on one endpoint.
+const STOPPED_EARLY: &str = "stopped early";
+
+/// What to look at when an endpoint could not be reached (`line` names it after
+/// [`egress::UNREACHED`]): the endpoint itself on this machine, else the way out to it.
+fn unreached_hint(line: &str) -> &'static str {
+    let named = line
+        .split_once(egress::UNREACHED)
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|e| Endpoint::parse(e.trim_end_matches(':')).ok());
+    match named {
+        Some(e) if e.is_loopback() => "(is the endpoint up, at that address?)",
+        _ => "(is the network up? behind a proxy, set HTTPS_PROXY)",
+    }
 }
 
 /// At most `cap` bytes of the file at `path`, read through no link.

@@ -163,7 +163,8 @@ const LINE_CHARS: usize = 300;
 /// Refusals a record's cause names; the rest are counted.
 pub const SHOWN: usize = 5;
 /// The most a log can hold, in bytes: each line's characters may be four bytes.
-pub const LOG_BYTES: u64 = (LOG_LINES as u64 + 1) * (LINE_CHARS as u64 * 4 + 2);
+/// Its lines: the refusals, the judge's stop and the count of those left out.
+pub const LOG_BYTES: u64 = (LOG_LINES as u64 + 2) * (LINE_CHARS as u64 * 4 + 2);
 
 /// The proxy of one judge.
 pub struct Proxy {
@@ -171,7 +172,16 @@ pub struct Proxy {
     log: Mutex<Log>,
     upstream: Option<Upstream>,
     active: AtomicUsize,
+    /// The last failure to reach an endpoint and how many times in a row it came.
+    failing: Mutex<(String, u32)>,
+    /// Set once the same failure came [`GIVE_UP`] times in a row: the judge is to be stopped.
+    given_up: std::sync::OnceLock<String>,
 }
+
+/// How many times in a row a judge's CLI may fail to reach the same endpoint, no connection
+/// made between, before it is stopped: a CLI that retries a dead endpoint would otherwise wait
+/// out its deadline in silence.
+pub const GIVE_UP: u32 = 3;
 
 /// The refusal log: each distinct line once, the first [`LOG_LINES`] of them.
 struct Log {
@@ -193,7 +203,15 @@ impl Proxy {
             }),
             upstream,
             active: AtomicUsize::new(0),
+            failing: Mutex::new((String::new(), 0)),
+            given_up: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Why the judge is to be stopped now, once its CLI failed to reach the same endpoint
+    /// [`GIVE_UP`] times in a row.
+    pub fn given_up(&self) -> Option<&str> {
+        self.given_up.get().map(String::as_str)
     }
 
     /// Once the judge has ended: how many refusals were left out of the log, in its last line.
@@ -265,10 +283,36 @@ impl Proxy {
     /// A connection to `target`; one that cannot be made is answered 502 with why (a client
     /// told nothing retries until its deadline) and logged.
     fn reach(&self, client: &TcpStream, target: &Endpoint) -> io::Result<TcpStream> {
-        self.connect(target).inspect_err(|e| {
-            self.note(&format!("{UNREACHED} {target}: {e}"));
+        let reached = self.connect(target);
+        let line = reached
+            .as_ref()
+            .err()
+            .map(|e| format!("{UNREACHED} {target}: {e}"));
+        if let Some(line) = &line {
+            self.note(line);
+        }
+        self.count(line);
+        if let Err(e) = &reached {
             let _ = (&*client).write_all(&refusal(502, &format!("cannot reach {target}: {e}")));
-        })
+        }
+        reached
+    }
+
+    /// Counts a failure to reach an endpoint (`None`: a connection made, which starts over);
+    /// the same one [`GIVE_UP`] times in a row gives up.
+    fn count(&self, failure: Option<String>) {
+        let mut failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
+        match failure {
+            None => *failing = (String::new(), 0),
+            Some(line) if failing.0 == line => failing.1 += 1,
+            Some(line) => *failing = (line, 1),
+        }
+        if failing.1 >= GIVE_UP {
+            let stop = format!("{GAVE_UP} {} {GIVE_UP} times in a row", failing.0);
+            if self.given_up.set(stop.clone()).is_ok() {
+                self.note_always(&stop);
+            }
+        }
     }
 
     fn allowed(&self, target: &Endpoint) -> bool {
@@ -283,9 +327,19 @@ impl Proxy {
 
     /// Logs a refusal: a line seen before, or past [`LOG_LINES`], is counted instead.
     fn note(&self, line: &str) {
+        self.log_line(line, false)
+    }
+
+    /// Logs a line even past [`LOG_LINES`] (the log has room for one more).
+    fn note_always(&self, line: &str) {
+        self.log_line(line, true)
+    }
+
+    fn log_line(&self, line: &str, always: bool) {
         let line = cut(&crate::records::printable::one_line(line), LINE_CHARS);
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        if log.seen.len() >= LOG_LINES || !log.seen.insert(line.clone()) {
+        let full = log.seen.len() >= LOG_LINES && !always;
+        if full || !log.seen.insert(line.clone()) {
             log.left_out += 1;
             return;
         }
@@ -314,8 +368,14 @@ fn open_log(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// How the log begins the line of a connection outside the judge's reach.
+const REFUSED: &str = "refused";
+
 /// How the log begins the line of an endpoint the proxy could not reach.
 pub const UNREACHED: &str = "could not reach";
+
+/// How the log begins the line that says the judge was stopped for failing on one endpoint.
+pub const GAVE_UP: &str = "stopped the judge:";
 
 /// What the last line of a log says after its count of refusals left out.
 const LEFT_OUT: &str = "more refused (repeats, or past the log's first lines)";
@@ -338,8 +398,14 @@ pub fn refusals(path: &Path) -> (Vec<String>, u64) {
         let line = line.trim();
         if let Some(n) = line.strip_suffix(LEFT_OUT) {
             more += n.trim().parse::<u64>().unwrap_or(0);
-        } else if (line.starts_with("refused") || line.starts_with(UNREACHED)) && seen.insert(line)
-        {
+        } else if line.starts_with(GAVE_UP) {
+            // Why the judge was stopped comes first, whatever came before it.
+            shown.insert(0, line.to_string());
+            if shown.len() > SHOWN {
+                shown.pop();
+                more += 1;
+            }
+        } else if [REFUSED, UNREACHED].iter().any(|p| line.starts_with(p)) && seen.insert(line) {
             match shown.len() < SHOWN {
                 true => shown.push(line.to_string()),
                 false => more += 1,
@@ -751,6 +817,65 @@ mod tests {
             shown[0].starts_with(&format!("could not reach {target}: ")),
             "{shown:?}"
         );
+    }
+
+    /// Issue 45: "a judge whose CLI keeps failing on the same refusal is stopped early": the
+    /// same failure [`GIVE_UP`] times in a row gives up; a connection made between starts over.
+    #[test]
+    fn the_same_failure_in_a_row_gives_up_and_a_connection_made_starts_over() {
+        use std::io::Read;
+        let t = tempfile::tempdir().unwrap();
+        let log = t.path().join("judge.egress");
+        let live = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let up = format!("127.0.0.1:{}", live.local_addr().unwrap().port());
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let down = format!("127.0.0.1:{}", dead.local_addr().unwrap().port());
+        drop(dead);
+        let proxy = Proxy::new(
+            &Egress {
+                allow: vec![e(&up), e(&down)],
+                log: log.clone(),
+            },
+            None,
+        );
+        // The live endpoint takes its one connection and closes it.
+        std::thread::spawn(move || drop(live.accept()));
+        let front = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let ask = |target: &str| {
+            let mut client = TcpStream::connect(front.local_addr().unwrap()).unwrap();
+            let (ours, _) = front.accept().unwrap();
+            let p = Arc::clone(&proxy);
+            let served = std::thread::spawn(move || p.handle(ours, Door::Proxy));
+            client
+                .write_all(format!("CONNECT {target} HTTP/1.1\r\n\r\n").as_bytes())
+                .unwrap();
+            let mut head = [0u8; 12];
+            let _ = client.read_exact(&mut head);
+            drop(client);
+            let _ = served.join();
+            String::from_utf8_lossy(&head).into_owned()
+        };
+        for _ in 0..GIVE_UP - 1 {
+            assert_eq!(ask(&down), "HTTP/1.1 502");
+        }
+        assert_eq!(ask(&up), "HTTP/1.1 200");
+        for _ in 0..GIVE_UP - 1 {
+            ask(&down);
+        }
+        assert_eq!(
+            proxy.given_up(),
+            None,
+            "a connection made between starts over"
+        );
+        ask(&down);
+        let why = proxy.given_up().expect("given up");
+        assert!(
+            why.starts_with(&format!("{GAVE_UP} {UNREACHED} {down}: "))
+                && why.ends_with(" 3 times in a row"),
+            "{why}"
+        );
+        proxy.finish();
+        assert_eq!(refusals(&log).0[0], why, "why it stopped comes first");
     }
 
     #[test]

@@ -9,10 +9,11 @@
 //!    binary again), which becomes the harness and dies with this process. Either way in the
 //!    judge's own [`super::cgroup`] where the run has them, before it starts anything, and with the
 //!    judge's [`egress`] proxy on threads of its own, started after the jail's `clone`.
-//! 4. When the harness exits, the tool is gone, or the tool's TERM reaches it, it ends every
-//!    descendant (TERM, the policy's grace, KILL until none is left), then exits as the harness
-//!    did (the same code, or the same signal), so the tool reads the harness's own ending; what
-//!    the judge met of its share ([`Report`]) it writes beside the private folder.
+//! 4. When the harness exits, the tool is gone, the tool's TERM reaches it, or the judge's CLI
+//!    keeps failing to reach an endpoint (its proxy gave up), it ends every descendant (TERM,
+//!    the policy's grace, KILL until none is left), then exits as the harness did (the same
+//!    code, or the same signal), so the tool reads the harness's own ending; what the judge met
+//!    of its share ([`Report`]) it writes beside the private folder.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -82,6 +83,10 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
             ending = reported(ending, &mut report, &mut met);
             break None;
         }
+        // Its CLI keeps failing to reach one endpoint: ended now, not at its deadline.
+        if proxy.as_ref().is_some_and(|p| p.given_up().is_some()) {
+            break None;
+        }
         if watched && looked.elapsed() >= Duration::from_secs(1) {
             looked = Instant::now();
             watch(&policy, me, &mut met);
@@ -91,7 +96,8 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
     };
     let grace = Duration::from_millis(policy.grace_ms);
-    if stopped.is_none() {
+    let gave_up = proxy.as_ref().is_some_and(|p| p.given_up().is_some());
+    if stopped.is_none() && !gave_up {
         // Kept in the judge's stderr.txt: why its answer came at once though its pipe was held.
         if let Some(line) = left_running(me) {
             eprintln!("panel: {line}");
