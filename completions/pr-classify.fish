@@ -1,7 +1,7 @@
-complete -c pr-classify -l repo -d 'The repository, where the input does not say (numstat, gh output without url) or to override it. Without it and without one in the input, GH_REPO is read, as gh does; a plan made inside a git repository then takes OWNER/NAME from its origin remote' -r
+complete -c pr-classify -l repo -d 'The repository, where the input does not say (numstat, gh output without url) or to override it. Without it and without one in the input, GH_REPO is read, as gh does; a plan made inside a git repository then takes OWNER/NAME from its origin remote (or its only remote); without any remote and without --pr, the name is only a label of the members\' names, local/FOLDER after the repository\'s folder' -r
 complete -c pr-classify -l pr -d 'The pull request number' -r
 complete -c pr-classify -l head -d 'The head commit under review; a plan made inside a git repository takes its HEAD when neither this nor the input names one' -r
-complete -c pr-classify -l base -d 'The base commit' -r
+complete -c pr-classify -l base -d 'The base commit. A plan of HEAD made inside a git repository takes, when neither this nor the input names one, where HEAD left its branch\'s upstream (unless that is the branch\'s own copy on a remote), else the default branch (origin/HEAD\'s target, origin/main, main, origin/master or master)' -r
 complete -c pr-classify -l kind -d 'The PR\'s kind (feature, fix, security, …); kind `security` can set the security-slice flag' -r
 complete -c pr-classify -l rules -d 'A JSON rules file: its keys replace the defaults\', or add to them with "extend": true. `seed` instead names the seed\'s exact lists: its 3 dependency and 8 generated globs in place of the wider defaults (a file named seed: ./seed)' -r
 complete -c pr-classify -l policy -d 'A JSON policy file for the planner: its keys replace the defaults\', or add to them with "extend": true' -r

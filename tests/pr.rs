@@ -1235,9 +1235,251 @@ fn pr_review_runs_the_pipeline_on_the_checked_out_branch() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
         stderr(&out).trim(),
-        "pr-review: no base: HEAD shares no commit with origin/main or main; set PR_REVIEW_BASE"
+        "pr-review: no base (no upstream, no default branch): give --base REF"
     );
     assert_eq!(pr.calls().len(), calls);
+}
+
+/// A folder holding a `gh` that answers nothing and notes that it was called: a review that
+/// needs no gh must never run it (a real gh further on PATH stays out of reach).
+fn no_gh(pr: &Pr) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = pr.path("no-gh");
+    std::fs::create_dir_all(&dir).unwrap();
+    let gh = dir.join("gh");
+    let called = crate::util::sh_word(&pr.path("gh-called"));
+    std::fs::write(&gh, format!("#!/bin/sh\necho \"$*\" >>{called}\nexit 4\n")).unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// A MERGE of `head` in repository `repo`, as its reviewer writes it.
+fn merge_of(pr: &Pr, repo: &str, head: &str) -> String {
+    let text = format!("Verdict: MERGE\nPR: {repo}\nHead: {head}\nCI-policy: unchanged\n");
+    format!(
+        "review-read:{}",
+        pr.text(&format!("merge-{head}.txt"), &text)
+    )
+}
+
+/// The reviewers' prompts of the local review of `head`, in the run folders of `repo`.
+fn local_prompts(pr: &Pr, repo: &str, head: &str) -> Vec<String> {
+    let run = pr
+        .path("state/panel/pr-review")
+        .join(repo.replace('/', "_"))
+        .join(format!("local-{}", &head[..12]));
+    let prompts: Vec<String> = std::fs::read_dir(&run)
+        .unwrap_or_else(|e| panic!("{}: {e}", run.display()))
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path().join("prompt.txt")).ok())
+        .collect();
+    assert!(!prompts.is_empty(), "no prompt under {}", run.display());
+    prompts
+}
+
+/// A pull request without gh: a repository with no remote at all (no origin) is reviewed with
+/// git alone. Its base is the default branch's merge base, recorded in the plan (the briefs
+/// show it), and its name, only a label there, is local/FOLDER.
+#[test]
+fn pr_review_of_a_repository_without_a_remote_or_gh_needs_git_alone() {
+    let pr = Pr::new("pr-review-git-alone");
+    on_a_branch(&pr);
+    assert_eq!(git(&pr.repo(), &["remote"]), "");
+    let env = [
+        ("STANDIN_MODE", merge_of(&pr, "local/repo", &pr.head)),
+        ("PR_REVIEW_REPO", String::new()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = pr_review(&pr, &pr.repo(), &[], &[no_gh(&pr)], &env);
+    assert_merged(&out);
+    assert!(!pr.path("gh-called").exists(), "gh was run");
+    for p in local_prompts(&pr, "local/repo", &pr.head) {
+        assert!(
+            p.contains(&format!(
+                "The change is from base {} to head {}.",
+                pr.base, pr.head
+            )),
+            "{p}"
+        );
+    }
+    assert!(
+        pr.called()
+            .contains(&format!("rp-local-repo-{}-correctness", &pr.head[..8])),
+        "{:?}",
+        pr.called()
+    );
+    // pr-classify --plan there too: the base found, the label, and nothing asked for.
+    let numstat = git(&pr.repo(), &["diff", "--numstat", &pr.base, &pr.head]);
+    let plan = run_with_stdin(
+        Command::new(bin("pr-classify"))
+            .args(["--numstat", "--plan"])
+            .current_dir(pr.repo())
+            .env_remove("GH_REPO"),
+        format!("{numstat}\n").as_bytes(),
+    );
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    let plan: Value = serde_json::from_str(stdout(&plan).lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        (&plan["repo"], &plan["head"], &plan["base"]),
+        (&json!("local/repo"), &json!(pr.head), &json!(pr.base)),
+        "{plan}"
+    );
+}
+
+/// `--base REF` and `--repo OWNER/NAME`, as pr-classify takes them, win over PR_REVIEW_BASE and
+/// PR_REVIEW_REPO; a base that moved on since the branch left it adds nothing to the review.
+#[test]
+fn pr_review_takes_base_and_repo_options_over_its_variables() {
+    let pr = Pr::new("pr-review-options");
+    on_a_branch(&pr);
+    // `trunk` moved on past the base; no main, no upstream: only --base names a base.
+    git(&pr.repo(), &["checkout", "-q", "-b", "trunk", &pr.base]);
+    std::fs::write(pr.repo().join("NEWS"), "later\n").unwrap();
+    git(&pr.repo(), &["add", "NEWS"]);
+    git(&pr.repo(), &["commit", "-qm", "later"]);
+    git(&pr.repo(), &["checkout", "-q", "feature"]);
+    git(&pr.repo(), &["branch", "-q", "-D", "main"]);
+    let mode = merge_of(&pr, "acme/web", &pr.head);
+    let env = [
+        ("STANDIN_MODE", mode.as_str()),
+        ("PR_REVIEW_BASE", "no-such-ref"),
+        ("PR_REVIEW_REPO", "acme/app"),
+    ];
+    let args = ["--base", "trunk", "--repo", "acme/web"];
+    let out = pr_review(&pr, &pr.repo(), &args, &[no_gh(&pr)], &env);
+    assert_merged(&out);
+    for p in local_prompts(&pr, "acme/web", &pr.head) {
+        assert!(
+            p.contains(&format!("from base {} to head", pr.base)) && !p.contains("NEWS"),
+            "{p}"
+        );
+    }
+    // --opt=VALUE too; an option without its value is a usage error, exit 2.
+    let args = ["--base=trunk", "--repo=acme/web"];
+    assert_merged(&pr_review(&pr, &pr.repo(), &args, &[no_gh(&pr)], &env));
+    let out = pr_review(&pr, &pr.repo(), &["--repo"], &[], &env);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("pr-review: --repo needs a value; usage: pr-review [--comment] [--base REF] [--repo OWNER/NAME]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The base of a branch that tracks another (`git branch -u develop`) is where it left its
+/// upstream, not the default branch; a branch's own copy on a remote (`git push -u`) holds its
+/// pushed commits, not its base, and is passed over. pr-classify --plan finds the same base.
+#[test]
+fn the_base_is_found_from_the_branch_s_upstream() {
+    let pr = Pr::new("pr-review-upstream");
+    on_a_branch(&pr);
+    // main shares no commit with the branch: before, no base was found.
+    git(&pr.repo(), &["checkout", "-q", "--orphan", "other"]);
+    git(
+        &pr.repo(),
+        &["commit", "-q", "--allow-empty", "-m", "unrelated"],
+    );
+    git(&pr.repo(), &["branch", "-q", "-f", "main", "other"]);
+    git(&pr.repo(), &["branch", "-q", "develop", &pr.base]);
+    git(&pr.repo(), &["checkout", "-q", "feature"]);
+    git(&pr.repo(), &["branch", "-q", "-u", "develop"]);
+    let plan_base = || {
+        let numstat = git(&pr.repo(), &["diff", "--numstat", &pr.base, &pr.head]);
+        let out = run_with_stdin(
+            Command::new(bin("pr-classify"))
+                .args(["--numstat", "--plan", "--repo", "acme/app"])
+                .current_dir(pr.repo()),
+            format!("{numstat}\n").as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let plan: Value = serde_json::from_str(stdout(&out).lines().nth(1).unwrap()).unwrap();
+        plan["base"].clone()
+    };
+    assert_eq!(plan_base(), json!(pr.base));
+    let mode = merge_of(&pr, "acme/app", &pr.head);
+    let out = pr_review(
+        &pr,
+        &pr.repo(),
+        &[],
+        &[no_gh(&pr)],
+        &[("STANDIN_MODE", &mode)],
+    );
+    assert_merged(&out);
+    for p in local_prompts(&pr, "acme/app", &pr.head) {
+        assert!(p.contains(&format!("from base {} to head", pr.base)), "{p}");
+    }
+    // Its own copy as the upstream (as `git push -u origin feature` sets it, at the head):
+    // passed over for the default branch, which shares nothing here, so no base is found.
+    git(&pr.repo(), &["config", "branch.feature.remote", "."]);
+    git(
+        &pr.repo(),
+        &["config", "branch.feature.merge", "refs/heads/feature"],
+    );
+    assert_eq!(plan_base(), Value::Null);
+    let out = pr_review(
+        &pr,
+        &pr.repo(),
+        &[],
+        &[no_gh(&pr)],
+        &[("STANDIN_MODE", "hang")],
+    );
+    assert_eq!(
+        stderr(&out).trim(),
+        "pr-review: no base (HEAD shares no commit with main): give --base REF"
+    );
+}
+
+/// Issue 45: what a review with git alone lacks is "one message naming everything missing at
+/// once", exit 2, never one error per run; pr-classify --plan names all it cannot find too.
+#[test]
+fn what_a_local_review_lacks_is_named_in_one_message() {
+    let pr = Pr::new("pr-review-missing");
+    on_a_branch(&pr);
+    git(&pr.repo(), &["branch", "-q", "-D", "main"]);
+    // Two remotes, neither origin: which one names the repository is not guessed.
+    git(
+        &pr.repo(),
+        &["remote", "add", "fork", "https://github.com/me/app.git"],
+    );
+    git(
+        &pr.repo(),
+        &["remote", "add", "up", "https://github.com/acme/app.git"],
+    );
+    let env = [("STANDIN_MODE", "hang"), ("PR_REVIEW_REPO", "")];
+    let out = pr_review(&pr, &pr.repo(), &[], &[no_gh(&pr)], &env);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "pr-review: no base (no upstream, no default branch): give --base REF; \
+         no repository name (no origin among the remotes fork up): give --repo OWNER/NAME\n"
+    );
+    assert!(pr.calls().is_empty(), "nothing launched");
+    // A base that is no commit, and a name that is not OWNER/NAME: both, in one line.
+    let args = ["--base", "nope", "--repo", "app"];
+    let out = pr_review(&pr, &pr.repo(), &args, &[no_gh(&pr)], &env);
+    assert_eq!(
+        stderr(&out),
+        "pr-review: no base: nope is not a commit here: give --base REF; \
+         no repository name (app is not OWNER/NAME): give --repo OWNER/NAME\n"
+    );
+    // pr-classify --plan in an empty repository with a PR number and no remote: the head and
+    // the repository, each with why git could not give it, in one line.
+    let empty = pr.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    git(&empty, &["init", "-q"]);
+    let out = run_with_stdin(
+        Command::new(bin("pr-classify"))
+            .args(["--numstat", "--plan", "--pr", "7"])
+            .current_dir(&empty)
+            .env_remove("GH_REPO"),
+        b"1\t2\ta.rs\n",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "pr-classify: a plan needs the repository (--repo OWNER/NAME, or GH_REPO): this \
+         repository has no remote to name pull request 7's; and the head commit (--head SHA): \
+         HEAD has no commit yet\n"
+    );
 }
 
 /// PR 7 on a stand-in GitHub: a remote whose main is at the base and whose head is only under

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -39,7 +40,9 @@ pub struct Args {
     pub facts: bool,
     /// The repository, where the input does not say (numstat, gh output without url) or to
     /// override it. Without it and without one in the input, GH_REPO is read, as gh does; a
-    /// plan made inside a git repository then takes OWNER/NAME from its origin remote.
+    /// plan made inside a git repository then takes OWNER/NAME from its origin remote (or its
+    /// only remote); without any remote and without --pr, the name is only a label of the
+    /// members' names, local/FOLDER after the repository's folder.
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
     /// The pull request number.
@@ -49,7 +52,10 @@ pub struct Args {
     /// neither this nor the input names one.
     #[arg(long, value_name = "SHA")]
     pub head: Option<String>,
-    /// The base commit.
+    /// The base commit. A plan of HEAD made inside a git repository takes, when neither this
+    /// nor the input names one, where HEAD left its branch's upstream (unless that is the
+    /// branch's own copy on a remote), else the default branch (origin/HEAD's target,
+    /// origin/main, main, origin/master or master).
     #[arg(long, value_name = "SHA")]
     pub base: Option<String>,
     /// The PR's kind (feature, fix, security, …); kind `security` can set the security-slice flag.
@@ -308,14 +314,25 @@ fn gh_repo_env() -> Option<String> {
 
 /// One line git prints in the current folder, or `None` outside a repository.
 fn git(args: &[&str]) -> Option<String> {
+    let lines = git_lines(args)?;
+    match lines.as_slice() {
+        [line] if !line.trim().is_empty() => Some(line.trim().to_string()),
+        _ => None,
+    }
+}
+
+/// The lines git prints in the current folder (none is an answer), or `None` when it fails.
+fn git_lines(args: &[&str]) -> Option<Vec<String>> {
     let out = std::process::Command::new("git")
         .args(args)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
-    let line = String::from_utf8(out.stdout).ok()?.trim().to_string();
-    (out.status.success() && !line.is_empty() && !line.contains('\n')).then_some(line)
+    let text = String::from_utf8(out.stdout).ok()?;
+    out.status
+        .success()
+        .then(|| text.lines().map(str::to_string).collect())
 }
 
 /// `OWNER/NAME` of a remote's URL (`https://github.com/acme/app.git`,
@@ -328,33 +345,157 @@ fn owner_name(url: &str) -> Option<String> {
     Some(format!("{owner}/{name}"))
 }
 
-/// Puts the flags' facts over the input's; the repository falls back to `GH_REPO`.
-fn fill(facts: &mut PrFacts, args: &Args) {
+/// `local/FOLDER`, FOLDER the folder of the repository's git data (the same in each of its
+/// worktrees), in the characters a member's name may hold.
+fn local_label(common_dir: &str) -> String {
+    let path = Path::new(common_dir.trim_end_matches('/'));
+    let folder = match path.file_name().and_then(|f| f.to_str()) {
+        Some(".git") => path.parent().and_then(|p| p.file_name()),
+        _ => path.file_name(),
+    };
+    let folder = folder.map(|f| f.to_string_lossy()).unwrap_or_default();
+    let folder = folder.strip_suffix(".git").unwrap_or(&folder);
+    let clean: String = folder
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    match clean.trim_matches('.') {
+        "" => "local/repository".to_string(),
+        _ => format!("local/{clean}"),
+    }
+}
+
+/// What git says of the repository a plan is made in, for what it was not told.
+struct Found {
+    /// Why the repository has no name: none when it has one, or when not inside a repository.
+    no_repo: Option<String>,
+    /// Why there is no head commit.
+    no_head: Option<String>,
+}
+
+/// The repository's name from its remotes: origin's URL, else the only remote's. Without any
+/// remote, and without a PR number (whose repository is a real one), the name is only a label
+/// of member and run names: `local/FOLDER`.
+fn git_repo(pr: Option<u64>) -> Result<Option<String>, String> {
+    let Some(remotes) = git_lines(&["remote"]) else {
+        return Ok(None);
+    };
+    let remote = match remotes.as_slice() {
+        [] => {
+            return match pr {
+                None => Ok(
+                    git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
+                        .map(|d| local_label(&d)),
+                ),
+                Some(n) => Err(format!(
+                    "this repository has no remote to name pull request {n}'s"
+                )),
+            };
+        }
+        _ if remotes.iter().any(|r| r == "origin") => "origin",
+        [only] => only.as_str(),
+        more => return Err(format!("no origin remote among {}", more.join(", "))),
+    };
+    let url = git(&["remote", "get-url", remote]).unwrap_or_default();
+    owner_name(&url)
+        .map(Some)
+        .ok_or_else(|| format!("the {remote} remote's URL {url:?} names no OWNER/NAME"))
+}
+
+/// The commit a plan of HEAD is reviewed against, where HEAD left: its branch's upstream
+/// (unless that is the branch's own copy on a remote, which holds the branch's pushed commits,
+/// not its base), else the default branch: origin/HEAD's target, origin/main, main,
+/// origin/master, master, the first that shares a commit with HEAD.
+fn git_base() -> Option<String> {
+    let upstream = git(&["symbolic-ref", "-q", "--short", "HEAD"]).and_then(|branch| {
+        let merge = git(&["config", &format!("branch.{branch}.merge")])?;
+        (merge != format!("refs/heads/{branch}")).then(|| "@{upstream}".to_string())
+    });
+    let origin_head = git(&["symbolic-ref", "-q", "refs/remotes/origin/HEAD"]);
+    upstream
+        .into_iter()
+        .chain(origin_head)
+        .chain(
+            [
+                "refs/remotes/origin/main",
+                "refs/heads/main",
+                "refs/remotes/origin/master",
+                "refs/heads/master",
+            ]
+            .map(String::from),
+        )
+        .find_map(|r| git(&["merge-base", &format!("{r}^{{commit}}"), "HEAD"]))
+}
+
+/// Puts the flags' facts over the input's; the repository falls back to `GH_REPO`. A plan
+/// made inside the repository takes what it is not told from git, and says why what it could
+/// not take is missing.
+fn fill(facts: &mut PrFacts, args: &Args) -> Found {
     let set = |slot: &mut Option<String>, v: &Option<String>| {
         if v.is_some() {
             slot.clone_from(v);
         }
     };
+    if args.pr.is_some() {
+        facts.pr = args.pr;
+    }
     set(&mut facts.repo, &args.repo);
     if facts.repo.is_none() {
         facts.repo = gh_repo_env();
     }
     set(&mut facts.head, &args.head);
-    if args.plan {
-        // A plan made inside the repository takes what it is not told from git.
-        if facts.repo.is_none() {
-            facts.repo = git(&["remote", "get-url", "origin"]).and_then(|u| owner_name(&u));
-        }
-        if facts.head.is_none() {
-            facts.head = git(&["rev-parse", "--verify", "HEAD"]);
-        }
-    }
     set(&mut facts.base, &args.base);
-    set(&mut facts.kind, &args.kind);
-    if args.pr.is_some() {
-        facts.pr = args.pr;
+    let mut found = Found {
+        no_repo: None,
+        no_head: None,
+    };
+    if args.plan {
+        if facts.repo.is_none() {
+            match git_repo(facts.pr) {
+                Ok(repo) => facts.repo = repo,
+                Err(why) => found.no_repo = Some(why),
+            }
+        }
+        let at_head = git(&["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
+        if facts.head.is_none() {
+            facts.head.clone_from(&at_head);
+            if at_head.is_none() && git(&["rev-parse", "--git-dir"]).is_some() {
+                found.no_head = Some("HEAD has no commit yet".into());
+            }
+        }
+        // The base of HEAD only: another head's is not where HEAD's branch left.
+        if facts.base.is_none() && at_head.is_some() && facts.head == at_head {
+            facts.base = git_base();
+        }
     }
+    set(&mut facts.kind, &args.kind);
     facts.g10_hold |= args.g10_hold;
+    found
+}
+
+/// Every fact a plan made inside a repository lacks, each with why git could not give it and
+/// how to give it, in one line (outside one, the planner's own message says to run inside).
+fn plan_lacks(facts: &PrFacts, found: &Found) -> Option<String> {
+    let mut lacks = Vec::new();
+    if facts.repo.is_none()
+        && let Some(why) = &found.no_repo
+    {
+        lacks.push(format!(
+            "the repository (--repo OWNER/NAME, or GH_REPO): {why}"
+        ));
+    }
+    if facts.head.is_none()
+        && let Some(why) = &found.no_head
+    {
+        lacks.push(format!("the head commit (--head SHA): {why}"));
+    }
+    (!lacks.is_empty()).then(|| format!("a plan needs {}", lacks.join("; and ")))
 }
 
 /// Writes one value as a JSON line. Serialising first keeps a write error an `io::Error`, so a
@@ -411,7 +552,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let (name, bytes) = crate::records::facts::read_input(args.input.as_deref().unwrap_or("-"))?;
     let mut facts = crate::records::facts::parse(&name, &bytes, format)?;
     drop(bytes);
-    fill(&mut facts, &args);
+    let found = fill(&mut facts, &args);
     if args.print_facts {
         emit(&mut out, &facts, false)?;
         out.flush()?;
@@ -427,6 +568,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             exit_status::FAIL
         };
         return Ok(ExitCode::from(status));
+    }
+    if args.plan
+        && let Some(lacks) = plan_lacks(&facts, &found)
+    {
+        bail!("{lacks}");
     }
     let plan = match &policy {
         Some(policy) if args.plan => Some(plan_panel(
@@ -646,7 +792,7 @@ fn write_plan(s: &mut String, plan: &PanelPlan) {
 
 #[cfg(test)]
 mod tests {
-    use super::owner_name;
+    use super::{local_label, owner_name};
 
     #[test]
     fn a_remote_url_gives_owner_and_name() {
@@ -660,5 +806,18 @@ mod tests {
         }
         assert_eq!(owner_name("app"), None);
         assert_eq!(owner_name("git@host:app"), None);
+    }
+
+    #[test]
+    fn a_repository_without_a_remote_is_labelled_after_its_folder() {
+        for (dir, label) in [
+            ("/src/app/.git", "local/app"),
+            ("/src/app/.git/", "local/app"),
+            ("/srv/app.git", "local/app"),
+            ("/home/me/my app/.git", "local/my-app"),
+            ("/.git", "local/repository"),
+        ] {
+            assert_eq!(local_label(dir), label, "{dir}");
+        }
     }
 }

@@ -120,6 +120,16 @@ pub fn pr_review() -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Also post the verdict on the PR as one comment, edited by the next run"),
         )
+        .arg(option(
+            "base",
+            "REF",
+            "The checked-out branch's base (default: its upstream, else the default branch)",
+        ))
+        .arg(option(
+            "repo",
+            "OWNER/NAME",
+            "The repository (default: GH_REPO, the origin remote, else local/FOLDER without a remote)",
+        ))
         .arg(
             Arg::new("pr")
                 .value_name("PR")
@@ -377,6 +387,10 @@ pub const PR_REVIEW_DOC: ToolDoc = ToolDoc {
         (
             "Review the checked-out branch against its base",
             "pr-review",
+        ),
+        (
+            "Review it with git alone, naming its base and repository",
+            "pr-review --base main --repo acme/app",
         ),
     ],
 };
