@@ -1,6 +1,6 @@
 # The harness names a seat (HARNESS[:MODEL]) starts with.
 function __panel_harnesses
-    command panel-judge --list-harnesses 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
+    command panel-judge --list-harnesses --json 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
 end
 
 complete -c panel-merge -l seat -d 'Ask this seat (HARNESS[:MODEL]) to group the findings instead of grouping them in code. It is never taken from the records: for the seed\'s merging seat, the first reviewer\'s, give the first --seat that panel-judge was given' -r -f -a "(__panel_harnesses)"

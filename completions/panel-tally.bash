@@ -1,3 +1,8 @@
+# The harness names a seat (HARNESS[:MODEL]) starts with.
+_panel_harnesses() {
+    command panel-judge --list-harnesses --json 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)",\{0,1\}$/\1/p'
+}
+
 _panel__tally() {
     local i cur prev opts cmd
     COMPREPLY=()
@@ -23,7 +28,7 @@ _panel__tally() {
 
     case "${cmd}" in
         panel__tally)
-            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --ledger --gold --require-kappa --require-accuracy --inconsistent --svg --bootstrap --runs --keep --history --since --judge --candidate --last --help --version"
+            opts="-h -V --json --format --agree --each --last-wins --pr --plan --repo --fix-proof --view --require-canaries --ledger --gold --require-kappa --require-accuracy --inconsistent --svg --bootstrap --runs --keep --history --since --seat --run --judge --candidate --last --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -86,6 +91,15 @@ _panel__tally() {
                     return 0
                     ;;
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seat)
+                    COMPREPLY=($(compgen -W "$(_panel_harnesses)" -- "${cur}"))
+                    compopt -o nospace 2>/dev/null
+                    return 0
+                    ;;
+                --run)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

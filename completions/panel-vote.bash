@@ -1,6 +1,6 @@
 # The harness names a seat (HARNESS[:MODEL]) starts with.
 _panel_harnesses() {
-    command panel-judge --list-harnesses 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)",\{0,1\}$/\1/p'
+    command panel-judge --list-harnesses --json 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)",\{0,1\}$/\1/p'
 }
 
 _panel__vote() {

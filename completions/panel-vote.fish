@@ -1,6 +1,6 @@
 # The harness names a seat (HARNESS[:MODEL]) starts with.
 function __panel_harnesses
-    command panel-judge --list-harnesses 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
+    command panel-judge --list-harnesses --json 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
 end
 
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.

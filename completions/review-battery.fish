@@ -1,6 +1,6 @@
 # The harness names a seat (HARNESS[:MODEL]) starts with.
 function __panel_harnesses
-    command panel-judge --list-harnesses 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
+    command panel-judge --list-harnesses --json 2>/dev/null | string replace -rf '^    "name": "([^"]*)",?$' '$1'
 end
 
 complete -c review-battery -l seat -d 'A reviewer\'s seat, HARNESS[:MODEL]; one per reviewer, in order' -r -f -a "(__panel_harnesses)"

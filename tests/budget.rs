@@ -101,7 +101,7 @@ fn a_run_past_its_budget_launches_only_what_fits_and_records_the_rest_cancelled(
     assert_eq!(t.status.code(), Some(1), "{}", stdout(&t));
     assert!(
         stdout(&t).contains(
-            "PANEL: breaks, decided 2-0 of 3 of 3 needed; 1 judge not launched (over budget)."
+            "PANEL: breaks, decided 2-0 with 3 of 3 needed; 1 judge not launched (over budget)."
         ),
         "{}",
         stdout(&t)
@@ -113,7 +113,7 @@ fn a_run_past_its_budget_launches_only_what_fits_and_records_the_rest_cancelled(
         stdout(&t)
     );
     let ledger = crate::util::run_with_stdin(
-        Command::new(bin("panel-tally")).args(["--ledger", "--json"]),
+        Command::new(bin("panel-tally")).args(["--ledger", "--json", "-"]),
         &out.stdout,
     );
     let seat = stdout(&ledger)

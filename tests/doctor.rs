@@ -361,12 +361,15 @@ fn doctor_refuses_bad_input_in_one_line() {
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
 }
 
-/// The completions read the names from `--list-harnesses` through a pipe: that JSON stays as
-/// it was, and `--json` gives the same bytes on a terminal.
+/// The completions read the names from `--list-harnesses --json` through a pipe: that JSON
+/// stays as it was, and gives the same bytes on a terminal.
 #[test]
 fn list_harnesses_is_the_same_json_through_a_pipe_and_with_json_on_a_terminal() {
     let m = Machine::new("list-json");
-    let piped = m.command(&["--list-harnesses"]).checked_output().unwrap();
+    let piped = m
+        .command(&["--list-harnesses", "--json"])
+        .checked_output()
+        .unwrap();
     assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
     let rows: Value = serde_json::from_slice(&piped.stdout).unwrap();
     let mut want = serde_json::to_string_pretty(&rows).unwrap();
@@ -378,9 +381,9 @@ fn list_harnesses_is_the_same_json_through_a_pipe_and_with_json_on_a_terminal() 
     assert_eq!(shown.replace("\r\n", "\n"), want);
 }
 
-/// Issue 25: "`--list-harnesses` as a table on a terminal".
+/// Issue 25: "`--list-harnesses` as a table on a terminal", and through a pipe the same table.
 #[test]
-fn list_harnesses_is_a_table_on_a_terminal() {
+fn list_harnesses_is_a_table_on_a_terminal_and_through_a_pipe() {
     let m = Machine::new("list-table");
     let (out, shown) = on_a_terminal(&mut m.command(&["--list-harnesses"]), Tty::Stdout);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -395,7 +398,7 @@ fn list_harnesses_is_a_table_on_a_terminal() {
             .unwrap_or_else(|| panic!("no {name} in {shown}"))
     };
     // Every row of the table, built-in and the user's, in its order.
-    let piped = m.command(&["--list-harnesses"]).output().unwrap();
+    let piped = m.command(&["--list-harnesses", "--json"]).output().unwrap();
     let rows: Vec<Value> = serde_json::from_slice(&piped.stdout).unwrap();
     let names: Vec<&str> = lines
         .iter()
@@ -438,6 +441,10 @@ fn list_harnesses_is_a_table_on_a_terminal() {
     );
     assert!(!shown.contains('\x1b'), "{shown:?}");
     assert!(stdout(&out).is_empty());
+    // Through a pipe (`| less`), the same table: JSON only with --json.
+    let piped = m.command(&["--list-harnesses"]).checked_output().unwrap();
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    assert_eq!(stdout(&piped), shown);
 }
 
 /// Issue 35: "`--doctor` tells the truth about logins: per harness, which login it found (kind

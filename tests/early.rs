@@ -104,7 +104,7 @@ fn a_panel_decided_by_two_holds_ends_its_third_judge_and_everything_it_started()
     assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
     let text = stdout(&t);
     assert!(
-        text.contains("PANEL: holds, decided 2-0 of --agree 2; 1 judge not needed (cancelled)."),
+        text.contains("PANEL: holds, decided 2-0 with --agree 2; 1 judge not needed (cancelled)."),
         "{text}"
     );
     let j = tally(&stdout(&out), &["--agree", "2", "--json"]);

@@ -429,7 +429,8 @@ fn labels_found_by_name_match_the_records_panel_judge_named() {
             .arg("--ledger")
             .arg("--json")
             .arg("--gold")
-            .arg(&labels),
+            .arg(&labels)
+            .arg("-"),
         records.as_bytes(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -507,7 +508,7 @@ fn a_bad_labels_file_or_gate_is_one_line_and_exit_2() {
     }
     // Standard input cannot hold both the labels and the records.
     let out = run_with_stdin(
-        Command::new(bin("panel-tally")).args(["--ledger", "--gold", "-"]),
+        Command::new(bin("panel-tally")).args(["--ledger", "--gold", "-", "-"]),
         b"",
     );
     assert_eq!(out.status.code(), Some(2));

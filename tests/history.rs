@@ -751,7 +751,7 @@ fn bad_history_arguments_are_one_line_and_exit_2() {
         (&[h, "--since", "7y"], "not an RFC 3339 time"),
         (
             &[h, "--candidate", "not-hex"],
-            "no such file, and not a seal",
+            "no such file or folder, and not a seal",
         ),
         (&[h, "--last", "x"], "invalid value"),
         (&[missing.to_str().unwrap()], "none.jsonl: no history there"),

@@ -468,7 +468,7 @@ fn every_output_into_a_pipe_closed_before_it_writes_is_a_quiet_exit() {
     let history = root().join("examples/history.jsonl");
     let history = history.to_str().unwrap();
     let cases: [(&str, &[&str]); 6] = [
-        ("panel-judge", &["--list-harnesses"]),
+        ("panel-judge", &["--list-harnesses", "--json"]),
         ("panel-judge", &["--doctor", "--json"]),
         (
             "panel-judge",
@@ -657,7 +657,9 @@ fn a_prompt_too_large_for_an_argument_is_refused_or_sent_on_stdin() {
 
 #[test]
 fn list_harnesses_prints_rows_a_user_can_copy() {
-    let out = judge(&["--list-harnesses"]).checked_output().unwrap();
+    let out = judge(&["--list-harnesses", "--json"])
+        .checked_output()
+        .unwrap();
     let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     for n in ["claude", "codex", "exec", "replay"] {
@@ -669,9 +671,14 @@ fn list_harnesses_prints_rows_a_user_can_copy() {
     row["name"] = "myclaude".into();
     let file = tmp.path().join("row.json");
     std::fs::write(&file, row.to_string()).unwrap();
-    let out = judge(&["--harness-file", file.to_str().unwrap(), "--list-harnesses"])
-        .checked_output()
-        .unwrap();
+    let out = judge(&[
+        "--harness-file",
+        file.to_str().unwrap(),
+        "--list-harnesses",
+        "--json",
+    ])
+    .checked_output()
+    .unwrap();
     assert!(stdout(&out).contains("\"myclaude\""), "{}", stderr(&out));
 }
 

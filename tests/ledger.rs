@@ -13,6 +13,7 @@ fn ledger(args: &[&str], input: &[u8]) -> Output {
         Command::new(bin("panel-tally"))
             .arg("--ledger")
             .args(args)
+            .arg("-")
             .env_remove("NO_COLOR"),
         input,
     )
@@ -716,4 +717,235 @@ fn the_ledger_counts_huge_figures_and_short_panels_without_guessing() {
             "{args:?}: {s}"
         );
     }
+}
+
+/// `panel-tally --ledger` with the history of `state` (XDG_STATE_HOME) and no PANEL_HISTORY.
+fn ledger_of_history(state: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(bin("panel-tally"))
+        .arg("--ledger")
+        .args(args)
+        .env_remove("PANEL_HISTORY")
+        .env("XDG_STATE_HOME", state)
+        .current_dir(state)
+        .output()
+        .unwrap()
+}
+
+/// "`panel-tally --ledger` without a file reads nothing, though the README says the history is
+/// what it reads": with no file it reads the history panel-judge appends to, as --history does.
+#[test]
+fn without_a_file_the_ledger_reads_the_history() {
+    let tmp = TempDir::new("ledger-history");
+    let state = tmp.path().join("state");
+    std::fs::create_dir_all(state.join("panel")).unwrap();
+    std::fs::copy(root().join(HISTORY), state.join("panel/history.jsonl")).unwrap();
+    let out = ledger_of_history(&state, &["--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let from_file = Command::new(bin("panel-tally"))
+        .args(["--ledger", "--json", HISTORY])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), stdout(&from_file));
+    assert_eq!(stderr(&out), "");
+    // Standard input is read when named, `-`; a pipe with no `-` is said, not read.
+    let records = std::fs::read(root().join(HISTORY)).unwrap();
+    let piped = run_with_stdin(
+        Command::new(bin("panel-tally"))
+            .args(["--ledger", "--json", "-"])
+            .env("XDG_STATE_HOME", tmp.path().join("none")),
+        &records,
+    );
+    assert_eq!(stdout(&piped), stdout(&from_file), "{}", stderr(&piped));
+    let unread = run_with_stdin(
+        Command::new(bin("panel-tally"))
+            .args(["--ledger", "--json"])
+            .env_remove("PANEL_HISTORY")
+            .env("XDG_STATE_HOME", &state),
+        b"",
+    );
+    assert_eq!(stdout(&unread), stdout(&from_file));
+    assert!(
+        stderr(&unread).contains("standard input is not read (`-` reads it)"),
+        "{}",
+        stderr(&unread)
+    );
+    // No history: one line, exit 2.
+    for (var, want) in [
+        ("off", "none is kept (PANEL_HISTORY=off)"),
+        ("/no/such/history.jsonl", "no history there"),
+    ] {
+        let out = Command::new(bin("panel-tally"))
+            .arg("--ledger")
+            .env("PANEL_HISTORY", var)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{}", stderr(&out));
+    }
+}
+
+/// "The history mixes every run on the machine, with no way to keep to one's own": --since,
+/// --seat, --run and --candidate keep the ledger to some of its panels, each kept whole.
+#[test]
+fn the_ledger_keeps_to_a_time_a_seat_a_run_or_a_candidate() {
+    let tmp = TempDir::new("ledger-select");
+    let state = tmp.path().join("state");
+    std::fs::create_dir_all(state.join("panel")).unwrap();
+    // Three panels: an old run, a run of now (both named as panel names run folders, and gone),
+    // and an --out folder that is still there.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let stamp = Command::new("date")
+        .args(["-u", "-d", &format!("@{now}"), "+%Y%m%dT%H%M%SZ"])
+        .output()
+        .unwrap();
+    let stamp = String::from_utf8(stamp.stdout).unwrap();
+    let old = "/gone/panel/runs/20200101T000000Z-0123456789ab".to_string();
+    let new = format!("/gone/panel/runs/{}-abcdef012345", stamp.trim());
+    let out_dir = tmp.path().join("out").display().to_string();
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(work.join("docs")).unwrap();
+    std::fs::write(work.join("docs/page.md"), "the page\n").unwrap();
+    let page = format!("sha256:{}", crate::util::sha256_hex(b"the page\n"));
+    let panel = |run: &str, seats: [&str; 2], candidate: &str| {
+        seats.map(|s| {
+            let mut r = rec(s, "correctness", "holds", run);
+            r["candidate"] = candidate.into();
+            r
+        })
+    };
+    let mut recs = Vec::new();
+    recs.extend(panel(&old, ["claude:haiku", "codex:gpt-5"], "sha256:aa01"));
+    recs.extend(panel(&new, ["claude:sonnet", "codex:gpt-5"], &page));
+    recs.extend(panel(
+        &out_dir,
+        ["claude:haiku", "opencode:x"],
+        "sha256:bb02",
+    ));
+    // A canary of the old run goes with it.
+    let mut canary = rec("claude:haiku", "correctness", "breaks", &old);
+    canary["judge"] = "canary-1".into();
+    canary["canary"] = "breaks".into();
+    canary["candidate"] = "sha256:cc03".into();
+    recs.push(canary);
+    std::fs::write(state.join("panel/history.jsonl"), jsonl(&recs)).unwrap();
+
+    // What a filtered ledger counts: its records, panels, canaries, and the seats in it.
+    let kept = |args: &[&str]| -> (u64, u64, u64, Vec<String>) {
+        let out = ledger_of_history(&state, &[&["--json"][..], args].concat());
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        let recs = records_of(&out);
+        let s = recs.iter().find(|r| r["type"] == "ledger-summary").unwrap();
+        let seats = recs
+            .iter()
+            .filter(|r| r["scope"] == "seat")
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect();
+        let n = |k: &str| s[k].as_u64().unwrap();
+        (n("records"), n("panels"), n("canaries"), seats)
+    };
+    let seats = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(kept(&[]).0, 7);
+    assert_eq!(
+        kept(&["--seat", "claude:haiku"]),
+        (
+            5,
+            2,
+            1,
+            seats(&["claude:haiku", "codex:gpt-5", "opencode:x"])
+        )
+    );
+    assert_eq!(
+        kept(&["--seat", "claude:sonnet", "--seat", "opencode:x"]).1,
+        2
+    );
+    assert_eq!(
+        kept(&["--run", "0123456789ab"]),
+        (3, 1, 1, seats(&["claude:haiku", "codex:gpt-5"]))
+    );
+    assert_eq!(kept(&["--run", "20200101T000000Z-0123456789ab"]).0, 3);
+    assert_eq!(kept(&["--run", &old]).0, 3);
+    assert_eq!(kept(&["--run", &out_dir, "--run", &new]).1, 2);
+    // --since: a run's time is in its folder's name, gone or not; else the folder's own time.
+    assert_eq!(kept(&["--since", "1h"]).1, 2);
+    assert_eq!(kept(&["--since", "24h", "--seat", "codex:gpt-5"]).1, 1);
+    assert_eq!(kept(&["--since", "2019-12-31"]).1, 3);
+    assert_eq!(kept(&["--since", "2020-01-01T00:00:01Z"]).1, 2);
+    // A candidate: a file (its seal), a folder of work (its files' seals), a seal's start.
+    let file = work.join("docs/page.md");
+    assert_eq!(
+        kept(&["--candidate", file.to_str().unwrap()]),
+        (2, 1, 0, seats(&["claude:sonnet", "codex:gpt-5"]))
+    );
+    let work = work.to_str().unwrap();
+    assert_eq!(kept(&["--candidate", work]).1, 1);
+    assert_eq!(
+        kept(&["--candidate", "aa01"]),
+        (3, 1, 1, seats(&["claude:haiku", "codex:gpt-5"]))
+    );
+    assert_eq!(
+        kept(&["--candidate", work, "--candidate", "sha256:bb"]).1,
+        2
+    );
+
+    // Bad values, and a filter that keeps nothing: one line, exit 2.
+    for (args, want) in [
+        (&["--since", "yesterday"][..], "not an RFC 3339 time"),
+        (&["--since", "7y"], "nor an age (30m, 12h, 7d)"),
+        (&["--seat", ":haiku"], "not a seat"),
+        (&["--run", ""], "not a run"),
+        (&["--candidate", "no-such-thing"], "no such file or folder"),
+        (&["--seat", "claude:opus"], "no panel kept by"),
+        (
+            &["--candidate", work, "--seat", "claude:haiku"],
+            "no panel kept by",
+        ),
+    ] {
+        let out = ledger_of_history(&state, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).lines().count(),
+            1,
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(want), "{args:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "");
+    }
+    // The same filters read standard input, named.
+    let piped = run_with_stdin(
+        Command::new(bin("panel-tally")).args(["--ledger", "--json", "--run", "0123456789ab", "-"]),
+        &jsonl(&recs),
+    );
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    assert!(
+        stdout(&piped).contains("\"records\":3,"),
+        "{}",
+        stdout(&piped)
+    );
+    // And --history keeps to them as well.
+    let out = Command::new(bin("panel-tally"))
+        .args([
+            "--history",
+            "--run",
+            "0123456789ab",
+            "--seat",
+            "claude:haiku",
+        ])
+        .env_remove("PANEL_HISTORY")
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("== 2020-01-01T00:00:00Z candidate "),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(stdout(&out).matches("\n== ").count(), 0, "{}", stdout(&out));
 }

@@ -162,6 +162,18 @@ fn shown_text(html: &str) -> String {
     out
 }
 
+/// `html` without what its `<code>` elements hold.
+fn outside_code(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find("<code>") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("</code>").expect("a <code> is closed");
+        rest = &rest[i + end + "</code>".len()..];
+    }
+    out + rest
+}
+
 /// What is wrong with `md` as a comment: unbalanced sections, a tag, image or link that the
 /// records put there, a mention or issue reference GitHub would act on.
 fn structure_faults(md: &str, sections: usize) -> Vec<String> {
@@ -196,7 +208,8 @@ fn structure_faults(md: &str, sections: usize) -> Vec<String> {
             html.matches("<details>").count()
         ));
     }
-    let text: Vec<char> = shown_text(&html).chars().collect();
+    // GitHub reads no mention or reference inside `code`: a name is shown there as it is.
+    let text: Vec<char> = shown_text(&outside_code(&html)).chars().collect();
     for (i, c) in text.iter().enumerate() {
         let next = text.get(i + 1).copied().unwrap_or(' ');
         if (*c == '@' && (next.is_alphanumeric() || next == '_'))
@@ -249,6 +262,33 @@ fn the_structure_check_catches_what_it_must() {
     ] {
         assert!(!structure_faults(bad, 1).is_empty(), "{bad}");
     }
+}
+
+/// A judge's name is shown in `<code>`, so that the name copied from the comment is the name:
+/// no zero-width space after its `@`, and still no mention.
+#[test]
+fn a_judges_name_copies_as_it_is() {
+    let name = "correctness@claude-haiku";
+    let records = std::fs::read_to_string(root().join("examples/markdown/verdicts.jsonl"))
+        .unwrap()
+        .replace(
+            "\"judge\":\"correctness\"",
+            &format!("\"judge\":\"{name}\""),
+        );
+    let out = crate::util::run_with_stdin(
+        Command::new(bin("panel-tally")).args(["--format", "markdown"]),
+        records.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let html = html_of(&stdout(&out));
+    let copied: Vec<String> = html
+        .split("<code>")
+        .skip(1)
+        .map(|c| shown_text(&c[..c.find("</code>").unwrap()]))
+        .collect();
+    // The table's cell and the reason's summary.
+    assert_eq!(copied.iter().filter(|c| *c == name).count(), 2, "{html}");
+    assert!(structure_faults(&stdout(&out), 3).is_empty());
 }
 
 #[test]

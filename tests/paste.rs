@@ -111,7 +111,7 @@ fn scene(tag: &str) -> (TempDir, PathBuf, PathBuf) {
 
 fn rows() -> Vec<Value> {
     let out = Command::new(bin("panel-judge"))
-        .arg("--list-harnesses")
+        .args(["--list-harnesses", "--json"])
         .output()
         .unwrap();
     serde_json::from_slice(&out.stdout).unwrap()

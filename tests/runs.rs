@@ -243,7 +243,7 @@ fn runs_lists_the_run_folders_and_keep_prunes_only_what_is_ours_and_free() {
     std::os::unix::fs::symlink(&target, runs.join("20200101T000003Z-000000000003")).unwrap();
     fs::write(runs.join("20200101T000004Z-000000000004"), "x").unwrap();
 
-    let out = b.tally(&["--runs"]);
+    let out = b.tally(&["--runs", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let listed = records(&out);
     let paths: Vec<&str> = listed.iter().map(|r| r["path"].as_str().unwrap()).collect();
@@ -273,6 +273,12 @@ fn runs_lists_the_run_folders_and_keep_prunes_only_what_is_ours_and_free() {
     assert!(lines[1].ends_with(&shown(&run)) && lines[1].contains("verdicts.jsonl (3)"));
     assert!(lines[2].contains(" live ") && lines[2].ends_with(&shown(&held_dir)));
     assert_eq!(lines.len(), 4);
+    // Through a pipe, the same table: JSON lines only with --json.
+    let piped = stdout(&b.tally(&["--runs"]));
+    let piped: Vec<&str> = piped.lines().collect();
+    assert_eq!(piped.len(), 4, "{piped:?}");
+    assert_eq!(piped[0], lines[0]);
+    assert!(piped[1].ends_with(&shown(&run)), "{piped:?}");
 
     // The default keep: the old free one goes, the rest stay.
     let out = b.tally(&["--runs", "--keep", "14", "--json"]);

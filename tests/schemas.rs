@@ -187,7 +187,7 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
     let history = std::fs::read(root().join("examples/history.jsonl")).unwrap();
     run(
         &mut seen,
-        Command::new(bin("panel-tally")).args(["--ledger", "--json"]),
+        Command::new(bin("panel-tally")).args(["--ledger", "--json", "-"]),
         &history,
         &[0],
     );
@@ -226,7 +226,8 @@ fn every_pipeline_writes_records_that_meet_their_schemas() {
         .unwrap();
     let mut gold = Command::new(bin("panel-tally"));
     gold.args(["--ledger", "--json", "--require-kappa", "0", "--gold"])
-        .arg(&labels);
+        .arg(&labels)
+        .arg("-");
     run(&mut seen, &mut gold, &history.stdout, &[0, 1, 3]);
     // Every label the file holds meets the gold schema.
     for line in std::fs::read_to_string(&labels).unwrap().lines() {
@@ -354,7 +355,7 @@ fn judge(args: &[&str]) -> Output {
 
 #[test]
 fn listed_harness_rows_meet_the_harness_schema() {
-    let out = judge(&["--list-harnesses"]);
+    let out = judge(&["--list-harnesses", "--json"]);
     ok(&out, &[0]);
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(schema_errors("harness", &rows), Vec::<String>::new());
@@ -385,7 +386,7 @@ fn a_user_s_harness_row_meets_the_schema_and_may_name_it() {
     assert_eq!(schema_errors("harness", &row), Vec::<String>::new());
     // panel-judge takes the row with its "$schema", and lists it back without it.
     let file = write(tmp.path(), "mine.json", &row);
-    let out = judge(&["--harness-file", &file, "--list-harnesses"]);
+    let out = judge(&["--harness-file", &file, "--list-harnesses", "--json"]);
     ok(&out, &[0]);
     let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let listed = rows.iter().find(|r| r["name"] == "mine").unwrap();

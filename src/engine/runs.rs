@@ -455,6 +455,12 @@ fn rfc3339(secs: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
+/// When the run of the folder named `name` started, if it is a name we give (in the cache, or
+/// `panel.`-prefixed in the temporary folder).
+pub fn started_at(name: &str) -> Option<u64> {
+    started(name.strip_prefix("panel.").unwrap_or(name))
+}
+
 /// When the run named `name` (its prefix taken off) started, if it is a name we give:
 /// `YYYYMMDDTHHMMSSZ-` and twelve lowercase hex digits.
 fn started(name: &str) -> Option<u64> {

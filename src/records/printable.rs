@@ -112,6 +112,19 @@ const MARKDOWN_MARKS: &str = "\\`*_[]<>&|~!#@$";
 /// control and bidirectional characters are shown escaped ([`shown`]); leading blanks are
 /// dropped (four would make a code block); at most [`MARKDOWN_FIELD_CHARS`] characters.
 pub fn markdown(text: &str) -> String {
+    escape_markdown(text, true)
+}
+
+/// A name (a judge's, `correctness@claude-haiku`) as Markdown: [`markdown`]'s escaping inside
+/// `<code>`, but with no zero-width space after `@`, `#` or `GH-`, so that the name copied from
+/// the page is the name. GitHub reads no mention or issue reference inside `code` (its filters
+/// skip that element); an address (`://`, `www.`) is still broken, as Markdown links it anywhere.
+pub fn markdown_name(text: &str) -> String {
+    format!("<code>{}</code>", escape_markdown(text, false))
+}
+
+/// [`markdown`], with the zero-width spaces that stop mentions and issue references or without.
+fn escape_markdown(text: &str, defuse_references: bool) -> String {
     const ZWSP: &str = "&#8203;";
     let mut out = String::with_capacity(text.len() + text.len() / 2);
     let text = text.trim_start_matches([' ', '\t']);
@@ -144,8 +157,12 @@ pub fn markdown(text: &str) -> String {
                     out.push(c);
                 }
                 let defuse = match c {
-                    '@' | '#' => true,
-                    '-' => prev.eq_ignore_ascii_case(&'h') && prev2.eq_ignore_ascii_case(&'g'),
+                    '@' | '#' => defuse_references,
+                    '-' => {
+                        defuse_references
+                            && prev.eq_ignore_ascii_case(&'h')
+                            && prev2.eq_ignore_ascii_case(&'g')
+                    }
                     ':' => chars.peek() == Some(&'/'),
                     _ => false,
                 };
@@ -369,6 +386,26 @@ mod tests {
         assert_eq!(markdown("&lt;"), "&#38;lt;");
         assert_eq!(markdown("a\x1b[2K\u{202e}"), "a&#92;x1b&#91;2K&#92;u{202e}");
         assert_eq!(markdown("é ✓"), "é ✓");
+    }
+
+    #[test]
+    fn a_name_is_copied_as_it_is() {
+        let name = "correctness@claude-haiku";
+        let md = markdown_name(name);
+        assert_eq!(md, "<code>correctness&#64;claude-haiku</code>");
+        let text = decoded(
+            md.strip_prefix("<code>")
+                .unwrap()
+                .strip_suffix("</code>")
+                .unwrap(),
+        );
+        assert_eq!(text, name);
+        assert_eq!(markdown_name("gh-1#2"), "<code>gh-1&#35;2</code>");
+        // A hostile name still closes nothing and links nothing.
+        assert_eq!(
+            markdown_name("</code>www.x"),
+            "<code>&#60;/code&#62;www&#8203;.x</code>"
+        );
     }
 
     #[test]

@@ -33,9 +33,9 @@ pub fn seat_options(cmd: &clap::Command) -> Vec<String> {
     out
 }
 
-/// The harness names, one a line, from `panel-judge --list-harnesses` (a JSON array of rows,
+/// The harness names, one a line, from `panel-judge --list-harnesses --json` (a JSON array of rows,
 /// each row's `"name"` four spaces in): in bash and zsh, a sed over it.
-const NAMES_SED: &str = r#"command panel-judge --list-harnesses 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)",\{0,1\}$/\1/p'"#;
+const NAMES_SED: &str = r#"command panel-judge --list-harnesses --json 2>/dev/null | sed -n 's/^    "name": "\([^"]*\)",\{0,1\}$/\1/p'"#;
 
 /// `script` (clap_complete's for `shell`: "bash", "zsh" or "fish") with every option of
 /// `seats` completing harness names. Names complete without a space after them in bash and
@@ -114,7 +114,7 @@ pub fn with_harness_names(shell: &str, script: &str, seats: &[String]) -> anyhow
         }
         "fish" => {
             out.push_str(
-                "# The harness names a seat (HARNESS[:MODEL]) starts with.\nfunction __panel_harnesses\n    command panel-judge --list-harnesses 2>/dev/null | string replace -rf '^    \"name\": \"([^\"]*)\",?$' '$1'\nend\n\n",
+                "# The harness names a seat (HARNESS[:MODEL]) starts with.\nfunction __panel_harnesses\n    command panel-judge --list-harnesses --json 2>/dev/null | string replace -rf '^    \"name\": \"([^\"]*)\",?$' '$1'\nend\n\n",
             );
             for line in script.split_inclusive('\n') {
                 let seat = seats.iter().find(|s| {

@@ -220,7 +220,7 @@ fn harness() -> SchemaFile {
     let schema = head(
         schema,
         "panel harness rows",
-        "A harness row (panel-judge --harness-file FILE, $XDG_CONFIG_HOME/panel/harnesses/*.json), or an array of rows (what panel-judge --list-harnesses prints)",
+        "A harness row (panel-judge --harness-file FILE, $XDG_CONFIG_HOME/panel/harnesses/*.json), or an array of rows (what panel-judge --list-harnesses --json prints)",
     );
     SchemaFile {
         name: "harness",

@@ -1,8 +1,9 @@
-//! What panel-judge says of its harnesses without launching a judge: `--list-harnesses` (the
-//! table's rows as JSON, or a table on a terminal) and `--doctor` (each harness on this
-//! machine, and the walls it allows).
+//! What panel-judge says of its harnesses without launching a judge: `--list-harnesses` (a
+//! table, or with `--json` the rows as JSON) and `--doctor` (each harness on this machine, and
+//! the walls it allows).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
+
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -14,11 +15,12 @@ use crate::engine::sandbox::Setting;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};
 use crate::records::printable::{columns, inline};
 
-/// `--list-harnesses`: the rows as pretty JSON (what a harness file holds, and what the
-/// completions read, byte for byte) unless standard output is a terminal and `json` is not asked.
+/// `--list-harnesses`: the table, on a terminal or through a pipe alike (a report keeps one
+/// shape wherever it goes); with `json` the rows as pretty JSON (what a harness file holds, and
+/// what the completions read, byte for byte).
 pub fn list(table: &Table, ctx: &Context, json: bool) -> Result<ExitCode> {
     let mut out = crate::engine::output::stdout();
-    if json || !std::io::stdout().is_terminal() {
+    if json {
         serde_json::to_writer_pretty(&mut out, table.rows())?;
         writeln!(out)?;
     } else {

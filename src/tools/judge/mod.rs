@@ -202,10 +202,10 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Print the harness table and exit: on a terminal a table (each row's program, found on
-    /// PATH or not, its model family, whether it was proven against the real CLI, its
-    /// measured overhead, the bytes of its first model request and its requests, its
-    /// lockdown); elsewhere, or with --json, the rows as JSON, what a harness file holds.
+    /// Print the harness table and exit: a table, on a terminal or through a pipe (each row's
+    /// program, found on PATH or not, its model family, whether it was proven against the real
+    /// CLI, its measured overhead, the bytes of its first model request and its requests, its
+    /// lockdown); with --json the rows as JSON, what a harness file holds.
     #[arg(long)]
     pub list_harnesses: bool,
 
@@ -220,8 +220,8 @@ pub struct Args {
     #[arg(long)]
     pub doctor: bool,
 
-    /// With --list-harnesses, JSON on a terminal too; with --doctor, records instead of the
-    /// table; with --estimate, one JSON object instead of the table.
+    /// With --list-harnesses, the rows as JSON instead of the table; with --doctor, records
+    /// instead of the table; with --estimate, one JSON object instead of the table.
     #[arg(long, requires = "info")]
     pub json: bool,
 }
@@ -306,7 +306,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "Copy a harness row to change it",
-            "panel-judge --list-harnesses | jq '.[] | select(.name == \"claude\")'",
+            "panel-judge --list-harnesses --json | jq '.[] | select(.name == \"claude\")'",
         ),
     ],
 };

@@ -3,8 +3,9 @@
 //!
 //! A verdict record carries no time and no panel id of its own: a panel is the records of one
 //! run folder (`run`), grouped by it wherever parallel runs interleaved their lines, in the
-//! order each panel's first line was appended; its time is its run folder's modification time,
-//! unknown once the folder is gone. The history is others' writing: a line that is not a
+//! order each panel's first line was appended; its time is when its run started, as the run
+//! folder's name says (else the folder's modification time, unknown once the folder is gone).
+//! Which panels are shown is [`select`]'s, which `--ledger` shares. The history is others' writing: a line that is not a
 //! verdict record (a torn line a killed writer left) is skipped and counted in a note, only a
 //! FIFO or device is refused (never opened to block), and every text shown is escaped.
 
@@ -25,6 +26,7 @@ use crate::tools::tally::count::short_seal;
 use crate::tools::tally::ledger::read;
 use crate::tools::tally::reader;
 use crate::tools::tally::report::{Format, Sink};
+use crate::tools::tally::select::{self, Kept, Select};
 
 /// The options of `--history`, kept apart so that Args gains one field.
 #[derive(clap::Args, Debug, Default)]
@@ -33,27 +35,41 @@ pub struct Filters {
     /// $XDG_STATE_HOME/panel/history.jsonl puts it; or FILE), oldest first, each as its records
     /// alone would be reported, after a line with its time, candidate and run folder. A panel
     /// is the records of one run folder, however the lines of parallel runs interleaved; its
-    /// time is that folder's modification time. A line that is not a verdict record (torn) is
-    /// skipped with a note. Exit 0 when read, whatever the panels decided.
+    /// time is when its run started, as panel names the run folder (else that folder's
+    /// modification time). A line that is not a verdict record (torn) is skipped with a note.
+    /// Exit 0 when read, whatever the panels decided.
     #[arg(long, value_name = "FILE", num_args = 0..=1,
           conflicts_with_all = ["inputs", "ledger", "pr", "each", "view"])]
     pub history: Option<Option<PathBuf>>,
 
-    /// With --history: only panels since WHEN, an RFC 3339 time (2026-12-01T09:00:00Z, or a
-    /// date) or an age (90s, 30m, 12h, 7d, 2w). A panel whose run folder is gone has no time
-    /// and is left out.
-    #[arg(long, value_name = "WHEN", requires = "history", value_parser = when)]
-    pub since: Option<When>,
+    /// With --history or --ledger: only panels since WHEN, an RFC 3339 time
+    /// (2026-12-01T09:00:00Z, or a date) or an age back from now (90s, 30m, 24h, 7d, 2w). A
+    /// panel's time is when its run started, as panel names its run folder, else that folder's
+    /// modification time; a panel with neither (its folder gone) is left out, and counted.
+    #[arg(long, value_name = "WHEN", requires = "reading")]
+    pub since: Option<String>,
+
+    /// With --history or --ledger: only panels where this seat sat (HARNESS[:MODEL], as
+    /// panel-judge was given it), kept whole, its other judges too; repeated, any of them.
+    #[arg(long = "seat", value_name = "SEAT", requires = "reading")]
+    pub seats: Vec<String>,
+
+    /// With --history or --ledger: only the panel of this run: its run folder's path or name
+    /// (20261202T173135Z-3f9a1c0d22e4, as `verdicts:` and --runs show it) or the id at its
+    /// end (3f9a1c0d22e4); repeated, any of them.
+    #[arg(long = "run", value_name = "RUN", requires = "reading")]
+    pub run_ids: Vec<String>,
 
     /// With --history: only panels with a judge of this name, shown whole (every judge's line
     /// and the panel's outcome); repeated, a panel with any of them.
     #[arg(long = "judge", value_name = "NAME", requires = "history")]
     pub judges: Vec<String>,
 
-    /// With --history: only panels about this candidate: a file (its seal), a seal
-    /// (sha256:HEX) or the start of its hex.
-    #[arg(long, value_name = "X", requires = "history")]
-    pub candidate: Option<String>,
+    /// With --history or --ledger: only panels about this candidate: a file (its seal, as it
+    /// is now), a folder of work (the seals of the files under it, .git aside), a seal
+    /// (sha256:HEX) or the start of its hex; repeated, any of them.
+    #[arg(long = "candidate", value_name = "X", requires = "reading")]
+    pub candidates: Vec<String>,
 
     /// With --history: only the newest N panels (after the other filters), still oldest first.
     #[arg(long, value_name = "N", requires = "history")]
@@ -68,17 +84,8 @@ pub enum When {
     Ago(Duration),
 }
 
-impl When {
-    /// Seconds since the epoch.
-    fn at(self, now: SystemTime) -> i64 {
-        match self {
-            When::At(t) => t,
-            When::Ago(d) => seconds(now) - d.as_secs().min(i64::MAX as u64 / 2) as i64,
-        }
-    }
-}
-
-fn seconds(t: SystemTime) -> i64 {
+/// Seconds since the epoch of `t`.
+pub fn seconds(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_secs() as i64,
         Err(e) => -(e.duration().as_secs() as i64),
@@ -136,12 +143,14 @@ struct Panel {
     /// The candidate of its first record that is not a canary's; empty when all are.
     candidate: String,
     judges: Vec<String>,
+    /// Whether a judge of a seat `--seat` names sat on it.
+    seated: bool,
     lines: String,
     time: Option<i64>,
 }
 
 /// The history to read: FILE, else where panel-judge writes it.
-fn path(file: Option<&Path>) -> Result<PathBuf> {
+pub fn path(file: Option<&Path>) -> Result<PathBuf> {
     if let Some(file) = file {
         return Ok(file.to_path_buf());
     }
@@ -155,7 +164,7 @@ fn path(file: Option<&Path>) -> Result<PathBuf> {
 
 /// Opens the history to read: through a symbolic link the user made, but only a regular
 /// file, and never waiting on a FIFO's writer.
-fn open(path: &Path) -> Result<File> {
+pub fn open(path: &Path) -> Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = one_line(&path.display().to_string());
     let file = match std::fs::OpenOptions::new()
@@ -181,7 +190,7 @@ fn open(path: &Path) -> Result<File> {
 }
 
 /// Reads the history into its panels, in the order their first lines were appended.
-fn panels(name: &str, file: File) -> Result<(Vec<Panel>, u64, Option<String>)> {
+fn panels(name: &str, file: File, select: &Select) -> Result<(Vec<Panel>, u64, Option<String>)> {
     let mut panels: Vec<Panel> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let (mut skipped, mut first_skipped) = (0u64, None);
@@ -206,7 +215,7 @@ fn panels(name: &str, file: File) -> Result<(Vec<Panel>, u64, Option<String>)> {
             let i = *index.entry(key).or_insert_with(|| {
                 panels.push(Panel {
                     run: rec.run.to_string(),
-                    time: run_time(&rec.run),
+                    time: select::run_time(&rec.run),
                     ..Panel::default()
                 });
                 panels.len() - 1
@@ -216,6 +225,7 @@ fn panels(name: &str, file: File) -> Result<(Vec<Panel>, u64, Option<String>)> {
                 p.candidate = rec.candidate.to_string();
             }
             p.judges.push(rec.judge.to_string());
+            p.seated |= select.seat(&rec.seat);
             p.lines.push_str(line);
             p.lines.push('\n');
             Ok(())
@@ -224,51 +234,32 @@ fn panels(name: &str, file: File) -> Result<(Vec<Panel>, u64, Option<String>)> {
     Ok((panels, skipped, first_skipped))
 }
 
-/// The modification time of a run folder, looked at, never followed or opened.
-fn run_time(run: &str) -> Option<i64> {
-    if run.is_empty() {
-        return None;
-    }
-    let meta = std::fs::symlink_metadata(run).ok().filter(|m| m.is_dir())?;
-    meta.modified().ok().map(seconds)
-}
-
-/// What `--candidate` matches: a file's seal, or a seal or the start of its hex.
-fn candidate_seal(x: &str) -> Result<String> {
-    let path = Path::new(x);
-    if std::fs::symlink_metadata(path).is_ok() {
-        return Ok(crate::records::candidate::Candidate::read(x)?.seal);
-    }
-    let hex = x.strip_prefix("sha256:").unwrap_or(x);
-    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        bail!(
-            "--candidate {:?}: no such file, and not a seal (sha256:HEX) or the start of its hex",
-            inline(x)
-        );
-    }
-    Ok(format!("sha256:{}", hex.to_ascii_lowercase()))
-}
-
 /// `panel-tally --history`.
 pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -> Result<ExitCode> {
     let path = path(f.history.as_ref().and_then(|p| p.as_deref()))?;
-    let seal = f.candidate.as_deref().map(candidate_seal).transpose()?;
+    let select = Select::new(f, now)?;
     let name = path.display().to_string();
-    let (all, skipped, first_skipped) = panels(&name, open(&path)?)?;
+    let (all, skipped, first_skipped) = panels(&name, open(&path)?, &select)?;
     let read = all.len();
-    let since = f.since.map(|w| w.at(now));
     let mut untimed = 0;
     let mut chosen: Vec<Panel> = all
         .into_iter()
         .filter(|p| !p.candidate.is_empty())
-        .filter(|p| seal.as_ref().is_none_or(|s| p.candidate.starts_with(s)))
         .filter(|p| f.judges.is_empty() || p.judges.iter().any(|j| f.judges.contains(j)))
-        .filter(|p| match (since, p.time) {
-            (None, _) => true,
-            (Some(s), Some(t)) => t >= s,
-            (Some(_), None) => {
-                untimed += 1;
-                false
+        .filter(|p| {
+            let facts = select::Panel {
+                run: &p.run,
+                time: p.time,
+                candidate: &p.candidate,
+                seated: p.seated,
+            };
+            match select.panel(&facts) {
+                Kept::Yes => true,
+                Kept::No => false,
+                Kept::Untimed => {
+                    untimed += 1;
+                    false
+                }
             }
         })
         .collect();

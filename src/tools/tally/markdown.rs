@@ -6,7 +6,8 @@
 //! Only our own words are written as they are; every piece of text read from a record (a
 //! reason, a finding, a name, a lens, a path) goes through [`records::printable::markdown`], which
 //! leaves it no syntax: it cannot close a `<details>`, mention anyone, link an issue or load an
-//! image.
+//! image. A judge's name goes through [`records::printable::markdown_name`] instead: the same
+//! escaping inside `<code>`, where GitHub reads no mention, so the name copied is the name.
 //!
 //! Here are the pieces every report's Markdown shares: the decision's mark, a table, a
 //! collapsible section. Each report's own Markdown lives beside its text, in its mode's room:

@@ -20,6 +20,7 @@ pub mod reader;
 pub mod report;
 pub mod reviews;
 pub mod runs;
+pub mod select;
 pub mod synthesis;
 pub mod wording;
 
@@ -64,7 +65,7 @@ use report::{Format, Sink};
 /// Judges left out (panel-judge --stop-when-decided or --cascade: status `cancelled`) count as
 /// missing, and the decision is made again with them missing: a cancelled judge never decides.
 /// A panel the answers in decide says so in place of the seed's PANEL line (whose panels never
-/// left a judge out): `PANEL: holds, decided 2-0 of --agree 2; 1 judge not needed
+/// left a judge out): `PANEL: holds, decided 2-0 with --agree 2; 1 judge not needed
 /// (cancelled).` One the answers in do not decide (a forged or edited stream, or an --agree
 /// other than the panel ran under) is no decision, exit 3, with a `CANCELLED WITHOUT CAUSE:`
 /// line naming the judges. The JSON tally carries `cancelled` (judges) and `decidedEarly`,
@@ -93,6 +94,8 @@ use report::{Format, Sink};
 /// The pr-panel record carries `cancelled` and `cancelledWithoutCause`, absent when none was.
 #[derive(Parser, Debug)]
 #[command(name = "panel-tally", version)]
+// What --since, --seat, --run and --candidate keep to: the history's panels, or the ledger's.
+#[command(group(clap::ArgGroup::new("reading").args(["history", "ledger"]).multiple(true)))]
 pub struct Args {
     /// Input files of verdict records (JSON lines); standard input when none or `-`.
     pub inputs: Vec<String>,
@@ -163,7 +166,9 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["pr", "view"])]
     pub require_canaries: bool,
 
-    /// Read a history of verdict records from many panels as a ledger of its judges: their
+    /// Read a history of verdict records from many panels as a ledger of its judges (the files
+    /// given, `-` for standard input; with none, the history panel-judge appends to, where
+    /// --history reads it; --since, --seat, --run and --candidate keep to some of its panels): their
     /// agreement (Cohen's and Fleiss' kappa, drawn as a heat map, and Krippendorff's alpha),
     /// who adds nothing, who rubber-stamps, who abstains, and the smallest sub-panel that
     /// decided as the full one, each figure with its 95 % interval. Fleiss' kappa applies when
@@ -237,8 +242,8 @@ pub struct Args {
     /// List the run folders the tools that launch judges made where no --out named one
     /// ($XDG_CACHE_HOME/panel/runs, ~/.cache when XDG_CACHE_HOME is unset, empty or relative),
     /// newest first: age, size, judges, the ledger and its records, whether a live run holds
-    /// it, and its path. A table on a terminal (or --format text), else one run-folder record
-    /// per line (or --json). Exit 0.
+    /// it, and its path. A table, on a terminal or through a pipe; with --json one run-folder
+    /// record per line. Exit 0.
     #[arg(long, conflicts_with_all = ["inputs", "pr", "each", "agree", "last_wins", "view", "require_canaries", "ledger", "history"])]
     pub runs: bool,
 
@@ -300,6 +305,10 @@ pub const DOC: ToolDoc = ToolDoc {
         (
             "Which of two answers the panel prefers, each judge asked in both orders",
             "panel-judge --contract pairwise --brief question.md a.md b.md | panel-tally",
+        ),
+        (
+            "The ledger of the past week's panels about this folder's work, from the history",
+            "panel-tally --ledger --since 7d --candidate .",
         ),
         (
             "The last three panels of the history where judge a-claude sat, of the past week",
@@ -396,12 +405,11 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
 }
 
 /// How `--ledger` reads its history: the gold labels read now (a bad file is exit 2 before
-/// any record is), and the gate on them.
+/// any record is), the gate on them, and the panels kept.
 fn ledger_reading(args: &Args) -> Result<ledger::Reading> {
+    let select = select::Select::new(&args.log, std::time::SystemTime::now())?;
     let gold = match &args.gold {
-        Some(path)
-            if path == "-" && sources(&args.inputs).iter().any(|s| s.name() == "<stdin>") =>
-        {
+        Some(path) if path == "-" && args.inputs.iter().any(|i| i == "-") => {
             bail!("--gold -: the records are read from standard input already")
         }
         Some(path) => Some(crate::records::gold::Gold::read(Source::Path(
@@ -425,7 +433,44 @@ fn ledger_reading(args: &Args) -> Result<ledger::Reading> {
         inconsistent: args.inconsistent,
         gold,
         require,
+        select,
     })
+}
+
+/// What `--ledger` reads: the files given (`-` standard input), else the history panel-judge
+/// appends to, as `--history` finds it. Standard input is read only when named: a ledger run
+/// with no file in a script whose standard input is empty read nothing.
+fn ledger_inputs(args: &Args) -> Result<Vec<Source>> {
+    if !args.inputs.is_empty() {
+        return Ok(sources(&args.inputs));
+    }
+    let path = history::path(None)?;
+    let file = history::open(&path)?;
+    if stdin_holds_data() {
+        eprintln!(
+            "panel-tally: --ledger: reading the history {}; standard input is not read (`-` reads it)",
+            crate::records::printable::one_line(&path.display().to_string())
+        );
+    }
+    Ok(vec![match path.to_str() {
+        // By its path, so that a filtered ledger can read it twice.
+        Some(p) => Source::Path(p.to_string()),
+        None => Source::Open {
+            name: path.display().to_string(),
+            reader: Box::new(file),
+        },
+    }])
+}
+
+/// Whether standard input is a pipe or a file: records a user may have meant for the ledger.
+fn stdin_holds_data() -> bool {
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    let Ok(stat) = nix::sys::stat::fstat(stdin.as_fd()) else {
+        return false;
+    };
+    let kind = stat.st_mode & nix::libc::S_IFMT;
+    kind == nix::libc::S_IFIFO || (kind == nix::libc::S_IFREG && stat.st_size > 0)
 }
 
 /// The clap definition of `panel-tally`.
@@ -517,7 +562,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             decision::check_agree(args.agree)?;
             let how = ledger_reading(&args)?;
             let (svg, bootstrap) = (args.svg.as_deref(), args.bootstrap);
-            ledger::run(sources(&args.inputs), args.format(), svg, bootstrap, how)
+            ledger::run(ledger_inputs(&args)?, args.format(), svg, bootstrap, how)
         }
         Mode::Records => records_panel(&args),
     }

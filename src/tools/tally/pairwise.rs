@@ -18,7 +18,7 @@ use crate::records::input::Source;
 use crate::records::pairwise::{
     PairwiseRecord, Preference, PreferenceCounts, PreferenceJudge, PreferenceTally, ShownAnswer,
 };
-use crate::records::printable::{inline, markdown as md, shown};
+use crate::records::printable::{inline, markdown as md, markdown_name as name, shown};
 use crate::records::{Decision, Status, exit_status};
 use crate::rules::decision::{self, Inconsistent};
 use crate::tools::tally::markdown::{details, mark, table};
@@ -284,7 +284,7 @@ pub fn markdown(t: &PreferenceTally) -> String {
         .iter()
         .map(|j| {
             vec![
-                md(&j.judge),
+                name(&j.judge),
                 md(&j.seat),
                 j.verdict.map_or(j.status.as_str(), |v| v.as_str()).into(),
                 orders_column(j),
@@ -298,7 +298,7 @@ pub fn markdown(t: &PreferenceTally) -> String {
         .map(|j| {
             format!(
                 "**{}**: {}",
-                md(&j.judge),
+                name(&j.judge),
                 md(j.reason.as_deref().unwrap_or(""))
             )
         })

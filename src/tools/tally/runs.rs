@@ -1,7 +1,7 @@
 //! `panel-tally --runs`: the run folders panel's tools made where none was named
 //! ([`crate::engine::runs`]), listed newest first, or with `--keep DAYS` pruned at once.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
@@ -13,11 +13,11 @@ use crate::records::runs::RunFolder;
 use crate::tools::tally::report::Format;
 
 /// Lists the run folders, or removes those older than `keep` days and lists those it removed:
-/// a table on a terminal or with `--format text`, else one `run-folder` record a line.
+/// a table, on a terminal or through a pipe alike; one `run-folder` record a line only with
+/// `--json` (a report that changed shape when piped surprised `| less`).
 pub fn run(format: Option<Format>, keep: Option<u32>) -> Result<ExitCode> {
     let table = match format {
-        None => std::io::stdout().is_terminal(),
-        Some(Format::Text) => true,
+        None | Some(Format::Text) => true,
         Some(Format::Json) => false,
         Some(Format::Markdown) => bail!("--runs: the run folders are listed as text or JSON"),
     };

@@ -91,7 +91,7 @@ pub fn panels_line(t: &Totals) -> String {
 }
 
 /// The PANEL line of a panel decided early, in place of the seed's (whose panels never left a
-/// judge out): `PANEL: holds, decided 2-0 of --agree 2; 1 judge not needed (cancelled).`
+/// judge out): `PANEL: holds, decided 2-0 with --agree 2; 1 judge not needed (cancelled).`
 /// `None` when no judge was cancelled, or the answers in do not decide the panel.
 pub fn early_panel_line(t: &Tally) -> Option<String> {
     if t.decided_early != Some(true) {
@@ -119,7 +119,7 @@ pub fn early_panel_line(t: &Tally) -> Option<String> {
         ),
     };
     Some(format!(
-        "PANEL: {side}, decided {won}-{lost} of {}{others}; {left_out}.",
+        "PANEL: {side}, decided {won}-{lost} with {}{others}; {left_out}.",
         threshold_words(t)
     ))
 }
@@ -147,19 +147,20 @@ pub fn uncaused_line(t: &Tally, show: &dyn Fn(&str) -> String) -> Option<String>
     let names: Vec<String> = t.cancelled.iter().map(|j| show(j)).collect();
     if over_budget(t).len() == t.cancelled.len() {
         return Some(format!(
-            "OVER BUDGET: {}: not launched, and the answers in do not decide the panel at {}: no decision (a larger --budget-usd asks them).",
+            "OVER BUDGET: {}: not launched, and the answers in do not decide the panel with {}: no decision (a larger --budget-usd asks them).",
             names.join(", "),
             threshold_words(t)
         ));
     }
     Some(format!(
-        "CANCELLED WITHOUT CAUSE: {}: the answers in do not decide the panel at {}, and a judge left out counts as missing (tally with the --agree the panel ran under).",
+        "CANCELLED WITHOUT CAUSE: {}: the answers in do not decide the panel with {}, and a judge left out counts as missing (tally with the --agree the panel ran under).",
         names.join(", "),
         threshold_words(t)
     ))
 }
 
-/// `--agree 2`, or `3 of 3 needed` when the threshold is the default.
+/// `--agree 2`, or `3 of 3 needed` when the threshold is the default: words that read after
+/// "with" (`decided 1-1 with 3 of 3 needed`).
 fn threshold_words(t: &Tally) -> String {
     if t.agreed {
         format!("--agree {}", t.threshold)

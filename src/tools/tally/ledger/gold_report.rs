@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use crate::records::ledger::{
     Compared, Comparison, CorrectedShare, GoldAgreement, GoldGate, GoldReport, GoldSummary,
 };
-use crate::records::printable::{inline, markdown as md};
+use crate::records::printable::{inline, markdown as md, markdown_name as name};
 use crate::rules::gold::{self, Confusion, Gate};
 use crate::tools::tally::ledger::count::{Ledger, Shape};
 use crate::tools::tally::ledger::figure;
@@ -411,6 +411,15 @@ pub fn text(r: &GoldReport, replicates: u32) -> String {
     out
 }
 
+/// Judges' names, each copyable.
+fn names(judges: &[String]) -> String {
+    judges
+        .iter()
+        .map(|j| name(j))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The Markdown section against the labels.
 pub fn markdown(r: &GoldReport) -> String {
     let s = &r.summary;
@@ -424,7 +433,15 @@ pub fn markdown(r: &GoldReport) -> String {
         .chain(&r.judges)
         .map(|a| {
             vec![
-                format!("{} {}", a.scope, md(&a.name)),
+                format!(
+                    "{} {}",
+                    a.scope,
+                    if a.scope == "judge" {
+                        name(&a.name)
+                    } else {
+                        md(&a.name)
+                    }
+                ),
                 a.labelled.to_string(),
                 a.answered.to_string(),
                 a.abstained.to_string(),
@@ -457,7 +474,7 @@ pub fn markdown(r: &GoldReport) -> String {
         if let Some(j) = &c.best_judge {
             lines.push(format!(
                 "best single judge {}: kappa {}",
-                md(&j.judges.join(", ")),
+                names(&j.judges),
                 figure(j.kappa, j.kappa_ci95)
             ));
         }
@@ -465,7 +482,7 @@ pub fn markdown(r: &GoldReport) -> String {
             lines.push(format!(
                 "best {} ({}): kappa {}",
                 p.judges.len(),
-                md(&p.judges.join(", ")),
+                names(&p.judges),
                 figure(p.kappa, p.kappa_ci95)
             ));
         }

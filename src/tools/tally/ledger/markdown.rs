@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::records::ledger::{Flag, LedgerSummary, Report};
-use crate::records::printable::markdown as md;
+use crate::records::printable::{markdown as md, markdown_name as name};
 use crate::tools::tally::ledger::figure;
 use crate::tools::tally::markdown::{details, table};
 
@@ -80,7 +80,7 @@ fn judges(out: &mut String, r: &Report) {
         .iter()
         .map(|j| {
             vec![
-                md(&j.name),
+                name(&j.name),
                 j.panels.to_string(),
                 opt(j.holds_rate),
                 j.abstained.to_string(),
@@ -114,8 +114,8 @@ fn pairs(out: &mut String, r: &Report) {
         .map(|p| {
             format!(
                 "{} × {}: {} shared panels, agreement {}, kappa {}{}",
-                md(&p.a),
-                md(&p.b),
+                name(&p.a),
+                name(&p.b),
                 p.shared_panels,
                 figure(p.agreement, p.agreement_ci95),
                 figure(p.kappa, p.kappa_ci95),
@@ -134,11 +134,11 @@ fn flag_evidence(out: &mut String, r: &Report) {
     let evidence: Vec<String> = r
         .judges
         .iter()
-        .flat_map(|j| j.flags.iter().map(move |f| (md(&j.name), f)))
+        .flat_map(|j| j.flags.iter().map(move |f| (name(&j.name), f)))
         .chain(r.pairs.iter().flat_map(|p| {
             p.flags
                 .iter()
-                .map(move |f| (format!("{} × {}", md(&p.a), md(&p.b)), f))
+                .map(move |f| (format!("{} × {}", name(&p.a), name(&p.b)), f))
         }))
         .map(|(who, f)| format!("**{}** {who}: {}", f.flag, md(&f.evidence)))
         .collect();

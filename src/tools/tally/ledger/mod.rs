@@ -17,6 +17,7 @@ pub mod gold_report;
 pub mod markdown;
 pub mod position;
 pub mod read;
+pub mod select;
 pub mod svg;
 pub mod text;
 
@@ -474,21 +475,33 @@ fn stopped_early(l: &Ledger) -> Option<StoppedEarly> {
 }
 
 /// How a ledger reads its history: the threshold, how a position-inconsistent pairwise judge
-/// counts, the gold labels and the gate on them.
+/// counts, the gold labels and the gate on them, and the panels it keeps to.
 #[derive(Default)]
 pub struct Reading {
     pub agree: Option<usize>,
     pub inconsistent: crate::rules::decision::Inconsistent,
     pub gold: Option<crate::records::gold::Gold>,
     pub require: Option<Require>,
+    pub select: crate::tools::tally::select::Select,
 }
 
-/// Reads the inputs into a ledger.
+/// Reads the inputs into a ledger: every record, or with filters those of the panels kept.
 pub fn read(inputs: Vec<Source>, how: &mut Reading) -> Result<Ledger> {
     let mut ledger = Ledger::new(how.agree);
     ledger.inconsistent = how.inconsistent;
     ledger.gold = how.gold.take().map(gold::GoldCounts::new);
-    let n = read::each_record(inputs, |rec, at| ledger.add(rec, at))?;
+    let names: Vec<String> = inputs.iter().map(|s| s.name().to_string()).collect();
+    let n = if how.select.any() {
+        select::each_kept(inputs, &how.select, |rec, at| ledger.add(rec, at))?
+    } else {
+        read::each_record(inputs, |rec, at| ledger.add(rec, at))?
+    };
+    if n == 0 && how.select.any() {
+        bail!(
+            "{}: no panel kept by --since, --seat, --run or --candidate",
+            names.join(", ")
+        );
+    }
     if n == 0 {
         bail!("no verdict records to read");
     }

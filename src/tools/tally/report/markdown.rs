@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::records::printable::markdown as md;
+use crate::records::printable::{markdown as md, markdown_name as name};
 use crate::records::tally::Tally;
 use crate::records::tally::Totals;
 use crate::tools::tally::markdown::{details, mark, table};
@@ -31,7 +31,7 @@ pub fn verdicts(t: &Tally) -> String {
     let panel = early_panel_line(t);
     let panel = panel.unwrap_or_else(|| panel_line(&t.counts, &t.abstentions, t.missing));
     let _ = writeln!(out, "**{panel}**\n");
-    if let Some(line) = uncaused_line(t, &|j| md(j)) {
+    if let Some(line) = uncaused_line(t, &|j| name(j)) {
         let _ = writeln!(out, "{line}\n");
     }
     let rows: Vec<Vec<String>> = t
@@ -39,7 +39,7 @@ pub fn verdicts(t: &Tally) -> String {
         .iter()
         .map(|j| {
             vec![
-                md(j.judge),
+                name(j.judge),
                 md(j.lens),
                 md(j.seat),
                 format!("**{}**", md(status_column(j))),
@@ -53,7 +53,7 @@ pub fn verdicts(t: &Tally) -> String {
         &rows,
     );
     for j in &t.judges {
-        let summary = format!("<b>{}</b> — {}", md(j.judge), md(status_column(j)));
+        let summary = format!("<b>{}</b> — {}", name(j.judge), md(status_column(j)));
         details(&mut out, &summary, &md(reason_column(j)));
     }
     if t.missing > 0 {
