@@ -1033,3 +1033,50 @@ fn bin_panel_fleet_runs_panels_over_ssh_and_brings_them_back() {
     assert!(records("c.md").iter().all(|r| r["verdict"] == "breaks"));
     assert!(local.join("out/c.md/run.1/verdicts.jsonl").is_file());
 }
+
+/// Issue 45: "the guide never says how to point codex at an endpoint". Each line of the guide's
+/// endpoint block, run as written (its variables set, a dry run), gives the judge that
+/// endpoint in the form its CLI reads: codex's as a provider of its configuration.
+#[test]
+fn the_guides_endpoint_commands_reach_each_cli_as_it_reads_them() {
+    let guide = std::fs::read_to_string(root().join("docs/guide.md")).unwrap();
+    let block = guide
+        .split_once("<!-- endpoints -->")
+        .and_then(|(_, rest)| rest.split_once("<!-- /endpoints -->"))
+        .map(|(block, _)| block)
+        .expect("the guide's endpoint block");
+    let tmp = TempDir::new("endpoints");
+    let lines: Vec<&str> = block
+        .lines()
+        .filter(|l| l.contains("panel-judge"))
+        .collect();
+    assert_eq!(lines.len(), 6, "{block}");
+    for line in lines {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words.iter().position(|w| *w == "panel-judge").unwrap();
+        let vars: Vec<(&str, &str)> = words[..at]
+            .iter()
+            .map(|w| w.split_once('=').unwrap())
+            .collect();
+        let mut cmd = Command::new(bin("panel-judge"));
+        with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+        for (k, v) in &vars {
+            cmd.env(k, v);
+        }
+        let args = &words[at + 1..words.len() - 1];
+        let out = cmd
+            .args(args)
+            .args(["--dry-run", "--lens", "a=Q?"])
+            .arg(root().join("examples/answer.md"))
+            .checked_output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", stderr(&out));
+        let said = String::from_utf8_lossy(&out.stdout);
+        let (name, url) = vars.iter().find(|(k, _)| k.ends_with("_BASE_URL")).unwrap();
+        let reaches = match args[1].split(':').next().unwrap() {
+            "codex" => said.contains(&format!("base_url=\"{url}\"")),
+            _ => said.contains(name),
+        };
+        assert!(reaches, "{line}: {said}");
+    }
+}

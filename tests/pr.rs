@@ -116,6 +116,7 @@ impl Pr {
             .env("PATH", path)
             .env("HOME", self.path("home"))
             .env("STANDIN_LOG", self.path("log"))
+            .env("PANEL_LOGIN_ELSEWHERE", crate::util::STANDIN_ROWS)
             .env(
                 "PANEL_SANDBOX_WRITE",
                 crate::util::judges_may_write(&self.path("log")),
@@ -1162,6 +1163,7 @@ fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str,
         .env("HOME", pr.path("home"))
         .env("XDG_STATE_HOME", pr.path("state"))
         .env("STANDIN_LOG", pr.path("log"))
+        .env("PANEL_LOGIN_ELSEWHERE", crate::util::STANDIN_ROWS)
         .env(
             "PANEL_SANDBOX_WRITE",
             crate::util::judges_may_write(&pr.path("log")),

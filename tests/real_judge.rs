@@ -859,3 +859,68 @@ fn without_walls(argv: &[String]) -> Vec<String> {
     }
     out
 }
+
+// ---------------------------------------------------------------- codex's endpoint
+
+/// A codex user who names their endpoint as the OpenAI SDK reads it, with no config.toml.
+fn codex_base_url_user(_: &Path, url: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("OPENAI_BASE_URL", format!("{url}/v1")),
+        ("OPENAI_API_KEY", s("dummy")),
+    ]
+}
+
+/// The same user, their endpoint down (a port nothing listens on).
+fn codex_dead_endpoint_user(_: &Path, _: &str) -> Vec<(&'static str, String)> {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    vec![
+        ("OPENAI_BASE_URL", format!("http://127.0.0.1:{port}/v1")),
+        ("OPENAI_API_KEY", s("dummy")),
+    ]
+}
+
+/// A codex user with a key and nothing else: codex goes to api.openai.com.
+fn codex_key_only_user(_: &Path, _: &str) -> Vec<(&'static str, String)> {
+    vec![("CODEX_API_KEY", s("dummy"))]
+}
+
+/// Issue 45: "codex 0.171 ignores `OPENAI_BASE_URL` … so it went to api.openai.com through
+/// panel's proxy; … codex retried … until the 300 s deadline". A user's OPENAI_BASE_URL
+/// reaches codex as a provider of its configuration; an endpoint codex cannot reach stops its
+/// judge early, with a cause naming the endpoint and what to look at.
+#[test]
+fn codex_takes_the_users_openai_base_url_and_a_dead_endpoint_stops_it_early() {
+    let Some(exe) = real_cli("codex") else {
+        return;
+    };
+    let bindir = exe.parent().unwrap().to_path_buf();
+    let with = |user| Case {
+        user,
+        ..*case("codex")
+    };
+    let ok = judge(&with(codex_base_url_user), &bindir, Mode::Ok, 90.0);
+    assert_eq!(ok.record["status"], "ok", "{}\n{}", ok.record, ok.stderr);
+    assert_eq!(ok.record["verdict"], "breaks", "{}", ok.record);
+    assert!(!ok.requests.is_empty(), "the stand-in was never asked");
+    let dead = judge(&with(codex_dead_endpoint_user), &bindir, Mode::Ok, 120.0);
+    let cause = dead.record["cause"].as_str().unwrap_or_default();
+    assert_eq!(dead.record["status"], "failed", "{}", dead.record);
+    assert!(
+        cause.starts_with("stopped early: its CLI could not reach 127.0.0.1:")
+            && cause.contains("(is the endpoint up, at that address?)"),
+        "{cause}"
+    );
+    // api.openai.com, out of reach here (no network but the registries): stopped early too,
+    // its cause naming the variable that points codex elsewhere.
+    let away = judge(&with(codex_key_only_user), &bindir, Mode::Ok, 120.0);
+    let cause = away.record["cause"].as_str().unwrap_or_default();
+    assert_ne!(away.record["status"], "timeout", "{}", away.record);
+    if cause.contains("api.openai.com") {
+        assert!(
+            cause.starts_with("stopped early: its CLI could not reach api.openai.com:443")
+                && cause.contains("another endpoint: set OPENAI_BASE_URL"),
+            "{cause}"
+        );
+    }
+}

@@ -2,8 +2,9 @@
 //! temporary folder (its host key, the user key, the configuration, the pid file), stopped
 //! when dropped. The "remote machine" is a folder: the key's forced command logs in there, with
 //! it as HOME, the test's PATH, and what the client sends of the stand-ins' settings (STANDIN_,
-//! PANEL_SANDBOX_ and PANEL_PASS_ENV). Nothing else of the client's environment gets there, as
-//! with a real server's AcceptEnv: what panel-fleet needs on the other side it sends itself.
+//! PANEL_SANDBOX_, PANEL_PASS_ENV and PANEL_LOGIN_ELSEWHERE). Nothing else of the client's
+//! environment gets there, as with a real server's AcceptEnv: what panel-fleet needs on the
+//! other side it sends itself.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -100,7 +101,7 @@ pub fn start(dir: &Path, remote: &Path, path: &std::ffi::OsStr) -> Result<Sshd, 
         &format!(
             "HostKey {}\nAuthorizedKeysFile {}\nPidFile {}\nUsePAM no\nStrictModes no\n\
              ListenAddress 127.0.0.1\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nAcceptEnv STANDIN_* PANEL_SANDBOX_* PANEL_PASS_ENV\n",
+             PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nAcceptEnv STANDIN_* PANEL_SANDBOX_* PANEL_PASS_ENV PANEL_LOGIN_ELSEWHERE\n",
             d("host_key"),
             d("authorized_keys"),
             d("sshd.pid")
@@ -112,7 +113,7 @@ pub fn start(dir: &Path, remote: &Path, path: &std::ffi::OsStr) -> Result<Sshd, 
         &format!(
             "Host fakehost\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {}\n  IdentitiesOnly yes\n  \
              StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n  BatchMode yes\n  \
-             SendEnv STANDIN_* PANEL_SANDBOX_* PANEL_PASS_ENV\n",
+             SendEnv STANDIN_* PANEL_SANDBOX_* PANEL_PASS_ENV PANEL_LOGIN_ELSEWHERE\n",
             d("user_key")
         ),
         0o600,

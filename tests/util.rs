@@ -255,6 +255,9 @@ pub fn on_a_terminal_while(
 /// Sets `cmd` up to run against the stand-in harness CLIs: tests/standins, then `more` folders,
 /// first on PATH; the stand-ins' call log in `log`; no wait for stdin; every STANDIN_ variable
 /// carried into the judges' cleared environment; no API key that would change claude's argv.
+/// The built-in rows whose CLI answers only with a login: every stand-in is launched without.
+pub const STANDIN_ROWS: &str = "claude,codex,copilot,gemini,qwen,kimi,cursor,agy";
+
 pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> &'a mut Command {
     let mut path = vec![root().join("tests/standins")];
     path.extend(more.iter().cloned());
@@ -268,6 +271,8 @@ pub fn with_standins<'a>(cmd: &'a mut Command, log: &Path, more: &[PathBuf]) -> 
         // An `exec:` seat's program is granted alone; the stand-ins share lib.sh beside them.
         .env("PANEL_SANDBOX_READ", root().join("tests/standins"))
         .env("STANDIN_STDIN_WAIT", "0")
+        // The stand-ins need no login: each CLI's is its own.
+        .env("PANEL_LOGIN_ELSEWHERE", STANDIN_ROWS)
         .env(
             "PANEL_PASS_ENV",
             "STANDIN_LOG,STANDIN_MODE,STANDIN_RULES,STANDIN_VERDICT,STANDIN_STDIN_WAIT,STANDIN_LOCKDOWN,STANDIN_SLEEP,STANDIN_DO",

@@ -227,8 +227,14 @@ fn no_answer(
         127 => Status::NotFound,
         _ => Status::Failed,
     };
-    let said = last_line(stderr)
-        .or_else(|| last_line(stdout))
+    // The CLI's own words: what its filter read (claude's `.result`), its stderr, its stdout.
+    let filtered = match found {
+        Found::Text(t) if job.seat.filter.is_some() => own_words(t),
+        _ => None,
+    };
+    let said = filtered
+        .or_else(|| own_words(stderr))
+        .or_else(|| own_words(stdout))
         .unwrap_or_default();
     let cause = format!("{exe} exited {code}: {why}; {said}");
     (status, cause.trim_end_matches("; ").to_string())
@@ -247,12 +253,33 @@ fn nonempty_excerpt(text: &str) -> Option<String> {
     (!e.is_empty()).then_some(e)
 }
 
-fn last_line(text: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(|l| extract::excerpt(l, 200))
+/// What a CLI said in `text`, in its own words: the message of the JSON it printed (an
+/// error's, a result's), else its last line with a letter or a digit in it (not a `}`).
+fn own_words(text: &str) -> Option<String> {
+    let text = text.trim();
+    let json = serde_json::from_str::<Value>(text).ok().or_else(|| {
+        let mut lines = text.lines().rev();
+        lines.find_map(|l| {
+            serde_json::from_str::<Value>(l.trim())
+                .ok()
+                .filter(Value::is_object)
+        })
+    });
+    let message = json.and_then(|v| {
+        ["/error/message", "/message", "/result", "/error", "/detail"]
+            .iter()
+            .find_map(|p| v.pointer(p).and_then(Value::as_str).map(str::to_string))
+            .filter(|m| !m.trim().is_empty())
+    });
+    let line = || {
+        let mut lines = text.lines().rev().map(str::trim);
+        lines
+            .find(|l| l.chars().any(char::is_alphanumeric))
+            .map(str::to_string)
+    };
+    message
+        .or_else(line)
+        .map(|m| extract::excerpt(&crate::records::printable::one_line(&m), 200))
 }
 
 fn usage_of(filter: &extract::Filter, stdout: &str) -> Option<Usage> {
@@ -381,6 +408,27 @@ mod tests {
         assert_eq!(done.status, Status::Ok);
         let done = read_answer(&job, &cut_short("half an ans"), None, check, Duration::ZERO);
         assert_eq!(done.status, Status::Interrupted);
+    }
+
+    /// Issue 45: claude's `"result":"Not logged in · Please run /login"` was "cut off inside
+    /// `no JSON object in the answer; {"duration_api_ms":0,…`"; gemini's words were "only in its
+    /// stderr file (`gemini exited 41: no answer; }`)". A cause quotes the CLI's own words.
+    #[test]
+    fn a_cause_quotes_the_clis_own_words() {
+        let claude = r#"{"duration_api_ms":0,"is_error":true,"result":"Not logged in · Please run /login","type":"result"}"#;
+        assert_eq!(
+            own_words(claude).as_deref(),
+            Some("Not logged in · Please run /login")
+        );
+        let gemini = "{\n  \"session_id\": \"2e\",\n  \"error\": {\n    \"type\": \"Error\",\n    \"message\": \"Please set an Auth method or GEMINI_API_KEY\",\n    \"code\": 41\n  }\n}\n";
+        assert_eq!(
+            own_words(gemini).as_deref(),
+            Some("Please set an Auth method or GEMINI_API_KEY")
+        );
+        assert_eq!(own_words("warning: x\nboom\n}\n").as_deref(), Some("boom"));
+        let events = "{\"type\":\"thread.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"quota\"}}\n";
+        assert_eq!(own_words(events).as_deref(), Some("quota"));
+        assert_eq!(own_words(" \n}\n"), None);
     }
 
     #[test]

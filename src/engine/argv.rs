@@ -90,6 +90,9 @@ pub fn vars<'a>(job: &'a Job, prompt: &'a str, dirs: &AttemptDirs, ctx: &Context
     if let Some(m) = &job.seat.model {
         v.insert("model", Cow::Borrowed(m));
     }
+    if let Ok(Some(url)) = endpoint(&job.seat.harness, &ctx.user_env) {
+        v.insert("endpoint", Cow::Owned(url.to_string()));
+    }
     if let Some(b) = ctx.opts.max_budget_usd {
         v.insert("max_budget_usd", b.to_string().into());
     }
@@ -113,6 +116,29 @@ pub fn vars<'a>(job: &'a Job, prompt: &'a str, dirs: &AttemptDirs, ctx: &Context
         }
     }
     v
+}
+
+/// The endpoint the user names for a row whose CLI does not read it itself (its
+/// `endpointEnv`), when set; an error when it is no http or https URL the CLI's configuration
+/// can hold (a quote or a space would end its string).
+pub fn endpoint<'e>(h: &Harness, env: &'e BTreeMap<String, String>) -> Result<Option<&'e str>> {
+    let Some(name) = &h.endpoint_env else {
+        return Ok(None);
+    };
+    let Some(url) = env.get(name).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let plain =
+        !url.contains(|c: char| c.is_whitespace() || c.is_control() || "\"\\'`".contains(c));
+    let scheme = url.starts_with("http://") || url.starts_with("https://");
+    if !(plain && scheme && !crate::engine::sandbox::egress::urls(url).is_empty()) {
+        anyhow::bail!(
+            "{name} {:?} is no http or https URL {} can be given: set it to one, or unset it",
+            crate::records::printable::one_line(url),
+            h.name
+        );
+    }
+    Ok(Some(url))
 }
 
 /// The argv template of `job`'s mode: the row's own, its reviewer mode's, or the resume of a

@@ -263,6 +263,8 @@ impl<'a> Attempt<'a> {
         let (job, ctx) = (self.job, self.ctx);
         let h = &job.seat.harness;
         let set = |name: &str| ctx.user_env.get(name).is_some_and(|v| !v.is_empty());
+        argv::endpoint(h, &ctx.user_env)
+            .map_err(|why| anyhow::Error::new(NoLogin(format!("{why:#}"))))?;
         let argv = self.argv(None)?;
         let stdin = argv.stdin.clone();
         let argv = argv.words(&set);
@@ -438,7 +440,12 @@ impl<'a> Attempt<'a> {
             let _ = beneath::remove(&dirs.home, Path::new(rel));
         }
         let met = Report::take(&dirs.share_report());
-        let mut refused = proxy_refusals(&dirs.egress_log());
+        let h = &self.job.seat.harness;
+        let endpoint_var = h.endpoint_env.as_deref().or_else(|| {
+            let mut vars = h.pass_env.iter();
+            vars.find(|v| v.ends_with("_BASE_URL")).map(String::as_str)
+        });
+        let mut refused = proxy_refusals(&dirs.egress_log(), endpoint_var);
         if let (Ok(o), Some(policy)) = (&outcome, &spec.supervised)
             && !o.status.is_some_and(|s| s.success())
         {
@@ -592,19 +599,27 @@ fn read_answer_file(file: fs::File, path: &Path) -> (Vec<u8>, u64) {
 }
 
 /// What the judge's proxy refused it, for its cause: a few refusals, each with what grants a
-/// host, and how many more there were.
-fn proxy_refusals(log: &Path) -> Vec<String> {
+/// host or what to look at, and how many more there were; first, when its CLI was stopped
+/// for failing on one endpoint, that endpoint (the same failure is not said twice).
+/// `endpoint_var` names the variable that points the row's CLI elsewhere.
+fn proxy_refusals(log: &Path, endpoint_var: Option<&str>) -> Vec<String> {
     let (shown, more) = egress::refusals(log);
-    let mut refused: Vec<String> = shown
-        .into_iter()
-        .map(|r| match r.strip_prefix(egress::GAVE_UP) {
-            Some(why) => format!("{STOPPED_EARLY}: its CLI{why} {}", unreached_hint(why)),
+    let stopped = shown.first().and_then(|r| r.strip_prefix(egress::GAVE_UP));
+    let mut refused: Vec<String> = Vec::new();
+    for r in &shown {
+        let said = match r.strip_prefix(egress::GAVE_UP) {
+            Some(why) => format!(
+                "{STOPPED_EARLY}: its CLI{why} {}",
+                unreached_hint(why, endpoint_var)
+            ),
+            None if stopped.is_some_and(|why| why.trim_start().starts_with(r.as_str())) => continue,
             None if r.starts_with(egress::UNREACHED) => {
-                format!("its proxy {r} {}", unreached_hint(&r))
+                format!("its proxy {r} {}", unreached_hint(r, endpoint_var))
             }
             None => format!("its proxy {r} (--sandbox-allow HOST:PORT grants a host)"),
-        })
-        .collect();
+        };
+        refused.push(said);
+    }
     if more > 0 {
         refused.push(format!(
             "{more} more refusal(s) of its proxy (in egress.log)"
@@ -617,15 +632,19 @@ fn proxy_refusals(log: &Path) -> Vec<String> {
 const STOPPED_EARLY: &str = "stopped early";
 
 /// What to look at when an endpoint could not be reached (`line` names it after
-/// [`egress::UNREACHED`]): the endpoint itself on this machine, else the way out to it.
-fn unreached_hint(line: &str) -> &'static str {
+/// [`egress::UNREACHED`]): the endpoint itself on this machine, else the way out to it, or
+/// the variable that names another.
+fn unreached_hint(line: &str, endpoint_var: Option<&str>) -> String {
     let named = line
         .split_once(egress::UNREACHED)
         .and_then(|(_, rest)| rest.split_whitespace().next())
         .and_then(|e| Endpoint::parse(e.trim_end_matches(':')).ok());
-    match named {
-        Some(e) if e.is_loopback() => "(is the endpoint up, at that address?)",
-        _ => "(is the network up? behind a proxy, set HTTPS_PROXY)",
+    match (named, endpoint_var) {
+        (Some(e), _) if e.is_loopback() => "(is the endpoint up, at that address?)".into(),
+        (_, Some(var)) => format!(
+            "(is the network up? behind a proxy, set HTTPS_PROXY; another endpoint: set {var})"
+        ),
+        (_, None) => "(is the network up? behind a proxy, set HTTPS_PROXY)".into(),
     }
 }
 

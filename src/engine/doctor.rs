@@ -4,6 +4,7 @@
 //! output within a budget, a deadline, the group killed after), without the user's keys in its
 //! environment; every harness is asked at once, so a hanging one costs its deadline alone.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use crate::engine::logins;
 use crate::engine::sandbox::{self, Setting, jail, walls};
 use crate::engine::transcript::Transcript;
 use crate::records::doctor::{HarnessStatus, LoginStatus, SandboxStatus};
+use crate::records::printable::inline;
 
 /// How long a harness has to answer `--version`.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
@@ -23,15 +25,23 @@ const VERSION_BYTES: usize = 64 << 10;
 /// What of its version line is kept.
 const VERSION_CHARS: usize = 200;
 
-/// Every row of `table`, in its order, each checked on its own thread.
+/// Every row of `table`, in its order, each checked on its own thread; on a terminal, a line
+/// on standard error says which it still waits for (a CLI may take its 5 s).
 pub fn harnesses(table: &Table, ctx: &Context) -> Vec<HarnessStatus> {
-    std::thread::scope(|s| {
-        let asked: Vec<_> = table
-            .rows()
+    let rows = table.rows();
+    let shown = Asking::new(rows, std::io::stderr().is_terminal());
+    let found = std::thread::scope(|s| {
+        let asked: Vec<_> = rows
             .iter()
-            .map(|row| {
+            .enumerate()
+            .map(|(i, row)| {
+                let shown = &shown;
                 std::thread::Builder::new()
-                    .spawn_scoped(s, || harness(row, ctx))
+                    .spawn_scoped(s, move || {
+                        let status = harness(row, ctx);
+                        shown.answered(i);
+                        status
+                    })
                     .map_err(|_| row)
             })
             .collect();
@@ -45,13 +55,71 @@ pub fn harnesses(table: &Table, ctx: &Context) -> Vec<HarnessStatus> {
                 Err(row) => harness(row, ctx),
             })
             .collect()
-    })
+    });
+    shown.clear();
+    found
+}
+
+/// The doctor's line on a terminal while it asks: how many CLIs answered, which it waits for.
+struct Asking {
+    names: Vec<String>,
+    done: Option<std::sync::Mutex<Vec<bool>>>,
+}
+
+impl Asking {
+    fn new(rows: &[Harness], on: bool) -> Asking {
+        let names: Vec<String> = rows.iter().map(|r| inline(&r.name).into_owned()).collect();
+        let shown = Asking {
+            done: on.then(|| std::sync::Mutex::new(vec![false; names.len()])),
+            names,
+        };
+        shown.draw(&vec![false; shown.names.len()]);
+        shown
+    }
+
+    fn answered(&self, i: usize) {
+        if let Some(done) = &self.done {
+            let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(d) = done.get_mut(i) {
+                *d = true;
+            }
+            self.draw(&done);
+        }
+    }
+
+    fn draw(&self, done: &[bool]) {
+        if self.done.is_some() {
+            eprint!("\r\x1b[2K{}", asking_line(&self.names, done));
+        }
+    }
+
+    fn clear(&self) {
+        if self.done.is_some() {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+/// `panel-judge: asking each CLI its version: 3 of 8 answered; waiting for gemini, qwen`.
+fn asking_line(names: &[String], done: &[bool]) -> String {
+    let answered = done.iter().filter(|d| **d).count();
+    let waiting: Vec<&str> = names
+        .iter()
+        .zip(done)
+        .filter(|(_, d)| !**d)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    format!(
+        "panel-judge: asking each CLI its version: {answered} of {} answered; waiting for {}",
+        names.len(),
+        waiting.join(", ")
+    )
 }
 
 /// One row: its program, its version, its login.
 pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
     let logins = logins_of(row);
-    let (login_used, looked_at) = ctx.with_user(|user| {
+    let (login_used, looked_at, login_fix) = ctx.with_user(|user| {
         let looked: Vec<String> = logins
             .iter()
             .map(|l| format!("{}: {}", l.kind, where_kept(l, user)))
@@ -60,7 +128,10 @@ pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
             logins: logins.clone(),
             ..row.clone()
         };
-        (login_status(&checked, user), looked)
+        let used = login_status(&checked, user);
+        let fix = (used.is_none() && !logins.is_empty())
+            .then(|| logins::how_to_log_in(&checked, None, user));
+        (used, looked, fix)
     });
     let login = (!logins.is_empty()).then_some(login_used.is_some());
     let mut status = HarnessStatus {
@@ -75,6 +146,7 @@ pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
         login,
         login_used,
         looked_at,
+        login_fix,
         sandbox_note: None,
     };
     if row.kind == HarnessKind::Replay {
@@ -293,6 +365,16 @@ pub fn sandbox(mode: Setting) -> SandboxStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 45: `--doctor` "waits 5 s on `gemini --version` with nothing on screen".
+    #[test]
+    fn the_line_while_it_asks_says_which_it_waits_for() {
+        let names = ["claude", "gemini", "qwen"].map(String::from);
+        assert_eq!(
+            asking_line(&names, &[true, false, false]),
+            "panel-judge: asking each CLI its version: 1 of 3 answered; waiting for gemini, qwen"
+        );
+    }
 
     #[test]
     fn a_version_line_is_the_first_with_text_escaped_and_cut() {

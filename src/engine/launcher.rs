@@ -156,23 +156,37 @@ impl Launcher {
         self.check_prices(jobs.iter().map(|j| &j.seat))
     }
 
-    /// Every seat has a price, when one is needed.
+    /// Names the seats a budget cannot price, once each, on standard error: their judges are
+    /// not launched under it (each cancelled with the cause); the others are.
     pub fn check_prices<'a>(&self, seats: impl IntoIterator<Item = &'a Seat>) -> Result<()> {
-        if let Some(p) = &self.pricer {
-            for seat in seats {
-                p.estimate(seat, 0)?;
+        let (Some(p), Some(_)) = (&self.pricer, &self.budget) else {
+            return Ok(());
+        };
+        let mut said: Vec<String> = Vec::new();
+        for seat in seats {
+            if let Err(e) = p.estimate(seat, 0) {
+                let line = format!("{e:#}: its judges are not launched under the budget");
+                if !said.contains(&line) {
+                    eprintln!("{}: {}", tool_name(), line);
+                    said.push(line);
+                }
             }
         }
         Ok(())
     }
 
-    /// Each job's estimate, in order (`--estimate`); none without a price table.
-    pub fn estimates(&self, jobs: &[Job]) -> Result<Vec<crate::engine::budget::Estimate>> {
+    /// Each job's estimate, in order (`--estimate`), or why its seat has none (no price);
+    /// none without a price table.
+    pub fn estimates(&self, jobs: &[Job]) -> Vec<Result<crate::engine::budget::Estimate, String>> {
         let Some(p) = &self.pricer else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         jobs.iter()
-            .map(|j| Ok(p.estimate(&j.seat, j.prompt.build().len())?.0))
+            .map(|j| {
+                p.estimate(&j.seat, j.prompt.build().len())
+                    .map(|(e, _)| e)
+                    .map_err(|e| format!("{e:#}"))
+            })
             .collect()
     }
 

@@ -32,6 +32,9 @@ pub struct HarnessStatus {
     pub login_used: Option<LoginStatus>,
     /// Every kind of login looked for, and where: `pro-max: ~/.claude/.credentials.json`.
     pub looked_at: Vec<String>,
+    /// What logs the user in, when no login was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub login_fix: Option<String>,
     /// Why a confined judge would refuse this installation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox_note: Option<String>,

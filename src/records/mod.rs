@@ -293,12 +293,32 @@ pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
     /// What the harness says it cost, or, under a budget, its tokens priced by the price table.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "usd"
+    )]
     pub cost_usd: Option<f64>,
     /// Under a budget: what it was estimated to cost before it was launched (a judge the budget
     /// left out has this alone).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "usd"
+    )]
     pub estimate_usd: Option<f64>,
+}
+
+/// A sum of dollars as written: to the millionth of a cent, so that a sum's float noise
+/// (`2.6000000000000002e-05`) is not printed.
+fn usd<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => {
+            let r = (x * 1e12).round() / 1e12;
+            s.serialize_some(&if r.is_finite() { r } else { *x })
+        }
+        None => s.serialize_none(),
+    }
 }
 
 impl Usage {
@@ -391,6 +411,22 @@ pub struct VerdictRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 45: "`costUsd` prints `2.6000000000000002e-05`".
+    #[test]
+    fn a_cost_is_written_without_a_sums_float_noise() {
+        let mut u = Usage {
+            cost_usd: Some(0.1),
+            ..Usage::default()
+        };
+        u.add(&Usage {
+            cost_usd: Some(0.2),
+            estimate_usd: Some(1.3e-5 + 1.3e-5),
+            ..Usage::default()
+        });
+        let text = serde_json::to_string(&u).unwrap();
+        assert_eq!(text, r#"{"costUsd":0.3,"estimateUsd":2.6e-5}"#);
+    }
 
     fn at() -> String {
         "in: line 3".into()

@@ -7,49 +7,59 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::engine::ask::Job;
-use crate::engine::budget::Estimate;
 use crate::engine::launcher::Launcher;
 use crate::records::estimate::{EstimateRecord, JudgeEstimate};
+use crate::records::printable::inline;
 
 /// Which judges a budget of `limit` lets in, asked at once in this order: each whose estimate
-/// fits beside those let in before it (a judge left out leaves room for a cheaper one).
-pub fn fits(estimates: &[Estimate], limit: Option<f64>) -> Vec<Option<bool>> {
+/// fits beside those let in before it (a judge left out leaves room for a cheaper one); one
+/// without a price never.
+pub fn fits(estimates: &[Option<f64>], limit: Option<f64>) -> Vec<Option<bool>> {
     let mut held = 0.0;
     estimates
         .iter()
-        .map(|e| {
+        .map(|usd| {
             let limit = limit?;
-            let ok = held + e.usd <= limit * (1.0 + 1e-9);
+            let ok = usd.is_some_and(|usd| held + usd <= limit * (1.0 + 1e-9));
             if ok {
-                held += e.usd;
+                held += usd.unwrap_or(0.0);
             }
             Some(ok)
         })
         .collect()
 }
 
-/// Prints the estimate of `jobs` (a table, or an estimate record), and launches nothing.
+/// Prints the estimate of `jobs` (a table, or an estimate record), and launches nothing. A
+/// judge whose model has no price is shown unknown, the rest priced.
 pub fn print(launcher: &Launcher, jobs: &[Job], json: bool) -> Result<ExitCode> {
-    let estimates = launcher.estimates(jobs)?;
+    let estimates = launcher.estimates(jobs);
     let limit = launcher.ctx.opts.budget_usd;
-    let fit = fits(&estimates, limit);
+    let usd: Vec<Option<f64>> = estimates
+        .iter()
+        .map(|e| e.as_ref().ok().map(|e| e.usd))
+        .collect();
+    let fit = fits(&usd, limit);
     let judges: Vec<JudgeEstimate> = jobs
         .iter()
         .zip(&estimates)
         .zip(&fit)
-        .map(|((j, e), f)| JudgeEstimate {
-            judge: j.name.clone(),
-            seat: j.seat.spec.clone(),
-            model: e.model.clone(),
-            input_tokens: e.input_tokens,
-            output_tokens: e.output_tokens,
-            usd: e.usd,
-            fits: *f,
+        .map(|((j, e), f)| {
+            let known = e.as_ref().ok();
+            JudgeEstimate {
+                judge: j.name.clone(),
+                seat: j.seat.spec.clone(),
+                model: known.map(|e| e.model.clone()),
+                input_tokens: known.map(|e| e.input_tokens),
+                output_tokens: known.map(|e| e.output_tokens),
+                usd: known.map(|e| e.usd),
+                unpriced: e.as_ref().err().cloned(),
+                fits: *f,
+            }
         })
         .collect();
     let record = EstimateRecord {
         kind: "estimate".into(),
-        total_usd: estimates.iter().map(|e| e.usd).sum(),
+        total_usd: usd.iter().flatten().sum(),
         budget_usd: limit,
         judges,
     };
@@ -62,10 +72,12 @@ pub fn print(launcher: &Launcher, jobs: &[Job], json: bool) -> Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-/// The estimate as a table, its total and what the budget lets in below.
+/// The estimate as a table, its total and what the budget lets in below, then why each
+/// unpriced seat has no price.
 fn table(r: &EstimateRecord) -> String {
     let mut rows =
         vec![["JUDGE", "SEAT", "MODEL", "INPUT", "OUTPUT", "USD", "BUDGET"].map(String::from)];
+    let unknown = || "unknown".to_string();
     for j in &r.judges {
         let fits = match j.fits {
             Some(true) => "launched",
@@ -73,12 +85,14 @@ fn table(r: &EstimateRecord) -> String {
             None => "",
         };
         rows.push([
-            j.judge.clone(),
-            j.seat.clone(),
-            j.model.clone(),
-            j.input_tokens.to_string(),
-            j.output_tokens.to_string(),
-            format!("{:.6}", j.usd),
+            inline(&j.judge).into_owned(),
+            inline(&j.seat).into_owned(),
+            j.model
+                .as_deref()
+                .map_or_else(unknown, |m| inline(m).into_owned()),
+            j.input_tokens.map_or_else(unknown, |n| n.to_string()),
+            j.output_tokens.map_or_else(unknown, |n| n.to_string()),
+            j.usd.map_or_else(unknown, |u| format!("{u:.6}")),
             fits.into(),
         ]);
     }
@@ -96,12 +110,31 @@ fn table(r: &EstimateRecord) -> String {
         out.push('\n');
     }
     let n = r.judges.len();
+    let unpriced: Vec<&str> = unique(r.judges.iter().filter_map(|j| j.unpriced.as_deref()));
     out.push_str(&format!("total ${:.6} for {n} judges", r.total_usd));
+    if !unpriced.is_empty() {
+        let priced = r.judges.iter().filter(|j| j.usd.is_some()).count();
+        out.push_str(&format!(" ({priced} priced)"));
+    }
     if let Some(b) = r.budget_usd {
         let let_in = r.judges.iter().filter(|j| j.fits == Some(true)).count();
         out.push_str(&format!("; a budget of ${b} launches {let_in}"));
     }
     out.push('\n');
+    for why in unpriced {
+        out.push_str(&format!("unknown: {}\n", inline(why)));
+    }
+    out
+}
+
+/// The distinct items of `items`, in their first order.
+fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
     out
 }
 
@@ -150,22 +183,23 @@ impl Recorder<'_> {
 mod tests {
     use super::*;
 
-    fn e(usd: f64) -> Estimate {
-        Estimate {
-            model: "m".into(),
-            input_tokens: 1,
-            output_tokens: 1,
-            usd,
-        }
-    }
-
     #[test]
     fn a_judge_past_the_budget_leaves_room_for_a_cheaper_one() {
-        let ests = [e(0.4), e(0.5), e(0.1)];
+        let ests = [Some(0.4), Some(0.5), Some(0.1)];
         assert_eq!(
             fits(&ests, Some(0.5)),
             [Some(true), Some(false), Some(true)]
         );
         assert_eq!(fits(&ests, None), [None, None, None]);
+    }
+
+    /// Issue 45: "`--estimate --seat codex:gpt-5.4` exits 2 … instead of pricing the rest and
+    /// marking that seat unknown": a judge without a price is never let in, and takes no room.
+    #[test]
+    fn a_judge_without_a_price_is_never_let_in_and_takes_no_room() {
+        assert_eq!(
+            fits(&[None, Some(0.5)], Some(0.5)),
+            [Some(false), Some(true)]
+        );
     }
 }

@@ -60,6 +60,16 @@ pub struct Harness {
     /// Variables carried in from the user's environment (logins, endpoints).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
+    /// The variable of the user's environment that names the CLI's endpoint, for a CLI that
+    /// does not read it itself: its value, an http or https URL, fills `{endpoint}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint_env: Option<String>,
+    /// Present when the CLI cannot answer without a login: a seat with none of `logins` is then
+    /// not launched, unless the user sets one of these variables, which have the CLI log in a
+    /// way no login of the row holds (a cloud's own credentials, the user's own endpoint).
+    /// Absent: a seat without a login is launched and its CLI says what it lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_elsewhere: Option<Vec<String>>,
     /// The user's configuration files carried into the judge's private HOME (their endpoints
     /// and models; the base URLs in them are hosts its proxy lets through). Logins are not
     /// here: they are `logins`.
@@ -175,7 +185,8 @@ pub enum AnswerAt {
 /// One element of a harness's argv.
 ///
 /// - `"text"`: always present; `{name}` placeholders are filled in (`prompt`, `prompt_file`,
-///   `schema`, `schema_file`, `answer_file`, `model`, `home`, `work`, `max_budget_usd`).
+///   `schema`, `schema_file`, `answer_file`, `model`, `home`, `work`, `max_budget_usd`,
+///   `endpoint`).
 /// - `["--model", "{model}"]`: present only when every placeholder in it has a value.
 /// - `{"whenEnv": "NAME", "args": [...]}`: present only when the user's environment sets NAME.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]

@@ -27,6 +27,24 @@ pub struct Seat {
     pub session: Option<Arc<Filter>>,
 }
 
+/// The fewest single-character insertions, deletions and changes that turn `a` into `b`.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 impl Seat {
     /// Resolves `HARNESS[:MODEL]` (split at the first colon). `families` maps a seat as
     /// written to the family the user states for it.
@@ -36,9 +54,16 @@ impl Seat {
             None => (spec, None),
         };
         let harness = table.get(name).ok_or_else(|| {
+            let names = table.names();
+            let near = names
+                .iter()
+                .filter(|n| edits(n, name) <= 2)
+                .min_by_key(|n| edits(n, name));
+            let mean = near.map_or(String::new(), |n| format!("did you mean {n}? "));
             anyhow!(
-                "--seat {spec}: no harness {name:?} (known: {}; add one with --harness-file)",
-                table.names().join(", ")
+                "--seat {}: no harness {name:?} ({mean}known: {}; add one with --harness-file)",
+                crate::records::printable::inline(spec),
+                names.join(", ")
             )
         })?;
         if harness.name == "exec" && model.is_none() {
@@ -171,5 +196,25 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    /// Issue 45: "`claud:haiku` gets no \"did you mean claude\"".
+    #[test]
+    fn a_harness_name_one_slip_away_is_suggested() {
+        let (t, none) = (Table::builtin(), BTreeMap::new());
+        let err = Seat::parse("claud:haiku", &t, &none)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no harness \"claud\" (did you mean claude? known: "),
+            "{err}"
+        );
+        let err = Seat::parse("codx", &t, &none).unwrap_err().to_string();
+        assert!(err.contains("(did you mean codex? "), "{err}");
+        assert_eq!(edits("kitten", "sitting"), 3);
+        let err = Seat::parse("\u{1b}[2Jx:y", &t, &none)
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains('\u{1b}'), "{err}");
     }
 }

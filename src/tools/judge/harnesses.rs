@@ -117,6 +117,14 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
         }
     }
     for h in found {
+        // Installed without a login: what logs in, beneath the table.
+        if let (true, Some(fix)) = (h.installed, &h.login_fix) {
+            text.push_str(&format!(
+                "{} login: none; to log in: {}\n",
+                inline(&h.name),
+                inline(fix)
+            ));
+        }
         // A login that cannot be used, or is unverified, is said beneath the table.
         if let Some(l) = h.login_used.as_ref().filter(|l| !l.usable || l.unverified) {
             let said: Vec<String> = [l.state.clone(), l.fix.as_ref().map(|f| format!("fix: {f}"))]

@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use crate::engine::clock;
 use anyhow::{Result, bail};
@@ -26,111 +26,7 @@ use crate::tools::tally::count::short_seal;
 use crate::tools::tally::ledger::read;
 use crate::tools::tally::reader;
 use crate::tools::tally::report::{Format, Sink};
-use crate::tools::tally::select::{self, Kept, Select};
-
-/// The options of `--history`, kept apart so that Args gains one field.
-#[derive(clap::Args, Debug, Default)]
-pub struct Filters {
-    /// Print the panels of a history (panel-judge's, where --history, $PANEL_HISTORY or
-    /// $XDG_STATE_HOME/panel/history.jsonl puts it; or FILE), oldest first, each as its records
-    /// alone would be reported, after a line with its time, candidate and run folder. A panel
-    /// is the records of one run folder, however the lines of parallel runs interleaved; its
-    /// time is when its run started, as panel names the run folder (else that folder's
-    /// modification time). A line that is not a verdict record (torn) is skipped with a note.
-    /// Exit 0 when read, whatever the panels decided.
-    #[arg(long, value_name = "FILE", num_args = 0..=1,
-          conflicts_with_all = ["inputs", "ledger", "pr", "each", "view"])]
-    pub history: Option<Option<PathBuf>>,
-
-    /// With --history or --ledger: only panels since WHEN, an RFC 3339 time
-    /// (2026-12-01T09:00:00Z, or a date) or an age back from now (90s, 30m, 24h, 7d, 2w). A
-    /// panel's time is when its run started, as panel names its run folder, else that folder's
-    /// modification time; a panel with neither (its folder gone) is left out, and counted.
-    #[arg(long, value_name = "WHEN", requires = "reading")]
-    pub since: Option<String>,
-
-    /// With --history or --ledger: only panels where this seat sat (HARNESS[:MODEL], as
-    /// panel-judge was given it), kept whole, its other judges too; repeated, any of them.
-    #[arg(long = "seat", value_name = "SEAT", requires = "reading")]
-    pub seats: Vec<String>,
-
-    /// With --history or --ledger: only the panel of this run: its run folder's path or name
-    /// (20261202T173135Z-3f9a1c0d22e4, as `verdicts:` and --runs show it) or the id at its
-    /// end (3f9a1c0d22e4); repeated, any of them.
-    #[arg(long = "run", value_name = "RUN", requires = "reading")]
-    pub run_ids: Vec<String>,
-
-    /// With --history: only panels with a judge of this name, shown whole (every judge's line
-    /// and the panel's outcome); repeated, a panel with any of them.
-    #[arg(long = "judge", value_name = "NAME", requires = "history")]
-    pub judges: Vec<String>,
-
-    /// With --history or --ledger: only panels about this candidate: a file (its seal, as it
-    /// is now), a folder of work (the seals of the files under it, .git aside), a seal
-    /// (sha256:HEX) or the start of its hex; repeated, any of them.
-    #[arg(long = "candidate", value_name = "X", requires = "reading")]
-    pub candidates: Vec<String>,
-
-    /// With --history: only the newest N panels (after the other filters), still oldest first.
-    #[arg(long, value_name = "N", requires = "history")]
-    pub last: Option<usize>,
-}
-
-/// `--since`: a moment, or an age counted back from now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum When {
-    /// Seconds since the epoch.
-    At(i64),
-    Ago(Duration),
-}
-
-/// Seconds since the epoch of `t`.
-pub fn seconds(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs() as i64,
-        Err(e) => -(e.duration().as_secs() as i64),
-    }
-}
-
-/// Parses `--since`.
-pub fn when(text: &str) -> Result<When, String> {
-    let bad = || {
-        format!(
-            "{:?}: not an RFC 3339 time (2026-12-01T09:00:00Z) nor an age (30m, 12h, 7d)",
-            inline(text)
-        )
-    };
-    if let Some(unit) = text.chars().last().filter(|c| c.is_ascii_alphabetic())
-        && let Some(n) = text[..text.len() - 1]
-            .parse::<u64>()
-            .ok()
-            .filter(|_| text.as_bytes()[0].is_ascii_digit())
-    {
-        let scale = match unit {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            'w' => 7 * 86_400,
-            _ => return Err(bad()),
-        };
-        return n
-            .checked_mul(scale)
-            .map(|s| When::Ago(Duration::from_secs(s)))
-            .ok_or_else(bad);
-    }
-    rfc3339(text).map(When::At).ok_or_else(bad)
-}
-
-/// Seconds since the epoch of `2026-12-01T09:00:00Z` (fraction, `±HH:MM`, `t`, ` ` allowed),
-/// or of a date alone (its midnight, UTC).
-fn rfc3339(text: &str) -> Option<i64> {
-    if text.len() != 10 {
-        return clock::parse_rfc3339(text).map(|(secs, _)| secs);
-    }
-    // A date alone: the same reading at its midnight.
-    clock::parse_rfc3339(&format!("{text}T00:00:00Z")).map(|(secs, _)| secs)
-}
+use crate::tools::tally::select::{self, Filters, Kept, Select};
 
 fn format_time(t: i64) -> String {
     clock::format_rfc3339(t)

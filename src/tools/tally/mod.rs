@@ -167,8 +167,9 @@ pub struct Args {
     pub require_canaries: bool,
 
     /// Read a history of verdict records from many panels as a ledger of its judges (the files
-    /// given, `-` for standard input; with none, the history panel-judge appends to, where
-    /// --history reads it; --since, --seat, --run and --candidate keep to some of its panels): their
+    /// given, `-` for standard input; with none, standard input when it is a pipe or a file, else
+    /// the history panel-judge appends to, where --history reads it; --since, --seat, --run and
+    /// --candidate keep to some of its panels): their
     /// agreement (Cohen's and Fleiss' kappa, drawn as a heat map, and Krippendorff's alpha),
     /// who adds nothing, who rubber-stamps, who abstains, and the smallest sub-panel that
     /// decided as the full one, each figure with its 95 % interval. Fleiss' kappa applies when
@@ -255,7 +256,7 @@ pub struct Args {
     pub keep: Option<u32>,
 
     #[command(flatten)]
-    pub log: history::Filters,
+    pub log: select::Filters,
 }
 
 pub const DOC: ToolDoc = ToolDoc {
@@ -437,21 +438,18 @@ fn ledger_reading(args: &Args) -> Result<ledger::Reading> {
     })
 }
 
-/// What `--ledger` reads: the files given (`-` standard input), else the history panel-judge
-/// appends to, as `--history` finds it. Standard input is read only when named: a ledger run
-/// with no file in a script whose standard input is empty read nothing.
+/// What `--ledger` reads: the files given (`-` standard input), else standard input when it
+/// is a pipe or a file (as ripgrep decides), else the history panel-judge appends to, as
+/// `--history` finds it: a ledger typed at a terminal reads the history.
 fn ledger_inputs(args: &Args) -> Result<Vec<Source>> {
     if !args.inputs.is_empty() {
         return Ok(sources(&args.inputs));
     }
+    if stdin_holds_data() {
+        return Ok(sources(&["-".to_string()]));
+    }
     let path = history::path(None)?;
     let file = history::open(&path)?;
-    if stdin_holds_data() {
-        eprintln!(
-            "panel-tally: --ledger: reading the history {}; standard input is not read (`-` reads it)",
-            crate::records::printable::one_line(&path.display().to_string())
-        );
-    }
     Ok(vec![match path.to_str() {
         // By its path, so that a filtered ledger can read it twice.
         Some(p) => Source::Path(p.to_string()),
@@ -470,7 +468,7 @@ fn stdin_holds_data() -> bool {
         return false;
     };
     let kind = stat.st_mode & nix::libc::S_IFMT;
-    kind == nix::libc::S_IFIFO || (kind == nix::libc::S_IFREG && stat.st_size > 0)
+    [nix::libc::S_IFIFO, nix::libc::S_IFREG, nix::libc::S_IFSOCK].contains(&kind)
 }
 
 /// The clap definition of `panel-tally`.
