@@ -559,3 +559,100 @@ fn doctor_tells_which_copilot_login_a_judge_gets() {
         "{text}"
     );
 }
+
+/// Issue 45: `--doctor` "waits 5 s on `gemini --version` with nothing on screen": on a terminal
+/// it says how many CLIs answered and which it waits for, and clears the line when done.
+#[test]
+fn the_doctor_says_which_cli_it_waits_for() {
+    let m = Machine::new("doctor-waits");
+    let (out, shown) = on_a_terminal(&mut m.command(&["--doctor"]), Tty::Stderr);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("panel-judge: asking each CLI its version: ")
+            && shown.contains("answered; waiting for slow"),
+        "{shown:?}"
+    );
+    assert!(shown.ends_with("\r\x1b[2K"), "{shown:?}");
+}
+
+/// Issue 45: "A CLI that is installed but not logged in is launched anyway … `--doctor` knew
+/// (`LOGIN none`) but names no fix". A claude and a gemini seat without a login are not
+/// launched: each fails in one line naming where it looked and what logs in; the doctor names
+/// it for every installed CLI without one; a CLI that logs in its own way is launched.
+#[test]
+fn a_cli_without_a_login_is_not_launched_and_the_doctor_names_what_logs_in() {
+    let tmp = TempDir::new("no-login");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |args: &[&str], own: Option<&str>| {
+        let mut cmd = Command::new(bin("panel-judge"));
+        with_standins(&mut cmd, &tmp.path().join("log"), &[])
+            .env_remove("PANEL_LOGIN_ELSEWHERE")
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+            .env("XDG_DATA_HOME", tmp.path().join("data"))
+            .args(["--no-history"])
+            .args(args)
+            .stdin(Stdio::null());
+        for v in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ] {
+            cmd.env_remove(v);
+        }
+        for v in ["CLAUDE_CONFIG_DIR", "GEMINI_API_KEY", "GOOGLE_API_KEY"] {
+            cmd.env_remove(v);
+        }
+        if let Some(rows) = own {
+            cmd.env("PANEL_LOGIN_ELSEWHERE", rows);
+        }
+        cmd.checked_output().unwrap()
+    };
+    let seats = [
+        "--seat",
+        "claude:haiku",
+        "--seat",
+        "gemini",
+        "--allow-correlated",
+        "--lens",
+        "a=Q?",
+    ];
+    let mut args = seats.to_vec();
+    args.push("examples/answer.md");
+    let out = run(&args, None);
+    let calls = || std::fs::read_to_string(tmp.path().join("log/calls.jsonl")).unwrap_or_default();
+    assert_eq!(calls(), "", "a CLI without a login was launched");
+    let recs: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2, "{}", stdout(&out));
+    for (rec, starts, fix) in [
+        (
+            &recs[0],
+            "claude has no login (looked for $ANTHROPIC_API_KEY, ",
+            "`claude /login`",
+        ),
+        (
+            &recs[1],
+            "gemini has no login (looked for $GEMINI_API_KEY, ~/.gemini/oauth_creds.json)",
+            "set GEMINI_API_KEY",
+        ),
+    ] {
+        let cause = rec["cause"].as_str().unwrap();
+        assert_eq!(rec["status"], "failed", "{rec}");
+        assert!(cause.starts_with(starts) && cause.contains(fix), "{cause}");
+        assert!(!cause.contains('\n'), "{cause}");
+    }
+    let doctor = run(&["--doctor"], None);
+    let text = stdout(&doctor);
+    assert!(
+        text.contains("claude login: none; to log in: `claude setup-token`, `claude /login`, or set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN\n"),
+        "{text}"
+    );
+    assert!(text.contains("gemini login: none; to log in: "), "{text}");
+    // A CLI that logs in its own way is named, and launched.
+    let out = run(&args, Some("claude"));
+    assert_eq!(calls().lines().count(), 1, "{}", stdout(&out));
+}

@@ -60,10 +60,12 @@ fn panel_judge_draws_its_status_line_on_a_terminal() {
         );
     }
     assert!(shown.contains("1s,") || shown.contains("2s,"), "{shown:?}");
-    // The line is gone before the closing words.
-    let (before, _) = shown.rsplit_once("verdicts: ").unwrap();
-    let last = before.rfind(" running, ").unwrap();
-    assert!(before[last..].contains("\r\x1b[2K"), "{shown:?}");
+    // The line is gone at the end.
+    let last = shown.rfind(" running, ").unwrap();
+    assert!(shown[last..].contains("\r\x1b[2K"), "{shown:?}");
+    // Issue 45: "`verdicts:` is printed twice in a pipeline". Its records going down a pipe,
+    // panel-judge leaves the run folder to the tool that reports them on the same screen.
+    assert!(!shown.contains("verdicts: "), "{shown:?}");
     assert!(!stdout(&out).contains("running"));
     assert_eq!(stdout(&out).lines().count(), 6);
 

@@ -381,9 +381,20 @@ impl Emitter {
         })
     }
 
+    /// Says the closing line on standard error, unless the records go down a pipe to a tool
+    /// that reports them while standard error is a terminal: panel-tally names the run folder
+    /// in its report, on the same screen, and the line would be there twice.
+    pub fn close(&self, label: &str, run: &Path) {
+        use std::io::IsTerminal;
+        let piped = crate::records::input::is_pipe(&std::io::stdout());
+        if !(piped && std::io::stderr().is_terminal()) {
+            eprintln!("{}", self.closing_line(label, run));
+        }
+    }
+
     /// The closing line of a run: `LABEL: DIR (LEDGER sha256:<hex>)`, so a run folder changed
     /// afterwards can be told.
-    pub fn closing_line(&self, label: &str, run: &Path) -> String {
+    fn closing_line(&self, label: &str, run: &Path) -> String {
         let name = self.ledger.path.file_name().unwrap_or_default();
         format!(
             "{label}: {} ({} {})",

@@ -98,6 +98,12 @@ fn skip_bom(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>
     Ok(Box::new(io::Cursor::new(head).chain(reader)))
 }
 
+/// Whether `fd` is a pipe.
+pub fn is_pipe(fd: &impl std::os::fd::AsFd) -> bool {
+    nix::sys::stat::fstat(fd.as_fd())
+        .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFIFO)
+}
+
 /// The inputs named on a command line as sources: none means standard input.
 pub fn sources(paths: &[String]) -> Vec<Source> {
     paths_or_stdin(paths)

@@ -488,7 +488,7 @@ fn ask_judges(
     });
     let out = records.finish()?;
     if crate::engine::lifecycle::failure().is_none() {
-        eprintln!("{}", out.closing_line(label, &run_dir));
+        out.close(label, &run_dir);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -177,7 +177,7 @@ pub fn judge(args: &Args, mut launcher: Launcher) -> Result<ExitCode> {
         return Err(e);
     }
     if crate::engine::lifecycle::failure().is_none() {
-        eprintln!("{}", out.closing_line("pairwise", &run_dir));
+        out.close("pairwise", &run_dir);
     }
     Ok(ExitCode::SUCCESS)
 }

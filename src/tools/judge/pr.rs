@@ -793,7 +793,7 @@ fn review_panel(panel: &Panel, mut launcher: Launcher) -> Result<ExitCode> {
         return Err(e);
     }
     if crate::engine::lifecycle::failure().is_none() {
-        eprintln!("{}", out.closing_line("pr verdicts", &run));
+        out.close("pr verdicts", &run);
     }
     Ok(ExitCode::SUCCESS)
 }
