@@ -53,8 +53,9 @@ pub struct LaunchArgs {
     /// and in flight past the budget is never launched, but recorded cancelled with the cause,
     /// and the panel is decided or not without it. What a judge cost is its harness's figure,
     /// else its tokens priced, else its estimate; its record's usage keeps estimateUsd beside
-    /// costUsd. PANEL_BUDGET_FILE names a file the sums are kept in, shared by every run that
-    /// names it (panel-fleet's panels).
+    /// costUsd. A seat whose model has no price is named and its judges not launched (recorded
+    /// cancelled), the others run. PANEL_BUDGET_FILE names a file the sums are kept in, shared
+    /// by every run that names it (panel-fleet's panels).
     #[arg(long, value_name = "USD", allow_hyphen_values = true)]
     pub budget_usd: Option<String>,
 
@@ -66,7 +67,8 @@ pub struct LaunchArgs {
     pub prices: Option<PathBuf>,
 
     /// Print each judge's estimate (model, input and output tokens, USD), the total and what a
-    /// budget would let in, and launch nothing (a table; JSON with --json).
+    /// budget would let in, and launch nothing (a table; JSON with --json). A seat whose model
+    /// has no price is shown unknown, and the rest priced.
     #[arg(long)]
     pub estimate: bool,
 

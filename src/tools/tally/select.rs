@@ -112,7 +112,7 @@ pub fn when(text: &str) -> Result<When, String> {
 
 /// Seconds since the epoch of `2026-12-01T09:00:00Z` (fraction, `±HH:MM`, `t`, ` ` allowed),
 /// or of a date alone (its midnight, UTC).
-fn rfc3339(text: &str) -> Option<i64> {
+pub(crate) fn rfc3339(text: &str) -> Option<i64> {
     if text.len() != 10 {
         return clock::parse_rfc3339(text).map(|(secs, _)| secs);
     }
@@ -344,6 +344,41 @@ fn seal_folder(dir: &Path, seals: &mut HashSet<String>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn since_reads_rfc_3339_and_ages() {
+        assert_eq!(when("2026-12-01T09:00:00Z"), Ok(When::At(1_796_115_600)));
+        assert_eq!(
+            when("2026-12-01t10:30:00.25+01:30"),
+            Ok(When::At(1_796_115_600))
+        );
+        assert_eq!(when("2026-12-01"), Ok(When::At(1_796_083_200)));
+        assert_eq!(when("1969-12-31T23:59:59Z"), Ok(When::At(-1)));
+        assert_eq!(when("7d"), Ok(When::Ago(Duration::from_secs(7 * 86_400))));
+        assert_eq!(when("30m"), Ok(When::Ago(Duration::from_secs(1800))));
+        assert_eq!(when("12h"), Ok(When::Ago(Duration::from_secs(43_200))));
+        for bad in [
+            "",
+            "d",
+            "7",
+            "7y",
+            "-7d",
+            "+7d",
+            "7 d",
+            "2026-02-30",
+            "2026-13-01",
+            "2026-12-01T25:00:00Z",
+            "2026-12-01T09:00:00",
+            "2026-12-01T09:00:00+0100",
+            "99999999999999999999d",
+            "é",
+            "2026-12-01T09:00:00.Z",
+            "yesterday\u{1b}",
+        ] {
+            assert!(when(bad).is_err(), "{bad:?}");
+        }
+        assert!(when("x\u{1b}[2J").unwrap_err().contains("\\x1b"));
+    }
 
     fn filters(f: impl FnOnce(&mut Filters)) -> Result<Select> {
         let mut filters = Filters::default();
