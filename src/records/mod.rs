@@ -425,7 +425,7 @@ mod tests {
             ..Usage::default()
         });
         let text = serde_json::to_string(&u).unwrap();
-        assert_eq!(text, r#"{"costUsd":0.3,"estimateUsd":2.6e-5}"#);
+        assert_eq!(text, r#"{"costUsd":0.3,"estimateUsd":0.000026}"#);
     }
 
     fn at() -> String {

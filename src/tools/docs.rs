@@ -303,6 +303,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "Comma-separated variables carried into every judge's otherwise cleared environment, beside --pass-env.",
     ),
     (
+        "PANEL_LOGIN_ELSEWHERE",
+        "Comma-separated harness names whose CLI logs in a way of its own (a helper, a company's sign-in): their seats are launched without a login panel knows, where otherwise a seat without one fails before launch with what logs in.",
+    ),
+    (
         "PANEL_HARNESS_CAP",
         "Comma-separated HARNESS=N: at most N judges of that harness at once, beside --harness-cap.",
     ),

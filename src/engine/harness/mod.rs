@@ -434,6 +434,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "unconfined",
     "forget",
     "session",
+    "endpoint",
 ];
 
 impl Harness {
@@ -465,6 +466,9 @@ impl Harness {
                         "argv: unknown placeholder {{{name}}} (known: {})",
                         PLACEHOLDERS.join(", ")
                     );
+                }
+                if name == "endpoint" && self.endpoint_env.is_none() {
+                    bail!("argv: {{endpoint}} needs endpointEnv, the variable that names it");
                 }
             }
         }
