@@ -934,7 +934,17 @@ mod tests {
         )
         .unwrap();
         let err = Table::builtin().add_file(&file).unwrap_err().to_string();
-        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined, forget, session)"), "{err}");
+        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined, forget, session, endpoint)"), "{err}");
+        std::fs::write(
+            &file,
+            r#"{"name":"mine","executable":"x","argv":["{prompt}","--url={endpoint}"]}"#,
+        )
+        .unwrap();
+        let err = Table::builtin().add_file(&file).unwrap_err().to_string();
+        assert!(
+            err.ends_with("{endpoint} needs endpointEnv, the variable that names it"),
+            "{err}"
+        );
         std::fs::write(
             &file,
             r#"{"name":"mine","executable":"x","argv":[],"promt":"stdin"}"#,
