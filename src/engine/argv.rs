@@ -323,6 +323,32 @@ pub fn shell_quote(word: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Issue 45: a user's `OPENAI_BASE_URL` "reaches codex in the form codex reads (its provider
+    /// configuration), or panel says at once, before launch, that it cannot".
+    #[test]
+    fn an_endpoint_is_an_http_url_the_cli_s_configuration_can_hold() {
+        let codex = crate::engine::harness::Table::builtin()
+            .get("codex")
+            .unwrap()
+            .clone();
+        let env = |v: &str| BTreeMap::from([("OPENAI_BASE_URL".to_string(), v.to_string())]);
+        let url = "http://127.0.0.1:11434/v1";
+        assert_eq!(endpoint(&codex, &env(url)).unwrap(), Some(url));
+        assert_eq!(endpoint(&codex, &env("")).unwrap(), None);
+        for bad in [
+            "127.0.0.1:11434",
+            "ftp://x/",
+            "http://x/\",name=\"evil",
+            "http://x/ v1",
+            "http://x/\u{1b}[2J",
+            "https://",
+        ] {
+            let err = endpoint(&codex, &env(bad)).unwrap_err().to_string();
+            assert!(err.starts_with("OPENAI_BASE_URL \""), "{bad:?}: {err}");
+            assert!(!err.contains('\u{1b}'), "{err}");
+        }
+    }
+
     #[test]
     fn quoting_keeps_one_word_on_one_line() {
         assert_eq!(shell_quote("haiku"), "haiku");
