@@ -617,6 +617,8 @@ fn a_cli_without_a_login_is_not_launched_and_the_doctor_names_what_logs_in() {
         "--allow-correlated",
         "--lens",
         "a=Q?",
+        "--retries",
+        "2",
     ];
     let mut args = seats.to_vec();
     args.push("examples/answer.md");
@@ -642,6 +644,7 @@ fn a_cli_without_a_login_is_not_launched_and_the_doctor_names_what_logs_in() {
     ] {
         let cause = rec["cause"].as_str().unwrap();
         assert_eq!(rec["status"], "failed", "{rec}");
+        assert_eq!(rec["attempts"], 1, "not asked again: {rec}");
         assert!(cause.starts_with(starts) && cause.contains(fix), "{cause}");
         assert!(!cause.contains('\n'), "{cause}");
     }

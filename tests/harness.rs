@@ -1075,7 +1075,8 @@ fn the_guides_endpoint_commands_reach_each_cli_as_it_reads_them() {
         let (name, url) = vars.iter().find(|(k, _)| k.ends_with("_BASE_URL")).unwrap();
         let reaches = match args[1].split(':').next().unwrap() {
             "codex" => said.contains(&format!("base_url=\"{url}\"")),
-            _ => said.contains(name),
+            // Carried by name into the judge's otherwise cleared environment.
+            _ => said.contains(&format!("${{{name}+\"{name}=${name}\"}}")),
         };
         assert!(reaches, "{line}: {said}");
     }

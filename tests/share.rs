@@ -1126,9 +1126,11 @@ fn a_cli_that_keeps_failing_on_a_dead_endpoint_is_stopped_early() {
     );
     let seat = attacker(tmp.path(), "dead", &body);
     let allow = format!("127.0.0.1:{port}");
-    let args = ["--sandbox-allow", &allow];
+    // Asked again, it would meet the same endpoint: it is not.
+    let args = ["--sandbox-allow", &allow, "--retries", "2"];
     for (mode, run, rec) in judged(tmp.path(), &seat, modes(), &args) {
         assert_eq!(rec["status"], "failed", "{mode}: {rec}");
+        assert_eq!(rec["attempts"], 1, "{mode}: {rec}");
         let cause = rec["cause"].as_str().unwrap_or_default();
         assert!(
             cause.starts_with(&format!("stopped early: its CLI could not reach {allow}: "))

@@ -46,6 +46,7 @@ pub fn read_answer(
         refused: None,
         session: None,
         kept: None,
+        settled: false,
     };
     if let Some((status, cause)) = cut_off(o, timeout) {
         done.status = status;
@@ -257,20 +258,21 @@ fn nonempty_excerpt(text: &str) -> Option<String> {
 /// error's, a result's), else its last line with a letter or a digit in it (not a `}`).
 fn own_words(text: &str) -> Option<String> {
     let text = text.trim();
-    let json = serde_json::from_str::<Value>(text).ok().or_else(|| {
-        let mut lines = text.lines().rev();
-        lines.find_map(|l| {
-            serde_json::from_str::<Value>(l.trim())
-                .ok()
-                .filter(Value::is_object)
-        })
-    });
-    let message = json.and_then(|v| {
+    let message_of = |v: Value| {
         ["/error/message", "/message", "/result", "/error", "/detail"]
             .iter()
             .find_map(|p| v.pointer(p).and_then(Value::as_str).map(str::to_string))
             .filter(|m| !m.trim().is_empty())
-    });
+    };
+    // The whole text as one JSON value (pretty-printed), else its last line that is a JSON
+    // object with a message (an event stream).
+    let message = match serde_json::from_str::<Value>(text) {
+        Ok(v) => message_of(v),
+        Err(_) => text.lines().rev().find_map(|l| {
+            let v = serde_json::from_str::<Value>(l.trim()).ok()?;
+            v.is_object().then(|| message_of(v)).flatten()
+        }),
+    };
     let line = || {
         let mut lines = text.lines().rev().map(str::trim);
         lines
@@ -426,7 +428,7 @@ mod tests {
             Some("Please set an Auth method or GEMINI_API_KEY")
         );
         assert_eq!(own_words("warning: x\nboom\n}\n").as_deref(), Some("boom"));
-        let events = "{\"type\":\"thread.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"quota\"}}\n";
+        let events = "{\"type\":\"error\",\"message\":\"quota\"}\n{\"type\":\"turn.failed\"}\n";
         assert_eq!(own_words(events).as_deref(), Some("quota"));
         assert_eq!(own_words(" \n}\n"), None);
     }

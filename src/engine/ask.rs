@@ -283,6 +283,9 @@ pub struct Done {
     pub session: Option<String>,
     /// The private folder that keeps that session ([`Session::Keep`]).
     pub kept: Option<Arc<KeptFolder>>,
+    /// Asking again would meet the same (no login, an endpoint its CLI could not reach): it is
+    /// not retried.
+    pub settled: bool,
 }
 
 impl Done {
@@ -308,6 +311,7 @@ impl Done {
             refused: None,
             session: None,
             kept: None,
+            settled: false,
         }
     }
 }

@@ -146,7 +146,10 @@ impl<'a> Attempt<'a> {
                 return Done::abstained(Status::Timeout, format!("{e:#}"));
             }
             Err(e) if e.downcast_ref::<NoLogin>().is_some() => {
-                return Done::abstained(Status::Failed, format!("{e:#}"));
+                return Done {
+                    settled: true,
+                    ..Done::abstained(Status::Failed, format!("{e:#}"))
+                };
             }
             Err(e) if e.downcast_ref::<Ours>().is_some() => {
                 lifecycle::fail_with(format!("{e:#}"));
@@ -181,14 +184,17 @@ impl<'a> Attempt<'a> {
     /// met (first: never a parse failure then), what its walls refused it, an answer file or
     /// output lines past what is read.
     fn explain(&self, done: &mut Done, outcome: &ProcessOutcome) {
+        // Ended by us for failing on one endpoint (not by its deadline, nor a signal of the
+        // user's): that ending is not the reason, the endpoint is, and asking again meets it.
         let stopped_early = outcome
             .refused
             .first()
-            .is_some_and(|r| r.starts_with(STOPPED_EARLY));
+            .is_some_and(|r| r.starts_with(STOPPED_EARLY))
+            && matches!(done.status, Status::Failed | Status::Unreadable);
         if stopped_early {
-            // Its ending was ours, so not the reason: the endpoint it kept failing on is.
             done.cause = None;
             done.status = Status::Failed;
+            done.settled = true;
         }
         let mut add = |note: String, first: bool| {
             done.cause = Some(match done.cause.take() {

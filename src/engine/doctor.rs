@@ -129,7 +129,9 @@ pub fn harness(row: &Harness, ctx: &Context) -> HarnessStatus {
             ..row.clone()
         };
         let used = login_status(&checked, user);
-        let fix = (used.is_none() && !logins.is_empty())
+        // What a judge's launch would say: a row whose CLI answers only with a login, and
+        // none found nor one of its own named.
+        let fix = (used.is_none() && logins::none_for(&checked, None, user).is_some())
             .then(|| logins::how_to_log_in(&checked, None, user));
         (used, looked, fix)
     });

@@ -153,6 +153,10 @@ impl Launcher {
     /// estimate, that its seat has a price, before any starts.
     pub fn check_prompts(&self, jobs: &[Job]) -> Result<()> {
         crate::engine::argv::check_prompts(jobs, &self.ctx)?;
+        // An endpoint the CLI cannot be given: said once, before anything runs.
+        for job in jobs {
+            crate::engine::argv::endpoint(&job.seat.harness, &self.ctx.user_env)?;
+        }
         self.check_prices(jobs.iter().map(|j| &j.seat))
     }
 
@@ -262,6 +266,7 @@ impl Launcher {
             refused: None,
             session: None,
             kept: None,
+            settled: false,
         };
         let retries = job.retries.unwrap_or(self.ctx.opts.retries);
         let mut asked_again = 0;
@@ -295,7 +300,7 @@ impl Launcher {
                 continue;
             }
             let waited_out = done.status == Status::RateLimited;
-            if waited_out || !(done.status.retryable() && asked_again < retries) {
+            if waited_out || done.settled || !(done.status.retryable() && asked_again < retries) {
                 break;
             }
             asked_again += 1;

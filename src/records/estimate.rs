@@ -12,6 +12,7 @@ pub struct EstimateRecord {
     /// Each judge, in the order it would be asked.
     pub judges: Vec<JudgeEstimate>,
     /// The judges priced; those without a price are left out of it (`unpriced`).
+    #[serde(serialize_with = "crate::records::usd_total")]
     pub total_usd: f64,
     /// The budget (`--budget-usd`, `PANEL_BUDGET_USD`); null without one.
     pub budget_usd: Option<f64>,
@@ -33,6 +34,7 @@ pub struct JudgeEstimate {
     pub output_tokens: Option<u64>,
     /// Every input token at the uncached price, the output at the output price; null when its
     /// model has no price (`unpriced` says why).
+    #[serde(serialize_with = "crate::records::usd")]
     pub usd: Option<f64>,
     /// Why it has no price, and what gives it one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -309,16 +309,23 @@ pub struct Usage {
     pub estimate_usd: Option<f64>,
 }
 
-/// A sum of dollars as written: to the millionth of a cent, so that a sum's float noise
+/// A sum of dollars as written: to a trillionth of a dollar, so that a sum's float noise
 /// (`2.6000000000000002e-05`) is not printed.
-fn usd<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn usd<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match v {
-        Some(x) => {
-            let r = (x * 1e12).round() / 1e12;
-            s.serialize_some(&if r.is_finite() { r } else { *x })
-        }
+        Some(x) => s.serialize_some(&rounded_usd(*x)),
         None => s.serialize_none(),
     }
+}
+
+/// [`usd`], of a sum always there.
+pub(crate) fn usd_total<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(rounded_usd(*v))
+}
+
+fn rounded_usd(x: f64) -> f64 {
+    let r = (x * 1e12).round() / 1e12;
+    if r.is_finite() { r } else { x }
 }
 
 impl Usage {

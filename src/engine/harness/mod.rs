@@ -476,6 +476,13 @@ impl Harness {
             crate::engine::sandbox::egress::Endpoint::parse(e)
                 .map_err(|e| anyhow!("egress: {e}"))?;
         }
+        // A variable that has the CLI log in elsewhere, or names its endpoint, must reach it.
+        let elsewhere = self.login_elsewhere.iter().flatten();
+        for v in elsewhere.chain(&self.endpoint_env) {
+            if !self.pass_env.contains(v) {
+                bail!("passEnv: {v} is named by loginElsewhere or endpointEnv but not carried");
+            }
+        }
         for l in &self.logins {
             l.check()?;
         }
@@ -779,6 +786,23 @@ mod tests {
         for row in Table::builtin().rows() {
             row.check()
                 .unwrap_or_else(|e| panic!("{}: {e:#}", row.name));
+        }
+    }
+
+    /// Issue 45: "cursor's install hint puts `(not in a package registry)` inside the command to
+    /// copy". Each row's install hint is a command and nothing else: a note goes in `notes`.
+    #[test]
+    fn an_install_hint_is_a_command_to_copy() {
+        for row in Table::builtin().rows() {
+            if let Some(install) = &row.install {
+                let words = install.trim_end();
+                assert!(!words.ends_with(')'), "{}: {install}", row.name);
+                assert!(
+                    !install.contains(" (") && !install.contains('\n'),
+                    "{}: {install}",
+                    row.name
+                );
+            }
         }
     }
 

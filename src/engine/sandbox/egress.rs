@@ -172,6 +172,9 @@ pub struct Proxy {
     log: Mutex<Log>,
     upstream: Option<Upstream>,
     active: AtomicUsize,
+    /// Connections made and still carrying bytes: a CLI with one is working, whatever else
+    /// it fails to reach.
+    carrying: AtomicUsize,
     /// The last failure to reach an endpoint and how many times in a row it came.
     failing: Mutex<(String, u32)>,
     /// Set once the same failure came [`GIVE_UP`] times in a row: the judge is to be stopped.
@@ -179,8 +182,8 @@ pub struct Proxy {
 }
 
 /// How many times in a row a judge's CLI may fail to reach the same endpoint, no connection
-/// made between, before it is stopped: a CLI that retries a dead endpoint would otherwise wait
-/// out its deadline in silence.
+/// made between nor carrying, before it is stopped: a CLI that retries a dead endpoint would
+/// otherwise wait out its deadline in silence.
 pub const GIVE_UP: u32 = 3;
 
 /// The refusal log: each distinct line once, the first [`LOG_LINES`] of them.
@@ -203,6 +206,7 @@ impl Proxy {
             }),
             upstream,
             active: AtomicUsize::new(0),
+            carrying: AtomicUsize::new(0),
             failing: Mutex::new((String::new(), 0)),
             given_up: std::sync::OnceLock::new(),
         })
@@ -265,7 +269,7 @@ impl Proxy {
                         if req.tunnel {
                             let upstream = self.reach(&client, &req.target)?;
                             (&client).write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
-                            return splice(client, upstream, &rest);
+                            return self.carry(client, upstream, &rest);
                         }
                         (req.target, forward)
                     }
@@ -277,7 +281,15 @@ impl Proxy {
             }
         };
         let upstream = self.reach(&client, &target)?;
-        splice(client, upstream, &forward)
+        self.carry(client, upstream, &forward)
+    }
+
+    /// Splices a connection made, counted as carrying while it does.
+    fn carry(&self, client: TcpStream, upstream: TcpStream, first: &[u8]) -> io::Result<()> {
+        self.carrying.fetch_add(1, Ordering::SeqCst);
+        let spliced = splice(client, upstream, first);
+        self.carrying.fetch_sub(1, Ordering::SeqCst);
+        spliced
     }
 
     /// A connection to `target`; one that cannot be made is answered 502 with why (a client
@@ -299,7 +311,7 @@ impl Proxy {
     }
 
     /// Counts a failure to reach an endpoint (`None`: a connection made, which starts over);
-    /// the same one [`GIVE_UP`] times in a row gives up.
+    /// the same one [`GIVE_UP`] times in a row, no connection carrying meanwhile, gives up.
     fn count(&self, failure: Option<String>) {
         let mut failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
         match failure {
@@ -307,7 +319,9 @@ impl Proxy {
             Some(line) if failing.0 == line => failing.1 += 1,
             Some(line) => *failing = (line, 1),
         }
-        if failing.1 >= GIVE_UP {
+        // A connection still carrying bytes means the CLI works (a stream to its model), and
+        // what else it fails to reach does not stop it.
+        if failing.1 >= GIVE_UP && self.carrying.load(Ordering::SeqCst) == 0 {
             let stop = format!("{GAVE_UP} {} {GIVE_UP} times in a row", failing.0);
             if self.given_up.set(stop.clone()).is_ok() {
                 self.note_always(&stop);
@@ -867,6 +881,12 @@ mod tests {
             None,
             "a connection made between starts over"
         );
+        // A connection still carrying (a stream to the model) holds it off, however many fail.
+        proxy.carrying.fetch_add(1, Ordering::SeqCst);
+        ask(&down);
+        ask(&down);
+        assert_eq!(proxy.given_up(), None, "a connection carrying holds it off");
+        proxy.carrying.fetch_sub(1, Ordering::SeqCst);
         ask(&down);
         let why = proxy.given_up().expect("given up");
         assert!(

@@ -855,6 +855,7 @@ mod tests {
             refused: None,
             session: None,
             kept: None,
+            settled: false,
         };
         assert!(usage_limit_from_harness(&done));
         done.exit_code = Some(0);

@@ -435,29 +435,32 @@ fn ledger_reading(args: &Args) -> Result<ledger::Reading> {
         gold,
         require,
         select,
+        history: false,
     })
 }
 
 /// What `--ledger` reads: the files given (`-` standard input), else standard input when it
 /// is a pipe or a file (as ripgrep decides), else the history panel-judge appends to, as
 /// `--history` finds it: a ledger typed at a terminal reads the history.
-fn ledger_inputs(args: &Args) -> Result<Vec<Source>> {
+fn ledger_inputs(args: &Args) -> Result<(Vec<Source>, bool)> {
     if !args.inputs.is_empty() {
-        return Ok(sources(&args.inputs));
+        return Ok((sources(&args.inputs), false));
     }
-    if stdin_holds_data() {
-        return Ok(sources(&["-".to_string()]));
+    // Standard input read for the gold labels (`--gold -`) is not read again.
+    if stdin_holds_data() && args.gold.as_deref() != Some("-") {
+        return Ok((sources(&["-".to_string()]), false));
     }
     let path = history::path(None)?;
     let file = history::open(&path)?;
-    Ok(vec![match path.to_str() {
+    let source = match path.to_str() {
         // By its path, so that a filtered ledger can read it twice.
         Some(p) => Source::Path(p.to_string()),
         None => Source::Open {
             name: path.display().to_string(),
             reader: Box::new(file),
         },
-    }])
+    };
+    Ok((vec![source], true))
 }
 
 /// Whether standard input is a pipe or a file: records a user may have meant for the ledger.
@@ -468,7 +471,7 @@ fn stdin_holds_data() -> bool {
         return false;
     };
     let kind = stat.st_mode & nix::libc::S_IFMT;
-    [nix::libc::S_IFIFO, nix::libc::S_IFREG, nix::libc::S_IFSOCK].contains(&kind)
+    [nix::libc::S_IFIFO, nix::libc::S_IFREG].contains(&kind)
 }
 
 /// The clap definition of `panel-tally`.
@@ -558,9 +561,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         Mode::Ledger => {
             decision::check_agree(args.agree)?;
-            let how = ledger_reading(&args)?;
+            let mut how = ledger_reading(&args)?;
+            let (inputs, history) = ledger_inputs(&args)?;
+            // The history is others' writing: a torn line a killed writer left is skipped.
+            how.history = history;
             let (svg, bootstrap) = (args.svg.as_deref(), args.bootstrap);
-            ledger::run(ledger_inputs(&args)?, args.format(), svg, bootstrap, how)
+            ledger::run(inputs, args.format(), svg, bootstrap, how)
         }
         Mode::Records => records_panel(&args),
     }

@@ -33,6 +33,7 @@ pub use crate::records::ledger::{
     CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, PositionStats, Report,
     StoppedEarly, SubPanel,
 };
+use crate::records::view::LEDGER;
 use crate::stats::agreement::{cohen_kappa, wilson};
 use crate::stats::bootstrap::{self, Ci};
 use crate::stats::thresholds::{
@@ -483,6 +484,9 @@ pub struct Reading {
     pub gold: Option<crate::records::gold::Gold>,
     pub require: Option<Require>,
     pub select: crate::tools::tally::select::Select,
+    /// Reading the history panel-judge appends to: a line that is not a verdict record (torn)
+    /// is skipped and counted on standard error, as `--history` does.
+    pub history: bool,
 }
 
 /// Reads the inputs into a ledger: every record, or with filters those of the panels kept.
@@ -491,11 +495,19 @@ pub fn read(inputs: Vec<Source>, how: &mut Reading) -> Result<Ledger> {
     ledger.inconsistent = how.inconsistent;
     ledger.gold = how.gold.take().map(gold::GoldCounts::new);
     let names: Vec<String> = inputs.iter().map(|s| s.name().to_string()).collect();
+    let mut torn = 0u64;
+    let mut count = |_: anyhow::Error| torn += 1;
+    let skip: Option<&mut dyn FnMut(anyhow::Error)> = how.history.then_some(&mut count);
     let n = if how.select.any() {
-        select::each_kept(inputs, &how.select, |rec, at| ledger.add(rec, at))?
+        select::each_kept(inputs, &how.select, skip, |rec, at| ledger.add(rec, at))?
     } else {
-        read::each_record(inputs, |rec, at| ledger.add(rec, at))?
+        read::each_line(inputs, LEDGER, skip, |rec, _, at| ledger.add(rec, at))?
     };
+    if torn > 0 {
+        eprintln!(
+            "panel-tally: ledger: {torn} line(s) of the history skipped: not verdict records (torn)"
+        );
+    }
     if n == 0 && how.select.any() {
         bail!(
             "{}: no panel kept by --since, --seat, --run or --candidate",

@@ -72,6 +72,7 @@ struct Facts {
 pub fn each_kept(
     inputs: Vec<Source>,
     select: &Select,
+    mut skip: Option<&mut dyn FnMut(anyhow::Error)>,
     mut each: impl FnMut(&VerdictView, &dyn Fn() -> String) -> Result<()>,
 ) -> Result<u64> {
     let inputs = inputs
@@ -80,7 +81,13 @@ pub fn each_kept(
         .collect::<Result<Vec<_>>>()?;
     let sources = || inputs.iter().map(Again::source).collect::<Result<Vec<_>>>();
     let mut panels: HashMap<String, Facts> = HashMap::new();
-    read::each_record(sources()?, |rec, _| {
+    // A line skipped is counted once, on the second reading.
+    let mut pass = |_: anyhow::Error| {};
+    let first: Option<&mut dyn FnMut(anyhow::Error)> = match skip {
+        Some(_) => Some(&mut pass),
+        None => None,
+    };
+    read::each_line(sources()?, LEDGER, first, |rec, _, _| {
         let facts = panels.entry(key(rec).to_string()).or_default();
         if facts.run.is_empty() {
             facts.run = rec.run.to_string();
@@ -118,7 +125,7 @@ pub fn each_kept(
         );
     }
     let mut n = 0;
-    read::each_line(sources()?, LEDGER, None, |rec, _, at| {
+    read::each_line(sources()?, LEDGER, skip.take(), |rec, _, at| {
         if kept.contains(key(rec)) {
             n += 1;
             each(rec, at)?;
