@@ -1141,3 +1141,39 @@ fn a_cli_that_keeps_failing_on_a_dead_endpoint_is_stopped_early() {
         assert!(log.contains("stopped the judge:"), "{mode}: {log}");
     }
 }
+
+/// Issue 45, as a CLI reaches a loopback endpoint (`NO_PROXY` names loopback): its own
+/// connections, blocking and not, to a dead endpoint stop it early in every place too, where
+/// Landlock alone has its supervisor make them as where the jail's doors do.
+#[test]
+fn a_cli_that_keeps_failing_on_a_dead_loopback_endpoint_itself_is_stopped_early() {
+    let tmp = TempDir::new("share-dead-direct");
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let body = python(
+        "import select, socket, sys, time\n\
+         port = int(sys.argv[1])\n\
+         for n in range(40):\n\
+         \x20   s = socket.socket()\n\
+         \x20   if n % 2:\n\
+         \x20       s.setblocking(False); s.connect_ex(('127.0.0.1', port)); select.select([], [s], [], 5)\n\
+         \x20   else:\n\
+         \x20       s.connect_ex(('127.0.0.1', port))\n\
+         \x20   s.close(); time.sleep(0.3)\n\
+         print('tries=40')",
+        &port.to_string(),
+    );
+    let seat = attacker(tmp.path(), "dead-direct", &body);
+    let allow = format!("127.0.0.1:{port}");
+    let args = ["--sandbox-allow", &allow, "--retries", "2"];
+    for (mode, _, rec) in judged(tmp.path(), &seat, modes(), &args) {
+        assert_eq!(rec["status"], "failed", "{mode}: {rec}");
+        assert_eq!(rec["attempts"], 1, "{mode}: {rec}");
+        let cause = rec["cause"].as_str().unwrap_or_default();
+        assert!(
+            cause.starts_with(&format!("stopped early: its CLI could not reach {allow}: ")),
+            "{mode}: {cause}"
+        );
+    }
+}

@@ -310,6 +310,18 @@ impl Proxy {
         reached
     }
 
+    /// How a connection the judge made itself to a loopback endpoint ended (Landlock alone,
+    /// where its supervisor makes them): counted as the proxy's own.
+    pub fn direct(&self, target: std::net::SocketAddr, ended: Result<(), i32>) {
+        let line = ended
+            .err()
+            .map(|e| format!("{UNREACHED} {target}: {}", io::Error::from_raw_os_error(e)));
+        if let Some(line) = &line {
+            self.note(line);
+        }
+        self.count(line);
+    }
+
     /// Counts a failure to reach an endpoint (`None`: a connection made, which starts over);
     /// the same one [`GIVE_UP`] times in a row, no connection carrying meanwhile, gives up.
     fn count(&self, failure: Option<String>) {

@@ -145,9 +145,14 @@ const WAITING: usize = 32;
 /// The longest a blocking connection is waited for (the kernel's own SYN retries take ~2 min).
 const CONNECT_WAIT: Duration = Duration::from_secs(60);
 
+/// What the keeper tells of each connection it made: made, or the errno it failed with (a
+/// non-blocking one once it is known), so that a CLI failing on one endpoint is seen.
+pub type Outcome = Arc<dyn Fn(SocketAddr, Result<(), i32>) + Send + Sync>;
+
 /// Answers the judge's connections on `listener` until no process of the judge is left: each
-/// to an address of `to` made here and put in place, every other refused.
-pub fn keep(listener: OwnedFd, to: Vec<SocketAddr>) {
+/// to an address of `to` made here and put in place, every other refused; how each made one
+/// ended goes to `outcome`.
+pub fn keep(listener: OwnedFd, to: Vec<SocketAddr>, outcome: Outcome) {
     let listener = Arc::new(listener);
     let waiting = Arc::new(AtomicUsize::new(0));
     loop {
@@ -182,7 +187,7 @@ pub fn keep(listener: OwnedFd, to: Vec<SocketAddr>) {
             // ENOENT: the caller died before it was read; EINTR: again.
             continue;
         }
-        answer(&listener, req, &to, &waiting);
+        answer(&listener, req, &to, &waiting, &outcome);
     }
 }
 
@@ -194,6 +199,7 @@ fn answer(
     req: libc::seccomp_notif,
     to: &[SocketAddr],
     waiting: &Arc<AtomicUsize>,
+    outcome: &Outcome,
 ) {
     let [fd, addr, len, ..] = req.data.args;
     let Some(at) = read_address(req.pid, addr, len).filter(|a| to.contains(a)) else {
@@ -206,11 +212,17 @@ fn answer(
     let flags = fd_flags(req.pid, fd).unwrap_or(0);
     let (ours, started) = match start(&at) {
         Ok(s) => s,
-        Err(e) => return reply(listener, req.id, e),
+        Err(e) => {
+            outcome(at, Err(e));
+            return reply(listener, req.id, e);
+        }
     };
+    if !started {
+        outcome(at, Ok(()));
+    }
     if flags & libc::O_NONBLOCK != 0 {
         // As the kernel answers a non-blocking connect: made, or in progress on the socket.
-        return put(
+        put(
             listener,
             req.id,
             &ours,
@@ -218,6 +230,20 @@ fn answer(
             flags,
             if started { libc::EINPROGRESS } else { 0 },
         );
+        // How it ends is learnt from our copy of the socket, on a thread while there is room.
+        if started && waiting.fetch_add(1, Ordering::SeqCst) < WAITING {
+            let (count, told) = (Arc::clone(waiting), Arc::clone(outcome));
+            let watched = std::thread::Builder::new().spawn(move || {
+                told(at, connected(&ours, &|| true));
+                count.fetch_sub(1, Ordering::SeqCst);
+            });
+            if watched.is_err() {
+                waiting.fetch_sub(1, Ordering::SeqCst);
+            }
+        } else if started {
+            waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+        return;
     }
     if !started {
         set_blocking(&ours);
@@ -227,9 +253,15 @@ fn answer(
         waiting.fetch_sub(1, Ordering::SeqCst);
         return reply(listener, req.id, libc::EAGAIN);
     }
-    let (kept, count) = (Arc::clone(listener), Arc::clone(waiting));
+    let (kept, count, told) = (
+        Arc::clone(listener),
+        Arc::clone(waiting),
+        Arc::clone(outcome),
+    );
     let spawned = std::thread::Builder::new().spawn(move || {
-        match wait_connected(&kept, req.id, &ours) {
+        let ended = connected(&ours, &|| valid(&kept, req.id));
+        told(at, ended);
+        match ended {
             Ok(()) => {
                 set_blocking(&ours);
                 put(&kept, req.id, &ours, fd, flags, 0);
@@ -322,9 +354,9 @@ fn start(at: &SocketAddr) -> Result<(OwnedFd, bool), i32> {
     }
 }
 
-/// Waits for `ours` to connect, while notification `id`'s caller waits: the errno it failed
-/// with, or ETIMEDOUT past `CONNECT_WAIT`.
-fn wait_connected(listener: &OwnedFd, id: u64, ours: &OwnedFd) -> Result<(), i32> {
+/// Waits for `ours` to connect while `still` holds (a blocking caller waits): the errno it
+/// failed with, EINTR when `still` no longer holds, or ETIMEDOUT past `CONNECT_WAIT`.
+fn connected(ours: &OwnedFd, still: &dyn Fn() -> bool) -> Result<(), i32> {
     let until = std::time::Instant::now() + CONNECT_WAIT;
     loop {
         let mut fds = [libc::pollfd {
@@ -349,7 +381,7 @@ fn wait_connected(listener: &OwnedFd, id: u64, ours: &OwnedFd) -> Result<(), i32
             };
             return if error == 0 { Ok(()) } else { Err(error) };
         }
-        if !valid(listener, id) {
+        if !still() {
             return Err(libc::EINTR);
         }
         if std::time::Instant::now() >= until {

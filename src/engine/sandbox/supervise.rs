@@ -338,10 +338,23 @@ impl Starting<'_> {
     }
 
     /// The judge in the confine stage (this binary again), its proxy on the loopback.
+    /// Where the keeper tells how the judge's own connections ended: to its proxy, which
+    /// counts a loopback endpoint's failures as its own (never those to itself).
+    fn outcome(&self, proxy_port: Option<u16>) -> keeper::Outcome {
+        let proxy = self.proxy.clone();
+        std::sync::Arc::new(move |at: std::net::SocketAddr, ended| {
+            let own = at.ip().is_loopback() && Some(at.port()) == proxy_port;
+            if let (Some(p), false) = (&proxy, own) {
+                p.direct(at, ended);
+            }
+        })
+    }
+
     fn confined(mut self) -> Result<Option<Started>, i32> {
         let mut policy = self.policy.clone();
         // The stage enters the judge's cgroup itself, before it starts anything.
         policy.share.enter = self.leaf.map(|l| l.dirs().to_vec()).unwrap_or_default();
+        let mut proxy_port = None;
         if let Some(proxy) = self.proxy.clone() {
             // Without a jail the proxy listens on this machine's loopback, and Landlock lets the
             // judge connect to its port (and its loopback endpoints') alone.
@@ -353,6 +366,7 @@ impl Starting<'_> {
                 }
             };
             let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+            proxy_port = Some(port);
             proxy_env(&mut self.env, port);
             if let Some(rules) = &mut policy.confine {
                 rules.tcp.push(port);
@@ -386,6 +400,7 @@ impl Starting<'_> {
             return Err(exit_status::CANNOT_RUN);
         };
         let program = self.program;
+        let outcome = self.outcome(proxy_port);
         let mut confine = Command::new(exe);
         if let Some((_, theirs, _)) = &keeper {
             keeper::inherited(&mut confine, theirs.as_raw_fd());
@@ -402,9 +417,10 @@ impl Starting<'_> {
                 Ok(child) => {
                     if let Some((ours, theirs, to)) = keeper {
                         drop(theirs);
+                        let outcome = outcome.clone();
                         let _ = std::thread::Builder::new().spawn(move || {
                             if let Some(listener) = keeper::receive_fd(&ours.into()) {
-                                keeper::keep(listener, to);
+                                keeper::keep(listener, to, outcome);
                             }
                         });
                     }
