@@ -630,14 +630,16 @@ fn a_cli_without_a_login_is_not_launched_and_the_doctor_names_what_logs_in() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(recs.len(), 2, "{}", stdout(&out));
+    // Records come as judges end: found by seat.
+    let by = |seat: &str| recs.iter().find(|r| r["seat"] == seat).unwrap();
     for (rec, starts, fix) in [
         (
-            &recs[0],
+            by("claude:haiku"),
             "claude has no login (looked for $ANTHROPIC_API_KEY, ",
             "`claude /login`",
         ),
         (
-            &recs[1],
+            by("gemini"),
             "gemini has no login (looked for $GEMINI_API_KEY, ~/.gemini/oauth_creds.json)",
             "set GEMINI_API_KEY",
         ),
