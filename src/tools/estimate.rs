@@ -128,7 +128,7 @@ fn table(r: &EstimateRecord) -> String {
 }
 
 /// The distinct items of `items`, in their first order.
-fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+pub(crate) fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for i in items {
         if !out.contains(&i) {

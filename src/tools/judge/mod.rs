@@ -737,7 +737,7 @@ fn say_unnamed_families(seats: &[Seat]) {
 
 /// `--max-budget-usd` reaches only the harnesses that cap a budget; the others are named.
 fn say_unenforced_budget(b: f64, judges: &[panel::Judge]) {
-    let loose: Vec<&str> = unique(
+    let loose: Vec<&str> = crate::tools::estimate::unique(
         judges
             .iter()
             .filter(|j| !j.seat.harness.caps_budget())
@@ -786,14 +786,4 @@ fn history_costs(args: &Args) -> std::collections::HashMap<String, f64> {
         );
         Default::default()
     })
-}
-
-fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for i in items {
-        if !out.contains(&i) {
-            out.push(i);
-        }
-    }
-    out
 }

@@ -26,7 +26,7 @@ use crate::tools::tally::count::short_seal;
 use crate::tools::tally::ledger::read;
 use crate::tools::tally::reader;
 use crate::tools::tally::report::{Format, Sink};
-use crate::tools::tally::select::{self, Filters, Kept, Select};
+use crate::tools::tally::select::{self, Filters, Select};
 
 fn format_time(t: i64) -> String {
     clock::format_rfc3339(t)
@@ -149,14 +149,7 @@ pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -
                 candidate: &p.candidate,
                 seated: p.seated,
             };
-            match select.panel(&facts) {
-                Kept::Yes => true,
-                Kept::No => false,
-                Kept::Untimed => {
-                    untimed += 1;
-                    false
-                }
-            }
+            select.keeps(&facts, &mut untimed)
         })
         .collect();
     if let Some(n) = f.last {

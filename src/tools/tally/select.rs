@@ -200,6 +200,18 @@ impl Select {
         self.since.is_some()
     }
 
+    /// Whether the panel is kept; one left out for want of a time is counted in `untimed`.
+    pub fn keeps(&self, p: &Panel, untimed: &mut usize) -> bool {
+        match self.panel(p) {
+            Kept::Yes => true,
+            Kept::No => false,
+            Kept::Untimed => {
+                *untimed += 1;
+                false
+            }
+        }
+    }
+
     /// Whether the panel is kept: every filter given must keep it.
     pub fn panel(&self, p: &Panel) -> Kept {
         let kept = p.seated

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use crate::records::input::Source;
 use crate::records::view::{LEDGER, VerdictView};
 use crate::tools::tally::ledger::read;
-use crate::tools::tally::select::{self, Kept, Select};
+use crate::tools::tally::select::{self, Select};
 
 /// An input that can be read more than once.
 enum Again {
@@ -108,14 +108,7 @@ pub fn each_kept(
                 candidate: &f.candidate,
                 seated: f.seated,
             };
-            match select.panel(&facts) {
-                Kept::Yes => true,
-                Kept::No => false,
-                Kept::Untimed => {
-                    untimed += 1;
-                    false
-                }
-            }
+            select.keeps(&facts, &mut untimed)
         })
         .map(|(k, _)| k)
         .collect();
