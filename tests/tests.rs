@@ -23,6 +23,7 @@ mod matrix;
 mod mockserver;
 mod pairwise;
 mod paste;
+mod placeholder;
 mod pr;
 mod progress;
 mod runs;

@@ -22,7 +22,9 @@ use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::logins::Given;
-use crate::engine::run_folder::{self, ANSWER_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE};
+use crate::engine::run_folder::{
+    self, ANSWER_FILE, AUTHORITIES_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE,
+};
 use crate::engine::sandbox::egress::{self, Endpoint};
 use crate::engine::sandbox::share::Report;
 use crate::engine::sandbox::{Policy, grants, policy};
@@ -289,7 +291,10 @@ impl<'a> Attempt<'a> {
         };
         let until = std::time::SystemTime::now() + ctx.timeout();
         let login = ctx
-            .with_user(|user| ctx.logins.give(h, job.seat.model.as_deref(), user, until))
+            .with_user(|user| {
+                let model = job.seat.model.as_deref();
+                ctx.logins.give(h, model, user, until, ctx.confined())
+            })
             .map_err(|why| anyhow::Error::new(NoLogin(why)))?;
         let spec = self.spec(program, argv, stdin, &login, started)?;
         let stdout = self.transcript(kept, started);
@@ -370,10 +375,12 @@ impl<'a> Attempt<'a> {
         let written = carried::furnish(&dirs.home, h, &carried, login, &vars)
             .map_err(|e| self.fail(&dirs.home, e))?;
         let mut judge_env = self.env();
+        judge_env.retain(|(name, _)| !login.withheld.contains(name));
         for (k, v) in &login.env {
             judge_env.retain(|(name, _)| name != k);
             judge_env.push((k.clone(), v.clone()));
         }
+        let secrets = self.trusted(login, &mut judge_env)?;
         let mut spec = Spec {
             program,
             args,
@@ -384,6 +391,7 @@ impl<'a> Attempt<'a> {
             cap: OUTPUT_CAP,
             supervised: None,
             cancel: self.job.cancel.clone(),
+            secrets,
         };
         if let Some(ids) = ctx.walls.ids
             && !ctx.walls.jail
@@ -402,6 +410,35 @@ impl<'a> Attempt<'a> {
             give(&dirs.private, ids).map_err(|e| ours(&dirs.private, e))?;
         }
         Ok(spec)
+    }
+
+    /// Where a judge that holds a placeholder learns to trust its proxy: the run's authority
+    /// (with all the user trusts) in a file of its private folder, named by each variable its
+    /// CLI reads; and what its supervisor gets to swap the live credential in.
+    fn trusted(
+        &self,
+        login: &Given,
+        env: &mut Vec<(String, String)>,
+    ) -> Result<Option<Arc<Vec<u8>>>> {
+        if login.swaps.is_empty() {
+            return Ok(None);
+        }
+        let trust = self.ctx.trust().map_err(|e| {
+            anyhow::Error::new(Ours(format!("cannot make the run's authority: {e}")))
+        })?;
+        let name = Path::new(AUTHORITIES_FILE);
+        beneath::write(&self.dirs.private, name, trust.bundle.as_bytes())
+            .map_err(|e| self.fail(&self.dirs.private.join(name), e))?;
+        let path = self.dirs.private.join(name).display().to_string();
+        for var in &self.job.seat.harness.ca_env {
+            env.retain(|(k, _)| k != var);
+            env.push((var.clone(), path.clone()));
+        }
+        let secrets = crate::engine::sandbox::swap::Secrets {
+            authority: Some(trust.keys.clone()),
+            swaps: login.swaps.clone(),
+        };
+        Ok(Some(Arc::new(serde_json::to_vec(&secrets)?)))
     }
 
     /// Where the judge's stdout goes: read through the seat's event filters and, when the

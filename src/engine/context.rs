@@ -21,6 +21,16 @@ pub struct Context {
     pub logins: Broker,
     /// How each judge is held to its share; set when the run starts.
     pub share: Plan,
+    /// The run's own authority and the file of authorities its judges trust, made when a judge
+    /// first holds a placeholder.
+    trust: std::sync::OnceLock<Result<Trust, String>>,
+}
+
+/// The run's authority, as its supervisors and its judges have it.
+pub struct Trust {
+    pub keys: crate::engine::sandbox::authority::Keys,
+    /// PEM: every authority the user trusts, and the run's.
+    pub bundle: String,
 }
 
 impl Context {
@@ -38,7 +48,19 @@ impl Context {
             walls: Walls::off(),
             logins: Broker::default(),
             share: Plan::default(),
+            trust: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The run's authority, made once.
+    pub fn trust(&self) -> Result<&Trust, String> {
+        let made = self.trust.get_or_init(|| {
+            let keys = crate::engine::sandbox::authority::make()?;
+            let env = |k: &str| self.user_env.get(k).cloned().filter(|v| !v.is_empty());
+            let bundle = crate::engine::sandbox::authority::bundle(&keys, &env);
+            Ok(Trust { keys, bundle })
+        });
+        made.as_ref().map_err(Clone::clone)
     }
 
     /// The user's PATH, where harnesses are found.

@@ -262,6 +262,7 @@ fn login_status(row: &Harness, user: &crate::engine::logins::User) -> Option<Log
         fix: (!usable).then(|| login.fix.clone()).flatten(),
         state,
         unverified,
+        judge_holds: logins::judge_holds(login),
         note: login.notes.clone(),
     })
 }
@@ -285,6 +286,7 @@ fn version(program: &Path, ctx: &Context) -> Result<String, String> {
         cap: VERSION_BYTES,
         supervised: None,
         cancel: None,
+        secrets: None,
     };
     let stdout = Transcript::new(None, Default::default(), VERSION_BYTES as u64);
     let out = launch::run(&spec, stdout).map_err(|e| format!("cannot run it: {e}"))?;

@@ -42,6 +42,9 @@ pub struct Spec {
     pub supervised: Option<Policy>,
     /// The panel's token that ends this process once the panel is decided without it.
     pub cancel: Option<Arc<Cancel>>,
+    /// What its supervisor holds and the judge must not (live credentials, the run's
+    /// authority), handed over through a pipe: never on a command line.
+    pub secrets: Option<Arc<Vec<u8>>>,
 }
 
 /// How it ended.
@@ -82,11 +85,22 @@ impl ProcessOutcome {
 pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
     let stdout = Arc::new(Mutex::new(stdout));
     let started = Instant::now();
+    let secrets = match (&spec.supervised, &spec.secrets) {
+        (Some(_), Some(bytes)) => Some(secret_pipe(bytes)?),
+        _ => None,
+    };
     let (program, args) = match &spec.supervised {
-        Some(policy) => sandbox::supervised(policy, &spec.program, &spec.args)?,
+        Some(policy) => {
+            let mut policy = policy.clone();
+            policy.secrets = secrets.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+            sandbox::supervised(&policy, &spec.program, &spec.args)?
+        }
         None => (spec.program.clone(), spec.args.clone()),
     };
     let mut cmd = Command::new(&program);
+    if let Some(fd) = &secrets {
+        sandbox::keeper::inherited(&mut cmd, std::os::fd::AsRawFd::as_raw_fd(fd));
+    }
     cmd.args(&args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -111,6 +125,8 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         start(spec, &mut cmd, &stdout)
     })?;
 
+    // The supervisor has its copy of the pipe.
+    drop(secrets);
     let (status, timed_out) = wait(&mut child, spec.timeout.saturating_sub(started.elapsed()));
     end_group(pgid, &mut child, status.is_none());
     unregister(pgid);
@@ -156,6 +172,17 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         share: Default::default(),
         answer_bytes: None,
     })
+}
+
+/// The reading end of a pipe that holds `bytes` and is closed behind them.
+fn secret_pipe(bytes: &[u8]) -> io::Result<std::os::fd::OwnedFd> {
+    // A pipe holds 64 KiB before a write waits: what is written here is never waited on.
+    if bytes.len() > 60 << 10 {
+        return Err(io::Error::other("a judge's secrets past 60 KiB"));
+    }
+    let (read, mut write) = io::pipe()?;
+    write.write_all(bytes)?;
+    Ok(read.into())
 }
 
 /// A started harness: its process group, and the threads that feed and read it.
@@ -419,6 +446,7 @@ mod tests {
                 cap: 1024,
                 supervised: None,
                 cancel: None,
+                secrets: None,
             },
             stdout,
         )
@@ -485,6 +513,7 @@ mod tests {
                 cap: 1024,
                 supervised: None,
                 cancel: None,
+                secrets: None,
             },
             Transcript::of(b""),
         )

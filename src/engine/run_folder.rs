@@ -194,6 +194,8 @@ impl RunLedger {
 pub const PROMPT_FILE: &str = "prompt.txt";
 pub const SCHEMA_FILE: &str = "schema.json";
 pub const ANSWER_FILE: &str = "answer";
+/// The authorities a judge that holds a placeholder trusts, its proxy's among them.
+pub const AUTHORITIES_FILE: &str = "authorities.pem";
 
 /// The folders of one attempt: in the run folder what is kept, among the privates what is private.
 pub struct AttemptDirs {

@@ -65,6 +65,9 @@ pub struct LoginStatus {
     /// Whether the row was built from the CLI's documentation without being run (a built-in row).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unverified: bool,
+    /// What a confined judge holds of it: `placeholder` (its proxy puts the live credential
+    /// in on its model's requests alone), or `live: why`.
+    pub judge_holds: String,
     /// What the row says of this login (what a judge receives of it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

@@ -79,6 +79,14 @@ pub struct Login {
     /// token's removal: what keeps the CLI from refreshing early (kimi's `expires_in`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub judge_set: BTreeMap<String, serde_json::Value>,
+    /// Where its CLI sends the credential, and the model endpoints it may go to: a judge holds a
+    /// placeholder in its place, and its proxy puts the live one in on those requests alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap: Option<Credential>,
+    /// Why a judge holds this login's live credential instead (its CLI cannot take a
+    /// placeholder, or it has not been measured): `--doctor` and the records say it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<String>,
     /// Why this login, where the user has it, cannot work for a judge (the CLI refuses it):
     /// no judge is launched with it, and `--doctor` says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +97,36 @@ pub struct Login {
     /// What was measured of it, or why it could not be (`--doctor` says it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+}
+
+/// How a CLI sends a login's credential, and where to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Credential {
+    /// The request header that carries it (`authorization`, `x-api-key`).
+    pub header: String,
+    /// What comes before it in that header (`Bearer `), as the CLI was measured to send it
+    /// (the proxy keeps whichever one word of a scheme the CLI writes).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub scheme: String,
+    /// Its model endpoints: every request that carries it goes to one of these.
+    pub endpoints: Vec<ModelEndpoint>,
+}
+
+/// One model endpoint: a base URL, and the methods and paths under it the CLI's model
+/// requests use.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelEndpoint {
+    /// `https://host[:port][/path]`: the CLI's own address for it.
+    pub base: String,
+    /// A variable of the user's that moves it elsewhere (`ANTHROPIC_BASE_URL`): its value is
+    /// the base instead, where set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_env: Option<String>,
+    pub methods: Vec<String>,
+    /// Paths under the base, each whole segments (`/v1/messages` is not `/v1/messagesX`).
+    pub paths: Vec<String>,
 }
 
 /// A value in a file of the user's that chooses a login.
@@ -272,6 +310,27 @@ impl Login {
         for e in &self.egress {
             crate::engine::sandbox::egress::Endpoint::parse(e)
                 .map_err(|e| anyhow::anyhow!("logins: {}: egress: {e}", self.kind))?;
+        }
+        if let Some(c) = &self.swap {
+            if self.live.is_some() {
+                bail!("logins: {}: give one of swap and live", self.kind);
+            }
+            if c.header.is_empty() || c.header != c.header.to_ascii_lowercase() {
+                bail!(
+                    "logins: {}: swap.header: a header name in lower case",
+                    self.kind
+                );
+            }
+            for m in &c.endpoints {
+                crate::engine::sandbox::swap::base(&m.base)
+                    .map_err(|e| anyhow::anyhow!("logins: {}: swap: {e}", self.kind))?;
+                if m.methods.is_empty() || m.paths.iter().any(|p| !p.starts_with('/')) {
+                    bail!(
+                        "logins: {}: swap: each endpoint names its methods and its paths (each from /)",
+                        self.kind
+                    );
+                }
+            }
         }
         Ok(())
     }

@@ -64,6 +64,11 @@ pub struct Harness {
     /// does not read it itself: its value, an http or https URL, fills `{endpoint}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint_env: Option<String>,
+    /// The variables its CLI reads for authorities to trust (`NODE_EXTRA_CA_CERTS`,
+    /// `SSL_CERT_FILE`): a judge that holds a placeholder gets each set to a file of what the
+    /// user trusts and the run's own authority, through which its proxy reads its requests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ca_env: Vec<String>,
     /// Present when the CLI cannot answer without a login: a seat with none of `logins` is then
     /// not launched, unless the user sets one of these variables, which have the CLI log in a
     /// way no login of the row holds (a cloud's own credentials, the user's own endpoint).

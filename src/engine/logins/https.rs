@@ -174,7 +174,7 @@ fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
 
 /// The authorities trusted: the system's (or those `SSL_CERT_FILE` and `SSL_CERT_DIR` name in
 /// their place), and every one in the files the extra variables name.
-fn client_config(env: &dyn Fn(&str) -> Option<String>) -> Result<rustls::ClientConfig> {
+pub fn client_config(env: &dyn Fn(&str) -> Option<String>) -> Result<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     let native = rustls_native_certs::load_native_certs();
     roots.add_parsable_certificates(native.certs);

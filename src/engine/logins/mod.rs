@@ -11,6 +11,7 @@
 pub mod https;
 mod lock;
 mod missing;
+pub mod placeholder;
 pub mod store;
 
 pub use missing::{how_to_log_in, none_for};
@@ -23,7 +24,9 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
-use crate::engine::harness::login::{Body, JudgeRefresh, LockKind, Login, Refresh, TimeAs};
+use crate::engine::harness::login::{
+    Body, Credential, JudgeRefresh, LockKind, Login, Refresh, TimeAs,
+};
 use crate::engine::harness::{Harness, expand_user_path};
 use crate::engine::sandbox::egress::Endpoint;
 use store::Stored;
@@ -48,6 +51,12 @@ pub struct Given {
     pub egress: Vec<Endpoint>,
     /// Objects merged into the row's files (path under HOME → object).
     pub settings: BTreeMap<String, Value>,
+    /// What its proxy swaps for the placeholders it holds (none: it holds the live login).
+    pub swaps: Vec<crate::engine::sandbox::swap::Swap>,
+    /// The variables of the user's other logins, which it does not get.
+    pub withheld: Vec<String>,
+    /// Why it holds the live credential, when it does.
+    pub live: Option<String>,
 }
 
 /// Where a login was found.
@@ -113,17 +122,22 @@ struct Live {
 impl Broker {
     /// What a judge of `row` gets of its user's login, valid until `until` where a refresh can
     /// make it so. `Ok` with no kind: the user has none of the row's logins (the CLI says so).
+    /// `swapping`: its proxy can swap a placeholder for the live credential (its walls stand).
     pub fn give(
         &self,
         row: &Harness,
         model: Option<&str>,
         user: &User,
         until: SystemTime,
+        swapping: bool,
     ) -> Result<Given, String> {
         let Some((login, place, passed)) = self.find(row, model, user) else {
             return match none_for(row, model, user) {
                 Some(why) => Err(why),
-                None => Ok(Given::default()),
+                None => Ok(Given {
+                    withheld: placeholder::others_env(row, None),
+                    ..Given::default()
+                }),
             };
         };
         if let Some(why) = unusable(row, login, passed.as_deref()) {
@@ -157,7 +171,14 @@ impl Broker {
             }));
         }
         let live = held.as_ref().expect("set above").clone()?;
-        Ok(given(login, &live, model))
+        let mut g = given(login, &live, model);
+        g.withheld = placeholder::others_env(row, Some(login));
+        match (&login.swap, swapping) {
+            (Some(c), true) => stand_in(&mut g, login, c, &place, user),
+            (Some(_), false) => g.live = Some("no walls: no proxy to swap it in".into()),
+            (None, _) => g.live = judge_holds(login).strip_prefix("live: ").map(String::from),
+        }
+        Ok(g)
     }
 
     /// The row's first login the user has for a seat of `model`, and where (see [`order`]).
@@ -675,6 +696,63 @@ fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
     g
 }
 
+/// Puts a placeholder wherever `g` holds `login`'s live token (a variable, its file's copy),
+/// and what its proxy swaps for it in `g.swaps`. A login whose token is not to be found in
+/// what the judge gets keeps it live, and says why.
+fn stand_in(g: &mut Given, login: &Login, c: &Credential, place: &Place, user: &User) {
+    let var = match place {
+        Place::Env(name) => Some(name.clone()),
+        _ => None,
+    };
+    let var = login.to_env.clone().or(var);
+    let token = var
+        .as_ref()
+        .and_then(|v| g.env.iter().find(|(k, _)| k == v).map(|(_, t)| t.clone()))
+        .or_else(|| match place {
+            Place::Env(name) => user.var(name),
+            _ => None,
+        });
+    let (token, file) = match (token, g.files.first()) {
+        (Some(t), _) => (t, None),
+        (None, Some((to, bytes))) => match file_token(login, bytes) {
+            Some(t) => (t, Some(to.clone())),
+            None => {
+                g.live = Some("its token is not where its row says, in its file".into());
+                return;
+            }
+        },
+        (None, None) => {
+            g.live = Some("no token was found to swap".into());
+            return;
+        }
+    };
+    let ph = placeholder::placeholder(&token);
+    if let Some(v) = var {
+        g.env.retain(|(k, _)| *k != v);
+        g.env.push((v, ph.clone()));
+    }
+    for (to, bytes) in g.files.iter_mut() {
+        if file.as_ref().is_none_or(|f| f == to) {
+            let text = String::from_utf8_lossy(bytes).replace(&token, &ph);
+            *bytes = text.into_bytes();
+        }
+    }
+    g.swaps.push(placeholder::swap(c, &token, &ph, user));
+}
+
+/// The live token in a judge's copy of `login`'s file: at its access token's pointer, or its
+/// token's.
+fn file_token(login: &Login, bytes: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let pointer = login
+        .refresh
+        .as_ref()
+        .map(|r| &r.access)
+        .or(login.token.as_ref())?;
+    let filled = store::fill(pointer, &value, true)?;
+    store::lookup(&value, &filled)?.as_str().map(str::to_string)
+}
+
 /// A login command's token: its first line, run with the user's environment and no input,
 /// within [`COMMAND_TIMEOUT`].
 fn command_token(command: &[String], user: &User) -> Result<String> {
@@ -711,6 +789,15 @@ fn command_token(command: &[String], user: &User) -> Result<String> {
         bail!("{} gave no token", command.join(" "));
     }
     Ok(token)
+}
+
+/// What a confined judge holds of `login`, as `--doctor` says it.
+pub fn judge_holds(login: &Login) -> String {
+    match (&login.swap, &login.live) {
+        (Some(_), _) => "placeholder".into(),
+        (None, Some(why)) => format!("live: {why}"),
+        (None, None) => "live: its row names no endpoints to swap it in".into(),
+    }
 }
 
 /// A login as `--doctor` reports it.
@@ -1007,7 +1094,7 @@ mod tests {
                 home: self.dir.path(),
             };
             let found = found(&row, &user).map(|f| (f.kind, f.unusable));
-            let given = Broker::default().give(&row, None, &user, SystemTime::now());
+            let given = Broker::default().give(&row, None, &user, SystemTime::now(), false);
             if let Ok(g) = &given {
                 assert_eq!(g.kind.as_ref(), found.as_ref().map(|f| &f.0));
             }

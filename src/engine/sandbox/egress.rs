@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,121 +16,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// A host and port a judge may reach.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Endpoint {
-    /// A name in lower case, or an address (an IPv6 one without brackets).
-    pub host: String,
-    pub port: u16,
-}
-
-impl Endpoint {
-    /// `HOST:PORT` or `[IPV6]:PORT`, as `--sandbox-allow` takes it.
-    pub fn parse(text: &str) -> Result<Endpoint, String> {
-        let want = || {
-            format!(
-                "{}: want HOST:PORT, e.g. api.anthropic.com:443 or [::1]:8080",
-                crate::records::printable::inline(text)
-            )
-        };
-        let (host, port) = match text.strip_prefix('[') {
-            Some(rest) => {
-                let (v6, port) = rest.split_once("]:").ok_or_else(want)?;
-                v6.parse::<Ipv6Addr>().map_err(|_| want())?;
-                (v6, port)
-            }
-            None => text.rsplit_once(':').ok_or_else(want)?,
-        };
-        let port: u16 = port.parse().ok().filter(|p| *p > 0).ok_or_else(want)?;
-        let name_ok = !host.is_empty()
-            && host.len() <= 253
-            && host
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-            && !host.starts_with(['-', '.']);
-        if !name_ok && host.parse::<Ipv6Addr>().is_err() {
-            return Err(want());
-        }
-        Ok(Endpoint {
-            host: host.to_ascii_lowercase(),
-            port,
-        })
-    }
-
-    /// Whether it is this machine's loopback (`localhost`, 127.0.0.0/8, `::1`).
-    pub fn is_loopback(&self) -> bool {
-        self.host == "localhost"
-            || self.host.ends_with(".localhost")
-            || self.host.parse::<IpAddr>().is_ok_and(|a| a.is_loopback())
-    }
-
-    /// The loopback addresses a judge in a jail reaches it at (where its client connects when
-    /// it does not go through the proxy).
-    pub fn loopback_addresses(&self) -> Vec<IpAddr> {
-        match self.host.parse::<IpAddr>() {
-            Ok(a) => vec![a],
-            Err(_) => vec![
-                IpAddr::V4(Ipv4Addr::LOCALHOST),
-                IpAddr::V6(Ipv6Addr::LOCALHOST),
-            ],
-        }
-    }
-}
-
-impl std::fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.host.contains(':') {
-            true => write!(f, "[{}]:{}", self.host, self.port),
-            false => write!(f, "{}:{}", self.host, self.port),
-        }
-    }
-}
-
-/// The endpoints the URLs in `text` name: `https://h:8443/x` is h:8443, `http://h/` h:80.
-pub fn urls(text: &str) -> Vec<Endpoint> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let scheme: String = rest[..at]
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_alphanumeric() || "+-.".contains(*c))
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect();
-        rest = &rest[at + 3..];
-        let end = rest
-            .find(|c: char| "/?#\"' \t\n,;)}>\\".contains(c))
-            .unwrap_or(rest.len());
-        let authority = &rest[..end];
-        let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let default = match scheme.to_ascii_lowercase().as_str() {
-            "http" | "ws" => Some(80),
-            "https" | "wss" => Some(443),
-            _ => None,
-        };
-        let (host, port) = match host_port.strip_prefix('[') {
-            Some(v6) => match v6.split_once(']') {
-                Some((h, p)) => (h, p.strip_prefix(':').and_then(|p| p.parse().ok())),
-                None => continue,
-            },
-            None => match host_port.rsplit_once(':') {
-                Some((h, p)) => (h, p.parse().ok()),
-                None => (host_port, None),
-            },
-        };
-        if let Some(port) = port.or(default)
-            && let Ok(e) = Endpoint::parse(&match host.contains(':') {
-                true => format!("[{host}]:{port}"),
-                false => format!("{host}:{port}"),
-            })
-        {
-            out.push(e);
-        }
-    }
-    out
-}
+pub use super::endpoint::{Endpoint, urls};
+use super::endpoint::{Head, base64, refusal};
+use super::swap;
 
 /// What a judge may reach, and where its refusals are written.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -179,6 +67,14 @@ pub struct Proxy {
     failing: Mutex<(String, u32)>,
     /// Set once the same failure came [`GIVE_UP`] times in a row: the judge is to be stopped.
     given_up: std::sync::OnceLock<String>,
+    /// The credentials swapped in on the model's requests, and the TLS to read them.
+    swaps: Option<Swaps>,
+}
+
+/// What a proxy swaps, and how it speaks TLS to read and send on the requests.
+pub struct Swaps {
+    pub secrets: swap::Secrets,
+    pub tls: Option<swap::Tls>,
 }
 
 /// How many times in a row a judge's CLI may fail to reach the same endpoint, no connection
@@ -196,7 +92,17 @@ struct Log {
 
 impl Proxy {
     /// A proxy for `egress`; `upstream` is the user's own proxy, if the judge would have had one.
+    #[cfg(test)]
     pub fn new(egress: &Egress, upstream: Option<Upstream>) -> Arc<Proxy> {
+        Proxy::swapping(egress, upstream, None)
+    }
+
+    /// A proxy that also swaps each placeholder of `swaps` for its live credential.
+    pub fn swapping(
+        egress: &Egress,
+        upstream: Option<Upstream>,
+        swaps: Option<Swaps>,
+    ) -> Arc<Proxy> {
         Arc::new(Proxy {
             allow: egress.allow.clone(),
             log: Mutex::new(Log {
@@ -209,6 +115,7 @@ impl Proxy {
             carrying: AtomicUsize::new(0),
             failing: Mutex::new((String::new(), 0)),
             given_up: std::sync::OnceLock::new(),
+            swaps,
         })
     }
 
@@ -246,6 +153,10 @@ impl Proxy {
 
     fn handle(&self, client: TcpStream, door: Door) -> io::Result<()> {
         let (target, forward) = match door {
+            Door::Direct(e) if self.swapped(&e) => {
+                let upstream = self.reach(&client, &e)?;
+                return self.intercept(client, upstream, &e, &[]);
+            }
             Door::Direct(e) => (e, Vec::new()),
             Door::Proxy => {
                 client.set_read_timeout(Some(HEAD_TIMEOUT))?;
@@ -266,6 +177,20 @@ impl Proxy {
                         let mut forward = req.onward;
                         forward.extend_from_slice(&rest);
                         client.set_read_timeout(None)?;
+                        if self.swapped(&req.target) {
+                            let upstream = self.reach(&client, &req.target)?;
+                            let first = match req.tunnel {
+                                true => {
+                                    (&client).write_all(
+                                        b"HTTP/1.1 200 Connection established\r\n\r\n",
+                                    )?;
+                                    rest
+                                }
+                                // A plain request is read again whole, as the judge sent it.
+                                false => [head, rest].concat(),
+                            };
+                            return self.intercept(client, upstream, &req.target, &first);
+                        }
                         if req.tunnel {
                             let upstream = self.reach(&client, &req.target)?;
                             (&client).write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
@@ -282,6 +207,54 @@ impl Proxy {
         };
         let upstream = self.reach(&client, &target)?;
         self.carry(client, upstream, &forward)
+    }
+
+    /// Whether `target` is a model endpoint whose requests are read and a credential swapped in.
+    pub fn swaps(&self, target: &Endpoint) -> bool {
+        self.swapped(target)
+    }
+
+    fn swapped(&self, target: &Endpoint) -> bool {
+        self.swaps
+            .as_ref()
+            .is_some_and(|s| !s.secrets.at(target).is_empty())
+    }
+
+    /// Carries a connection to a model endpoint request by request ([`swap::carry`]); a
+    /// refusal is logged.
+    fn intercept(
+        &self,
+        client: TcpStream,
+        upstream: TcpStream,
+        target: &Endpoint,
+        first: &[u8],
+    ) -> io::Result<()> {
+        let swaps = self.swaps.as_ref().expect("a swapped endpoint");
+        let models = swaps.secrets.at(target);
+        let tls = match (models.iter().any(|(_, m)| m.tls), &swaps.tls) {
+            (false, _) => None,
+            (true, Some(t)) => Some(t),
+            (true, None) => {
+                let why = format!("{target}: no authority to read its requests with");
+                self.note(&format!("{REFUSED} {why}"));
+                return (&client).write_all(&refusal(502, &why));
+            }
+        };
+        let rules = swap::Rules { target, models };
+        self.carrying.fetch_add(1, Ordering::SeqCst);
+        let carried = swap::carry(
+            client,
+            upstream,
+            target,
+            tls,
+            swap::Requests::new(rules),
+            first,
+        );
+        self.carrying.fetch_sub(1, Ordering::SeqCst);
+        if let Ok(Some(why)) = &carried {
+            self.note(&format!("{REFUSED} on {target}: {why}"));
+        }
+        carried.map(|_| ())
     }
 
     /// Splices a connection made, counted as carrying while it does.
@@ -499,15 +472,8 @@ struct Request {
 
 impl Request {
     fn parse(head: &[u8]) -> Result<Request, String> {
-        let text = std::str::from_utf8(head).map_err(|_| "a request head that is not text")?;
-        let mut lines = text.split("\r\n");
-        let first = lines.next().unwrap_or("");
-        let mut words = first.split(' ');
-        let (Some(method), Some(uri), Some(version), None) =
-            (words.next(), words.next(), words.next(), words.next())
-        else {
-            return Err("a request line that is not METHOD TARGET VERSION".into());
-        };
+        let request = Head::parse(head)?;
+        let (method, uri, version) = (request.method, request.uri, request.version);
         if method == "CONNECT" {
             let target = Endpoint::parse(uri)?;
             return Ok(Request {
@@ -531,7 +497,7 @@ impl Request {
             .next()
             .ok_or_else(|| format!("{}: no host", crate::records::printable::inline(uri)))?;
         let mut onward = format!("{method} {path} {version}\r\n");
-        for line in lines.filter(|l| !l.is_empty()) {
+        for line in request.lines.into_iter().filter(|l| !l.is_empty()) {
             let name = line.split(':').next().unwrap_or("").to_ascii_lowercase();
             if !matches!(
                 name.as_str(),
@@ -548,21 +514,6 @@ impl Request {
             onward: onward.into_bytes(),
         })
     }
-}
-
-fn refusal(code: u16, why: &str) -> Vec<u8> {
-    let reason = match code {
-        400 => "Bad Request",
-        403 => "Forbidden",
-        502 => "Bad Gateway",
-        _ => "Service Unavailable",
-    };
-    let body = format!("panel: {}\n", crate::records::printable::one_line(why));
-    format!(
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
 }
 
 /// Copies each way until both are closed; `first` goes to `upstream` before anything else.
@@ -650,26 +601,6 @@ impl Upstream {
         }
         Ok(s)
     }
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            match i <= chunk.len() {
-                true => out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char),
-                false => out.push('='),
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

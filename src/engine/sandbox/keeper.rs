@@ -116,6 +116,18 @@ pub fn send_fd(to: RawFd, fd: &OwnedFd) -> io::Result<()> {
     })
 }
 
+/// The descriptor its tool handed this process at `fd` (a pipe's end), as a file of its own;
+/// `None` when there is none open there.
+pub fn adopt(fd: RawFd) -> Option<std::fs::File> {
+    // F_GETFD tells an open descriptor from a number that names none.
+    // SAFETY: fcntl on a number only reads its flags.
+    if fd < 3 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return None;
+    }
+    // SAFETY: the tool gave this process the descriptor for this alone; owned here once.
+    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
 /// The descriptor the confine stage sends over `from`; `None` when it sent none (it failed,
 /// or ran its harness without one).
 pub fn receive_fd(from: &OwnedFd) -> Option<OwnedFd> {
@@ -150,9 +162,10 @@ const CONNECT_WAIT: Duration = Duration::from_secs(60);
 pub type Outcome = Arc<dyn Fn(SocketAddr, Result<(), i32>) + Send + Sync>;
 
 /// Answers the judge's connections on `listener` until no process of the judge is left: each
-/// to an address of `to` made here and put in place, every other refused; how each made one
-/// ended goes to `outcome`.
-pub fn keep(listener: OwnedFd, to: Vec<SocketAddr>, outcome: Outcome) {
+/// to an address of `to` made here (to the address paired with it: its proxy's door, for an
+/// endpoint whose requests the proxy reads) and put in place, every other refused; how each
+/// made one ended goes to `outcome`.
+pub fn keep(listener: OwnedFd, to: Vec<(SocketAddr, SocketAddr)>, outcome: Outcome) {
     let listener = Arc::new(listener);
     let waiting = Arc::new(AtomicUsize::new(0));
     loop {
@@ -197,12 +210,14 @@ pub fn keep(listener: OwnedFd, to: Vec<SocketAddr>, outcome: Outcome) {
 fn answer(
     listener: &Arc<OwnedFd>,
     req: libc::seccomp_notif,
-    to: &[SocketAddr],
+    to: &[(SocketAddr, SocketAddr)],
     waiting: &Arc<AtomicUsize>,
     outcome: &Outcome,
 ) {
     let [fd, addr, len, ..] = req.data.args;
-    let Some(at) = read_address(req.pid, addr, len).filter(|a| to.contains(a)) else {
+    let asked = read_address(req.pid, addr, len);
+    let Some(at) = asked.and_then(|a| to.iter().find(|(x, _)| *x == a).map(|(_, made)| *made))
+    else {
         return reply(listener, req.id, libc::EACCES);
     };
     // The address was read from a process that is still the one that asked.

@@ -19,9 +19,11 @@
 //! What it puts around a judge is one value, its [`Policy`], made by [`policy`] from the seat's
 //! facts.
 
+pub mod authority;
 pub mod cgroup;
 pub mod confine;
 pub mod egress;
+pub mod endpoint;
 pub mod grants;
 #[allow(unsafe_code)]
 pub mod jail;
@@ -31,6 +33,7 @@ pub mod policy;
 pub mod refused;
 pub mod share;
 pub mod supervise;
+pub mod swap;
 #[allow(unsafe_code)]
 pub mod walls;
 
@@ -74,6 +77,9 @@ pub struct Policy {
     /// on ([`keeper`]), where no network namespace holds them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keeper: Option<i32>,
+    /// The descriptor its supervisor reads its [`swap::Secrets`] from, once, at its start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<i32>,
 }
 
 /// `--sandbox`: how judges are walled in.

@@ -27,10 +27,11 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::process::{Pid, PidfdFlags, WaitOptions, getpid, getppid, pidfd_open, wait};
 
 use super::cgroup::Leaf;
-use super::egress::{Door, Proxy, Upstream};
+use super::egress::{Door, Proxy, Swaps, Upstream};
 use super::jail::{self, Ending};
 use super::keeper;
 use super::share::Report;
+use super::swap::{self, Secrets};
 use super::{CONFINE, Policy};
 use crate::records::exit_status;
 
@@ -264,9 +265,19 @@ fn start(
             rustix::process::getgid().as_raw(),
         )
     });
+    let swaps = match policy.secrets.and_then(keeper::adopt) {
+        Some(file) => match swaps(file, &env) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("panel: cannot hold the judge's credentials: {e}");
+                return Err(exit_status::CANNOT_RUN);
+            }
+        },
+        None => None,
+    };
     let proxy = policy.egress.as_ref().map(|e| {
         let get = |k: &str| env_of(&env, k);
-        Proxy::new(e, Upstream::from_env(&get))
+        Proxy::swapping(e, Upstream::from_env(&get), swaps)
     });
     let starting = Starting {
         policy,
@@ -281,6 +292,27 @@ fn start(
         Some(jail) => starting.jailed(jail, ids),
         None => starting.confined(),
     }
+}
+
+/// What the judge's proxy swaps in, read from the tool's pipe, and the TLS it reads and sends
+/// on the model's requests with: as the model's hosts, by the run's authority; onwards,
+/// trusting what the user trusts.
+fn swaps(file: std::fs::File, env: &[(OsString, OsString)]) -> Result<Swaps, String> {
+    let secrets = Secrets::read_from(file)?;
+    let tls = match &secrets.authority {
+        Some(keys) => {
+            let get = |k: &str| env_of(env, k);
+            let mut client =
+                crate::engine::logins::https::client_config(&get).map_err(|e| format!("{e:#}"))?;
+            client.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Some(swap::Tls {
+                issuer: super::authority::Issuer::new(keys)?,
+                client: Arc::new(client),
+            })
+        }
+        None => None,
+    };
+    Ok(Swaps { secrets, tls })
 }
 
 /// What [`start`] starts a judge with: its policy, program, environment and proxy, and the
@@ -340,14 +372,36 @@ impl Starting<'_> {
     /// The judge in the confine stage (this binary again), its proxy on the loopback.
     /// Where the keeper tells how the judge's own connections ended: to its proxy, which
     /// counts a loopback endpoint's failures as its own (never those to itself).
-    fn outcome(&self, proxy_port: Option<u16>) -> keeper::Outcome {
+    fn outcome(&self, own_ports: Vec<u16>) -> keeper::Outcome {
         let proxy = self.proxy.clone();
         std::sync::Arc::new(move |at: std::net::SocketAddr, ended| {
-            let own = at.ip().is_loopback() && Some(at.port()) == proxy_port;
+            let own = at.ip().is_loopback() && own_ports.contains(&at.port());
             if let (Some(p), false) = (&proxy, own) {
                 p.direct(at, ended);
             }
         })
+    }
+
+    /// A door of the judge's proxy on this loopback for the loopback endpoint at `at`, when
+    /// the proxy reads its requests (it swaps a credential in there).
+    fn door_for(&self, at: &std::net::SocketAddr) -> Option<std::net::SocketAddr> {
+        let proxy = self.proxy.clone()?;
+        let allow = &self.policy.egress.as_ref()?.allow;
+        let e = allow
+            .iter()
+            .find(|e| e.port == at.port() && e.loopback_addresses().contains(&at.ip()))?
+            .clone();
+        if !proxy.swaps(&e) {
+            return None;
+        }
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?;
+        let door = listener.local_addr().ok()?;
+        let _ = std::thread::Builder::new().spawn(move || {
+            for conn in listener.incoming().flatten() {
+                proxy.serve(conn, Door::Direct(e.clone()));
+            }
+        });
+        Some(door)
     }
 
     fn confined(mut self) -> Result<Option<Started>, i32> {
@@ -378,13 +432,26 @@ impl Starting<'_> {
                 }
             });
         }
+        // The endpoints whose requests its proxy reads get a door of the proxy's on this
+        // loopback, where the keeper makes the judge's connections to them instead.
+        let mut own_ports: Vec<u16> = proxy_port.into_iter().collect();
+        let mut to = Vec::new();
+        if let Some(rules) = &policy.confine {
+            for at in &rules.to {
+                let door = self.door_for(at);
+                own_ports.extend(door.map(|d| d.port()));
+                to.push((*at, door.unwrap_or(*at)));
+            }
+        }
+        // The stage reads no secrets: they were this process's alone.
+        policy.secrets = None;
         // Where Landlock confines it, its connections are made here: a socket for the stage
         // to hand over the listener of them.
         let keeper = match &policy.confine {
-            Some(rules) => match UnixStream::pair() {
+            Some(_) => match UnixStream::pair() {
                 Ok((ours, theirs)) => {
                     policy.keeper = Some(theirs.as_raw_fd());
-                    Some((ours, theirs, rules.to.clone()))
+                    Some((ours, theirs, to))
                 }
                 Err(e) => {
                     eprintln!("panel: cannot keep the judge's connections: {e}");
@@ -400,7 +467,7 @@ impl Starting<'_> {
             return Err(exit_status::CANNOT_RUN);
         };
         let program = self.program;
-        let outcome = self.outcome(proxy_port);
+        let outcome = self.outcome(own_ports);
         let mut confine = Command::new(exe);
         if let Some((_, theirs, _)) = &keeper {
             keeper::inherited(&mut confine, theirs.as_raw_fd());

@@ -125,6 +125,19 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
                 inline(fix)
             ));
         }
+        // A judge that holds the live credential is said beneath the table: a placeholder is
+        // the rule.
+        if let Some(why) = h
+            .login_used
+            .as_ref()
+            .and_then(|l| l.judge_holds.strip_prefix("live: "))
+        {
+            text.push_str(&format!(
+                "{} login: a judge holds it live ({})\n",
+                inline(&h.name),
+                inline(why)
+            ));
+        }
         // A login that cannot be used, or is unverified, is said beneath the table.
         if let Some(l) = h.login_used.as_ref().filter(|l| !l.usable || l.unverified) {
             let said: Vec<String> = [l.state.clone(), l.fix.as_ref().map(|f| format!("fix: {f}"))]

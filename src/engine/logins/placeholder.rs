@@ -1,0 +1,99 @@
+//! A judge's stand-in credential (docs/design.md §8): random, new for every judge, in the form
+//! its CLI reads (a token's own beginning kept, a JWT's claims kept and its signature not), and
+//! worth nothing outside the judge's proxy, which swaps the live credential in on the model's
+//! requests alone ([`crate::engine::sandbox::swap`]).
+
+use crate::engine::harness::Harness;
+use crate::engine::harness::login::{Credential, Login};
+use crate::engine::sandbox::swap::{self, Model, Swap};
+
+use super::User;
+
+/// A placeholder for `live`: its beginning up to its last `-` or `_` among the first 16
+/// characters (`sk-ant-oat01-`, `gho_`), then random letters and digits, as long as it was
+/// (at least 32 of them). A JWT keeps its header and claims, which a CLI reads (`exp`, its
+/// account), with a random signature, which only the service checks.
+pub fn placeholder(live: &str) -> String {
+    let parts: Vec<&str> = live.split('.').collect();
+    if parts.len() == 3 && live.starts_with("eyJ") {
+        return format!(
+            "{}.{}.{}",
+            parts[0],
+            parts[1],
+            random(43.max(parts[2].len()))
+        );
+    }
+    let head: String = live.chars().take(16).collect();
+    let keep = head.rfind(['-', '_']).map_or(0, |i| i + 1);
+    let rest = live.len().saturating_sub(keep).max(32);
+    format!("{}{}", &live[..keep], random(rest))
+}
+
+/// `n` random letters and digits.
+fn random(n: usize) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes).expect("the system's random source");
+    bytes
+        .iter()
+        .map(|b| ABC[usize::from(*b) % ABC.len()] as char)
+        .collect()
+}
+
+/// What a judge's proxy swaps for `placeholder`: `live`, on `credential`'s model endpoints (each
+/// moved to where the user's variable says, where set).
+pub fn swap(credential: &Credential, live: &str, placeholder: &str, user: &User) -> Swap {
+    let models = credential.endpoints.iter().filter_map(|m| {
+        let base = m.base_env.as_ref().and_then(|v| user.var(v));
+        let (at, tls, path) = swap::base(base.as_deref().unwrap_or(&m.base)).ok()?;
+        Some(Model {
+            at,
+            tls,
+            methods: m.methods.clone(),
+            paths: m.paths.iter().map(|p| format!("{path}{p}")).collect(),
+        })
+    });
+    Swap {
+        placeholder: placeholder.to_string(),
+        live: live.to_string(),
+        header: credential.header.clone(),
+        models: models.collect(),
+    }
+}
+
+/// The variables of `row`'s other logins than `login` (none of `login`'s own): a judge gets
+/// none of them, whose values are the user's other credentials.
+pub fn others_env(row: &Harness, login: Option<&Login>) -> Vec<String> {
+    let own = login.map_or(&[][..], |l| &l.env[..]);
+    let all = row.logins.iter().flat_map(|l| l.env.iter());
+    let mut names: Vec<String> = all.filter(|n| !own.contains(n)).cloned().collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placeholder_keeps_the_form_a_cli_reads_and_nothing_of_the_token() {
+        let live = "sk-ant-oat01-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+        let p = placeholder(live);
+        assert!(p.starts_with("sk-ant-oat01-"), "{p}");
+        assert_eq!(p.len(), live.len());
+        assert_ne!(p, placeholder(live), "new every time");
+        assert!(placeholder("gho_16C7e42F292c6912E7710c838347Ae178B4a").starts_with("gho_"));
+        // A key with no marked beginning keeps none of it.
+        let bare = placeholder("0123456789abcdef0123456789abcdef");
+        assert!(!bare.starts_with("0123"), "{bare}");
+        // A JWT keeps its claims, never its signature.
+        let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3OTk5OTk5OTl9.c2lnbmF0dXJlLXRoYXQtaXMtc2VjcmV0";
+        let p = placeholder(jwt);
+        assert!(
+            p.starts_with("eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3OTk5OTk5OTl9."),
+            "{p}"
+        );
+        assert!(!p.ends_with("c2lnbmF0dXJlLXRoYXQtaXMtc2VjcmV0"));
+    }
+}
