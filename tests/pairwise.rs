@@ -131,6 +131,91 @@ fn a_judge_that_always_prefers_the_first_shown_is_position_inconsistent() {
     );
 }
 
+/// Issue 46: "A judge learns nothing of its order". A hostile judge looks at everything it can
+/// see (its working folder, argv, stdin, environment, host, mounts, every name and text under
+/// its private folder) for the order it was shown, to prefer A in both and be recorded
+/// consistent. It finds none, and its two orders look alike but for the answers' texts.
+#[test]
+fn a_judge_sees_the_same_in_both_orders_but_the_answers() {
+    let tmp = TempDir::new("pairwise-look");
+    let log = tmp.path().join("log");
+    std::fs::create_dir_all(&log).unwrap();
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, judges_may_write(&log), &[]);
+    let out = cmd
+        .env("STANDIN_MODE", "first")
+        .env("STANDIN_DO", "look")
+        .args(["--contract", "pairwise", "--brief"])
+        .arg(example("question.md"))
+        .args(["--seat", "claude:haiku", "--seat", "exec:plain", "--out"])
+        .arg(tmp.path().join("run"))
+        .arg(example("a.md"))
+        .arg(example("b.md"))
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let texts: Vec<String> = ["a.md", "b.md"]
+        .map(|f| {
+            std::fs::read_to_string(example(f))
+                .unwrap()
+                .trim_end()
+                .to_string()
+        })
+        .into();
+    let mut looks: Vec<String> = std::fs::read_dir(log.join("looks"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(looks.len(), 4, "two judges, two orders each");
+    for look in &looks {
+        assert!(look.starts_with("order: unknown\n"), "{look}");
+        // It saw the answers, in its prompt and its files: the look is worth comparing.
+        assert!(texts.iter().all(|t| look.contains(t.as_str())), "{look}");
+    }
+    // Each judge's two looks are one, once the texts are made alike.
+    looks = looks.iter().map(|l| alike(l, &texts)).collect();
+    looks.sort();
+    assert!(looks[0] != looks[2], "the two judges look alike");
+    assert_eq!(looks[0], looks[1], "one judge's orders differ");
+    assert_eq!(looks[2], looks[3], "one judge's orders differ");
+}
+
+/// A judge's look with what may differ between two launches of it made alike: the two answers'
+/// texts, what is random (16 hex digits or more: a folder's name, a CLI's session id) and the
+/// clock a CLI writes down (`2026-01-02T03:04:05.678Z`).
+fn alike(look: &str, texts: &[String]) -> String {
+    let mut look = look.to_string();
+    for t in texts {
+        look = look.replace(t.as_str(), "<answer>");
+    }
+    let clock = "0000-00-00T00:00:00.000Z".as_bytes();
+    let (mut out, b) = (String::new(), look.as_bytes());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            .count();
+        let stamp = b.len() - i >= clock.len()
+            && clock.iter().zip(&b[i..]).all(|(w, c)| match w {
+                b'0' => c.is_ascii_digit(),
+                w => w == c,
+            });
+        let (word, n) = if stamp {
+            ("<clock>", clock.len())
+        } else if hex >= 16 {
+            ("<random>", hex)
+        } else {
+            let n = look[i..].chars().next().map_or(1, char::len_utf8);
+            (&look[i..i + n], n)
+        };
+        out.push_str(word);
+        i += n;
+    }
+    out
+}
+
 #[test]
 fn a_consistent_panel_prefers_the_same_answer_whichever_order_it_was_given_in() {
     let tmp = TempDir::new("pairwise-content");

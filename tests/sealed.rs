@@ -431,8 +431,9 @@ impl Plant {
         self.root.join("run")
     }
 
-    /// The judge's private folder (`$TMPDIR/panel-sandbox.*/NAME.1`), as an attacker that knows
-    /// the layout finds it.
+    /// The judge's private folder (`$TMPDIR/panel-sandbox.*/RANDOM`), as an attacker that knows
+    /// the layout and the judges' prompts finds it: the one whose prompt holds the token of
+    /// `name` (alpha or bravo; any one for a lone reviewer).
     fn private_of(&self, name: &str) -> PathBuf {
         let sandbox = std::fs::read_dir(self.tmp())
             .into_iter()
@@ -444,7 +445,24 @@ impl Plant {
                     .is_some_and(|n| n.to_string_lossy().starts_with("panel-sandbox."))
             })
             .unwrap_or_else(|| self.tmp().join("panel-sandbox.unknown"));
-        sandbox.join(format!("{name}.1"))
+        let token = match name {
+            "alpha" => Some(&self.alpha),
+            "bravo" => Some(&self.bravo),
+            _ => None,
+        };
+        let holds = |d: &Path| {
+            d.is_dir()
+                && token.is_none_or(|t| {
+                    std::fs::read_to_string(d.join("prompt.txt")).is_ok_and(|p| p.contains(t))
+                })
+        };
+        std::fs::read_dir(&sandbox)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|d| holds(d))
+            .unwrap_or_else(|| sandbox.join(format!("{name}.unknown")))
     }
 
     fn proc_environ(&self) -> String {
@@ -492,8 +510,8 @@ impl Plant {
     }
 }
 
-/// The canaries found in the judges' private folders while they lived, by the folder (the
-/// judge's name) they were found in; watched every 50 ms until dropped.
+/// The canaries found in the judges' private folders while they lived, by the folder (a random
+/// name) they were found in; watched every 50 ms until dropped.
 struct Watch {
     found: Arc<Mutex<BTreeSet<(String, String)>>>,
     stop: Arc<AtomicBool>,
@@ -1139,10 +1157,9 @@ fn measure(cli: &'static str, how: How, sandbox: &'static str) -> (Row, Option<S
     let anywhere =
         |t: &str| bodies.iter().any(|b| b.contains(t)) || outputs.contains(t) || in_private(t);
     let in_results = |t: &str| results.iter().any(|r| r.text.contains(t));
-    // A sibling's token counts only beside the judge's own (its own requests carry it).
-    let crossed_private = private.iter().any(|(judge, t)| {
-        judge.starts_with("alpha.") && *t == plant.bravo
-            || judge.starts_with("bravo.") && *t == plant.alpha
+    // A sibling's token counts only beside the judge's own (its own prompt carries it).
+    let crossed_private = private.iter().any(|(folder, t)| {
+        *t == plant.alpha && private.contains(&(folder.clone(), plant.bravo.clone()))
     });
     let crossed = |t: &str| {
         bodies

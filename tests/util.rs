@@ -678,13 +678,20 @@ fn describe(cmd: &Command) -> String {
 }
 
 /// Replaces what differs between two launches of one judge: the private folder
-/// (`TMP/panel-sandbox.XXXXXX`, in a run and in a pasted dry run) and the fence's nonce (32
-/// hex digits).
+/// (`TMP/panel-sandbox.XXXXXX/NAME`, NAME random in a run and `judge` in a pasted dry run) and
+/// the fence's nonce (32 hex digits).
 pub fn hide_private(text: &str, tmp: &Path) -> String {
     let lead = format!("{}/panel-sandbox.", tmp.display());
     let mut t = text.to_string();
     while let Some(i) = t.find(&lead) {
-        let end = (i + lead.len() + 6).min(t.len());
+        let mut end = (i + lead.len() + 6).min(t.len());
+        if t[end..].starts_with('/') {
+            let name = t[end + 1..]
+                .bytes()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .count();
+            end += 1 + name;
+        }
         t.replace_range(i..end, "<private>");
     }
     let mut out = String::new();

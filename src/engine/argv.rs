@@ -222,7 +222,12 @@ pub fn of<'j>(
 
 /// Checks that every job's prompt can reach its harness, before any starts.
 pub fn check_prompts(jobs: &[Job], ctx: &Context) -> Result<()> {
-    let dirs = AttemptDirs::notional(Path::new("/nonexistent"), "x", 1);
+    let dirs = AttemptDirs::new(
+        Path::new("/nonexistent"),
+        Path::new("/nonexistent/x"),
+        "x",
+        1,
+    );
     for job in jobs {
         of(job, &Arc::new(job.prompt.build()), &dirs, ctx, None)?;
     }

@@ -50,15 +50,15 @@ pub struct Attempt<'a> {
 }
 
 impl<'a> Attempt<'a> {
-    /// Attempt `n` of `job`, its folders under the run folder `run` and the private `sandbox`.
+    /// Attempt `n` of `job`, kept under the run folder `run`, private in `private`.
     pub fn new(
         job: &'a Job,
         n: u32,
         (prompt, first_len): (Arc<String>, usize),
-        (run, sandbox): (&Path, &Path),
+        (run, private): (&Path, &Path),
         ctx: &'a Context,
     ) -> Attempt<'a> {
-        let mut dirs = AttemptDirs::new(run, sandbox, &job.name, n);
+        let mut dirs = AttemptDirs::new(run, private, &job.name, n);
         // A resumed session runs in the private folder that keeps it; its holder removes it.
         if let Role::Reviewer {
             session: Session::Resume { folder, .. },

@@ -314,11 +314,12 @@ impl Launcher {
     /// One attempt of `job`, in its folders under this run's.
     fn attempt(&self, job: &Job, n: u32, prompt: (Arc<String>, usize), check: &Check) -> Done {
         let run = self.run.clone().unwrap_or_else(std::env::temp_dir);
-        let privates = self
+        let private = self
             .privates
             .as_ref()
-            .map_or_else(std::env::temp_dir, |s| s.path().to_path_buf());
-        Attempt::new(job, n, prompt, (&run, &privates), &self.ctx).run(check)
+            .map_or_else(std::env::temp_dir, |s| s.path().to_path_buf())
+            .join(run_folder::private_name());
+        Attempt::new(job, n, prompt, (&run, &private), &self.ctx).run(check)
     }
 
     /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.

@@ -5,7 +5,8 @@
 //! environment and argv the launch gives it, feeds the prompt the same way, prints where its
 //! answer landed, and removes the folder however it ends. Everything comes from the row and
 //! the same [`Attempt`] value a launch renders ([`Attempt::argv`], [`argv::private_env`]); the
-//! private folder is a marker here that becomes `"$s"` in the block.
+//! private folder is `judge` in a marker that becomes `"$s"` in the block (never the job's
+//! name, which may carry a pairwise judge's order).
 //!
 //! A pasted block runs outside panel's Landlock walls: it is rendered unconfined (a row's
 //! `{unconfined}` groups, codex's own permission profile), and says so.
@@ -62,7 +63,7 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
         job,
         1,
         (prompt, len),
-        (Path::new(""), Path::new(FOLDER)),
+        (Path::new(""), &Path::new(FOLDER).join("judge")),
         ctx,
     );
     let (prompt, dirs) = (&attempt.prompt, &attempt.dirs);

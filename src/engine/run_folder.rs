@@ -207,14 +207,15 @@ pub struct AttemptDirs {
 }
 
 impl AttemptDirs {
-    pub fn new(run: &Path, privates: &Path, name: &str, n: u32) -> AttemptDirs {
-        let private = privates.join(format!("{name}.{n}"));
+    /// Attempt `n` of the job `name`: kept in the run folder under the job's name, private in
+    /// `private` (named by [`private_name`] in a launch).
+    pub fn new(run: &Path, private: &Path, name: &str, n: u32) -> AttemptDirs {
         AttemptDirs {
             attempt: run.join(name).join(format!("attempt-{n}")),
             home: private.join("home"),
             work: private.join("work"),
             tmp: private.join("tmp"),
-            private,
+            private: private.to_path_buf(),
         }
     }
 
@@ -254,11 +255,13 @@ impl AttemptDirs {
         p.push(".share");
         p.into()
     }
+}
 
-    /// Where an attempt's folders would be, for messages and dry runs.
-    pub fn notional(run: &Path, name: &str, n: u32) -> AttemptDirs {
-        AttemptDirs::new(run, &run.join(".sandbox"), name, n)
-    }
+/// The name of an attempt's private folder among the privates: chance alone. A judge reads the
+/// path of its folder (its HOME, TMPDIR, working folder), and the job's name may say what it
+/// must not know: which order a pairwise judge was shown the two answers in.
+pub fn private_name() -> String {
+    crate::contracts::fence::random_hex(8)
 }
 
 /// A new folder under the temporary folder, `prefix` and random characters, 0700 whatever the

@@ -398,6 +398,7 @@ si_file_has() {
 #   show PATH          print $HOME/PATH on stderr
 #   connect HOST:PORT  ask its proxy ($HTTPS_PROXY) for a tunnel; the answer's status line goes
 #                      to stderr as `standin: connect HOST:PORT: STATUS`
+#   look               write what it can see of itself to $STANDIN_LOG/looks/ (si_look)
 si_hostile() {
   [[ -n ${STANDIN_DO-} ]] || return 0
   local line verb a b
@@ -416,8 +417,45 @@ si_hostile() {
           exec 7>&-
         fi
         printf 'standin: connect %s: %s\n' "$a" "${status%$'\r'}" >&2 ;;
+      look) si_look ;;
     esac
   done <<<"$STANDIN_DO"
+}
+
+# si_look: everything a judge can see of itself, one file a call in $STANDIN_LOG/looks/: its
+# working folder, argv, stdin, environment, host and ids, mount points, and every name and text
+# under its private folder (the parent of its HOME); first, the order it was shown two answers
+# in (`order: AB` or `BA`) when any of that names it (a `.ab.` or `.ba/` in a path), else
+# `order: unknown`.
+si_look() {
+  local view='' f t n private=${HOME%/*} re='\.(ab|ba)[./]'
+  view+="cwd: $PWD"$'\n'
+  for t in "${SI_ARGV[@]}"; do view+="arg: $t"$'\n'; done
+  view+="stdin: $SI_STDIN_TEXT"$'\n'
+  for n in $(compgen -e | sort); do
+    [[ $n == _ ]] || view+="env: $n=${!n}"$'\n'
+  done
+  view+="host: ${HOSTNAME-} uid $UID euid $EUID"$'\n'
+  if [[ -r /proc/self/mountinfo ]]; then
+    while read -r _ _ _ _ t _; do view+="mount: $t"$'\n'; done </proc/self/mountinfo
+  fi
+  local old; old=$(shopt -p globstar dotglob nullglob)
+  shopt -s globstar dotglob nullglob
+  for f in "$private"/**; do
+    n=${f#"$private"}
+    if [[ -L $f ]]; then view+="link: $n -> $(readlink -- "$f")"$'\n'
+    elif [[ -d $f ]]; then view+="folder: $n"$'\n'
+    elif [[ -f $f && -r $f ]]; then
+      t=; IFS= read -r -d '' t <"$f"
+      view+="file: $n (${#t} chars): $t"$'\n'
+    else view+="other: $n"$'\n'
+    fi
+  done
+  eval "$old"
+  local order=unknown
+  if [[ $view =~ $re ]]; then order=${BASH_REMATCH[1]^^}; fi
+  si_mkdir "$STANDIN_LOG/looks"
+  printf 'order: %s\n%s' "$order" "$view" >"$STANDIN_LOG/looks/$$.${SRANDOM:-$RANDOM$RANDOM}.txt"
 }
 
 si_run() {

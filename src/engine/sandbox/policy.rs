@@ -299,7 +299,7 @@ mod tests {
     ) -> R {
         let dirs = AttemptDirs::new(
             Path::new("/home/u/runs/r"),
-            Path::new("/run/panel/x"),
+            Path::new("/run/panel/x/j.1"),
             "j",
             1,
         );

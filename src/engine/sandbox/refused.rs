@@ -2,9 +2,10 @@
 //! own error names that its walls hid or kept read-only, and the option that grants each. (The
 //! hosts its proxy refused are in the proxy's log, [`super::egress::refusals`].)
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::Policy;
+use crate::records::printable::inline;
 
 /// At most this many paths are named.
 const MAX: usize = 3;
@@ -12,13 +13,16 @@ const MAX: usize = 3;
 /// The paths `said` (a failed judge's stderr) names in a file-system error that `policy` did
 /// not let it have, each with what grants it. Decided from the words and the policy alone: no
 /// call is made on a path a judge named (its existence, as the caller, is nothing to tell it),
-/// a path in a line without a file-system error (a URL's path, `GET /user`) is no path, and `/`
-/// or the user's HOME (or a folder above it) is never advised.
+/// and a path in a line without a file-system error (a URL's path, `GET /user`) is no path.
+/// A path is read without its `.` and `..`, and a grant is never advised of `/`, the user's
+/// HOME or a folder above it, or a folder that is in or holds one of HOME's [`KEYS`]: such a
+/// path is named alone.
 pub fn paths(said: &str, policy: &Policy, home: &Path) -> Vec<String> {
     let (read, write) = granted(policy);
     if read.is_empty() && write.is_empty() {
         return Vec::new();
     }
+    let home = lexical(home);
     let under = |p: &Path, set: &[PathBuf]| set.iter().any(|g| p.starts_with(g));
     let mut out: Vec<String> = Vec::new();
     // Our own lines ("panel: cannot make the judge's jail: …") say what went wrong already.
@@ -27,27 +31,30 @@ pub fn paths(said: &str, policy: &Policy, home: &Path) -> Vec<String> {
             continue;
         };
         // An error names what it could not have last ("prog: line 3: /x/log: Read-only …").
-        let Some(path) = absolute_paths(line).pop() else {
+        let Some((path, dir)) = absolute_paths(line).pop() else {
             continue;
         };
-        let dir = folder_of(&path);
-        if dir == Path::new("/") || home.starts_with(&dir) || hidden_in(&dir, home) {
-            continue;
-        }
+        // The judge's words chose the path: a grant it would like is never advised.
+        let advise = !never_advised(&dir, &home);
+        let (shown, dir) = (
+            inline(&path.to_string_lossy()).into_owned(),
+            inline(&dir.to_string_lossy()).into_owned(),
+        );
         let note = match (error, under(&path, &write), under(&path, &read)) {
             (_, true, _) => None,
-            (FsError::ReadOnly | FsError::Denied, false, true) => Some(format!(
-                "{} is read-only to it (--sandbox-write {} lets it write there)",
-                path.display(),
-                dir.display()
-            )),
+            (FsError::ReadOnly | FsError::Denied, false, true) => Some(match advise {
+                true => format!(
+                    "{shown} is read-only to it (--sandbox-write {dir} lets it write there)"
+                ),
+                false => format!("{shown} is read-only to it"),
+            }),
             (_, false, true) => None,
-            (_, false, false) => Some(format!(
-                "{} is outside its walls (--sandbox-read {} shows it; --sandbox-write {} lets it write there)",
-                path.display(),
-                dir.display(),
-                dir.display()
-            )),
+            (_, false, false) => Some(match advise {
+                true => format!(
+                    "{shown} is outside its walls (--sandbox-read {dir} shows it; --sandbox-write {dir} lets it write there)"
+                ),
+                false => format!("{shown} is outside its walls"),
+            }),
         };
         if let Some(n) = note.filter(|n| !out.contains(n)) {
             out.push(n);
@@ -59,8 +66,9 @@ pub fn paths(said: &str, policy: &Policy, home: &Path) -> Vec<String> {
     out
 }
 
-/// Folders of HOME where keys and logins are kept: never advised to a judge, whatever its
-/// error says (the CLIs' own logins reach a judge through the login broker, not a grant).
+/// Folders of HOME where keys, logins and credentials are kept: never advised to a judge,
+/// whatever its error says (the CLIs' own logins reach a judge through the login broker, not a
+/// grant).
 const KEYS: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -70,8 +78,16 @@ const KEYS: &[&str] = &[
     ".docker",
     ".password-store",
     ".netrc",
+    ".pki",
+    ".cargo",
+    ".terraform.d",
+    ".mozilla",
     ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
     ".config/gcloud",
+    ".config/google-chrome",
+    ".config/chromium",
     ".claude",
     ".codex",
     ".gemini",
@@ -82,10 +98,29 @@ const KEYS: &[&str] = &[
     ".local/share/keyrings",
 ];
 
-/// Whether `dir` is in one of HOME's [`KEYS`] folders.
-fn hidden_in(dir: &Path, home: &Path) -> bool {
-    dir.strip_prefix(home)
-        .is_ok_and(|rest| KEYS.iter().any(|k| rest.starts_with(k)))
+/// Whether no grant of `dir` is advised: `/`, HOME or a folder above it, a folder in one of
+/// HOME's [`KEYS`] or one that holds one (`~/.config` holds gh's login). Both are lexical.
+fn never_advised(dir: &Path, home: &Path) -> bool {
+    let keys = || KEYS.iter().map(|k| home.join(k));
+    dir == Path::new("/")
+        || home.starts_with(dir)
+        || keys().any(|k| dir.starts_with(&k) || k.starts_with(dir))
+}
+
+/// `path` without `.` and `..` components, as its words say: each `..` takes away the folder
+/// before it (none above `/`). No link is followed, nothing is looked up.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
 }
 
 /// The kinds of file-system error a line may say.
@@ -123,26 +158,31 @@ fn granted(policy: &Policy) -> (Vec<PathBuf>, Vec<PathBuf>) {
     }
 }
 
-/// The folder to grant for `path`: the one it is in (itself when it is written as a folder,
-/// ending in `/`). Its words decide: nothing is looked up.
-fn folder_of(path: &Path) -> PathBuf {
-    match path.as_os_str().to_string_lossy().ends_with('/') {
-        true => path.to_path_buf(),
-        false => path.parent().unwrap_or(Path::new("/")).to_path_buf(),
-    }
-}
-
-/// The absolute paths in a line of an error, without the quotes and punctuation around them.
-fn absolute_paths(line: &str) -> Vec<PathBuf> {
+/// The absolute paths in a line of an error, without the quotes and punctuation around them,
+/// each read without `.` and `..` ([`lexical`]) beside the folder to grant for it: the one it
+/// is in, or itself when written as a folder (ending in `/`, `/.` or `/..`). Its words decide:
+/// nothing is looked up.
+fn absolute_paths(line: &str) -> Vec<(PathBuf, PathBuf)> {
     line.split(|c: char| c.is_whitespace() || "'\"`()[]{}<>,;".contains(c))
         .filter_map(|w| {
-            let w = w.trim_end_matches([':', '.']);
-            let ok = w.starts_with('/')
-                && w.len() > 1
-                && !w.starts_with("//")
-                && !w.starts_with("/proc/")
-                && !w.starts_with("/dev/");
-            ok.then(|| PathBuf::from(w))
+            // A sentence's full stop is no part of a path; a last `.` or `..` is.
+            let w = w.trim_end_matches(':');
+            let w = match w.ends_with("/.") || w.ends_with("/..") {
+                true => w,
+                false => w.trim_end_matches([':', '.']),
+            };
+            if !w.starts_with('/') || w.len() == 1 || w.starts_with("//") {
+                return None;
+            }
+            let path = lexical(Path::new(w));
+            if path.starts_with("/proc") || path.starts_with("/dev") {
+                return None;
+            }
+            let folder = match w.ends_with('/') || w.ends_with("/.") || w.ends_with("/..") {
+                true => path.clone(),
+                false => path.parent().unwrap_or(Path::new("/")).to_path_buf(),
+            };
+            Some((path, folder))
         })
         .collect()
 }
@@ -203,8 +243,23 @@ POST /login failed: 403
                     open /home/user/.config/gh/hosts.yml: Permission denied
 ";
         // /secret would grant /, /home/user the HOME, /home/x a folder above it, the last two
-        // a folder of HOME where keys and logins are kept.
-        assert!(paths(said, &policy, home).is_empty());
+        // a folder of HOME where keys and logins are kept: each is named alone.
+        let named = |said: &str| paths(said, &policy, home);
+        assert_eq!(
+            named(said),
+            [
+                "/secret is outside its walls",
+                "/home/user is outside its walls",
+                "/home/x is outside its walls",
+            ]
+        );
+        assert_eq!(
+            named(&said.lines().skip(6).collect::<Vec<_>>().join("\n")),
+            [
+                "/home/user/.ssh/x is outside its walls",
+                "/home/user/.config/gh/hosts.yml is outside its walls",
+            ]
+        );
         let said = "open /srv/data/x.json: No such file or directory
 GET /srv/data/y 404
 ";
@@ -232,5 +287,87 @@ GET /srv/data/y 404
                 .to_string()
         };
         assert_eq!(shape(&there), shape(gone));
+    }
+
+    /// Issue 46: "Refusal advice through `..`": a hostile judge that names `~/x/..`, `/srv/..`
+    /// or `~/x/../.ssh/id` would be advised a grant of HOME, of `/`, of its keys. A path is
+    /// read as it lands, without `.` and `..`; no grant is advised of `/`, of HOME or above it,
+    /// of a folder of keys or one that holds one; control characters are shown escaped.
+    #[test]
+    fn a_path_that_climbs_with_dots_is_read_where_it_lands_and_no_wide_grant_is_advised() {
+        let policy = jailed(&[Path::new("/usr")], &[Path::new("/tmp/private")]);
+        let home = Path::new("/home/user");
+        let named = |said: &str| paths(said, &policy, home);
+        for (said, lands) in [
+            ("open /home/user/x/..: Permission denied", "/home/user"),
+            ("open '/home/user/x/../': Permission denied", "/home/user"),
+            ("stat /srv/..: No such file or directory", "/"),
+            ("stat /srv/../.: No such file or directory", "/"),
+            ("open /home/user/x/../.ssh/id: EACCES", "/home/user/.ssh/id"),
+            ("open /home/user/./.gnupg/k: EACCES", "/home/user/.gnupg/k"),
+            (
+                "open /tmp/a/../../home/user/.aws/c: EACCES",
+                "/home/user/.aws/c",
+            ),
+            // ~/.config holds gh's login, ~/.local/share the keyrings.
+            (
+                "open /home/user/q/../.config/x: EACCES",
+                "/home/user/.config/x",
+            ),
+            (
+                "open /home/user/.local/share/..: EACCES",
+                "/home/user/.local",
+            ),
+            ("open /home/user/../x: EACCES", "/home/x"),
+            ("open /home/user/../../../x: EACCES", "/x"),
+        ] {
+            assert_eq!(
+                named(said),
+                [format!("{lands} is outside its walls")],
+                "{said}"
+            );
+        }
+        // Under a read grant, read-only alone.
+        let root = jailed(&[Path::new("/")], &[Path::new("/tmp/private")]);
+        assert_eq!(
+            paths(
+                "touch: cannot touch '/etc/../home/user/.bashrc': Read-only file system",
+                &root,
+                home
+            ),
+            ["/home/user/.bashrc is read-only to it"]
+        );
+        // A path that climbs elsewhere is advised where it lands, a folder written as one
+        // itself; /proc and /dev stay unnamed.
+        assert_eq!(
+            named("open /home/user/x/.: Permission denied"),
+            [
+                "/home/user/x is outside its walls (--sandbox-read /home/user/x shows it; --sandbox-write /home/user/x lets it write there)"
+            ]
+        );
+        assert_eq!(
+            named("open /srv/data/../other/x.json: No such file or directory"),
+            [
+                "/srv/other/x.json is outside its walls (--sandbox-read /srv/other shows it; --sandbox-write /srv/other lets it write there)"
+            ]
+        );
+        assert!(named("open /srv/../proc/1/environ: EACCES").is_empty());
+        assert!(named("open /tmp/../dev/mem: EACCES").is_empty());
+        // A HOME given with dots is read the same.
+        assert_eq!(
+            paths(
+                "open /home/user/x/..: EACCES",
+                &policy,
+                Path::new("/home/other/../user/")
+            ),
+            ["/home/user is outside its walls"]
+        );
+        // No control character of a path reaches the cause as it is.
+        assert_eq!(
+            named("open /srv/a\u{1b}c\u{7}\u{9b}b/y: EACCES"),
+            [
+                "/srv/a\\x1bc\\x07\\u{9b}b/y is outside its walls (--sandbox-read /srv/a\\x1bc\\x07\\u{9b}b shows it; --sandbox-write /srv/a\\x1bc\\x07\\u{9b}b lets it write there)"
+            ]
+        );
     }
 }
