@@ -640,3 +640,99 @@ fn lock_folders_a_killed_refresh_left_are_taken_over_by_one_run() {
     );
     assert_eq!(u.lock_folders(), Vec::<PathBuf>::new());
 }
+
+/// Gives everything under `dir`, `dir` too, to `uid` (its group the same number).
+fn give_to(dir: &Path, uid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(uid)).unwrap();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        match e.file_type().unwrap().is_dir() {
+            true => give_to(&e.path(), uid),
+            false => std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap(),
+        }
+    }
+}
+
+/// Everything under `dir` that is not `uid`'s.
+fn not_owned_by(dir: &Path, uid: u32) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.path().symlink_metadata().unwrap();
+        if m.uid() != uid {
+            out.push(format!("{} ({})", e.path().display(), m.uid()));
+        }
+        if m.is_dir() {
+            out.extend(not_owned_by(&e.path(), uid));
+        }
+    }
+    out
+}
+
+/// Issue 46: a root caller (`sudo -E`) refreshing a user's login left the file root's, mode
+/// 600: the user's own CLI could read it no more, and they were logged out. Written back, it
+/// keeps its owner, group and mode, and nothing panel leaves beside it is root's.
+#[test]
+fn a_root_caller_leaves_a_user_s_login_theirs() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !crate::util::another_user(true) {
+        return;
+    }
+    let u = User::new("login-root-caller", true);
+    let owner = crate::util::own_uid(2);
+    let path = u.home.join(u.file);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    give_to(&u.home, owner);
+    u.judge(&[], "");
+    assert_eq!(u.tokens.refreshes().len(), 1);
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (owner, owner, 0o640));
+    let after: Value = serde_json::from_slice(&u.store()).unwrap();
+    let live = u.tokens.live_refresh(u.family).unwrap();
+    assert_eq!(after["claudeAiOauth"]["refreshToken"], live.as_str());
+    assert_eq!(not_owned_by(&u.home, owner), Vec::<String>::new());
+    // The user reads it as before.
+    let read = Command::new("setpriv")
+        .args([format!("--reuid={owner}"), format!("--regid={owner}")])
+        .args(["--clear-groups", "cat"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(read.stdout, u.store(), "{}", text(&read.stderr));
+}
+
+/// Issue 46: where a login cannot be written back as its owner's (the caller is not root, the
+/// file another user's), it is not refreshed at all: nothing spent, nothing written, and the
+/// one line says why.
+#[test]
+fn a_login_another_user_owns_is_not_refreshed_by_a_caller_who_cannot_keep_it_theirs() {
+    use std::os::unix::process::CommandExt;
+    if !crate::util::another_user(false) {
+        return;
+    }
+    let u = User::new("login-not-theirs", true);
+    let (owner, caller) = (crate::util::own_uid(2), crate::util::own_uid(3));
+    give_to(&u.home, owner);
+    let before = u.store();
+    let own = u.tmp.path().join("caller");
+    std::fs::create_dir_all(own.join("tmp")).unwrap();
+    give_to(&own, caller);
+    let mut cmd = u.command(&["--out", own.join("run").to_str().unwrap()], "");
+    cmd.env("TMPDIR", own.join("tmp"))
+        .env("XDG_STATE_HOME", own.join("state"))
+        .env("XDG_CACHE_HOME", own.join("cache"))
+        .uid(caller)
+        .gid(caller);
+    let out = cmd.output().unwrap();
+    let r = record(&out);
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(r["status"], "failed", "{all}");
+    let cause = r["cause"].as_str().unwrap_or_default();
+    let whose = format!("belongs to uid {owner}, not to uid {caller} who runs panel");
+    assert!(
+        cause.contains("not refreshed") && cause.contains(&whose),
+        "{cause}"
+    );
+    assert!(u.tokens.refreshes().is_empty() && u.proxy.connects().is_empty());
+    assert_eq!(u.store(), before);
+    assert_eq!(not_owned_by(&u.home, owner), Vec::<String>::new());
+}

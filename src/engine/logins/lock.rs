@@ -7,7 +7,7 @@
 //! never taken over by another, however slow its refresh.
 
 use std::fs;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,7 +151,8 @@ fn try_flock(path: &Path) -> std::io::Result<Option<Flock<fs::File>>> {
 }
 
 /// The lock file at `path`, opened to be `flock`ed (reading is enough), made when it is not
-/// there.
+/// there. One a root caller makes is given to the owner of its folder: the user's own CLI and
+/// panel open it after.
 fn open_lock_file(path: &Path) -> std::io::Result<fs::File> {
     let open = |new: bool| {
         fs::OpenOptions::new()
@@ -163,8 +164,15 @@ fn open_lock_file(path: &Path) -> std::io::Result<fs::File> {
             .open(path)
     };
     match open(true) {
+        Ok(file) => {
+            let owner = path.parent().and_then(|d| fs::metadata(d).ok());
+            if let Some(dir) = owner.filter(|_| nix::unistd::geteuid().is_root()) {
+                std::os::unix::fs::fchown(&file, Some(dir.uid()), Some(dir.gid()))?;
+            }
+            Ok(file)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => open(false),
-        other => other,
+        Err(e) => Err(e),
     }
 }
 
@@ -238,5 +246,28 @@ mod tests {
             }
         }
         assert_eq!(most.load(Ordering::SeqCst), 1, "two held the lock at once");
+    }
+
+    /// A root caller's lock files in a user's folder are the user's: their own CLI and panel
+    /// open them after.
+    #[test]
+    fn a_lock_file_a_root_caller_makes_is_the_folder_owner_s() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("a_lock_file_a_root_caller_makes_is_the_folder_owner_s: skipped: not root");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::chown(dir.path(), Some(54_321), Some(54_322)).unwrap();
+        let flock = dir.path().join("auth.lock");
+        let mkdir = dir.path().join(".oauth_refresh.lock");
+        let held = [
+            take(&flock, LockKind::Flock, Duration::from_secs(60), NEVER).unwrap(),
+            take(&mkdir, LockKind::Mkdir, Duration::from_secs(60), NEVER).unwrap(),
+        ];
+        for file in [flock, serial_path(&mkdir)] {
+            let m = fs::metadata(&file).unwrap();
+            assert_eq!((m.uid(), m.gid()), (54_321, 54_322), "{}", file.display());
+        }
+        drop(held);
     }
 }

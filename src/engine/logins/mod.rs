@@ -395,6 +395,9 @@ fn refreshed(
     user: &User,
     until: SystemTime,
 ) -> Result<Live> {
+    // Only the answer written back holds the token that replaces the one spent: where it
+    // cannot be written as the store is found, nothing is spent (nor locked).
+    store::replaceable(path).map_err(|e| anyhow!("not refreshed: {e:#}"))?;
     let stop: &dyn Fn() -> bool = &dial::stopping;
     let _held = match r.lock.is_empty() {
         true => {
