@@ -549,7 +549,7 @@ fn an_out_folder_that_is_not_empty_is_refused_and_its_links_not_followed() {
 /// A run folder of another user is not written into (run as root, the test gives one away).
 #[test]
 fn an_out_folder_of_another_user_is_refused() {
-    if !another_user(false) {
+    if !crate::util::another_user(false) {
         return;
     }
     let tmp = TempDir::new("theirs");
@@ -568,23 +568,6 @@ fn an_out_folder_of_another_user_is_refused() {
     assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
 }
 
-/// Whether the running test can act as another user: run as root (to give a file away), and
-/// with `setpriv` (util-linux) when it runs a command as nobody. Else its skip is recorded.
-fn another_user(setpriv: bool) -> bool {
-    const GROUP: &str = "as another user";
-    let why = if !crate::util::is_root() {
-        "not run as root"
-    } else if setpriv && !crate::util::on_path("setpriv") {
-        "no setpriv on PATH (util-linux)"
-    } else {
-        crate::util::ran(GROUP);
-        return true;
-    };
-    let note = format!("tests that act as another user: skipped: {why}");
-    crate::util::skipped(GROUP, why, &note);
-    false
-}
-
 /// `setpriv` arguments that run what follows as nobody, without root's groups.
 const AS_NOBODY: [&str; 4] = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"];
 
@@ -593,8 +576,7 @@ const AS_NOBODY: [&str; 4] = ["--reuid=65534", "--regid=65534", "--clear-groups"
 /// judges run as nobody, in every other test and in a second suite run beside this one). The
 /// id is this test run's own (`n` tells a run's tests apart).
 fn as_a_user_of_its_own(n: u32) -> Vec<String> {
-    let uid = 50_000 + (std::process::id() % 5_000) * 4 + n;
-    let mut args = vec![format!("--reuid={uid}")];
+    let mut args = vec![format!("--reuid={}", crate::util::own_uid(n))];
     args.extend(AS_NOBODY[1..].iter().map(|a| a.to_string()));
     args
 }
@@ -1024,7 +1006,7 @@ fn a_large_candidate_is_held_once_not_once_per_copy() {
 /// once as the limit holds, and every one answers. Needs root, to run as another user.
 #[test]
 fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
-    if !another_user(true) {
+    if !crate::util::another_user(true) {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -1056,7 +1038,7 @@ fn a_limit_on_processes_runs_judges_in_turn_without_a_panic() {
 /// once as the limit holds, and every one is asked. Needs root, to run as another user.
 #[test]
 fn a_limit_on_processes_asks_every_voter_without_a_stall() {
-    if !another_user(true) {
+    if !crate::util::another_user(true) {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -1122,7 +1104,7 @@ fn a_judge_gets_no_descriptor_and_no_environment_of_its_caller() {
     let secret = tmp.path().join("secret");
     std::fs::write(&secret, "FDCANARY\n").unwrap();
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let nobody = crate::util::is_root() && another_user(true);
+    let nobody = crate::util::is_root() && crate::util::another_user(true);
     let (panel_judge, candidate) = (
         for_nobody(&tmp, &bin("panel-judge")),
         for_nobody(&tmp, &root().join("examples/answer.md")),

@@ -5,16 +5,16 @@
 //! The real CLIs meet the same in tests/real_logins/.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
 use crate::mockserver::{MockServer, Reply, Request};
 use crate::tls::{ConnectProxy, TestCa};
 use crate::tokens::{Family, Tokens};
-use crate::util::{TempDir, bin, with_standins};
+use crate::util::{TempDir, bin, kill, wait_until, with_standins};
 
 /// A user with a Claude Pro/Max login (or codex's ChatGPT login), the stand-in token service
 /// behind their proxy.
@@ -146,10 +146,15 @@ impl User {
         out
     }
 
+    /// panel-judge as this user; `extra` may name its own `--timeout` and `--out`.
     fn command(&self, extra: &[&str], acts: &str) -> Command {
         let candidate = self.tmp.path().join("work.md");
         std::fs::write(&candidate, "# first\n`first(xs)` returns `xs[0]`.\n").unwrap();
         let mut cmd = Command::new(bin("panel-judge"));
+        let unless = |flag: &'static str, value: PathBuf| {
+            let given = extra.contains(&flag);
+            [flag.into(), value].into_iter().filter(move |_| !given)
+        };
         with_standins(&mut cmd, &self.tmp.path().join("log"), &[])
             .env("HOME", &self.home)
             .env("PANEL_HISTORY", "off")
@@ -157,13 +162,38 @@ impl User {
             .env("NODE_EXTRA_CA_CERTS", &self.ca)
             .env("STANDIN_DO", acts)
             .args(["--seat", self.seat, "--lens", "correctness=Does it hold?"])
-            .args(["--retries", "0", "--timeout", "30"])
-            .arg("--out")
-            .arg(self.tmp.path().join("run"))
+            .args(["--retries", "0"])
+            .args(unless("--timeout", "30".into()))
+            .args(unless("--out", self.tmp.path().join("run")))
             .args(extra)
             .arg(&candidate)
             .stdin(Stdio::null());
         cmd
+    }
+
+    /// The lock folders of claude's that stand now: its refresh's, its configuration's (beside
+    /// the folder's real path) and its store's.
+    fn lock_folders(&self) -> Vec<PathBuf> {
+        let real = self.home.canonicalize().unwrap();
+        let all = [
+            self.home.join(".claude/.oauth_refresh.lock"),
+            real.join(".claude.lock"),
+            self.home.join(".claude/.storage-write.lock"),
+        ];
+        all.into_iter().filter(|p| p.exists()).collect()
+    }
+
+    /// panel-judge started through `proxy` (its answer piped), once its refresh is under way:
+    /// the proxy was asked for a tunnel.
+    fn refreshing(&self, extra: &[&str], proxy: &ConnectProxy) -> Child {
+        let mut cmd = self.command(extra, "");
+        cmd.env("HTTPS_PROXY", proxy.url())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().unwrap();
+        let asked = wait_until(Duration::from_secs(20), || !proxy.connects().is_empty());
+        assert!(asked, "no refresh began");
+        child
     }
 
     /// What the judge said on its standard error (kept in the run folder).
@@ -493,4 +523,220 @@ fn a_login_is_refreshed_once_a_run_even_when_its_tokens_live_shorter_than_the_ru
     let refreshes = u.tokens.refreshes();
     assert_eq!(refreshes.len(), 1, "{refreshes:?}");
     assert_eq!(u.tokens.reuses(), 0);
+}
+
+/// `child`'s output once it ends within `within`; `None` (and it killed) when it does not.
+fn ended_within(mut child: Child, within: Duration) -> Option<Output> {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() >= within {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// The first record panel-judge printed.
+fn record(out: &Output) -> Value {
+    let stdout = text(&out.stdout);
+    serde_json::from_str(stdout.lines().next().unwrap_or("{}")).unwrap_or_default()
+}
+
+/// Issue 46: an expired claude login and an `HTTPS_PROXY` that answers `CONNECT` a byte every
+/// 2 s kept `panel-judge --timeout 10` refreshing past 45 s: the 30 s began only after the
+/// tunnel. One 30 s deadline holds the whole refresh, the proxy's answer too.
+#[test]
+fn a_refresh_through_a_proxy_dripping_its_answer_ends_at_its_deadline() {
+    let u = User::new("login-drip", true);
+    let before = u.store();
+    let proxy = ConnectProxy::dripping(Duration::from_secs(2));
+    let t = Instant::now();
+    let child = u.refreshing(&["--timeout", "10"], &proxy);
+    let out = ended_within(child, Duration::from_secs(45)).expect("still refreshing after 45 s");
+    let took = t.elapsed();
+    eprintln!("a refresh through a dripping proxy ended after {took:.1?}");
+    assert!(took < Duration::from_secs(35), "{took:?}");
+    let r = record(&out);
+    assert_eq!(r["status"], "failed", "{}", u.everything(&out));
+    let cause = r["cause"].as_str().unwrap_or_default();
+    assert!(cause.contains("no answer within 30 s"), "{cause}");
+    assert_eq!(proxy.connects(), ["platform.claude.com:443"]);
+    assert_eq!(u.store(), before);
+    assert_eq!(u.lock_folders(), Vec::<PathBuf>::new());
+}
+
+/// Issue 46: SIGTERM and Ctrl-C were ignored while a refresh waited on a slow proxy. Each of
+/// SIGINT, SIGTERM and SIGHUP ends the refresh within a second, every lock let go, and the tool
+/// exits with its status for that signal.
+#[test]
+fn a_signal_ends_a_refresh_within_a_second() {
+    for (signal, status) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let u = User::new(&format!("login-signal-{signal}"), true);
+        let before = u.store();
+        let proxy = ConnectProxy::dripping(Duration::from_secs(2));
+        let child = u.refreshing(&[], &proxy);
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(
+            u.lock_folders().len(),
+            3,
+            "{signal}: the refresh holds claude's locks"
+        );
+        let t = Instant::now();
+        kill(child.id(), signal);
+        let out = ended_within(child, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("SIG{signal}: still refreshing after 10 s"));
+        let took = t.elapsed();
+        eprintln!("SIG{signal} ended panel-judge's refresh in {took:.2?}");
+        assert!(took < Duration::from_secs(1), "SIG{signal}: {took:?}");
+        assert_eq!(out.status.code(), Some(status), "{}", u.everything(&out));
+        assert_eq!(
+            record(&out)["status"],
+            "interrupted",
+            "{}",
+            u.everything(&out)
+        );
+        assert_eq!(u.lock_folders(), Vec::<PathBuf>::new(), "SIG{signal}");
+        assert_eq!(u.store(), before);
+    }
+}
+
+/// Issue 46: a SIGKILL mid-refresh leaves claude's lock folders, and two waiters once took a
+/// stale one over at once. Killed, its folders are left (nothing runs on a SIGKILL); once they
+/// are stale, two runs that race for them refresh the login once, and leave none.
+#[test]
+fn lock_folders_a_killed_refresh_left_are_taken_over_by_one_run() {
+    let u = User::new("login-killed", true);
+    let proxy = ConnectProxy::dripping(Duration::from_secs(2));
+    let child = u.refreshing(&[], &proxy);
+    std::thread::sleep(Duration::from_millis(500));
+    kill(child.id(), "KILL");
+    assert!(ended_within(child, Duration::from_secs(5)).is_some());
+    let left = u.lock_folders();
+    assert_eq!(left.len(), 3, "{left:?}");
+    // A while later: older than claude's staleness (a minute).
+    let then = SystemTime::now() - Duration::from_secs(120);
+    for dir in &left {
+        std::fs::File::open(dir)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+    }
+    let runs: Vec<Child> = ["run-a", "run-b"]
+        .map(|out| {
+            let out = u.tmp.path().join(out);
+            let mut cmd = u.command(&["--out", out.to_str().unwrap()], "");
+            cmd.stdout(Stdio::piped()).spawn().unwrap()
+        })
+        .into_iter()
+        .collect();
+    for run in runs {
+        let out = ended_within(run, Duration::from_secs(60)).expect("a run still waits");
+        assert_eq!(record(&out)["status"], "ok", "{}", u.everything(&out));
+    }
+    let refreshes = u.tokens.refreshes();
+    assert_eq!(refreshes.len(), 1, "{refreshes:?}");
+    assert_eq!(
+        (refreshes[0].outcome.as_str(), u.tokens.reuses()),
+        ("ok", 0)
+    );
+    assert_eq!(u.lock_folders(), Vec::<PathBuf>::new());
+}
+
+/// Gives everything under `dir`, `dir` too, to `uid` (its group the same number).
+fn give_to(dir: &Path, uid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(uid)).unwrap();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        match e.file_type().unwrap().is_dir() {
+            true => give_to(&e.path(), uid),
+            false => std::os::unix::fs::lchown(e.path(), Some(uid), Some(uid)).unwrap(),
+        }
+    }
+}
+
+/// Everything under `dir` that is not `uid`'s.
+fn not_owned_by(dir: &Path, uid: u32) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.path().symlink_metadata().unwrap();
+        if m.uid() != uid {
+            out.push(format!("{} ({})", e.path().display(), m.uid()));
+        }
+        if m.is_dir() {
+            out.extend(not_owned_by(&e.path(), uid));
+        }
+    }
+    out
+}
+
+/// Issue 46: a root caller (`sudo -E`) refreshing a user's login left the file root's, mode
+/// 600: the user's own CLI could read it no more, and they were logged out. Written back, it
+/// keeps its owner, group and mode, and nothing panel leaves beside it is root's.
+#[test]
+fn a_root_caller_leaves_a_user_s_login_theirs() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !crate::util::another_user(true) {
+        return;
+    }
+    let u = User::new("login-root-caller", true);
+    let owner = crate::util::own_uid(2);
+    let path = u.home.join(u.file);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    give_to(&u.home, owner);
+    u.judge(&[], "");
+    assert_eq!(u.tokens.refreshes().len(), 1);
+    let m = std::fs::metadata(&path).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (owner, owner, 0o640));
+    let after: Value = serde_json::from_slice(&u.store()).unwrap();
+    let live = u.tokens.live_refresh(u.family).unwrap();
+    assert_eq!(after["claudeAiOauth"]["refreshToken"], live.as_str());
+    assert_eq!(not_owned_by(&u.home, owner), Vec::<String>::new());
+    // The user reads it as before.
+    let read = Command::new("setpriv")
+        .args([format!("--reuid={owner}"), format!("--regid={owner}")])
+        .args(["--clear-groups", "cat"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(read.stdout, u.store(), "{}", text(&read.stderr));
+}
+
+/// Issue 46: where a login cannot be written back as its owner's (the caller is not root, the
+/// file another user's), it is not refreshed at all: nothing spent, nothing written, and the
+/// one line says why.
+#[test]
+fn a_login_another_user_owns_is_not_refreshed_by_a_caller_who_cannot_keep_it_theirs() {
+    use std::os::unix::process::CommandExt;
+    if !crate::util::another_user(false) {
+        return;
+    }
+    let u = User::new("login-not-theirs", true);
+    let (owner, caller) = (crate::util::own_uid(2), crate::util::own_uid(3));
+    give_to(&u.home, owner);
+    let before = u.store();
+    let own = u.tmp.path().join("caller");
+    std::fs::create_dir_all(own.join("tmp")).unwrap();
+    give_to(&own, caller);
+    let mut cmd = u.command(&["--out", own.join("run").to_str().unwrap()], "");
+    cmd.env("TMPDIR", own.join("tmp"))
+        .env("XDG_STATE_HOME", own.join("state"))
+        .env("XDG_CACHE_HOME", own.join("cache"))
+        .uid(caller)
+        .gid(caller);
+    let out = cmd.output().unwrap();
+    let r = record(&out);
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(r["status"], "failed", "{all}");
+    let cause = r["cause"].as_str().unwrap_or_default();
+    let whose = format!("belongs to uid {owner}, not to uid {caller} who runs panel");
+    assert!(
+        cause.contains("not refreshed") && cause.contains(&whose),
+        "{cause}"
+    );
+    assert!(u.tokens.refreshes().is_empty() && u.proxy.connects().is_empty());
+    assert_eq!(u.store(), before);
+    assert_eq!(not_owned_by(&u.home, owner), Vec::<String>::new());
 }

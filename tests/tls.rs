@@ -118,8 +118,9 @@ impl ResolvesServerCert for ByHost {
     }
 }
 
-/// The user's `HTTPS_PROXY`: it answers every `CONNECT` by tunnelling to `to`, and logs the
-/// targets asked for. Dropping it stops it.
+/// The user's `HTTPS_PROXY`: it answers every `CONNECT` by tunnelling to `to` (or, gone bad,
+/// a byte at a time: [`ConnectProxy::dripping`]), and logs the targets asked for. Dropping it
+/// stops it.
 pub struct ConnectProxy {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
@@ -128,21 +129,46 @@ pub struct ConnectProxy {
 
 impl ConnectProxy {
     pub fn start(to: SocketAddr) -> ConnectProxy {
+        ConnectProxy::serving(move |conn, log, _| {
+            let _ = tunnel(conn, to, log);
+        })
+    }
+
+    /// A proxy that answers every `CONNECT` one byte every `every`, a head that never ends.
+    pub fn dripping(every: Duration) -> ConnectProxy {
+        ConnectProxy::serving(move |mut conn, log, stop| {
+            let mut head = [0u8; 4096];
+            let n = conn.read(&mut head).unwrap_or(0);
+            let text = String::from_utf8_lossy(&head[..n]);
+            let target = text.split_whitespace().nth(1).unwrap_or_default();
+            log.lock().unwrap().push(target.to_string());
+            let answer = b"HTTP/1.1 200 Connection established\r\nX-Pad: ";
+            for b in answer.iter().chain(std::iter::repeat(&b'a')) {
+                if stop.load(Ordering::SeqCst) || conn.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(every);
+            }
+        })
+    }
+
+    /// A listener on 127.0.0.1 that gives each connection to `serve` on a thread of its own.
+    fn serving(
+        serve: impl Fn(TcpStream, &Mutex<Vec<String>>, &AtomicBool) + Send + Sync + 'static,
+    ) -> ConnectProxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let log = Arc::new(Mutex::new(Vec::new()));
-        let (s, l) = (Arc::clone(&stop), Arc::clone(&log));
+        let (s, l, serve) = (Arc::clone(&stop), Arc::clone(&log), Arc::new(serve));
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let l = Arc::clone(&l);
-                std::thread::spawn(move || {
-                    let _ = tunnel(conn, to, &l);
-                });
+                let (l, s, serve) = (Arc::clone(&l), Arc::clone(&s), Arc::clone(&serve));
+                std::thread::spawn(move || serve(conn, &l, &s));
             }
         });
         ConnectProxy { addr, stop, log }

@@ -528,6 +528,30 @@ pub fn is_root() -> bool {
     nix::unistd::getuid().is_root()
 }
 
+/// Whether the running test can act as another user: run as root (to give a file away), and
+/// with `setpriv` (util-linux) when it runs a command as another id. Else its skip is recorded.
+pub fn another_user(setpriv: bool) -> bool {
+    const GROUP: &str = "as another user";
+    let why = if !is_root() {
+        "not run as root"
+    } else if setpriv && !on_path("setpriv") {
+        "no setpriv on PATH (util-linux)"
+    } else {
+        ran(GROUP);
+        return true;
+    };
+    let note = format!("tests that act as another user: skipped: {why}");
+    skipped(GROUP, why, &note);
+    false
+}
+
+/// A user id no other process has, this test run's own (`n` tells a run's users apart, 0 to
+/// 3): a limit on processes counts every process of the user's on the machine, and nobody's
+/// are many.
+pub fn own_uid(n: u32) -> u32 {
+    50_000 + (std::process::id() % 5_000) * 4 + n
+}
+
 /// The running test's name, as libtest names its thread (`real_cli::claude_code`).
 fn test_name() -> String {
     std::thread::current()

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use crate::engine::answer::read_answer;
+use crate::engine::answer::{INTERRUPTED, read_answer};
 use crate::engine::argv::{self, Argv};
 use crate::engine::ask::{Check, Done, Job, KeptFolder, Role, Session};
 use crate::engine::beneath;
@@ -146,6 +146,10 @@ impl<'a> Attempt<'a> {
             Ok(r) => r,
             Err(e) if e.downcast_ref::<SlotWait>().is_some() => {
                 return Done::abstained(Status::Timeout, format!("{e:#}"));
+            }
+            // A refresh a signal ended: the judge was stopped, its login is not at fault.
+            Err(e) if e.downcast_ref::<NoLogin>().is_some() && lifecycle::stopped().is_some() => {
+                return Done::abstained(Status::Interrupted, INTERRUPTED.to_string());
             }
             Err(e) if e.downcast_ref::<NoLogin>().is_some() => {
                 return Done {

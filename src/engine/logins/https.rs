@@ -5,17 +5,17 @@
 //! `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`). HTTP/1.1, one request a connection, bounded.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
 
-use crate::engine::sandbox::egress::{self, Endpoint, Upstream};
+use super::dial::{self, Bound, STOPPED};
+use crate::engine::sandbox::egress::Endpoint;
 
-/// How long a token endpoint has to answer, all told: its handshake and answer too, however
-/// slowly it sends them.
+/// How long a refresh has, all told: the name's lookup, the connection, the proxy's tunnel,
+/// the handshake, the request and the answer, however slowly each comes.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest answer read.
 const MAX_ANSWER: usize = 1 << 20;
@@ -33,15 +33,20 @@ pub struct Answer {
     pub body: Vec<u8>,
 }
 
-/// `POST`s `body` to `url` (`https://host[:port]/path`), answered within `within`.
+/// `POST`s `body` to `url` (`https://host[:port]/path`): connected, tunnelled, shaken hands
+/// with, asked and answered within `within` all told, and given up within a moment of `stop`.
 pub fn post(
     url: &str,
     headers: &[(String, String)],
     body: &[u8],
     env: &dyn Fn(&str) -> Option<String>,
     within: Duration,
+    stop: &dyn Fn() -> bool,
 ) -> Result<Answer> {
-    let deadline = Instant::now() + within;
+    let bound = Bound {
+        deadline: Instant::now() + within,
+        stop,
+    };
     let rest = url
         .strip_prefix("https://")
         .ok_or_else(|| anyhow!("{url}: not https"))?;
@@ -54,10 +59,16 @@ pub fn post(
         false => Endpoint::parse(&format!("{authority}:443")),
     }
     .map_err(|e| anyhow!("{url}: {e}"))?;
-    let tcp = egress::open(Upstream::from_env(env).as_ref(), &target)
-        .with_context(|| format!("cannot reach {target}"))?;
-    let tcp = Bounded { tcp, deadline };
+    let late = |e: std::io::Error| match bound.over() {
+        Some(STOPPED) => anyhow!(STOPPED),
+        Some(_) => anyhow!("{target}: no answer within {} s", within.as_secs()),
+        None => anyhow!("{target}: {e}"),
+    };
     let config = client_config(env)?;
+    let tcp = dial::open(&target, env, bound).map_err(|e| match bound.over() {
+        None => anyhow!("cannot reach {target}: {e}"),
+        Some(_) => late(e),
+    })?;
     let name =
         ServerName::try_from(target.host.clone()).map_err(|e| anyhow!("{}: {e}", target.host))?;
     let conn = rustls::ClientConnection::new(Arc::new(config), name)?;
@@ -73,19 +84,20 @@ pub fn post(
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    tls.write_all(head.as_bytes())?;
-    tls.write_all(body)?;
-    tls.flush()?;
+    tls.write_all(head.as_bytes()).map_err(late)?;
+    tls.write_all(body).map_err(late)?;
+    tls.flush().map_err(late)?;
+    tls.sock.sent();
     let mut answer = Vec::new();
     let read = (&mut tls)
         .take(MAX_ANSWER as u64 + 1)
         .read_to_end(&mut answer);
     // A server that closes without close_notify after a whole answer is common; what was read
-    // decides.
+    // decides, unless the deadline or a stop cut it short.
     if let Err(e) = read
-        && answer.is_empty()
+        && (answer.is_empty() || dial::cut_short(&e))
     {
-        return Err(anyhow!("{target}: {e}"));
+        return Err(late(e));
     }
     if answer.len() > MAX_ANSWER {
         bail!(
@@ -94,41 +106,6 @@ pub fn post(
         );
     }
     parse(&answer).ok_or_else(|| anyhow!("{target}: not an HTTP answer"))
-}
-
-/// A connection whose every read and write waits only for what is left until its deadline: an
-/// endpoint that sends a byte at a time is cut off at the deadline all the same.
-struct Bounded {
-    tcp: TcpStream,
-    deadline: Instant,
-}
-
-impl Bounded {
-    fn left(&self) -> std::io::Result<Duration> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        match left.is_zero() {
-            true => Err(std::io::ErrorKind::TimedOut.into()),
-            false => Ok(left),
-        }
-    }
-}
-
-impl Read for Bounded {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.tcp.set_read_timeout(Some(self.left()?))?;
-        self.tcp.read(buf)
-    }
-}
-
-impl Write for Bounded {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.tcp.set_write_timeout(Some(self.left()?))?;
-        self.tcp.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.tcp.flush()
-    }
 }
 
 /// The status and body of an HTTP/1.1 answer (a `Content-Length` one, a chunked one, or one
@@ -261,7 +238,8 @@ mod tests {
         std::thread::spawn(move || {
             let url = format!("https://127.0.0.1:{port}/token");
             let env = |_: &str| None;
-            let said = post(&url, &[], b"{}", &env, Duration::from_secs(1)).err();
+            let never = || false;
+            let said = post(&url, &[], b"{}", &env, Duration::from_secs(1), &never).err();
             let _ = tx.send(said.map(|e| format!("{e:#}")));
         });
         let said = rx

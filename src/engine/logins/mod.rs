@@ -8,6 +8,7 @@
 //! judge gets a live access token in the file or variable its CLI reads, and never the refresh
 //! token: a file's copy carries [`STAND_IN`] in its place.
 
+mod dial;
 pub mod https;
 mod lock;
 mod missing;
@@ -415,6 +416,10 @@ fn refreshed(
     user: &User,
     until: SystemTime,
 ) -> Result<Live> {
+    // Only the answer written back holds the token that replaces the one spent: where it
+    // cannot be written as the store is found, nothing is spent (nor locked).
+    store::replaceable(path).map_err(|e| anyhow!("not refreshed: {e:#}"))?;
+    let stop: &dyn Fn() -> bool = &dial::stopping;
     let _held = match r.lock.is_empty() {
         true => {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -423,17 +428,15 @@ fn refreshed(
                 &beside,
                 LockKind::Flock,
                 Duration::from_secs(60),
+                stop,
             )?]
         }
         false => r
             .lock
             .iter()
             .map(|l| {
-                lock::take(
-                    &lock_path(&l.path, user),
-                    l.kind,
-                    Duration::from_secs(l.stale),
-                )
+                let (at, stale) = (lock_path(&l.path, user), Duration::from_secs(l.stale));
+                lock::take(&at, l.kind, stale, stop)
             })
             .collect::<Result<Vec<_>>>()?,
     };
@@ -499,7 +502,8 @@ fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
     };
     let mut headers: Vec<(String, String)> = vec![("Content-Type".into(), kind.into())];
     headers.extend(r.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let answer = https::post(&r.url, &headers, body.as_bytes(), user.env, https::TIMEOUT)?;
+    let (body, stop) = (body.as_bytes(), &dial::stopping);
+    let answer = https::post(&r.url, &headers, body, user.env, https::TIMEOUT, stop)?;
     let value: Option<Value> = serde_json::from_slice(&answer.body).ok();
     if !(200..300).contains(&answer.status) {
         let sent = fields_sent(r, refresh);

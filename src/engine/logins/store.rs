@@ -5,7 +5,7 @@
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -236,33 +236,105 @@ fn rfc3339(since: Duration) -> String {
     )
 }
 
-/// Writes `text` as the whole of the user's store at `path`, atomically: a new file beside it
-/// (the owner's alone from its creation, with the store's mode), then a rename over it. A link
-/// at `path` is written through to the file it names, as the CLI's own writes are.
+/// Writes `text` as the whole of the user's store at `path`, atomically: a new file beside it,
+/// then a rename over it. The new file is the caller's alone from its creation, then given the
+/// store's owner, group and mode as found: a root caller leaves the user's file the user's. A
+/// link at `path` is written through to the file it names, as the CLI's own writes are.
 pub fn replace(path: &Path, text: &str) -> Result<()> {
-    let path = fs::canonicalize(path).with_context(|| format!("{}", path.display()))?;
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    let mode = fs::metadata(&path).map_or(0o600, |m| m.mode() & 0o777);
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let suffix: u64 = rand_u64();
-    let tmp = dir.join(format!(".{name}.panel-{suffix:016x}"));
+    let mut new = Beside::make(path)?;
     let written = (|| -> std::io::Result<()> {
-        let mut f = fs::OpenOptions::new()
+        new.file.write_all(text.as_bytes())?;
+        new.file.sync_all()?;
+        new.file
+            .set_permissions(fs::Permissions::from_mode(new.mode))?;
+        fs::rename(&new.tmp, &new.path)
+    })();
+    match written {
+        Ok(()) => {
+            new.renamed = true;
+            Ok(())
+        }
+        Err(e) => Err(anyhow!("{}: cannot write: {e}", new.path.display())),
+    }
+}
+
+/// Whether the store at `path` can be written back as it is found (its owner and group): asked
+/// before a refresh spends a token that only the written answer replaces.
+pub fn replaceable(path: &Path) -> Result<()> {
+    Beside::make(path).map(drop)
+}
+
+/// A new file beside a store, given the store's owner and group; removed unless renamed.
+struct Beside {
+    /// The store's real path.
+    path: PathBuf,
+    tmp: PathBuf,
+    file: fs::File,
+    /// The store's mode.
+    mode: u32,
+    renamed: bool,
+}
+
+impl Beside {
+    fn make(path: &Path) -> Result<Beside> {
+        let path = fs::canonicalize(path).with_context(|| format!("{}", path.display()))?;
+        let meta = fs::metadata(&path).with_context(|| format!("{}", path.display()))?;
+        let me = nix::unistd::geteuid();
+        if meta.uid() != me.as_raw() && !me.is_root() {
+            bail!(
+                "it belongs to {}, not to {} who runs panel, and written back it would be theirs no more (run panel as its owner)",
+                who(meta.uid()),
+                who(me.as_raw())
+            );
+        }
+        let dir = path.parent().unwrap_or(Path::new("/"));
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = dir.join(format!(".{name}.panel-{:016x}", rand_u64()));
+        let file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        f.set_permissions(fs::Permissions::from_mode(mode & 0o700))?;
-        fs::rename(&tmp, &path)
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(anyhow!("{}: cannot write: {e}", path.display()));
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(|e| anyhow!("{}: cannot write beside it: {e}", path.display()))?;
+        let new = Beside {
+            tmp,
+            file,
+            mode: meta.mode() & 0o777,
+            renamed: false,
+            path,
+        };
+        let made = new.file.metadata()?;
+        if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
+            std::os::unix::fs::fchown(&new.file, Some(meta.uid()), Some(meta.gid())).map_err(
+                |e| {
+                    anyhow!(
+                        "{}: what is written back cannot keep its owner and group ({}, gid {}): {e}",
+                        new.path.display(),
+                        who(meta.uid()),
+                        meta.gid()
+                    )
+                },
+            )?;
+        }
+        Ok(new)
     }
-    Ok(())
+}
+
+impl Drop for Beside {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// A user as a line names them: `alice (uid 1000)`, or `uid 1000`.
+fn who(uid: u32) -> String {
+    match nix::unistd::User::from_uid(uid.into()) {
+        Ok(Some(u)) => format!("{} (uid {uid})", u.name),
+        _ => format!("uid {uid}"),
+    }
 }
 
 fn rand_u64() -> u64 {
@@ -405,7 +477,6 @@ mod tests {
             set(&mut v, "/z", json!(3)).unwrap();
             replace(path, &s.layout(&v)).unwrap();
             assert_eq!(fs::read_to_string(path).unwrap(), want);
-            assert_eq!(fs::metadata(path).unwrap().mode() & 0o777, 0o600);
         }
         // Through a link, to the file it names; nothing else is left beside it.
         let link = dir.path().join("link.json");
@@ -414,5 +485,40 @@ mod tests {
         assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
         assert_eq!(fs::read_to_string(&compact).unwrap(), "{}");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    /// A root caller (`sudo -E`) once left a user's login root's, mode 600: their own CLI
+    /// could read it no more. A store is written back with the owner, group and mode it had.
+    #[test]
+    fn a_store_is_written_back_with_its_owner_group_and_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".credentials.json");
+        fs::write(&path, "{}").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        let root = nix::unistd::geteuid().is_root();
+        let owner = match root {
+            true => (54_321, 54_322),
+            false => {
+                eprintln!(
+                    "a_store_is_written_back_with_its_owner_group_and_mode: owner unchanged: not root"
+                );
+                let m = fs::metadata(&path).unwrap();
+                (m.uid(), m.gid())
+            }
+        };
+        std::os::unix::fs::chown(&path, Some(owner.0), Some(owner.1)).unwrap();
+        replaceable(&path).unwrap();
+        replace(&path, "{\"a\":1}").unwrap();
+        let m = fs::metadata(&path).unwrap();
+        assert_eq!(
+            (m.uid(), m.gid(), m.mode() & 0o777),
+            (owner.0, owner.1, 0o640)
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"a\":1}");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "a file left beside"
+        );
     }
 }
