@@ -167,7 +167,7 @@ fn doctor_records_each_harness_and_the_walls() {
     assert_eq!(
         claude["loginUsed"],
         json!({"kind": "api-key", "at": "$ANTHROPIC_API_KEY", "usable": true, "refresh": false,
-            "note": "sent as x-api-key; --bare is added"})
+            "judgeHolds": "placeholder", "note": "sent as x-api-key; --bare is added"})
     );
     let home = m.tmp.path().join("home");
     // Issue 35: "`--doctor` tells the truth about logins: per harness, which login it found

@@ -150,7 +150,8 @@ fn records(out: &Output) -> Vec<Value> {
         .collect()
 }
 
-fn judge(dir: &Path, model: &Model, mode: &str) -> (Value, Value, String) {
+/// The attacker's row and CLI written under `dir`: the rows file, and the folder of the CLI.
+fn install(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let bindir = dir.join("bin");
     std::fs::create_dir_all(&bindir).unwrap();
     let cli = bindir.join("keyed-cli");
@@ -159,6 +160,14 @@ fn judge(dir: &Path, model: &Model, mode: &str) -> (Value, Value, String) {
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
     let rows = dir.join("rows.json");
     std::fs::write(&rows, row().to_string()).unwrap();
+    (rows, bindir)
+}
+
+/// The attacker judged in `mode`, the user's key `key` (none: only the row's other login):
+/// its record, what it saw, and its egress log.
+fn judge(dir: &Path, model: &Model, mode: &str, key: Option<&str>) -> (Value, Value, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let (rows, bindir) = install(dir);
     let outdir = dir.join(format!("out-{mode}"));
     std::fs::create_dir_all(&outdir).unwrap();
     for d in [dir, &bindir, &outdir] {
@@ -183,11 +192,14 @@ fn judge(dir: &Path, model: &Model, mode: &str) -> (Value, Value, String) {
         .arg(root().join("examples/answer.md"))
         .env("PATH", path)
         .env("PANEL_HISTORY", "off")
-        .env("KEYED_API_KEY", LIVE)
         .env("KEYED_OTHER_TOKEN", OTHER)
         .env("KEYED_BASE_URL", format!("http://127.0.0.1:{}", model.port))
         .env("KEYED_OUT", &out)
         .stdin(Stdio::null());
+    match key {
+        Some(k) => cmd.env("KEYED_API_KEY", k),
+        None => cmd.env_remove("KEYED_API_KEY"),
+    };
     let o = cmd.checked_output().unwrap();
     let rec = records(&o).into_iter().next().unwrap_or(Value::Null);
     let seen = std::fs::read_to_string(&out)
@@ -207,7 +219,7 @@ fn a_judge_holds_a_placeholder_and_its_model_alone_gets_the_live_key() {
     for mode in modes() {
         let tmp = TempDir::new(&format!("placeholder-{mode}"));
         let model = Model::start();
-        let (rec, seen, log) = judge(tmp.path(), &model, mode);
+        let (rec, seen, log) = judge(tmp.path(), &model, mode, Some(LIVE));
         assert_eq!(rec["status"], "ok", "{mode}: {rec}");
         let everything = seen.to_string();
         assert!(
@@ -264,4 +276,47 @@ fn a_judge_holds_a_placeholder_and_its_model_alone_gets_the_live_key() {
             "{mode}: {log}"
         );
     }
+}
+
+/// Issue 46: "a CLI that cannot take a placeholder … says so in its row, its records and
+/// `--doctor`, and keeps today's behaviour": the row's other login is kept live, and said so.
+#[test]
+fn a_login_its_row_keeps_live_is_said_in_the_record_and_by_the_doctor() {
+    let tmp = TempDir::new("placeholder-live");
+    let model = Model::start();
+    let (rec, seen, _) = judge(tmp.path(), &model, "auto", None);
+    assert_eq!(rec["status"], "ok", "{rec}");
+    assert_eq!(seen["env"]["KEYED_OTHER_TOKEN"], OTHER, "{seen}");
+    let sandbox = rec["sandbox"].as_str().unwrap_or_default();
+    assert!(
+        sandbox.ends_with("; its login held live: a test's other account"),
+        "{sandbox}"
+    );
+    // The doctor says what a judge holds of the login it would get.
+    let (rows, _) = install(tmp.path());
+    let doctor = |env: (&str, &str)| {
+        let o = Command::new(bin("panel-judge"))
+            .args([
+                "--harness-file",
+                rows.to_str().unwrap(),
+                "--doctor",
+                "--json",
+            ])
+            .env_remove("KEYED_API_KEY")
+            .env_remove("KEYED_OTHER_TOKEN")
+            .env(env.0, env.1)
+            .stdin(Stdio::null())
+            .checked_output()
+            .unwrap();
+        let keyed = records(&o)
+            .into_iter()
+            .find(|r| r["name"] == "keyed")
+            .unwrap_or(Value::Null);
+        keyed["loginUsed"]["judgeHolds"].clone()
+    };
+    assert_eq!(doctor(("KEYED_API_KEY", LIVE)), "placeholder");
+    assert_eq!(
+        doctor(("KEYED_OTHER_TOKEN", OTHER)),
+        "live: a test's other account"
+    );
 }

@@ -159,6 +159,13 @@ impl Tokens {
             .collect()
     }
 
+    /// Every credential a model request may carry: each access token issued, each key
+    /// accepted (to look for them where a placeholder must be instead).
+    pub fn all_credentials(&self) -> Vec<String> {
+        let st = self.state.lock().unwrap();
+        st.access.keys().chain(st.keys.iter()).cloned().collect()
+    }
+
     pub fn revoked(&self, family: &str) -> bool {
         let st = self.state.lock().unwrap();
         st.families.iter().any(|f| f.name == family && f.revoked)

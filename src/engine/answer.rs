@@ -47,6 +47,7 @@ pub fn read_answer(
         session: None,
         kept: None,
         settled: false,
+        live: o.live.clone(),
     };
     if let Some((status, cause)) = cut_off(o, timeout) {
         done.status = status;
@@ -347,6 +348,7 @@ mod tests {
             refused: Vec::new(),
             share: Default::default(),
             answer_bytes: None,
+            live: None,
         }
     }
 

@@ -263,6 +263,15 @@ pub fn usable_session_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// What a record says a judge ran under: the run's walls, and the live credential it held,
+/// where it held one (its CLI cannot take a placeholder).
+pub fn walls_of(sandbox: &str, done: &Done) -> String {
+    match &done.live {
+        Some(why) => format!("{sandbox}; its login held live: {why}"),
+        None => sandbox.to_string(),
+    }
+}
+
 /// How one call ended, after its retries.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Done {
@@ -286,6 +295,8 @@ pub struct Done {
     /// Asking again would meet the same (no login, an endpoint its CLI could not reach): it is
     /// not retried.
     pub settled: bool,
+    /// Why the judge held its login's live credential behind walls, not a placeholder.
+    pub live: Option<String>,
 }
 
 impl Done {
@@ -312,6 +323,7 @@ impl Done {
             session: None,
             kept: None,
             settled: false,
+            live: None,
         }
     }
 }

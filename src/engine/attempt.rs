@@ -515,6 +515,7 @@ impl<'a> Attempt<'a> {
         let mut outcome = outcome;
         outcome.refused = refused;
         outcome.share = met;
+        outcome.live = login.live.clone().filter(|_| ctx.confined());
         let answer = match self.answer_at() {
             AnswerAt::File => {
                 let (bytes, total) = read_answer_file(answer_file, &dirs.answer_file());

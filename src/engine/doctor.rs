@@ -262,7 +262,7 @@ fn login_status(row: &Harness, user: &crate::engine::logins::User) -> Option<Log
         fix: (!usable).then(|| login.fix.clone()).flatten(),
         state,
         unverified,
-        judge_holds: logins::judge_holds(login),
+        judge_holds: f.unusable.is_none().then(|| logins::judge_holds(login)),
         note: login.notes.clone(),
     })
 }

@@ -68,6 +68,8 @@ pub struct ProcessOutcome {
     pub share: crate::engine::sandbox::share::Report,
     /// The size of the answer file it wrote, when its answer is a file.
     pub answer_bytes: Option<u64>,
+    /// Why it held its login's live credential behind walls, where it did.
+    pub live: Option<String>,
 }
 
 impl ProcessOutcome {
@@ -171,6 +173,7 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         refused: Vec::new(),
         share: Default::default(),
         answer_bytes: None,
+        live: None,
     })
 }
 

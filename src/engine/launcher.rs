@@ -267,6 +267,7 @@ impl Launcher {
             session: None,
             kept: None,
             settled: false,
+            live: None,
         };
         let retries = job.retries.unwrap_or(self.ctx.opts.retries);
         let mut asked_again = 0;

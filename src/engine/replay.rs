@@ -44,5 +44,6 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         refused: Vec::new(),
         share: Default::default(),
         answer_bytes: None,
+        live: None,
     })
 }

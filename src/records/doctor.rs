@@ -66,8 +66,9 @@ pub struct LoginStatus {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unverified: bool,
     /// What a confined judge holds of it: `placeholder` (its proxy puts the live credential
-    /// in on its model's requests alone), or `live: why`.
-    pub judge_holds: String,
+    /// in on its model's requests alone), or `live: why`; none for a login no judge gets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_holds: Option<String>,
     /// What the row says of this login (what a judge receives of it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

@@ -216,7 +216,8 @@ struct Watch {
 }
 
 impl Watch {
-    fn start(scratch: &Path, secrets: Vec<String>) -> Watch {
+    /// `secrets` is asked again at each look: a token issued meanwhile is looked for too.
+    fn start(scratch: &Path, secrets: impl Fn() -> Vec<String> + Send + 'static) -> Watch {
         let stop = Arc::new(AtomicBool::new(false));
         let (s, scratch) = (Arc::clone(&stop), scratch.to_path_buf());
         let seen = std::thread::spawn(move || {
@@ -224,6 +225,7 @@ impl Watch {
             let home = format!("HOME={}/", scratch.display());
             loop {
                 let last = s.load(Ordering::SeqCst);
+                let secrets = secrets();
                 for pid in crate::util::processes_with_env(&home) {
                     for what in ["environ", "cmdline"] {
                         let b = std::fs::read(format!("/proc/{pid}/{what}")).unwrap_or_default();
@@ -300,7 +302,18 @@ fn cell(case: &Case, bindir: &Path, walls: Walls, expired: bool) -> Vec<String> 
         .map(|f| w.tokens.all_refresh(f))
         .unwrap_or_default();
     secrets.extend(w.hidden.iter().cloned());
-    let watch = Watch::start(&w.scratch, secrets.clone());
+    // Issue 46: behind walls, a judge holds a placeholder and no live token or key; the model
+    // service (its front holds every request to a live credential) got the live one.
+    let (watched, tokens) = (secrets.clone(), Arc::clone(&w.tokens));
+    let live = walls != Walls::Off && swapped(case);
+    let watch = Watch::start(&w.scratch, move || {
+        let issued = live.then(|| tokens.all_credentials());
+        watched
+            .iter()
+            .cloned()
+            .chain(issued.into_iter().flatten())
+            .collect()
+    });
     let out = panel_judge(&w, case, walls, &LENSES, &w.run)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -333,6 +346,20 @@ fn cell(case: &Case, bindir: &Path, walls: Walls, expired: bool) -> Vec<String> 
     if !login_said {
         wrong.push(format!("{name}: a record says no walls: {stdout}"));
     }
+    // Every request the CLI sent its credential with was a model request of its row's: the
+    // row's endpoints are what the real CLI uses (a refusal the CLI got past is still one).
+    for (path, b) in texts_under(&w.run) {
+        let log = String::from_utf8_lossy(&b);
+        let refused = log.lines().filter(|l| l.starts_with("refused on "));
+        for line in path
+            .ends_with("egress.log")
+            .then_some(refused)
+            .into_iter()
+            .flatten()
+        {
+            wrong.push(format!("{name}: its proxy refused: {line}"));
+        }
+    }
     wrong.extend(after(case, &w, &name, expired));
     for (path, b) in texts_under(&w.run).into_iter().chain([
         (PathBuf::from("stdout"), out.stdout.clone()),
@@ -343,6 +370,19 @@ fn cell(case: &Case, bindir: &Path, walls: Walls, expired: bool) -> Vec<String> 
         }
     }
     wrong
+}
+
+/// Whether the case's login is one a judge holds a placeholder of (its row says where to swap
+/// the live credential in).
+fn swapped(case: &Case) -> bool {
+    let path = crate::util::root().join("src/engine/harness/builtin.json");
+    let rows: Vec<Value> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r["name"] == case.cli)
+        .expect("a built-in row");
+    let mut logins = row["logins"].as_array().into_iter().flatten();
+    logins.any(|l| l["kind"] == case.kind && l.get("swap").is_some())
 }
 
 /// What a cell leaves: the refreshes the endpoint saw, the user's store, the user's own CLI.

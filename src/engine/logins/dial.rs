@@ -10,7 +10,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::engine::sandbox::egress::{self, Endpoint};
+use crate::engine::sandbox::egress::{Endpoint, Upstream};
 
 /// How long one wait lasts before the stop and the deadline are looked at again.
 const SLICE: Duration = Duration::from_millis(100);
@@ -164,9 +164,10 @@ pub fn open<'a>(
     env: &dyn Fn(&str) -> Option<String>,
     bound: Bound<'a>,
 ) -> io::Result<Bounded<'a>> {
-    let proxy = Proxy::from_env(env).filter(|p| !target.is_loopback() && !p.bypassed(target));
+    let proxy = Upstream::from_env(env);
+    let proxy = proxy.filter(|p| !target.is_loopback() && !p.bypassed(&target.host));
     let (host, port) = match &proxy {
-        Some(p) => (p.at.host.clone(), p.at.port),
+        Some(p) => (p.at().host, p.at().port),
         None => (target.host.clone(), target.port),
     };
     let tcp = connect(host, port, bound)?;
@@ -177,7 +178,7 @@ pub fn open<'a>(
         stop_seen: None,
     };
     if let Some(p) = proxy {
-        p.tunnel(&mut conn, target)?;
+        tunnel(&p, &mut conn, target)?;
     }
     Ok(conn)
 }
@@ -219,96 +220,28 @@ fn connect_by(host: &str, port: u16, deadline: Instant) -> io::Result<TcpStream>
     Err(last)
 }
 
-/// The user's proxy for HTTPS: `HTTPS_PROXY` (or `https_proxy`, `ALL_PROXY`, `all_proxy`), an
-/// `http://` one, with its `user:password@` and the hosts `NO_PROXY` names.
-struct Proxy {
-    at: Endpoint,
-    auth: Option<String>,
-    bypass: Vec<String>,
-}
-
-impl Proxy {
-    fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Option<Proxy> {
-        let names = ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"];
-        let url = names
-            .iter()
-            .find_map(|k| get(k).filter(|v| !v.is_empty()))?;
-        let rest = url.strip_prefix("http://").unwrap_or(&url);
-        let authority = rest.split('/').next().unwrap_or(rest);
-        let (auth, at) = match authority.rsplit_once('@') {
-            Some((who, at)) => (Some(format!("Basic {}", base64(who.as_bytes()))), at),
-            None => (None, authority),
-        };
-        let at = egress::urls(&format!("http://{at}/")).into_iter().next()?;
-        let no_proxy = ["NO_PROXY", "no_proxy"].iter().find_map(|k| get(k));
-        let bypass = no_proxy.unwrap_or_default();
-        let bypass = bypass.split(',').map(|s| s.trim().trim_start_matches('.'));
-        let bypass = bypass
-            .filter(|s| !s.is_empty())
-            .map(str::to_ascii_lowercase);
-        Some(Proxy {
-            at,
-            auth,
-            bypass: bypass.collect(),
-        })
-    }
-
-    fn bypassed(&self, target: &Endpoint) -> bool {
-        let host = target.host.as_str();
-        let under = |b: &String| {
-            host.strip_suffix(b.as_str())
-                .is_some_and(|h| h.ends_with('.'))
-        };
-        self.bypass
-            .iter()
-            .any(|b| b == "*" || b == host || under(b))
-    }
-
-    /// Asks the proxy on `conn` for a tunnel to `target`.
-    fn tunnel(&self, conn: &mut Bounded, target: &Endpoint) -> io::Result<()> {
-        let auth = self.auth.as_ref();
-        let auth = auth.map_or(String::new(), |a| format!("Proxy-Authorization: {a}\r\n"));
-        let ask = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{auth}\r\n");
-        conn.write_all(ask.as_bytes())?;
-        // A byte at a time: what follows the head is the endpoint's, and none may be read.
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            if conn.read(&mut byte)? == 0 || head.len() > MAX_HEAD {
-                return Err(io::Error::other(format!(
-                    "the proxy {} closed or sent no answer to CONNECT",
-                    self.at
-                )));
-            }
-            head.push(byte[0]);
+/// Asks the user's proxy `proxy` on `conn` for a tunnel to `target`.
+fn tunnel(proxy: &Upstream, conn: &mut Bounded, target: &Endpoint) -> io::Result<()> {
+    conn.write_all(proxy.connect_request(target).as_bytes())?;
+    // A byte at a time: what follows the head is the endpoint's, and none may be read.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if conn.read(&mut byte)? == 0 || head.len() > MAX_HEAD {
+            return Err(io::Error::other(format!(
+                "the proxy {} closed or sent no answer to CONNECT",
+                proxy.at()
+            )));
         }
-        match head.starts_with(b"HTTP/1.1 2") || head.starts_with(b"HTTP/1.0 2") {
-            true => Ok(()),
-            false => Err(io::Error::other(format!(
-                "the proxy {} refused {target}",
-                self.at
-            ))),
-        }
+        head.push(byte[0]);
     }
-}
-
-/// Standard base64, padded (a proxy's `Basic` credentials).
-fn base64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
-        for i in 0..4 {
-            out.push(match i <= chunk.len() {
-                true => T[(n >> (18 - 6 * i) & 63) as usize] as char,
-                false => '=',
-            });
-        }
+    match head.starts_with(b"HTTP/1.1 2") || head.starts_with(b"HTTP/1.0 2") {
+        true => Ok(()),
+        false => Err(io::Error::other(format!(
+            "the proxy {} refused {target}",
+            proxy.at()
+        ))),
     }
-    out
 }
 
 #[cfg(test)]
@@ -316,26 +249,6 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicBool, Ordering};
-
-    #[test]
-    fn a_proxy_is_read_from_the_environment_as_curl_reads_it() {
-        let env = |k: &str| match k {
-            "https_proxy" => Some("http://me:s3cret@Proxy.example:3128/".to_string()),
-            "NO_PROXY" => Some(" .internal, localhost,,".to_string()),
-            _ => None,
-        };
-        let p = Proxy::from_env(&env).unwrap();
-        assert_eq!(p.at.to_string(), "proxy.example:3128");
-        assert_eq!(p.auth.as_deref(), Some("Basic bWU6czNjcmV0"));
-        let e = |s: &str| Endpoint::parse(s).unwrap();
-        assert!(p.bypassed(&e("auth.internal:443")));
-        assert!(p.bypassed(&e("internal:443")));
-        assert!(!p.bypassed(&e("notinternal:443")));
-        assert!(!p.bypassed(&e("platform.claude.com:443")));
-        assert!(Proxy::from_env(&|_| None).is_none());
-        assert_eq!(base64(b"ab"), "YWI=");
-        assert_eq!(base64(b"a"), "YQ==");
-    }
 
     /// A proxy that answers `CONNECT` a byte at a time is cut off at the deadline, and within
     /// a slice of a stop.

@@ -704,11 +704,11 @@ fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
 /// and what its proxy swaps for it in `g.swaps`. A login whose token is not to be found in
 /// what the judge gets keeps it live, and says why.
 fn stand_in(g: &mut Given, login: &Login, c: &Credential, place: &Place, user: &User) {
-    let var = match place {
+    let found = match place {
         Place::Env(name) => Some(name.clone()),
         _ => None,
     };
-    let var = login.to_env.clone().or(var);
+    let var = login.to_env.clone().or(found.clone());
     let token = var
         .as_ref()
         .and_then(|v| g.env.iter().find(|(k, _)| k == v).map(|(_, t)| t.clone()))
@@ -731,7 +731,9 @@ fn stand_in(g: &mut Given, login: &Login, c: &Credential, place: &Place, user: &
         }
     };
     let ph = placeholder::placeholder(&token);
-    if let Some(v) = var {
+    // The variable the user keeps it in holds the placeholder too, where the CLI reads
+    // another (codex's OPENAI_API_KEY beside CODEX_API_KEY).
+    for v in var.into_iter().chain(found) {
         g.env.retain(|(k, _)| *k != v);
         g.env.push((v, ph.clone()));
     }

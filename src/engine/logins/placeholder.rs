@@ -96,4 +96,115 @@ mod tests {
         );
         assert!(!p.ends_with("c2lnbmF0dXJlLXRoYXQtaXMtc2VjcmV0"));
     }
+
+    /// The rules of a built-in login's swap at each of its endpoints, as its proxy holds them
+    /// for a user with no base URL of their own.
+    fn rules_of(
+        login: &Login,
+    ) -> Vec<(
+        Swap,
+        Vec<(crate::engine::sandbox::egress::Endpoint, String)>,
+    )> {
+        let c = login.swap.as_ref().unwrap();
+        let env = |_: &str| None;
+        let user = User {
+            env: &env,
+            home: std::path::Path::new("/home/u"),
+        };
+        let s = swap(c, "LIVE-credential", "placeholder-0123456789", &user);
+        let at: Vec<_> = s
+            .models
+            .iter()
+            .map(|m| (m.at.clone(), format!("{} {}", m.methods[0], m.paths[0])))
+            .collect();
+        vec![(s, at)]
+    }
+
+    fn asked(s: &Swap, at: &crate::engine::sandbox::egress::Endpoint, line: &str) -> bool {
+        let rules = crate::engine::sandbox::swap::Rules {
+            target: at,
+            models: s
+                .models
+                .iter()
+                .filter(|m| &m.at == at)
+                .map(|m| (s, m))
+                .collect(),
+        };
+        let head = format!(
+            "{line} HTTP/1.1\r\nHost: x\r\n{}: Bearer placeholder-0123456789\r\n\r\n",
+            s.header
+        );
+        rules.rewrite(head.as_bytes()).is_ok()
+    }
+
+    /// Issue 46: "A judge that sends its placeholder to a path outside its row's endpoints is
+    /// refused, for every built-in row"; and every built-in login says what a judge holds of
+    /// it: a placeholder, or why it keeps the live credential.
+    #[test]
+    fn every_built_in_login_swaps_on_its_model_paths_alone_or_says_why_not() {
+        let table = crate::engine::harness::Table::builtin();
+        let mut swapped = 0;
+        for row in table.rows() {
+            for login in &row.logins {
+                let name = format!("{} {}", row.name, login.kind);
+                if login.unusable.is_some() {
+                    continue;
+                }
+                if login.swap.is_none() {
+                    assert!(login.live.is_some(), "{name}: neither swap nor live");
+                    continue;
+                }
+                assert!(
+                    !row.ca_env.is_empty(),
+                    "{name}: no variable to trust the proxy by"
+                );
+                for (s, at) in rules_of(login) {
+                    for (endpoint, model_line) in at {
+                        assert!(asked(&s, &endpoint, &model_line), "{name}: {model_line}");
+                        for outside in [
+                            "POST /panel-outside",
+                            "GET /",
+                            "POST /v1/files",
+                            "DELETE /v1/messages",
+                        ] {
+                            assert!(
+                                !asked(&s, &endpoint, outside),
+                                "{name} {endpoint}: {outside}"
+                            );
+                        }
+                    }
+                }
+                swapped += 1;
+            }
+        }
+        assert!(swapped >= 30, "{swapped}");
+    }
+
+    /// Issue 46: "copilot never holds gh's token: a placeholder, and only Copilot's model
+    /// endpoints let through …, never api.github.com's repository, gist or workflow APIs".
+    #[test]
+    fn copilot_s_placeholder_reaches_copilot_alone_never_github_s_other_apis() {
+        let table = crate::engine::harness::Table::builtin();
+        let row = table.get("copilot").unwrap();
+        let github = crate::engine::sandbox::egress::Endpoint::parse("api.github.com:443").unwrap();
+        for login in row.logins.iter().filter(|l| l.kind != "byok") {
+            let (s, _) = rules_of(login).remove(0);
+            assert!(
+                asked(&s, &github, "GET /copilot_internal/user"),
+                "{}",
+                login.kind
+            );
+            for attack in [
+                "GET /user/repos",
+                "PUT /repos/o/r/contents/README.md",
+                "POST /gists",
+                "POST /repos/o/r/actions/workflows/ci.yml/dispatches",
+                "PATCH /user",
+                "GET /copilot_internal/../user/repos",
+                "POST /copilot_internal/user",
+            ] {
+                assert!(!asked(&s, &github, attack), "{}: {attack}", login.kind);
+            }
+        }
+    }
 }

@@ -573,22 +573,34 @@ impl Upstream {
         })
     }
 
-    fn bypassed(&self, host: &str) -> bool {
+    /// Whether `host` is reached around it (its `NO_PROXY` names it, or a domain above it).
+    pub fn bypassed(&self, host: &str) -> bool {
         self.bypass
             .iter()
             .any(|b| b == "*" || host == b || host.ends_with(&format!(".{b}")))
     }
 
-    /// A tunnel to `target` through this proxy.
-    fn tunnel(&self, target: &Endpoint) -> io::Result<TcpStream> {
-        let s = connect_to(&self.host, self.port)?;
+    /// Where it listens.
+    pub fn at(&self) -> Endpoint {
+        Endpoint {
+            host: self.host.clone(),
+            port: self.port,
+        }
+    }
+
+    /// The request that asks it for a tunnel to `target`.
+    pub fn connect_request(&self, target: &Endpoint) -> String {
         let auth = self
             .auth
             .as_ref()
             .map_or(String::new(), |a| format!("Proxy-Authorization: {a}\r\n"));
-        (&s).write_all(
-            format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{auth}\r\n").as_bytes(),
-        )?;
+        format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{auth}\r\n")
+    }
+
+    /// A tunnel to `target` through this proxy.
+    fn tunnel(&self, target: &Endpoint) -> io::Result<TcpStream> {
+        let s = connect_to(&self.host, self.port)?;
+        (&s).write_all(self.connect_request(target).as_bytes())?;
         s.set_read_timeout(Some(HEAD_TIMEOUT))?;
         let (head, rest) = read_head(&s)?;
         s.set_read_timeout(None)?;
@@ -854,6 +866,18 @@ mod tests {
         assert!(up.bypassed("internal.example"));
         assert!(up.bypassed("a.corp"));
         assert!(!up.bypassed("api.anthropic.com"));
+        assert!(!up.bypassed("notinternal.example"));
+        // As curl reads them: any case, empty entries and a leading dot left out.
+        let env = |k: &str| match k {
+            "https_proxy" => Some("http://Proxy.example:3128/".to_string()),
+            "NO_PROXY" => Some(" .internal, localhost,,".to_string()),
+            _ => None,
+        };
+        let up = Upstream::from_env(&env).unwrap();
+        assert_eq!(up.at().to_string(), "proxy.example:3128");
+        assert!(up.bypassed("auth.internal") && up.bypassed("internal"));
+        assert!(!up.bypassed("notinternal"));
+        assert!(Upstream::from_env(&|_| None).is_none());
         assert_eq!(base64(b"a"), "YQ==");
         assert_eq!(base64(b"ab"), "YWI=");
     }

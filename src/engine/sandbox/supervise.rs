@@ -299,8 +299,9 @@ fn start(
 /// trusting what the user trusts.
 fn swaps(file: std::fs::File, env: &[(OsString, OsString)]) -> Result<Swaps, String> {
     let secrets = Secrets::read_from(file)?;
+    let over_tls = secrets.swaps.iter().any(|s| s.models.iter().any(|m| m.tls));
     let tls = match &secrets.authority {
-        Some(keys) => {
+        Some(keys) if over_tls => {
             let get = |k: &str| env_of(env, k);
             let mut client =
                 crate::engine::logins::https::client_config(&get).map_err(|e| format!("{e:#}"))?;
@@ -310,7 +311,7 @@ fn swaps(file: std::fs::File, env: &[(OsString, OsString)]) -> Result<Swaps, Str
                 client: Arc::new(client),
             })
         }
-        None => None,
+        _ => None,
     };
     Ok(Swaps { secrets, tls })
 }

@@ -130,7 +130,7 @@ pub fn doctor_text(found: &[HarnessStatus], walls: &SandboxStatus, home: &Path) 
         if let Some(why) = h
             .login_used
             .as_ref()
-            .and_then(|l| l.judge_holds.strip_prefix("live: "))
+            .and_then(|l| l.judge_holds.as_deref()?.strip_prefix("live: "))
         {
             text.push_str(&format!(
                 "{} login: a judge holds it live ({})\n",

@@ -235,6 +235,7 @@ fn verdict_record(judge: &Judge, panel: &RunFacts, done: Done) -> VerdictRecord 
     } else {
         done.status
     };
+    let walls = crate::engine::ask::walls_of(panel.sandbox, &done);
     // The word a judge gave outside holds and breaks, as the seed's tally prints it.
     let said = match (read, status) {
         (Some(Err(miss)), Status::Unreadable) => miss.said(),
@@ -267,7 +268,7 @@ fn verdict_record(judge: &Judge, panel: &RunFacts, done: Done) -> VerdictRecord 
         usage: done.usage,
         panel_size: panel.size,
         run: panel.run.display().to_string(),
-        sandbox: Some(panel.sandbox.to_string()),
+        sandbox: Some(walls),
         canary: None,
     }
 }

@@ -856,6 +856,7 @@ mod tests {
             session: None,
             kept: None,
             settled: false,
+            live: None,
         };
         assert!(usage_limit_from_harness(&done));
         done.exit_code = Some(0);
