@@ -131,7 +131,7 @@ mod tests {
                 .collect(),
         };
         let head = format!(
-            "{line} HTTP/1.1\r\nHost: x\r\n{}: Bearer placeholder-0123456789\r\n\r\n",
+            "{line} HTTP/1.1\r\nHost: {at}\r\n{}: Bearer placeholder-0123456789\r\n\r\n",
             s.header
         );
         rules.rewrite(head.as_bytes()).is_ok()

@@ -119,7 +119,7 @@ impl Rules<'_> {
         if version != "HTTP/1.1" && version != "HTTP/1.0" {
             return Err(format!("{}: not HTTP/1.1", shown(version)));
         }
-        let path = origin_form(uri)?;
+        let path = origin_form(uri, self.target)?;
         let allowed = self.models.iter().find(|(_, m)| {
             m.methods.iter().any(|x| x == method) && m.paths.iter().any(|p| under(&path, p))
         });
@@ -144,7 +144,8 @@ impl Rules<'_> {
             let value = value.trim_matches([' ', '\t']);
             match lower.as_str() {
                 "proxy-connection" | "proxy-authorization" => continue,
-                "upgrade" => return Err("an upgrade is not a model request".into()),
+                "host" => names(value, self.target)?,
+                "upgrade" => framing.upgrade(value)?,
                 "content-length" => framing.length(value)?,
                 "transfer-encoding" => framing.chunked(value)?,
                 _ => {}
@@ -177,14 +178,37 @@ fn scheme_of<'v>(value: &'v str, placeholder: &str) -> Option<&'v str> {
         .then_some(scheme)
 }
 
+/// Whether a request's `Host` (or its target's authority) names `target`, the host its
+/// connection goes to, so that a server behind one address that answers many names never
+/// reads the live credential as another's (any loopback name for a loopback endpoint).
+fn names(authority: &str, target: &Endpoint) -> Result<(), Refused> {
+    let with_port = match authority.rsplit_once(':') {
+        Some((_, p)) if !authority.ends_with(']') && p.parse::<u16>().is_ok() => {
+            authority.to_string()
+        }
+        _ => format!("{authority}:{}", target.port),
+    };
+    let named = Endpoint::parse(&with_port).ok();
+    let same = named.as_ref().is_some_and(|n| {
+        n.port == target.port
+            && (n.host == target.host || (n.is_loopback() && target.is_loopback()))
+    });
+    match same {
+        true => Ok(()),
+        false => Err(format!("{}: not {target}, where it goes", shown(authority))),
+    }
+}
+
 /// The path of a request target (`/p?q` or `http://host/p?q`), refused where a server might
 /// read it as another path than it looks (`..`, `//`, `\`, an encoded dot or slash).
-fn origin_form(uri: &str) -> Result<String, Refused> {
+fn origin_form(uri: &str, target: &Endpoint) -> Result<String, Refused> {
     let path = match uri.split_once("://") {
         Some((scheme, rest))
             if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") =>
         {
-            rest.find('/').map_or("/", |i| &rest[i..])
+            let at = rest.find('/').unwrap_or(rest.len());
+            names(&rest[..at], target)?;
+            rest.get(at..).filter(|p| !p.is_empty()).unwrap_or("/")
         }
         _ => uri,
     };
@@ -227,9 +251,22 @@ fn shown(text: &str) -> String {
 pub struct Framing {
     length: Option<u64>,
     chunked: bool,
+    /// A WebSocket asked for (codex's model stream): past the head, what the judge sends is
+    /// carried as it is, and no credential is swapped in again.
+    upgrade: bool,
 }
 
 impl Framing {
+    fn upgrade(&mut self, value: &str) -> Result<(), Refused> {
+        match value.eq_ignore_ascii_case("websocket") {
+            true => Ok(self.upgrade = true),
+            false => Err(format!(
+                "{}: an upgrade that is not a WebSocket",
+                shown(value)
+            )),
+        }
+    }
+
     fn length(&mut self, value: &str) -> Result<(), Refused> {
         let n: u64 = value
             .parse()
@@ -259,6 +296,9 @@ enum State {
     Head,
     /// Bytes of a body left.
     Body(u64),
+    /// Past an upgrade: carried as it is, its placeholder never swapped again (whether or not
+    /// the model agreed to the upgrade, nothing after it gets the live credential).
+    Raw,
     /// A chunk's size line, read so far.
     Size(Vec<u8>),
     /// Bytes of a chunk's data left.
@@ -308,10 +348,15 @@ impl<'a> Requests<'a> {
                     self.head.clear();
                     bytes = &bytes[used..];
                     self.state = match (framing.chunked, framing.length) {
+                        _ if framing.upgrade => State::Raw,
                         (true, _) => State::Size(Vec::new()),
                         (false, Some(n)) if n > 0 => State::Body(n),
                         _ => State::Head,
                     };
+                }
+                State::Raw => {
+                    out.extend_from_slice(bytes);
+                    return Ok(());
                 }
                 State::Body(left) | State::Chunk(left) => {
                     let n = (*left).min(bytes.len() as u64) as usize;
@@ -626,6 +671,11 @@ mod tests {
             "POST /v1/messages?beta=true HTTP/1.1\r\nHost: api.anthropic.com\r\nAuthorization: Bearer {PLACEHOLDER}\r\nContent-Length: 2\r\n\r\n"
         ))
         .unwrap();
+        // Its own host, with its port or in any case, and in an absolute target.
+        for host in ["API.anthropic.com:443", "api.anthropic.com"] {
+            let head = format!("POST https://{host}/v1/messages HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            assert!(rewrite(&head).is_ok(), "{head}");
+        }
         assert!(
             ok.contains(&format!("Authorization: Bearer {LIVE}\r\n")),
             "{ok}"
@@ -646,7 +696,7 @@ mod tests {
                 .contains(&format!("Authorization: token {LIVE}\r\n"))
         );
         // No credential at all: nothing to swap, sent as it is.
-        assert!(rewrite("GET /v1/messages HTTP/1.1\r\nHost: x\r\n\r\n").is_ok());
+        assert!(rewrite("GET /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n").is_ok());
         let refused = [
             // Another path of the model's host, with the placeholder.
             format!("GET /v1/files HTTP/1.1\r\nAuthorization: Bearer {PLACEHOLDER}\r\n\r\n"),
@@ -670,7 +720,17 @@ mod tests {
                 "POST /v1/messages HTTP/1.1\r\nAuthorization: Bearer {PLACEHOLDER}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
             ),
             "POST /v1/messages HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n".into(),
-            "GET /v1/messages HTTP/1.1\r\nUpgrade: websocket\r\n\r\n".into(),
+            "GET /v1/messages HTTP/1.1\r\nUpgrade: h2c\r\n\r\n".into(),
+            // Another name served at the same address, by its Host or its absolute target.
+            format!(
+                "POST /v1/messages HTTP/1.1\r\nHost: gist.github.com\r\nAuthorization: Bearer {PLACEHOLDER}\r\n\r\n"
+            ),
+            format!(
+                "POST https://uploads.anthropic.com/v1/messages HTTP/1.1\r\nAuthorization: Bearer {PLACEHOLDER}\r\n\r\n"
+            ),
+            format!(
+                "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.com:8443\r\nAuthorization: Bearer {PLACEHOLDER}\r\n\r\n"
+            ),
             // A folded header hides a second one.
             format!(
                 "POST /v1/messages HTTP/1.1\r\nX-A: 1\r\n Authorization: Bearer {PLACEHOLDER}\r\n\r\n"
@@ -715,6 +775,44 @@ mod tests {
         });
         let bad = "POST /v1/messages HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n0\r\n\r\n";
         assert!(requests.feed(bad.as_bytes(), &mut Vec::new()).is_err());
+    }
+
+    /// Codex asks for its model stream as a WebSocket: the upgrade on a model path gets the
+    /// live credential, and what follows is carried as it is, never swapped again.
+    #[test]
+    fn a_websocket_is_carried_past_its_swapped_upgrade_and_nothing_after_is_swapped() {
+        let swap = swap_at(e("127.0.0.1:9"), false);
+        let target = e("127.0.0.1:9");
+        let mut requests = Requests::new(Rules {
+            target: &target,
+            models: vec![(&swap, &swap.models[0])],
+        });
+        let later =
+            format!("GET /v1/files HTTP/1.1\r\nAuthorization: Bearer {PLACEHOLDER}\r\n\r\n");
+        let stream = format!(
+            "GET /v1/messages HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nAuthorization: Bearer {PLACEHOLDER}\r\n\r\n\x01\x05hello{later}"
+        );
+        let mut out = Vec::new();
+        requests.feed(stream.as_bytes(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(out.matches(LIVE).count(), 1, "{out}");
+        assert!(out.ends_with(&format!("\x01\x05hello{later}")), "{out}");
+        // An upgrade to anything else, or on another path, is refused.
+        for head in [
+            format!(
+                "GET /v1/files HTTP/1.1\r\nUpgrade: websocket\r\nAuthorization: Bearer {PLACEHOLDER}\r\n\r\n"
+            ),
+            "GET /v1/messages HTTP/1.1\r\nUpgrade: h2c\r\n\r\n".to_string(),
+        ] {
+            let mut requests = Requests::new(Rules {
+                target: &target,
+                models: vec![(&swap, &swap.models[0])],
+            });
+            assert!(
+                requests.feed(head.as_bytes(), &mut Vec::new()).is_err(),
+                "{head}"
+            );
+        }
     }
 
     /// A TLS server as the model's host: answers each request with the credential it got;
