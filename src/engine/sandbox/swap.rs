@@ -258,13 +258,14 @@ pub struct Framing {
 
 impl Framing {
     fn upgrade(&mut self, value: &str) -> Result<(), Refused> {
-        match value.eq_ignore_ascii_case("websocket") {
-            true => Ok(self.upgrade = true),
-            false => Err(format!(
+        if !value.eq_ignore_ascii_case("websocket") {
+            return Err(format!(
                 "{}: an upgrade that is not a WebSocket",
                 shown(value)
-            )),
+            ));
         }
+        self.upgrade = true;
+        Ok(())
     }
 
     fn length(&mut self, value: &str) -> Result<(), Refused> {
