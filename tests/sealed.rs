@@ -1336,7 +1336,7 @@ fn exec_script(p: &Plant) -> PathBuf {
         // The other judge: its private folder beside ours, its folder in the run folder.
         (
             "sibling",
-            "me=$(basename $(dirname $PWD)); for d in ../../*.1; do [ $d = ../../$me ] || cat $d/prompt.txt; done".into(),
+            "me=$(basename $(dirname $PWD)); for d in ../../*/; do [ $d = ../../$me/ ] || cat $d/prompt.txt; done".into(),
         ),
         (
             "run",
