@@ -16,6 +16,7 @@ pub mod placeholder;
 pub mod store;
 
 pub use missing::{how_to_log_in, none_for};
+pub use placeholder::judge_holds;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -25,9 +26,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
-use crate::engine::harness::login::{
-    Body, Credential, JudgeRefresh, LockKind, Login, Refresh, TimeAs,
-};
+use crate::engine::harness::login::{Body, JudgeRefresh, LockKind, Login, Refresh, TimeAs};
 use crate::engine::harness::{Harness, expand_user_path};
 use crate::engine::sandbox::egress::Endpoint;
 use store::Stored;
@@ -175,9 +174,13 @@ impl Broker {
         let mut g = given(login, &live, model);
         g.withheld = placeholder::others_env(row, Some(login));
         match (&login.swap, swapping) {
-            (Some(c), true) => stand_in(&mut g, login, c, &place, user),
+            (Some(c), true) => placeholder::stand_in(&mut g, login, c, &place, user),
             (Some(_), false) => g.live = Some("no walls: no proxy to swap it in".into()),
-            (None, _) => g.live = judge_holds(login).strip_prefix("live: ").map(String::from),
+            (None, _) => {
+                g.live = placeholder::judge_holds(login)
+                    .strip_prefix("live: ")
+                    .map(String::from)
+            }
         }
         Ok(g)
     }
@@ -700,65 +703,6 @@ fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
     g
 }
 
-/// Puts a placeholder wherever `g` holds `login`'s live token (a variable, its file's copy),
-/// and what its proxy swaps for it in `g.swaps`. A login whose token is not to be found in
-/// what the judge gets keeps it live, and says why.
-fn stand_in(g: &mut Given, login: &Login, c: &Credential, place: &Place, user: &User) {
-    let found = match place {
-        Place::Env(name) => Some(name.clone()),
-        _ => None,
-    };
-    let var = login.to_env.clone().or(found.clone());
-    let token = var
-        .as_ref()
-        .and_then(|v| g.env.iter().find(|(k, _)| k == v).map(|(_, t)| t.clone()))
-        .or_else(|| match place {
-            Place::Env(name) => user.var(name),
-            _ => None,
-        });
-    let (token, file) = match (token, g.files.first()) {
-        (Some(t), _) => (t, None),
-        (None, Some((to, bytes))) => match file_token(login, bytes) {
-            Some(t) => (t, Some(to.clone())),
-            None => {
-                g.live = Some("its token is not where its row says, in its file".into());
-                return;
-            }
-        },
-        (None, None) => {
-            g.live = Some("no token was found to swap".into());
-            return;
-        }
-    };
-    let ph = placeholder::placeholder(&token);
-    // The variable the user keeps it in holds the placeholder too, where the CLI reads
-    // another (codex's OPENAI_API_KEY beside CODEX_API_KEY).
-    for v in var.into_iter().chain(found) {
-        g.env.retain(|(k, _)| *k != v);
-        g.env.push((v, ph.clone()));
-    }
-    for (to, bytes) in g.files.iter_mut() {
-        if file.as_ref().is_none_or(|f| f == to) {
-            let text = String::from_utf8_lossy(bytes).replace(&token, &ph);
-            *bytes = text.into_bytes();
-        }
-    }
-    g.swaps.push(placeholder::swap(c, &token, &ph, user));
-}
-
-/// The live token in a judge's copy of `login`'s file: at its access token's pointer, or its
-/// token's.
-fn file_token(login: &Login, bytes: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(bytes).ok()?;
-    let pointer = login
-        .refresh
-        .as_ref()
-        .map(|r| &r.access)
-        .or(login.token.as_ref())?;
-    let filled = store::fill(pointer, &value, true)?;
-    store::lookup(&value, &filled)?.as_str().map(str::to_string)
-}
-
 /// A login command's token: its first line, run with the user's environment and no input,
 /// within [`COMMAND_TIMEOUT`].
 fn command_token(command: &[String], user: &User) -> Result<String> {
@@ -795,15 +739,6 @@ fn command_token(command: &[String], user: &User) -> Result<String> {
         bail!("{} gave no token", command.join(" "));
     }
     Ok(token)
-}
-
-/// What a confined judge holds of `login`, as `--doctor` says it.
-pub fn judge_holds(login: &Login) -> String {
-    match (&login.swap, &login.live) {
-        (Some(_), _) => "placeholder".into(),
-        (None, Some(why)) => format!("live: {why}"),
-        (None, None) => "live: its row names no endpoints to swap it in".into(),
-    }
 }
 
 /// A login as `--doctor` reports it.

@@ -7,7 +7,9 @@ use crate::engine::harness::Harness;
 use crate::engine::harness::login::{Credential, Login};
 use crate::engine::sandbox::swap::{self, Model, Swap};
 
-use super::User;
+use serde_json::Value;
+
+use super::{Given, Place, User, store};
 
 /// A placeholder for `live`: its beginning up to its last `-` or `_` among the first 16
 /// characters (`sk-ant-oat01-`, `gho_`), then random letters and digits, as long as it was
@@ -70,6 +72,74 @@ pub fn others_env(row: &Harness, login: Option<&Login>) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// What a confined judge holds of `login`, as `--doctor` says it.
+pub fn judge_holds(login: &Login) -> String {
+    match (&login.swap, &login.live) {
+        (Some(_), _) => "placeholder".into(),
+        (None, Some(why)) => format!("live: {why}"),
+        (None, None) => "live: its row names no endpoints to swap it in".into(),
+    }
+}
+
+/// Puts a placeholder wherever `g` holds `login`'s live token (a variable, its file's copy),
+/// and what its proxy swaps for it in `g.swaps`. A login whose token is not to be found in
+/// what the judge gets keeps it live, and says why.
+pub(super) fn stand_in(g: &mut Given, login: &Login, c: &Credential, place: &Place, user: &User) {
+    let found = match place {
+        Place::Env(name) => Some(name.clone()),
+        _ => None,
+    };
+    let var = login.to_env.clone().or(found.clone());
+    let token = var
+        .as_ref()
+        .and_then(|v| g.env.iter().find(|(k, _)| k == v).map(|(_, t)| t.clone()))
+        .or_else(|| match place {
+            Place::Env(name) => user.var(name),
+            _ => None,
+        });
+    let (token, file) = match (token, g.files.first()) {
+        (Some(t), _) => (t, None),
+        (None, Some((to, bytes))) => match file_token(login, bytes) {
+            Some(t) => (t, Some(to.clone())),
+            None => {
+                g.live = Some("its token is not where its row says, in its file".into());
+                return;
+            }
+        },
+        (None, None) => {
+            g.live = Some("no token was found to swap".into());
+            return;
+        }
+    };
+    let ph = placeholder(&token);
+    // The variable the user keeps it in holds the placeholder too, where the CLI reads
+    // another (codex's OPENAI_API_KEY beside CODEX_API_KEY).
+    for v in var.into_iter().chain(found) {
+        g.env.retain(|(k, _)| *k != v);
+        g.env.push((v, ph.clone()));
+    }
+    for (to, bytes) in g.files.iter_mut() {
+        if file.as_ref().is_none_or(|f| f == to) {
+            let text = String::from_utf8_lossy(bytes).replace(&token, &ph);
+            *bytes = text.into_bytes();
+        }
+    }
+    g.swaps.push(swap(c, &token, &ph, user));
+}
+
+/// The live token in a judge's copy of `login`'s file: at its access token's pointer, or its
+/// token's.
+fn file_token(login: &Login, bytes: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    let pointer = login
+        .refresh
+        .as_ref()
+        .map(|r| &r.access)
+        .or(login.token.as_ref())?;
+    let filled = store::fill(pointer, &value, true)?;
+    store::lookup(&value, &filled)?.as_str().map(str::to_string)
 }
 
 #[cfg(test)]
