@@ -110,7 +110,12 @@ fn claude_judges_run_locked_down_in_private_folders() {
     for c in &calls {
         let a = argv(c);
         assert_eq!(a[0], "-p");
-        assert!(a[1].starts_with("You are one judge on a panel."));
+        // Its own part alone (issue 47): what the panel shares is its system prompt file.
+        assert!(
+            a[1].starts_with("Your lens, and the only question you answer:"),
+            "{a:?}"
+        );
+        assert!(a.contains(&"--system-prompt-file".to_string()), "{a:?}");
         assert!(has_pair(&a, "--model", "haiku"));
         assert!(has_pair(&a, "--tools", ""), "{a:?}");
         // The second wall of claude's own: file tools confined to the working folder.

@@ -36,3 +36,4 @@ mod tls;
 mod tokens;
 mod transcript;
 mod util;
+mod warm;

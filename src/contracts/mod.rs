@@ -22,6 +22,36 @@ pub mod votes;
 
 use serde_json::{Map, Value};
 
+/// A prompt's text, and where the judge's own part of it begins: the first `shared` bytes are
+/// sent alike to every judge of its panel (the rules, the answer's shape, the candidate), the
+/// rest is this judge's (its lens, the order it is shown). Shared first, so a provider's prompt
+/// cache can serve the candidate to every judge after the first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    pub text: String,
+    pub shared: usize,
+}
+
+impl Split {
+    /// `shared` then `own`.
+    pub fn new(shared: String, own: &str) -> Split {
+        let at = shared.len();
+        let mut text = shared;
+        text.push_str(own);
+        Split { text, shared: at }
+    }
+
+    /// What every judge is sent alike.
+    pub fn shared(&self) -> &str {
+        &self.text[..self.shared]
+    }
+
+    /// What is this judge's own.
+    pub fn own(&self) -> &str {
+        &self.text[self.shared..]
+    }
+}
+
 /// An answer kind: the schema passed to harnesses that take one, and the check every answer
 /// passes whatever the harness promised. The check returns what it read, so the reader of an
 /// answer never reads it a second way; `Err` says in one line how it misses.

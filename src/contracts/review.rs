@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::contracts::{Contract, fence};
+use crate::contracts::{Contract, Split, fence};
 use crate::records::review::{Finding, Review, ReviewDecision, Severity};
 
 /// The review contract.
@@ -129,7 +129,7 @@ pub fn prompt(
     candidate: &str,
     fence_nonce: &str,
     stage_note: Option<&str>,
-) -> String {
+) -> Split {
     let mut p = String::new();
     p.push_str(
         "You are one reviewer on a panel. The others read the same work on their own; \
@@ -166,7 +166,8 @@ pub fn prompt(
          \"should-fix\" | \"nice-to-have\", \"evidence\": \"…\", \"fix\": \"…\", \
          \"file\": null, \"line\": null}]}\n",
     );
-    p
+    // Every reviewer is sent the same prompt: it is all shared but the word that asks.
+    Split::new(p, "\nYour review:\n")
 }
 
 #[cfg(test)]
@@ -227,7 +228,7 @@ mod tests {
     #[test]
     fn the_prompt_fences_the_work_and_asks_for_the_shape() {
         let nonce = fence::nonce(&["the page"]);
-        let p = prompt(Some("the brief"), "the page\n", &nonce, Some("skipped: F3"));
+        let p = prompt(Some("the brief"), "the page\n", &nonce, Some("skipped: F3")).text;
         assert!(p.contains(&format!("<<<WORK-{nonce}\nthe page\nWORK-{nonce}>>>")));
         assert!(p.contains(&format!("<<<BRIEF-{nonce}\nthe brief\nBRIEF-{nonce}>>>")));
         assert!(p.contains("skipped: F3"));

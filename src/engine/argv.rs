@@ -73,6 +73,7 @@ pub fn vars<'a>(job: &'a Job, prompt: &'a str, dirs: &AttemptDirs, ctx: &Context
     let mut v = Vars::new();
     v.insert("prompt", Cow::Borrowed(prompt));
     v.insert("prompt_file", path(&dirs.prompt_file()));
+    v.insert("shared_file", path(&dirs.shared_file()));
     v.insert("schema", job.schema.to_string().into());
     v.insert("schema_file", path(&dirs.schema_file()));
     v.insert("answer_file", path(&dirs.answer_file()));
@@ -139,6 +140,26 @@ pub fn endpoint<'e>(h: &Harness, env: &'e BTreeMap<String, String>) -> Result<Op
         );
     }
     Ok(Some(url))
+}
+
+/// The system line of a judge whose row takes what its panel shares apart (`{shared_file}`),
+/// when its prompt shares nothing: the row's system prompt is never empty.
+pub const JUDGE_LINE: &str = "You are a judge. You answer the question you are given about the text you are given, and nothing else.";
+
+/// How `job`'s prompt `whole`, whose first `shared` bytes every judge of its panel is sent
+/// alike, reaches its CLI: what it is given as its prompt, and, for a row that takes the shared
+/// part apart (its argv names `{shared_file}`, as claude's system prompt file, the part of its
+/// request the provider caches), that file's text. Elsewhere the whole goes as the prompt,
+/// shared part first, where a provider caches a prefix.
+pub fn split(job: &Job, whole: Arc<String>, shared: usize) -> (Arc<String>, Option<String>) {
+    let apart = template(job).is_ok_and(|t| t.iter().any(|a| a.mentions("{shared_file}")));
+    match (apart, whole.get(..shared), whole.get(shared..)) {
+        (false, ..) => (whole, None),
+        (true, Some(common), Some(own)) if shared > 0 => {
+            (Arc::new(own.to_string()), Some(common.to_string()))
+        }
+        (true, ..) => (whole, Some(JUDGE_LINE.to_string())),
+    }
 }
 
 /// The argv template of `job`'s mode: the row's own, its reviewer mode's, or the resume of a
@@ -229,7 +250,9 @@ pub fn check_prompts(jobs: &[Job], ctx: &Context) -> Result<()> {
         1,
     );
     for job in jobs {
-        of(job, &Arc::new(job.prompt.build()), &dirs, ctx, None)?;
+        let whole = job.prompt.split();
+        let (prompt, _) = split(job, Arc::new(whole.text), whole.shared);
+        of(job, &prompt, &dirs, ctx, None)?;
     }
     Ok(())
 }

@@ -156,21 +156,38 @@ impl Default for LaunchOptions {
 /// A job's prompt, built when an attempt starts and dropped when it ends: the prompts of a
 /// panel share one candidate, so a large candidate is held once, not once per judge.
 #[derive(Clone)]
-pub struct Prompt(Arc<dyn Fn() -> String + Send + Sync>);
+pub struct Prompt(Arc<dyn Fn() -> Split + Send + Sync>);
+
+pub use crate::contracts::Split;
 
 impl Prompt {
-    /// A prompt already written.
+    /// A prompt already written, all of it the judge's own.
     pub fn text(text: String) -> Prompt {
         let text = Arc::new(text);
-        Prompt(Arc::new(move || text.as_str().to_owned()))
+        Prompt(Arc::new(move || Split {
+            text: text.as_str().to_owned(),
+            shared: 0,
+        }))
     }
 
-    /// A prompt written by `build` each time it is needed.
+    /// A prompt written by `build` each time it is needed, all of it the judge's own.
     pub fn built_by(build: impl Fn() -> String + Send + Sync + 'static) -> Prompt {
+        Prompt(Arc::new(move || Split {
+            text: build(),
+            shared: 0,
+        }))
+    }
+
+    /// A prompt written by `build` each time it is needed, in its shared and own parts.
+    pub fn split_by(build: impl Fn() -> Split + Send + Sync + 'static) -> Prompt {
         Prompt(Arc::new(build))
     }
 
     pub fn build(&self) -> String {
+        (self.0)().text
+    }
+
+    pub fn split(&self) -> Split {
         (self.0)()
     }
 }
@@ -193,6 +210,8 @@ pub struct Job {
     pub retries: Option<u32>,
     /// The panel's token that ends it once the panel is decided without it; `None` never is.
     pub cancel: Option<Arc<crate::engine::cancel::Cancel>>,
+    /// Its part in warming its seat's prompt cache (set by the launcher).
+    pub warming: crate::engine::warm::Warming,
 }
 
 impl Job {
@@ -211,6 +230,7 @@ impl Job {
             role: Role::Sealed,
             retries: None,
             cancel: None,
+            warming: Default::default(),
         }
     }
 }

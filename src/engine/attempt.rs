@@ -23,7 +23,7 @@ use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::logins::Given;
 use crate::engine::run_folder::{
-    self, ANSWER_FILE, AUTHORITIES_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE,
+    self, ANSWER_FILE, AUTHORITIES_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE, SHARED_FILE,
 };
 use crate::engine::sandbox::egress::{self, Endpoint};
 use crate::engine::sandbox::share::Report;
@@ -46,15 +46,19 @@ pub struct Attempt<'a> {
     pub prompt: Arc<String>,
     /// The length of the job's first prompt: a retry's differs, and is kept beside it.
     pub first_len: usize,
+    /// What every judge of the panel is sent alike, for a row that takes it apart
+    /// (`{shared_file}`): then `prompt` is the judge's own part alone.
+    pub shared: Option<String>,
     pub ctx: &'a Context,
 }
 
 impl<'a> Attempt<'a> {
-    /// Attempt `n` of `job`, kept under the run folder `run`, private in `private`.
+    /// Attempt `n` of `job`, kept under the run folder `run`, private in `private`; its prompt
+    /// is the whole, its first `shared` bytes what the panel's judges share.
     pub fn new(
         job: &'a Job,
         n: u32,
-        (prompt, first_len): (Arc<String>, usize),
+        (whole, first_len, shared): (Arc<String>, usize, usize),
         (run, private): (&Path, &Path),
         ctx: &'a Context,
     ) -> Attempt<'a> {
@@ -67,12 +71,17 @@ impl<'a> Attempt<'a> {
         {
             dirs = dirs.in_private(&folder.private);
         }
+        let whole_len = whole.len();
+        let (prompt, shared) = argv::split(job, whole, shared);
+        // What was taken apart is no part of either prompt the run folder compares.
+        let first_len = first_len.saturating_sub(whole_len - prompt.len());
         Attempt {
             job,
             n,
             dirs,
             prompt,
             first_len,
+            shared,
             ctx,
         }
     }
@@ -343,6 +352,9 @@ impl<'a> Attempt<'a> {
                 .map_err(|e| self.fail(&dirs.private.join(name), e))
         };
         write(PROMPT_FILE, self.prompt.as_bytes())?;
+        if let Some(shared) = &self.shared {
+            write(SHARED_FILE, shared.as_bytes())?;
+        }
         write(SCHEMA_FILE, self.job.schema.to_string().as_bytes())?;
         // Made here and read through this descriptor: a file put in its place is not read.
         let answer_file = beneath::create(&dirs.private, Path::new(ANSWER_FILE))
@@ -396,6 +408,7 @@ impl<'a> Attempt<'a> {
             supervised: None,
             cancel: self.job.cancel.clone(),
             secrets,
+            began: self.job.warming.leads().cloned(),
         };
         if let Some(ids) = ctx.walls.ids
             && !ctx.walls.jail

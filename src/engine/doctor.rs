@@ -287,6 +287,7 @@ fn version(program: &Path, ctx: &Context) -> Result<String, String> {
         supervised: None,
         cancel: None,
         secrets: None,
+        began: None,
     };
     let stdout = Transcript::new(None, Default::default(), VERSION_BYTES as u64);
     let out = launch::run(&spec, stdout).map_err(|e| format!("cannot run it: {e}"))?;

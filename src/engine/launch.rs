@@ -45,6 +45,9 @@ pub struct Spec {
     /// What its supervisor holds and the judge must not (live credentials, the run's
     /// authority), handed over through a pipe: never on a command line.
     pub secrets: Option<Arc<Vec<u8>>>,
+    /// Opened once its supervisor says a model has begun to answer it (the first judge of a
+    /// seat, whose cache the others wait for).
+    pub began: Option<Arc<crate::engine::warm::Warm>>,
 }
 
 /// How it ended.
@@ -91,16 +94,21 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         (Some(_), Some(bytes)) => Some(secret_pipe(bytes)?),
         _ => None,
     };
+    let began = match (&spec.supervised, &spec.began) {
+        (Some(_), Some(warm)) => Some(began_pipe(Arc::clone(warm))?),
+        _ => None,
+    };
     let (program, args) = match &spec.supervised {
         Some(policy) => {
             let mut policy = policy.clone();
             policy.secrets = secrets.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+            policy.began = began.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
             sandbox::supervised(&policy, &spec.program, &spec.args)?
         }
         None => (spec.program.clone(), spec.args.clone()),
     };
     let mut cmd = Command::new(&program);
-    if let Some(fd) = &secrets {
+    for fd in secrets.iter().chain(&began) {
         sandbox::keeper::inherited(&mut cmd, std::os::fd::AsRawFd::as_raw_fd(fd));
     }
     cmd.args(&args)
@@ -127,8 +135,9 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         start(spec, &mut cmd, &stdout)
     })?;
 
-    // The supervisor has its copy of the pipe.
+    // The supervisor has its copy of the pipes.
     drop(secrets);
+    drop(began);
     let (status, timed_out) = wait(&mut child, spec.timeout.saturating_sub(started.elapsed()));
     end_group(pgid, &mut child, status.is_none());
     unregister(pgid);
@@ -175,6 +184,19 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         answer_bytes: None,
         live: None,
     })
+}
+
+/// The writing end of a pipe for the supervisor, whose one byte opens `warm`: read by a thread
+/// of its own, which ends when the supervisor does.
+fn began_pipe(warm: Arc<crate::engine::warm::Warm>) -> io::Result<std::os::fd::OwnedFd> {
+    let (mut read, write) = io::pipe()?;
+    thread::Builder::new().name("began".into()).spawn(move || {
+        let mut byte = [0u8; 1];
+        if matches!(read.read(&mut byte), Ok(1)) {
+            warm.open();
+        }
+    })?;
+    Ok(write.into())
 }
 
 /// The reading end of a pipe that holds `bytes` and is closed behind them.
@@ -450,6 +472,7 @@ mod tests {
                 supervised: None,
                 cancel: None,
                 secrets: None,
+                began: None,
             },
             stdout,
         )
@@ -517,6 +540,7 @@ mod tests {
                 supervised: None,
                 cancel: None,
                 secrets: None,
+                began: None,
             },
             Transcript::of(b""),
         )

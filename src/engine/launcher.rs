@@ -16,7 +16,7 @@ use crate::engine::answer::INTERRUPTED;
 use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Prompt, Question, Reply, Role};
 use crate::engine::attempt::Attempt;
 use crate::engine::context::Context;
-use crate::engine::harness::{Seat, Table};
+use crate::engine::harness::{HarnessKind, Seat, Table};
 use crate::engine::lifecycle;
 use crate::engine::progress::Progress;
 use crate::engine::run_folder;
@@ -199,6 +199,24 @@ impl Launcher {
         crate::engine::paste::block(job, &self.ctx)
     }
 
+    /// Asks one job as its part in warming its seat's cache says: the first of a seat opens
+    /// the others' wait when it ends, whatever came of it.
+    fn ask_warming(&self, job: &Job, check: &Check) -> Done {
+        use crate::engine::warm::{BOUND, Warming};
+        match &job.warming {
+            Warming::Alone => self.ask(job, check),
+            Warming::Follows(warm) => {
+                warm.wait(BOUND);
+                self.ask(job, check)
+            }
+            Warming::Leads(warm) => {
+                let done = self.ask(job, check);
+                warm.open();
+                done
+            }
+        }
+    }
+
     /// Asks one job, with its retries; never fails: a call that goes wrong is an abstention.
     pub fn ask(&self, job: &Job, check: &Check) -> Done {
         let started = Instant::now();
@@ -246,7 +264,9 @@ impl Launcher {
 
     fn ask_counted(&self, job: &Job, check: &Check, started: Instant) -> Done {
         // Built now, shared with the attempt's stdin, dropped when the judge is done.
-        let first = Arc::new(job.prompt.build());
+        let split = job.prompt.split();
+        let shared = split.shared;
+        let first = Arc::new(split.text);
         let judge_dir = self.run.as_ref().map(|r| r.join(&job.name));
         if let Some(dir) = judge_dir.filter(|d| run_folder::dir(d)) {
             run_folder::file(&dir.join("prompt.txt"), first.as_bytes());
@@ -283,7 +303,7 @@ impl Launcher {
                 done.cause = Some(why.to_string());
                 break;
             }
-            let attempt = self.attempt(job, n, (Arc::clone(&prompt), first.len()), check);
+            let attempt = self.attempt(job, n, (Arc::clone(&prompt), first.len(), shared), check);
             if let Some(u) = &attempt.usage {
                 done.usage.get_or_insert_with(Usage::default).add(u);
             }
@@ -313,7 +333,13 @@ impl Launcher {
     }
 
     /// One attempt of `job`, in its folders under this run's.
-    fn attempt(&self, job: &Job, n: u32, prompt: (Arc<String>, usize), check: &Check) -> Done {
+    fn attempt(
+        &self,
+        job: &Job,
+        n: u32,
+        prompt: (Arc<String>, usize, usize),
+        check: &Check,
+    ) -> Done {
         let run = self.run.clone().unwrap_or_else(std::env::temp_dir);
         let private = self
             .privates
@@ -344,11 +370,26 @@ impl Launcher {
         let allowed = lifecycle::judges_the_limits_allow();
         let workers = self.ctx.opts.jobs.unwrap_or(jobs.len().min(allowed)).max(1);
         self.progress.expect(jobs.len());
+        let warming = crate::engine::warm::plan(jobs.iter().map(|j| {
+            let cached = j.role == Role::Sealed && j.seat.harness.kind == HarnessKind::Process;
+            (
+                j.seat.spec.as_str(),
+                cached.then(|| j.prompt.split().shared),
+            )
+        }));
+        let jobs: Vec<Job> = jobs
+            .iter()
+            .zip(warming)
+            .map(|(job, warming)| Job {
+                warming,
+                ..job.clone()
+            })
+            .collect();
         let left = crate::engine::fanout::paced(
             jobs.iter().collect(),
             workers,
             first,
-            |_, job| self.ask(job, check),
+            |_, job| self.ask_warming(job, check),
             &mut each,
         );
         for (i, job) in left {

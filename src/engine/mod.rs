@@ -21,6 +21,7 @@
 //! | the history every verdict record is appended to | [`history`] |
 //! | the supervisor beside each judge: nothing outlives the tool | [`sandbox`] |
 //! | many jobs at once, or in waves | [`fanout`] |
+//! | a seat's first judge warming the provider's cache for the others | [`warm`] |
 //! | ending the judges a decided panel no longer needs | [`cancel`] |
 //! | a budget for a run: estimates, the price table, the spent and in-flight sums | [`budget`] |
 //! | the status line on a terminal (judges, time, tokens, cost) | [`progress`] |
@@ -62,3 +63,4 @@ pub mod sandbox;
 pub mod sieve;
 pub mod slots;
 pub mod transcript;
+pub mod warm;

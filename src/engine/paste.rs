@@ -51,7 +51,9 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
         );
         return Ok(b);
     }
-    let prompt = Arc::new(job.prompt.build());
+    let split = job.prompt.split();
+    let shared = split.shared;
+    let prompt = Arc::new(split.text);
     if prompt.contains('\0') {
         bail!(
             "{}: the prompt holds a NUL byte, which no command carries",
@@ -62,7 +64,7 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
     let attempt = Attempt::new(
         job,
         1,
-        (prompt, len),
+        (prompt, len, shared),
         (Path::new(""), &Path::new(FOLDER).join("judge")),
         ctx,
     );
@@ -73,7 +75,7 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
     b.push_str("(\nset -eu\numask 077\n");
     b.push_str("s=$(mktemp -d \"${TMPDIR:-/tmp}/panel-sandbox.XXXXXX\")\n");
     b.push_str("trap 'rm -rf -- \"$s\"' EXIT\ntrap 'exit 130' INT\ntrap 'exit 143' TERM HUP\n");
-    let login_env = private_files(&mut b, job, dirs, prompt, ctx);
+    let login_env = private_files(&mut b, job, dirs, (prompt, attempt.shared.as_deref()), ctx);
     let _ = writeln!(b, "cd -- {}", word(&path(&attempt.cwd())));
     argv_array(&mut b, &parts);
     let mut env = launch_env(job, dirs, ctx);
@@ -140,7 +142,7 @@ fn private_files(
     b: &mut String,
     job: &Job,
     dirs: &AttemptDirs,
-    prompt: &str,
+    (prompt, shared): (&str, Option<&str>),
     ctx: &Context,
 ) -> Vec<String> {
     let h = &job.seat.harness;
@@ -152,6 +154,14 @@ fn private_files(
         "printf '%s' \"$prompt\" > {}",
         word(&path(&dirs.prompt_file()))
     );
+    if let Some(shared) = shared {
+        let _ = writeln!(
+            b,
+            "printf '%s' {} > {}",
+            shell_quote(shared),
+            word(&path(&dirs.shared_file()))
+        );
+    }
     let _ = writeln!(
         b,
         "printf '%s' {} > {}",

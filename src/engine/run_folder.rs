@@ -192,6 +192,8 @@ impl RunLedger {
 
 /// The names of an attempt's prompt, schema and answer files in its private folder.
 pub const PROMPT_FILE: &str = "prompt.txt";
+/// What every judge of the panel is sent alike, for a row that takes it apart (`{shared_file}`).
+pub const SHARED_FILE: &str = "shared.txt";
 pub const SCHEMA_FILE: &str = "schema.json";
 pub const ANSWER_FILE: &str = "answer";
 /// The authorities a judge that holds a placeholder trusts, its proxy's among them.
@@ -232,6 +234,10 @@ impl AttemptDirs {
 
     pub fn prompt_file(&self) -> PathBuf {
         self.private.join(PROMPT_FILE)
+    }
+
+    pub fn shared_file(&self) -> PathBuf {
+        self.private.join(SHARED_FILE)
     }
 
     pub fn schema_file(&self) -> PathBuf {

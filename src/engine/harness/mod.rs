@@ -190,7 +190,7 @@ pub enum AnswerAt {
 /// One element of a harness's argv.
 ///
 /// - `"text"`: always present; `{name}` placeholders are filled in (`prompt`, `prompt_file`,
-///   `schema`, `schema_file`, `answer_file`, `model`, `home`, `work`, `max_budget_usd`,
+///   `shared_file`, `schema`, `schema_file`, `answer_file`, `model`, `home`, `work`, `max_budget_usd`,
 ///   `endpoint`).
 /// - `["--model", "{model}"]`: present only when every placeholder in it has a value.
 /// - `{"whenEnv": "NAME", "args": [...]}`: present only when the user's environment sets NAME.
@@ -425,6 +425,7 @@ fn user_files() -> Result<Vec<PathBuf>> {
 pub const PLACEHOLDERS: &[&str] = &[
     "prompt",
     "prompt_file",
+    "shared_file",
     "schema",
     "schema_file",
     "answer_file",
@@ -901,7 +902,7 @@ mod tests {
     #[test]
     fn optional_groups_drop_out_without_their_values() {
         let claude = Table::builtin().get("claude").unwrap().clone();
-        let v = vars(&[("prompt", "P"), ("schema", "{}")]);
+        let v = vars(&[("prompt", "P"), ("schema", "{}"), ("shared_file", "S")]);
         let argv = claude.render_argv(&v, &|_| false).unwrap();
         assert_eq!(
             argv,
@@ -913,8 +914,8 @@ mod tests {
                 "--tools",
                 "",
                 "--restricted",
-                "--system-prompt",
-                "You are a judge. You answer the question you are given about the text you are given, and nothing else.",
+                "--system-prompt-file",
+                "S",
                 "--disable-slash-commands",
                 "--strict-mcp-config",
                 "--no-session-persistence",
@@ -925,6 +926,7 @@ mod tests {
         let v = vars(&[
             ("prompt", "P"),
             ("schema", "{}"),
+            ("shared_file", "S"),
             ("model", "haiku"),
             ("max_budget_usd", "0.05"),
         ]);
@@ -963,7 +965,7 @@ mod tests {
         )
         .unwrap();
         let err = Table::builtin().add_file(&file).unwrap_err().to_string();
-        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined, forget, session, endpoint)"), "{err}");
+        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, shared_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined, forget, session, endpoint)"), "{err}");
         std::fs::write(
             &file,
             r#"{"name":"mine","executable":"x","argv":["{prompt}","--url={endpoint}"]}"#,

@@ -75,6 +75,8 @@ pub struct Proxy {
 pub struct Swaps {
     pub secrets: swap::Secrets,
     pub tls: Option<swap::Tls>,
+    /// Told once a model has begun to answer a request of the judge's.
+    pub began: swap::Began,
 }
 
 /// How many times in a row a judge's CLI may fail to reach the same endpoint, no connection
@@ -249,6 +251,7 @@ impl Proxy {
             tls,
             swap::Requests::new(rules),
             first,
+            &swaps.began,
         );
         self.carrying.fetch_sub(1, Ordering::SeqCst);
         if let Ok(Some(why)) = &carried {

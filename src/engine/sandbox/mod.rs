@@ -80,6 +80,11 @@ pub struct Policy {
     /// The descriptor its supervisor reads its [`swap::Secrets`] from, once, at its start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secrets: Option<i32>,
+    /// The descriptor its supervisor writes one byte to once a model has begun to answer the
+    /// judge ([`swap::Began`]): the tool starts the seat's other judges then, when the
+    /// provider's cache holds what they share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub began: Option<i32>,
 }
 
 /// `--sandbox`: how judges are walled in.

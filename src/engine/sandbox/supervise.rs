@@ -265,8 +265,9 @@ fn start(
             rustix::process::getgid().as_raw(),
         )
     });
+    let began = swap::Began::new(policy.began.and_then(keeper::adopt));
     let swaps = match policy.secrets.and_then(keeper::adopt) {
-        Some(file) => match swaps(file, &env) {
+        Some(file) => match swaps(file, &env, began) {
             Ok(s) => Some(s),
             Err(e) => {
                 eprintln!("panel: cannot hold the judge's credentials: {e}");
@@ -297,7 +298,11 @@ fn start(
 /// What the judge's proxy swaps in, read from the tool's pipe, and the TLS it reads and sends
 /// on the model's requests with: as the model's hosts, by the run's authority; onwards,
 /// trusting what the user trusts.
-fn swaps(file: std::fs::File, env: &[(OsString, OsString)]) -> Result<Swaps, String> {
+fn swaps(
+    file: std::fs::File,
+    env: &[(OsString, OsString)],
+    began: swap::Began,
+) -> Result<Swaps, String> {
     let secrets = Secrets::read_from(file)?;
     let over_tls = secrets.swaps.iter().any(|s| s.models.iter().any(|m| m.tls));
     let tls = match &secrets.authority {
@@ -313,7 +318,11 @@ fn swaps(file: std::fs::File, env: &[(OsString, OsString)]) -> Result<Swaps, Str
         }
         _ => None,
     };
-    Ok(Swaps { secrets, tls })
+    Ok(Swaps {
+        secrets,
+        tls,
+        began,
+    })
 }
 
 /// What [`start`] starts a judge with: its policy, program, environment and proxy, and the
@@ -446,6 +455,7 @@ impl Starting<'_> {
         }
         // The stage reads no secrets: they were this process's alone.
         policy.secrets = None;
+        policy.began = None;
         // Where Landlock confines it, its connections are made here: a socket for the stage
         // to hand over the listener of them.
         let keeper = match &policy.confine {

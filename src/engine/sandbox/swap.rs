@@ -315,6 +315,8 @@ pub struct Requests<'a> {
     rules: Rules<'a>,
     state: State,
     head: Vec<u8>,
+    /// A request with a body went on: the model's question, whose answer is awaited.
+    pub asked: bool,
 }
 
 impl<'a> Requests<'a> {
@@ -323,6 +325,7 @@ impl<'a> Requests<'a> {
             rules,
             state: State::Head,
             head: Vec::new(),
+            asked: false,
         }
     }
 
@@ -348,6 +351,7 @@ impl<'a> Requests<'a> {
                     out.extend_from_slice(&head);
                     self.head.clear();
                     bytes = &bytes[used..];
+                    self.asked |= framing.chunked || framing.length.is_some_and(|n| n > 0);
                     self.state = match (framing.chunked, framing.length) {
                         _ if framing.upgrade => State::Raw,
                         (true, _) => State::Size(Vec::new()),
@@ -357,6 +361,7 @@ impl<'a> Requests<'a> {
                 }
                 State::Raw => {
                     out.extend_from_slice(bytes);
+                    self.asked = true;
                     return Ok(());
                 }
                 State::Body(left) | State::Chunk(left) => {
@@ -545,6 +550,7 @@ pub fn carry(
     tls: Option<&Tls>,
     mut requests: Requests,
     first: &[u8],
+    began: &Began,
 ) -> io::Result<Option<Refused>> {
     let (server_side, client_side) = match tls {
         Some(t) => {
@@ -609,7 +615,33 @@ pub fn carry(
             judge.pull(&mut plain)?;
         }
         if !model.ended && judge.out.len() < BACKLOG {
+            let before = judge.out.len();
             model.pull(&mut judge.out)?;
+            if judge.out.len() > before && requests.asked {
+                began.say();
+            }
+        }
+    }
+}
+
+/// Tells the tool, once, that a model has begun to answer one of the judge's requests: one byte
+/// on the pipe it gave the supervisor (`Policy.began`), which is then closed. Only a request
+/// with a body (the model's question) counts, never a configuration fetch on the same host.
+#[derive(Debug, Default)]
+pub struct Began(std::sync::Mutex<Option<std::fs::File>>);
+
+impl Began {
+    /// Over `pipe`, kept from every process the supervisor starts.
+    pub fn new(pipe: Option<std::fs::File>) -> Began {
+        let pipe =
+            pipe.filter(|p| rustix::io::fcntl_setfd(p, rustix::io::FdFlags::CLOEXEC).is_ok());
+        Began(std::sync::Mutex::new(pipe))
+    }
+
+    pub fn say(&self) {
+        let pipe = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.write_all(b"1");
         }
     }
 }
@@ -816,6 +848,40 @@ mod tests {
         }
     }
 
+    /// Issue 47: the tool is told a model has begun to answer once a question (a request with
+    /// a body, or a model stream's frames) went on; a fetch without a body asks nothing.
+    #[test]
+    fn a_request_with_a_body_or_a_streams_frames_is_a_question() {
+        let swap = swap_at(e("127.0.0.1:9"), false);
+        let target = e("127.0.0.1:9");
+        let new = || {
+            Requests::new(Rules {
+                target: &target,
+                models: vec![(&swap, &swap.models[0])],
+            })
+        };
+        let auth = format!("Authorization: Bearer {PLACEHOLDER}\r\n");
+        let mut get = new();
+        get.feed(
+            format!("GET /v1/messages HTTP/1.1\r\n{auth}\r\n").as_bytes(),
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert!(!get.asked);
+        let mut post = new();
+        let body = format!("POST /v1/messages HTTP/1.1\r\n{auth}Content-Length: 2\r\n\r\n{{}}");
+        post.feed(body.as_bytes(), &mut Vec::new()).unwrap();
+        assert!(post.asked);
+        let mut stream = new();
+        let upgrade = format!(
+            "GET /v1/messages HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n{auth}\r\n"
+        );
+        stream.feed(upgrade.as_bytes(), &mut Vec::new()).unwrap();
+        assert!(!stream.asked);
+        stream.feed(b"\x01\x05hello", &mut Vec::new()).unwrap();
+        assert!(stream.asked);
+    }
+
     /// A TLS server as the model's host: answers each request with the credential it got;
     /// the credentials of its first connection's requests come back when it closes.
     fn model_server(keys: &authority::Keys) -> (u16, std::thread::JoinHandle<Vec<String>>) {
@@ -926,7 +992,7 @@ mod tests {
         let (run, real) = (authority::make().unwrap(), authority::make().unwrap());
         let (port, server) = model_server(&real);
         let target = e(&format!("localhost:{port}"));
-        let at = swapping_proxy(dir.path(), &run, &real, &target);
+        let (at, mut began) = swapping_proxy(dir.path(), &run, &real, &target);
         let log = dir.path().join("egress.log");
         // The judge: CONNECT, then TLS trusting the run's authority alone.
         let tcp = TcpStream::connect(at).unwrap();
@@ -950,6 +1016,10 @@ mod tests {
         };
         let first = ask(&mut tls, "/v1/messages");
         assert!(first.ends_with(&format!("Bearer {LIVE}")), "{first}");
+        // Issue 47: the model has begun to answer the judge's question: the tool is told, once.
+        let mut said = Vec::new();
+        began.read_to_end(&mut said).unwrap();
+        assert_eq!(said, b"1");
         let second = ask(&mut tls, "/v1/messages?beta=true");
         assert!(second.ends_with(&format!("Bearer {LIVE}")), "{second}");
         // Another path is refused before the model sees it, and said in the log.
@@ -972,7 +1042,8 @@ mod tests {
         run: &authority::Keys,
         real: &authority::Keys,
         target: &Endpoint,
-    ) -> std::net::SocketAddr {
+    ) -> (std::net::SocketAddr, std::fs::File) {
+        let (said, began) = std::io::pipe().unwrap();
         let egress = Egress {
             allow: vec![target.clone()],
             log: dir.join("egress.log"),
@@ -986,6 +1057,7 @@ mod tests {
                 issuer: authority::Issuer::new(run).unwrap(),
                 client: client_config(&real.cert),
             }),
+            began: Began::new(Some(std::fs::File::from(std::os::fd::OwnedFd::from(began)))),
         };
         let proxy = Proxy::swapping(&egress, None, Some(swaps));
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -995,7 +1067,7 @@ mod tests {
                 proxy.serve(c, crate::engine::sandbox::egress::Door::Proxy);
             }
         });
-        at
+        (at, std::fs::File::from(std::os::fd::OwnedFd::from(said)))
     }
 
     /// A TLS connection to the model at `port`: through `proxy` (CONNECT, trusting the run's
@@ -1042,7 +1114,7 @@ mod tests {
         let (run, real) = (authority::make().unwrap(), authority::make().unwrap());
         let port = model_server_for_ever(&real);
         let target = e(&format!("localhost:{port}"));
-        let proxy = swapping_proxy(dir.path(), &run, &real, &target);
+        let (proxy, _) = swapping_proxy(dir.path(), &run, &real, &target);
         let (requests, connections) = (2000, 200);
         let per = |through: Option<std::net::SocketAddr>, trust: &str| {
             let mut tls = connect(port, through, trust);

@@ -564,7 +564,7 @@ impl Asked<'_> {
             let (kind, judge, text) =
                 (kind.clone(), j.clone(), canaries[*n].candidate.text.clone());
             let nonce = nonce.clone();
-            let prompt = Prompt::built_by(move || kind.prompt(&judge, &text, None, &nonce));
+            let prompt = Prompt::split_by(move || kind.prompt(&judge, &text, None, &nonce));
             Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone())
         });
         self.judges
@@ -574,7 +574,7 @@ impl Asked<'_> {
                 let (kind, judge, text) = (kind.clone(), j.clone(), candidate.text.clone());
                 let (brief, nonce) = (brief.clone(), nonce.clone());
                 let prompt =
-                    Prompt::built_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
+                    Prompt::split_by(move || kind.prompt(&judge, &text, brief.as_deref(), &nonce));
                 let mut job = Job::sealed(&j.name, j.seat.clone(), prompt, schema.clone());
                 job.cancel = cancel.clone();
                 job

@@ -191,7 +191,7 @@ fn jobs(judges: &[Judge], pair: &Arc<Pair>, orders: Orders) -> Vec<Job> {
     for (i, j) in judges.iter().enumerate() {
         for shown in orders_of(orders, i) {
             let (pair, lens, nonce) = (pair.clone(), j.lens.clone(), nonce.clone());
-            let prompt = Prompt::built_by(move || {
+            let prompt = Prompt::split_by(move || {
                 let (first, second) = pair.shown(shown);
                 pairwise::prompt(&lens, &pair.question.text, &first, &second, &nonce)
             });

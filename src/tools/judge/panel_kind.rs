@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::contracts::{Contract, review, verdict};
+use crate::contracts::{Contract, Split, review, verdict};
 use crate::engine::ask::Done;
 use crate::engine::harness::Seat;
 use crate::records::review::{ReviewDecision, ReviewRecord, reviewer_name};
@@ -35,7 +35,7 @@ pub trait PanelKind {
     fn schema(&self) -> serde_json::Value;
     /// The contract's check, as the launcher's gate.
     fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String>;
-    fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String;
+    fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> Split;
     /// The record of one judge's end.
     fn record(&self, judge: &Judge, panel: &RunFacts, done: Done) -> Recorded;
     /// The words of its yes and no answers, as a cancelled judge's cause says them.
@@ -64,7 +64,7 @@ impl PanelKind for Verdicts {
         verdict::VerdictContract.gate(answer)
     }
 
-    fn prompt(&self, judge: &Judge, candidate: &str, _: Option<&str>, nonce: &str) -> String {
+    fn prompt(&self, judge: &Judge, candidate: &str, _: Option<&str>, nonce: &str) -> Split {
         verdict::verdict_prompt(&judge.lens, candidate, nonce)
     }
 
@@ -127,7 +127,7 @@ impl PanelKind for Reviews {
         review::ReviewContract.gate(answer)
     }
 
-    fn prompt(&self, _: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> String {
+    fn prompt(&self, _: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> Split {
         review::prompt(brief, candidate, nonce, None)
     }
 

@@ -224,6 +224,7 @@ impl Call {
             },
             retries: Some(0),
             cancel: review.cancel.cloned(),
+            warming: Default::default(),
         }
     }
 }
@@ -593,6 +594,7 @@ fn print_commands(
             },
             retries: Some(0),
             cancel: None,
+            warming: Default::default(),
         };
         let gap = if i == 0 { "" } else { "\n" };
         writeln!(out, "{gap}{}", launcher.command_line(&job)?)?;
