@@ -28,7 +28,7 @@ _panel__judge() {
 
     case "${cmd}" in
         panel__judge)
-            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --orders --name --writer-family --plan --repo --earlier --fix-proof --canary --history --no-history --agree --stop-when-decided --cascade --cascade-order --out --keep-runs --timeout --retries --jobs --max-budget-usd --budget-usd --prices --estimate --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --judge-memory --judge-processes --judge-disk --dry-run --list-harnesses --doctor --json --help --version"
+            opts="-h -V --seat --lens --lenses --cross --contract --allow-correlated --stage --brief --orders --name --writer-family --plan --repo --earlier --fix-proof --canary --history --no-history --agree --stop-when-decided --cascade --cascade-order --out --keep-runs --timeout --retries --jobs --max-budget-usd --budget-usd --tier --prices --estimate --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --judge-memory --judge-processes --judge-disk --dry-run --list-harnesses --doctor --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -129,6 +129,10 @@ _panel__judge() {
                     ;;
                 --budget-usd)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tier)
+                    COMPREPLY=($(compgen -W "standard flex" -- "${cur}"))
                     return 0
                     ;;
                 --prices)

@@ -28,7 +28,7 @@ _panel__merge() {
 
     case "${cmd}" in
         panel__merge)
-            opts="-h -V --seat --out --keep-runs --timeout --retries --jobs --max-budget-usd --budget-usd --prices --estimate --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --judge-memory --judge-processes --judge-disk --help --version"
+            opts="-h -V --seat --out --keep-runs --timeout --retries --jobs --max-budget-usd --budget-usd --tier --prices --estimate --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --judge-memory --judge-processes --judge-disk --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -65,6 +65,10 @@ _panel__merge() {
                     ;;
                 --budget-usd)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tier)
+                    COMPREPLY=($(compgen -W "standard flex" -- "${cur}"))
                     return 0
                     ;;
                 --prices)

@@ -40,7 +40,7 @@ _panel__vote() {
 
     case "${cmd}" in
         panel__vote)
-            opts="-h -V --candidate --brief --seat --reads --stop-when-decided --cascade --agree --judge --round --json --out --keep-runs --timeout --retries --jobs --max-budget-usd --budget-usd --prices --estimate --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --judge-memory --judge-processes --judge-disk --help --version apply help"
+            opts="-h -V --candidate --brief --seat --reads --stop-when-decided --cascade --agree --judge --round --json --out --keep-runs --timeout --retries --jobs --max-budget-usd --budget-usd --tier --prices --estimate --harness-file --family --pass-env --harness-cap --sandbox --sandbox-read --sandbox-write --sandbox-allow --max-output --judge-memory --judge-processes --judge-disk --help --version apply help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -103,6 +103,10 @@ _panel__vote() {
                     ;;
                 --budget-usd)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tier)
+                    COMPREPLY=($(compgen -W "standard flex" -- "${cur}"))
                     return 0
                     ;;
                 --prices)

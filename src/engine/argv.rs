@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
-use crate::engine::ask::{Job, Role, Session};
+use crate::engine::ask::{Job, Role, Session, Tier};
 use crate::engine::context::Context;
 use crate::engine::harness::{Arg, Harness, Part, PromptVia, Vars};
 use crate::engine::run_folder::AttemptDirs;
@@ -225,20 +225,32 @@ pub fn render<'t>(
 
 /// The argv of one attempt of `job` in `dirs`, and how the prompt travels. `prompt_word`,
 /// when given, stands in argv where the prompt would (a dry run's `"$prompt"`); the prompt
-/// itself still decides how it travels.
+/// itself still decides how it travels. `login`, the kind of the login it is given, decides
+/// the `{tier}` its provider is asked for.
 pub fn of<'j>(
     job: &'j Job,
     prompt: &Arc<String>,
     dirs: &AttemptDirs,
     ctx: &Context,
-    prompt_word: Option<&str>,
+    (prompt_word, login): (Option<&str>, Option<&str>),
 ) -> Result<Argv<'j>> {
     let (instead, stdin) = route(job, prompt)?;
     let mut vars = vars(job, prompt, dirs, ctx);
+    if let Some(tier) = tier(&job.seat.harness, login, ctx.opts.tier) {
+        vars.insert("tier", Cow::Borrowed(tier));
+    }
     if let Some(word) = instead.as_deref().or(prompt_word) {
         vars.insert("prompt", Cow::Owned(word.to_string()));
     }
     render(&job.seat.harness, template(job)?, &vars, stdin)
+}
+
+/// The tier asked of the provider of a judge of `h` given the login `kind`: `asked` where that
+/// login offers it, else none (the standard tier, the `{tier}` group left out).
+pub fn tier(h: &Harness, kind: Option<&str>, asked: Tier) -> Option<&'static str> {
+    let login = h.logins.iter().find(|l| Some(l.kind.as_str()) == kind)?;
+    let name = asked.as_str();
+    (asked != Tier::Standard && login.tiers.iter().any(|t| t == name)).then_some(name)
 }
 
 /// Checks that every job's prompt can reach its harness, before any starts.
@@ -252,7 +264,7 @@ pub fn check_prompts(jobs: &[Job], ctx: &Context) -> Result<()> {
     for job in jobs {
         let whole = job.prompt.split();
         let (prompt, _) = split(job, Arc::new(whole.text), whole.shared);
-        of(job, &prompt, &dirs, ctx, None)?;
+        of(job, &prompt, &dirs, ctx, (None, None))?;
     }
     Ok(())
 }

@@ -123,6 +123,30 @@ pub struct LaunchOptions {
     pub max_output: u64,
     /// What each judge may take of what everyone shares.
     pub share: crate::engine::sandbox::share::Ask,
+    /// The service tier asked of the providers that offer more than one (`--tier`).
+    pub tier: Tier,
+}
+
+/// `--tier`: the service tier a judge's provider is asked for, where its login offers it (a
+/// row's login lists it in `tiers`); elsewhere a judge runs at the standard tier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tier {
+    /// The provider's default.
+    #[default]
+    Standard,
+    /// OpenAI's flex processing: the Batch API's price (half), answered synchronously but
+    /// slower, and at times refused with 429 "Resource Unavailable" (waited out as a rate
+    /// limit).
+    Flex,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Standard => "standard",
+            Tier::Flex => "flex",
+        }
+    }
 }
 
 impl Default for LaunchOptions {
@@ -149,6 +173,7 @@ impl Default for LaunchOptions {
             sandbox_allow: Vec::new(),
             max_output: crate::engine::transcript::DEFAULT_MAX_OUTPUT,
             share: Default::default(),
+            tier: Tier::Standard,
         }
     }
 }

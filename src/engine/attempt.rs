@@ -91,9 +91,16 @@ impl<'a> Attempt<'a> {
         argv::vars(self.job, &self.prompt, &self.dirs, self.ctx)
     }
 
-    /// Its argv and how the prompt travels; `prompt_word` stands where the prompt would.
-    pub fn argv(&self, prompt_word: Option<&str>) -> Result<Argv<'a>> {
-        argv::of(self.job, &self.prompt, &self.dirs, self.ctx, prompt_word)
+    /// Its argv and how the prompt travels; `prompt_word` stands where the prompt would;
+    /// `login`, the kind of the login it is given.
+    pub fn argv(&self, prompt_word: Option<&str>, login: Option<&str>) -> Result<Argv<'a>> {
+        argv::of(
+            self.job,
+            &self.prompt,
+            &self.dirs,
+            self.ctx,
+            (prompt_word, login),
+        )
     }
 
     /// The environment it runs with, and nothing else.
@@ -286,10 +293,6 @@ impl<'a> Attempt<'a> {
         let set = |name: &str| ctx.user_env.get(name).is_some_and(|v| !v.is_empty());
         argv::endpoint(h, &ctx.user_env)
             .map_err(|why| anyhow::Error::new(NoLogin(format!("{why:#}"))))?;
-        let argv = self.argv(None)?;
-        let stdin = argv.stdin.clone();
-        let argv = argv.words(&set);
-        let (answer_file, kept) = self.private_files(&argv)?;
         let program = find_on_path(&h.executable, ctx.path_var()).ok_or_else(|| {
             std::io::Error::new(
                 std::io::ErrorKind::NotFound,
@@ -309,6 +312,11 @@ impl<'a> Attempt<'a> {
                 ctx.logins.give(h, model, user, until, ctx.confined())
             })
             .map_err(|why| anyhow::Error::new(NoLogin(why)))?;
+        // Its argv follows its login: the tier asked of its provider is the login's.
+        let argv = self.argv(None, login.kind.as_deref())?;
+        let stdin = argv.stdin.clone();
+        let argv = argv.words(&set);
+        let (answer_file, kept) = self.private_files(&argv)?;
         let spec = self.spec(program, argv, stdin, &login, started)?;
         let stdout = self.transcript(kept, started);
         let outcome = launch::run(&spec, stdout);

@@ -69,7 +69,8 @@ pub fn block(job: &Job, ctx: &Context) -> Result<String> {
         ctx,
     );
     let (prompt, dirs) = (&attempt.prompt, &attempt.dirs);
-    let argv = attempt.argv(Some(PROMPT))?;
+    let login = chosen_login(h, job.seat.model.as_deref(), ctx).map(|l| l.kind.as_str());
+    let argv = attempt.argv(Some(PROMPT), login)?;
     let (parts, stdin) = (argv.parts, argv.stdin);
     unconfined_note(&mut b, job);
     b.push_str("(\nset -eu\numask 077\n");

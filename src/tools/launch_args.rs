@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::engine::ask::LaunchOptions;
+use crate::engine::ask::{LaunchOptions, Tier};
 use crate::engine::sandbox::Setting;
 
 /// The longest deadline a judge may be given: past it, a deadline is a mistake (and a
@@ -58,6 +58,13 @@ pub struct LaunchArgs {
     /// by every run that names it (panel-fleet's panels).
     #[arg(long, value_name = "USD", allow_hyphen_values = true)]
     pub budget_usd: Option<String>,
+
+    /// The service tier asked of a judge's provider where its login offers more than one:
+    /// `flex` is OpenAI's flex processing (codex with an API key), at half the price and
+    /// slower; a seat whose login offers no flex runs at the standard tier. The record's usage
+    /// says `"tier": "flex"` where it was asked, and its cost is priced at the tier's price.
+    #[arg(long, value_enum, value_name = "TIER", default_value_t = Tier::Standard)]
+    pub tier: Tier,
 
     /// A price file overlaid on the shipped table (also PANEL_PRICES): {"models": {MODEL:
     /// {"aliases": [...], "input": USD, "cacheRead": USD, "output": USD (per million tokens),
@@ -263,6 +270,7 @@ impl LaunchArgs {
             history: None,
             max_output: self.max_output,
             harness_caps,
+            tier: self.tier,
         })
     }
 

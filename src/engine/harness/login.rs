@@ -21,6 +21,10 @@ pub struct Login {
     /// Variables of the user's environment that hold it (the first set one counts).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// The service tiers its provider offers it beside the standard one (`flex`): `--tier`
+    /// asks for one through the row's `{tier}` argv group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<String>,
     /// A file of the user's that holds it (`~/…`, `${VAR:-default}/…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,

@@ -433,6 +433,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "home",
     "work",
     "max_budget_usd",
+    "tier",
     "install",
     "checkout",
     "git_dir",
@@ -965,7 +966,7 @@ mod tests {
         )
         .unwrap();
         let err = Table::builtin().add_file(&file).unwrap_err().to_string();
-        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, shared_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, install, checkout, git_dir, confined, unconfined, forget, session, endpoint)"), "{err}");
+        assert!(err.ends_with("harness mine: argv: unknown placeholder {nope} (known: prompt, prompt_file, shared_file, schema, schema_file, answer_file, model, home, work, max_budget_usd, tier, install, checkout, git_dir, confined, unconfined, forget, session, endpoint)"), "{err}");
         std::fs::write(
             &file,
             r#"{"name":"mine","executable":"x","argv":["{prompt}","--url={endpoint}"]}"#,
