@@ -3007,8 +3007,8 @@ mod tests {
 
     /// OpenAI (Responses and Chat Completions): a prompt of 1,024 tokens or more is cached
     /// with no marker; a later request reads its longest matching prefix in 128-token steps,
-    /// counted inside the input total; not before the writer's answer began, not under
-    /// another key, never under 1,024 tokens.
+    /// counted inside the input total, whatever ids the items carry; not before the writer's
+    /// answer began, not under another key, never under 1,024 tokens.
     #[test]
     fn openai_caches_long_prefixes_in_steps() {
         let server = MockServer::start();
@@ -3016,6 +3016,9 @@ mod tests {
         let responses = |lens: &str| {
             let mut b = responses_body(false, &shared);
             b["instructions"] = json!("You judge.");
+            // Ids and metadata a CLI gives each item are not shown to the model.
+            b["input"][0]["id"] = json!(format!("msg_{lens}"));
+            b["input"][0]["internal_chat_message_metadata_passthrough"] = json!({"t": lens});
             b["input"]
                 .as_array_mut()
                 .unwrap()

@@ -88,18 +88,34 @@ pub struct Block {
 /// Canonical JSON: object keys sorted, no whitespace, `cache_control` dropped (a marker, not
 /// part of the prompt: moving it does not change the prefix).
 pub fn canonical(v: &Value) -> String {
+    canonical_without(v, &|k| k == "cache_control")
+}
+
+/// Canonical JSON of what an OpenAI model is shown of a request's part: without the fields
+/// the API keeps beside the prompt and never renders into it (an item's `id` and `status`,
+/// metadata such as codex's per-process `internal_chat_message_metadata_passthrough`).
+pub fn rendered(v: &Value) -> String {
+    canonical_without(v, &|k| {
+        matches!(k, "id" | "status" | "cache_control") || k.contains("metadata")
+    })
+}
+
+fn canonical_without(v: &Value, skip: &dyn Fn(&str) -> bool) -> String {
     match v {
         Value::Object(o) => {
-            let mut keys: Vec<&String> = o.keys().filter(|k| *k != "cache_control").collect();
+            let mut keys: Vec<&String> = o.keys().filter(|k| !skip(k)).collect();
             keys.sort();
             let fields: Vec<String> = keys
                 .iter()
-                .map(|k| format!("{}:{}", Value::String((*k).clone()), canonical(&o[*k])))
+                .map(|k| {
+                    let value = canonical_without(&o[*k], skip);
+                    format!("{}:{value}", Value::String((*k).clone()))
+                })
                 .collect();
             format!("{{{}}}", fields.join(","))
         }
         Value::Array(a) => {
-            let items: Vec<String> = a.iter().map(canonical).collect();
+            let items: Vec<String> = a.iter().map(|x| canonical_without(x, skip)).collect();
             format!("[{}]", items.join(","))
         }
         other => other.to_string(),
@@ -190,20 +206,21 @@ pub fn anthropic_blocks(body: &Value) -> Vec<Block> {
 /// OpenAI's prompt order as its models render it: the instructions, the tools, the output
 /// format, then the conversation (Responses: `instructions`, `tools`, `text.format`, each
 /// `input` item; Chat Completions: `tools`, `response_format`, each message). One string of
-/// canonical JSON, since OpenAI matches prefixes by tokens, not by blocks.
+/// canonical JSON as the model is shown it ([`rendered`]), since OpenAI matches prefixes by
+/// tokens, not by blocks.
 pub fn openai_text(body: &Value) -> String {
     let mut out = String::new();
     for key in ["instructions", "tools", "response_format"] {
         if let Some(v) = body.get(key) {
-            out.push_str(&canonical(v));
+            out.push_str(&rendered(v));
         }
     }
     if let Some(v) = body.pointer("/text/format") {
-        out.push_str(&canonical(v));
+        out.push_str(&rendered(v));
     }
     match body.get("input").or_else(|| body.get("messages")) {
-        Some(Value::Array(items)) => items.iter().for_each(|i| out.push_str(&canonical(i))),
-        Some(v) => out.push_str(&canonical(v)),
+        Some(Value::Array(items)) => items.iter().for_each(|i| out.push_str(&rendered(i))),
+        Some(v) => out.push_str(&rendered(v)),
         None => {}
     }
     out
