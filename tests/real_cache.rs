@@ -222,7 +222,7 @@ fn measure(cli: &str) {
                 (before, cost(&w, &tag("ours")))
             };
             eprintln!(
-                "CACHE {cli:6} lenses={n} candidate={kb:>3}KB  seed {}  panel-judge {}  ratio={:.2}",
+                "CACHE {cli:6} lenses={n} candidate={kb}KB  seed {}  panel-judge {}  ratio={:.2}",
                 before.show(),
                 after.show(),
                 after.weighted / before.weighted
