@@ -25,9 +25,20 @@
 //! let first = &server.requests()[0];
 //! assert_eq!(first.tools, ["StructuredOutput"]);
 //! ```
+//!
+//! Its answers' usage is what the provider would report: input tokens estimated as bytes / 4
+//! of the prompt, and cache reads and writes by the provider's rules (Anthropic Messages,
+//! OpenAI Responses and Chat Completions), per credential (mockserver/cache.rs); each logged
+//! request keeps it ([`Logged::usage`]). [`MockServer::hold_when`] keeps answers from
+//! beginning, to show a fan-out sent at once reads no cache.
 
 #![allow(dead_code)]
 
+mod cache;
+
+pub use cache::{Caches, MIN_CACHEABLE, Usage};
+
+use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -153,6 +164,8 @@ pub struct Logged {
     pub mode: Mode,
     /// What the server did: `tool`, `text`, `error <status>`, `hang` or `-`.
     pub reply: String,
+    /// The usage the answer reported (a generation that was answered, else `None`).
+    pub usage: Option<Usage>,
 }
 
 impl Logged {
@@ -216,6 +229,10 @@ struct Shared {
     /// Asked first about every request: its reply, when it has one (the stand-in token
     /// endpoints and a login's own calls, see tests/tokens.rs).
     front: Mutex<Option<Front>>,
+    /// The providers' prompt caches (mockserver/cache.rs).
+    caches: Mutex<Caches>,
+    /// Answers to requests whose text holds one of these wait to begin until released.
+    held: Mutex<Vec<String>>,
 }
 
 /// A handler asked before the model routes.
@@ -246,6 +263,8 @@ impl MockServer {
             conns: Mutex::new(Vec::new()),
             tls: Mutex::new(None),
             front: Mutex::new(None),
+            caches: Mutex::new(Caches::default()),
+            held: Mutex::new(Vec::new()),
         });
         let s = shared.clone();
         let acceptor = std::thread::spawn(move || {
@@ -366,6 +385,23 @@ impl MockServer {
 
     pub fn clear_log(&self) {
         self.shared.log.lock().unwrap().clear();
+    }
+
+    /// Answers to requests whose text holds `marker` are decided (and their cache writes
+    /// made) but do not begin until [`MockServer::release`]: what they write is not readable
+    /// meanwhile, as with a provider whose first token has not come.
+    pub fn hold_when(&self, marker: &str) {
+        self.shared.held.lock().unwrap().push(marker.to_string());
+    }
+
+    /// Lets held answers begin, and no longer holds any.
+    pub fn release(&self) {
+        self.shared.held.lock().unwrap().clear();
+    }
+
+    /// Moves the prompt caches' clock on by `by`, expiring entries as if that time had passed.
+    pub fn advance_caches(&self, by: Duration) {
+        self.shared.caches.lock().unwrap().advance(by);
     }
 }
 
@@ -568,12 +604,26 @@ fn serve(stream: TcpStream, shared: &Shared) {
             .header("connection")
             .is_some_and(|v| v.eq_ignore_ascii_case("close"));
         let reply = respond(&req, shared);
+        let (writer, held) = PENDING.take().unwrap_or_default();
+        if let Some(marker) = held {
+            while shared.held.lock().unwrap().contains(&marker)
+                && !shared.stop.load(Ordering::SeqCst)
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        // The answer's first byte is out: what its request wrote to a cache is readable.
+        let mut begun = || {
+            if let Some(id) = writer {
+                shared.caches.lock().unwrap().begun(id);
+            }
+        };
         let keep = match reply {
             Reply::Json(status, body, extra) => {
-                write_json(&mut *conn.stream, status, &body, &extra).is_ok()
+                write_json(&mut *conn.stream, status, &body, &extra, &mut begun).is_ok()
             }
             Reply::Sse(events) => {
-                let _ = write_sse(&mut *conn.stream, &events);
+                let _ = write_sse(&mut *conn.stream, &events, &mut begun);
                 false
             }
             Reply::Hang => {
@@ -612,11 +662,18 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
+thread_local! {
+    /// Set by [`respond`] for the connection's thread: the request whose cache writes wait for
+    /// its answer to begin, and the marker that holds the answer, if one does.
+    static PENDING: Cell<Option<(Option<u64>, Option<String>)>> = const { Cell::new(None) };
+}
+
 fn write_json(
     out: &mut dyn Write,
     status: u16,
     body: &Value,
     extra: &[(String, String)],
+    begun: &mut dyn FnMut(),
 ) -> io::Result<()> {
     let data = serde_json::to_vec(body).unwrap();
     let mut head = format!(
@@ -629,14 +686,22 @@ fn write_json(
     }
     head.push_str("\r\n");
     out.write_all(head.as_bytes())?;
+    out.flush()?;
+    begun();
     out.write_all(&data)?;
     out.flush()
 }
 
-fn write_sse(out: &mut dyn Write, events: &[(Option<String>, String)]) -> io::Result<()> {
+fn write_sse(
+    out: &mut dyn Write,
+    events: &[(Option<String>, String)],
+    begun: &mut dyn FnMut(),
+) -> io::Result<()> {
     out.write_all(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
     )?;
+    out.flush()?;
+    begun();
     for (event, data) in events {
         let mut s = String::new();
         if let Some(e) = event {
@@ -1203,6 +1268,43 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
     };
     drop(script);
 
+    // The answer's usage, and its cache writes under the credential, when it answers.
+    let answers = !body.is_null()
+        && matches!(
+            mode,
+            Mode::Ok | Mode::Fence | Mode::Prose | Mode::Holds | Mode::Breaks
+        );
+    let credential = req
+        .header("x-api-key")
+        .or_else(|| req.header("authorization"))
+        .unwrap_or_default();
+    let usage = match api {
+        _ if !answers => None,
+        Api::Anthropic => Some(
+            shared
+                .caches
+                .lock()
+                .unwrap()
+                .anthropic(credential, &body, id),
+        ),
+        Api::Responses | Api::Chat => {
+            Some(shared.caches.lock().unwrap().openai(credential, &body, id))
+        }
+        Api::Gemini => Some(Usage::plain(10, 0)),
+        _ => None,
+    }
+    .map(|u| Usage { output: 20, ..u });
+    let held = generation
+        .then(|| {
+            let held = shared.held.lock().unwrap();
+            held.iter().find(|m| holds(&body, m)).cloned()
+        })
+        .flatten();
+    PENDING.set(Some((
+        usage.filter(|_| api != Api::Gemini).map(|_| id),
+        held,
+    )));
+
     let reply = match api {
         Api::Models => Reply::Json(200, models_list(), vec![]),
         Api::AnthropicCountTokens => Reply::Json(200, json!({"input_tokens": 42}), vec![]),
@@ -1224,7 +1326,8 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
             Mode::Hang => Reply::Hang,
             _ => {
                 let gemini_sse = query.split('&').any(|kv| kv == "alt=sse");
-                answer_reply(api, stream, gemini_sse, &model, id, &chosen)
+                let usage = usage.unwrap_or_default();
+                answer_reply(api, stream, gemini_sse, &model, id, &chosen, &usage)
             }
         },
     };
@@ -1261,6 +1364,7 @@ fn respond(req: &Request, shared: &Shared) -> Reply {
         schema_format: asks_format(&body),
         mode,
         reply: reply_name,
+        usage,
         body,
     });
     reply
@@ -1403,18 +1507,27 @@ fn answer_reply(
     model: &str,
     id: u64,
     answer: &Answer,
+    usage: &Usage,
 ) -> Reply {
     match api {
-        Api::Anthropic => anthropic(stream, model, id, answer),
-        Api::Responses => responses(stream, model, id, answer),
-        Api::Chat => chat(stream, model, id, answer),
+        Api::Anthropic => anthropic(stream, model, id, answer, usage),
+        Api::Responses => responses(stream, model, id, answer, usage),
+        Api::Chat => chat(stream, model, id, answer, usage),
         _ => gemini(stream, gemini_sse, model, id, answer),
     }
 }
 
-fn anthropic(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
-    let usage = json!({"input_tokens": 10, "output_tokens": 20,
-        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+/// Anthropic's usage: `input_tokens` is the uncached part only, beside the cache's reads and
+/// writes (the writes split by TTL in `cache_creation`, as the API does).
+fn anthropic_usage(u: &Usage) -> Value {
+    json!({"input_tokens": u.uncached(), "output_tokens": u.output,
+        "cache_creation_input_tokens": u.cache_write(), "cache_read_input_tokens": u.cache_read,
+        "cache_creation": {"ephemeral_5m_input_tokens": u.cache_write_5m,
+                           "ephemeral_1h_input_tokens": u.cache_write_1h}})
+}
+
+fn anthropic(stream: bool, model: &str, id: u64, answer: &Answer, u: &Usage) -> Reply {
+    let usage = anthropic_usage(u);
     let (content, stop) = match answer {
         Answer::Tools(calls) => (
             calls
@@ -1479,15 +1592,17 @@ fn anthropic(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
     events.push(ev(
         "message_delta",
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-            "usage": {"output_tokens": 20}}),
+            "usage": {"output_tokens": u.output}}),
     ));
     events.push(ev("message_stop", json!({"type": "message_stop"})));
     Reply::Sse(events)
 }
 
-fn responses(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
-    let usage = json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 30});
+/// OpenAI's usage: the cached tokens are counted inside the input total.
+fn responses(stream: bool, model: &str, id: u64, answer: &Answer, u: &Usage) -> Reply {
+    let usage = json!({"input_tokens": u.input, "input_tokens_details": {"cached_tokens": u.cache_read},
+        "output_tokens": u.output, "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": u.input + u.output});
     let item_id = format!("msg_mock{id}");
     let items: Vec<Value> = match answer {
         Answer::Tools(calls) => calls
@@ -1576,8 +1691,10 @@ fn responses(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
     Reply::Sse(events)
 }
 
-fn chat(stream: bool, model: &str, id: u64, answer: &Answer) -> Reply {
-    let usage = json!({"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30});
+fn chat(stream: bool, model: &str, id: u64, answer: &Answer, u: &Usage) -> Reply {
+    let usage = json!({"prompt_tokens": u.input, "completion_tokens": u.output,
+        "total_tokens": u.input + u.output,
+        "prompt_tokens_details": {"cached_tokens": u.cache_read}});
     let cid = format!("chatcmpl-mock{id}");
     let created = now();
     let calls: Vec<Value> = match answer {
@@ -1822,8 +1939,14 @@ mod tests {
         } else {
             body.to_string()
         };
+        // `extra` may name its own credential.
+        let auth = if extra.to_ascii_lowercase().contains("authorization:") {
+            ""
+        } else {
+            "Authorization: Bearer secret-key\r\n"
+        };
         let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-key\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{data}",
+            "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{data}",
             data.len()
         );
         s.write_all(req.as_bytes()).unwrap();
@@ -2004,7 +2127,13 @@ mod tests {
             serde_json::from_str::<Value>(&text).unwrap(),
             default_answer()
         );
-        assert_eq!(d.last().unwrap()["response"]["usage"]["total_tokens"], 30);
+        // The input is the server's estimate of the prompt, bytes / 4; 20 out.
+        let input = server.requests()[1].usage.unwrap().input;
+        assert!(input > 0);
+        assert_eq!(
+            d.last().unwrap()["response"]["usage"]["total_tokens"],
+            input + 20
+        );
         // Sequence numbers count up from 0.
         for (i, x) in d.iter().enumerate() {
             assert_eq!(x["sequence_number"], i);
@@ -2084,7 +2213,8 @@ mod tests {
             default_answer()
         );
         let last = d.last().unwrap();
-        assert_eq!(last["usage"]["total_tokens"], 30);
+        let input = server.requests()[2].usage.unwrap().input;
+        assert_eq!(last["usage"]["total_tokens"], input + 20);
         assert_eq!(d[d.len() - 2]["choices"][0]["finish_reason"], "stop");
 
         let d = post(
@@ -2654,6 +2784,309 @@ mod tests {
         );
         let t = &server.tool_results()[0];
         assert!(t.error && t.text == "Path not in workspace", "{t:?}");
+    }
+
+    /// Text of about `tokens` of the server's tokens (bytes / 4), the same for the same `seed`.
+    fn filler(seed: &str, tokens: usize) -> String {
+        let mut s = String::new();
+        while s.len() < tokens * 4 {
+            s.push_str(&format!("{seed} line {} of the candidate.\n", s.len()));
+        }
+        s
+    }
+
+    /// A Messages request whose system block (the shared part) is a breakpoint, then `lens`.
+    fn cached_messages(shared: &str, lens: &str, stream: bool) -> Value {
+        json!({"model": "claude-haiku", "max_tokens": 100, "stream": stream,
+            "tools": [{"name": "StructuredOutput", "input_schema": verdict_schema()}],
+            "system": [{"type": "text", "text": "x-anthropic-billing-header: cch=00000"},
+                       {"type": "text", "text": shared, "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": lens,
+                          "cache_control": {"type": "ephemeral"}}]}]})
+    }
+
+    /// `(input_tokens, cache_creation_input_tokens, cache_read_input_tokens)` of an answer,
+    /// plain or streamed (from `message_start`).
+    fn anthropic_cache(r: &Resp) -> (u64, u64, u64) {
+        let v = if r.header("content-type") == Some("text/event-stream") {
+            r.data()[0]["message"].clone()
+        } else {
+            r.json()
+        };
+        let u = &v["usage"];
+        let n = |k: &str| u[k].as_u64().unwrap();
+        (
+            n("input_tokens"),
+            n("cache_creation_input_tokens"),
+            n("cache_read_input_tokens"),
+        )
+    }
+
+    fn post_with(server: &MockServer, path: &str, body: &Value, extra: &str) -> Resp {
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        send(&mut s, "POST", path, body, extra);
+        read_response(&mut s)
+    }
+
+    /// Anthropic: the first request writes the prefix up to its last breakpoint; a second with
+    /// the same prefix, sent once the first answer began, reads up to where they part and
+    /// writes the rest; the usage says so in the answer and in `message_start`, with
+    /// `input_tokens` the uncached part only. Claude Code's billing block is no part of it.
+    #[test]
+    fn anthropic_reads_what_an_answered_request_wrote() {
+        let server = MockServer::start();
+        let shared = filler("shared", 3000);
+        let first = post(
+            &server,
+            "/v1/messages",
+            cached_messages(&shared, "lens A", false),
+        );
+        let (input, write, read) = anthropic_cache(&first);
+        assert!(write > 3000 && read == 0, "{write} {read}");
+        let u = server.requests()[0].usage.unwrap();
+        assert_eq!(
+            (u.uncached(), u.cache_write(), u.cache_read),
+            (input, write, read)
+        );
+        assert_eq!(u.input, input + write);
+        assert_eq!(u.output, 20);
+
+        let mut second = cached_messages(&shared, "lens B, a longer one", true);
+        second["system"][0]["text"] = json!("x-anthropic-billing-header: cch=11111");
+        let (input2, write2, read2) = anthropic_cache(&post(&server, "/v1/messages", second));
+        let lens = server.requests()[1].usage.unwrap();
+        // Read: tools and the shared block; written: the lens's block, up to its breakpoint.
+        assert!(read2 > 3000 && read2 < write, "{read2} {write}");
+        assert_eq!(read2 + write2 + input2, lens.input);
+        assert!(write2 > 0 && write2 < 20, "{write2}");
+        assert_eq!(lens.cache_write_5m, write2);
+
+        // The same request again reads all of it.
+        let third = post(
+            &server,
+            "/v1/messages",
+            cached_messages(&shared, "lens A", false),
+        );
+        assert_eq!(anthropic_cache(&third), (input, 0, write));
+    }
+
+    /// Anthropic: requests sent together, before the first answer began, each write the
+    /// prefix and read nothing; once an answer began, the next reads.
+    #[test]
+    fn anthropic_fan_out_at_once_reads_nothing() {
+        let server = MockServer::start();
+        let shared = filler("shared", 2000);
+        server.hold_when("FIRST");
+        let first = {
+            let body = cached_messages(&shared, "FIRST lens", false);
+            let addr = server.addr;
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                send(&mut s, "POST", "/v1/messages", &body, "");
+                read_response(&mut s)
+            })
+        };
+        // The first is decided (logged, its cache written) but its answer has not begun.
+        while server.requests().is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let second = post(
+            &server,
+            "/v1/messages",
+            cached_messages(&shared, "lens", false),
+        );
+        let (_, write, read) = anthropic_cache(&second);
+        assert!(write > 2000 && read == 0, "{write} {read}");
+        server.release();
+        let (_, write1, read1) = anthropic_cache(&first.join().unwrap());
+        assert!(write1 > 2000 && read1 == 0, "{write1} {read1}");
+        let third = post(
+            &server,
+            "/v1/messages",
+            cached_messages(&shared, "lens", false),
+        );
+        assert_eq!(
+            anthropic_cache(&third).1..anthropic_cache(&third).2,
+            0..write
+        );
+    }
+
+    /// Anthropic: caches are per credential; a prefix under 1,024 tokens is never cached; a
+    /// block before the breakpoint that differs misses; an entry expires by its TTL (5
+    /// minutes, or an hour when asked), a read refreshing it.
+    #[test]
+    fn anthropic_caches_by_key_size_prefix_and_ttl() {
+        let server = MockServer::start();
+        let shared = filler("shared", 2000);
+        let body = cached_messages(&shared, "lens", false);
+        let write = anthropic_cache(&post(&server, "/v1/messages", body.clone())).1;
+        assert!(write > 2000);
+        let other = post_with(&server, "/v1/messages", &body, "x-api-key: other-org\r\n");
+        assert_eq!(
+            anthropic_cache(&other).1..anthropic_cache(&other).2,
+            write..0
+        );
+        // Same key as the first: it reads.
+        let again = post(&server, "/v1/messages", body.clone());
+        assert_eq!(anthropic_cache(&again).2, write);
+
+        // Under the minimum: written and read never.
+        let small = cached_messages("short shared part", "lens", false);
+        for _ in 0..2 {
+            let r = post(&server, "/v1/messages", small.clone());
+            let (input, write, read) = anthropic_cache(&r);
+            assert!(input > 0 && input < MIN_CACHEABLE && write == 0 && read == 0);
+        }
+
+        // A different tool before the breakpoint: nothing of the prefix matches.
+        let mut changed = body.clone();
+        changed["tools"][0]["name"] = json!("Verdict");
+        let r = post(&server, "/v1/messages", changed);
+        assert_eq!(anthropic_cache(&r).2, 0);
+
+        // Four minutes on, a read refreshes the entry; four more (eight since the write) and
+        // it is still there; six after the last read, gone.
+        server.advance_caches(Duration::from_secs(4 * 60));
+        assert_eq!(
+            anthropic_cache(&post(&server, "/v1/messages", body.clone())).2,
+            write
+        );
+        server.advance_caches(Duration::from_secs(4 * 60));
+        assert_eq!(
+            anthropic_cache(&post(&server, "/v1/messages", body.clone())).2,
+            write
+        );
+        server.advance_caches(Duration::from_secs(6 * 60));
+        let r = post(&server, "/v1/messages", body.clone());
+        assert_eq!(anthropic_cache(&r).1..anthropic_cache(&r).2, write..0);
+
+        // An hour's TTL outlives six minutes, and its writes are reported as such.
+        let mut hour = cached_messages(&filler("hour", 2000), "lens", false);
+        hour["system"][1]["cache_control"] = json!({"type": "ephemeral", "ttl": "1h"});
+        hour["messages"][0]["content"][0]["cache_control"] =
+            json!({"type": "ephemeral", "ttl": "1h"});
+        hour["messages"][0]["content"][0]["text"] = json!("hour");
+        let r = post(&server, "/v1/messages", hour.clone());
+        let h = server.requests().last().unwrap().usage.unwrap();
+        assert_eq!(
+            r.json()["usage"]["cache_creation"]["ephemeral_1h_input_tokens"],
+            h.cache_write_1h
+        );
+        assert!(h.cache_write_1h > 2000 && h.cache_write_5m == 0, "{h:?}");
+        server.advance_caches(Duration::from_secs(6 * 60));
+        let r = post(&server, "/v1/messages", hour);
+        assert_eq!(anthropic_cache(&r).2, h.cache_write_1h);
+    }
+
+    /// Anthropic's lookback: a conversation whose breakpoint moved on to its newest block
+    /// reads the entry its previous turn wrote at an earlier block, within 20 blocks.
+    #[test]
+    fn anthropic_looks_back_from_a_moved_breakpoint() {
+        let server = MockServer::start();
+        let shared = filler("turn", 2000);
+        let mut body = json!({"model": "m", "max_tokens": 10, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": shared,
+                                          "cache_control": {"type": "ephemeral"}}]}]});
+        let write = anthropic_cache(&post(&server, "/v1/messages", body.clone())).1;
+        let msgs = body["messages"].as_array_mut().unwrap();
+        msgs[0]["content"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("cache_control");
+        msgs.push(json!({"role": "assistant", "content": [{"type": "text", "text": "a"}]}));
+        msgs.push(
+            json!({"role": "user", "content": [{"type": "text", "text": "b",
+            "cache_control": {"type": "ephemeral"}}]}),
+        );
+        let (_, write2, read2) = anthropic_cache(&post(&server, "/v1/messages", body));
+        assert_eq!(read2, write);
+        assert!(write2 > 0 && write2 < 50, "{write2}");
+    }
+
+    /// OpenAI (Responses and Chat Completions): a prompt of 1,024 tokens or more is cached
+    /// with no marker; a later request reads its longest matching prefix in 128-token steps,
+    /// counted inside the input total, whatever ids the items carry; not before the writer's
+    /// answer began, not under another key, never under 1,024 tokens.
+    #[test]
+    fn openai_caches_long_prefixes_in_steps() {
+        let server = MockServer::start();
+        let shared = filler("shared", 3000);
+        let responses = |lens: &str| {
+            let mut b = responses_body(false, &shared);
+            b["instructions"] = json!("You judge.");
+            // Ids and metadata a CLI gives each item are not shown to the model.
+            b["input"][0]["id"] = json!(format!("msg_{lens}"));
+            b["input"][0]["internal_chat_message_metadata_passthrough"] = json!({"t": lens});
+            b["input"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": lens}]}));
+            b
+        };
+        let usage = |r: &Resp, total: &str, details: &str| {
+            let u = &r.json()["usage"];
+            (
+                u[total].as_u64().unwrap(),
+                u[details]["cached_tokens"].as_u64().unwrap(),
+            )
+        };
+        let r = post(&server, "/v1/responses", responses("lens A"));
+        let (total, cached) = usage(&r, "input_tokens", "input_tokens_details");
+        assert!(total > 3000 && cached == 0);
+        let r = post(&server, "/v1/responses", responses("lens B"));
+        let (total2, cached2) = usage(&r, "input_tokens", "input_tokens_details");
+        assert!(
+            cached2 > 3000 && cached2 < total2 && cached2 % 128 == 0,
+            "{cached2}"
+        );
+        assert_eq!(server.requests()[1].usage.unwrap().cache_read, cached2);
+        let r = post_with(
+            &server,
+            "/v1/responses",
+            &responses("lens B"),
+            "Authorization: Bearer other\r\n",
+        );
+        assert_eq!(usage(&r, "input_tokens", "input_tokens_details").1, 0);
+
+        // Chat Completions, the same rules; held, the writer's prefix is not read.
+        server.hold_when("HELD");
+        let chat = |lens: &str| chat_body(false, false, &format!("{shared}{lens}"));
+        let held = {
+            let (addr, body) = (server.addr, chat("HELD"));
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                send(&mut s, "POST", "/v1/chat/completions", &body, "");
+                read_response(&mut s)
+            })
+        };
+        while server.requests().len() < 4 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let r = post(&server, "/v1/chat/completions", chat("lens"));
+        assert_eq!(usage(&r, "prompt_tokens", "prompt_tokens_details").1, 0);
+        server.release();
+        held.join().unwrap();
+        let r = post(&server, "/v1/chat/completions", chat("other lens"));
+        let (total, cached) = usage(&r, "prompt_tokens", "prompt_tokens_details");
+        assert!(
+            cached > 2900 && cached < total && cached % 128 == 0,
+            "{cached}"
+        );
+
+        // Under 1,024 tokens: never.
+        for _ in 0..2 {
+            let r = post(
+                &server,
+                "/v1/chat/completions",
+                chat_body(false, false, PROMPT),
+            );
+            let (total, cached) = usage(&r, "prompt_tokens", "prompt_tokens_details");
+            assert!(total > 0 && total < MIN_CACHEABLE && cached == 0);
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! is shared with the integration crate (tests/tests.rs).
 
 mod mockserver;
+mod real_cache;
 mod real_cli;
 mod real_judge;
 mod real_logins;

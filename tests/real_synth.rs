@@ -18,9 +18,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Map, Value, json};
 
-use crate::mockserver::{Script, ScriptCall};
+use crate::mockserver::{Logged, Script, ScriptCall};
 use crate::real_cli::real_cli;
-use crate::real_judge::{Case, Slot, Stage, case};
+use crate::real_judge::{Case, Slot, Stage, case, input_within};
 use crate::util::root;
 
 /// The words each stage's prompt holds, which choose the server's answer.
@@ -180,9 +180,10 @@ fn of_type<'a>(recs: &'a [Value], ty: &str) -> Vec<&'a Value> {
     recs.iter().filter(|r| r["type"] == ty).collect()
 }
 
-/// The usage a call's record carries: each field the CLI reports, and the server's 10 tokens
-/// in and 20 out per request where it reports tokens (`requests` of them in the call).
-fn check_usage(case: &Case, what: &str, usage: &Value, requests: u64) {
+/// The usage a call's record carries: each field the CLI reports, and where it reports tokens
+/// the server's 20 out per request (`requests` of them in the call) and the input the server
+/// reported for `asked`, the requests the call was among ([`input_within`]).
+fn check_usage(case: &Case, what: &str, usage: &Value, requests: u64, asked: &[Logged]) {
     for field in case.usage {
         assert!(
             usage[field].as_f64().is_some_and(|x| x > 0.0),
@@ -191,12 +192,7 @@ fn check_usage(case: &Case, what: &str, usage: &Value, requests: u64) {
         );
     }
     if case.usage.contains(&"inputTokens") {
-        assert_eq!(
-            usage["inputTokens"],
-            10 * requests,
-            "{} {what}: {usage}",
-            case.harness
-        );
+        input_within(&format!("{} {what}", case.harness), usage, asked);
         assert_eq!(
             usage["outputTokens"],
             20 * requests,
@@ -273,7 +269,8 @@ fn check(synth: &Synth) {
         .collect();
     assert_eq!(got, want, "{name}: the findings as the model gave them");
     let asked = sealed_since(c, &stage, 0, "review");
-    check_usage(c, "review", &r["usage"], asked as u64);
+    let all = stage.server.generations();
+    check_usage(c, "review", &r["usage"], asked as u64, &all[..asked]);
 
     // (2) The grouping seat groups as the model answered.
     let mut cmd = launch("panel-merge", &run_dir("merge"));
@@ -313,7 +310,14 @@ fn check(synth: &Synth) {
     );
     let before = asked;
     let asked = sealed_since(c, &stage, before, "merge");
-    check_usage(c, "merge", &m["usage"], (asked - before) as u64);
+    let all = stage.server.generations();
+    check_usage(
+        c,
+        "merge",
+        &m["usage"],
+        (asked - before) as u64,
+        &all[before..asked],
+    );
 
     // (3) The voters and the judge.
     let mut cmd = launch("panel-vote", &run_dir("vote"));
@@ -340,8 +344,10 @@ fn check(synth: &Synth) {
     let before = asked;
     let asked = sealed_since(c, &stage, before, "vote");
     // Each voter's and the judge's call made at least one request; a CLI reporting tokens
-    // reports them per call: the server's 10 in, 20 out for a call of one request.
+    // reports them per call: the server's 20 out for a call of one request.
     let calls = 4;
+    let all = stage.server.generations();
+    let votes = &all[before..asked];
     assert!(
         asked - before >= calls,
         "{name}: {} requests",
@@ -352,9 +358,9 @@ fn check(synth: &Synth) {
             .iter()
             .filter(|v| v.get("usage").is_some())
         {
-            check_usage(c, "vote", &v["usage"], 1);
+            check_usage(c, "vote", &v["usage"], 1, votes);
         }
-        check_usage(c, "judge", &of_type(&recs, "route")[0]["usage"], 1);
+        check_usage(c, "judge", &of_type(&recs, "route")[0]["usage"], 1, votes);
     }
 }
 
