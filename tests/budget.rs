@@ -475,6 +475,87 @@ fn a_budget_file_that_is_a_link_lets_no_judge_in() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
 }
 
+/// panel-judge on one claude:haiku lens, in `tmp`, with `env` set; a run that has not ended
+/// within a minute is killed and fails the test (a budget file or a price file that is read
+/// without end).
+fn judge_bounded(tmp: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, &tmp.join("log"), &[]);
+    cmd.args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
+        .args(args)
+        .arg("examples/answer.md")
+        .env("XDG_CACHE_HOME", tmp.join("cache"))
+        .env_remove("PANEL_BUDGET_USD")
+        .env_remove("PANEL_BUDGET_FILE")
+        .env_remove("PANEL_PRICES")
+        .envs(env.iter().copied())
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("panel-judge {args:?} did not end within a minute");
+        }
+    }
+}
+
+/// Issue 47: "`--prices /dev/zero` reads a gigabyte before failing." A file the user names is
+/// read to its bound and no further: one line, exit 2, naming the file and the bound.
+#[test]
+fn a_price_or_harness_file_without_end_is_refused_at_its_bound() {
+    let tmp = TempDir::new("budget-zero");
+    for (args, says) in [
+        (
+            &["--estimate", "--prices", "/dev/zero"][..],
+            "panel-judge: --prices /dev/zero: larger than 4 MiB, the most read",
+        ),
+        (
+            &["--budget-usd", "1", "--prices", "/dev/zero"][..],
+            "panel-judge: --prices /dev/zero: larger than 4 MiB, the most read",
+        ),
+        (
+            &["--harness-file", "/dev/zero"][..],
+            "panel-judge: /dev/zero: larger than 4 MiB, the most read",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let out = judge_bounded(tmp.path(), args, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end(), says, "{args:?}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?}: {:?}",
+            started.elapsed()
+        );
+    }
+    // PANEL_PRICES is read the same way.
+    let out = judge_bounded(
+        tmp.path(),
+        &["--estimate"],
+        &[("PANEL_PRICES", std::ffi::OsStr::new("/dev/zero"))],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("larger than 4 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(calls(tmp.path()), 0);
+}
+
 /// Issue 45: "One unpriced model stops the estimate and the budget: `--estimate --seat
 /// codex:gpt-5.4` exits 2 … instead of pricing the rest and marking that seat unknown." An
 /// estimate shows it unknown and prices the rest (exit 0); a budget names it once and leaves its
