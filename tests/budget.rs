@@ -484,37 +484,70 @@ fn judge_bounded(tmp: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) ->
     }
 }
 
-/// A budget file planted as a symbolic link is never followed: no judge is launched, each
-/// recorded cancelled saying why, and the file it points to is untouched.
+/// Issue 47: "A budget file that is a symlink or a FIFO cancels every judge and exits 0." A
+/// budget file that is not a regular file (a link, never followed; a FIFO, never waited on; a
+/// folder) is one line and exit 2 before any judge starts, and what a link points to is
+/// untouched.
 #[test]
-fn a_budget_file_that_is_a_link_lets_no_judge_in() {
+fn a_budget_file_that_is_not_a_regular_file_is_one_line_and_exit_2() {
     let tmp = TempDir::new("budget-link");
     let target = tmp.path().join("precious");
     // Empty: a budget file followed through the link would be written there.
     std::fs::write(&target, "").unwrap();
-    let link = tmp.path().join("budget.json");
+    let link = tmp.path().join("link.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let mut cmd = Command::new(bin("panel-judge"));
-    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
-    let out = cmd
-        .args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
-        .args(["--budget-usd", "1", "examples/answer.md"])
-        .env("PANEL_BUDGET_FILE", &link)
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .current_dir(root())
-        .stdin(Stdio::null())
-        .checked_output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let recs = records(&out);
-    assert_eq!(recs[0]["status"], "cancelled");
-    let cause = recs[0]["cause"].as_str().unwrap();
-    assert!(
-        cause.starts_with("not launched: the budget file"),
-        "{cause}"
-    );
+    let fifo = tmp.path().join("fifo.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let folder = tmp.path().join("folder.json");
+    std::fs::create_dir(&folder).unwrap();
+    for (file, says) in [
+        (&link, "a symbolic link, never followed"),
+        (&fifo, "a FIFO: a budget file is a regular file"),
+        (&folder, "a folder: a budget file is a regular file"),
+    ] {
+        let out = judge_bounded(
+            tmp.path(),
+            &["--budget-usd", "1"],
+            &[("PANEL_BUDGET_FILE", file.as_os_str())],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{file:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let want = format!("panel-judge: PANEL_BUDGET_FILE {}: {says}", file.display());
+        assert_eq!(err.trim_end(), want);
+        assert_eq!(stdout(&out), "", "no judge recorded");
+    }
     assert_eq!(calls(tmp.path()), 0);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
+}
+
+/// Issue 47: a budget file that holds no budget's sums (`null`, a negative sum, text) is one
+/// line and exit 2, and is left as the user had it.
+#[test]
+fn a_budget_file_that_holds_no_sums_is_one_line_and_exit_2_and_kept() {
+    let tmp = TempDir::new("budget-garbage");
+    let file = tmp.path().join("budget.json");
+    for (text, says) in [
+        (r#"{"spent":null,"inFlight":0.0}"#, "invalid type: null"),
+        (r#"{"spent":-5,"inFlight":0.0}"#, "spent -5"),
+        ("so far so good", "not a budget's sums"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let out = judge_bounded(
+            tmp.path(),
+            &["--budget-usd", "1"],
+            &[("PANEL_BUDGET_FILE", file.as_os_str())],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(says) && err.contains("PANEL_BUDGET_FILE"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    }
+    assert_eq!(calls(tmp.path()), 0);
 }
 
 /// Issue 47: "`--prices /dev/zero` reads a gigabyte before failing." A file the user names is

@@ -59,7 +59,8 @@ impl Launcher {
         let budget = opts
             .budget_usd
             .zip(pricer.clone())
-            .map(|(limit, p)| Arc::new(Budget::new(limit, p)));
+            .map(|(limit, p)| Budget::new(limit, p).map(Arc::new))
+            .transpose()?;
         Ok(Launcher {
             table,
             ctx: Context::new(opts),

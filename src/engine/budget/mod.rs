@@ -315,17 +315,24 @@ pub struct Admitted {
 }
 
 impl Budget {
-    /// A budget of `limit` USD, its sums in `PANEL_BUDGET_FILE` when that names a file.
-    pub fn new(limit: f64, pricer: Pricer) -> Budget {
+    /// A budget of `limit` USD, its sums in `PANEL_BUDGET_FILE` when that names a file: one
+    /// that is there is checked before any judge starts ([`check_file`]), and one that is not
+    /// a regular file holding a budget's sums is an error.
+    pub fn new(limit: f64, pricer: Pricer) -> Result<Budget> {
         let ledger = match std::env::var_os("PANEL_BUDGET_FILE").filter(|v| !v.is_empty()) {
-            Some(p) => Ledger::Shared(p.into()),
+            Some(p) => {
+                let path = PathBuf::from(p);
+                check_file(&path)
+                    .map_err(|e| anyhow::anyhow!("PANEL_BUDGET_FILE {}: {e}", path.display()))?;
+                Ledger::Shared(path)
+            }
             None => Ledger::Here(Mutex::default()),
         };
-        Budget {
+        Ok(Budget {
             limit,
             pricer,
             ledger,
-        }
+        })
     }
 
     /// Lets a judge in when its estimate fits beside what is spent and in flight, and holds it
@@ -400,32 +407,99 @@ impl Budget {
     }
 }
 
+/// The most of a budget file read: it holds two numbers.
+pub const MAX_FILE: usize = 64 << 10;
+
+/// Opens the budget file at `path` as [`shared`] and [`check_file`] do: never through a link
+/// (`O_NOFOLLOW`), never waiting on a FIFO (`O_NONBLOCK`), and only a regular file, as the
+/// descriptor opened says (a check of the path alone could be raced).
+fn open_file(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = options
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(nix::libc::ELOOP) => std::io::Error::other("a symbolic link, never followed"),
+            _ => e,
+        })?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_dir() {
+            "a folder"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_block_device() || kind.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(std::io::Error::other(format!(
+            "{what}: a budget file is a regular file"
+        )));
+    }
+    Ok(file)
+}
+
+/// The sums a budget file holds: empty is none yet; else `{"spent":USD,"inFlight":USD}`, each a
+/// finite number at least 0. Anything else is refused, never read as 0: what is spent is the
+/// user's, and a file a tool cannot read is left as it is.
+fn read_totals(file: &mut std::fs::File) -> std::io::Result<Totals> {
+    let mut text = String::new();
+    file.take(MAX_FILE as u64 + 1).read_to_string(&mut text)?;
+    if text.len() > MAX_FILE {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB, the most read",
+            MAX_FILE >> 10
+        )));
+    }
+    if text.trim().is_empty() {
+        return Ok(Totals::default());
+    }
+    let bad = |why: String| {
+        std::io::Error::other(format!(
+            "not a budget's sums ({{\"spent\":USD,\"inFlight\":USD}}, each a finite number at least 0): {why}"
+        ))
+    };
+    let totals: Totals = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    for (name, v) in [("spent", totals.spent), ("inFlight", totals.in_flight)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(bad(format!("{name} {v}")));
+        }
+    }
+    Ok(totals)
+}
+
+/// A budget file is fit to share before any judge starts: none yet, or a regular file (not a
+/// link, a FIFO, a folder or a device) that holds a budget's sums.
+pub fn check_file(path: &Path) -> std::io::Result<()> {
+    match open_file(path, std::fs::OpenOptions::new().read(true)) {
+        Ok(mut file) => read_totals(&mut file).map(drop),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads, changes and writes the sums in `path` under an exclusive lock; never through a link.
+/// What is written is always finite: every addition goes through [`crate::records::add_usd`].
 fn shared(
     path: &Path,
     f: impl FnOnce(&mut Totals) -> Result<(), String>,
 ) -> std::io::Result<Result<(), String>> {
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
+    let file = open_file(
+        path,
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600),
+    )?;
     let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| std::io::Error::from(e))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    let mut totals: Totals = if text.trim().is_empty() {
-        Totals::default()
-    } else {
-        serde_json::from_str(&text)
-            .map_err(|e| std::io::Error::other(format!("unreadable: {e}")))?
-    };
+    let mut totals = read_totals(&mut file)?;
     let said = f(&mut totals);
     if said.is_ok() {
         file.set_len(0)?;
@@ -546,6 +620,39 @@ mod tests {
         assert_eq!(add_usd(1.0, -5.0), 1.0);
         assert_eq!(add_usd(1.0, f64::INFINITY), 1.0);
         assert_eq!(add_usd(0.5, 0.25), 0.75);
+    }
+
+    /// Issue 47: a budget file that holds no budget's sums is refused, and left as it was.
+    #[test]
+    fn a_budget_file_holds_finite_sums_or_is_refused() {
+        let dir = std::env::temp_dir().join(format!("budget-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("b.json");
+        for (text, says) in [
+            (r#"{"spent":null,"inFlight":0}"#, "invalid type: null"),
+            (r#"{"spent":-1,"inFlight":0}"#, "spent -1"),
+            (r#"{"spent":1e999,"inFlight":0}"#, "not a budget's sums"),
+            ("garbage", "not a budget's sums"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = check_file(&f).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+            let e = shared(&f, |_| Ok(())).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+            assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
+        }
+        std::fs::write(&f, "").unwrap();
+        check_file(&f).unwrap();
+        check_file(&dir.join("none")).unwrap();
+        // The sum written stays finite whatever is added.
+        shared(&f, |t| {
+            t.spent = crate::records::add_usd(1e308, 1e308);
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+        check_file(&f).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
