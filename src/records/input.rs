@@ -184,6 +184,23 @@ impl Input {
         })
     }
 
+    /// Opens `path` (`-`: standard input) to be read line by line to `limit` bytes in all: past
+    /// it, [`Input::next_line`] fails naming the input and the bound (a plan of endless empty
+    /// lines is refused, never read on).
+    pub fn open_bounded(path: &str, limit: usize) -> Result<Input> {
+        let (name, reader) = Source::Path(path.into()).open()?;
+        let reader = Bounded {
+            inner: reader,
+            left: limit as u64,
+            limit,
+        };
+        Ok(Input {
+            name,
+            reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
+            line: 0,
+        })
+    }
+
     /// Wraps any reader (tests, in-memory input).
     pub fn from_reader(name: &str, reader: impl Read + 'static) -> Input {
         Input {
@@ -224,6 +241,7 @@ impl Input {
                 Err(_) => Err(not_utf8(&self.at())),
             },
             Err(e) if e.kind() == io::ErrorKind::InvalidData => Err(too_long(&self.at())),
+            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => Err(anyhow!("{}: {e}", self.name)),
             Err(e) => Err(e).with_context(|| format!("{}: cannot read", self.at())),
         }
     }
@@ -261,6 +279,34 @@ pub fn read_bounded(path: &Path, limit: usize, what: &str) -> Result<String> {
         bail!("{what}: larger than {}, the most read", size(limit));
     }
     String::from_utf8(bytes).map_err(|_| anyhow!("{what}: not UTF-8"))
+}
+
+/// A reader that gives `limit` bytes and then fails (`FileTooLarge`) where more follow.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+    limit: usize,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            let mut one = [0u8; 1];
+            return match self.inner.read(&mut one)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    format!("larger than {}, the most read", size(self.limit)),
+                )),
+            };
+        }
+        let most = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..most])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 /// A bound in bytes as messages say it: whole MiB or KiB where it is one.
@@ -435,6 +481,14 @@ mod tests {
             "f: not UTF-8"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_input_past_its_bound_fails_naming_it() {
+        let mut input = Input::open_bounded("/dev/zero", 1 << 20).unwrap();
+        let mut buf = String::new();
+        let err = input.next_line(&mut buf).unwrap_err().to_string();
+        assert_eq!(err, "/dev/zero: larger than 1 MiB, the most read");
     }
 
     #[test]
