@@ -18,6 +18,11 @@ fn judge(tmp: &Path, args: &[&str]) -> Output {
 
 /// [`judge`], the stand-ins answering in `mode` (STANDIN_MODE).
 fn judge_in(tmp: &Path, args: &[&str], mode: &str) -> Output {
+    judge_with(tmp, args, mode, &[])
+}
+
+/// [`judge_in`], with `env` set.
+fn judge_with(tmp: &Path, args: &[&str], mode: &str, env: &[(&str, &Path)]) -> Output {
     let mut cmd = Command::new(bin("panel-judge"));
     cmd.env("STANDIN_MODE", mode);
     with_standins(&mut cmd, &tmp.join("log"), &[]);
@@ -30,6 +35,7 @@ fn judge_in(tmp: &Path, args: &[&str], mode: &str) -> Output {
         .env_remove("PANEL_BUDGET_USD")
         .env_remove("PANEL_BUDGET_FILE")
         .env_remove("PANEL_PRICES")
+        .envs(env.iter().copied())
         .current_dir(root())
         .stdin(Stdio::null());
     cmd.checked_output().unwrap()
@@ -442,39 +448,251 @@ fn a_fleet_spends_one_budget_across_its_panels() {
     assert_eq!(sums, r#"{"spent":0.000238,"inFlight":0.0}"#);
 }
 
-/// A budget file planted as a symbolic link is never followed: no judge is launched, each
-/// recorded cancelled saying why, and the file it points to is untouched.
+/// panel-judge on one claude:haiku lens, in `tmp`, with `env` set; a run that has not ended
+/// within a minute is killed and fails the test (a budget file or a price file that is read
+/// without end).
+fn judge_bounded(tmp: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, &tmp.join("log"), &[]);
+    cmd.args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
+        .args(args)
+        .arg("examples/answer.md")
+        .env("XDG_CACHE_HOME", tmp.join("cache"))
+        .env_remove("PANEL_BUDGET_USD")
+        .env_remove("PANEL_BUDGET_FILE")
+        .env_remove("PANEL_PRICES")
+        .envs(env.iter().copied())
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("panel-judge {args:?} did not end within a minute");
+        }
+    }
+}
+
+/// Issue 47: "A budget file that is a symlink or a FIFO cancels every judge and exits 0." A
+/// budget file that is not a regular file (a link, never followed; a FIFO, never waited on; a
+/// folder) is one line and exit 2 before any judge starts, and what a link points to is
+/// untouched.
 #[test]
-fn a_budget_file_that_is_a_link_lets_no_judge_in() {
+fn a_budget_file_that_is_not_a_regular_file_is_one_line_and_exit_2() {
     let tmp = TempDir::new("budget-link");
     let target = tmp.path().join("precious");
     // Empty: a budget file followed through the link would be written there.
     std::fs::write(&target, "").unwrap();
-    let link = tmp.path().join("budget.json");
+    let link = tmp.path().join("link.json");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let mut cmd = Command::new(bin("panel-judge"));
-    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
-    let out = cmd
-        .args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
-        .args(["--budget-usd", "1", "examples/answer.md"])
-        .env("PANEL_BUDGET_FILE", &link)
-        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .current_dir(root())
-        .stdin(Stdio::null())
-        .checked_output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let recs = records(&out);
-    assert_eq!(recs[0]["status"], "cancelled");
-    let cause = recs[0]["cause"].as_str().unwrap();
-    assert!(
-        cause.starts_with("not launched: the budget file"),
-        "{cause}"
-    );
+    let fifo = tmp.path().join("fifo.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let folder = tmp.path().join("folder.json");
+    std::fs::create_dir(&folder).unwrap();
+    for (file, says) in [
+        (&link, "a symbolic link, never followed"),
+        (&fifo, "a FIFO: a budget file is a regular file"),
+        (&folder, "a folder: a budget file is a regular file"),
+    ] {
+        let out = judge_bounded(
+            tmp.path(),
+            &["--budget-usd", "1"],
+            &[("PANEL_BUDGET_FILE", file.as_os_str())],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{file:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let want = format!("panel-judge: PANEL_BUDGET_FILE {}: {says}", file.display());
+        assert_eq!(err.trim_end(), want);
+        assert_eq!(stdout(&out), "", "no judge recorded");
+    }
     assert_eq!(calls(tmp.path()), 0);
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
 }
 
+/// Issue 47: a budget file that holds no budget's sums (`null`, a negative sum, text) is one
+/// line and exit 2, and is left as the user had it.
+#[test]
+fn a_budget_file_that_holds_no_sums_is_one_line_and_exit_2_and_kept() {
+    let tmp = TempDir::new("budget-garbage");
+    let file = tmp.path().join("budget.json");
+    for (text, says) in [
+        (r#"{"spent":null,"inFlight":0.0}"#, "invalid type: null"),
+        (r#"{"spent":-5,"inFlight":0.0}"#, "spent -5"),
+        ("so far so good", "not a budget's sums"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let out = judge_bounded(
+            tmp.path(),
+            &["--budget-usd", "1"],
+            &[("PANEL_BUDGET_FILE", file.as_os_str())],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(says) && err.contains("PANEL_BUDGET_FILE"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    }
+    assert_eq!(calls(tmp.path()), 0);
+}
+
+/// Issue 47: "`--prices /dev/zero` reads a gigabyte before failing." A file the user names is
+/// read to its bound and no further: one line, exit 2, naming the file and the bound.
+#[test]
+fn a_price_or_harness_file_without_end_is_refused_at_its_bound() {
+    let tmp = TempDir::new("budget-zero");
+    for (args, says) in [
+        (
+            &["--estimate", "--prices", "/dev/zero"][..],
+            "panel-judge: --prices /dev/zero: larger than 4 MiB, the most read",
+        ),
+        (
+            &["--budget-usd", "1", "--prices", "/dev/zero"][..],
+            "panel-judge: --prices /dev/zero: larger than 4 MiB, the most read",
+        ),
+        (
+            &["--harness-file", "/dev/zero"][..],
+            "panel-judge: /dev/zero: larger than 4 MiB, the most read",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let out = judge_bounded(tmp.path(), args, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end(), says, "{args:?}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{args:?}: {:?}",
+            started.elapsed()
+        );
+    }
+    // PANEL_PRICES is read the same way.
+    let out = judge_bounded(
+        tmp.path(),
+        &["--estimate"],
+        &[("PANEL_PRICES", std::ffi::OsStr::new("/dev/zero"))],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("larger than 4 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(calls(tmp.path()), 0);
+}
+
+/// A claude transcript of one answer whose CLI says it cost `cost` USD for 1 + 1 tokens, in
+/// `tmp/answers` (which the judges are let read: `--sandbox-read`).
+fn costly(tmp: &Path, cost: &str) -> String {
+    std::fs::create_dir_all(tmp.join("answers")).unwrap();
+    let file = tmp.join(format!("answers/costly-{cost}.json"));
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,"result":"","structured_output":{{"verdict":"breaks","reason":"r","confidence":0.9}},"total_cost_usd":{cost},"usage":{{"input_tokens":1,"output_tokens":1}}}}"#
+        ),
+    )
+    .unwrap();
+    format!("transcript:{}", file.display())
+}
+
+/// Issue 47: "Two judges that report `total_cost_usd` 1e308 for 1+1 tokens leave a shared
+/// `PANEL_BUDGET_FILE` at `{"spent": null}`, every later run sharing it is refused, and the
+/// ledger shows `$inf`." As the attacker: two runs whose judge says 1e308, a third run on the
+/// same file, and the ledger of all three.
+#[test]
+fn a_judge_that_reports_an_absurd_cost_cannot_spend_a_shared_budget() {
+    let tmp = TempDir::new("budget-absurd");
+    let file = tmp.path().join("budget.json");
+    let answers = tmp.path().join("answers");
+    let read = ["--sandbox-read", answers.to_str().unwrap()];
+    let run = |mode: &str| {
+        let out = judge_with(
+            tmp.path(),
+            &[
+                &read[..],
+                &[
+                    "--lens",
+                    "a=Q?",
+                    "--budget-usd",
+                    "0.01",
+                    "examples/answer.md",
+                ],
+            ]
+            .concat(),
+            mode,
+            &[("PANEL_BUDGET_FILE", &file)],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    let absurd = costly(tmp.path(), "1e308");
+    costly(tmp.path(), "-1");
+    let mut stream = Vec::new();
+    for _ in 0..2 {
+        let out = run(&absurd);
+        let rec = &records(&out)[0];
+        assert_eq!(rec["status"], "ok", "{rec}");
+        // Its tokens priced (Haiku 5.5: $0.10 in, $0.50 out a million), and why.
+        let usage = &rec["usage"];
+        assert_eq!(usage["costUsd"], 0.0000006, "{rec}");
+        let note = usage["costNote"].as_str().unwrap();
+        assert!(
+            note.starts_with("the reported cost 1e308 USD was not taken: more than 10 times")
+                && note.ends_with("its tokens priced instead"),
+            "{note}"
+        );
+        stream.extend(out.stdout);
+    }
+    let sums: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(
+        (sums["spent"].as_f64().unwrap() - 0.0000012).abs() < 1e-12,
+        "{sums}"
+    );
+    // A third run on the same file is let in.
+    let out = run("ok");
+    let rec = &records(&out)[0];
+    assert_eq!(rec["status"], "ok", "{rec}");
+    assert!(rec["usage"].get("costNote").is_none(), "{rec}");
+    stream.extend(out.stdout);
+    let sums: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(sums["spent"].as_f64().unwrap().is_finite(), "{sums}");
+    // The ledger counts what was taken: no `inf` anywhere.
+    for args in [&["--ledger", "-"][..], &["--ledger", "--json", "-"]] {
+        let ledger =
+            crate::util::run_with_stdin(Command::new(bin("panel-tally")).args(args), &stream);
+        assert!(ledger.status.success(), "{}", stderr(&ledger));
+        let text = stdout(&ledger);
+        assert!(!text.contains("inf"), "{text}");
+        assert!(
+            text.contains("$0.00") || text.contains("\"costUsd\":0.0001"),
+            "{text}"
+        );
+    }
+    // Without a budget the record takes the same rule: NaN cannot be written, a negative cost
+    // and 1e308 are not taken.
+    for cost in ["1e308", "-1"] {
+        let args = [&read[..], &["--lens", "a=Q?", "examples/answer.md"]].concat();
+        let out = judge_in(tmp.path(), &args, &costly(tmp.path(), cost));
+        let rec = &records(&out)[0];
+        assert_eq!(rec["usage"]["costUsd"], 0.0000006, "{rec}");
+        assert!(rec["usage"]["costNote"].is_string(), "{rec}");
+    }
+}
 /// Issue 45: "One unpriced model stops the estimate and the budget: `--estimate --seat
 /// codex:gpt-5.4` exits 2 … instead of pricing the rest and marking that seat unknown." An
 /// estimate shows it unknown and prices the rest (exit 0); a budget names it once and leaves its

@@ -451,4 +451,26 @@ mod tests {
         assert_eq!(status, Status::RateLimited);
         assert_eq!(failure_words(&claude, "{\"verdict\":\"holds\"}", ""), None);
     }
+
+    /// Issue 47: a usage filter (a user's harness row) may give a cost that is no number a
+    /// budget can add: NaN and infinity never reach a record as numbers, a negative one is
+    /// kept as said for the budget's rule to refuse (`budget::actual`).
+    #[test]
+    fn a_usage_filters_cost_is_never_a_non_finite_number() {
+        for (code, want) in [
+            ("{inputTokens: 1, costUsd: nan}", None),
+            ("{inputTokens: 1, costUsd: (1e308 * 10)}", None),
+            ("{inputTokens: 1, costUsd: -(1e308 * 10)}", None),
+            ("{inputTokens: 1, costUsd: -1}", Some(-1.0)),
+            ("{inputTokens: 1, costUsd: 1e308}", Some(1e308)),
+        ] {
+            let f = extract::Filter::compile(code).unwrap();
+            let u = usage_of(&f, "{}");
+            let cost = u.as_ref().and_then(|u| u.cost_usd);
+            assert!(cost.is_none_or(f64::is_finite), "{code}: {u:?}");
+            if let Some(w) = want {
+                assert_eq!(cost, Some(w), "{code}: {u:?}");
+            }
+        }
+    }
 }

@@ -59,7 +59,8 @@ impl Launcher {
         let budget = opts
             .budget_usd
             .zip(pricer.clone())
-            .map(|(limit, p)| Arc::new(Budget::new(limit, p)));
+            .map(|(limit, p)| Budget::new(limit, p).map(Arc::new))
+            .transpose()?;
         Ok(Launcher {
             table,
             ctx: Context::new(opts),
@@ -235,12 +236,33 @@ impl Launcher {
         };
         self.progress.started();
         let mut done = self.ask_counted(job, check, started);
-        if let (Some(budget), Some(a)) = (&self.budget, &admitted) {
-            budget.settle(a, &mut done.usage);
+        match (&self.budget, &admitted) {
+            (Some(budget), Some(a)) => budget.settle(a, &mut done.usage),
+            _ => self.check_reported(job, &mut done.usage),
         }
         self.progress
             .ended(done.answer.is_some(), done.usage.as_ref());
         done
+    }
+
+    /// Without a budget, a judge's reported cost is still only taken as the budget takes it
+    /// ([`crate::engine::budget::actual`]), against its price in the table in force (the
+    /// shipped one without `--prices`), where its model has one.
+    fn check_reported(&self, job: &Job, usage: &mut Option<Usage>) {
+        use crate::engine::budget::prices::Prices;
+        if job.seat.harness.kind == crate::engine::harness::HarnessKind::Replay {
+            return crate::engine::budget::check_reported(usage, None);
+        }
+        let shipped;
+        let prices = match &self.pricer {
+            Some(p) => &p.prices,
+            None => {
+                shipped = Prices::shipped();
+                &shipped
+            }
+        };
+        let price = prices.of(&job.seat).ok().map(|p| p.price);
+        crate::engine::budget::check_reported(usage, price.as_ref());
     }
 
     /// Lets `job` in under the run's budget, if there is one; a job that does not fit is

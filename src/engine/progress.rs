@@ -236,6 +236,7 @@ mod tests {
             cached_tokens: None,
             cost_usd: Some(0.0123),
             estimate_usd: None,
+            cost_note: None,
         });
         assert_eq!(
             status_line("panel-judge", &s, false),

@@ -2,20 +2,26 @@
 //! or to a list of answers, one per round (`PANEL_ROUND`, from 1), the last repeating, as the
 //! seed's recorded judge does. Launches nothing.
 
-use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use serde_json::Value;
 
 use crate::engine::ask::Job;
 use crate::engine::launch::ProcessOutcome;
 
+/// The most of a file of recorded answers read: as much as a candidate.
+pub const MAX_ANSWERS: usize = crate::records::candidate::MAX_CANDIDATE;
+
 /// The recorded answer for `job`, as if its process had printed it and exited 0.
 pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
     let file = job.seat.model.as_deref().unwrap_or_default();
-    let text = fs::read_to_string(file).with_context(|| format!("replay: {file}: cannot read"))?;
+    let text = crate::records::input::read_bounded(
+        std::path::Path::new(file),
+        MAX_ANSWERS,
+        &format!("replay: {file}"),
+    )?;
     let all = crate::records::strict::value(&text)
         .map_err(|e| anyhow!("replay: {file}: not JSON: {e}"))?;
     let entry = all

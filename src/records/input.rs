@@ -184,6 +184,23 @@ impl Input {
         })
     }
 
+    /// Opens `path` (`-`: standard input) to be read line by line to `limit` bytes in all: past
+    /// it, [`Input::next_line`] fails naming the input and the bound (a plan of endless empty
+    /// lines is refused, never read on).
+    pub fn open_bounded(path: &str, limit: usize) -> Result<Input> {
+        let (name, reader) = Source::Path(path.into()).open()?;
+        let reader = Bounded {
+            inner: reader,
+            left: limit as u64,
+            limit,
+        };
+        Ok(Input {
+            name,
+            reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
+            line: 0,
+        })
+    }
+
     /// Wraps any reader (tests, in-memory input).
     pub fn from_reader(name: &str, reader: impl Read + 'static) -> Input {
         Input {
@@ -224,6 +241,7 @@ impl Input {
                 Err(_) => Err(not_utf8(&self.at())),
             },
             Err(e) if e.kind() == io::ErrorKind::InvalidData => Err(too_long(&self.at())),
+            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => Err(anyhow!("{}: {e}", self.name)),
             Err(e) => Err(e).with_context(|| format!("{}: cannot read", self.at())),
         }
     }
@@ -239,6 +257,64 @@ impl Input {
             bail!("{}: larger than {} MiB", self.name, limit >> 20);
         }
         String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8", self.name))
+    }
+}
+
+/// The most of a price table, a harness file, a rules file or another small file of settings a
+/// tool reads: far past any real one, and a file past it (`/dev/zero`) is refused once the
+/// bound is crossed, never read on.
+pub const MAX_SETTINGS: usize = 4 << 20;
+
+/// A whole file the user named (`--prices`, `--harness`, a rules file, recorded answers), read
+/// as UTF-8 and at most `limit` bytes: one byte past it is an error that names `what` (the
+/// option and the file, as messages name it) and the bound, so that a file with no end
+/// (`/dev/zero`, a FIFO fed forever) costs no more than the bound to refuse.
+pub fn read_bounded(path: &Path, limit: usize, what: &str) -> Result<String> {
+    let file = File::open(path).with_context(|| format!("{what}: cannot read"))?;
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("{what}: cannot read"))?;
+    if bytes.len() > limit {
+        bail!("{what}: larger than {}, the most read", size(limit));
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow!("{what}: not UTF-8"))
+}
+
+/// A reader that gives `limit` bytes and then fails (`FileTooLarge`) where more follow.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+    limit: usize,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            let mut one = [0u8; 1];
+            return match self.inner.read(&mut one)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    format!("larger than {}, the most read", size(self.limit)),
+                )),
+            };
+        }
+        let most = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..most])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// A bound in bytes as messages say it: whole MiB or KiB where it is one.
+fn size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
     }
 }
 
@@ -383,6 +459,36 @@ mod tests {
         let err = line_text(&long, &at).unwrap_err().to_string();
         assert_eq!(err, "t: line 3: longer than 64 MiB");
         assert!(line_text(&long[..MAX_LINE], &at).is_ok());
+    }
+
+    /// Issue 47: "`--prices /dev/zero` reads a gigabyte before failing".
+    #[test]
+    fn a_file_past_its_bound_is_refused_at_the_bound() {
+        let err = read_bounded(Path::new("/dev/zero"), 4 << 20, "--prices /dev/zero")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "--prices /dev/zero: larger than 4 MiB, the most read");
+        let dir = std::env::temp_dir().join(format!("read-bounded-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("f");
+        std::fs::write(&f, "12345").unwrap();
+        assert_eq!(read_bounded(&f, 5, "f").unwrap(), "12345");
+        let err = read_bounded(&f, 4, "f").unwrap_err().to_string();
+        assert_eq!(err, "f: larger than 4 bytes, the most read");
+        std::fs::write(&f, b"\xff").unwrap();
+        assert_eq!(
+            read_bounded(&f, 4, "f").unwrap_err().to_string(),
+            "f: not UTF-8"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_input_past_its_bound_fails_naming_it() {
+        let mut input = Input::open_bounded("/dev/zero", 1 << 20).unwrap();
+        let mut buf = String::new();
+        let err = input.next_line(&mut buf).unwrap_err().to_string();
+        assert_eq!(err, "/dev/zero: larger than 1 MiB, the most read");
     }
 
     #[test]

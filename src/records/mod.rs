@@ -307,6 +307,20 @@ pub struct Usage {
         serialize_with = "usd"
     )]
     pub estimate_usd: Option<f64>,
+    /// Why the cost the harness reported was not taken (not a finite number at least 0, or
+    /// far past its tokens priced), and what was counted instead: a judge's CLI writes that
+    /// figure, and a judge is not trusted to say what it cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_note: Option<String>,
+}
+
+/// Adds a cost to a sum of costs: a cost that is not a finite number at least 0 adds nothing
+/// (a record's costs are what judges' CLIs said), and a sum that would pass the largest finite
+/// number stays at it, so that a sum is always a number and never written `null` or `$inf`.
+pub fn add_usd(sum: f64, cost: f64) -> f64 {
+    let cost = if cost.is_finite() { cost.max(0.0) } else { 0.0 };
+    let s = sum + cost;
+    if s.is_finite() { s } else { f64::MAX }
 }
 
 /// A sum of dollars as written: to a trillionth of a dollar, so that a sum's float noise
@@ -341,8 +355,12 @@ impl Usage {
         self.input_tokens = sum(self.input_tokens, other.input_tokens, u64::saturating_add);
         self.output_tokens = sum(self.output_tokens, other.output_tokens, u64::saturating_add);
         self.cached_tokens = sum(self.cached_tokens, other.cached_tokens, u64::saturating_add);
-        self.cost_usd = sum(self.cost_usd, other.cost_usd, |a, b| a + b);
-        self.estimate_usd = sum(self.estimate_usd, other.estimate_usd, |a, b| a + b);
+        self.cost_usd = sum(self.cost_usd, other.cost_usd, add_usd);
+        self.estimate_usd = sum(self.estimate_usd, other.estimate_usd, add_usd);
+        self.cost_note = match (self.cost_note.take(), &other.cost_note) {
+            (Some(a), Some(b)) if a != *b => Some(format!("{a}; {b}")),
+            (a, b) => a.or_else(|| b.clone()),
+        };
     }
 
     pub fn is_empty(&self) -> bool {

@@ -53,9 +53,14 @@ pub struct LaunchArgs {
     /// and in flight past the budget is never launched, but recorded cancelled with the cause,
     /// and the panel is decided or not without it. What a judge cost is its harness's figure,
     /// else its tokens priced, else its estimate; its record's usage keeps estimateUsd beside
-    /// costUsd. A seat whose model has no price is named and its judges not launched (recorded
-    /// cancelled), the others run. PANEL_BUDGET_FILE names a file the sums are kept in, shared
-    /// by every run that names it (panel-fleet's panels).
+    /// costUsd. A harness's figure is taken only when it is a finite number at least 0 and, where
+    /// the model has a price, at most 10 times its tokens priced (else its estimate) plus $0.01;
+    /// else its tokens priced count, and the usage's costNote says why. A seat whose model has no
+    /// price is named and its judges not launched (recorded cancelled), the others run.
+    /// PANEL_BUDGET_FILE names a file the sums are kept in, shared by every run that names it
+    /// (panel-fleet's panels): a regular file (never a link, a FIFO or a device) that holds
+    /// {"spent": USD, "inFlight": USD}, each a finite number at least 0, or nothing yet; any
+    /// other is one line and exit 2 before a judge starts, and is left as it is.
     #[arg(long, value_name = "USD", allow_hyphen_values = true)]
     pub budget_usd: Option<String>,
 
@@ -69,7 +74,8 @@ pub struct LaunchArgs {
     /// A price file overlaid on the shipped table (also PANEL_PRICES): {"models": {MODEL:
     /// {"aliases": [...], "input": USD, "cacheRead": USD, "output": USD (per million tokens),
     /// "date": "YYYY-MM-DD", "source": "..."}}, "families": {FAMILY: MODEL}}. A seat that names
-    /// no model is priced as its family's model there.
+    /// no model is priced as its family's model there. A price is at most 100000 USD a million
+    /// tokens; the file is read to 4 MiB at most.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
 

@@ -240,7 +240,11 @@ pub fn command() -> clap::Command {
 }
 
 fn read_text(path: &str) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("{path}: cannot read"))
+    crate::records::input::read_bounded(
+        std::path::Path::new(path),
+        crate::records::input::MAX_SETTINGS,
+        path,
+    )
 }
 
 /// The rules table in force: the defaults, changed by `--rules`, or a preset it names.

@@ -79,12 +79,42 @@ pub fn estimate(
     }
 }
 
-/// What a call cost: the harness's own figure, else its tokens priced (cached ones at the
-/// cache-read price), else `None`.
-pub fn actual(usage: &Usage, price: &Price) -> Option<f64> {
-    if let Some(c) = usage.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
-        return Some(c);
+/// A harness's own figure for what a call cost is believed up to this many times its tokens
+/// priced (or, where it reported no tokens, its estimate): a real bill differs from the table by
+/// a price change or a cache write, never by ten times.
+pub const REPORTED_FACTOR: f64 = 10.0;
+
+/// ... plus this many USD, so that a call whose tokens price to almost nothing may still report
+/// what else it paid for (a search, a tool call's fee).
+pub const REPORTED_ALLOWANCE_USD: f64 = 0.01;
+
+/// What a call is counted to have cost, and why the harness's own figure was not taken when it
+/// was not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cost {
+    pub usd: Option<f64>,
+    pub note: Option<String>,
+}
+
+/// Whether a cost a harness reported is taken: a judge's CLI writes it, and a judge is hostile
+/// until proven otherwise, so its word is taken only when it is a finite number at least 0
+/// and, where its model has a price, at most [`REPORTED_FACTOR`] times `priced` (its tokens,
+/// else its estimate, priced) plus [`REPORTED_ALLOWANCE_USD`]. Else why not, in a few words.
+pub fn reported_cost_taken(reported: f64, priced: Option<f64>) -> Result<(), String> {
+    if !reported.is_finite() || reported < 0.0 {
+        return Err("not a finite number at least 0".into());
     }
+    match priced {
+        Some(p) if reported > REPORTED_FACTOR * p + REPORTED_ALLOWANCE_USD => Err(format!(
+            "more than {REPORTED_FACTOR} times its tokens priced (${p:.6}) and ${REPORTED_ALLOWANCE_USD}"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A call's tokens priced (cached ones at the cache-read price), or `None` when it reported no
+/// tokens. Finite whatever the counts: prices are at most [`prices::MAX_PRICE`].
+pub fn tokens_priced(usage: &Usage, price: &Price) -> Option<f64> {
     if usage.input_tokens.is_none() && usage.output_tokens.is_none() {
         return None;
     }
@@ -96,6 +126,53 @@ pub fn actual(usage: &Usage, price: &Price) -> Option<f64> {
             + tokens(cached, price.cache_read)
             + tokens(usage.output_tokens.unwrap_or(0), price.output),
     )
+    .filter(|c| c.is_finite())
+}
+
+/// What a call cost: the harness's own figure where [`reported_cost_taken`] takes it, else its
+/// tokens priced (when its model has a price), else `None`; with a note when a figure was given
+/// and not taken. `estimate` stands for the tokens of a call that reported none.
+pub fn actual(usage: &Usage, price: Option<&Price>, estimate: Option<f64>) -> Cost {
+    let priced = price.and_then(|p| tokens_priced(usage, p));
+    let Some(reported) = usage.cost_usd else {
+        return Cost {
+            usd: priced,
+            note: None,
+        };
+    };
+    let against = price.and(priced.or(estimate));
+    match reported_cost_taken(reported, against) {
+        Ok(()) => Cost {
+            usd: Some(reported),
+            note: None,
+        },
+        Err(why) => Cost {
+            usd: priced,
+            note: Some(format!(
+                "the reported cost {reported:e} USD was not taken: {why}; {}",
+                if priced.is_some() {
+                    "its tokens priced instead"
+                } else {
+                    "no cost instead"
+                }
+            )),
+        },
+    }
+}
+
+/// A judge's usage as its record keeps it when no budget counts it: a reported cost not
+/// taken by [`actual`] is replaced by its tokens priced (`price`, where its model has one), or
+/// left out, and the record's usage says why (`costNote`).
+pub fn check_reported(usage: &mut Option<Usage>, price: Option<&Price>) {
+    let Some(u) = usage.as_mut() else { return };
+    if u.cost_usd.is_none() {
+        return;
+    }
+    let cost = actual(u, price, None);
+    if let Some(note) = cost.note {
+        u.cost_usd = cost.usd;
+        u.cost_note = Some(note);
+    }
 }
 
 /// Each seat's typical answer length: the median output tokens of its answers (status ok, or
@@ -149,8 +226,9 @@ impl Pricer {
         Ok(Pricer { prices, lengths })
     }
 
-    /// The seat's price, and an estimate of one call with a prompt of `prompt_bytes`.
-    pub fn estimate(&self, seat: &Seat, prompt_bytes: usize) -> Result<(Estimate, Price)> {
+    /// An estimate of one call with a prompt of `prompt_bytes`, and the seat's price (none for
+    /// recorded answers, which cost nothing and are priced by nobody).
+    pub fn estimate(&self, seat: &Seat, prompt_bytes: usize) -> Result<(Estimate, Option<Price>)> {
         if seat.harness.kind == HarnessKind::Replay {
             let free = Priced {
                 model: "replay".into(),
@@ -173,7 +251,7 @@ impl Pricer {
                     0,
                     &free,
                 ),
-                free.price,
+                None,
             ));
         }
         let priced = self.prices.of(seat)?;
@@ -185,7 +263,7 @@ impl Pricer {
             .unwrap_or(DEFAULT_ANSWER_TOKENS);
         Ok((
             estimate(prompt_bytes, overhead, answer, &priced),
-            priced.price,
+            Some(priced.price),
         ))
     }
 }
@@ -233,21 +311,28 @@ pub struct Budget {
 #[derive(Clone, Debug)]
 pub struct Admitted {
     pub estimate: Estimate,
-    price: Price,
+    price: Option<Price>,
 }
 
 impl Budget {
-    /// A budget of `limit` USD, its sums in `PANEL_BUDGET_FILE` when that names a file.
-    pub fn new(limit: f64, pricer: Pricer) -> Budget {
+    /// A budget of `limit` USD, its sums in `PANEL_BUDGET_FILE` when that names a file: one
+    /// that is there is checked before any judge starts ([`check_file`]), and one that is not
+    /// a regular file holding a budget's sums is an error.
+    pub fn new(limit: f64, pricer: Pricer) -> Result<Budget> {
         let ledger = match std::env::var_os("PANEL_BUDGET_FILE").filter(|v| !v.is_empty()) {
-            Some(p) => Ledger::Shared(p.into()),
+            Some(p) => {
+                let path = PathBuf::from(p);
+                check_file(&path)
+                    .map_err(|e| anyhow::anyhow!("PANEL_BUDGET_FILE {}: {e}", path.display()))?;
+                Ledger::Shared(path)
+            }
             None => Ledger::Here(Mutex::default()),
         };
-        Budget {
+        Ok(Budget {
             limit,
             pricer,
             ledger,
-        }
+        })
     }
 
     /// Lets a judge in when its estimate fits beside what is spent and in flight, and holds it
@@ -269,7 +354,7 @@ impl Budget {
                     t.in_flight
                 ));
             }
-            t.in_flight += estimate.usd;
+            t.in_flight = crate::records::add_usd(t.in_flight, estimate.usd);
             Ok(())
         })?;
         Ok(Admitted { estimate, price })
@@ -277,21 +362,26 @@ impl Budget {
 
     /// A judge let in has ended: its estimate leaves the in-flight sum, what it cost joins the
     /// spent one, and its usage carries both (`estimateUsd`; `costUsd` from its tokens when
-    /// the harness gave no figure).
+    /// the harness gave no figure, or one [`reported_cost_taken`] does not take, and then
+    /// `costNote` says why).
     pub fn settle(&self, admitted: &Admitted, usage: &mut Option<Usage>) {
         let est = admitted.estimate.usd;
         let cost = usage
             .as_ref()
-            .and_then(|u| actual(u, &admitted.price))
-            .unwrap_or(est);
+            .map(|u| actual(u, admitted.price.as_ref(), Some(est)))
+            .unwrap_or_default();
         let u = usage.get_or_insert_with(Usage::default);
         u.estimate_usd = Some(est);
-        if u.cost_usd.is_none() && (u.input_tokens.is_some() || u.output_tokens.is_some()) {
-            u.cost_usd = Some(cost);
+        if cost.note.is_some() {
+            u.cost_usd = cost.usd;
+            u.cost_note = cost.note;
+        } else if u.cost_usd.is_none() && (u.input_tokens.is_some() || u.output_tokens.is_some()) {
+            u.cost_usd = cost.usd;
         }
+        let spent = cost.usd.unwrap_or(est);
         let _ = self.with_totals(|t| {
             t.in_flight = (t.in_flight - est).max(0.0);
-            t.spent += cost;
+            t.spent = crate::records::add_usd(t.spent, spent);
             Ok(())
         });
     }
@@ -317,32 +407,99 @@ impl Budget {
     }
 }
 
+/// The most of a budget file read: it holds two numbers.
+pub const MAX_FILE: usize = 64 << 10;
+
+/// Opens the budget file at `path` as [`shared`] and [`check_file`] do: never through a link
+/// (`O_NOFOLLOW`), never waiting on a FIFO (`O_NONBLOCK`), and only a regular file, as the
+/// descriptor opened says (a check of the path alone could be raced).
+fn open_file(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = options
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(nix::libc::ELOOP) => std::io::Error::other("a symbolic link, never followed"),
+            _ => e,
+        })?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_dir() {
+            "a folder"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_block_device() || kind.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(std::io::Error::other(format!(
+            "{what}: a budget file is a regular file"
+        )));
+    }
+    Ok(file)
+}
+
+/// The sums a budget file holds: empty is none yet; else `{"spent":USD,"inFlight":USD}`, each a
+/// finite number at least 0. Anything else is refused, never read as 0: what is spent is the
+/// user's, and a file a tool cannot read is left as it is.
+fn read_totals(file: &mut std::fs::File) -> std::io::Result<Totals> {
+    let mut text = String::new();
+    file.take(MAX_FILE as u64 + 1).read_to_string(&mut text)?;
+    if text.len() > MAX_FILE {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB, the most read",
+            MAX_FILE >> 10
+        )));
+    }
+    if text.trim().is_empty() {
+        return Ok(Totals::default());
+    }
+    let bad = |why: String| {
+        std::io::Error::other(format!(
+            "not a budget's sums ({{\"spent\":USD,\"inFlight\":USD}}, each a finite number at least 0): {why}"
+        ))
+    };
+    let totals: Totals = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    for (name, v) in [("spent", totals.spent), ("inFlight", totals.in_flight)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(bad(format!("{name} {v}")));
+        }
+    }
+    Ok(totals)
+}
+
+/// A budget file is fit to share before any judge starts: none yet, or a regular file (not a
+/// link, a FIFO, a folder or a device) that holds a budget's sums.
+pub fn check_file(path: &Path) -> std::io::Result<()> {
+    match open_file(path, std::fs::OpenOptions::new().read(true)) {
+        Ok(mut file) => read_totals(&mut file).map(drop),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads, changes and writes the sums in `path` under an exclusive lock; never through a link.
+/// What is written is always finite: every addition goes through [`crate::records::add_usd`].
 fn shared(
     path: &Path,
     f: impl FnOnce(&mut Totals) -> Result<(), String>,
 ) -> std::io::Result<Result<(), String>> {
     use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
+    let file = open_file(
+        path,
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600),
+    )?;
     let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| std::io::Error::from(e))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    let mut totals: Totals = if text.trim().is_empty() {
-        Totals::default()
-    } else {
-        serde_json::from_str(&text)
-            .map_err(|e| std::io::Error::other(format!("unreadable: {e}")))?
-    };
+    let mut totals = read_totals(&mut file)?;
     let said = f(&mut totals);
     if said.is_ok() {
         file.set_len(0)?;
@@ -392,11 +549,110 @@ mod tests {
             output_tokens: Some(10),
             ..Usage::default()
         };
-        let priced = actual(&u, &p).unwrap();
+        let priced = actual(&u, Some(&p), None).usd.unwrap();
         assert!((priced - (200.0 + 80.0 + 50.0) / 1e6).abs() < 1e-12);
-        u.cost_usd = Some(0.5);
-        assert_eq!(actual(&u, &p), Some(0.5));
-        assert_eq!(actual(&Usage::default(), &p), None);
+        u.cost_usd = Some(0.005);
+        assert_eq!(actual(&u, Some(&p), None).usd, Some(0.005));
+        assert_eq!(actual(&Usage::default(), Some(&p), None), Cost::default());
+    }
+
+    /// Issue 47: "Two judges that report `total_cost_usd` 1e308 for 1+1 tokens leave a shared
+    /// `PANEL_BUDGET_FILE` at `{"spent": null}`". A reported cost is taken only when it is a
+    /// finite number at least 0 within reason of its tokens priced; else the tokens priced
+    /// count, and the note says why.
+    #[test]
+    fn a_reported_cost_past_reason_is_not_taken() {
+        let p = price(1.0, 0.1, 5.0);
+        let u = |cost: f64| Usage {
+            input_tokens: Some(1),
+            output_tokens: Some(1),
+            cost_usd: Some(cost),
+            ..Usage::default()
+        };
+        let priced = 6.0 / 1e6;
+        for bad in [1e308, f64::INFINITY, f64::NAN, -1.0, -0.001, 0.011] {
+            let c = actual(&u(bad), Some(&p), None);
+            assert_eq!(c.usd, Some(priced), "{bad}");
+            let note = c.note.unwrap();
+            assert!(
+                note.starts_with("the reported cost")
+                    && note.ends_with("its tokens priced instead"),
+                "{note}"
+            );
+        }
+        // Within ten times the tokens priced and a cent: taken as reported.
+        for good in [0.0, 0.01, 0.01 + 10.0 * priced] {
+            assert_eq!(
+                actual(&u(good), Some(&p), None),
+                Cost {
+                    usd: Some(good),
+                    note: None
+                }
+            );
+        }
+        // No tokens: the estimate stands for them.
+        let bare = Usage {
+            cost_usd: Some(0.5),
+            ..Usage::default()
+        };
+        assert_eq!(actual(&bare, Some(&p), Some(0.05)).usd, Some(0.5));
+        let c = actual(&bare, Some(&p), Some(0.001));
+        assert_eq!(c.usd, None);
+        assert!(c.note.unwrap().ends_with("no cost instead"));
+        // No price (recorded answers, an unpriced model): only a number at least 0 is asked.
+        assert_eq!(actual(&u(1e308), None, None).usd, Some(1e308));
+        assert_eq!(actual(&u(f64::NAN), None, None).usd, None);
+        // Counts at u64's end, at the dearest price: a finite sum.
+        let dear = price(prices::MAX_PRICE, prices::MAX_PRICE, prices::MAX_PRICE);
+        let most = Usage {
+            input_tokens: Some(u64::MAX),
+            output_tokens: Some(u64::MAX),
+            ..Usage::default()
+        };
+        assert!(actual(&most, Some(&dear), None).usd.unwrap().is_finite());
+    }
+
+    #[test]
+    fn a_sum_of_costs_is_always_a_number() {
+        use crate::records::add_usd;
+        assert_eq!(add_usd(1e308, 1e308), f64::MAX);
+        assert_eq!(add_usd(1.0, f64::NAN), 1.0);
+        assert_eq!(add_usd(1.0, -5.0), 1.0);
+        assert_eq!(add_usd(1.0, f64::INFINITY), 1.0);
+        assert_eq!(add_usd(0.5, 0.25), 0.75);
+    }
+
+    /// Issue 47: a budget file that holds no budget's sums is refused, and left as it was.
+    #[test]
+    fn a_budget_file_holds_finite_sums_or_is_refused() {
+        let dir = std::env::temp_dir().join(format!("budget-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("b.json");
+        for (text, says) in [
+            (r#"{"spent":null,"inFlight":0}"#, "invalid type: null"),
+            (r#"{"spent":-1,"inFlight":0}"#, "spent -1"),
+            (r#"{"spent":1e999,"inFlight":0}"#, "not a budget's sums"),
+            ("garbage", "not a budget's sums"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = check_file(&f).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+            let e = shared(&f, |_| Ok(())).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+            assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
+        }
+        std::fs::write(&f, "").unwrap();
+        check_file(&f).unwrap();
+        check_file(&dir.join("none")).unwrap();
+        // The sum written stays finite whatever is added.
+        shared(&f, |t| {
+            t.spent = crate::records::add_usd(1e308, 1e308);
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+        check_file(&f).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

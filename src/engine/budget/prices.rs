@@ -6,13 +6,21 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::harness::Seat;
 
 /// The table shipped with panel.
 pub const SHIPPED: &str = include_str!("prices.json");
+
+/// The most of a price file read: a few hundred models fit in a few KiB.
+pub const MAX_FILE: usize = crate::records::input::MAX_SETTINGS;
+
+/// The dearest price a table may give, USD per million tokens: a thousand times the dearest
+/// model sold, and low enough that every token count a CLI can report (`u64::MAX`), priced at
+/// it, is a finite sum.
+pub const MAX_PRICE: f64 = 1e5;
 
 /// One model's prices, USD per million tokens.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,9 +72,9 @@ impl Prices {
                 .map(Into::into)
         });
         if let Some(path) = named {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("--prices {}: cannot read", path.display()))?;
-            let own = parse(&text, &format!("--prices {}", path.display()))?;
+            let what = format!("--prices {}", path.display());
+            let text = crate::records::input::read_bounded(&path, MAX_FILE, &what)?;
+            let own = parse(&text, &what)?;
             table.models.extend(own.models);
             table.families.extend(own.families);
         }
@@ -76,6 +84,15 @@ impl Prices {
         };
         prices.check()?;
         Ok(prices)
+    }
+
+    /// The shipped table alone.
+    pub fn shipped() -> Prices {
+        let table = parse(SHIPPED, "the shipped price table").unwrap_or_default();
+        Prices {
+            models: table.models,
+            families: table.families,
+        }
     }
 
     /// Every family names a model the table prices.
@@ -136,9 +153,9 @@ fn parse(text: &str, what: &str) -> Result<File> {
             ("cacheRead", p.cache_read),
             ("output", p.output),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
+            if !is_price(v) {
                 bail!(
-                    "{what}: {model}: {field} {v} is not a price (USD per million tokens, at least 0)"
+                    "{what}: {model}: {field} {v} is not a price (USD per million tokens, at least 0 and at most {MAX_PRICE})"
                 );
             }
         }
@@ -150,6 +167,12 @@ fn parse(text: &str, what: &str) -> Result<File> {
         }
     }
     Ok(file)
+}
+
+/// A price is a finite number of USD per million tokens, from 0 to [`MAX_PRICE`]: a dearer one
+/// is a typo or an attack, and would price a large token count past any finite sum.
+fn is_price(v: f64) -> bool {
+    v.is_finite() && (0.0..=MAX_PRICE).contains(&v)
 }
 
 fn is_date(s: &str) -> bool {
@@ -211,6 +234,10 @@ mod tests {
                 "needs its source",
             ),
             (r#"{"models":{},"colour":1}"#, "unknown field"),
+            (
+                r#"{"models":{"m":{"input":1,"cacheRead":0,"output":1e308,"date":"2026-01-01","source":"x"}}}"#,
+                "output 100000000",
+            ),
         ] {
             let e = parse(text, "f").unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::records::Status;
@@ -301,8 +301,11 @@ impl Table {
 
     /// Adds the rows of a file: one row object, or an array of them.
     pub fn add_file(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let text = crate::records::input::read_bounded(
+            path,
+            crate::records::input::MAX_SETTINGS,
+            &path.display().to_string(),
+        )?;
         let value = crate::records::strict::value(&text)
             .map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))?;
         let rows = match value {

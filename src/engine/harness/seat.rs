@@ -117,8 +117,11 @@ impl Seat {
         if self.harness.kind == HarnessKind::Replay {
             // Recorded answers are the user's input: a bad file stops the panel before it starts.
             let file = self.model.as_deref().unwrap_or_default();
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| anyhow!("--seat {}: {file}: {e}", self.spec))?;
+            let text = crate::records::input::read_bounded(
+                Path::new(file),
+                crate::engine::replay::MAX_ANSWERS,
+                &format!("--seat {}: {file}", self.spec),
+            )?;
             match crate::records::strict::value(&text) {
                 Ok(serde_json::Value::Object(_)) => return Ok(None),
                 Ok(_) => bail!(

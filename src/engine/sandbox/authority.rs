@@ -55,6 +55,10 @@ pub fn make() -> Result<Keys, String> {
     })
 }
 
+/// The most of a user's bundle of authorities read (`NODE_EXTRA_CA_CERTS`, …): the system's
+/// whole store is under 1 MiB.
+pub const MAX_BUNDLE: usize = crate::records::input::MAX_SETTINGS;
+
 /// The run's authority as a judge trusts it: a PEM file of every authority the user trusts
 /// (the system's, or what `SSL_CERT_FILE` names in their place, and the files of the
 /// variables that add more) and the run's own, for a CLI's variable that adds authorities
@@ -69,7 +73,13 @@ pub fn bundle(keys: &Keys, user_env: &dyn Fn(&str) -> Option<String>) -> String 
         "REQUESTS_CA_BUNDLE",
         "CURL_CA_BUNDLE",
     ] {
-        if let Some(text) = user_env(var).and_then(|f| std::fs::read_to_string(f).ok()) {
+        // A bundle is a few hundred KiB; one past the bound (`/dev/zero`) is passed over as an
+        // unreadable one is, never read on.
+        let read = |f: String| {
+            let what = format!("{var} {f}");
+            crate::records::input::read_bounded(f.as_ref(), MAX_BUNDLE, &what).ok()
+        };
+        if let Some(text) = user_env(var).and_then(read) {
             pem.push_str(text.trim_end());
             pem.push('\n');
         }
@@ -164,5 +174,21 @@ struct As {
 impl ResolvesServerCert for As {
     fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         self.issuer.for_host(&self.host)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 47: every file a tool reads from the user is read to a bound: a bundle variable
+    /// naming `/dev/zero` is passed over at the bound, never read on.
+    #[test]
+    fn a_bundle_without_end_is_passed_over() {
+        let keys = make().unwrap();
+        let env = |v: &str| (v == "NODE_EXTRA_CA_CERTS").then(|| "/dev/zero".to_string());
+        let pem = bundle(&keys, &env);
+        assert!(pem.ends_with(&keys.cert), "the run's own authority last");
+        assert!(!pem.contains('\0'));
     }
 }

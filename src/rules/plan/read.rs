@@ -7,9 +7,14 @@ use serde_json::Value;
 use super::PanelPlan;
 use crate::records::input::Input;
 
-/// Reads the `plan` record from pr-classify's output (a `pr-class` record may come first).
+/// The most of a plan file read: a plan and its class record are a few KiB; a pull request
+/// of many thousands of files stays far below.
+pub const MAX_PLAN: usize = 64 << 20;
+
+/// Reads the `plan` record from pr-classify's output (a `pr-class` record may come first), to
+/// [`MAX_PLAN`] bytes.
 pub fn read_plan(path: &str) -> Result<PanelPlan> {
-    let mut input = Input::open(path)?;
+    let mut input = Input::open_bounded(path, MAX_PLAN)?;
     let mut buf = String::new();
     let mut plan = None;
     while input.next_line(&mut buf)? {

@@ -133,7 +133,7 @@ impl Spend {
             input_tokens: u.input_tokens.unwrap_or(0),
             output_tokens: u.output_tokens.unwrap_or(0),
             cached_tokens: u.cached_tokens.unwrap_or(0),
-            cost_usd: u.cost_usd.unwrap_or(0.0),
+            cost_usd: crate::records::add_usd(0.0, u.cost_usd.unwrap_or(0.0)),
             estimate_usd: u.estimate_usd.filter(|e| e.is_finite() && *e >= 0.0),
             ms,
         }
@@ -144,9 +144,9 @@ impl Spend {
         self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
         self.cached_tokens = self.cached_tokens.saturating_add(o.cached_tokens);
-        self.cost_usd += o.cost_usd;
+        self.cost_usd = crate::records::add_usd(self.cost_usd, o.cost_usd);
         self.estimate_usd = match (self.estimate_usd, o.estimate_usd) {
-            (Some(a), Some(b)) => Some(a + b),
+            (Some(a), Some(b)) => Some(crate::records::add_usd(a, b)),
             (a, b) => a.or(b),
         };
         self.ms = self.ms.saturating_add(o.ms);
