@@ -757,3 +757,88 @@ fn an_unpriced_seat_is_unknown_and_the_rest_are_priced_and_launched() {
     assert_eq!(err.matches("no price for the model").count(), 1, "{err}");
     assert_eq!(calls(tmp.path()), 1);
 }
+
+/// A codex judge with an API key (`CODEX_API_KEY`) or with `LOGIN` (a ChatGPT login's file),
+/// `--tier TIER`, under a budget: its record and the argv its CLI got.
+fn codex_at(tier: &str, chatgpt: bool) -> (Value, Vec<String>) {
+    let tmp = TempDir::new("tier");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let mut cmd = Command::new(bin("panel-judge"));
+    with_standins(&mut cmd, &tmp.path().join("log"), &[]);
+    // codex's login is the user's own here: an API key, or a ChatGPT login's file.
+    let elsewhere = crate::util::STANDIN_ROWS.replace("codex,", "");
+    cmd.env("PANEL_LOGIN_ELSEWHERE", elsewhere)
+        .env("HOME", &home);
+    match chatgpt {
+        true => {
+            let jwt = "eyJhbGciOiJub25lIn0.eyJleHAiOjQxMDI0NDQ4MDB9.c2ln";
+            let auth = serde_json::json!({"tokens": {"access_token": jwt, "refresh_token": "r", "id_token": jwt}, "last_refresh": "2026-12-06T00:00:00Z"});
+            std::fs::write(home.join(".codex/auth.json"), auth.to_string()).unwrap();
+            cmd.env_remove("CODEX_API_KEY");
+        }
+        false => {
+            cmd.env("CODEX_API_KEY", "sk-panel-test-key");
+        }
+    }
+    let out = cmd
+        .args([
+            "--no-history",
+            "--seat",
+            "codex:gpt-5.6-sol",
+            "--lens",
+            "a=Q?",
+        ])
+        .args(["--tier", tier, "--budget-usd", "1", "--sandbox", "off"])
+        .arg("examples/answer.md")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("PANEL_BUDGET_FILE")
+        .env_remove("PANEL_PRICES")
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1, "{}", stderr(&out));
+    let log = std::fs::read_to_string(tmp.path().join("log/calls.jsonl")).unwrap();
+    let call: Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    let argv = call["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    (recs[0].clone(), argv)
+}
+
+/// Issue 47: "`--tier flex` for seats whose provider has a flex tier (codex with an API key:
+/// `service_tier="flex"`), priced at its half and recorded"; a login without one (ChatGPT)
+/// runs at the standard tier, and says nothing of flex.
+#[test]
+fn flex_is_asked_where_the_login_offers_it_priced_at_half_and_recorded() {
+    let flex_arg = "service_tier=\"flex\"".to_string();
+    let (standard, argv) = codex_at("standard", false);
+    assert!(!argv.contains(&flex_arg), "{argv:?}");
+    assert_eq!(standard["status"], "ok", "{standard}");
+    assert!(standard["usage"].get("tier").is_none(), "{standard}");
+    let (flex, argv) = codex_at("flex", false);
+    assert!(
+        argv.windows(2).any(|w| w[0] == "-c" && w[1] == flex_arg),
+        "{argv:?}"
+    );
+    assert_eq!(flex["usage"]["tier"], "flex", "{flex}");
+    let cost = |r: &Value| r["usage"]["costUsd"].as_f64().unwrap();
+    assert_eq!(
+        flex["usage"]["inputTokens"],
+        standard["usage"]["inputTokens"]
+    );
+    assert!(
+        (cost(&flex) * 2.0 - cost(&standard)).abs() < 1e-9,
+        "{flex} {standard}"
+    );
+    let (chatgpt, argv) = codex_at("flex", true);
+    assert!(!argv.contains(&flex_arg), "{argv:?}");
+    assert_eq!(chatgpt["status"], "ok", "{chatgpt}");
+    assert!(chatgpt["usage"].get("tier").is_none(), "{chatgpt}");
+}

@@ -925,6 +925,36 @@ fn codex_takes_the_users_openai_base_url_and_a_dead_endpoint_stops_it_early() {
     }
 }
 
+/// Issue 47: "`--tier flex` for seats whose provider has a flex tier (codex with an API key:
+/// `service_tier="flex"`)": the real codex puts it on the wire, with the row's model catalog,
+/// and the record says so.
+#[test]
+fn codex_with_an_api_key_asks_for_flex_when_told() {
+    let Some(exe) = real_cli("codex") else {
+        return;
+    };
+    let bindir = exe.parent().unwrap().to_path_buf();
+    let with = Case {
+        user: codex_base_url_user,
+        ..*case("codex")
+    };
+    let _slot = Slot::take();
+    let stage = Stage::new(&with, &bindir, "flex", Mode::Ok);
+    let out = stage
+        .panel_judge(90.0, &["--tier", "flex"])
+        .checked_output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let record: Value = serde_json::from_str(stdout.lines().next().unwrap_or_default()).unwrap();
+    assert_eq!(record["status"], "ok", "{record}");
+    assert_eq!(record["usage"]["tier"], "flex", "{record}");
+    let asked = stage.server.generations();
+    assert!(!asked.is_empty());
+    for q in &asked {
+        assert_eq!(q.body["service_tier"], "flex", "{}", q.body);
+    }
+}
+
 /// A record's `inputTokens` is what the server reported for the call's requests: at least the
 /// uncached input of the smallest (a CLI may count only that, or only the last request), at
 /// most every request's whole input (a CLI that sums them, cache reads and writes included).

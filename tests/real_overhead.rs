@@ -28,6 +28,21 @@ const WORK: &str =
 const LENS: &str =
     "correctness=Does it do what it claims to do? Wrong logic only — not style, not naming.";
 
+/// Issue 47's measure: the example, and then more of the same module, to 3 KB at least; the
+/// goals (1.5x the floor) are at this size.
+fn work_3k() -> String {
+    let mut w = WORK.to_string();
+    for i in 1.. {
+        if w.len() >= 3072 {
+            break;
+        }
+        w.push_str(&format!(
+            "\n\ndef last_{i}(xs):\n    \"\"\"Return the last {i} items of xs, oldest first.\"\"\"\n    return xs[-{i}:]\n"
+        ));
+    }
+    w
+}
+
 /// Growth past the recorded overhead that fails the test.
 const SLACK: f64 = 1.10;
 
@@ -41,12 +56,14 @@ struct Measure {
     floor: usize,
     /// The tools offered beyond those the row allows, per request.
     extra: Vec<String>,
+    /// The first request and the floor with a 3 KB candidate.
+    at_3k: (usize, usize),
 }
 
 impl Measure {
     fn row(&self) -> String {
         format!(
-            "OVERHEAD {:9} {:14} {:12} {:>7} B {:>6} tok {:>2} req  floor {:>5} B  x{:.2}",
+            "OVERHEAD {:9} {:14} {:12} {:>7} B {:>6} tok {:>2} req  floor {:>5} B  x{:.2}  3KB {:>6} B floor {:>5} B x{:.2}",
             self.cli,
             self.kind,
             self.login,
@@ -54,7 +71,10 @@ impl Measure {
             self.bytes / 4,
             self.requests,
             self.floor,
-            self.bytes as f64 / self.floor as f64
+            self.bytes as f64 / self.floor as f64,
+            self.at_3k.0,
+            self.at_3k.1,
+            self.at_3k.0 as f64 / self.at_3k.1 as f64
         ) + &match self.extra.first() {
             Some(t) => format!("  tools {t}"),
             None => String::new(),
@@ -107,12 +127,29 @@ const LOGINS: &[(&str, &str, &str)] = &[
     ("qwen", "coding-plan", "subscription"),
 ];
 
-/// One judge on the seed's example through `cli` with the login `kind`.
+/// One judge on the seed's example, and one on a 3 KB candidate, through `cli` with the login
+/// `kind`.
 fn measure(cli: &'static str, kind: &'static str, login: &'static str, bindir: &Path) -> Measure {
+    let m = measure_on(WORK, cli, kind, login, bindir);
+    let big = measure_on(&work_3k(), cli, kind, login, bindir);
+    Measure {
+        at_3k: (big.bytes, big.floor),
+        ..m
+    }
+}
+
+/// One judge on `work` through `cli` with the login `kind`.
+fn measure_on(
+    work: &str,
+    cli: &'static str,
+    kind: &'static str,
+    login: &'static str,
+    bindir: &Path,
+) -> Measure {
     let c = case(cli, kind);
     let _slot = crate::real_judge::Slot::take();
-    let mut w = World::new(&format!("overhead-{cli}-{kind}"), bindir);
-    std::fs::write(&w.candidate, WORK).unwrap();
+    let mut w = World::new(&format!("overhead-{cli}-{kind}-{}", work.len()), bindir);
+    std::fs::write(&w.candidate, work).unwrap();
     (c.user)(&mut w, false);
     let out = panel_judge(&w, c, Walls::Off, &[LENS], &w.run)
         .stdout(Stdio::piped())
@@ -155,6 +192,7 @@ fn measure(cli: &'static str, kind: &'static str, login: &'static str, bindir: &
         requests: requests.len(),
         floor: floor(first.api, model, prompt.trim_end(), &schema),
         extra,
+        at_3k: (0, 1),
     }
 }
 

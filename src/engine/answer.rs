@@ -49,6 +49,9 @@ pub fn read_answer(
         settled: false,
         live: o.live.clone(),
     };
+    if let Some(tier) = o.tier {
+        done.usage.get_or_insert_with(Default::default).tier = Some(tier);
+    }
     if let Some((status, cause)) = cut_off(o, timeout) {
         done.status = status;
         done.cause = Some(cause);
@@ -349,6 +352,7 @@ mod tests {
             share: Default::default(),
             answer_bytes: None,
             live: None,
+            tier: None,
         }
     }
 

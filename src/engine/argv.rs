@@ -237,7 +237,7 @@ pub fn of<'j>(
     let (instead, stdin) = route(job, prompt)?;
     let mut vars = vars(job, prompt, dirs, ctx);
     if let Some(tier) = tier(&job.seat.harness, login, ctx.opts.tier) {
-        vars.insert("tier", Cow::Borrowed(tier));
+        vars.insert("tier", Cow::Borrowed(tier.as_str()));
     }
     if let Some(word) = instead.as_deref().or(prompt_word) {
         vars.insert("prompt", Cow::Owned(word.to_string()));
@@ -247,10 +247,10 @@ pub fn of<'j>(
 
 /// The tier asked of the provider of a judge of `h` given the login `kind`: `asked` where that
 /// login offers it, else none (the standard tier, the `{tier}` group left out).
-pub fn tier(h: &Harness, kind: Option<&str>, asked: Tier) -> Option<&'static str> {
+pub fn tier(h: &Harness, kind: Option<&str>, asked: Tier) -> Option<Tier> {
     let login = h.logins.iter().find(|l| Some(l.kind.as_str()) == kind)?;
-    let name = asked.as_str();
-    (asked != Tier::Standard && login.tiers.iter().any(|t| t == name)).then_some(name)
+    let offered = login.tiers.iter().any(|t| t == asked.as_str());
+    (asked != Tier::Standard && offered).then_some(asked)
 }
 
 /// Checks that every job's prompt can reach its harness, before any starts.

@@ -127,27 +127,7 @@ pub struct LaunchOptions {
     pub tier: Tier,
 }
 
-/// `--tier`: the service tier a judge's provider is asked for, where its login offers it (a
-/// row's login lists it in `tiers`); elsewhere a judge runs at the standard tier.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Tier {
-    /// The provider's default.
-    #[default]
-    Standard,
-    /// OpenAI's flex processing: the Batch API's price (half), answered synchronously but
-    /// slower, and at times refused with 429 "Resource Unavailable" (waited out as a rate
-    /// limit).
-    Flex,
-}
-
-impl Tier {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Standard => "standard",
-            Tier::Flex => "flex",
-        }
-    }
-}
+pub use crate::records::Tier;
 
 impl Default for LaunchOptions {
     fn default() -> Self {

@@ -537,6 +537,7 @@ impl<'a> Attempt<'a> {
         outcome.refused = refused;
         outcome.share = met;
         outcome.live = login.live.clone().filter(|_| ctx.confined());
+        outcome.tier = argv::tier(&self.job.seat.harness, login.kind.as_deref(), ctx.opts.tier);
         let answer = match self.answer_at() {
             AnswerAt::File => {
                 let (bytes, total) = read_answer_file(answer_file, &dirs.answer_file());

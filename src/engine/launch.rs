@@ -73,6 +73,8 @@ pub struct ProcessOutcome {
     pub answer_bytes: Option<u64>,
     /// Why it held its login's live credential behind walls, where it did.
     pub live: Option<String>,
+    /// The service tier its provider was asked for, where not the standard one.
+    pub tier: Option<crate::records::Tier>,
 }
 
 impl ProcessOutcome {
@@ -183,6 +185,7 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
         share: Default::default(),
         answer_bytes: None,
         live: None,
+        tier: None,
     })
 }
 

@@ -237,6 +237,7 @@ mod tests {
             cost_usd: Some(0.0123),
             estimate_usd: None,
             cost_note: None,
+            tier: None,
         });
         assert_eq!(
             status_line("panel-judge", &s, false),

@@ -51,5 +51,6 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         share: Default::default(),
         answer_bytes: None,
         live: None,
+        tier: None,
     })
 }

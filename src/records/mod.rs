@@ -312,6 +312,44 @@ pub struct Usage {
     /// figure, and a judge is not trusted to say what it cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_note: Option<String>,
+    /// The service tier its provider was asked for, where not the standard one (`--tier`):
+    /// its tokens are priced at that tier's price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
+}
+
+/// `--tier`: the service tier a judge's provider is asked for, where its login offers it (a
+/// row's login lists it in `tiers`); elsewhere a judge runs at the standard tier.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// The provider's default.
+    #[default]
+    Standard,
+    /// OpenAI's flex processing: the Batch API's price (half), answered synchronously but
+    /// slower, and at times refused with 429 "Resource Unavailable" (waited out as a rate
+    /// limit).
+    Flex,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Standard => "standard",
+            Tier::Flex => "flex",
+        }
+    }
 }
 
 /// Adds a cost to a sum of costs: a cost that is not a finite number at least 0 adds nothing
@@ -361,6 +399,7 @@ impl Usage {
             (Some(a), Some(b)) if a != *b => Some(format!("{a}; {b}")),
             (a, b) => a.or_else(|| b.clone()),
         };
+        self.tier = self.tier.or(other.tier);
     }
 
     pub fn is_empty(&self) -> bool {

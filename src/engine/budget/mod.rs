@@ -20,7 +20,7 @@ use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::harness::{HarnessKind, Overhead, Seat};
-use crate::records::Usage;
+use crate::records::{Tier, Usage};
 use prices::{Price, Priced, Prices};
 
 /// Bytes a token is counted as: the usual rule of thumb for English and code.
@@ -112,6 +112,15 @@ pub fn reported_cost_taken(reported: f64, priced: Option<f64>) -> Result<(), Str
     }
 }
 
+/// The share of its tier's price a call's tokens are priced at: OpenAI's flex processing is
+/// priced as its Batch API, half the standard price ("flex-processing" guide).
+pub fn tier_share(tier: Option<Tier>) -> f64 {
+    match tier {
+        Some(Tier::Flex) => 0.5,
+        Some(Tier::Standard) | None => 1.0,
+    }
+}
+
 /// A call's tokens priced (cached ones at the cache-read price), or `None` when it reported no
 /// tokens. Finite whatever the counts: prices are at most [`prices::MAX_PRICE`].
 pub fn tokens_priced(usage: &Usage, price: &Price) -> Option<f64> {
@@ -120,7 +129,7 @@ pub fn tokens_priced(usage: &Usage, price: &Price) -> Option<f64> {
     }
     let input = usage.input_tokens.unwrap_or(0);
     let cached = usage.cached_tokens.unwrap_or(0).min(input);
-    let tokens = |n: u64, per_million: f64| n as f64 * per_million / 1e6;
+    let tokens = |n: u64, per_million: f64| n as f64 * per_million / 1e6 * tier_share(usage.tier);
     Some(
         tokens(input - cached, price.input)
             + tokens(cached, price.cache_read)
