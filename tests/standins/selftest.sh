@@ -59,8 +59,8 @@ sealed() {
     opencode/json) ARGV=(opencode run "$p" -m mock/mock-model --pure --title judge --format json) ;;
     gemini/text) ARGV=(gemini -p "$p" -m gemini-2.5-flash --skip-trust) ;;
     gemini/json) ARGV=(gemini -p "$p" -m gemini-2.5-flash --skip-trust -o json) ;;
-    qwen/text) ARGV=(qwen "$p" --auth-type openai -m mock-model --json-schema "@$T/schema.json" --chat-recording false --approval-mode plan) ;;
-    qwen/json) ARGV=(qwen "$p" --auth-type openai -m mock-model --json-schema "@$T/schema.json" --chat-recording false --approval-mode plan -o json) ;;
+    qwen/text) ARGV=(qwen "$p" --auth-type openai -m mock-model --json-schema "@$T/schema.json" --chat-recording false --approval-mode default --max-tool-calls 0) ;;
+    qwen/json) ARGV=(qwen "$p" --auth-type openai -m mock-model --json-schema "@$T/schema.json" --chat-recording false --approval-mode default --max-tool-calls 0 -o json) ;;
     kimi/json) ARGV=(kimi --print -p "$p" --output-format stream-json --agent-file "$T/judge.yaml" -m mock) ;;
     kimi/text) ARGV=(kimi --quiet -p "$p" --agent-file "$T/judge.yaml") ;;
     agent/json) ARGV=(agent -p "$p" --mode ask --trust --output-format json) ;;
@@ -400,6 +400,18 @@ if has claude; then
   check "lockdown/default-refuses" "$([[ $rc == 9 && $(<"$T/err") == *'lockdown missing: --tools ""'* ]]; echo $?)" "rc=$rc $(head -c 200 "$T/err")"
   ( unset STANDIN_LOCKDOWN; claude -p "locked down" --tools "" --no-session-persistence </dev/null >"$T/out" 2>/dev/null ); rc=$?
   check "lockdown/default-answers" "$([[ $rc == 0 && $(verdict_of "$(<"$T/out")") == breaks ]]; echo $?)" "rc=$rc"
+fi
+
+# qwen: its settings.json's deny list, which --bare does not read; --exclude-tools is read always
+if has qwen; then
+  Q=(qwen "locked down" --json-schema "$SCHEMA" --approval-mode default --max-tool-calls 0 -o json)
+  mkdir -p "$T/qh/.qwen"; printf '{"permissions":{"deny":["run_shell_command"]}}' >"$T/qh/.qwen/settings.json"
+  ( unset STANDIN_LOCKDOWN; HOME=$T/qh "${Q[@]}" </dev/null >"$T/out" 2>"$T/err" ); rc=$?
+  check "lockdown/qwen-settings" "$([[ $rc == 0 ]]; echo $?)" "rc=$rc $(head -c 200 "$T/err")"
+  ( unset STANDIN_LOCKDOWN; HOME=$T/qh "${Q[@]}" --bare </dev/null >"$T/out" 2>"$T/err" ); rc=$?
+  check "lockdown/qwen-bare-refuses" "$([[ $rc == 9 && $(<"$T/err") == *'lockdown missing: --exclude-tools'* ]]; echo $?)" "rc=$rc $(head -c 200 "$T/err")"
+  ( unset STANDIN_LOCKDOWN; HOME=$T/qh "${Q[@]}" --bare --exclude-tools edit,run_shell_command </dev/null >"$T/out" 2>"$T/err" ); rc=$?
+  check "lockdown/qwen-bare-excluded" "$([[ $rc == 0 ]]; echo $?)" "rc=$rc $(head -c 200 "$T/err")"
 fi
 
 # every log line is valid JSON and below 4 KiB
