@@ -568,6 +568,10 @@ fn a_price_or_harness_file_without_end_is_refused_at_its_bound() {
             &["--harness-file", "/dev/zero"][..],
             "panel-judge: /dev/zero: larger than 4 MiB, the most read",
         ),
+        (
+            &["--lenses", "/dev/zero"][..],
+            "panel-judge: --lenses /dev/zero: larger than 4 MiB, the most read",
+        ),
     ] {
         let started = std::time::Instant::now();
         let out = judge_bounded(tmp.path(), args, &[]);
@@ -580,6 +584,27 @@ fn a_price_or_harness_file_without_end_is_refused_at_its_bound() {
             started.elapsed()
         );
     }
+    // A reviewers' brief is read to a candidate's bound.
+    let mut brief = Command::new(bin("panel-judge"));
+    with_standins(&mut brief, &tmp.path().join("log"), &[]);
+    let out = brief
+        .args([
+            "--no-history",
+            "--seat",
+            "claude:haiku",
+            "--contract",
+            "review",
+        ])
+        .args(["--brief", "/dev/zero", "examples/answer.md"])
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .checked_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "panel-judge: --brief /dev/zero: larger than 64 MiB, the most read"
+    );
     // PANEL_PRICES is read the same way.
     let out = judge_bounded(
         tmp.path(),

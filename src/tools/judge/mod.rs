@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{CommandFactory, Parser, ValueEnum};
 
 pub mod canary;
@@ -754,8 +754,10 @@ fn say_unenforced_budget(b: f64, judges: &[panel::Judge]) {
 /// The brief every judge reads before the candidate (`--brief FILE`).
 fn read_brief(path: Option<&Path>) -> Result<Option<Arc<str>>> {
     let Some(path) = path else { return Ok(None) };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the brief", path.display()))?;
+    // As long as a candidate may be: every judge reads it beside one.
+    let what = format!("--brief {}", path.display());
+    let text =
+        crate::records::input::read_bounded(path, crate::records::candidate::MAX_CANDIDATE, &what)?;
     Ok(Some(text.into()))
 }
 

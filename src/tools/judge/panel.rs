@@ -51,8 +51,9 @@ impl LensFlags<'_> {
 pub fn lenses(flags: &LensFlags) -> Result<Vec<Lens>> {
     let mut out = Vec::new();
     if let Some(path) = flags.file {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let what = format!("--lenses {}", path.display());
+        let text =
+            crate::records::input::read_bounded(path, crate::records::input::MAX_SETTINGS, &what)?;
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
