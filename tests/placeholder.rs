@@ -96,7 +96,12 @@ def ask(path, cred):
         return data.split(b'\r\n')[0].decode()
     except OSError as e:
         return 'error: %s' % e
-seen = {'env': dict(os.environ), 'argv': sys.argv, 'files': {}, 'key': key}
+seen = {'env': dict(os.environ), 'argv': sys.argv, 'files': {}, 'key': key, 'fds': {}}
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        seen['fds'][fd] = os.readlink('/proc/self/fd/' + fd)
+    except OSError:
+        pass
 for top in (os.environ['HOME'], os.path.dirname(os.environ['HOME'])):
     for root, dirs, files in os.walk(top):
         for f in files:
@@ -109,7 +114,7 @@ for top in (os.environ['HOME'], os.path.dirname(os.environ['HOME'])):
 seen['model'] = ask('/v1/messages', key)
 seen['other_path'] = ask('/v1/files', key)
 seen['other_key'] = ask('/v1/messages', 'sk-keyed-guess')
-with open(os.environ['KEYED_OUT'], 'w') as out:
+with open(os.environ['KEYED_OUT'] + '.' + os.urandom(8).hex(), 'w') as out:
     json.dump(seen, out)
 print(json.dumps({'verdict': 'holds', 'reason': 'looked', 'confidence': 0.5}))
 "#;
@@ -166,6 +171,28 @@ fn install(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 /// The attacker judged in `mode`, the user's key `key` (none: only the row's other login):
 /// its record, what it saw, and its egress log.
 fn judge(dir: &Path, model: &Model, mode: &str, key: Option<&str>) -> (Value, Value, String) {
+    let (recs, seen, log) = judges(
+        dir,
+        model,
+        mode,
+        key,
+        &root().join("examples/answer.md"),
+        &["a=Q?"],
+    );
+    let rec = recs.into_iter().next().unwrap_or(Value::Null);
+    (rec, seen.into_iter().next().unwrap_or(Value::Null), log)
+}
+
+/// The attacker as a panel of `lenses` on `candidate`, in `mode`: its records, what each
+/// judge saw, and the first judge's egress log.
+fn judges(
+    dir: &Path,
+    model: &Model,
+    mode: &str,
+    key: Option<&str>,
+    candidate: &Path,
+    lenses: &[&str],
+) -> (Vec<Value>, Vec<Value>, String) {
     use std::os::unix::fs::PermissionsExt;
     let (rows, bindir) = install(dir);
     let outdir = dir.join(format!("out-{mode}"));
@@ -185,11 +212,12 @@ fn judge(dir: &Path, model: &Model, mode: &str, key: Option<&str>) -> (Value, Va
         std::env::var("PATH").unwrap_or_default()
     );
     cmd.args(["--harness-file", rows.to_str().unwrap(), "--seat", "keyed"])
-        .args(["--lens", "a=Q?", "--retries", "0", "--timeout", "60"])
+        .args(lenses.iter().flat_map(|l| ["--lens", l]))
+        .args(["--retries", "0", "--timeout", "60"])
         .args(["--sandbox", if mode == "no-userns" { "auto" } else { mode }])
         .args(["--sandbox-write", outdir.to_str().unwrap(), "--out"])
         .arg(&run)
-        .arg(root().join("examples/answer.md"))
+        .arg(candidate)
         .env("PATH", path)
         .env("PANEL_HISTORY", "off")
         .env("KEYED_OTHER_TOKEN", OTHER)
@@ -201,13 +229,16 @@ fn judge(dir: &Path, model: &Model, mode: &str, key: Option<&str>) -> (Value, Va
         None => cmd.env_remove("KEYED_API_KEY"),
     };
     let o = cmd.checked_output().unwrap();
-    let rec = records(&o).into_iter().next().unwrap_or(Value::Null);
-    let seen = std::fs::read_to_string(&out)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    let log = std::fs::read_to_string(run.join("a/attempt-1/egress.log")).unwrap_or_default();
-    (rec, seen, log)
+    let seen = std::fs::read_dir(&outdir)
+        .unwrap()
+        .flatten()
+        .filter_map(|f| std::fs::read_to_string(f.path()).ok())
+        .filter_map(|t| serde_json::from_str(&t).ok())
+        .collect();
+    let first = lenses[0].split('=').next().unwrap();
+    let log =
+        std::fs::read_to_string(run.join(first).join("attempt-1/egress.log")).unwrap_or_default();
+    (records(&o), seen, log)
 }
 
 /// Issue 46: "Each judge gets a random placeholder, per run, in the place and form its CLI
@@ -275,6 +306,36 @@ fn a_judge_holds_a_placeholder_and_its_model_alone_gets_the_live_key() {
             !log.contains(LIVE) && !log.contains(&placeholder),
             "{mode}: {log}"
         );
+    }
+}
+
+/// Issue 47: the first judge of a seat (a candidate long enough to cache, two lenses on one
+/// seat) has its supervisor tell the tool when its model begins to answer, through a pipe the
+/// supervisor holds. In every place, no judge holds a descriptor but its standard ones: the
+/// pipe reaches no judge, and both are answered.
+#[test]
+fn the_first_judge_of_a_seat_holds_no_descriptor_of_its_supervisors() {
+    for mode in modes() {
+        let tmp = TempDir::new(&format!("began-{mode}"));
+        let model = Model::start();
+        let candidate = tmp.path().join("candidate.md");
+        std::fs::write(&candidate, "A long answer under review.\n".repeat(300)).unwrap();
+        let lenses = ["a=Q1?", "b=Q2?"];
+        let (recs, seen, _) = judges(tmp.path(), &model, mode, Some(LIVE), &candidate, &lenses);
+        assert_eq!(recs.len(), 2, "{mode}: {recs:?}");
+        assert!(recs.iter().all(|r| r["status"] == "ok"), "{mode}: {recs:?}");
+        assert_eq!(seen.len(), 2, "{mode}");
+        for s in &seen {
+            let fds = s["fds"].as_object().unwrap();
+            let open: Vec<_> = fds
+                .iter()
+                .filter(|(fd, to)| {
+                    fd.parse::<u32>().unwrap() > 2 && !to.as_str().unwrap().starts_with("/proc/")
+                })
+                .collect();
+            assert!(open.is_empty(), "{mode}: a judge holds {open:?}");
+        }
+        assert_eq!(model.heads().len(), 2, "{mode}");
     }
 }
 

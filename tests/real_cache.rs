@@ -19,6 +19,7 @@ use std::process::{Child, Stdio};
 
 use crate::real_cli::real_cli;
 use crate::real_logins::{Walls, World, case, panel_judge};
+use crate::real_overhead::{SEED_SCHEMA, seed_prompt};
 use crate::util::root;
 
 /// The seed's three lenses (tests/fixtures/seed-judge-panel.sh), then two more for five.
@@ -44,25 +45,6 @@ const LENSES: [(&str, &str); 5] = [
         "Would a reader misread what it does? Name the sentence or line that misleads.",
     ),
 ];
-
-/// The seed script's schema, as it passes it.
-const SEED_SCHEMA: &str = r#"{"type":"object","properties":{
-"verdict":{"type":"string","enum":["holds","breaks"]},
-"reason":{"type":"string"},
-"confidence":{"type":"number"}},
-"required":["verdict","reason","confidence"],"additionalProperties":false}"#;
-
-/// The seed script's prompt for one lens's question and a candidate.
-fn seed_prompt(question: &str, work: &str) -> String {
-    format!(
-        "You are one judge on a panel. You judge alone and you never see the other judges' verdicts.\n\
-         Judge through this lens only: {question}\n\
-         Judge the text below and nothing else. Do not open files, do not run anything. If the lens\n\
-         you were given finds nothing wrong, say it holds — a judge that never says 'holds' is worthless.\n\
-         --- ANSWER UNDER REVIEW ---\n{}",
-        work.trim_end()
-    )
-}
 
 /// A candidate of `bytes` bytes: a Python module of small documented functions, each a little
 /// different, cut at a line.

@@ -262,21 +262,21 @@ const SEED_LENSES: [&str; 3] = [
 ];
 
 /// The seed script's schema, as it passes it.
-const SEED_SCHEMA: &str = r#"{"type":"object","properties":{
+pub(crate) const SEED_SCHEMA: &str = r#"{"type":"object","properties":{
 "verdict":{"type":"string","enum":["holds","breaks"]},
 "reason":{"type":"string"},
 "confidence":{"type":"number"}},
 "required":["verdict","reason","confidence"],"additionalProperties":false}"#;
 
-/// The seed script's prompt for one lens's question.
-fn seed_prompt(question: &str) -> String {
+/// The seed script's prompt for one lens's question and a candidate.
+pub(crate) fn seed_prompt(question: &str, work: &str) -> String {
     format!(
         "You are one judge on a panel. You judge alone and you never see the other judges' verdicts.\n\
          Judge through this lens only: {question}\n\
          Judge the text below and nothing else. Do not open files, do not run anything. If the lens\n\
          you were given finds nothing wrong, say it holds — a judge that never says 'holds' is worthless.\n\
          --- ANSWER UNDER REVIEW ---\n{}",
-        WORK.trim_end()
+        work.trim_end()
     )
 }
 
@@ -316,7 +316,7 @@ fn seed_ceiling() {
                 let question = lens.split_once('=').unwrap().1;
                 let out = w
                     .command(&exe)
-                    .args(["-p", &seed_prompt(question), "--model", "haiku"])
+                    .args(["-p", &seed_prompt(question, WORK), "--model", "haiku"])
                     .args(["--json-schema", SEED_SCHEMA, "--tools", ""])
                     .arg("--no-session-persistence")
                     .current_dir(&w.scratch)

@@ -240,6 +240,29 @@ impl Job {
     }
 }
 
+impl Job {
+    /// A reviewer's call on `checkout`: its answer is its text, checked by its caller; asked
+    /// once (its caller decides what comes next).
+    pub fn reviewer(
+        name: &str,
+        seat: Seat,
+        prompt: String,
+        checkout: PathBuf,
+        session: Session,
+    ) -> Job {
+        Job {
+            role: Role::Reviewer { checkout, session },
+            retries: Some(0),
+            ..Job::sealed(
+                name,
+                seat,
+                Prompt::text(prompt),
+                Value::Object(Default::default()),
+            )
+        }
+    }
+}
+
 /// What a call's judge is: sealed, or a reviewer that reads a checkout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Role {

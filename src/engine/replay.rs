@@ -12,16 +12,17 @@ use crate::engine::ask::Job;
 use crate::engine::launch::ProcessOutcome;
 
 /// The most of a file of recorded answers read: as much as a candidate.
-pub const MAX_ANSWERS: usize = crate::records::candidate::MAX_CANDIDATE;
+const MAX_ANSWERS: usize = crate::records::candidate::MAX_CANDIDATE;
+
+/// A file of recorded answers, read to [`MAX_ANSWERS`]; errors name it as `what`.
+pub fn read(file: &std::path::Path, what: &str) -> Result<String> {
+    crate::records::input::read_bounded(file, MAX_ANSWERS, what)
+}
 
 /// The recorded answer for `job`, as if its process had printed it and exited 0.
 pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
     let file = job.seat.model.as_deref().unwrap_or_default();
-    let text = crate::records::input::read_bounded(
-        std::path::Path::new(file),
-        MAX_ANSWERS,
-        &format!("replay: {file}"),
-    )?;
+    let text = read(std::path::Path::new(file), &format!("replay: {file}"))?;
     let all = crate::records::strict::value(&text)
         .map_err(|e| anyhow!("replay: {file}: not JSON: {e}"))?;
     let entry = all

@@ -432,12 +432,8 @@ impl JudgeSeat {
 
 /// The recorded answer of a `replay:FILE` judge for a round (from 1).
 pub fn replay_answer(file: &Path, round: usize) -> Result<Map<String, Value>, String> {
-    let text = crate::records::input::read_bounded(
-        file,
-        crate::engine::replay::MAX_ANSWERS,
-        &file.display().to_string(),
-    )
-    .map_err(|e| format!("{e:#}"))?;
+    let text = crate::engine::replay::read(file, &file.display().to_string())
+        .map_err(|e| format!("{e:#}"))?;
     let value = crate::records::strict::value(&text)
         .map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
     let pick = match &value {

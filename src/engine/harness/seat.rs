@@ -117,9 +117,8 @@ impl Seat {
         if self.harness.kind == HarnessKind::Replay {
             // Recorded answers are the user's input: a bad file stops the panel before it starts.
             let file = self.model.as_deref().unwrap_or_default();
-            let text = crate::records::input::read_bounded(
+            let text = crate::engine::replay::read(
                 Path::new(file),
-                crate::engine::replay::MAX_ANSWERS,
                 &format!("--seat {}: {file}", self.spec),
             )?;
             match crate::records::strict::value(&text) {

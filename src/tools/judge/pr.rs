@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::{brief, earlier, fix_proof};
-use crate::engine::ask::{Done, Job, KeptFolder, Prompt, Role, Session};
+use crate::engine::ask::{Done, Job, KeptFolder, Session};
 use crate::engine::cancel::Cancel;
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
@@ -214,17 +214,14 @@ impl Call {
     /// The launcher's job for this call; its session goes with it.
     fn job(&mut self, review: &Review) -> Job {
         Job {
-            name: self.job_name.clone(),
-            seat: self.seat.clone(),
-            prompt: Prompt::text(self.prompt.clone()),
-            schema: Value::Object(Map::new()),
-            role: Role::Reviewer {
-                checkout: review.checkout.to_path_buf(),
-                session: std::mem::take(&mut self.session),
-            },
-            retries: Some(0),
             cancel: review.cancel.cloned(),
-            warming: Default::default(),
+            ..Job::reviewer(
+                &self.job_name,
+                self.seat.clone(),
+                self.prompt.clone(),
+                review.checkout.to_path_buf(),
+                std::mem::take(&mut self.session),
+            )
         }
     }
 }
@@ -583,19 +580,8 @@ fn print_commands(
     let mut out = crate::engine::output::stdout();
     for (i, (m, seat)) in plan.members.iter().zip(seats).enumerate() {
         let dir = notional.join(&m.name);
-        let job = Job {
-            name: m.name.clone(),
-            seat: seat.clone(),
-            prompt: Prompt::text(prompt_for(m, &dir)),
-            schema: Value::Object(Map::new()),
-            role: Role::Reviewer {
-                checkout: dir,
-                session: first_session(seat),
-            },
-            retries: Some(0),
-            cancel: None,
-            warming: Default::default(),
-        };
+        let prompt = prompt_for(m, &dir);
+        let job = Job::reviewer(&m.name, seat.clone(), prompt, dir, first_session(seat));
         let gap = if i == 0 { "" } else { "\n" };
         writeln!(out, "{gap}{}", launcher.command_line(&job)?)?;
     }
