@@ -18,9 +18,9 @@ complete -c panel-merge -l harness-file -d 'A JSON file of harness rows that add
 complete -c panel-merge -l family -d 'State a seat\'s model family, SEAT=FAMILY (repeatable), e.g. \'exec:llm -m x=openai\'' -r
 complete -c panel-merge -l pass-env -d 'Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated)' -r
 complete -c panel-merge -l harness-cap -d 'At most N judges of HARNESS at once across every panel-judge on this machine, HARNESS=N (repeatable; also PANEL_HARNESS_CAP, comma-separated)' -r
-complete -c panel-merge -l sandbox -d 'How each judge is walled in: auto, a jail of its own (namespaces, a read-only root of what its harness needs, no route out but its proxy) with Landlock inside, falling back to Landlock alone, each with one warning, where the kernel cannot; required, the jail or launch nothing; landlock, Landlock alone; off' -r -f -a "auto\t'A jail of its own with Landlock inside where the kernel can; else Landlock alone, or nothing, each with one warning line and said in every record'
-required\t'The jail, or launch nothing (exit 2)'
-landlock\t'Landlock alone, as auto falls back to where the kernel forbids namespaces'
+complete -c panel-merge -l sandbox -d 'How each judge is walled in: auto, a jail of its own (namespaces, a read-only root of what its harness needs, no route out but its proxy) with Landlock inside, falling back to Landlock alone, each with one warning, where the kernel cannot; required, the jail or launch nothing; landlock, Landlock alone; off' -r -f -a "auto\t'A jail of its own with Landlock inside where the kernel can; else Landlock alone, or nothing, each with one warning line and said in every record. On macOS a Seatbelt profile'
+required\t'The jail (on macOS Seatbelt), or launch nothing (exit 2)'
+landlock\t'Landlock alone, as auto falls back to where the kernel forbids namespaces (Linux)'
 off\t'No walls of ours (the supervisor still ends what a judge leaves running)'"
 complete -c panel-merge -l sandbox-read -d 'A folder a confined judge may also read and run programs from (repeatable; also PANEL_SANDBOX_READ, colon-separated)' -r -F
 complete -c panel-merge -l sandbox-write -d 'A folder a confined judge may also write to, e.g. a log your exec: seat keeps (repeatable; also PANEL_SANDBOX_WRITE, colon-separated)' -r -F

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::util::{Checked, Refused, TempDir, bin, root};
+#[cfg(target_os = "linux")]
+use crate::util::Refused;
+use crate::util::{Checked, TempDir, bin, root};
 
 const LIVE: &str = "sk-keyed-LIVE0123456789abcdefLIVE";
 const OTHER: &str = "other-account-token-0123456789";
@@ -203,6 +205,7 @@ fn judges(
     let out = outdir.join("seen.json");
     let run = dir.join(format!("run-{mode}"));
     let mut cmd = Command::new(bin("panel-judge"));
+    #[cfg(target_os = "linux")]
     if mode == "no-userns" {
         Refused::UserNamespaces.on(&mut cmd);
     }

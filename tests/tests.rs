@@ -1,7 +1,6 @@
 //! The integration-test crate, the default `cargo test`: each file below is a module of it.
 //! The tests that drive the real CLIs are a target of their own (tests/real.rs).
 
-mod apparmor;
 mod budget;
 mod calibrate;
 mod classify;
@@ -13,7 +12,6 @@ mod harness;
 mod history;
 mod hostile;
 mod integrity;
-mod jail;
 mod judge;
 mod layers;
 mod ledger;
@@ -28,7 +26,6 @@ mod pr;
 mod progress;
 mod runs;
 mod schemas;
-mod share;
 mod sshd;
 mod synthesis;
 mod tally;
@@ -37,3 +34,12 @@ mod tokens;
 mod transcript;
 mod util;
 mod warm;
+
+// Linux's walls (namespaces, Landlock, seccomp, AppArmor), tested where they are; macOS's
+// Seatbelt profiles are golden-tested beside the code and tried by scripts/macos-selftest.
+#[cfg(target_os = "linux")]
+mod apparmor;
+#[cfg(target_os = "linux")]
+mod jail;
+#[cfg(target_os = "linux")]
+mod share;

@@ -804,6 +804,7 @@ pub fn as_a_user<K: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
 
 /// The machines users run panel on that this one is not, made for one command and all it
 /// starts (docs/testing.md, "Where panel runs").
+#[cfg(target_os = "linux")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refused {
     /// User namespaces, as Docker's default seccomp profile refuses them (and Ubuntu 24.04's
@@ -814,6 +815,7 @@ pub enum Refused {
     UserNamespacesAndLandlock,
 }
 
+#[cfg(target_os = "linux")]
 impl Refused {
     /// `cmd` runs under a seccomp filter that refuses what `self` names, inherited by every
     /// process it starts.

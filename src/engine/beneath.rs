@@ -9,7 +9,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 
-use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 /// Folders opened at once while a tree is removed; a deeper folder is moved up to the top of
@@ -146,19 +146,44 @@ fn open_owned(dir: &impl AsFd, name: &OsStr) -> io::Result<OwnedFd> {
     if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
         return Err(io::Error::other("not a folder"));
     }
-    if st.st_mode & 0o700 != 0o700 {
-        // Through a handle on the folder itself (O_PATH needs no right on it), so a link
-        // swapped in meanwhile is never what is changed.
-        let path = rustix::fs::openat(
-            dir,
-            name,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let proc = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&path));
-        rustix::fs::chmodat(CWD, proc.as_str(), Mode::RWXU, AtFlags::empty())?;
+    // `st_mode` is a u16 on macOS.
+    #[allow(clippy::unnecessary_cast)]
+    if st.st_mode as u32 & 0o700 != 0o700 {
+        own_folder(dir, name)?;
     }
     Ok(rustix::fs::openat(dir, name, dir_flags(), Mode::empty())?)
+}
+
+/// Makes the folder `name` of `dir` its owner's to read, write and search, never through a
+/// link swapped in meanwhile: on Linux through a handle on the folder itself (`O_PATH` needs
+/// no right on it), as Linux's `fchmodat` follows links.
+#[cfg(target_os = "linux")]
+fn own_folder(dir: &impl AsFd, name: &OsStr) -> io::Result<()> {
+    let path = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let proc = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&path));
+    Ok(rustix::fs::chmodat(
+        rustix::fs::CWD,
+        proc.as_str(),
+        Mode::RWXU,
+        AtFlags::empty(),
+    )?)
+}
+
+/// Makes the folder `name` of `dir` its owner's to read, write and search; macOS's
+/// `fchmodat` changes a link itself, never what it names.
+#[cfg(not(target_os = "linux"))]
+fn own_folder(dir: &impl AsFd, name: &OsStr) -> io::Result<()> {
+    Ok(rustix::fs::chmodat(
+        dir,
+        name,
+        Mode::RWXU,
+        AtFlags::SYMLINK_NOFOLLOW,
+    )?)
 }
 
 /// Folders moved up to the top of a tree being removed: those left to empty, and how many

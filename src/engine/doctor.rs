@@ -13,7 +13,7 @@ use crate::engine::context::Context;
 use crate::engine::harness::{Harness, HarnessKind, Login, Table, find_on_path};
 use crate::engine::launch::{self, Spec};
 use crate::engine::logins;
-use crate::engine::sandbox::{self, Setting, jail, walls};
+use crate::engine::sandbox::{self, Setting};
 use crate::engine::transcript::Transcript;
 use crate::records::doctor::{HarnessStatus, LoginStatus, SandboxStatus};
 use crate::records::printable::inline;
@@ -338,11 +338,12 @@ fn first_line(text: &str) -> Option<String> {
 /// What the walls can be here: the kernel's Landlock, whether a jail can be made, and what
 /// `mode` gives (the probes a run makes, asked once).
 pub fn sandbox(mode: Setting) -> SandboxStatus {
-    let (landlock_abi, landlock_note) = match walls::kernel() {
-        Ok(abi) => (Some(*abi), None),
-        Err(why) => (None, Some(why.clone())),
+    let here = sandbox::here();
+    let (landlock_abi, landlock_note) = match here.landlock {
+        Ok(abi) => (Some(abi), None),
+        Err(why) => (None, Some(why)),
     };
-    let jail_note = jail::available().as_ref().err().cloned();
+    let jail_note = here.jail.err();
     let name = clap::ValueEnum::to_possible_value(&mode)
         .map(|v| v.get_name().to_string())
         .unwrap_or_default();
@@ -364,6 +365,9 @@ pub fn sandbox(mode: Setting) -> SandboxStatus {
         walls,
         refused,
         runs_as,
+        seatbelt: here.seatbelt.as_ref().map(Result::is_ok),
+        seatbelt_note: here.seatbelt.and_then(Result::err),
+        not_held: here.not_held.iter().map(|s| s.to_string()).collect(),
     }
 }
 

@@ -111,7 +111,7 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
     };
     let mut cmd = Command::new(&program);
     for fd in secrets.iter().chain(&began) {
-        sandbox::keeper::inherited(&mut cmd, std::os::fd::AsRawFd::as_raw_fd(fd));
+        sandbox::fds::inherited(&mut cmd, std::os::fd::AsRawFd::as_raw_fd(fd));
     }
     cmd.args(&args)
         .env_clear()

@@ -94,12 +94,12 @@ pub fn through_shortage<T>(
 /// and, while it starts, a few more; on processes (threads count), each takes about eight
 /// (our threads for it, its supervisor, its harness and what that starts).
 pub fn judges_the_limits_allow() -> usize {
-    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
-    let files = getrlimit(Resource::RLIMIT_NOFILE).map_or(1024, |(soft, _)| soft);
+    use rustix::process::{Resource, getrlimit};
+    let files = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
     let by_files = files.saturating_sub(32) / 8;
-    let by_tasks = match getrlimit(Resource::RLIMIT_NPROC) {
-        Ok((soft, _)) if soft != RLIM_INFINITY => soft.saturating_sub(tasks_of_ours()) / 8,
-        _ => u64::MAX,
+    let by_tasks = match getrlimit(Resource::Nproc).current {
+        Some(soft) => soft.saturating_sub(tasks_of_ours()) / 8,
+        None => u64::MAX,
     };
     by_files.min(by_tasks).max(1) as usize
 }

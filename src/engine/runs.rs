@@ -306,8 +306,11 @@ impl Runs {
         };
         let at = nix::sys::stat::fstatat(&self.fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW);
         let by_path = fs::symlink_metadata(self.dir.join(name));
-        at.is_ok_and(|m| m.st_dev == held.dev() && m.st_ino == held.ino())
-            && by_path.is_ok_and(|m| m.dev() == held.dev() && m.ino() == held.ino())
+        // dev_t is an i32 on macOS.
+        #[allow(clippy::unnecessary_cast)]
+        let same =
+            |m: nix::sys::stat::FileStat| m.st_dev as u64 == held.dev() && m.st_ino == held.ino();
+        at.is_ok_and(same) && by_path.is_ok_and(|m| m.dev() == held.dev() && m.ino() == held.ino())
     }
 
     fn bare(&self, name: &str, started: u64, now: SystemTime) -> RunFolder {

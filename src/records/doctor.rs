@@ -101,4 +101,13 @@ pub struct SandboxStatus {
     /// The ids a root caller's judges run as, `[uid, gid]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs_as: Option<[u32; 2]>,
+    /// On macOS: whether judges can be put under a Seatbelt profile (`sandbox-exec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seatbelt: Option<bool>,
+    /// Why they cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seatbelt_note: Option<String>,
+    /// What the walls of this platform cannot hold, whatever the mode.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_held: Vec<String>,
 }

@@ -123,16 +123,14 @@ fn finish(name: &str, result: anyhow::Result<ExitCode>) -> ExitCode {
 fn stdout_is_open() -> bool {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
     use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
     let out = io::stdout();
-    let Ok(stat) = nix::sys::stat::fstat(out.as_fd()) else {
+    let stat = out.as_fd().try_clone_to_owned().map(std::fs::File::from);
+    let Ok(stat) = stat.and_then(|f| f.metadata()) else {
         return false;
     };
-    let null = std::fs::metadata("/dev/null").map(|m| {
-        use std::os::unix::fs::MetadataExt;
-        m.rdev()
-    });
-    let is_null =
-        null.is_ok_and(|rdev| rdev == stat.st_rdev && stat.st_mode & 0o170000 == 0o020000);
+    let null = std::fs::metadata("/dev/null").map(|m| m.rdev());
+    let is_null = null.is_ok_and(|rdev| rdev == stat.rdev() && stat.mode() & 0o170000 == 0o020000);
     let read_write = fcntl(out.as_fd(), FcntlArg::F_GETFL)
         .is_ok_and(|fl| OFlag::from_bits_truncate(fl) & OFlag::O_ACCMODE == OFlag::O_RDWR);
     !(is_null && read_write)

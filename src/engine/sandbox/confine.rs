@@ -31,7 +31,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     if policy.share.own_session(policy.confine.is_some()) {
         let _ = setsid();
     }
-    if let Err(e) = walls::close_inherited_on_exec() {
+    if let Err(e) = super::fds::close_inherited_on_exec() {
         eprintln!("panel: cannot close inherited descriptors: {e}");
         return exit_status::CANNOT_RUN;
     }
@@ -39,6 +39,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         eprintln!("panel: cannot limit the judge: {e}");
         return exit_status::CANNOT_RUN;
     }
+    walls::own_keyring();
     if let Some(ids) = policy.ids
         && let Err(e) = walls::become_unprivileged(ids)
     {

@@ -2,18 +2,19 @@
 //! programs and libraries, an allow-list of `/etc`) and its CLI's installation, reads and
 //! writes its own private folder, reads a reviewer's checkout. Nothing else: not the user's
 //! HOME, not another judge's folder, not the run folder, not another process. The same grants
-//! make a jail's root ([`Grants::shown`]) and Landlock's rules inside it ([`Grants::landlock`]).
+//! make a jail's root ([`Grants::shown`]) and the rules Landlock or Seatbelt holds ([`Grants::rules`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The Landlock rules of one judge, as the confine stage enforces them. Paths only: they
-/// travel on a command line every user of the machine can read.
+/// What one judge may touch, as Landlock enforces it (the confine stage, a jail) on Linux and
+/// as its Seatbelt profile says it on macOS ([`super::seatbelt`]). Paths only: they travel on
+/// a command line every user of the machine can read.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Landlock {
-    /// The ABI every right below is required at.
+pub struct Rules {
+    /// The Landlock ABI every right below is required at (0 under Seatbelt).
     pub abi: u8,
     /// Read and run.
     pub rx: Vec<PathBuf>,
@@ -31,54 +32,107 @@ pub struct Landlock {
     pub to: Vec<std::net::SocketAddr>,
 }
 
-/// The system's programs and libraries, read and run.
-const SYSTEM: &[&str] = &[
-    "/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
-];
-/// What of `/etc` a judge reads: the dynamic linker's cache, name resolution, certificates,
-/// the time zone, locales, the alternatives the system's programs are links to, Python's own
-/// configuration. Never `shadow`, `ssl/private`, ssh's host keys, or anyone's login.
-const ETC: &[&str] = &[
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "alternatives",
-    "ssl/certs",
-    "ssl/openssl.cnf",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "pki/tls/certs",
-    "pki/tls/cert.pem",
-    "pki/ca-trust/extracted",
-    "localtime",
-    "timezone",
-    "mime.types",
-    "protocols",
-    "services",
-    "host.conf",
-    "gai.conf",
-    "locale.alias",
-    "locale.conf",
-    "default/locale",
-    "os-release",
-    "lsb-release",
-    "debian_version",
-    "inputrc",
-    "shells",
-    "bash.bashrc",
-    "terminfo",
-];
-/// Files of `/etc` a jail writes itself (its one user, its names); without a jail, the host's.
-pub const ETC_OWN: &[&str] = &["passwd", "group", "hosts", "nsswitch.conf", "hostname"];
-/// Read: randomness, and the stage's own `/proc` entry, which `exec` keeps (bun aborts
-/// without `/proc/self`; another process's entry is never granted).
-const READ: &[&str] = &[
-    "/dev/urandom",
-    "/dev/random",
-    "/proc/sys/kernel/random/uuid",
-    "/proc/self",
-];
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+/// What every confined judge is granted of its platform's system.
+#[derive(Debug, PartialEq)]
+pub struct System {
+    /// The system's programs and libraries, read and run.
+    pub run: &'static [&'static str],
+    /// Where its `/etc` is, and what of it a judge reads and runs (the dynamic linker's cache,
+    /// name resolution, certificates, the time zone, locales, the alternatives the system's
+    /// programs are links to, Python's own configuration). Never `shadow`, `ssl/private`,
+    /// ssh's host keys, or anyone's login.
+    pub etc_dir: &'static str,
+    pub etc: &'static [&'static str],
+    /// Files of its `/etc` a jail writes itself (its one user, its names); without a jail,
+    /// the host's, read.
+    pub etc_own: &'static [&'static str],
+    /// Read besides: randomness; on Linux the stage's own `/proc` entry, which `exec` keeps
+    /// (bun aborts without `/proc/self`; another process's entry is never granted).
+    pub read: &'static [&'static str],
+    /// Devices read and written (without ioctl under Landlock).
+    pub devices: &'static [&'static str],
+}
+
+pub const LINUX: System = System {
+    run: &[
+        "/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
+    ],
+    etc_dir: "/etc",
+    etc: &[
+        "ld.so.cache",
+        "ld.so.conf",
+        "ld.so.conf.d",
+        "alternatives",
+        "ssl/certs",
+        "ssl/openssl.cnf",
+        "ca-certificates",
+        "ca-certificates.conf",
+        "pki/tls/certs",
+        "pki/tls/cert.pem",
+        "pki/ca-trust/extracted",
+        "localtime",
+        "timezone",
+        "mime.types",
+        "protocols",
+        "services",
+        "host.conf",
+        "gai.conf",
+        "locale.alias",
+        "locale.conf",
+        "default/locale",
+        "os-release",
+        "lsb-release",
+        "debian_version",
+        "inputrc",
+        "shells",
+        "bash.bashrc",
+        "terminfo",
+    ],
+    etc_own: &["passwd", "group", "hosts", "nsswitch.conf", "hostname"],
+    read: &[
+        "/dev/urandom",
+        "/dev/random",
+        "/proc/sys/kernel/random/uuid",
+        "/proc/self",
+    ],
+    devices: &["/dev/null", "/dev/zero", "/dev/full"],
+};
+
+/// macOS's: its frameworks and the loader's cache under `/System`, Homebrew's prefix on
+/// Apple silicon (Intel's is under `/usr`), the time zone's database, and `/etc` where it is
+/// (`/private/etc`: Seatbelt matches a file's real path).
+pub const MACOS: System = System {
+    run: &[
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/System",
+        "/Library/Apple",
+        "/opt/homebrew",
+    ],
+    etc_dir: "/private/etc",
+    etc: &[
+        "ssl",
+        "localtime",
+        "protocols",
+        "services",
+        "shells",
+        "bashrc",
+        "zshrc",
+        "profile",
+    ],
+    etc_own: &["passwd", "group", "hosts"],
+    read: &["/dev/urandom", "/dev/random", "/private/var/db/timezone"],
+    devices: &["/dev/null", "/dev/zero"],
+};
+
+/// This platform's.
+pub const HERE: &System = if cfg!(target_os = "macos") {
+    &MACOS
+} else {
+    &LINUX
+};
+
 /// A jail's own writable folders beside the judge's private one.
 const JAIL_WRITE: &[&str] = &["/tmp", "/dev/shm"];
 
@@ -115,6 +169,8 @@ pub struct Grants {
 /// [`Site::host`]) so that making them reads nothing.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Host {
+    /// Its platform's system (`None`: this one's).
+    pub system: Option<&'static System>,
     /// The allow-list of `/etc` as it is on this machine.
     pub etc: Vec<PathBuf>,
     /// The program's installations, then those of an `exec:` seat's command.
@@ -135,7 +191,7 @@ impl Site<'_> {
             installs.extend(install_roots(command, self.path_env, self.home, true));
         }
         let mut host = Host {
-            etc: etc(),
+            etc: etc(HERE),
             installs,
             git: self.checkout.map(git_common_dir),
             ..Host::default()
@@ -153,7 +209,7 @@ impl Site<'_> {
 
     /// Its grants, as `host` says the machine is.
     pub fn grants(&self, host: &Host) -> Grants {
-        let mut rx: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+        let mut rx: Vec<PathBuf> = host.system().run.iter().map(PathBuf::from).collect();
         rx.extend(host.etc.iter().cloned());
         // The program as it is named (a link into its installation), and its installation.
         rx.push(self.program.to_path_buf());
@@ -175,22 +231,27 @@ impl Site<'_> {
 }
 
 impl Grants {
-    /// Landlock's rules for them at `abi`, with the TCP ports the judge may connect to; in a
+    /// The rules for them at Landlock's `abi`, with the TCP ports the judge may connect to; in a
     /// jail its private `/tmp` and `/dev/shm` are its own too.
-    pub fn landlock(&self, abi: u8, tcp: Vec<u16>, jailed: bool) -> Landlock {
-        let mut ro: Vec<PathBuf> = READ.iter().map(PathBuf::from).collect();
-        ro.extend(ETC_OWN.iter().map(|f| Path::new("/etc").join(f)));
+    pub fn rules(&self, system: &System, abi: u8, tcp: Vec<u16>, jailed: bool) -> Rules {
+        let mut ro: Vec<PathBuf> = system.read.iter().map(PathBuf::from).collect();
+        ro.extend(
+            system
+                .etc_own
+                .iter()
+                .map(|f| Path::new(system.etc_dir).join(f)),
+        );
         ro.extend(self.ro.iter().cloned());
         let mut rw = self.rw.clone();
         if jailed {
             rw.extend(JAIL_WRITE.iter().map(PathBuf::from));
         }
-        Landlock {
+        Rules {
             abi,
             rx: self.rx.clone(),
             ro: dedup(ro),
             rw: dedup(rw),
-            devices: DEVICES.iter().map(PathBuf::from).collect(),
+            devices: system.devices.iter().map(PathBuf::from).collect(),
             tcp,
             to: Vec::new(),
         }
@@ -221,15 +282,28 @@ impl Grants {
     }
 }
 
-/// The allow-list of `/etc` as it is listed, before the machine's own (`python3*`) are added.
-pub fn etc_listed() -> Vec<PathBuf> {
-    ETC.iter().map(|f| Path::new("/etc").join(f)).collect()
+impl Host {
+    /// Its platform's system.
+    pub fn system(&self) -> &'static System {
+        self.system.unwrap_or(HERE)
+    }
 }
 
-/// The allow-list of `/etc` as it is on this machine (`python3*` folders included).
-fn etc() -> Vec<PathBuf> {
-    let mut out = etc_listed();
-    for entry in std::fs::read_dir("/etc").into_iter().flatten().flatten() {
+/// `system`'s allow-list of `/etc` as it is listed, before the machine's own (`python3*`)
+/// are added.
+pub fn etc_listed(system: &System) -> Vec<PathBuf> {
+    let dir = Path::new(system.etc_dir);
+    system.etc.iter().map(|f| dir.join(f)).collect()
+}
+
+/// `system`'s allow-list of `/etc` as it is on this machine (`python3*` folders included).
+fn etc(system: &System) -> Vec<PathBuf> {
+    let mut out = etc_listed(system);
+    for entry in std::fs::read_dir(system.etc_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         if entry.file_name().to_string_lossy().starts_with("python3") {
             out.push(entry.path());
         }

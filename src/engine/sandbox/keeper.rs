@@ -1,7 +1,7 @@
 //! The door's keeper where there is no jail: Landlock holds TCP by port alone, on any address,
 //! so a judge let through to its proxy's port could reach that port on any host. Its every
 //! `connect()` is handed to its supervisor instead (a seccomp user notification): one to an
-//! address it may reach ([`Landlock::to`](super::grants::Landlock)) is made by the supervisor,
+//! address it may reach ([`Rules::to`](super::grants::Rules)) is made by the supervisor,
 //! from its own copy of the address, and the connected socket put in place of the judge's; any
 //! other is refused (EACCES, as Landlock refuses). Since the judge's memory is read once and
 //! never trusted again, a thread that changes the address after the look gains nothing.
@@ -63,21 +63,6 @@ pub fn notify_connects() -> Result<OwnedFd, String> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// `fd` is kept open across the `exec` of `cmd` (the confine stage's end of the socket).
-pub fn inherited(cmd: &mut std::process::Command, fd: RawFd) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: between fork and exec, fcntl alone.
-    unsafe {
-        cmd.pre_exec(move || {
-            let flags = libc::fcntl(fd, libc::F_GETFD);
-            match flags >= 0 && libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == 0 {
-                true => Ok(()),
-                false => Err(io::Error::last_os_error()),
-            }
-        })
-    };
-}
-
 /// Calls `f` with a message of one byte and room for one descriptor: what the stage sends its
 /// supervisor.
 fn with_message<R>(f: impl FnOnce(&mut libc::msghdr) -> R) -> R {
@@ -114,18 +99,6 @@ pub fn send_fd(to: RawFd, fd: &OwnedFd) -> io::Result<()> {
             }
         }
     })
-}
-
-/// The descriptor its tool handed this process at `fd` (a pipe's end), as a file of its own;
-/// `None` when there is none open there.
-pub fn adopt(fd: RawFd) -> Option<std::fs::File> {
-    // F_GETFD tells an open descriptor from a number that names none.
-    // SAFETY: fcntl on a number only reads its flags.
-    if fd < 3 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        return None;
-    }
-    // SAFETY: the tool gave this process the descriptor for this alone; owned here once.
-    Some(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
 /// The descriptor the confine stage sends over `from`; `None` when it sent none (it failed,

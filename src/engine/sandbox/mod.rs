@@ -21,19 +21,27 @@
 
 pub mod authority;
 pub mod cgroup;
+#[cfg(target_os = "linux")]
 pub mod confine;
 pub mod egress;
 pub mod endpoint;
+#[allow(unsafe_code)]
+pub mod fds;
 pub mod grants;
 #[allow(unsafe_code)]
 pub mod jail;
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub mod keeper;
 pub mod policy;
 pub mod refused;
+#[allow(unsafe_code)]
+pub mod seatbelt;
 pub mod share;
+#[allow(unsafe_code)]
 pub mod supervise;
 pub mod swap;
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub mod walls;
 
@@ -47,6 +55,7 @@ use crate::records::exit_status;
 /// The hidden first argument that runs a binary as a judge's supervisor.
 pub const SUPERVISE: &str = "__panel-supervise";
 /// The hidden first argument of the stage that becomes the harness.
+#[cfg(target_os = "linux")]
 pub const CONFINE: &str = "__panel-confine";
 
 /// What a judge's supervisor needs, carried on its command line as JSON (paths, ids, hosts
@@ -60,7 +69,7 @@ pub struct Policy {
     pub private: Option<PathBuf>,
     /// What the judge may touch under Landlock; `None`: no Landlock.
     #[serde(default)]
-    pub confine: Option<grants::Landlock>,
+    pub confine: Option<grants::Rules>,
     /// Its world, where the kernel can make one; `None`: none.
     #[serde(default)]
     pub jail: Option<jail::Jail>,
@@ -91,12 +100,13 @@ pub struct Policy {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Setting {
     /// A jail of its own with Landlock inside where the kernel can; else Landlock alone, or
-    /// nothing, each with one warning line and said in every record.
+    /// nothing, each with one warning line and said in every record. On macOS a Seatbelt
+    /// profile.
     #[default]
     Auto,
-    /// The jail, or launch nothing (exit 2).
+    /// The jail (on macOS Seatbelt), or launch nothing (exit 2).
     Required,
-    /// Landlock alone, as auto falls back to where the kernel forbids namespaces.
+    /// Landlock alone, as auto falls back to where the kernel forbids namespaces (Linux).
     Landlock,
     /// No walls of ours (the supervisor still ends what a judge leaves running).
     Off,
@@ -112,6 +122,8 @@ pub struct Walls {
     pub landlock: Option<u8>,
     /// Whether each judge gets a jail.
     pub jail: bool,
+    /// Whether each judge runs under a Seatbelt profile (macOS).
+    pub seatbelt: bool,
     /// The ids a judge runs as when they are not the caller's: a root caller's judges are
     /// never root.
     pub ids: Option<(u32, u32)>,
@@ -124,19 +136,66 @@ impl Walls {
             said: "off".into(),
             landlock: None,
             jail: false,
+            seatbelt: false,
             ids: None,
         }
     }
 
     /// Whether any wall of ours stands.
     pub fn confined(&self) -> bool {
-        self.jail || self.landlock.is_some()
+        self.jail || self.landlock.is_some() || self.seatbelt
+    }
+
+    /// The Landlock ABI its judges' rules are made at, when rules confine them (0 under
+    /// Seatbelt, which reads the same rules).
+    pub fn rules_abi(&self) -> Option<u8> {
+        self.landlock.or(self.seatbelt.then_some(0))
     }
 }
 
-/// The walls of this run's judges, or why `mode` cannot have them (nothing is launched then).
+/// The walls of this run's judges, or why `mode` cannot have them (nothing is launched then):
+/// on Linux a jail and Landlock, or Landlock alone; on macOS Seatbelt.
+#[cfg(target_os = "linux")]
 pub fn walls(mode: Setting) -> anyhow::Result<Walls> {
     walls_on(mode, walls::kernel(), jail::available(), host_root())
+}
+
+#[cfg(target_os = "macos")]
+pub fn walls(mode: Setting) -> anyhow::Result<Walls> {
+    let root = rustix::process::geteuid().is_root();
+    seatbelt::walls_on(mode, &seatbelt::available(), root)
+}
+
+/// What this machine's walls can be, as `--doctor` says it.
+pub struct Here {
+    /// Landlock's ABI, or why there is none.
+    pub landlock: Result<u8, String>,
+    /// Whether a jail can be made, or why not.
+    pub jail: Result<(), String>,
+    /// On macOS, whether a Seatbelt profile can be put on a judge, or why not.
+    pub seatbelt: Option<Result<(), String>>,
+    /// What the walls here cannot hold, whatever the mode.
+    pub not_held: &'static [&'static str],
+}
+
+#[cfg(target_os = "linux")]
+pub fn here() -> Here {
+    Here {
+        landlock: walls::kernel().clone(),
+        jail: jail::available().clone(),
+        seatbelt: None,
+        not_held: &[],
+    }
+}
+
+#[cfg(target_os = "macos")]
+pub fn here() -> Here {
+    Here {
+        landlock: Err("macOS has no Landlock; its walls are Seatbelt's".into()),
+        jail: Err("macOS has no namespaces; its walls are Seatbelt's".into()),
+        seatbelt: Some(seatbelt::available()),
+        not_held: seatbelt::NOT_HELD,
+    }
 }
 
 /// How `walls`' judges are held to `ask`, the run's cgroups made where they can be; their
@@ -193,6 +252,7 @@ fn walls_on(
         said,
         landlock: abi,
         jail,
+        seatbelt: false,
         ids: (root && confined).then(unprivileged_ids),
     })
 }
@@ -219,8 +279,11 @@ pub fn unprivileged_ids() -> (u32, u32) {
 /// processes of the user (a judge on a kernel without Landlock, among them), and descriptors
 /// its caller left open reach no program it runs.
 pub fn harden_tool() {
+    // On macOS no process of another sandbox, nor one of the same user without the debugger's
+    // entitlement, reads a process's environment.
+    #[cfg(target_os = "linux")]
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
-    let _ = walls::close_inherited_on_exec();
+    let _ = fds::close_inherited_on_exec();
 }
 
 /// Runs the stage named by the first argument, if it names one, and gives its exit status;
@@ -230,6 +293,7 @@ pub fn stage_entry() -> Option<i32> {
     let stage = args.next();
     let run = match stage.as_deref().and_then(|s| s.to_str()) {
         Some(SUPERVISE) => supervise::main,
+        #[cfg(target_os = "linux")]
         Some(CONFINE) => confine::main,
         _ => return None,
     };

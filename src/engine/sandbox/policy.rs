@@ -161,8 +161,8 @@ pub fn policy(seat: &Seat, host: &Host) -> Policy {
     };
     tcp.sort_unstable();
     tcp.dedup();
-    policy.confine = walls.landlock.map(|abi| {
-        let mut rules = grants.landlock(abi, tcp, walls.jail);
+    policy.confine = walls.rules_abi().map(|abi| {
+        let mut rules = grants.rules(host.system(), abi, tcp, walls.jail);
         if jail.is_none() {
             rules.to = reached_at(&direct).map(|(at, _)| at).collect();
         }
@@ -257,6 +257,7 @@ fn endpoints(seat: &Seat) -> Vec<Endpoint> {
 mod tests {
     use super::*;
     use crate::engine::harness::Table;
+    use crate::engine::sandbox::grants::System;
     use crate::engine::sandbox::{Setting, against_golden, golden_dir, walls_on};
 
     /// Each `--sandbox` mode, with the walls it gets on a kernel with user namespaces and
@@ -272,10 +273,16 @@ mod tests {
     /// `/home/u/runs`, the private folders under `/run/panel/x`, the CLI under `/opt/cli`;
     /// a reviewer in `/home/u/repo` when `reviewer`, keeping its session.
     fn policy_of(row: &Harness, walls: &Walls, reviewer: bool) -> Policy {
+        policy_on(&grants::LINUX, row, walls, reviewer)
+    }
+
+    /// [`policy_of`] on the platform whose system is `system`.
+    fn policy_on(system: &'static System, row: &Harness, walls: &Walls, reviewer: bool) -> Policy {
         let program = PathBuf::from("/opt/cli/bin").join(&row.executable);
         let read = [PathBuf::from("/srv/data")];
         let host = Host {
-            etc: grants::etc_listed(),
+            system: Some(system),
+            etc: grants::etc_listed(system),
             installs: vec!["/opt/cli".into()],
             git: reviewer.then(|| PathBuf::from("/home/u/repo/.git")),
             missing: ["/lib32", "/libx32"].map(PathBuf::from).into(),
@@ -374,12 +381,50 @@ mod tests {
                 made.push(file);
             }
         }
-        // A golden file no row makes any more is stale.
-        for entry in std::fs::read_dir(golden_dir().join("policy"))
-            .unwrap()
-            .flatten()
-        {
-            let file = format!("policy/{}", entry.file_name().to_string_lossy());
+        none_stale("policy", &made);
+    }
+
+    /// Issue 48: "golden files of the profile for every built-in row and `--sandbox` mode,
+    /// beside the Linux ones". On a Mac `auto` and `required` get Seatbelt, `landlock` is
+    /// refused and `off` has no profile; the proxy listens at 40000 here.
+    #[test]
+    fn each_builtin_row_and_mode_makes_the_seatbelt_profile_in_its_golden_file() {
+        use crate::engine::sandbox::seatbelt;
+        let mut made = Vec::new();
+        let mut golden = |row: &Harness, name: &str, mode: Setting, reviewer: bool| {
+            let walls = seatbelt::walls_on(mode, &Ok(()), false);
+            let file = format!("seatbelt/{}.{name}.sb", row.name);
+            match (mode, walls) {
+                (Setting::Landlock, Err(e)) => assert!(e.to_string().contains("no Landlock")),
+                (Setting::Off, Ok(w)) => {
+                    let policy = policy_on(&grants::MACOS, row, &w, reviewer);
+                    assert_eq!(seatbelt::profile(&policy, None, &|_| None), Ok(None));
+                }
+                (_, Ok(w)) => {
+                    let policy = policy_on(&grants::MACOS, row, &w, reviewer);
+                    let text = seatbelt::profile(&policy, Some(40000), &|_| None);
+                    against_golden(&file, &text.unwrap().unwrap());
+                    made.push(file);
+                }
+                (_, Err(e)) => panic!("{file}: {e}"),
+            }
+        };
+        for row in Table::builtin().rows() {
+            for (name, mode) in MODES {
+                golden(row, name, mode, false);
+            }
+            if row.reviewer.is_some() {
+                golden(row, "reviewer", Setting::Auto, true);
+            }
+        }
+        none_stale("seatbelt", &made);
+    }
+
+    /// A golden file under `dir` no row makes any more is stale: removed with `UPDATE_GOLDEN`,
+    /// else a failure.
+    fn none_stale(dir: &str, made: &[String]) {
+        for entry in std::fs::read_dir(golden_dir().join(dir)).unwrap().flatten() {
+            let file = format!("{dir}/{}", entry.file_name().to_string_lossy());
             if !made.contains(&file) && std::env::var_os("UPDATE_GOLDEN").is_some() {
                 std::fs::remove_file(entry.path()).unwrap();
             } else {

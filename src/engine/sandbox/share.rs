@@ -136,9 +136,40 @@ pub struct Plan {
     pub run: Option<cgroup::Run>,
 }
 
+/// What a platform's own limits can hold of one judge's share, besides a cgroup and a jail.
+#[derive(Clone, Copy, Debug)]
+pub struct Platform {
+    /// Whether `RLIMIT_DATA` bounds a process's memory (Linux's counts its mappings; macOS's
+    /// none that a runtime allocates).
+    pub data_bounds_memory: bool,
+    /// Whether it has inotify, whose bounds a jail sets.
+    pub inotify: bool,
+    /// Whether a new session starts at niceness 0 (Linux's autogroups), so that without
+    /// seccomp's refusal of `setsid` niceness does not weigh a judge's CPU.
+    pub session_resets_nice: bool,
+}
+
+/// This platform's.
+pub const HERE: Platform = Platform {
+    data_bounds_memory: cfg!(target_os = "linux"),
+    inotify: cfg!(target_os = "linux"),
+    session_resets_nice: cfg!(target_os = "linux"),
+};
+
 /// How `ask` is held here: in a jail or not, under seccomp (`filtered`, wherever a wall of
 /// ours stands) or not, in the run's cgroups `run` when they could be made.
 pub fn plan(ask: Ask, jail: bool, filtered: bool, run: Option<cgroup::Run>) -> Plan {
+    plan_on(HERE, ask, jail, filtered, run)
+}
+
+/// [`plan`] on `platform`.
+pub fn plan_on(
+    platform: Platform,
+    ask: Ask,
+    jail: bool,
+    filtered: bool,
+    run: Option<cgroup::Run>,
+) -> Plan {
     let judge = run.as_ref().map(|r| r.judge(ask.memory, ask.processes));
     let has = |c: &str| run.as_ref().is_some_and(|r| r.has.contains(&c));
     let ns_nproc = jail && nproc_per_namespace();
@@ -146,7 +177,9 @@ pub fn plan(ask: Ask, jail: bool, filtered: bool, run: Option<cgroup::Run>) -> P
     let mut not = Vec::new();
     let in_cgroup = |what: Option<u64>, c| what.is_some() && has(c);
     let limits = Limits {
-        data: ask.memory.filter(|_| !in_cgroup(ask.memory, "memory")),
+        data: ask
+            .memory
+            .filter(|_| !in_cgroup(ask.memory, "memory") && platform.data_bounds_memory),
         nproc: ask
             .processes
             .filter(|_| !in_cgroup(ask.processes, "pids") && ns_nproc),
@@ -164,10 +197,11 @@ pub fn plan(ask: Ask, jail: bool, filtered: bool, run: Option<cgroup::Run>) -> P
         enter: Vec::new(),
     };
     if let Some(m) = ask.memory {
-        held.push(match limits.data {
-            None => format!("memory {}", shown_size(m)),
-            Some(_) => format!("memory {} a process", shown_size(m)),
-        });
+        match (limits.data, in_cgroup(ask.memory, "memory")) {
+            (_, true) => held.push(format!("memory {}", shown_size(m))),
+            (Some(_), false) => held.push(format!("memory {} a process", shown_size(m))),
+            (None, false) => not.push("memory (no cgroup; RLIMIT_DATA bounds no mapping here)"),
+        }
         if limits.data.is_some() && !filtered {
             not.push("memfd and shared memory (no seccomp)");
         }
@@ -187,12 +221,16 @@ pub fn plan(ask: Ask, jail: bool, filtered: bool, run: Option<cgroup::Run>) -> P
     held.push(format!("files {FILES}"));
     match limits.inotify {
         Some((i, w)) => held.push(format!("inotify {i}/{w}")),
-        None => not.push("inotify (no jail)"),
+        None if platform.inotify => not.push("inotify (no jail)"),
+        None => {}
     }
     match (limits.one_session, filtered) {
         (false, _) => held.push(format!("cpu weight {}", cgroup::RUN_WEIGHT)),
         (true, true) => held.push(format!("cpu nice {NICE}")),
-        (true, false) => not.push("cpu nice (no seccomp: a new session starts at nice 0)"),
+        (true, false) if platform.session_resets_nice => {
+            not.push("cpu nice (no seccomp: a new session starts at nice 0)")
+        }
+        (true, false) => held.push(format!("cpu nice {NICE}")),
     }
     let mut said = format!("limits: {}", held.join(", "));
     if !not.is_empty() {
@@ -221,8 +259,7 @@ fn nproc_per_namespace() -> bool {
 
 impl Limits {
     /// What the harness's last stage puts on itself just before it becomes the harness: its
-    /// rlimits, its niceness, a session keyring of its own (none of the caller's keys reaches
-    /// it, not even for the kernel).
+    /// rlimits, its niceness.
     pub fn take(&self) -> Result<(), String> {
         use rustix::process::{Resource, Rlimit, setrlimit};
         let set = |r: Resource, n: Option<u64>, name: &str| match n {
@@ -265,7 +302,6 @@ impl Limits {
             rustix::process::setpriority_process(None, nice)
                 .map_err(|e| format!("nice {nice}: {e}"))?;
         }
-        super::walls::own_keyring();
         Ok(())
     }
 
@@ -298,6 +334,7 @@ impl Limits {
     /// What seccomp refuses it so that its share holds: a new session where niceness alone
     /// weighs its CPU, memory `RLIMIT_DATA` does not count where that bounds its memory, and
     /// System V IPC where no IPC namespace (`jailed`) is its own.
+    #[cfg(target_os = "linux")]
     pub fn refuse(&self, jailed: bool) -> super::walls::Refuse {
         super::walls::Refuse {
             unix: false,
@@ -449,7 +486,11 @@ fn dev_number(text: &str) -> u64 {
         u64::from_str_radix(major, 16).unwrap_or(0),
         u64::from_str_radix(minor, 16).unwrap_or(0),
     );
-    libc::makedev(major as u32, minor as u32)
+    // glibc's gnu_dev_makedev, written out: Linux's encoding wherever this is built.
+    ((major & 0xffff_f000) << 32)
+        | ((major & 0xfff) << 8)
+        | ((minor & 0xffff_ff00) << 12)
+        | (minor & 0xff)
 }
 
 /// Every process `/proc` shows (a jail's own, to its first process).
@@ -610,6 +651,7 @@ mod tests {
         // Without a jail its disk is watched, each file bounded; niceness alone weighs its
         // CPU, so it keeps one session, and RLIMIT_DATA its memory, so no memfd.
         assert_eq!(p.limits.disk, Some(1 << 30));
+        #[cfg(target_os = "linux")]
         assert_eq!(
             p.limits.refuse(false),
             crate::engine::sandbox::walls::Refuse {
@@ -636,6 +678,30 @@ mod tests {
         assert_eq!(p.limits.cgroup, None);
         std::mem::forget(p.run.take());
         assert_eq!((p.limits.data, p.limits.nproc, p.disk), (None, None, None));
+    }
+
+    /// Issue 48: on macOS "limits by rlimits; the record says which held": no cgroup, no
+    /// jail, an `RLIMIT_DATA` that bounds no mapping, no inotify; niceness holds, session or not.
+    #[test]
+    fn on_macos_the_plan_says_memory_and_processes_are_not_held() {
+        let macos = Platform {
+            data_bounds_memory: false,
+            inotify: false,
+            session_resets_nice: false,
+        };
+        for filtered in [true, false] {
+            let p = plan_on(macos, DEFAULT, false, filtered, None);
+            assert_eq!(
+                p.said,
+                "limits: disk 1 GiB watched, files 1024, cpu nice 10; not held: memory (no cgroup; RLIMIT_DATA bounds no mapping here), processes (no cgroup, no jail)"
+            );
+            assert_eq!(
+                (p.limits.data, p.limits.nproc, p.limits.inotify),
+                (None, None, None)
+            );
+            assert_eq!((p.limits.files, p.limits.nice), (Some(FILES), Some(NICE)));
+            assert_eq!(p.limits.disk, Some(1 << 30));
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use landlock::{
     PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::grants::Landlock;
+use super::grants::Rules;
 
 /// The newest ABI these rules were written and tested for; a newer kernel enforces them as this.
 pub const TESTED_ABI: u8 = 7;
@@ -60,7 +60,7 @@ fn abi(n: u8) -> ABI {
 /// Confines the calling process to `rules`, all of them or none: every right of `rules.abi`
 /// is required, so a kernel that cannot keep one is an error, never a quieter sandbox. Then
 /// seccomp refuses what Landlock cannot see, and what `refuse` adds.
-pub fn restrict(rules: &Landlock, refuse: Refuse) -> Result<(), String> {
+pub fn restrict(rules: &Rules, refuse: Refuse) -> Result<(), String> {
     let v = abi(rules.abi);
     let all = AccessFs::from_all(v);
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
@@ -338,29 +338,6 @@ pub fn own_keyring() {
             std::ptr::null::<libc::c_char>(),
         )
     };
-}
-
-/// Every descriptor above 2 is closed when the process next runs a program: a descriptor the
-/// caller left open (`exec 7<secret; panel-judge …`) reaches no judge.
-pub fn close_inherited_on_exec() -> std::io::Result<()> {
-    // SAFETY: CLOSE_RANGE_CLOEXEC only sets a flag; no descriptor anything holds is closed.
-    let r = unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) };
-    if r == 0 {
-        return Ok(());
-    }
-    // Before Linux 5.11: one by one.
-    for entry in std::fs::read_dir("/proc/self/fd")?.flatten() {
-        if let Some(fd) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-            && fd > 2
-        {
-            // SAFETY: F_SETFD on a number that may be stale only sets or fails.
-            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        }
-    }
-    Ok(())
 }
 
 /// A root caller's judge becomes `ids` (never root), with no capability and no group of root's.

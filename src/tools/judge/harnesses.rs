@@ -211,6 +211,17 @@ fn walls_text(walls: &SandboxStatus) -> String {
         None => "  jail: can be made (user namespaces)\n".to_string(),
         Some(why) => format!("  jail: cannot be made: {}\n", inline(why)),
     });
+    match (walls.seatbelt, &walls.seatbelt_note) {
+        (Some(true), _) => text.push_str("  seatbelt: sandbox-exec\n"),
+        (Some(false), why) => text.push_str(&format!(
+            "  seatbelt: cannot be used: {}\n",
+            inline(why.as_deref().unwrap_or(""))
+        )),
+        (None, _) => {}
+    }
+    for what in &walls.not_held {
+        text.push_str(&format!("  not held here: {}\n", inline(what)));
+    }
     if let Some([uid, gid]) = walls.runs_as {
         text.push_str(&format!("  judges run as {uid}:{gid}, never root\n"));
     }

@@ -109,7 +109,7 @@ impl Disk {
         let c = std::ffi::CString::new(staging.as_os_str().as_bytes())
             .map_err(|_| io::Error::other("a NUL byte in a path"))?;
         // SAFETY: detaches the mount at a NUL-terminated path.
-        super::check(unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) })?;
+        super::mount::check(unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) })?;
         std::fs::remove_dir(&staging)
     }
 

@@ -6,8 +6,6 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::check;
-
 /// mount(2), its words given as text.
 pub(super) fn mount(
     source: Option<&str>,
@@ -59,4 +57,12 @@ pub(super) fn bind_with(source: &Path, target: &Path, flags: libc::c_ulong) -> i
         libc::MS_REMOUNT | libc::MS_BIND | flags,
         None,
     )
+}
+
+/// A system call's result: `Err` with its errno when it failed.
+pub(super) fn check(r: libc::c_int) -> io::Result<()> {
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }

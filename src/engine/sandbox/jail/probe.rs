@@ -12,7 +12,7 @@ pub fn available() -> &'static Result<(), String> {
 fn probe() -> Result<(), String> {
     // SAFETY: a fork whose child makes only system calls and `_exit`s (this process may have
     // threads: the child touches nothing they may hold).
-    let pid = unsafe { super::clone_namespaces() };
+    let pid = unsafe { super::run::clone_namespaces() };
     if pid == 0 {
         let (tmpfs, tmp) = (c"tmpfs", c"/tmp");
         // SAFETY: async-signal-safe system calls, then _exit.

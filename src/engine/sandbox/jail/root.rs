@@ -10,9 +10,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::Jail;
 use super::disk::Disk;
+use super::mount::check;
 use super::mount::{bind_with, cpath, mkdirs, mount};
-use super::{Jail, check};
 
 /// What the root shows: each path's kind, and what it is mounted from. A descriptor (`O_PATH`)
 /// is opened at once for what the judge's ids could not pass through to once they change (a

@@ -1,14 +1,18 @@
 //! The process that stays beside a judge, one per judge, single-threaded and idle in `poll`.
+//! What differs by platform is in one module each ([`linux`], [`macos`]): how it watches its
+//! tool, how it knows the judge's processes, and how it puts the policy's walls around it.
 //!
-//! 1. It holds its parent (the tool) as a pidfd, which wakes it however the tool ends (a normal
-//!    exit, a panic, SIGKILL, the OOM killer) and whichever thread started it.
-//! 2. It is a child subreaper: every orphan below it, a `setsid` and double-forked one too,
-//!    becomes its child instead of init's, so it can end them.
-//! 3. It starts the judge: in a [`jail`] of its own, whose first process dies with this one and
-//!    reports how the harness ended; or, where there is no jail, the confine stage (its own
-//!    binary again), which becomes the harness and dies with this process. Either way in the
-//!    judge's own [`super::cgroup`] where the run has them, before it starts anything, and with the
-//!    judge's [`egress`] proxy on threads of its own, started after the jail's `clone`.
+//! 1. It watches its parent (the tool): on Linux as a pidfd, which wakes it however the tool
+//!    ends (a normal exit, a panic, SIGKILL, the OOM killer); on macOS by its parent changing.
+//! 2. It knows every process of the judge: on Linux as a child subreaper, every orphan below it,
+//!    a `setsid` and double-forked one too, becomes its child instead of init's; on macOS by
+//!    the judge's session and process group and what it saw descend from it ([`Family`]).
+//! 3. It starts the judge: on Linux in a [`super::jail`] of its own, whose first process dies
+//!    with this one and reports how the harness ended, or, where there is no jail, the confine
+//!    stage (its own binary again), which becomes the harness and dies with this process; in
+//!    the judge's own [`super::cgroup`] where the run has them, before it starts anything. On
+//!    macOS under `sandbox-exec` with the policy's Seatbelt profile ([`super::seatbelt`]).
+//!    Everywhere with the judge's [`super::egress`] proxy on threads of its own.
 //! 4. When the harness exits, the tool is gone, the tool's TERM reaches it, or the judge's CLI
 //!    keeps failing to reach an endpoint (its proxy gave up), it ends every descendant (TERM,
 //!    the policy's grace, KILL until none is left), then exits as the harness did (the same
@@ -17,36 +21,46 @@
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
-use rustix::process::{Pid, PidfdFlags, WaitOptions, getpid, getppid, pidfd_open, wait};
+use rustix::process::{Pid, WaitOptions, getpid, getppid, wait};
 
+use super::Policy;
 use super::cgroup::Leaf;
-use super::egress::{Door, Proxy, Swaps, Upstream};
+use super::egress::{Proxy, Swaps, Upstream};
 use super::jail::{self, Ending};
-use super::keeper;
 use super::share::Report;
 use super::swap::{self, Secrets};
-use super::{CONFINE, Policy};
 use crate::records::exit_status;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as os;
+use os::Family;
 
 pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let me = getpid();
     let Some(tool) = getppid() else { return 129 };
-    // A kernel before 5.3 has no pidfd: the tool's death is then seen by polling getppid().
-    let tool_fd = pidfd_open(tool, PidfdFlags::empty()).ok();
+    // Where there is no pidfd, the tool's death is seen by polling getppid().
+    let tool_fd = os::watch_tool(tool);
     if getppid() != Some(tool) {
         return 129;
     }
-    if let Err(e) = rustix::process::set_child_subreaper(Some(me)) {
-        eprintln!("panel: cannot adopt the judge's orphans: {e}");
-        return exit_status::CANNOT_RUN;
-    }
+    let mut family = match Family::adopt(me) {
+        Ok(family) => family,
+        Err(e) => {
+            eprintln!("panel: cannot adopt the judge's orphans: {e}");
+            return exit_status::CANNOT_RUN;
+        }
+    };
     let Some((mut stops, mut children)) = signals() else {
         return exit_status::CANNOT_RUN;
     };
@@ -73,6 +87,7 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
     };
     let (harness, mut report, proxy) = started;
+    family.started(harness);
     let mut met = Vec::new();
     let mut ending = None;
     // Without a jail, whose first process watches them, its rlimits are watched from here.
@@ -90,8 +105,9 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
         }
         if watched && looked.elapsed() >= Duration::from_secs(1) {
             looked = Instant::now();
-            watch(&policy, me, &mut met);
+            watch(&policy, &mut family, &mut met);
         }
+        family.look();
         if let Some(sig) = wait_a_tick(&mut stops, &mut children, tool_fd.as_ref(), tool) {
             break Some(sig);
         }
@@ -100,11 +116,11 @@ pub fn main(policy: Policy, program: Vec<OsString>) -> i32 {
     let gave_up = proxy.as_ref().is_some_and(|p| p.given_up().is_some());
     if stopped.is_none() && !gave_up {
         // Kept in the judge's stderr.txt: why its answer came at once though its pipe was held.
-        if let Some(line) = left_running(me) {
+        if let Some(line) = family.left_running() {
             eprintln!("panel: {line}");
         }
     }
-    end_descendants(me, harness, grace, &mut ending);
+    end_descendants(&mut family, harness, grace, &mut ending);
     ending = reported(ending, &mut report, &mut met);
     if let Some(p) = &proxy {
         p.finish();
@@ -178,8 +194,9 @@ fn signals() -> Option<(UnixStream, UnixStream)> {
 /// One look at the judge's processes (its supervisor's descendants) for the limits its rlimits
 /// hold, and at its private folder for its disk; those met are added to `met`. A judge past
 /// its disk is ended at once: nothing else stops it writing.
-fn watch(policy: &Policy, me: Pid, met: &mut Vec<String>) {
-    let pids: Vec<u32> = descendants(me)
+fn watch(policy: &Policy, family: &mut Family, met: &mut Vec<String>) {
+    let pids: Vec<u32> = family
+        .descendants()
         .into_iter()
         .map(|p| p.as_raw_nonzero().get() as u32)
         .collect();
@@ -265,8 +282,8 @@ fn start(
             rustix::process::getgid().as_raw(),
         )
     });
-    let began = swap::Began::new(policy.began.and_then(keeper::adopt));
-    let swaps = match policy.secrets.and_then(keeper::adopt) {
+    let began = swap::Began::new(policy.began.and_then(super::fds::adopt));
+    let swaps = match policy.secrets.and_then(super::fds::adopt) {
         Some(file) => match swaps(file, &env, began) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -289,10 +306,7 @@ fn start(
         env,
         proxy,
     };
-    match &policy.jail {
-        Some(jail) => starting.jailed(jail, ids),
-        None => starting.confined(),
-    }
+    starting.start(ids)
 }
 
 /// What the judge's proxy swaps in, read from the tool's pipe, and the TLS it reads and sends
@@ -335,188 +349,6 @@ struct Starting<'a> {
     leaf: Option<&'a Leaf>,
     env: Vec<(OsString, OsString)>,
     proxy: Option<Arc<Proxy>>,
-}
-
-impl Starting<'_> {
-    /// The judge in a jail of its own, running as `ids`, its proxy serving the jail's doors.
-    fn jailed(mut self, jail: &jail::Jail, ids: (u32, u32)) -> Result<Option<Started>, i32> {
-        let (policy, leaf) = (self.policy, self.leaf);
-        if let Some(door) = jail.doors.first() {
-            proxy_env(&mut self.env, door.at.port());
-        }
-        let under = jail::Under {
-            ids,
-            rules: policy.confine.as_ref(),
-            limits: &policy.share,
-        };
-        let enter = |pid: u32| leaf.map_or(Ok(()), |l| l.enter(pid));
-        let started = loop {
-            match jail::start(jail, &under, self.program, &self.env, &enter) {
-                Ok(s) => break s,
-                Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
-                    if let Some(stop) = wait_for_a_process(self.stops, self.tool) {
-                        return stop;
-                    }
-                }
-                Err(e) => {
-                    eprintln!("panel: cannot make the judge's jail: {e}");
-                    return Err(exit_status::CANNOT_RUN);
-                }
-            }
-        };
-        if let Some(proxy) = self.proxy.clone() {
-            let doors: Vec<Door> = jail.doors.iter().map(|d| d.door()).collect();
-            let socket = started.doors;
-            let _ = std::thread::Builder::new().spawn(move || {
-                while let Ok((conn, i)) = jail::receive(&socket) {
-                    if let Some(door) = doors.get(i) {
-                        proxy.serve(conn, door.clone());
-                    }
-                }
-            });
-        }
-        let pid = Pid::from_raw(started.pid).expect("a child's pid is positive");
-        Ok(Some((pid, Some(started.ending), self.proxy)))
-    }
-
-    /// The judge in the confine stage (this binary again), its proxy on the loopback.
-    /// Where the keeper tells how the judge's own connections ended: to its proxy, which
-    /// counts a loopback endpoint's failures as its own (never those to itself).
-    fn outcome(&self, own_ports: Vec<u16>) -> keeper::Outcome {
-        let proxy = self.proxy.clone();
-        std::sync::Arc::new(move |at: std::net::SocketAddr, ended| {
-            let own = at.ip().is_loopback() && own_ports.contains(&at.port());
-            if let (Some(p), false) = (&proxy, own) {
-                p.direct(at, ended);
-            }
-        })
-    }
-
-    /// A door of the judge's proxy on this loopback for the loopback endpoint at `at`, when
-    /// the proxy reads its requests (it swaps a credential in there).
-    fn door_for(&self, at: &std::net::SocketAddr) -> Option<std::net::SocketAddr> {
-        let proxy = self.proxy.clone()?;
-        let allow = &self.policy.egress.as_ref()?.allow;
-        let e = allow
-            .iter()
-            .find(|e| e.port == at.port() && e.loopback_addresses().contains(&at.ip()))?
-            .clone();
-        if !proxy.swaps(&e) {
-            return None;
-        }
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?;
-        let door = listener.local_addr().ok()?;
-        let _ = std::thread::Builder::new().spawn(move || {
-            for conn in listener.incoming().flatten() {
-                proxy.serve(conn, Door::Direct(e.clone()));
-            }
-        });
-        Some(door)
-    }
-
-    fn confined(mut self) -> Result<Option<Started>, i32> {
-        let mut policy = self.policy.clone();
-        // The stage enters the judge's cgroup itself, before it starts anything.
-        policy.share.enter = self.leaf.map(|l| l.dirs().to_vec()).unwrap_or_default();
-        let mut proxy_port = None;
-        if let Some(proxy) = self.proxy.clone() {
-            // Without a jail the proxy listens on this machine's loopback, and Landlock lets the
-            // judge connect to its port (and its loopback endpoints') alone.
-            let listener = match std::net::TcpListener::bind(("127.0.0.1", 0)) {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("panel: cannot start the judge's proxy: {e}");
-                    return Err(exit_status::CANNOT_RUN);
-                }
-            };
-            let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-            proxy_port = Some(port);
-            proxy_env(&mut self.env, port);
-            if let Some(rules) = &mut policy.confine {
-                rules.tcp.push(port);
-                rules.to.push((std::net::Ipv4Addr::LOCALHOST, port).into());
-            }
-            let _ = std::thread::Builder::new().spawn(move || {
-                for conn in listener.incoming().flatten() {
-                    proxy.serve(conn, Door::Proxy);
-                }
-            });
-        }
-        // The endpoints whose requests its proxy reads get a door of the proxy's on this
-        // loopback, where the keeper makes the judge's connections to them instead.
-        let mut own_ports: Vec<u16> = proxy_port.into_iter().collect();
-        let mut to = Vec::new();
-        if let Some(rules) = &policy.confine {
-            for at in &rules.to {
-                let door = self.door_for(at);
-                own_ports.extend(door.map(|d| d.port()));
-                to.push((*at, door.unwrap_or(*at)));
-            }
-        }
-        // The stage reads no secrets: they were this process's alone.
-        policy.secrets = None;
-        policy.began = None;
-        // Where Landlock confines it, its connections are made here: a socket for the stage
-        // to hand over the listener of them.
-        let keeper = match &policy.confine {
-            Some(_) => match UnixStream::pair() {
-                Ok((ours, theirs)) => {
-                    policy.keeper = Some(theirs.as_raw_fd());
-                    Some((ours, theirs, to))
-                }
-                Err(e) => {
-                    eprintln!("panel: cannot keep the judge's connections: {e}");
-                    return Err(exit_status::CANNOT_RUN);
-                }
-            },
-            None => None,
-        };
-        let Ok(exe) = std::env::current_exe() else {
-            return Err(exit_status::CANNOT_RUN);
-        };
-        let Ok(policy_json) = serde_json::to_string(&policy) else {
-            return Err(exit_status::CANNOT_RUN);
-        };
-        let program = self.program;
-        let outcome = self.outcome(own_ports);
-        let mut confine = Command::new(exe);
-        if let Some((_, theirs, _)) = &keeper {
-            keeper::inherited(&mut confine, theirs.as_raw_fd());
-        }
-        confine
-            .arg(CONFINE)
-            .arg(policy_json)
-            .arg("--")
-            .args(program)
-            .env_clear()
-            .envs(self.env);
-        loop {
-            match confine.spawn() {
-                Ok(child) => {
-                    if let Some((ours, theirs, to)) = keeper {
-                        drop(theirs);
-                        let outcome = outcome.clone();
-                        let _ = std::thread::Builder::new().spawn(move || {
-                            if let Some(listener) = keeper::receive_fd(&ours.into()) {
-                                keeper::keep(listener, to, outcome);
-                            }
-                        });
-                    }
-                    let pid = Pid::from_raw(child.id() as i32).expect("a child's pid is positive");
-                    return Ok(Some((pid, None, self.proxy)));
-                }
-                Err(e) if crate::engine::lifecycle::is_shortage(&e) => {
-                    if let Some(stop) = wait_for_a_process(self.stops, self.tool) {
-                        return stop;
-                    }
-                }
-                Err(e) => {
-                    eprintln!("panel: cannot start {}: {e}", program[0].to_string_lossy());
-                    return Err(exit_status::CANNOT_RUN);
-                }
-            }
-        }
-    }
 }
 
 /// A moment's wait for a process to be had (a limit the judges share), as the tool waits:
@@ -599,63 +431,17 @@ fn raise(sig: i32) -> i32 {
     exit_status::signalled(sig)
 }
 
-/// Every live descendant of `root`, through `/proc/PID/task/TID/children`.
-fn descendants(root: Pid) -> Vec<Pid> {
-    let mut out = Vec::new();
-    let mut todo = vec![root];
-    while let Some(p) = todo.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", p.as_raw_nonzero())) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let Ok(list) = std::fs::read_to_string(task.path().join("children")) else {
-                continue;
-            };
-            for child in list.split_whitespace().filter_map(|c| c.parse().ok()) {
-                if let Some(child) = Pid::from_raw(child) {
-                    out.push(child);
-                    todo.push(child);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// What the judge left running when its harness exited, in words; `None` when nothing.
-fn left_running(me: Pid) -> Option<String> {
-    let left = descendants(me);
-    if left.is_empty() {
-        return None;
-    }
-    let ours = |fd: u32| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
-    let pipes = [ours(1), ours(2)];
-    let holds = |p: &Pid| {
-        std::fs::read_dir(format!("/proc/{}/fd", p.as_raw_nonzero()))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|fd| {
-                let target = std::fs::read_link(fd.path()).ok();
-                target.is_some() && pipes.contains(&target)
-            })
-    };
-    let holders = left.iter().filter(|p| holds(p)).count();
-    Some(match holders {
-        0 => format!("ended {} process(es) the judge left running", left.len()),
-        n => format!(
-            "ended {} process(es) the judge left running; {n} held its output open",
-            left.len()
-        ),
-    })
-}
-
 /// TERM to every descendant, up to `grace` for them to go, then KILL until none is left (the
 /// orphans of a killed process come to us, and are seen on the next round); every child is
 /// reaped, the harness's ending kept.
-fn end_descendants(me: Pid, harness: Pid, grace: Duration, ending: &mut Option<Ending>) {
+fn end_descendants(
+    family: &mut Family,
+    harness: Pid,
+    grace: Duration,
+    ending: &mut Option<Ending>,
+) {
     use rustix::process::{Signal, kill_process};
-    for p in descendants(me) {
+    for p in family.descendants() {
         let _ = kill_process(p, Signal::TERM);
     }
     let until = Instant::now() + grace;
@@ -663,11 +449,12 @@ fn end_descendants(me: Pid, harness: Pid, grace: Duration, ending: &mut Option<E
         if let Some(e) = reap(harness) {
             *ending = Some(e);
         }
-        if descendants(me).is_empty() {
+        let left = family.descendants();
+        if left.is_empty() {
             break;
         }
         if Instant::now() >= until {
-            for p in descendants(me) {
+            for p in left {
                 let _ = kill_process(p, Signal::KILL);
             }
         }
