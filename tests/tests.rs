@@ -28,6 +28,7 @@ mod pr;
 mod progress;
 mod runs;
 mod schemas;
+mod selftest;
 mod share;
 mod sshd;
 mod synthesis;
