@@ -26,6 +26,7 @@ mod pr;
 mod progress;
 mod runs;
 mod schemas;
+mod selftest;
 mod sshd;
 mod synthesis;
 mod tally;
