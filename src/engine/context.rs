@@ -79,6 +79,8 @@ impl Context {
         f(&User {
             env: &env,
             home: &self.user_home,
+            // Claude Code keeps its login in the Keychain on macOS alone.
+            keychain: cfg!(target_os = "macos"),
         })
     }
 

@@ -28,6 +28,11 @@ pub struct Login {
     /// A file of the user's that holds it (`~/…`, `${VAR:-default}/…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// On macOS: the service of a generic password in the user's login Keychain that holds
+    /// the same JSON as `file`, looked in before it (the CLI's own order there: the Keychain,
+    /// then the file). Read and written with `security`, never a secret on its command line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keychain: Option<String>,
     /// For a JSON file: the JSON pointer that must hold a value for the file to be this login
     /// (one file may hold several kinds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,6 +277,24 @@ impl Login {
                 "logins: {}: refresh needs a file to keep the tokens in",
                 self.kind
             );
+        }
+        if let Some(service) = &self.keychain {
+            if self.file.is_none() {
+                bail!(
+                    "logins: {}: keychain holds the JSON of a file, and there is no file",
+                    self.kind
+                );
+            }
+            if service.is_empty()
+                || service
+                    .chars()
+                    .any(|c| c == '"' || c == '\\' || c.is_control())
+            {
+                bail!(
+                    "logins: {}: keychain: a service name with no quote, backslash or control character",
+                    self.kind
+                );
+            }
         }
         if self.values.is_some() && self.command.is_empty() {
             bail!(

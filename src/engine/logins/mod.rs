@@ -1,18 +1,23 @@
 //! The login broker (docs/design.md §8): a judge holds nothing worth stealing, and its user's
 //! login stays theirs. Before a judge starts, the broker finds the login its row says the user
 //! has ([`crate::engine::harness::login`], in the CLI's own order of precedence) in the user's
-//! own store (a file, a variable, a command such as `gh auth token`). An access token that
+//! own store (a file, a variable, a command such as `gh auth token`, on macOS an item of their
+//! Keychain, read with `security`, before the file). An access token that
 //! would expire before the judge's deadline is refreshed once per login per run, here, outside
 //! every wall, under the CLI's own lock where it has one, and the user's store is written back
 //! in the CLI's own format, atomically, only if it still holds the refresh token spent. The
 //! judge gets a live access token in the file or variable its CLI reads, and never the refresh
 //! token: a file's copy carries [`STAND_IN`] in its place.
 
+mod command;
 mod dial;
 pub mod https;
+mod kept;
+mod keychain;
 mod lock;
 mod missing;
 pub mod placeholder;
+mod refresh;
 pub mod store;
 
 pub use missing::{how_to_log_in, none_for};
@@ -23,19 +28,21 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use serde_json::Value;
 
-use crate::engine::harness::login::{Body, JudgeRefresh, LockKind, Login, Refresh, TimeAs};
+use crate::engine::harness::login::{JudgeRefresh, Login};
 use crate::engine::harness::{Harness, expand_user_path};
 use crate::engine::sandbox::egress::Endpoint;
+use kept::Kept;
+use refresh::{expiry, fresh, live_of, read_live};
 use store::Stored;
 
 /// What a judge's copy of a login holds where the refresh token was: it refreshes nothing,
 /// anywhere.
 pub const STAND_IN: &str = "panel-stand-in-refresh-token-no-refresh-here";
 
-/// How long a login command (`gh auth token`, `secret-tool lookup …`) may take.
+/// How long a login command (`gh auth token`, `secret-tool lookup …`, `security …`) may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a judge is given of its login.
@@ -65,6 +72,8 @@ pub enum Place {
     Env(String),
     File(PathBuf),
     Command(String),
+    /// A generic password of the user's login Keychain, by its service.
+    Keychain(String),
 }
 
 impl std::fmt::Display for Place {
@@ -73,6 +82,7 @@ impl std::fmt::Display for Place {
             Place::Env(name) => write!(f, "${name}"),
             Place::File(path) => write!(f, "{}", path.display()),
             Place::Command(c) => write!(f, "`{c}`"),
+            Place::Keychain(service) => write!(f, "the Keychain's \"{service}\""),
         }
     }
 }
@@ -81,6 +91,8 @@ impl std::fmt::Display for Place {
 pub struct User<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
     pub home: &'a Path,
+    /// Whether their Keychain is looked in (macOS's), before a login's file.
+    pub keychain: bool,
 }
 
 impl User<'_> {
@@ -100,6 +112,8 @@ pub struct Broker {
     live: Mutex<HashMap<String, Held>>,
     /// What each login command printed, asked once a run (`None`: no token).
     commands: Mutex<HashMap<Vec<String>, Option<String>>>,
+    /// What each Keychain item held, by its service, read once a run (`None`: not there).
+    items: Mutex<HashMap<String, Result<Option<Stored>, String>>>,
 }
 
 /// One login's place in the run: what it holds now, or why it cannot be used; `None` until
@@ -158,11 +172,7 @@ impl Broker {
             None => false,
         };
         if !usable {
-            let token = match &place {
-                Place::Command(_) => words(login, user).and_then(|w| self.command(&w, user)),
-                _ => None,
-            };
-            *held = Some(bring(login, &place, user, until, token).map_err(|e| {
+            *held = Some(self.bring(login, &place, user, until).map_err(|e| {
                 let fix = login
                     .fix
                     .as_ref()
@@ -210,6 +220,9 @@ impl Broker {
     /// Where the user keeps `login`, if they have it (a command's login is asked, once a run),
     /// and the beginning of its token that the CLI passes over, if it has one.
     fn present(&self, login: &Login, user: &User) -> Option<(Place, Option<String>)> {
+        if let Some((place, token)) = self.in_keychain(login, user) {
+            return Some((place, passed_over(login, token.as_deref())));
+        }
         let (place, token) = match had(login, user) {
             Some(place) => {
                 let token = kept_token(login, &place, user);
@@ -231,8 +244,61 @@ impl Broker {
         }
         let mut all = self.commands.lock().unwrap_or_else(|e| e.into_inner());
         all.entry(command.to_vec())
-            .or_insert_with(|| command_token(command, user).ok())
+            .or_insert_with(|| command::token(command, user).ok())
             .clone()
+    }
+
+    /// Where `login` is in the user's Keychain, when it is looked in and holds the login (or
+    /// cannot be read: the login is then there, and cannot be used), and its token.
+    fn in_keychain(&self, login: &Login, user: &User) -> Option<(Place, Option<String>)> {
+        let service = login.keychain.as_ref().filter(|_| user.keychain)?;
+        let place = Place::Keychain(service.clone());
+        match self.item(service, user) {
+            Ok(None) => None,
+            Ok(Some(s)) => {
+                let has = login.has.as_ref().is_none_or(|p| pointed(&s, p).is_some());
+                let token = login.token.as_ref().and_then(|p| pointed(&s, p));
+                let token = token.and_then(Value::as_str).map(str::to_string);
+                has.then_some((place, token))
+            }
+            Err(_) => Some((place, None)),
+        }
+    }
+
+    /// What the Keychain item `service` holds, read once a run.
+    fn item(&self, service: &str, user: &User) -> Result<Option<Stored>, String> {
+        let mut all = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        let read = || keychain::Item::of(service, user)?.read(user);
+        let held = all.entry(service.to_string());
+        held.or_insert_with(|| read().map_err(|e| format!("{e:#}")))
+            .clone()
+    }
+
+    /// Finds the login at `place` and, where it expires too soon, refreshes it.
+    fn bring(&self, login: &Login, place: &Place, user: &User, until: SystemTime) -> Result<Live> {
+        let token = |token| Live {
+            token,
+            stored: None,
+            expires: None,
+            refreshed: false,
+        };
+        match place {
+            Place::Env(name) => Ok(token(user.var(name))),
+            Place::Command(c) => {
+                let t = words(login, user).and_then(|w| self.command(&w, user));
+                Ok(token(Some(t.ok_or_else(|| anyhow!("{c} gave no token"))?)))
+            }
+            Place::File(path) => {
+                let kept = Kept::File(path);
+                fresh(login, &kept, read_live(login, &kept)?, user, until)
+            }
+            Place::Keychain(service) => {
+                let found = self.item(service, user).map_err(|e| anyhow!(e))?;
+                let found = found.ok_or_else(|| anyhow!("it is no longer in the Keychain"))?;
+                let kept = Kept::Keychain(keychain::Item::of(service, user)?, user);
+                fresh(login, &kept, live_of(login, found), user, until)
+            }
+        }
     }
 
     fn slot(&self, place: &Place) -> Held {
@@ -315,7 +381,7 @@ pub fn kept_token(login: &Login, place: &Place, user: &User) -> Option<String> {
             let token = pointed(&stored, login.token.as_ref()?)?;
             token.as_str().map(str::to_string)
         }
-        Place::Command(_) => None,
+        Place::Command(_) | Place::Keychain(_) => None,
     }
 }
 
@@ -346,267 +412,6 @@ fn needs_refresh(login: &Login, expires: Option<SystemTime>, until: SystemTime) 
     expires
         .checked_sub(Duration::from_secs(refresh.margin))
         .is_none_or(|t| t <= until)
-}
-
-/// Finds the login at `place` (a command's `token` asked already) and, where it expires too
-/// soon, refreshes it.
-fn bring(
-    login: &Login,
-    place: &Place,
-    user: &User,
-    until: SystemTime,
-    token: Option<String>,
-) -> Result<Live> {
-    match place {
-        Place::Env(name) => Ok(Live {
-            token: user.var(name),
-            stored: None,
-            expires: None,
-            refreshed: false,
-        }),
-        Place::Command(c) => Ok(Live {
-            token: Some(token.ok_or_else(|| anyhow!("{c} gave no token"))?),
-            stored: None,
-            expires: None,
-            refreshed: false,
-        }),
-        Place::File(path) => {
-            let live = read_live(login, path)?;
-            match &login.refresh {
-                Some(r) if needs_refresh(login, live.expires, until) => {
-                    let live = refreshed(login, r, path, user, until)?;
-                    Ok(Live {
-                        refreshed: true,
-                        ..live
-                    })
-                }
-                _ => Ok(live),
-            }
-        }
-    }
-}
-
-/// The store at `path` as it is now, and when its access token expires.
-fn read_live(login: &Login, path: &Path) -> Result<Live> {
-    let stored = match login.refresh.is_some() || login.token.is_some() {
-        true => Stored::read(path)?,
-        false => Stored::read_any(path)?,
-    };
-    let expires = login.refresh.as_ref().and_then(|r| expiry(r, &stored));
-    Ok(Live {
-        token: None,
-        stored: Some(stored),
-        expires,
-        refreshed: false,
-    })
-}
-
-/// When the access token in `stored` expires: its expiry field, else its own `exp` (a JWT).
-fn expiry(r: &Refresh, stored: &Stored) -> Option<SystemTime> {
-    match &r.expires {
-        Some(p) => store::read_time(stored.value.pointer(p)?, r.expires_as),
-        None => store::jwt_expiry(stored.string(&r.access)?),
-    }
-}
-
-/// Refreshes the login at `path` under its lock: read again once the lock is held (another
-/// process may have refreshed it meanwhile), spend the refresh token once, and write the
-/// answer back only where the store still holds the token spent.
-fn refreshed(
-    login: &Login,
-    r: &Refresh,
-    path: &Path,
-    user: &User,
-    until: SystemTime,
-) -> Result<Live> {
-    // Only the answer written back holds the token that replaces the one spent: where it
-    // cannot be written as the store is found, nothing is spent (nor locked).
-    store::replaceable(path).map_err(|e| anyhow!("not refreshed: {e:#}"))?;
-    let stop: &dyn Fn() -> bool = &dial::stopping;
-    let _held = match r.lock.is_empty() {
-        true => {
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let beside = path.with_file_name(format!(".{name}.panel-lock"));
-            vec![lock::take(
-                &beside,
-                LockKind::Flock,
-                Duration::from_secs(60),
-                stop,
-            )?]
-        }
-        false => r
-            .lock
-            .iter()
-            .map(|l| {
-                let (at, stale) = (lock_path(&l.path, user), Duration::from_secs(l.stale));
-                lock::take(&at, l.kind, stale, stop)
-            })
-            .collect::<Result<Vec<_>>>()?,
-    };
-    let now = read_live(login, path)?;
-    if !needs_refresh(login, now.expires, until) {
-        return Ok(now);
-    }
-    let stored = now.stored.expect("a file's store");
-    let spent = stored
-        .string(&r.refresh_token)
-        .filter(|t| !t.is_empty() && *t != STAND_IN)
-        .ok_or_else(|| anyhow!("it holds no refresh token"))?
-        .to_string();
-    let answer = ask(r, &spent, user)?;
-    let again = Stored::read(path)?;
-    if again.string(&r.refresh_token) != Some(spent.as_str()) {
-        // The user's own CLI refreshed it meanwhile: theirs is the newer one.
-        return read_live(login, path);
-    }
-    // The answer goes into the store as it is now: what else in it changed meanwhile stays.
-    let mut value = again.value.clone();
-    apply(r, &answer, &mut value, SystemTime::now())?;
-    let text = again.layout(&value);
-    let new = Stored { text, value };
-    if expiry(r, &new).is_none() {
-        bail!(
-            "{} answered a token whose expiry cannot be read",
-            host_of(&r.url)
-        );
-    }
-    store::replace(path, &new.text)?;
-    read_live(login, path)
-}
-
-/// Where a lock is: its template expanded, a `{real}` folder resolved to its real path.
-fn lock_path(template: &str, user: &User) -> PathBuf {
-    match template.split_once("{real}") {
-        Some((dir, rest)) => {
-            let dir = user.path(dir.trim_end_matches('/'));
-            let real = std::fs::canonicalize(&dir).unwrap_or(dir);
-            PathBuf::from(format!("{}{rest}", real.display()))
-        }
-        None => user.path(template),
-    }
-}
-
-/// Asks the token endpoint for new tokens in exchange for `refresh`.
-fn ask(r: &Refresh, refresh: &str, user: &User) -> Result<Value> {
-    let fields: Vec<(String, String)> = r
-        .request
-        .iter()
-        .map(|(k, v)| (k.clone(), v.replace("{refresh}", refresh)))
-        .collect();
-    let (kind, body) = match r.body {
-        Body::Json => {
-            let obj: serde_json::Map<String, Value> = fields
-                .into_iter()
-                .map(|(k, v)| (k, Value::String(v)))
-                .collect();
-            ("application/json", Value::Object(obj).to_string())
-        }
-        Body::Form => ("application/x-www-form-urlencoded", https::form(&fields)),
-    };
-    let mut headers: Vec<(String, String)> = vec![("Content-Type".into(), kind.into())];
-    headers.extend(r.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let (body, stop) = (body.as_bytes(), &dial::stopping);
-    let answer = https::post(&r.url, &headers, body, user.env, https::TIMEOUT, stop)?;
-    let value: Option<Value> = serde_json::from_slice(&answer.body).ok();
-    if !(200..300).contains(&answer.status) {
-        let sent = fields_sent(r, refresh);
-        let words = value
-            .as_ref()
-            .map_or(String::new(), |v| refusal_words(v, &sent));
-        bail!("{} answered {}{words}", host_of(&r.url), answer.status);
-    }
-    let value = value.ok_or_else(|| anyhow!("{} answered no JSON", host_of(&r.url)))?;
-    if value.get("access_token").and_then(Value::as_str).is_none() {
-        bail!("{} answered no access_token", host_of(&r.url));
-    }
-    if let Some(why) = ill_typed(r, &value) {
-        bail!("{} answered {why}: nothing was saved", host_of(&r.url));
-    }
-    Ok(value)
-}
-
-/// The values a refresh request sends, its refresh token among them.
-fn fields_sent(r: &Refresh, refresh: &str) -> Vec<String> {
-    let values = r.request.values().map(|v| v.replace("{refresh}", refresh));
-    values.chain([refresh.to_string()]).collect()
-}
-
-/// Why an answer cannot be saved in the user's store: its tokens must be strings, and the
-/// other fields the row saves from it strings or numbers (nothing else is written in).
-fn ill_typed(r: &Refresh, answer: &Value) -> Option<String> {
-    let present = |k: &str| answer.get(k).filter(|v| !v.is_null());
-    let token = ["access_token", "refresh_token", "id_token"]
-        .into_iter()
-        .find(|k| present(k).is_some_and(|v| !v.is_string()));
-    if let Some(k) = token {
-        return Some(format!("a {k} that is not a string"));
-    }
-    let saved = r.save.values().filter(|f| !f.starts_with('{'));
-    let mut bad = saved.filter(|f| present(f).is_some_and(|v| !(v.is_string() || v.is_number())));
-    bad.next()
-        .map(|f| format!("a {f} that is neither a string nor a number"))
-}
-
-/// The OAuth error words of a refused refresh (`invalid_grant: refresh token already used`),
-/// escaped and cut, every value the request sent (`sent`: the refresh token, the client id)
-/// taken out: an endpoint that echoes them shows none.
-fn refusal_words(v: &Value, sent: &[String]) -> String {
-    let words = |k: &str| {
-        v.get(k)
-            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
-    };
-    let said: Vec<String> = ["error", "error_description", "message"]
-        .iter()
-        .filter_map(|k| words(k))
-        .collect();
-    if said.is_empty() {
-        return String::new();
-    }
-    let mut text = said.join(": ");
-    for value in sent.iter().filter(|s| s.len() >= 4) {
-        text = text.replace(value.as_str(), "…");
-    }
-    let text = crate::records::printable::one_line(&text);
-    format!(": {}", text.chars().take(200).collect::<String>())
-}
-
-fn host_of(url: &str) -> &str {
-    let rest = url.strip_prefix("https://").unwrap_or(url);
-    rest.split('/').next().unwrap_or(rest)
-}
-
-/// Writes an answer's tokens into the store's value: the access token, the refresh token when
-/// a new one came (a login that does not rotate keeps its own), the expiry from `expires_in`,
-/// and the row's other fields.
-fn apply(r: &Refresh, answer: &Value, value: &mut Value, now: SystemTime) -> Result<()> {
-    let field = |k: &str| answer.get(k).filter(|v| !v.is_null()).cloned();
-    store::set(value, &r.access, field("access_token").expect("checked"))?;
-    if let Some(new) = field("refresh_token") {
-        store::set(value, &r.refresh_token, new)?;
-    }
-    if let (Some(p), Some(secs)) = (&r.expires, field("expires_in").and_then(|v| v.as_f64())) {
-        let at = now + Duration::from_secs_f64(secs.clamp(0.0, 1e9));
-        store::set(value, p, store::write_time(at, r.expires_as))?;
-    }
-    for (pointer, from) in &r.save {
-        let v = match from.as_str() {
-            "{now}" => Some(store::write_time(now, r.expires_as)),
-            "{now:rfc3339}" => Some(store::write_time(now, TimeAs::Rfc3339)),
-            words if words.starts_with("{words:") => words
-                .strip_prefix("{words:")
-                .and_then(|w| w.strip_suffix('}'))
-                .and_then(&field)
-                .and_then(|v| {
-                    v.as_str()
-                        .map(|t| Value::from(t.split_whitespace().collect::<Vec<_>>()))
-                }),
-            key => field(key),
-        };
-        if let Some(v) = v {
-            store::set(value, pointer, v)?;
-        }
-    }
-    Ok(())
 }
 
 /// The JSON pointers a judge's copy of `login`'s file keeps for a seat of `model`, its
@@ -703,44 +508,6 @@ fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
     g
 }
 
-/// A login command's token: its first line, run with the user's environment and no input,
-/// within [`COMMAND_TIMEOUT`].
-fn command_token(command: &[String], user: &User) -> Result<String> {
-    use std::io::Read;
-    use wait_timeout::ChildExt;
-    let (program, args) = command.split_first().ok_or_else(|| anyhow!("no command"))?;
-    let path = (user.env)("PATH").unwrap_or_default();
-    let program = crate::engine::harness::find_on_path(program, &path)
-        .ok_or_else(|| anyhow!("{program} not found on PATH"))?;
-    let mut child = std::process::Command::new(&program)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    let status = match child.wait_timeout(COMMAND_TIMEOUT)? {
-        Some(s) => s,
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "{} gave no answer in {} s",
-                command.join(" "),
-                COMMAND_TIMEOUT.as_secs()
-            );
-        }
-    };
-    let mut out = String::new();
-    if let Some(mut o) = child.stdout.take() {
-        let _ = o.by_ref().take(64 << 10).read_to_string(&mut out);
-    }
-    let token = out.lines().next().unwrap_or_default().trim().to_string();
-    if !status.success() || token.is_empty() {
-        bail!("{} gave no token", command.join(" "));
-    }
-    Ok(token)
-}
-
 /// A login as `--doctor` reports it.
 pub struct Found {
     pub kind: String,
@@ -756,14 +523,16 @@ pub struct Found {
 pub fn found(row: &Harness, user: &User) -> Option<Found> {
     let broker = Broker::default();
     let (login, place, passed) = broker.find(row, None, user)?;
-    let (expires, refreshable) = match (&place, &login.refresh) {
-        (Place::File(path), Some(r)) => match Stored::read(path) {
-            Ok(s) => (
-                expiry(r, &s),
-                s.string(&r.refresh_token).is_some_and(|t| !t.is_empty()),
-            ),
-            Err(_) => (None, false),
-        },
+    let stored = match &place {
+        Place::File(path) => Stored::read(path).ok(),
+        Place::Keychain(service) => broker.item(service, user).ok().flatten(),
+        _ => None,
+    };
+    let (expires, refreshable) = match (stored, &login.refresh) {
+        (Some(s), Some(r)) => (
+            expiry(r, &s),
+            s.string(&r.refresh_token).is_some_and(|t| !t.is_empty()),
+        ),
         _ => (None, false),
     };
     Some(Found {
@@ -777,6 +546,7 @@ pub fn found(row: &Harness, user: &User) -> Option<Found> {
 
 #[cfg(test)]
 mod tests {
+    use super::refresh::apply;
     use super::*;
     use crate::engine::harness::Table;
     use crate::engine::harness::login::Prefer;
@@ -929,6 +699,7 @@ mod tests {
         let user = User {
             env: &env,
             home: dir.path(),
+            keychain: false,
         };
         let f = found(&row, &user).unwrap();
         assert_eq!((f.kind.as_str(), f.expires), ("kimi-code", None));
@@ -971,7 +742,11 @@ mod tests {
         };
         std::fs::write(home.join(".x/creds.json"), "{}").unwrap();
         let env = |k: &str| matches!(k, "X_KEY" | "G_KEY").then(|| "v".to_string());
-        let user = User { env: &env, home };
+        let user = User {
+            env: &env,
+            home,
+            keychain: false,
+        };
         let kind = |model: Option<&str>| {
             Broker::default()
                 .find(&row, model, &user)
@@ -1033,6 +808,7 @@ mod tests {
             let user = User {
                 env: &env,
                 home: self.dir.path(),
+                keychain: false,
             };
             let found = found(&row, &user).map(|f| (f.kind, f.unusable));
             let given = Broker::default().give(&row, None, &user, SystemTime::now(), false);

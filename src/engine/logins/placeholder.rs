@@ -180,6 +180,7 @@ mod tests {
         let user = User {
             env: &env,
             home: std::path::Path::new("/home/u"),
+            keychain: false,
         };
         let s = swap(c, "LIVE-credential", "placeholder-0123456789", &user);
         let at: Vec<_> = s
