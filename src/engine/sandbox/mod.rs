@@ -67,7 +67,8 @@ pub struct Policy {
     /// The judge's private folder, removed by the supervisor when the tool is gone.
     #[serde(default)]
     pub private: Option<PathBuf>,
-    /// What the judge may touch under Landlock; `None`: no Landlock.
+    /// What the judge may touch, under Landlock (Linux) or its Seatbelt profile (macOS);
+    /// `None`: no such wall.
     #[serde(default)]
     pub confine: Option<grants::Rules>,
     /// Its world, where the kernel can make one; `None`: none.

@@ -262,4 +262,47 @@ mod tests {
         let llm = text.lines().find(|l| l.starts_with("llm ")).unwrap();
         assert!(!llm.contains(" B, "), "{text}");
     }
+
+    /// Issue 48: "`--doctor` on macOS says `seatbelt` and what it cannot hold", as a Mac's
+    /// `sandbox::here` and walls make it (its words escaped as every shown text is).
+    #[test]
+    fn the_doctor_on_a_mac_says_seatbelt_and_what_it_cannot_hold() {
+        use crate::engine::sandbox::{Setting, seatbelt};
+        let walls = seatbelt::walls_on(Setting::Auto, &Ok(()), false).unwrap();
+        let mut status = SandboxStatus {
+            kind: "sandbox-status",
+            landlock_abi: None,
+            landlock_note: Some("macOS has no Landlock; its walls are Seatbelt's".into()),
+            jail: false,
+            jail_note: Some("macOS has no namespaces; its walls are Seatbelt's".into()),
+            mode: "auto".into(),
+            walls: Some(walls.said),
+            refused: None,
+            runs_as: None,
+            seatbelt: Some(true),
+            seatbelt_note: None,
+            not_held: seatbelt::NOT_HELD.iter().map(|s| s.to_string()).collect(),
+        };
+        let text = walls_text(&status);
+        assert!(
+            text.contains("sandbox (--sandbox auto): seatbelt\n"),
+            "{text}"
+        );
+        assert!(text.contains("  seatbelt: sandbox-exec\n"), "{text}");
+        assert!(
+            text.contains("  not held here: memory and processes: no cgroups"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("not held here:").count(),
+            seatbelt::NOT_HELD.len()
+        );
+        status.seatbelt = Some(false);
+        status.seatbelt_note = Some("/usr/bin/sandbox-exec: gone\x1b[2J".into());
+        let text = walls_text(&status);
+        assert!(
+            text.contains("  seatbelt: cannot be used: /usr/bin/sandbox-exec: gone\\x1b[2J\n"),
+            "{text}"
+        );
+    }
 }
