@@ -11,17 +11,17 @@ use super::store::{self, Stored};
 
 /// Where a login's JSON is kept: a file, or an item of the user's Keychain. A refresh reads
 /// it, asks whether it can be written back, and writes it back, the same way for each.
-pub enum Kept<'a> {
+pub enum Store<'a> {
     File(&'a Path),
     Keychain(Item, &'a User<'a>),
 }
 
-impl Kept<'_> {
+impl Store<'_> {
     /// The store as it is now.
     pub fn read(&self) -> Result<Stored> {
         match self {
-            Kept::File(path) => Stored::read(path),
-            Kept::Keychain(item, user) => item
+            Store::File(path) => Stored::read(path),
+            Store::Keychain(item, user) => item
                 .read(user)?
                 .ok_or_else(|| anyhow!("it is no longer in the Keychain")),
         }
@@ -31,16 +31,16 @@ impl Kept<'_> {
     /// refresh spends a token that only the written answer replaces.
     pub fn replaceable(&self, now: &Stored) -> Result<()> {
         match self {
-            Kept::File(path) => store::replaceable(path),
-            Kept::Keychain(item, _) => item.writable(&now.text),
+            Store::File(path) => store::replaceable(path),
+            Store::Keychain(item, _) => item.writable(&now.text),
         }
     }
 
     /// Writes `text` as the whole of the store.
     pub fn replace(&self, text: &str) -> Result<()> {
         match self {
-            Kept::File(path) => store::replace(path, text),
-            Kept::Keychain(item, user) => item.write(text, user),
+            Store::File(path) => store::replace(path, text),
+            Store::Keychain(item, user) => item.write(text, user),
         }
     }
 }

@@ -34,7 +34,7 @@ use serde_json::Value;
 use crate::engine::harness::login::{JudgeRefresh, Login};
 use crate::engine::harness::{Harness, expand_user_path};
 use crate::engine::sandbox::egress::Endpoint;
-use kept::Kept;
+use kept::Store;
 use refresh::{expiry, fresh, live_of, read_live};
 use store::Stored;
 
@@ -289,13 +289,13 @@ impl Broker {
                 Ok(token(Some(t.ok_or_else(|| anyhow!("{c} gave no token"))?)))
             }
             Place::File(path) => {
-                let kept = Kept::File(path);
+                let kept = Store::File(path);
                 fresh(login, &kept, read_live(login, &kept)?, user, until)
             }
             Place::Keychain(service) => {
                 let found = self.item(service, user).map_err(|e| anyhow!(e))?;
                 let found = found.ok_or_else(|| anyhow!("it is no longer in the Keychain"))?;
-                let kept = Kept::Keychain(keychain::Item::of(service, user)?, user);
+                let kept = Store::Keychain(keychain::Item::of(service, user)?, user);
                 fresh(login, &kept, live_of(login, found), user, until)
             }
         }

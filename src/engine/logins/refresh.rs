@@ -1,7 +1,7 @@
 //! A login's refresh, outside every wall: under the CLI's own lock, the store read again once
 //! the lock is held, the refresh token spent once, and the answer written back in the CLI's own
 //! format only where the store still holds the token spent. A store is a file or a Keychain
-//! item ([`Kept`]); the rules are the same for each.
+//! item ([`Store`]); the rules are the same for each.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -9,15 +9,15 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
-use super::kept::Kept;
+use super::kept::Store;
 use super::store::{self, Stored};
 use super::{Live, STAND_IN, User, dial, https, lock, needs_refresh};
 use crate::engine::harness::login::{Body, LockKind, Login, Refresh, TimeAs};
 
 /// The store `kept` as it is now, and when its access token expires.
-pub(super) fn read_live(login: &Login, kept: &Kept) -> Result<Live> {
+pub(super) fn read_live(login: &Login, kept: &Store) -> Result<Live> {
     let stored = match (kept, login.refresh.is_some() || login.token.is_some()) {
-        (Kept::File(path), false) => Stored::read_any(path)?,
+        (Store::File(path), false) => Stored::read_any(path)?,
         _ => kept.read()?,
     };
     Ok(live_of(login, stored))
@@ -38,7 +38,7 @@ pub(super) fn live_of(login: &Login, stored: Stored) -> Live {
 /// may run until `until`.
 pub(super) fn fresh(
     login: &Login,
-    kept: &Kept,
+    kept: &Store,
     live: Live,
     user: &User,
     until: SystemTime,
@@ -70,7 +70,7 @@ pub(super) fn expiry(r: &Refresh, stored: &Stored) -> Option<SystemTime> {
 fn refreshed(
     login: &Login,
     r: &Refresh,
-    kept: &Kept,
+    kept: &Store,
     found: &Stored,
     user: &User,
     until: SystemTime,

@@ -2,7 +2,8 @@
 //! programs and libraries, an allow-list of `/etc`) and its CLI's installation, reads and
 //! writes its own private folder, reads a reviewer's checkout. Nothing else: not the user's
 //! HOME, not another judge's folder, not the run folder, not another process. The same grants
-//! make a jail's root ([`Grants::shown`]) and the rules Landlock or Seatbelt holds ([`Grants::rules`]).
+//! make a jail's root ([`Grants::shown`]) and what Landlock or Seatbelt holds it to
+//! ([`Grants::rules`], its [`Reach`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// as its Seatbelt profile says it on macOS ([`super::seatbelt`]). Paths only: they travel on
 /// a command line every user of the machine can read.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Rules {
+pub struct Reach {
     /// The Landlock ABI every right below is required at (0 under Seatbelt).
     pub abi: u8,
     /// Read and run.
@@ -233,7 +234,7 @@ impl Site<'_> {
 impl Grants {
     /// The rules for them at Landlock's `abi`, with the TCP ports the judge may connect to; in a
     /// jail its private `/tmp` and `/dev/shm` are its own too.
-    pub fn rules(&self, system: &System, abi: u8, tcp: Vec<u16>, jailed: bool) -> Rules {
+    pub fn rules(&self, system: &System, abi: u8, tcp: Vec<u16>, jailed: bool) -> Reach {
         let mut ro: Vec<PathBuf> = system.read.iter().map(PathBuf::from).collect();
         ro.extend(
             system
@@ -246,7 +247,7 @@ impl Grants {
         if jailed {
             rw.extend(JAIL_WRITE.iter().map(PathBuf::from));
         }
-        Rules {
+        Reach {
             abi,
             rx: self.rx.clone(),
             ro: dedup(ro),

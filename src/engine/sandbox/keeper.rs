@@ -1,7 +1,7 @@
 //! The door's keeper where there is no jail: Landlock holds TCP by port alone, on any address,
 //! so a judge let through to its proxy's port could reach that port on any host. Its every
 //! `connect()` is handed to its supervisor instead (a seccomp user notification): one to an
-//! address it may reach ([`Rules::to`](super::grants::Rules)) is made by the supervisor,
+//! address it may reach ([`Reach::to`](super::grants::Reach)) is made by the supervisor,
 //! from its own copy of the address, and the connected socket put in place of the judge's; any
 //! other is refused (EACCES, as Landlock refuses). Since the judge's memory is read once and
 //! never trusted again, a thread that changes the address after the look gains nothing.

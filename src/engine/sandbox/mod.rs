@@ -70,7 +70,7 @@ pub struct Policy {
     /// What the judge may touch, under Landlock (Linux) or its Seatbelt profile (macOS);
     /// `None`: no such wall.
     #[serde(default)]
-    pub confine: Option<grants::Rules>,
+    pub confine: Option<grants::Reach>,
     /// Its world, where the kernel can make one; `None`: none.
     #[serde(default)]
     pub jail: Option<jail::Jail>,

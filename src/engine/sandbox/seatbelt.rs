@@ -1,7 +1,8 @@
 //! The walls on macOS: a judge's [`Policy`] as a Seatbelt profile (SBPL), which its supervisor
 //! runs the harness under with `/usr/bin/sandbox-exec -p PROFILE -- PROGRAM …`. The profile is
-//! made here from the same [`super::grants::Rules`] Landlock holds on Linux, by [`profile`], which reads
-//! nothing (golden files of it for every built-in row and mode are under `golden/seatbelt/`).
+//! made here from the same [`super::grants::Reach`] Landlock holds on Linux, by [`profile`],
+//! which reads nothing (golden files of it for every built-in row and mode are under
+//! `golden/seatbelt/`).
 //!
 //! What it says: nothing is allowed but what it names. The judge reads and runs the system's
 //! programs and libraries and its CLI's installation; reads the granted folders; reads and
@@ -247,7 +248,7 @@ fn quoted(path: &Path) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::sandbox::grants::Rules;
+    use crate::engine::sandbox::grants::Reach;
 
     /// Issue 48: the walls each mode gets on a Mac, or why it launches nothing.
     #[test]
@@ -358,13 +359,13 @@ mod tests {
 
     fn rules(rw: &str) -> Policy {
         Policy {
-            confine: Some(Rules {
+            confine: Some(Reach {
                 rx: vec!["/opt/cli".into()],
                 ro: vec!["/srv/data".into()],
                 rw: vec![PathBuf::from(rw)],
                 devices: vec!["/dev/null".into()],
                 tcp: vec![11434],
-                ..Rules::default()
+                ..Reach::default()
             }),
             ..Policy::default()
         }

@@ -9,7 +9,7 @@ use landlock::{
     PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
-use super::grants::Rules;
+use super::grants::Reach;
 
 /// The newest ABI these rules were written and tested for; a newer kernel enforces them as this.
 pub const TESTED_ABI: u8 = 7;
@@ -60,7 +60,7 @@ fn abi(n: u8) -> ABI {
 /// Confines the calling process to `rules`, all of them or none: every right of `rules.abi`
 /// is required, so a kernel that cannot keep one is an error, never a quieter sandbox. Then
 /// seccomp refuses what Landlock cannot see, and what `refuse` adds.
-pub fn restrict(rules: &Rules, refuse: Refuse) -> Result<(), String> {
+pub fn restrict(rules: &Reach, refuse: Refuse) -> Result<(), String> {
     let v = abi(rules.abi);
     let all = AccessFs::from_all(v);
     let read = AccessFs::ReadFile | AccessFs::ReadDir;

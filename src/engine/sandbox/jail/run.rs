@@ -12,7 +12,7 @@ use super::disk::Disk;
 use super::mount::check;
 use super::root::{Sources, become_ids, build_root, early, loopback_up};
 use super::{DISK_PEAK, Ending, Jail};
-use crate::engine::sandbox::grants::Rules;
+use crate::engine::sandbox::grants::Reach;
 use crate::engine::sandbox::share::Limits;
 use crate::records::exit_status;
 
@@ -37,7 +37,7 @@ pub struct Started {
 /// share's limits.
 pub struct Under<'a> {
     pub ids: (u32, u32),
-    pub rules: Option<&'a Rules>,
+    pub rules: Option<&'a Reach>,
     pub limits: &'a Limits,
 }
 
