@@ -24,6 +24,9 @@ trap 'rm -rf "$work"' EXIT
 export PATH="$PWD/tests/standins:${CARGO_TARGET_DIR:-$PWD/target}/release:$PATH"
 export STANDIN_MODE=sleep:1 STANDIN_STDIN_WAIT=0
 export PANEL_PASS_ENV=STANDIN_MODE,STANDIN_STDIN_WAIT
+# The stand-in needs no login, but no claude judge is launched without one: a made-up token
+# (a placeholder is all a walled judge holds of it anyway).
+export CLAUDE_CODE_OAUTH_TOKEN=${CLAUDE_CODE_OAUTH_TOKEN:-sk-ant-oat01-fanout-bench}
 for i in $(seq 1 "$N"); do echo "lens$i|Is claim $i of the answer right?"; done > "$work/lenses"
 printf 'def first(xs):\n    """Return xs[0], or None when xs is empty."""\n    return xs[0]\n' > "$work/answer.md"
 
