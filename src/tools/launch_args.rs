@@ -188,8 +188,7 @@ fn check_writable(folders: &[PathBuf]) -> Result<()> {
                 && held.starts_with(dir)
             {
                 anyhow::bail!(
-                    "--sandbox-write {}: it holds {what} ({}), where a judge could change your \
-                        files; grant a folder of its own",
+                    "--sandbox-write {}: it holds {what} ({}), where a judge could change your files; grant a folder of its own",
                     dir.display(),
                     held.display()
                 );

@@ -108,29 +108,24 @@ pub const DOC: ToolDoc = ToolDoc {
     examples: &[
         (
             "Classify a pull request and plan its panel from gh",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify \
-                --plan",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --plan",
         ),
         (
             "The same for a local branch, from git",
-            "git diff --raw --numstat -M main...HEAD | pr-classify --numstat --repo acme/app \
-                --head \"$(git rev-parse HEAD)\" --plan",
+            "git diff --raw --numstat -M main...HEAD | pr-classify --numstat --repo acme/app --head \"$(git rev-parse HEAD)\" --plan",
         ),
         ("Classify PR facts kept as JSON", "pr-classify facts.json"),
         (
             "Branch in a script on the class",
-            "if gh pr view 7 --json number,files | pr-classify --is g10; then echo 'g10 review'; \
-                fi",
+            "if gh pr view 7 --json number,files | pr-classify --is g10; then echo 'g10 review'; fi",
         ),
         (
             "A summary for people, planned with no opus headroom",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify \
-                --plan --no-opus --text",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --plan --no-opus --text",
         ),
         (
             "Add a glob to the dependency rules and check the table",
-            "echo '{\"extend\": true, \"touches\": {\"dependency\": [\"**/deps.edn\"]}}' > \
-                rules.json; pr-classify --rules rules.json --print-rules",
+            "echo '{\"extend\": true, \"touches\": {\"dependency\": [\"**/deps.edn\"]}}' > rules.json; pr-classify --rules rules.json --print-rules",
         ),
     ],
 };
@@ -145,44 +140,26 @@ pub fn description() -> String {
     let r = ClassTable::default();
     let p = Policy::default();
     let mut s = String::from(
-        "Size a pull request and plan its review panel. pr-classify reads what is known about one \
-            pull request \
-         and writes one pr-class record (JSON): the changed-line count without generated files, \
-             whether it is large, \
-         the touch flags with the paths that set each, the advisory security-slice flag, the \
-             class, g10 or standard, \
-         and the changed paths that are symbolic links (links; known from git diff --raw or a \
-             file's mode in PR facts, never from gh). \
-         With --plan a plan record follows: the reviewers to run, each with its shape, profile, \
-             seat (HARNESS:MODEL for \
-         panel-judge), whether it blocks, the panel's spend estimate, and the links again. It runs \
-             no model and reads no network.\n\n\
-         Input: PR facts as JSON, gh pr view --json output as it is, or git diff --numstat output \
-             (renames in both of \
-         git's notations; a binary file, - - in numstat, is a file of no lines as GitHub counts \
-             it, listed in binaryPaths; \
-         git diff --raw --numstat adds each file's mode; git log --numstat is read too). A leading \
-             { is \
+        "Size a pull request and plan its review panel. pr-classify reads what is known about one pull request \
+         and writes one pr-class record (JSON): the changed-line count without generated files, whether it is large, \
+         the touch flags with the paths that set each, the advisory security-slice flag, the class, g10 or standard, \
+         and the changed paths that are symbolic links (links; known from git diff --raw or a file's mode in PR facts, never from gh). \
+         With --plan a plan record follows: the reviewers to run, each with its shape, profile, seat (HARNESS:MODEL for \
+         panel-judge), whether it blocks, the panel's spend estimate, and the links again. It runs no model and reads no network.\n\n\
+         Input: PR facts as JSON, gh pr view --json output as it is, or git diff --numstat output (renames in both of \
+         git's notations; a binary file, - - in numstat, is a file of no lines as GitHub counts it, listed in binaryPaths; \
+         git diff --raw --numstat adds each file's mode; git log --numstat is read too). A leading { is \
          JSON; anything else numstat.\n\n\
-         Rules: the count is additions plus deletions with generated files left out, unread when \
-             any file has no counts. \
-         A rename is generated only when it came from a generated path too. Generated lines that \
-             alone pass largeLines \
-         count in full, as a hand edit. A touch flag is set by a changed path, or the path it was \
-             renamed from, matching \
-         its globs. The class is g10 when the count is unread, large, a strict flag is touched, or \
-             a g10 hold is held. \
-         g10 is the strict class: under the default policy its panel has an opus correctness \
-             member and an adversary; panel-tally --pr \
-         passes its g10 bar (satisfiesG10) only on a MERGE with no degraded member, the \
-             correctness member at an \
+         Rules: the count is additions plus deletions with generated files left out, unread when any file has no counts. \
+         A rename is generated only when it came from a generated path too. Generated lines that alone pass largeLines \
+         count in full, as a hand edit. A touch flag is set by a changed path, or the path it was renamed from, matching \
+         its globs. The class is g10 when the count is unread, large, a strict flag is touched, or a g10 hold is held. \
+         g10 is the strict class: under the default policy its panel has an opus correctness member and an adversary; panel-tally --pr \
+         passes its g10 bar (satisfiesG10) only on a MERGE with no degraded member, the correctness member at an \
          opus profile and the adversary's MERGE; standard is every other PR. \
-         The security slice is set past securitySliceLines counted lines when the kind is a \
-             security kind or a \
-         non-generated guard path is touched. Globs match the whole path; * and ? stay inside one \
-             segment, a ** \
-         segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and \
-             [abc], [!abc], \
+         The security slice is set past securitySliceLines counted lines when the kind is a security kind or a \
+         non-generated guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
+         segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and [abc], [!abc], \
          {a,b} and \\ escapes are those of ripgrep's globset.\n\n",
     );
     let _ = writeln!(
@@ -708,8 +685,7 @@ fn write_size(s: &mut String, cls: &PrClass) {
         _ if cls.list_incomplete => {
             let _ = writeln!(
                 s,
-                "  size unread: the list holds {files}, fewer than the PR changes (gh lists at \
-                    most 100; classify from git diff --numstat)"
+                "  size unread: the list holds {files}, fewer than the PR changes (gh lists at most 100; classify from git diff --numstat)"
             );
         }
         _ => {
@@ -755,8 +731,7 @@ fn write_flags(s: &mut String, cls: &PrClass) {
             .collect();
         let _ = writeln!(
             s,
-            "  symbolic links: {} (a reviewer's checkout holds each as a plain file with its \
-                target's text)",
+            "  symbolic links: {} (a reviewer's checkout holds each as a plain file with its target's text)",
             some_paths(&links)
         );
     }

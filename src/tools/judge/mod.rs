@@ -263,21 +263,15 @@ pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Every judge ran and has a record (a verdict or an abstention); the records are on \
-                standard output. With --list-harnesses or --doctor: the table was printed, \
-                harnesses missing or not.",
+            "Every judge ran and has a record (a verdict or an abstention); the records are on standard output. With --list-harnesses or --doctor: the table was printed, harnesses missing or not.",
         ),
         (
             "2",
-            "Usage or input error, a harness not installed, correlated judges, or a prompt too \
-                large for its harness: nothing was launched. Also when the judges ran but the run \
-                folder could not keep everything (a full disk): the records on standard output are \
-                whole, and the last line on standard error names the first file not kept.",
+            "Usage or input error, a harness not installed, correlated judges, or a prompt too large for its harness: nothing was launched. Also when the judges ran but the run folder could not keep everything (a full disk): the records on standard output are whole, and the last line on standard error names the first file not kept.",
         ),
         (
             "130",
-            "Stopped by SIGINT: every judge's process group was killed, the finished records \
-                written, the rest recorded as interrupted.",
+            "Stopped by SIGINT: every judge's process group was killed, the finished records written, the rest recorded as interrupted.",
         ),
         ("143", "Stopped by SIGTERM, likewise."),
     ],
@@ -288,8 +282,7 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "One lens across three model families",
-            "panel-judge --lens 'correctness=Does it do what it claims?' --seat claude:haiku \
-                --seat codex:gpt-5.6-luna --seat exec:'llm -m gemini-2.5-flash' answer.md",
+            "panel-judge --lens 'correctness=Does it do what it claims?' --seat claude:haiku --seat codex:gpt-5.6-luna --seat exec:'llm -m gemini-2.5-flash' answer.md",
         ),
         (
             "The commands, for pasting into a script",
@@ -301,14 +294,11 @@ pub const DOC: ToolDoc = ToolDoc {
         ),
         (
             "Review a pull request with its planned panel",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify \
-                --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > \
-                verdicts.jsonl",
+            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
         ),
         (
             "Which of two answers to a question is better, each judge shown both orders",
-            "panel-judge --contract pairwise --brief question.md --seat claude:haiku --seat \
-                codex:gpt-5.6-luna a.md b.md | panel-tally",
+            "panel-judge --contract pairwise --brief question.md --seat claude:haiku --seat codex:gpt-5.6-luna a.md b.md | panel-tally",
         ),
         (
             "What this machine has: each harness's program, version and login, and the walls",
@@ -519,8 +509,7 @@ fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
     }
     if args.launch.estimate {
         bail!(
-            "--estimate is for verdict, review and pairwise panels: a PR panel's reviewers read a \
-                checkout, so their cost is not their prompt's (--budget-usd still holds them)"
+            "--estimate is for verdict, review and pairwise panels: a PR panel's reviewers read a checkout, so their cost is not their prompt's (--budget-usd still holds them)"
         );
     }
     let rounds = pr::Given {
@@ -698,21 +687,17 @@ impl Records {
 fn early_flags(args: &Args) -> Result<()> {
     if args.contract == ContractKind::Pr && args.cascade {
         bail!(
-            "--cascade is for verdict and review panels: a PR panel's members all review at once, \
-                since any blocking member's FIX_FIRST decides it and a MERGE needs every one \
-                (--stop-when-decided ends the rest once a FIX_FIRST does)"
+            "--cascade is for verdict and review panels: a PR panel's members all review at once, since any blocking member's FIX_FIRST decides it and a MERGE needs every one (--stop-when-decided ends the rest once a FIX_FIRST does)"
         );
     }
     if args.contract == ContractKind::Pr && args.agree.is_some() {
         bail!(
-            "--agree is for verdict and review panels: a PR panel is decided by its plan's \
-                blocking members (any FIX_FIRST fails it, MERGE needs all of them), not by a count"
+            "--agree is for verdict and review panels: a PR panel is decided by its plan's blocking members (any FIX_FIRST fails it, MERGE needs all of them), not by a count"
         );
     }
     if args.agree.is_some() && !(args.stop_when_decided || args.cascade) {
         bail!(
-            "--agree N is what --stop-when-decided and --cascade stop by; panel-tally --agree N \
-                counts a panel"
+            "--agree N is what --stop-when-decided and --cascade stop by; panel-tally --agree N counts a panel"
         );
     }
     Ok(())
@@ -743,8 +728,7 @@ fn say_unnamed_families(seats: &[Seat]) {
     for seat in seats {
         if seat.harness.name == "exec" && seat.family.is_none() {
             eprintln!(
-                "panel-judge: {}: no model family (--family '{}=FAMILY'): it is told apart from \
-                    other seats only by its command",
+                "panel-judge: {}: no model family (--family '{}=FAMILY'): it is told apart from other seats only by its command",
                 seat.spec, seat.spec
             );
         }

@@ -25,78 +25,13 @@ use crate::rules::pr::ladder::{self, Ended, Step};
 use crate::rules::pr::{accept, aggregate};
 
 /// What panel-judge's man page says of `--contract pr` and the verdict block.
-pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR): one reviewer \
-    per plan member, all at once, each in its own detached git worktree of the head (made under \
-    the temporary folder and removed afterwards; git writes every symbolic link there as a plain \
-    file holding its target's text, so no path in it leads outside it, and runs no hook; the brief \
-    names each changed link and its target) and with its harness's reviewer mode, whose own walls \
-    keep it to the checkout: claude reads through its file tools (Read; Grep and Glob too where \
-    its build offers them) in dontAsk mode with --restricted, which refuse any path outside the \
-    checkout, and can neither write nor run a command; codex keeps its shell, under a permission \
-    profile that reads only the checkout, the repository's git data, codex's installation and the \
-    system's minimal set, writes nothing and has no network (under --sandbox, whose Landlock walls \
-    codex's own cannot nest in, codex runs unsandboxed inside ours, which read-only the checkout). \
-    Each member ends in one pr-verdict record, on standard output and in the run folder.
+pub const JUDGE_DOC: &str = "PULL REQUESTS (--contract pr --plan FILE --repo DIR): one reviewer per plan member, all at once, each in its own detached git worktree of the head (made under the temporary folder and removed afterwards; git writes every symbolic link there as a plain file holding its target's text, so no path in it leads outside it, and runs no hook; the brief names each changed link and its target) and with its harness's reviewer mode, whose own walls keep it to the checkout: claude reads through its file tools (Read; Grep and Glob too where its build offers them) in dontAsk mode with --restricted, which refuse any path outside the checkout, and can neither write nor run a command; codex keeps its shell, under a permission profile that reads only the checkout, the repository's git data, codex's installation and the system's minimal set, writes nothing and has no network (under --sandbox, whose Landlock walls codex's own cannot nest in, codex runs unsandboxed inside ours, which read-only the checkout). Each member ends in one pr-verdict record, on standard output and in the run folder.
 
-The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or \
-    Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the \
-    repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. \
-    A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, \
-    permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and \
-    Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: \
-    heading, before or after the verdict lines, holds `- title | done_when | severity` lines \
-    (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is \
-    dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, \
-    placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not \
-    read.
+The verdict block: the reviewer's last message carries one key per line. Verdict: MERGE or Verdict: FIX_FIRST. PR: OWNER/REPO#N (OWNER/REPO when the plan has no PR number; the repository's case is ignored). Head: the head commit, whole or its first 8 or more hex digits. A MERGE adds CI-policy: unchanged, or CI-policy: weakened KEY, … (required-checks, triggers, permissions, pinning, thresholds, secrets). A FIX_FIRST adds Defect class: (a few words) and Findings: with one `- path:LINE — what is wrong` line per finding. An optional Follow-ups: heading, before or after the verdict lines, holds `- title | done_when | severity` lines (severity low, medium or high; at most 5), or reads Follow-ups: none; a faulty block is dropped whole with one warning (multiple_blocks, bad_item, bad_severity, too_many, too_long, placeholder) and never changes the verdict. Lines inside code fences or HTML comments are not read.
 
-Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or \
-    names another PR or head is refused; the reviewer is asked once to correct it, and a second \
-    refusal makes the member malformed. The correction (the reason and the rule) resumes the \
-    reviewer's own session where its harness row can (claude --resume, codex exec resume; the \
-    first call then keeps its session in its private HOME, which is removed when the member is \
-    done), with every lockdown flag of the first call; elsewhere, when the event stream gave no \
-    session id, or when the resume fails, it is a fresh call with the brief and the correction. \
-    The record's correction says which: resumed or fresh. A verdict from a reviewer whose event \
-    stream shows no investigative call (a file tool that reads, such as Read, or a shell command \
-    that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with \
-    resetsAt when the notice gives one) only when the harness also exited non-zero; the same words \
-    from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is \
-    checkout-changed. A model the harness refuses in its own words (not available, not allowed, no \
-    access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is \
-    tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at \
-    the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch \
-    refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a \
-    none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor \
-    does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is \
-    replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is \
-    silent too. A later round: --earlier FILE gives the pr-verdict records of this PR's earlier \
-    heads (oldest first); their FIX_FIRSTs are shown to every reviewer between EARLIER-FINDINGS \
-    and END-EARLIER-FINDINGS lines (cut from the oldest end at 8000 characters, then stripped of \
-    verdict-block lines and of both markers in any case), and the reviewer answers with an Earlier \
-    findings: checklist of - fixed: and - not fixed: lines, kept in its record as earlierFindings. \
-    --fix-proof gives what the fix-proof check said: a verdict, or a fix-proof/v1 head=HEX \
-    verdict=V [added=N] [fail-on-base=N] [flags=a,b] line of which only the verdict, counts and \
-    flags are read (a line that does not parse or names another head is ignored, and the proof is \
-    unread); the tests brief shows them, and error, untrusted or unread asks every reviewer for \
-    FIX_FIRST unless it names an added test that fails on the base. With --out DIR, a member whose \
-    record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, \
-    PR, head and brief hash is not launched again and its record is written again; the others run \
-    again. A reviewer whose stream passes --max-output is stopped and the member is output-limit; \
-    its stream is read event by event as it arrives, so a verdict in the last event of a \
-    transcript of any size within the budget counts, with every tool call it shows.
+Acceptance: a block that is missing, repeats a key, gives another verdict, lacks PR: or Head:, or names another PR or head is refused; the reviewer is asked once to correct it, and a second refusal makes the member malformed. The correction (the reason and the rule) resumes the reviewer's own session where its harness row can (claude --resume, codex exec resume; the first call then keeps its session in its private HOME, which is removed when the member is done), with every lockdown flag of the first call; elsewhere, when the event stream gave no session id, or when the resume fails, it is a fresh call with the brief and the correction. The record's correction says which: resumed or fresh. A verdict from a reviewer whose event stream shows no investigative call (a file tool that reads, such as Read, or a shell command that reads files) is depth-floor. A usage-limit notice is the harness's own (usage-limit, with resetsAt when the notice gives one) only when the harness also exited non-zero; the same words from the reviewer are malformed. A reviewer that changed its checkout (a file, or HEAD) is checkout-changed. A model the harness refuses in its own words (not available, not allowed, no access to it, no quota for it: its row's errors rule model-refused), exiting non-zero, is tried once more at the member's sonnet profile when the plan's sonnetFor maps its profile (at the plan's sonnetSeats seat), and the record is marked degraded: \"An opus spawn the dispatch refuses is tried once at its sonnet profile and the member is degraded; a second refusal is a none with SPAWN_REFUSED_REASON\" (seed 002); a second refusal, or one at a profile sonnetFor does not map, is model-refused with reason spawn-refused. A reviewer silent past --timeout is replaced once by a fresh reviewer named MEMBER-r2, and the member is timeout when that one is silent too. A later round: --earlier FILE gives the pr-verdict records of this PR's earlier heads (oldest first); their FIX_FIRSTs are shown to every reviewer between EARLIER-FINDINGS and END-EARLIER-FINDINGS lines (cut from the oldest end at 8000 characters, then stripped of verdict-block lines and of both markers in any case), and the reviewer answers with an Earlier findings: checklist of - fixed: and - not fixed: lines, kept in its record as earlierFindings. --fix-proof gives what the fix-proof check said: a verdict, or a fix-proof/v1 head=HEX verdict=V [added=N] [fail-on-base=N] [flags=a,b] line of which only the verdict, counts and flags are read (a line that does not parse or names another head is ignored, and the proof is unread); the tests brief shows them, and error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base. With --out DIR, a member whose record there answered (ok, malformed, depth-floor, checkout-changed) for the same repository, PR, head and brief hash is not launched again and its record is written again; the others run again. A reviewer whose stream passes --max-output is stopped and the member is output-limit; its stream is read event by event as it arrives, so a verdict in the last event of a transcript of any size within the budget counts, with every tool call it shows.
 
-Stopping early (--stop-when-decided): once a member's accepted verdict is a blocking FIX_FIRST \
-    (one that counts, of a member that blocks, as panel-tally --pr reads it; the tests member too \
-    under a weak --fix-proof), which fails the panel whatever the others say, the members still \
-    running are ended (their whole process group, as at the deadline) and none is launched. Each \
-    is a pr-verdict record with status cancelled, verdict null and the reason \"the panel was \
-    decided without it: MEMBER found a blocking FIX_FIRST\"; panel-tally --pr counts it as no \
-    verdict, never a decision, and a stream with a cancelled member but no blocking FIX_FIRST is \
-    no-verdict, exit 3, with a CANCELLED WITHOUT CAUSE line naming it. Findings matter in a PR \
-    panel: stopping costs every finding the members left out would have raised, so the fix may \
-    meet them in a later round. Never the default. --agree and --cascade are refused: a PR panel \
-    is decided by its plan's blocking members, not by a count.";
+Stopping early (--stop-when-decided): once a member's accepted verdict is a blocking FIX_FIRST (one that counts, of a member that blocks, as panel-tally --pr reads it; the tests member too under a weak --fix-proof), which fails the panel whatever the others say, the members still running are ended (their whole process group, as at the deadline) and none is launched. Each is a pr-verdict record with status cancelled, verdict null and the reason \"the panel was decided without it: MEMBER found a blocking FIX_FIRST\"; panel-tally --pr counts it as no verdict, never a decision, and a stream with a cancelled member but no blocking FIX_FIRST is no-verdict, exit 3, with a CANCELLED WITHOUT CAUSE line naming it. Findings matter in a PR panel: stopping costs every finding the members left out would have raised, so the fix may meet them in a later round. Never the default. --agree and --cascade are refused: a PR panel is decided by its plan's blocking members, not by a count.";
 
 /// The largest diff shown in a brief; a larger one is listed by file only.
 pub const MAX_BRIEF_DIFF: usize = 60_000;
@@ -611,13 +546,10 @@ fn reviewer_seats(launcher: &Launcher, plan: &PanelPlan) -> Result<Vec<Seat>> {
     plan.members
         .iter()
         .map(|m| {
-            let seat = launcher
-                .seat(&m.seat)
-                .with_context(|| format!("member {}", m.name))?;
+            let seat = launcher.seat(&m.seat).with_context(|| format!("member {}", m.name))?;
             if seat.harness.reviewer.is_none() {
                 bail!(
-                    "member {}: harness {} has no reviewer mode, so it cannot read a checkout \
-                        (claude and codex can)",
+                    "member {}: harness {} has no reviewer mode, so it cannot read a checkout (claude and codex can)",
                     m.name,
                     seat.harness.name
                 );

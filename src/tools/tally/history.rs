@@ -71,8 +71,7 @@ pub fn open(path: &Path) -> Result<File> {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             bail!(
-                "history: {shown}: no history there (panel-judge writes one; --history FILE names \
-                    another)"
+                "history: {shown}: no history there (panel-judge writes one; --history FILE names another)"
             )
         }
         Err(e) => bail!(
@@ -159,15 +158,13 @@ pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -
     let shown_name = one_line(&name);
     if skipped > 0 {
         eprintln!(
-            "panel-tally: history: {shown_name}: {skipped} line(s) skipped, not verdict records; \
-                the first: {}",
+            "panel-tally: history: {shown_name}: {skipped} line(s) skipped, not verdict records; the first: {}",
             first_skipped.unwrap_or_default()
         );
     }
     if untimed > 0 {
         eprintln!(
-            "panel-tally: history: {untimed} panel(s) left out by --since: their run folders are \
-                gone, so their times are unknown"
+            "panel-tally: history: {untimed} panel(s) left out by --since: their run folders are gone, so their times are unknown"
         );
     }
     if chosen.is_empty() {
