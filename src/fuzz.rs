@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use crate::contracts::pr::{block, followups};
-use crate::engine::extract::{self, Filter, Found};
+use crate::engine::call::extract::{self, Filter, Found};
 use crate::records::facts::{self, Format};
 use crate::records::input::Input;
 use crate::records::review::ReviewRecord;

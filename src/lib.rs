@@ -32,9 +32,9 @@ pub mod internals {
     pub use crate::contracts::pr::{block, followups};
     pub use crate::contracts::review::check as check_review;
     pub use crate::contracts::verdict::{default_lenses, verdict_prompt};
-    pub use crate::engine::ask::{Asker, Check, Question, Reply};
-    pub use crate::engine::cancel::Pace;
-    pub use crate::engine::extract;
+    pub use crate::engine::call::Pace;
+    pub use crate::engine::call::extract;
+    pub use crate::engine::call::{Asker, Check, Question, Reply};
     pub use crate::engine::harness::{Seat, Table};
     pub use crate::engine::lifecycle::GRACE;
     pub use crate::engine::sandbox::share::{Defaults, defaults};

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Each module of the library (`engine::launcher`), its code without comment lines and without
+/// Each module of the library (`engine::call::launcher`), its code without comment lines and without
 /// its `mod tests`.
 fn modules() -> BTreeMap<String, String> {
     fn walk(dir: &Path, out: &mut BTreeMap<String, String>) {
@@ -227,11 +227,56 @@ fn the_import_reader_reads_groups_super_and_not_comments() {
     );
     let graph = imports();
     assert!(graph["tools::tally::pr"].contains("tools::tally::wording"));
-    assert!(graph["engine::launcher"].contains("engine::progress"));
+    assert!(graph["engine::call::launcher"].contains("engine::progress"));
     // progress.rs names the launcher only in a doc comment.
-    assert!(!graph["engine::progress"].contains("engine::launcher"));
+    assert!(!graph["engine::progress"].contains("engine::call::launcher"));
     // The statistics are read by rules and tools, and read nothing of theirs.
     assert!(graph["rules::gold"].contains("stats::agreement"));
     assert!(graph["tools::tally::ledger"].contains("stats::thresholds"));
     assert_eq!(layer("stats::bootstrap"), Some(0));
+}
+
+/// The files of the call's room (`engine::call::ask`, …) that a module names from outside
+/// `engine`: none may be, the room's door (`engine::call`'s own names) is the way in. The fuzz
+/// targets read `extract` itself.
+fn past_the_door(module: &str, code: &str, rooms: &BTreeSet<String>) -> Vec<String> {
+    if module.starts_with("engine") || module == "fuzz" {
+        return Vec::new();
+    }
+    paths_named(module, code)
+        .into_iter()
+        .filter(|p| {
+            rooms
+                .iter()
+                .any(|r| p == r || p.starts_with(&format!("{r}::")))
+        })
+        .collect()
+}
+
+#[test]
+fn the_tools_reach_a_judges_call_through_its_door_alone() {
+    let modules = modules();
+    let rooms: BTreeSet<String> = modules
+        .keys()
+        .filter(|m| m.starts_with("engine::call::"))
+        .cloned()
+        .collect();
+    assert!(rooms.contains("engine::call::launcher"), "{rooms:?}");
+    // What this test exists to refuse: a tool reading an internal of the call.
+    let internal = "const TAIL: u64 = crate::engine::call::transcript::TAIL as u64;";
+    assert_eq!(
+        past_the_door("tools::judge::pr", internal, &rooms),
+        ["engine::call::transcript::TAIL"]
+    );
+    let door = "use crate::engine::call::{self, Done, Launcher};";
+    assert!(past_the_door("tools::judge::pr", door, &rooms).is_empty());
+    let past: Vec<String> = modules
+        .iter()
+        .flat_map(|(name, code)| {
+            past_the_door(name, code, &rooms)
+                .into_iter()
+                .map(move |p| format!("{name} -> {p}"))
+        })
+        .collect();
+    assert!(past.is_empty(), "past the call's door: {past:#?}");
 }

@@ -1,6 +1,6 @@
 //! `panel-judge --doctor`: what each harness has on this machine (its program on PATH, its
 //! version, a login) and what the judges' walls can be here. A harness's `--version` runs as
-//! one launch does ([`crate::engine::launch`]: its own process group, stdin from /dev/null,
+//! one launch does ([`crate::engine::call::launch`]: its own process group, stdin from /dev/null,
 //! output within a budget, a deadline, the group killed after), without the user's keys in its
 //! environment; every harness is asked at once, so a hanging one costs its deadline alone.
 
@@ -8,13 +8,13 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::engine::call::context::Context;
+use crate::engine::call::launch::{self, Spec};
+use crate::engine::call::transcript::Transcript;
 use crate::engine::carried::is_login_var;
-use crate::engine::context::Context;
 use crate::engine::harness::{Harness, HarnessKind, Login, Table, find_on_path};
-use crate::engine::launch::{self, Spec};
 use crate::engine::logins;
 use crate::engine::sandbox::{self, Setting};
-use crate::engine::transcript::Transcript;
 use crate::records::doctor::{HarnessStatus, LoginStatus, SandboxStatus};
 use crate::records::printable::inline;
 

@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
-use crate::engine::argv::{self, shell_quote};
-use crate::engine::ask::{Job, Role};
-use crate::engine::attempt::Attempt;
-use crate::engine::context::Context;
+use crate::engine::call::argv::{self, shell_quote};
+use crate::engine::call::ask::{Job, Role};
+use crate::engine::call::attempt::Attempt;
+use crate::engine::call::context::Context;
 use crate::engine::harness::login::JudgeRefresh;
 use crate::engine::harness::{AnswerAt, Harness, HarnessKind, Login, Part};
 use crate::engine::logins;

@@ -4,7 +4,7 @@
 //! when standard error is not a terminal; no colour when `NO_COLOR` is set and not empty.
 //! Every launching tool has it through the launcher: each call of [`Launcher::ask`] counts.
 //!
-//! [`Launcher::ask`]: crate::engine::launcher::Launcher::ask
+//! [`Launcher::ask`]: crate::engine::call::launcher::Launcher::ask
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::engine::ask::Job;
-use crate::engine::launcher::Launcher;
+use crate::engine::call::Job;
+use crate::engine::call::Launcher;
 use crate::records::estimate::{EstimateRecord, JudgeEstimate};
 use crate::records::printable::inline;
 
@@ -138,20 +138,20 @@ pub(crate) fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     out
 }
 
-/// An [`Asker`](crate::engine::ask::Asker) that launches nothing: it keeps each question as a
+/// An [`Asker`](crate::engine::call::Asker) that launches nothing: it keeps each question as a
 /// job, to be estimated, and answers none (`panel-vote --estimate`).
 pub struct Recorder<'a> {
     pub launcher: &'a Launcher,
     pub jobs: std::sync::Mutex<Vec<(String, Job)>>,
 }
 
-impl crate::engine::ask::Asker for Recorder<'_> {
+impl crate::engine::call::Asker for Recorder<'_> {
     fn ask_all(
         &self,
-        questions: &[crate::engine::ask::Question],
-        _: &crate::engine::ask::Check,
-    ) -> Vec<crate::engine::ask::Reply> {
-        use crate::engine::ask::{Prompt, Reply};
+        questions: &[crate::engine::call::Question],
+        _: &crate::engine::call::Check,
+    ) -> Vec<crate::engine::call::Reply> {
+        use crate::engine::call::{Prompt, Reply};
         let mut kept = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         questions
             .iter()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::engine::ask::{LaunchOptions, Tier};
+use crate::engine::call::{LaunchOptions, Tier};
 use crate::engine::sandbox::Setting;
 
 /// The longest deadline a judge may be given: past it, a deadline is a mistake (and a
@@ -199,7 +199,7 @@ fn check_writable(folders: &[PathBuf]) -> Result<()> {
 }
 
 fn parse_max_output(text: &str) -> Result<u64, String> {
-    crate::engine::transcript::parse_size(text)
+    crate::engine::call::parse_size(text)
 }
 
 impl LaunchArgs {

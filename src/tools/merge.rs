@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::contracts::Contract;
 use crate::contracts::grouping::{self, check_grouping, grouping_prompt};
-use crate::engine::ask::{Asker, Question, Reply};
+use crate::engine::call::{Asker, Question, Reply};
 use crate::records::review::{self, ReviewRecord};
 use crate::records::synthesis::{Group, Source};
 use crate::records::synthesis::{MergeHow, MergeRecord, MergedFinding, Record, Reviewer};
@@ -251,7 +251,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         None => How::Code,
     };
     let launched = match how {
-        How::Seat(_) => Some(crate::engine::launcher::started(&opts)?),
+        How::Seat(_) => Some(crate::engine::call::started(&opts)?),
         How::Code => None,
     };
     let asker = launched.as_ref().map(|l| l as &dyn Asker);

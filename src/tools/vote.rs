@@ -23,8 +23,8 @@ use serde_json::{Map, Value};
 use crate::contracts::Contract;
 use crate::contracts::decisions::{DecisionContract, check_decisions, judge_prompt};
 use crate::contracts::votes::{VoteContract, check_votes, vote_prompt};
-use crate::engine::ask::{Asker, Check, Question, Reply, ask_each};
-use crate::engine::cancel::{Cancel, Pace};
+use crate::engine::call::{Asker, Check, Question, Reply, ask_each};
+use crate::engine::call::{Cancel, Pace};
 use crate::records::Status;
 use crate::records::synthesis::{
     self, APPLY_TYPES, DecisionRecord, MergedFinding, MergedPanel, Record, Reviewer, RouteRecord,
@@ -275,7 +275,7 @@ pub fn collect_votes_until(
     let (mut opens, gates): (Vec<_>, Vec<_>) = (0..asked.len())
         .map(|_| match pace {
             Pace::Cascade => {
-                let (open, gate) = crate::engine::fanout::gate();
+                let (open, gate) = crate::engine::call::gate();
                 (Some(open), Some(gate))
             }
             _ => (None, None),
@@ -432,7 +432,7 @@ impl JudgeSeat {
 
 /// The recorded answer of a `replay:FILE` judge for a round (from 1).
 pub fn replay_answer(file: &Path, round: usize) -> Result<Map<String, Value>, String> {
-    let text = crate::engine::replay::read(file, &file.display().to_string())
+    let text = crate::engine::call::read_replay(file, &file.display().to_string())
         .map_err(|e| format!("{e:#}"))?;
     let value = crate::records::strict::value(&text)
         .map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
@@ -553,7 +553,7 @@ impl Outcomes {
 /// A copy of the work for the voters that read it, in `reads/` of the run folder, under the
 /// candidate's own file name when that is one plain name (else `work`); its path.
 fn reading_copy(
-    launched: &crate::engine::launcher::Launcher,
+    launched: &crate::engine::call::Launcher,
     path: &str,
     text: &str,
 ) -> Result<std::path::PathBuf> {
@@ -572,7 +572,7 @@ fn reading_copy(
     crate::engine::run_folder::write_private(&file, text.as_bytes())
         .with_context(|| format!("{}: cannot write the work", file.display()))?;
     if let Some(ids) = launched.ctx.walls.ids {
-        crate::engine::attempt::give(&dir, ids)
+        crate::engine::call::give(&dir, ids)
             .with_context(|| format!("{}: cannot give the work to the judges", dir.display()))?;
     }
     Ok(file)
@@ -623,7 +623,7 @@ fn write_out(outcomes: &Outcomes) -> Result<ExitCode> {
 /// judge's is asked only after the votes, so it is not among them) and launches nothing.
 fn priced(
     args: &Args,
-    opts: &crate::engine::ask::LaunchOptions,
+    opts: &crate::engine::call::LaunchOptions,
     judge: &JudgeSeat,
     panel: &MergedPanel,
     work: (Option<&str>, &str),
@@ -631,7 +631,7 @@ fn priced(
     if opts.budget_usd.is_none() && !opts.estimate {
         return Ok(None);
     }
-    let l = crate::engine::launcher::Launcher::new(opts.clone())?;
+    let l = crate::engine::call::Launcher::new(opts.clone())?;
     let judge_seat = match judge {
         JudgeSeat::Seat(s) => Some(s.as_str()),
         _ => None,
@@ -679,7 +679,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(code);
     }
     let launched = if needs_launcher {
-        Some(crate::engine::launcher::started(&opts)?)
+        Some(crate::engine::call::started(&opts)?)
     } else {
         None
     };
@@ -745,7 +745,7 @@ fn apply_collected(a: &ApplyArgs) -> Result<ExitCode> {
 }
 
 /// `--reads`: each a voter's seat, on a harness with read tools.
-fn check_reads(args: &Args, opts: &crate::engine::ask::LaunchOptions) -> Result<()> {
+fn check_reads(args: &Args, opts: &crate::engine::call::LaunchOptions) -> Result<()> {
     if let Some(seat) = args.reads.iter().find(|s| !args.seats.contains(s)) {
         bail!("--reads {seat}: not one of the --seat options: only a voter's seat reads");
     }

@@ -540,7 +540,7 @@ impl Harness {
             .chain(reviewer_filters.into_iter().flatten())
         {
             if let Some(code) = filter {
-                crate::engine::extract::Filter::compile(code)
+                crate::engine::call::extract::Filter::compile(code)
                     .map_err(|e| anyhow!("{field}: {e:#}"))?;
             }
         }
@@ -877,7 +877,7 @@ mod tests {
 
     #[test]
     fn only_a_plain_word_is_a_session_id() {
-        use crate::engine::ask::usable_session_id;
+        use crate::engine::call::ask::usable_session_id;
         assert!(usable_session_id("e22f9026-4833-4275-817e-aa457d7a2546"));
         assert!(usable_session_id("01a22ea0-9daf-7471-9edf-d7a364e76451"));
         for bad in [

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow, bail};
 
 use super::{Harness, HarnessKind, Table, family_of_model};
-use crate::engine::extract::Filter;
+use crate::engine::call::extract::Filter;
 
 /// One seat of a panel, ready to launch.
 #[derive(Clone, Debug)]
@@ -117,7 +117,7 @@ impl Seat {
         if self.harness.kind == HarnessKind::Replay {
             // Recorded answers are the user's input: a bad file stops the panel before it starts.
             let file = self.model.as_deref().unwrap_or_default();
-            let text = crate::engine::replay::read(
+            let text = crate::engine::call::replay::read(
                 Path::new(file),
                 &format!("--seat {}: {file}", self.spec),
             )?;

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cgroup;
-use crate::engine::transcript::shown_size;
+use crate::engine::call::transcript::shown_size;
 
 /// What each judge may take (`--judge-memory`, `--judge-processes`, `--judge-disk`); `None`:
 /// no bound.
@@ -592,7 +592,7 @@ impl Report {
 pub fn parse_size(text: &str) -> Result<Option<u64>, String> {
     match text.trim() {
         "off" => Ok(None),
-        t => crate::engine::transcript::parse_size(t).map(Some),
+        t => crate::engine::call::transcript::parse_size(t).map(Some),
     }
 }
 

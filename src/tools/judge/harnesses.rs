@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::engine::context::Context;
+use crate::engine::call::Context;
 use crate::engine::harness::{HarnessKind, Table, find_on_path};
 use crate::engine::sandbox::Setting;
 use crate::records::doctor::{HarnessStatus, SandboxStatus};

@@ -19,10 +19,10 @@ pub mod pr;
 pub mod stopping;
 
 use crate::contracts::fence;
-use crate::engine::ask::{Done, Job, Prompt};
-use crate::engine::cancel::Cancel;
+use crate::engine::call::Cancel;
+use crate::engine::call::Launcher;
+use crate::engine::call::{Done, Job, Prompt};
 use crate::engine::harness::Seat;
-use crate::engine::launcher::Launcher;
 use crate::records::candidate::Candidate;
 use crate::tools::docs::ToolDoc;
 use crate::tools::launch_args::LaunchArgs;

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 
 use crate::contracts::{Contract, fence, pairwise};
-use crate::engine::ask::{Done, Job, Prompt};
-use crate::engine::launcher::Launcher;
+use crate::engine::call::Launcher;
+use crate::engine::call::{Done, Job, Prompt};
 use crate::records::candidate::{Candidate, pair_seal};
 use crate::records::pairwise::{OrderAnswer, PairwiseRecord, Shown, combined};
 use crate::records::{Status, Usage};

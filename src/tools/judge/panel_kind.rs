@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::contracts::{Contract, Split, review, verdict};
-use crate::engine::ask::Done;
+use crate::engine::call::Done;
 use crate::engine::harness::Seat;
 use crate::records::review::{ReviewDecision, ReviewRecord, reviewer_name};
 use crate::records::{Status, Verdict, VerdictRecord};
@@ -235,7 +235,7 @@ fn verdict_record(judge: &Judge, panel: &RunFacts, done: Done) -> VerdictRecord 
     } else {
         done.status
     };
-    let walls = crate::engine::ask::walls_of(panel.sandbox, &done);
+    let walls = crate::engine::call::walls_of(panel.sandbox, &done);
     // The word a judge gave outside holds and breaks, as the seed's tally prints it.
     let said = match (read, status) {
         (Some(Err(miss)), Status::Unreadable) => miss.said(),

@@ -12,11 +12,11 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::{brief, earlier, fix_proof};
-use crate::engine::ask::{Done, Job, KeptFolder, Session};
-use crate::engine::cancel::Cancel;
+use crate::engine::call::Launcher;
+use crate::engine::call::{self, Cancel};
+use crate::engine::call::{Done, Job, KeptFolder, Session};
 use crate::engine::checkout::{self, Worktree};
 use crate::engine::harness::Seat;
-use crate::engine::launcher::Launcher;
 use crate::records::input::Input;
 use crate::records::plan::{Member, PanelPlan};
 use crate::records::pr::{Correction, PrStatus, PrVerdictRecord, VERDICT_TYPE};
@@ -115,7 +115,7 @@ fn reply_check(seat: &Seat) -> impl Fn(&Map<String, Value>) -> Result<(), String
             return Err("no answer".into());
         }
         if block::parse_verdict_block(text).verdict.is_none()
-            && crate::engine::answer::failure_words(&harness, text, "").is_some()
+            && call::failure_words(&harness, text, "").is_some()
         {
             return Err("the harness's own notice, no verdict".into());
         }
@@ -132,14 +132,9 @@ pub fn usage_limit_from_harness(done: &Done) -> bool {
 /// The reset time of a usage limit, read from the end of the attempt's output in the run folder
 /// (the launcher's cause is cut short), else from the cause.
 fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
-    let dir = run
-        .join(job)
-        .join(format!("attempt-{}", done.attempts.max(1)));
-    // The notice ends a transcript, which may be as long as --max-output: its end is read.
-    const TAIL: u64 = crate::engine::transcript::TAIL as u64;
-    ["stderr", "stdout"]
+    call::last_words(run, job, done.attempts)
         .iter()
-        .find_map(|f| accept::reset_time(&crate::engine::run_folder::read_end(&dir.join(f), TAIL)?))
+        .find_map(|text| accept::reset_time(text))
         .or_else(|| done.cause.as_deref().and_then(accept::reset_time))
 }
 
@@ -419,7 +414,7 @@ fn read_reply(
                 Ended::Accepted
             }
             Err(r) => {
-                rec.excerpt = Some(crate::engine::extract::excerpt(text, 300));
+                rec.excerpt = Some(call::excerpt(text, 300));
                 Ended::Refused(r)
             }
         },
@@ -751,7 +746,7 @@ fn review_panel(panel: &Panel, mut launcher: Launcher) -> Result<ExitCode> {
     launcher.progress.expect(work.len());
     let mut failure = None;
     let launcher = &launcher;
-    crate::engine::fanout::run(
+    crate::engine::call::fan_out(
         work,
         workers,
         |_, (i, dir, prompt)| {

@@ -8,14 +8,14 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::engine::cancel::Cancel;
+use crate::engine::call::Cancel;
 use crate::records::input::Input;
 use crate::records::view;
 use crate::rules::decision::{Standing, Words, first_wave};
 use crate::tools::judge::CascadeOrder;
 use crate::tools::judge::panel::Judge;
 
-pub use crate::engine::cancel::Pace;
+pub use crate::engine::call::Pace;
 
 /// A panel of `size` judges needing `required` yes answers, counted as its answers come in.
 pub struct Early {

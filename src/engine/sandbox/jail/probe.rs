@@ -112,7 +112,7 @@ fn apparmor_fix() -> String {
 /// `scripts/apparmor` with the folder of panel's binaries (`--prefix P` for `P/bin`, else
 /// `--bin DIR`), shell-quoted; `script` is its installed copy, when there is one.
 fn fix_command(folder: Option<&std::path::Path>, script: Option<&std::path::Path>) -> String {
-    use crate::engine::argv::shell_quote;
+    use crate::engine::call::argv::shell_quote;
     let quote = |p: &std::path::Path| shell_quote(&p.to_string_lossy());
     let run = match script {
         Some(s) => quote(s),

@@ -1,6 +1,6 @@
 //! One attempt of one job, as a value. *Attempt* names one try: the job, its number (a retry
 //! is the next attempt), its folders, its prompt and the run's [`Context`]. From it come its
-//! argv ([`crate::engine::argv`]), its environment, the walls it runs in, a dry run's bash block
+//! argv ([`crate::engine::call::argv`]), its environment, the walls it runs in, a dry run's bash block
 //! ([`crate::engine::paste`]), and [`Attempt::run`]: launch (or replay), keep everything in the
 //! run folder, read the answer. Retries are the launcher's, the threads the fan-out's.
 
@@ -11,15 +11,16 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
-use crate::engine::answer::{INTERRUPTED, read_answer};
-use crate::engine::argv::{self, Argv};
-use crate::engine::ask::{Check, Done, Job, KeptFolder, Role, Session};
 use crate::engine::beneath;
+use crate::engine::call::answer::{INTERRUPTED, read_answer};
+use crate::engine::call::argv::{self, Argv};
+use crate::engine::call::ask::{Check, Done, Job, KeptFolder, Role, Session};
+use crate::engine::call::context::Context;
+use crate::engine::call::extract::EventFilters;
+use crate::engine::call::launch::{self, ProcessOutcome, Spec};
+use crate::engine::call::transcript::Transcript;
 use crate::engine::carried::{self, Carried};
-use crate::engine::context::Context;
-use crate::engine::extract::EventFilters;
 use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
-use crate::engine::launch::{self, ProcessOutcome, Spec};
 use crate::engine::lifecycle;
 use crate::engine::logins::Given;
 use crate::engine::run_folder::{
@@ -29,12 +30,11 @@ use crate::engine::sandbox::egress::{self, Endpoint};
 use crate::engine::sandbox::share::Report;
 use crate::engine::sandbox::{Policy, grants, policy};
 use crate::engine::slots::{self, NoSlot};
-use crate::engine::transcript::Transcript;
 use crate::records::Status;
 
 /// Bytes of a judge's stderr, and of the answer file it writes, kept in memory and in the run
 /// folder. (Its stdout goes to the run folder as it arrives, within `--max-output`: see
-/// [`crate::engine::transcript`].)
+/// [`crate::engine::call::transcript`].)
 pub const OUTPUT_CAP: usize = 16 << 20;
 
 pub struct Attempt<'a> {
@@ -142,7 +142,7 @@ impl<'a> Attempt<'a> {
             })
         });
         let result = match job.seat.harness.kind {
-            HarnessKind::Replay => crate::engine::replay::answer(
+            HarnessKind::Replay => crate::engine::call::replay::answer(
                 job,
                 self.ctx.user_env.get("PANEL_ROUND").map(String::as_str),
             )
@@ -231,7 +231,7 @@ impl<'a> Attempt<'a> {
         if !outcome.refused.is_empty() {
             add(outcome.refused.join("; "), stopped_early);
         }
-        let shown = crate::engine::transcript::shown_size;
+        let shown = crate::engine::call::transcript::shown_size;
         if let Some(n) = outcome.answer_bytes.filter(|n| *n > OUTPUT_CAP as u64) {
             let cap = shown(OUTPUT_CAP as u64);
             add(
@@ -241,7 +241,7 @@ impl<'a> Attempt<'a> {
         }
         let passed = outcome.stdout.events().passed_over;
         if passed > 0 {
-            let max = shown(crate::engine::extract::MAX_EVENT as u64);
+            let max = shown(crate::engine::call::extract::MAX_EVENT as u64);
             add(
                 format!(
                     "{passed} line(s) of its output past {max} (or too deep to read) passed over"

@@ -13,7 +13,7 @@ use jaq_json::Val;
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::engine::sieve::Sieve;
+use crate::engine::call::sieve::Sieve;
 
 type Compiled = jaq_core::Filter<data::JustLut<Val>>;
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use serde_json::Value;
 
-use crate::engine::ask::Job;
-use crate::engine::launch::ProcessOutcome;
+use crate::engine::call::ask::Job;
+use crate::engine::call::launch::ProcessOutcome;
 
 /// The most of a file of recorded answers read: as much as a candidate.
 const MAX_ANSWERS: usize = crate::records::candidate::MAX_CANDIDATE;
@@ -44,7 +44,7 @@ pub fn answer(job: &Job, round: Option<&str>) -> Result<ProcessOutcome> {
         timed_out: false,
         interrupted: false,
         cancelled: None,
-        stdout: crate::engine::transcript::Transcript::of(out.as_bytes()),
+        stdout: crate::engine::call::transcript::Transcript::of(out.as_bytes()),
         stderr: Vec::new(),
         stderr_bytes: 0,
         duration: Duration::ZERO,

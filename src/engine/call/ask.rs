@@ -30,7 +30,7 @@ pub struct Question {
     /// sealed, no tools.
     pub reads: Option<PathBuf>,
     /// The token that ends it once it is no longer needed; `None`: never.
-    pub cancel: Option<Arc<crate::engine::cancel::Cancel>>,
+    pub cancel: Option<Arc<crate::engine::call::cancel::Cancel>>,
 }
 
 /// Checks an answer object against its contract: `Err` says why it does not meet it.
@@ -151,7 +151,7 @@ impl Default for LaunchOptions {
             sandbox_read: Vec::new(),
             sandbox_write: Vec::new(),
             sandbox_allow: Vec::new(),
-            max_output: crate::engine::transcript::DEFAULT_MAX_OUTPUT,
+            max_output: crate::engine::call::transcript::DEFAULT_MAX_OUTPUT,
             share: Default::default(),
             tier: Tier::Standard,
         }
@@ -214,9 +214,9 @@ pub struct Job {
     /// Retries for this job, in place of the launcher's.
     pub retries: Option<u32>,
     /// The panel's token that ends it once the panel is decided without it; `None` never is.
-    pub cancel: Option<Arc<crate::engine::cancel::Cancel>>,
+    pub cancel: Option<Arc<crate::engine::call::cancel::Cancel>>,
     /// Its part in warming its seat's prompt cache (set by the launcher).
-    pub warming: crate::engine::warm::Warming,
+    pub warming: crate::engine::call::warm::Warming,
 }
 
 impl Job {
@@ -388,14 +388,14 @@ impl From<Done> for Reply {
     }
 }
 
-/// Asks every question at once on the fan-out ([`crate::engine::fanout::gated`]), each held
+/// Asks every question at once on the fan-out ([`crate::engine::call::fanout::gated`]), each held
 /// until its gate opens; `each` sees each reply as it comes in (in the order they end), on this
 /// thread. The replies come back in the order of the questions; a launch that panics is a reply
 /// missing (the hook has said why and failed the run), never one a cascade waits for.
 pub fn ask_each(
     asker: &dyn Asker,
     questions: &[(Question, Box<Check>)],
-    gates: Vec<Option<crate::engine::fanout::Gate>>,
+    gates: Vec<Option<crate::engine::call::fanout::Gate>>,
     mut each: impl FnMut(usize, &Reply),
 ) -> Vec<Reply> {
     let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
@@ -405,7 +405,7 @@ pub fn ask_each(
     let workers = questions
         .len()
         .min(crate::engine::lifecycle::judges_the_limits_allow());
-    crate::engine::fanout::gated(
+    crate::engine::call::fanout::gated(
         questions.iter().zip(gates).collect(),
         workers,
         |_, (q, check)| asker.ask_one(q, check.as_ref()),

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::engine::ask::{Check, Done, Job, Role};
-use crate::engine::extract::{self, Found};
+use crate::engine::call::ask::{Check, Done, Job, Role};
+use crate::engine::call::extract::{self, Found};
+use crate::engine::call::launch::ProcessOutcome;
+use crate::engine::call::transcript::shown_size;
 use crate::engine::harness::Harness;
-use crate::engine::launch::ProcessOutcome;
-use crate::engine::transcript::shown_size;
 use crate::records::{Status, Usage};
 
 pub const INTERRUPTED: &str = "stopped by a signal before it answered";
@@ -134,7 +134,7 @@ fn session_of(job: &Job, stdout: &str) -> Option<String> {
     let f = job.seat.session.as_ref()?;
     let last = f.last_output(stdout, |_| true)?;
     let id = last.as_str()?.to_string();
-    crate::engine::ask::usable_session_id(&id).then_some(id)
+    crate::engine::call::ask::usable_session_id(&id).then_some(id)
 }
 
 /// The tools a reviewer called, where its harness reports them: from the events read as they
@@ -328,7 +328,7 @@ fn line_around(text: &str, at: usize) -> String {
         .rfind('\n')
         .map_or(0, |i| i + 1);
     let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-    crate::engine::extract::excerpt(&text[start..end], 200)
+    crate::engine::call::extract::excerpt(&text[start..end], 200)
 }
 
 #[cfg(test)]
@@ -344,7 +344,7 @@ mod tests {
             timed_out: false,
             interrupted: true,
             cancelled: None,
-            stdout: crate::engine::transcript::Transcript::of(stdout.as_bytes()),
+            stdout: crate::engine::call::transcript::Transcript::of(stdout.as_bytes()),
             stderr: Vec::new(),
             stderr_bytes: 0,
             duration: Duration::ZERO,
@@ -363,7 +363,7 @@ mod tests {
         let mut job = Job::sealed(
             name,
             seat,
-            crate::engine::ask::Prompt::text("p".into()),
+            crate::engine::call::ask::Prompt::text("p".into()),
             Value::Null,
         );
         job.role = Role::Reviewer {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::engine::ask::LaunchOptions;
+use crate::engine::call::ask::LaunchOptions;
 use crate::engine::logins::{Broker, User};
 use crate::engine::sandbox::Walls;
 use crate::engine::sandbox::share::Plan;

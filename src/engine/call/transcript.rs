@@ -3,7 +3,7 @@
 //!
 //! Output up to [`TEXT_CAP`] is held whole and read afterwards as it always was (the harness's
 //! filter over the whole text, one JSON document included). Past it the transcript is read as
-//! an event stream, line by line ([`crate::engine::extract::Events`]): the answer filter's last
+//! an event stream, line by line ([`crate::engine::call::extract::Events`]): the answer filter's last
 //! output, the usage, the tool calls; a line longer than [`MAX_EVENT`] is passed over with a
 //! note. What is held then is the first [`HEAD`] bytes (for excerpts), the last [`TAIL`] bytes
 //! (the text read when no event carries the answer, and where a harness's own words are looked
@@ -11,9 +11,9 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::engine::extract::{EventFilters, Events, MAX_EVENT};
+use crate::engine::call::extract::{EventFilters, Events, MAX_EVENT};
 
 /// Output up to this size is held whole and read as one text.
 pub const TEXT_CAP: usize = 16 << 20;
@@ -232,6 +232,17 @@ fn newline(bytes: &[u8]) -> Option<usize> {
         .or_else(|| memchr::memchr(b'\n', &bytes[near.len()..]).map(|i| i + near.len()))
 }
 
+/// The ends of a job's last attempt's standard error and output, as the run folder keeps them:
+/// where a harness's closing notice stands (a usage limit's reset time), though the transcript
+/// may be as long as `--max-output`.
+pub fn last_words(run: &Path, job: &str, attempts: u32) -> Vec<String> {
+    let dir = run.join(job).join(format!("attempt-{}", attempts.max(1)));
+    ["stderr", "stdout"]
+        .iter()
+        .filter_map(|f| crate::engine::run_folder::read_end(&dir.join(f), TAIL as u64))
+        .collect()
+}
+
 /// A size as the user writes it: bytes, or with a suffix K, M, G, T (powers of 1024; an
 /// optional `i`, `B` or `iB` after it), e.g. `64M`, `1G`, `1.5GiB`.
 pub fn parse_size(text: &str) -> Result<u64, String> {
@@ -276,7 +287,7 @@ pub fn shown_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::extract::Filter;
+    use crate::engine::call::extract::Filter;
     use std::sync::Arc;
 
     fn filters(answer: &str) -> EventFilters {

@@ -1,9 +1,9 @@
 //! The launcher: the run that asks seats through their harnesses. *Launcher* names what a run
 //! keeps across its judges (the run folder and the judges' private folders, the walls, the
 //! budget, the status line) and each job's retries; its jobs run many at once on the fan-out
-//! ([`crate::engine::fanout`]), one try of one job is an [`Attempt`] (its argv, environment,
-//! walls and launch), how an answer is read is in [`crate::engine::answer`], how a process runs
-//! and is ended in [`crate::engine::launch`].
+//! ([`crate::engine::call::fanout`]), one try of one job is an [`Attempt`] (its argv, environment,
+//! walls and launch), how an answer is read is in [`crate::engine::call::answer`], how a process runs
+//! and is ended in [`crate::engine::call::launch`].
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
-use crate::engine::answer::INTERRUPTED;
-use crate::engine::ask::{Asker, Check, Done, Job, LaunchOptions, Prompt, Question, Reply, Role};
-use crate::engine::attempt::Attempt;
-use crate::engine::context::Context;
+use crate::engine::call::answer::INTERRUPTED;
+use crate::engine::call::ask::{
+    Asker, Check, Done, Job, LaunchOptions, Prompt, Question, Reply, Role,
+};
+use crate::engine::call::attempt::Attempt;
+use crate::engine::call::context::Context;
 use crate::engine::harness::{HarnessKind, Seat, Table};
 use crate::engine::lifecycle;
 use crate::engine::progress::Progress;
@@ -153,10 +155,10 @@ impl Launcher {
     /// Checks that every job's prompt can reach its harness, and, under a budget or for an
     /// estimate, that its seat has a price, before any starts.
     pub fn check_prompts(&self, jobs: &[Job]) -> Result<()> {
-        crate::engine::argv::check_prompts(jobs, &self.ctx)?;
+        crate::engine::call::argv::check_prompts(jobs, &self.ctx)?;
         // An endpoint the CLI cannot be given: said once, before anything runs.
         for job in jobs {
-            crate::engine::argv::endpoint(&job.seat.harness, &self.ctx.user_env)?;
+            crate::engine::call::argv::endpoint(&job.seat.harness, &self.ctx.user_env)?;
         }
         self.check_prices(jobs.iter().map(|j| &j.seat))
     }
@@ -203,7 +205,7 @@ impl Launcher {
     /// Asks one job as its part in warming its seat's cache says: the first of a seat opens
     /// the others' wait when it ends, whatever came of it.
     fn ask_warming(&self, job: &Job, check: &Check) -> Done {
-        use crate::engine::warm::{BOUND, Warming};
+        use crate::engine::call::warm::{BOUND, Warming};
         match &job.warming {
             Warming::Alone => self.ask(job, check),
             Warming::Follows(warm) => {
@@ -392,7 +394,7 @@ impl Launcher {
         let allowed = lifecycle::judges_the_limits_allow();
         let workers = self.ctx.opts.jobs.unwrap_or(jobs.len().min(allowed)).max(1);
         self.progress.expect(jobs.len());
-        let warming = crate::engine::warm::plan(jobs.iter().map(|j| {
+        let warming = crate::engine::call::warm::plan(jobs.iter().map(|j| {
             let cached = j.role == Role::Sealed && j.seat.harness.kind == HarnessKind::Process;
             (
                 j.seat.spec.as_str(),
@@ -407,7 +409,7 @@ impl Launcher {
                 ..job.clone()
             })
             .collect();
-        let left = crate::engine::fanout::paced(
+        let left = crate::engine::call::fanout::paced(
             jobs.iter().collect(),
             workers,
             first,

@@ -236,7 +236,7 @@ mod tests {
         assert!(json_str_eq(br"resul\q", b"result"));
     }
 
-    use crate::engine::extract::{EventFilters, Events, Filter, Found, answer};
+    use crate::engine::call::extract::{EventFilters, Events, Filter, Found, answer};
     use crate::engine::harness::Table;
     use serde_json::Value;
     use std::sync::Arc;
@@ -460,7 +460,7 @@ mod tests {
             }
             events.line(result.as_bytes());
             // About one run for each PENDING bytes held unread, none for the others.
-            let most = 2 * bytes / crate::engine::extract::PENDING + 4;
+            let most = 2 * bytes / crate::engine::call::extract::PENDING + 4;
             assert!(runs(&f) <= most as u64, "{} runs", runs(&f));
             let (usage, _, last) = exhaustive(&f, &[result.to_string()]);
             assert_eq!((events.usage.clone(), events.last_answer()), (usage, last));
@@ -488,7 +488,7 @@ mod tests {
             let deep = format!("{}\"result\"{}", "[".repeat(200), "]".repeat(200));
             let many = format!(
                 "[{}]",
-                vec!["\"result\""; crate::engine::extract::MAX_VALUES + 1].join(",")
+                vec!["\"result\""; crate::engine::call::extract::MAX_VALUES + 1].join(",")
             );
             events.line(deep.as_bytes());
             events.line(many.as_bytes());

@@ -18,10 +18,10 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use wait_timeout::ChildExt;
 
-use crate::engine::cancel::Cancel;
+use crate::engine::call::cancel::Cancel;
+use crate::engine::call::transcript::Transcript;
 use crate::engine::lifecycle::{GRACE, register, signal_group, stopped, unregister};
 use crate::engine::sandbox::{self, Policy};
-use crate::engine::transcript::Transcript;
 
 #[derive(Clone, Debug)]
 pub struct Spec {
@@ -47,7 +47,7 @@ pub struct Spec {
     pub secrets: Option<Arc<Vec<u8>>>,
     /// Opened once its supervisor says a model has begun to answer it (the first judge of a
     /// seat, whose cache the others wait for).
-    pub began: Option<Arc<crate::engine::warm::Warm>>,
+    pub began: Option<Arc<crate::engine::call::warm::Warm>>,
 }
 
 /// How it ended.
@@ -191,7 +191,7 @@ pub fn run(spec: &Spec, stdout: Transcript) -> io::Result<ProcessOutcome> {
 
 /// The writing end of a pipe for the supervisor, whose one byte opens `warm`: read by a thread
 /// of its own, which ends when the supervisor does.
-fn began_pipe(warm: Arc<crate::engine::warm::Warm>) -> io::Result<std::os::fd::OwnedFd> {
+fn began_pipe(warm: Arc<crate::engine::call::warm::Warm>) -> io::Result<std::os::fd::OwnedFd> {
     let (mut read, write) = io::pipe()?;
     thread::Builder::new().name("began".into()).spawn(move || {
         let mut byte = [0u8; 1];

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 
-use crate::engine::ask::{Job, Role, Session, Tier};
-use crate::engine::context::Context;
+use crate::engine::call::ask::{Job, Role, Session, Tier};
+use crate::engine::call::context::Context;
 use crate::engine::harness::{Arg, Harness, Part, PromptVia, Vars};
 use crate::engine::run_folder::AttemptDirs;
 
