@@ -49,7 +49,8 @@ pub fn with_harness_names(shell: &str, script: &str, seats: &[String]) -> anyhow
     match shell {
         "bash" => {
             out.push_str(&format!(
-                "# The harness names a seat (HARNESS[:MODEL]) starts with.\n_panel_harnesses() {{\n    {NAMES_SED}\n}}\n\n"
+                "# The harness names a seat (HARNESS[:MODEL]) starts with.\n_panel_harnesses() \
+                    {{\n    {NAMES_SED}\n}}\n\n"
             ));
             let mut seat = None;
             for line in script.split_inclusive('\n') {
@@ -59,7 +60,8 @@ pub fn with_harness_names(shell: &str, script: &str, seats: &[String]) -> anyhow
                 {
                     let indent = &line[..line.len() - line.trim_start().len()];
                     out.push_str(&format!(
-                        "{indent}COMPREPLY=($(compgen -W \"$(_panel_harnesses)\" -- \"${{cur}}\"))\n{indent}compopt -o nospace 2>/dev/null\n"
+                        "{indent}COMPREPLY=($(compgen -W \"$(_panel_harnesses)\" -- \
+                            \"${{cur}}\"))\n{indent}compopt -o nospace 2>/dev/null\n"
                     ));
                     done.push(s);
                     continue;
@@ -73,7 +75,9 @@ pub fn with_harness_names(shell: &str, script: &str, seats: &[String]) -> anyhow
         }
         "zsh" => {
             let helper = format!(
-                "(( $+functions[_panel_harnesses] )) ||\n_panel_harnesses() {{\n    local -a names\n    names=(${{(f)\"$({NAMES_SED})\"}})\n    compadd -S '' -a names\n}}\n\n"
+                "(( $+functions[_panel_harnesses] )) ||\n_panel_harnesses() {{\n    local -a \
+                    names\n    names=(${{(f)\"$({NAMES_SED})\"}})\n    compadd -S '' -a \
+                    names\n}}\n\n"
             );
             let mut pending: Option<&str> = None;
             let mut helper_added = false;
@@ -114,7 +118,9 @@ pub fn with_harness_names(shell: &str, script: &str, seats: &[String]) -> anyhow
         }
         "fish" => {
             out.push_str(
-                "# The harness names a seat (HARNESS[:MODEL]) starts with.\nfunction __panel_harnesses\n    command panel-judge --list-harnesses --json 2>/dev/null | string replace -rf '^    \"name\": \"([^\"]*)\",?$' '$1'\nend\n\n",
+                "# The harness names a seat (HARNESS[:MODEL]) starts with.\nfunction \
+                    __panel_harnesses\n    command panel-judge --list-harnesses --json 2>/dev/null \
+                    | string replace -rf '^    \"name\": \"([^\"]*)\",?$' '$1'\nend\n\n",
             );
             for line in script.split_inclusive('\n') {
                 let seat = seats.iter().find(|s| {
@@ -150,10 +156,20 @@ mod tests {
 
     #[test]
     fn bash_completes_a_seat_from_the_harness_list() {
-        let script = "_x() {\n            case \"${prev}\" in\n                --seat)\n                    COMPREPLY=($(compgen -f \"${cur}\"))\n                    return 0\n                    ;;\n                --out)\n                    COMPREPLY=($(compgen -f \"${cur}\"))\n";
+        let script = "_x() {\n            case \"${prev}\" in\n                \
+            --seat)\n                    COMPREPLY=($(compgen -f \"${cur}\"))\n                    \
+            return 0\n                    ;;\n                --out)\n                    \
+            COMPREPLY=($(compgen -f \"${cur}\"))\n";
         let out = with_harness_names("bash", script, &seats()).unwrap();
         assert!(out.starts_with("# The harness names"), "{out}");
-        assert!(out.contains("--seat)\n                    COMPREPLY=($(compgen -W \"$(_panel_harnesses)\" -- \"${cur}\"))\n                    compopt -o nospace 2>/dev/null\n                    return 0\n"), "{out}");
+        assert!(
+            out.contains(
+                "--seat)\n                    COMPREPLY=($(compgen -W \
+            \"$(_panel_harnesses)\" -- \"${cur}\"))\n                    compopt -o nospace \
+            2>/dev/null\n                    return 0\n"
+            ),
+            "{out}"
+        );
         assert!(
             out.ends_with("--out)\n                    COMPREPLY=($(compgen -f \"${cur}\"))\n")
         );
@@ -161,7 +177,8 @@ mod tests {
 
     #[test]
     fn zsh_and_fish_complete_a_seat_from_the_harness_list() {
-        let zsh = "_x() {\n_arguments \\\n'*--seat=[A seat]:SEAT:_default' \\\n'--out=[A dir]:DIR:_default' \\\n}\nif [ \"$funcstack[1]\" = \"_x\" ]; then\n";
+        let zsh = "_x() {\n_arguments \\\n'*--seat=[A seat]:SEAT:_default' \\\n'--out=[A \
+            dir]:DIR:_default' \\\n}\nif [ \"$funcstack[1]\" = \"_x\" ]; then\n";
         let out = with_harness_names("zsh", zsh, &seats()).unwrap();
         assert!(
             out.contains(
@@ -172,7 +189,13 @@ mod tests {
         assert!(out.contains("_panel_harnesses() {\n"), "{out}");
         let fish = "complete -c x -l seat -d 'A seat' -r\ncomplete -c x -l seats-x -d 'no' -r\n";
         let out = with_harness_names("fish", fish, &seats()).unwrap();
-        assert!(out.ends_with("complete -c x -l seat -d 'A seat' -r -f -a \"(__panel_harnesses)\"\ncomplete -c x -l seats-x -d 'no' -r\n"), "{out}");
+        assert!(
+            out.ends_with(
+                "complete -c x -l seat -d 'A seat' -r -f -a \
+            \"(__panel_harnesses)\"\ncomplete -c x -l seats-x -d 'no' -r\n"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

@@ -50,15 +50,18 @@ pub const SCRIPTS: &[(&str, &str)] = &[
     ),
     (
         "review-battery",
-        "Rounds of review, merge, vote and judge on one piece of work, with a writer that changes the work between rounds.",
+        "Rounds of review, merge, vote and judge on one piece of work, with a writer that changes \
+            the work between rounds.",
     ),
     (
         "pr-review",
-        "Review a pull request with its planned panel: classify, plan, launch the reviewers, aggregate.",
+        "Review a pull request with its planned panel: classify, plan, launch the reviewers, \
+            aggregate.",
     ),
     (
         "panel-fleet",
-        "A panel per candidate over a corpus, on GNU parallel, here or across machines; one tally at the end.",
+        "A panel per candidate over a corpus, on GNU parallel, here or across machines; one tally \
+            at the end.",
     ),
     (
         "panel-calibrate",
@@ -66,7 +69,8 @@ pub const SCRIPTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Escapes text for roff: backslashes, and a leading dot or quote that roff would read as a request.
+/// Escapes text for roff: backslashes, and a leading dot or quote that roff would read as a
+/// request.
 pub fn escape(text: &str) -> String {
     text.lines()
         .map(|l| {
@@ -94,23 +98,30 @@ pub const FILTER_EXIT: &[(&str, &str)] = &[
 pub const TOOLS: &[(&str, &str)] = &[
     (
         "panel-judge",
-        "Asks each judge of a panel, sealed, about one frozen candidate and writes one record per judge: a verdict (the default contract), a review (--contract review), or a pr-verdict per plan member (--contract pr). The one tool that starts harness processes.",
+        "Asks each judge of a panel, sealed, about one frozen candidate and writes one record per \
+            judge: a verdict (the default contract), a review (--contract review), or a pr-verdict \
+            per plan member (--contract pr). The one tool that starts harness processes.",
     ),
     (
         "panel-tally",
-        "Counts a panel's records in code: verdicts into the seed's report or a tally record (--json), reviews by a threshold, panel-vote's stream into its synthesis, pr-verdict records into the PR panel's verdict (--pr).",
+        "Counts a panel's records in code: verdicts into the seed's report or a tally record \
+            (--json), reviews by a threshold, panel-vote's stream into its synthesis, pr-verdict \
+            records into the PR panel's verdict (--pr).",
     ),
     (
         "panel-merge",
-        "Merges the reviewers' findings into one list, crediting every reviewer that raised each; --seat lets one seat group them.",
+        "Merges the reviewers' findings into one list, crediting every reviewer that raised each; \
+            --seat lets one seat group them.",
     ),
     (
         "panel-vote",
-        "Has each reviewer vote once on the merged findings it did not raise, applies the votes in code, and with --judge asks a judge seat to act on or skip each finding left.",
+        "Has each reviewer vote once on the merged findings it did not raise, applies the votes in \
+            code, and with --judge asks a judge seat to act on or skip each finding left.",
     ),
     (
         "pr-classify",
-        "Turns a pull request's facts (JSON, git diff --numstat, or gh pr view --json) into its class and flags, and with --plan into its panel plan.",
+        "Turns a pull request's facts (JSON, git diff --numstat, or gh pr view --json) into its \
+            class and flags, and with --plan into its panel plan.",
     ),
 ];
 
@@ -134,7 +145,8 @@ pub fn suite_page() -> String {
         ".TH panel 7 \"panel {}\"\n.SH NAME\npanel \\- {}\n",
         env!("CARGO_PKG_VERSION"),
         escape(
-            "a suite of tools that ask a panel of sealed LLM judges about one piece of work, and count what they say in code"
+            "a suite of tools that ask a panel of sealed LLM judges about one piece of work, and \
+                count what they say in code"
         )
     );
     out.push_str(".SH DESCRIPTION\n");
@@ -185,7 +197,12 @@ fn code(out: &mut String, text: &str) {
 }
 
 /// DESCRIPTION: what the suite is, in one paragraph.
-const DESCRIPTION: &str = "Five small tools read and write JSON lines and compose with pipes, jq, grep and gh. One of them, panel-judge, starts the judges: each runs its harness (a command line tool such as claude, codex or opencode) in a fresh private folder, confined, under a timeout, with the candidate frozen and fenced. The others count, merge and vote in plain code. Nothing a judge says is guessed: an answer that does not meet its contract is an abstention, and an abstention that could change the outcome leaves the panel without a decision.";
+const DESCRIPTION: &str = "Five small tools read and write JSON lines and compose with pipes, jq, \
+    grep and gh. One of them, panel-judge, starts the judges: each runs its harness (a command \
+    line tool such as claude, codex or opencode) in a fresh private folder, confined, under a \
+    timeout, with the candidate frozen and fenced. The others count, merge and vote in plain code. \
+    Nothing a judge says is guessed: an answer that does not meet its contract is an abstention, \
+    and an abstention that could change the outcome leaves the panel without a decision.";
 
 /// TOOLS: the five tools, then the bash tools that compose them.
 fn tools_section(out: &mut String) {
@@ -195,7 +212,8 @@ fn tools_section(out: &mut String) {
     }
     para(
         out,
-        "Five bash tools compose them into the documented pipelines, each with its man page and completions:",
+        "Five bash tools compose them into the documented pipelines, each with its man page and \
+            completions:",
     );
     for (name, what) in SCRIPTS {
         item(out, &format!("{name}(1)"), what);
@@ -216,7 +234,10 @@ fn pipelines_section(out: &mut String) {
     );
     code(
         out,
-        "seats=(--seat claude:sonnet --seat codex:gpt-5.6-luna --seat opencode:google/gemini-2.5-pro)\npanel-judge --contract review \"${seats[@]}\" page.md \\\n  | panel-merge | panel-vote \"${seats[@]}\" --candidate page.md --judge claude:opus | panel-tally",
+        "seats=(--seat claude:sonnet --seat codex:gpt-5.6-luna --seat \
+            opencode:google/gemini-2.5-pro)\npanel-judge --contract review \"${seats[@]}\" page.md \
+            \\\n  | panel-merge | panel-vote \"${seats[@]}\" --candidate page.md --judge \
+            claude:opus | panel-tally",
     );
     para(
         out,
@@ -224,11 +245,15 @@ fn pipelines_section(out: &mut String) {
     );
     code(
         out,
-        "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json\npanel-judge --contract pr --plan plan.json --repo . | panel-tally --pr --plan plan.json",
+        "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify \
+            --gh --plan > plan.json\npanel-judge --contract pr --plan plan.json --repo . | \
+            panel-tally --pr --plan plan.json",
     );
     para(
         out,
-        "The bash tools judge-panel, review-battery, pr-review and panel-fleet run these pipelines; scripts/install in the source installs them with the five tools, every man page and the completions for bash, zsh and fish.",
+        "The bash tools judge-panel, review-battery, pr-review and panel-fleet run these \
+            pipelines; scripts/install in the source installs them with the five tools, every man \
+            page and the completions for bash, zsh and fish.",
     );
 }
 
@@ -237,7 +262,10 @@ fn records_section(out: &mut String) {
     out.push_str(".SH RECORDS\n");
     para(
         out,
-        "Every line a tool writes on standard output is one compact JSON record, and every record carries its \"type\". Field names are camelCase. A tool handed a record of another type refuses it in one line that names the tool the record is meant for. The records, by type:",
+        "Every line a tool writes on standard output is one compact JSON record, and every record \
+            carries its \"type\". Field names are camelCase. A tool handed a record of another \
+            type refuses it in one line that names the tool the record is meant for. The records, \
+            by type:",
     );
     for s in crate::tools::schemas::schemas() {
         if ["harness", "pr-facts", "gold"].contains(&s.name) {
@@ -248,7 +276,11 @@ fn records_section(out: &mut String) {
     }
     para(
         out,
-        "Each record type has a JSON Schema (draft 2020-12) in the source's schemas/ folder, schemas/TYPE.schema.json, generated from the record types. schemas/pr-facts.schema.json describes the PR facts pr-classify reads (and --print-facts writes), schemas/gold.schema.json a line of the gold labels panel-tally --ledger --gold reads, and schemas/harness.schema.json a harness row.",
+        "Each record type has a JSON Schema (draft 2020-12) in the source's schemas/ folder, \
+            schemas/TYPE.schema.json, generated from the record types. \
+            schemas/pr-facts.schema.json describes the PR facts pr-classify reads (and \
+            --print-facts writes), schemas/gold.schema.json a line of the gold labels panel-tally \
+            --ledger --gold reads, and schemas/harness.schema.json a harness row.",
     );
 }
 
@@ -264,15 +296,18 @@ const SUITE_EXIT_STATUS: &[(&str, &str)] = &[
     ),
     (
         "2",
-        "Usage or input error: one line on standard error, tool: what: why, naming the file and line of a bad record.",
+        "Usage or input error: one line on standard error, tool: what: why, naming the file and \
+            line of a bad record.",
     ),
     (
         "3",
-        "No decision: answers were missing (abstentions, timeouts, missing judges) and could have changed the outcome.",
+        "No decision: answers were missing (abstentions, timeouts, missing judges) and could have \
+            changed the outcome.",
     ),
     (
         "128+N",
-        "Stopped by signal N (130 for SIGINT, 143 for SIGTERM): every judge's processes ended, the finished records written. A closed pipe (panel-judge | head -1) is a quiet 0.",
+        "Stopped by signal N (130 for SIGINT, 143 for SIGTERM): every judge's processes ended, the \
+            finished records written. A closed pipe (panel-judge | head -1) is a quiet 0.",
     ),
 ];
 
@@ -280,19 +315,36 @@ const SUITE_EXIT_STATUS: &[(&str, &str)] = &[
 const FILES: &[(&str, &str)] = &[
     (
         "$XDG_CONFIG_HOME/panel/harnesses/*.json",
-        "Harness rows added to the built-in table, in name order ($XDG_CONFIG_HOME defaults to ~/.config); then the files of --harness-file. A file holds one row or an array of rows, and a later row replaces an earlier one of the same name. panel-judge --list-harnesses prints the table; schemas/harness.schema.json describes a row.",
+        "Harness rows added to the built-in table, in name order ($XDG_CONFIG_HOME defaults to \
+            ~/.config); then the files of --harness-file. A file holds one row or an array of \
+            rows, and a later row replaces an earlier one of the same name. panel-judge \
+            --list-harnesses prints the table; schemas/harness.schema.json describes a row.",
     ),
     (
         "$XDG_STATE_HOME/panel/history.jsonl",
-        "The history panel-judge keeps of its runs (--history FILE or PANEL_HISTORY names another, --no-history or PANEL_HISTORY=off keeps none); $XDG_STATE_HOME defaults to ~/.local/state when unset, empty or relative.",
+        "The history panel-judge keeps of its runs (--history FILE or PANEL_HISTORY names another, \
+            --no-history or PANEL_HISTORY=off keeps none); $XDG_STATE_HOME defaults to \
+            ~/.local/state when unset, empty or relative.",
     ),
     (
         "$XDG_CACHE_HOME/panel/runs/*",
-        "The run folders of the tools that launch judges (--out DIR names another): every judge's prompt, exact argv, raw output, error output and record, 0700, locked while its run lives, named on standard error with its ledger's sha256 (on a terminal whose records go down a pipe, left to the report that reads them). Each is named by the UTC second its run started and random characters (20261202T173135Z-3f9a1c0d22e4), so names sort by time; $XDG_CACHE_HOME defaults to ~/.cache when unset, empty or relative, and with neither it nor HOME the run folder is $TMPDIR/panel.NAME, said on standard error. panel and runs are made 0700, and a symbolic link, another user's folder or one others may write there is refused (exit 2). Each run that makes one removes the run folders of runs started 14 days ago or more (--keep-runs DAYS, PANEL_KEEP_DAYS), never one a live run holds, a name panel does not give, a link or another user's folder; panel-tally --runs lists them, and --keep DAYS removes at once.",
+        "The run folders of the tools that launch judges (--out DIR names another): every judge's \
+            prompt, exact argv, raw output, error output and record, 0700, locked while its run \
+            lives, named on standard error with its ledger's sha256 (on a terminal whose records \
+            go down a pipe, left to the report that reads them). Each is named by the UTC second \
+            its run started and random characters (20261202T173135Z-3f9a1c0d22e4), so names sort \
+            by time; $XDG_CACHE_HOME defaults to ~/.cache when unset, empty or relative, and with \
+            neither it nor HOME the run folder is $TMPDIR/panel.NAME, said on standard error. \
+            panel and runs are made 0700, and a symbolic link, another user's folder or one others \
+            may write there is refused (exit 2). Each run that makes one removes the run folders \
+            of runs started 14 days ago or more (--keep-runs DAYS, PANEL_KEEP_DAYS), never one a \
+            live run holds, a name panel does not give, a link or another user's folder; \
+            panel-tally --runs lists them, and --keep DAYS removes at once.",
     ),
     (
         "$XDG_RUNTIME_DIR/panel-slots-UID",
-        "The slot files that hold --harness-cap across runs (in the temporary folder without $XDG_RUNTIME_DIR).",
+        "The slot files that hold --harness-cap across runs (in the temporary folder without \
+            $XDG_RUNTIME_DIR).",
     ),
 ];
 
@@ -300,15 +352,19 @@ const FILES: &[(&str, &str)] = &[
 const ENVIRONMENT: &[(&str, &str)] = &[
     (
         "PANEL_PASS_ENV",
-        "Comma-separated variables carried into every judge's otherwise cleared environment, beside --pass-env.",
+        "Comma-separated variables carried into every judge's otherwise cleared environment, \
+            beside --pass-env.",
     ),
     (
         "PANEL_LOGIN_ELSEWHERE",
-        "Comma-separated harness names whose CLI logs in a way of its own (a helper, a company's sign-in): their seats are launched without a login panel knows, where otherwise a seat without one fails before launch with what logs in.",
+        "Comma-separated harness names whose CLI logs in a way of its own (a helper, a company's \
+            sign-in): their seats are launched without a login panel knows, where otherwise a seat \
+            without one fails before launch with what logs in.",
     ),
     (
         "PANEL_HARNESS_CAP",
-        "Comma-separated HARNESS=N: at most N judges of that harness at once, beside --harness-cap.",
+        "Comma-separated HARNESS=N: at most N judges of that harness at once, beside \
+            --harness-cap.",
     ),
     (
         "PANEL_SANDBOX_READ",
@@ -320,15 +376,18 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "PANEL_KEEP_DAYS",
-        "Days the run folders in $XDG_CACHE_HOME/panel/runs are kept (default 14), as --keep-runs says; empty is unset.",
+        "Days the run folders in $XDG_CACHE_HOME/panel/runs are kept (default 14), as --keep-runs \
+            says; empty is unset.",
     ),
     (
         "PANEL_HISTORY",
-        "The history file panel-judge appends its verdict records to, in place of $XDG_STATE_HOME/panel/history.jsonl; off keeps none.",
+        "The history file panel-judge appends its verdict records to, in place of \
+            $XDG_STATE_HOME/panel/history.jsonl; off keeps none.",
     ),
     (
         "NO_COLOR",
-        "When set and not empty, the progress line on a terminal and the ledger's heat map are drawn without colour.",
+        "When set and not empty, the progress line on a terminal and the ledger's heat map are \
+            drawn without colour.",
     ),
     (
         "PANEL_ROUND",
@@ -336,19 +395,23 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     (
         "GH_REPO",
-        "The repository ([HOST/]OWNER/NAME, as gh reads it) pr-classify takes when neither the facts nor --repo name one.",
+        "The repository ([HOST/]OWNER/NAME, as gh reads it) pr-classify takes when neither the \
+            facts nor --repo name one.",
     ),
     (
         "XDG_CONFIG_HOME, HOME",
-        "Where the user's harness rows are found; HOME is where a harness's credential files are copied from.",
+        "Where the user's harness rows are found; HOME is where a harness's credential files are \
+            copied from.",
     ),
     (
         "XDG_CACHE_HOME",
-        "Where the run folders go ($XDG_CACHE_HOME/panel/runs; ~/.cache when unset, empty or relative).",
+        "Where the run folders go ($XDG_CACHE_HOME/panel/runs; ~/.cache when unset, empty or \
+            relative).",
     ),
     (
         "XDG_RUNTIME_DIR, TMPDIR",
-        "Where the slot files go; TMPDIR holds the judges' private folders, and the run folders when there is neither XDG_CACHE_HOME nor HOME.",
+        "Where the slot files go; TMPDIR holds the judges' private folders, and the run folders \
+            when there is neither XDG_CACHE_HOME nor HOME.",
     ),
     (
         "PATH",

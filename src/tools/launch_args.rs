@@ -93,7 +93,8 @@ pub struct LaunchArgs {
     #[arg(long = "family", value_name = "SEAT=FAMILY")]
     pub families: Vec<String>,
 
-    /// Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV, comma-separated).
+    /// Carry this variable of your environment into every seat (repeatable; also PANEL_PASS_ENV,
+    /// comma-separated).
     #[arg(long = "pass-env", value_name = "NAME")]
     pub pass_env: Vec<String>,
 
@@ -188,7 +189,8 @@ fn check_writable(folders: &[PathBuf]) -> Result<()> {
                 && held.starts_with(dir)
             {
                 anyhow::bail!(
-                    "--sandbox-write {}: it holds {what} ({}), where a judge could change your files; grant a folder of its own",
+                    "--sandbox-write {}: it holds {what} ({}), where a judge could change your \
+                        files; grant a folder of its own",
                     dir.display(),
                     held.display()
                 );

@@ -25,11 +25,10 @@ use crate::records::synthesis::{Group, Source};
 use crate::records::synthesis::{MergeHow, MergeRecord, MergedFinding, Record, Reviewer};
 use crate::records::{Status, Usage};
 use crate::rules::grouping::{Grouping, build, group_in_code};
-use crate::tools::docs::ToolDoc;
 
 /// Merge the findings of several reviews that name the same problem.
 #[derive(Parser, Debug)]
-#[command(name = "panel-merge", version, long_about = LONG_ABOUT)]
+#[command(name = "panel-merge", version, long_about = crate::tools::about::MERGE)]
 pub struct Args {
     /// Review records (JSON lines, from `panel-judge --contract review`); standard input when
     /// none or `-`.
@@ -43,40 +42,7 @@ pub struct Args {
     pub launch: crate::tools::launch_args::LaunchArgs,
 }
 
-const LONG_ABOUT: &str = "Merge the findings of several reviews that name the same problem.
-
-Reads review records and writes one reviewer record per review, one finding record per problem (the strongest severity in its group, every raiser in raisedBy, the original ids in sources) and a closing merge record: the stream panel-vote reads.
-
-By default the findings are grouped in code. Two findings of different reviewers are one problem when they point at the same place (the same quoted claim of three words or more, or the same file with lines at most 3 apart) and are worded alike (word overlap of at least 0.4, leaving out the quoted claim). When only one of the two signals says so, they stay apart and each is marked possibleDuplicateOf the other. Code keeps the evidence that points at the work and the fix that says most.
-
-With --seat, one seat groups them instead: the seat the command line names, never one a record names (the seed's merging seat is the first reviewer's: give the first --seat panel-judge was given). Its answer must place each finding in exactly one group; a seat that fails or answers badly, after being asked once more, leaves the findings unmerged, and the merge record says mergeFailed.";
-
-pub const DOC: ToolDoc = ToolDoc {
-    exit_status: &[
-        (
-            "0",
-            "Done, including when the merging seat failed: the findings then go on unmerged and the merge record says mergeFailed.",
-        ),
-        (
-            "2",
-            "Usage or input error: one line on standard error names the file and line. Also when the run was done but its run folder could not keep everything (a full disk): standard output is whole, and the last line on standard error names the first file not kept.",
-        ),
-    ],
-    examples: &[
-        (
-            "Review a page with three seats, merge the findings in code and vote on them",
-            "panel-judge --contract review --seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro page.md | panel-merge | panel-vote --candidate page.md",
-        ),
-        (
-            "Let the first reviewer's seat group the findings",
-            "panel-merge --seat claude:sonnet reviews.jsonl > merged.jsonl",
-        ),
-        (
-            "List the merged findings and who raised each",
-            "panel-merge reviews.jsonl | jq -r 'select(.type == \"finding\") | \"\\(.id) \\(.raisedBy | join(\",\")): \\(.evidence)\"'",
-        ),
-    ],
-};
+pub use crate::tools::about::MERGE_DOC as DOC;
 
 /// The clap definition of `panel-merge`.
 pub fn command() -> clap::Command {
@@ -236,7 +202,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let opts = args.launch.options()?;
     if args.seat.as_deref() == Some("first") {
         bail!(
-            "--seat first: the merging seat is never taken from the records; name it (the first reviewer's is the first --seat panel-judge was given)"
+            "--seat first: the merging seat is never taken from the records; name it (the first \
+                reviewer's is the first --seat panel-judge was given)"
         );
     }
     let mut reviews: Vec<(ReviewRecord, String)> = Vec::new();

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+pub mod about;
 pub mod completions;
 pub mod docs;
 pub mod estimate;
@@ -48,7 +49,8 @@ pub fn main_from<A: Parser>(
     // become fd 1: every record would be lost, or written into that file.
     if !stdout_is_open() {
         eprintln!(
-            "{name}: standard output is closed: nothing could be written (run it with `>file` or `| …`)"
+            "{name}: standard output is closed: nothing could be written (run it with `>file` or \
+                `| …`)"
         );
         return ExitCode::from(USAGE);
     }

@@ -12,7 +12,6 @@ use clap::{CommandFactory, Parser};
 use crate::records::exit_status;
 use crate::records::plan::{Headroom, PanelPlan};
 use crate::rules::plan::{Policy, plan_panel};
-use crate::tools::docs::ToolDoc;
 
 pub use crate::records::class::{Class, PrClass};
 pub use crate::records::facts::{ChangedFile, Format, PrFacts};
@@ -35,7 +34,8 @@ pub struct Args {
     /// it) makes the size unread (g10); pr-review classifies a PR from its whole diff.
     #[arg(long, group = "format")]
     pub gh: bool,
-    /// The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions, deletions, previousPath, mode}]}.
+    /// The input is PR facts: {repo, pr, head, base, kind, changedFiles: [{path, additions,
+    /// deletions, previousPath, mode}]}.
     #[arg(long, group = "format")]
     pub facts: bool,
     /// The repository, where the input does not say (numstat, gh output without url) or to
@@ -78,7 +78,8 @@ pub struct Args {
     /// Also plan the review panel: a `plan` record after the `pr-class` record.
     #[arg(long)]
     pub plan: bool,
-    /// A JSON policy file for the planner: its keys replace the defaults', or add to them with "extend": true.
+    /// A JSON policy file for the planner: its keys replace the defaults', or add to them with
+    /// "extend": true.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<String>,
     /// Print the planner policy in force as JSON and exit.
@@ -91,151 +92,18 @@ pub struct Args {
     #[arg(long, conflicts_with = "is")]
     pub text: bool,
     /// Write nothing; exit 0 when the PR is WHAT, 1 when not. WHAT: g10, standard, large,
-    /// unread, security-slice, g10-hold, or a touch flag (dependency, authority, policy, security, tests).
+    /// unread, security-slice, g10-hold, or a touch flag (dependency, authority, policy, security,
+    /// tests).
     #[arg(long, value_name = "WHAT")]
     pub is: Option<String>,
 }
 
-pub const DOC: ToolDoc = ToolDoc {
-    exit_status: &[
-        ("0", "Done; with --is, the PR is what was asked."),
-        ("1", "With --is, the PR is not what was asked."),
-        (
-            "2",
-            "Usage or input error: one line on standard error names the file and line.",
-        ),
-    ],
-    examples: &[
-        (
-            "Classify a pull request and plan its panel from gh",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --plan",
-        ),
-        (
-            "The same for a local branch, from git",
-            "git diff --raw --numstat -M main...HEAD | pr-classify --numstat --repo acme/app --head \"$(git rev-parse HEAD)\" --plan",
-        ),
-        ("Classify PR facts kept as JSON", "pr-classify facts.json"),
-        (
-            "Branch in a script on the class",
-            "if gh pr view 7 --json number,files | pr-classify --is g10; then echo 'g10 review'; fi",
-        ),
-        (
-            "A summary for people, planned with no opus headroom",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --plan --no-opus --text",
-        ),
-        (
-            "Add a glob to the dependency rules and check the table",
-            "echo '{\"extend\": true, \"touches\": {\"dependency\": [\"**/deps.edn\"]}}' > rules.json; pr-classify --rules rules.json --print-rules",
-        ),
-    ],
-};
-
-fn list(items: &[String]) -> String {
-    items.join(", ")
-}
-
-/// The description, ending with every default, rendered from the default tables so the man
-/// page cannot drift from the code.
-pub fn description() -> String {
-    let r = ClassTable::default();
-    let p = Policy::default();
-    let mut s = String::from(
-        "Size a pull request and plan its review panel. pr-classify reads what is known about one pull request \
-         and writes one pr-class record (JSON): the changed-line count without generated files, whether it is large, \
-         the touch flags with the paths that set each, the advisory security-slice flag, the class, g10 or standard, \
-         and the changed paths that are symbolic links (links; known from git diff --raw or a file's mode in PR facts, never from gh). \
-         With --plan a plan record follows: the reviewers to run, each with its shape, profile, seat (HARNESS:MODEL for \
-         panel-judge), whether it blocks, the panel's spend estimate, and the links again. It runs no model and reads no network.\n\n\
-         Input: PR facts as JSON, gh pr view --json output as it is, or git diff --numstat output (renames in both of \
-         git's notations; a binary file, - - in numstat, is a file of no lines as GitHub counts it, listed in binaryPaths; \
-         git diff --raw --numstat adds each file's mode; git log --numstat is read too). A leading { is \
-         JSON; anything else numstat.\n\n\
-         Rules: the count is additions plus deletions with generated files left out, unread when any file has no counts. \
-         A rename is generated only when it came from a generated path too. Generated lines that alone pass largeLines \
-         count in full, as a hand edit. A touch flag is set by a changed path, or the path it was renamed from, matching \
-         its globs. The class is g10 when the count is unread, large, a strict flag is touched, or a g10 hold is held. \
-         g10 is the strict class: under the default policy its panel has an opus correctness member and an adversary; panel-tally --pr \
-         passes its g10 bar (satisfiesG10) only on a MERGE with no degraded member, the correctness member at an \
-         opus profile and the adversary's MERGE; standard is every other PR. \
-         The security slice is set past securitySliceLines counted lines when the kind is a security kind or a \
-         non-generated guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
-         segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and [abc], [!abc], \
-         {a,b} and \\ escapes are those of ripgrep's globset.\n\n",
-    );
-    let _ = writeln!(
-        s,
-        "DEFAULT RULES (--print-rules prints them as JSON. In a --rules FILE each key given, and \
-         each touch flag, replaces the default's; with \"extend\": true it adds to it.)\n"
-    );
-    let _ = writeln!(
-        s,
-        "largeLines {}; securitySliceLines {}; securityKinds: {}; strict: {}; guard: {}.\n",
-        r.large_lines,
-        r.security_slice_lines,
-        list(&r.security_kinds),
-        list(&r.strict),
-        list(&r.guard)
-    );
-    let _ = writeln!(s, "generated: {}.\n", list(&r.generated));
-    for (flag, globs) in &r.touches {
-        let _ = writeln!(s, "touches {flag}: {}.\n", list(globs));
-    }
-    let _ = writeln!(
-        s,
-        "DEFAULT POLICY (--print-policy prints it. In a --policy FILE each key given replaces the \
-         default's; with \"extend\": true maps are merged and panel rows follow the defaults.)\n"
-    );
-    let roles: Vec<String> = p
-        .roles
-        .iter()
-        .map(|(c, prof)| format!("{} at {prof}", c.as_str()))
-        .collect();
-    let _ = writeln!(s, "correctness always, blocking: {}.\n", list(&roles));
-    for row in &p.panel {
-        let mut when: Vec<String> = row
-            .classes
-            .iter()
-            .map(|c| format!("class {}", c.as_str()))
-            .collect();
-        if !row.touches.is_empty() {
-            when.push(format!("touches {}", row.touches.join(" or ")));
-        }
-        let when = if when.is_empty() {
-            "always".to_string()
-        } else {
-            when.join(" or ")
-        };
-        let _ = writeln!(
-            s,
-            "{} at {}, {}: {when}.\n",
-            row.shape,
-            row.profile,
-            if row.blocking { "blocking" } else { "advisory" }
-        );
-    }
-    let pairs = |m: &std::collections::BTreeMap<String, String>| {
-        m.iter()
-            .map(|(a, b)| format!("{a}={b}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let points: Vec<String> = p.points.iter().map(|(a, b)| format!("{a}={b}")).collect();
-    let _ = write!(
-        s,
-        "maxMembers {}; maxOpus {}; sonnetFor: {}; seats: {}; points: {}.",
-        p.max_members,
-        p.max_opus,
-        pairs(&p.sonnet_for),
-        pairs(&p.seats),
-        list(&points)
-    );
-    s
-}
+pub use crate::tools::about::PR_CLASSIFY_DOC as DOC;
 
 /// The clap definition of `pr-classify`.
 pub fn command() -> clap::Command {
     Args::command()
-        .long_about(description())
+        .long_about(crate::tools::about::pr_classify())
         .after_long_help(DOC.help())
 }
 
@@ -685,7 +553,8 @@ fn write_size(s: &mut String, cls: &PrClass) {
         _ if cls.list_incomplete => {
             let _ = writeln!(
                 s,
-                "  size unread: the list holds {files}, fewer than the PR changes (gh lists at most 100; classify from git diff --numstat)"
+                "  size unread: the list holds {files}, fewer than the PR changes (gh lists at \
+                    most 100; classify from git diff --numstat)"
             );
         }
         _ => {
@@ -731,7 +600,8 @@ fn write_flags(s: &mut String, cls: &PrClass) {
             .collect();
         let _ = writeln!(
             s,
-            "  symbolic links: {} (a reviewer's checkout holds each as a plain file with its target's text)",
+            "  symbolic links: {} (a reviewer's checkout holds each as a plain file with its \
+                target's text)",
             some_paths(&links)
         );
     }

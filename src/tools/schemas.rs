@@ -70,7 +70,8 @@ pub fn schemas() -> Vec<SchemaFile> {
         record::<TallyRecord>("tally", "panel-tally --json: one panel counted"),
         record::<Summary>(
             "tally-summary",
-            "panel-tally --each --json: how many panels of the stream passed, failed or did not decide",
+            "panel-tally --each --json: how many panels of the stream passed, failed or did not \
+                decide",
         ),
         record::<JudgeStats>(
             "judge-stats",
@@ -86,15 +87,18 @@ pub fn schemas() -> Vec<SchemaFile> {
         ),
         record::<GoldAgreement>(
             "gold-agreement",
-            "panel-tally --ledger --gold --json: a judge's, seat's or lens's answers, or the panel's decisions, against gold labels",
+            "panel-tally --ledger --gold --json: a judge's, seat's or lens's answers, or the \
+                panel's decisions, against gold labels",
         ),
         record::<GoldSummary>(
             "gold-summary",
-            "panel-tally --ledger --gold --json: the labels and the history together, the comparison, the gate and the corrected share",
+            "panel-tally --ledger --gold --json: the labels and the history together, the \
+                comparison, the gate and the corrected share",
         ),
         record::<PairwiseRecord>(
             "pairwise",
-            "panel-judge --contract pairwise: one judge's preference between two answers, in each order it was shown",
+            "panel-judge --contract pairwise: one judge's preference between two answers, in each \
+                order it was shown",
         ),
         record::<PreferenceTally>(
             "preference",
@@ -116,7 +120,8 @@ pub fn schemas() -> Vec<SchemaFile> {
         ),
         record::<HarnessStatus>(
             "harness-status",
-            "panel-judge --doctor --json: one harness on this machine (its program, version and login; never a key's value)",
+            "panel-judge --doctor --json: one harness on this machine (its program, version and \
+                login; never a key's value)",
         ),
         record::<SandboxStatus>(
             "sandbox-status",
@@ -124,7 +129,8 @@ pub fn schemas() -> Vec<SchemaFile> {
         ),
         record::<crate::records::estimate::EstimateRecord>(
             "estimate",
-            "panel-judge or panel-vote --estimate --json: each judge's estimated cost before anything is launched, and what a budget lets in",
+            "panel-judge or panel-vote --estimate --json: each judge's estimated cost before \
+                anything is launched, and what a budget lets in",
         ),
         facts(),
         gold(),
@@ -207,7 +213,8 @@ fn harness() -> SchemaFile {
         let mut with = Map::new();
         with.insert(
             "$schema".into(),
-            json!({"description": "The schema an editor checks the row against; panel ignores it.", "type": "string"}),
+            json!({"description": "The schema an editor checks the row against; panel ignores \
+                it.", "type": "string"}),
         );
         with.extend(std::mem::take(props));
         *props = with;
@@ -220,7 +227,8 @@ fn harness() -> SchemaFile {
     let schema = head(
         schema,
         "panel harness rows",
-        "A harness row (panel-judge --harness-file FILE, $XDG_CONFIG_HOME/panel/harnesses/*.json), or an array of rows (what panel-judge --list-harnesses --json prints)",
+        "A harness row (panel-judge --harness-file FILE, $XDG_CONFIG_HOME/panel/harnesses/*.json), \
+            or an array of rows (what panel-judge --list-harnesses --json prints)",
     );
     SchemaFile {
         name: "harness",

@@ -128,7 +128,8 @@ pub fn pr_review() -> Command {
         .arg(option(
             "repo",
             "OWNER/NAME",
-            "The repository (default: GH_REPO, the origin remote, else local/FOLDER without a remote)",
+            "The repository (default: GH_REPO, the origin remote, else local/FOLDER without a \
+                remote)",
         ))
         .arg(
             Arg::new("pr")
@@ -221,13 +222,15 @@ pub fn panel_calibrate() -> Command {
             option(
                 "set",
                 "SET",
-                "The labelled set: llmbar-natural (the default), summedits-sales-email, or a folder",
+                "The labelled set: llmbar-natural (the default), summedits-sales-email, or a \
+                    folder",
             )
             .value_hint(ValueHint::DirPath),
         )
         .arg(flag(
             "replay",
-            "The set's recorded stand-in answers in place of seats, offline (made from the labels, not by a model)",
+            "The set's recorded stand-in answers in place of seats, offline (made from the labels, \
+                not by a model)",
         ))
         .arg(flag(
             "dry-run",
@@ -235,10 +238,18 @@ pub fn panel_calibrate() -> Command {
         ))
         .arg(option("limit", "N", "The set's first N items only"))
         .arg(
-            option("orders", "ORDERS", "Pairwise: both (the default) or alternate")
-                .value_parser(["both", "alternate"]),
+            option(
+                "orders",
+                "ORDERS",
+                "Pairwise: both (the default) or alternate",
+            )
+            .value_parser(["both", "alternate"]),
         )
-        .arg(option("agree", "N", "The panel's threshold, as panel-tally --agree N"))
+        .arg(option(
+            "agree",
+            "N",
+            "The panel's threshold, as panel-tally --agree N",
+        ))
         .arg(option(
             "require-kappa",
             "K",
@@ -254,8 +265,13 @@ pub fn panel_calibrate() -> Command {
                 .value_parser(["text", "markdown", "json"]),
         )
         .arg(
-            short("out", 'o', "DIR", "Keep the records and every item's run in DIR")
-                .value_hint(ValueHint::DirPath),
+            short(
+                "out",
+                'o',
+                "DIR",
+                "Keep the records and every item's run in DIR",
+            )
+            .value_hint(ValueHint::DirPath),
         )
         .arg(short("jobs", 'j', "JOBS", "Items at once (default 1)"))
         .arg(
@@ -289,7 +305,8 @@ pub const PANEL_CALIBRATE_DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "The report was printed; with a gate, the panel's figure clears it (its interval's low end reaches it).",
+            "The report was printed; with a gate, the panel's figure clears it (its interval's low \
+                end reaches it).",
         ),
         (
             "1",
@@ -297,11 +314,13 @@ pub const PANEL_CALIBRATE_DOC: ToolDoc = ToolDoc {
         ),
         (
             "2",
-            "Usage error, a set that cannot be read, or a panel that could not run (its item named).",
+            "Usage error, a set that cannot be read, or a panel that could not run (its item \
+                named).",
         ),
         (
             "3",
-            "With a gate: the interval straddles it; the report says about how many more labelled candidates would settle it.",
+            "With a gate: the interval straddles it; the report says about how many more labelled \
+                candidates would settle it.",
         ),
     ],
     examples: &[
@@ -315,7 +334,8 @@ pub const PANEL_CALIBRATE_DOC: ToolDoc = ToolDoc {
         ),
         (
             "Gate a CI job on the panel's agreement with people",
-            "panel-calibrate --set summedits-sales-email --agree 2 --require-kappa 0.6 claude:haiku codex:gpt-5-mini gemini",
+            "panel-calibrate --set summedits-sales-email --agree 2 --require-kappa 0.6 \
+                claude:haiku codex:gpt-5-mini gemini",
         ),
     ],
 };
@@ -351,7 +371,8 @@ pub const REVIEW_BATTERY_DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "The work stands: the judge skipped every finding, nothing was left, or every reviewer passed it.",
+            "The work stands: the judge skipped every finding, nothing was left, or every reviewer \
+                passed it.",
         ),
         (
             "1",
@@ -363,7 +384,8 @@ pub const REVIEW_BATTERY_DOC: ToolDoc = ToolDoc {
     ],
     examples: &[(
         "Three reviewers, a judge, and a writer that edits the page between rounds",
-        "review-battery --seat claude:sonnet --seat codex:gpt-5.6-luna --seat opencode:google/gemini-2.5-pro --judge claude:opus --writer './rewrite.sh' page.md",
+        "review-battery --seat claude:sonnet --seat codex:gpt-5.6-luna --seat \
+            opencode:google/gemini-2.5-pro --judge claude:opus --writer './rewrite.sh' page.md",
     )],
 };
 
@@ -373,7 +395,8 @@ pub const PR_REVIEW_DOC: ToolDoc = ToolDoc {
         ("1", "FIX_FIRST."),
         (
             "2",
-            "An error before a verdict: one line names the step that failed (gh's, git's, a tool's). A comment that cannot be posted is exit 2 after the verdict is printed.",
+            "An error before a verdict: one line names the step that failed (gh's, git's, a \
+                tool's). A comment that cannot be posted is exit 2 after the verdict is printed.",
         ),
         ("3", "No verdict, or a timeout."),
         STOPPED,
@@ -399,11 +422,13 @@ pub const PANEL_FLEET_DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0, 1, 3",
-            "panel-tally --each's status over every panel: 0 every panel passed, 1 at least one decided against, 3 none against and at least one undecided.",
+            "panel-tally --each's status over every panel: 0 every panel passed, 1 at least one \
+                decided against, 3 none against and at least one undecided.",
         ),
         (
             "2",
-            "An error before the panels (one line), or panels that could not run (named in OUT/joblog).",
+            "An error before the panels (one line), or panels that could not run (named in \
+                OUT/joblog).",
         ),
         STOPPED,
     ],

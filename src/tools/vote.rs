@@ -32,7 +32,6 @@ use crate::records::synthesis::{
 };
 use crate::rules::routes::{route_with_judge, route_without_judge};
 use crate::rules::votes::{Applied, apply, not_needed, to_ask};
-use crate::tools::docs::ToolDoc;
 
 /// Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
 #[derive(Parser, Debug)]
@@ -40,7 +39,7 @@ use crate::tools::docs::ToolDoc;
     name = "panel-vote",
     version,
     args_conflicts_with_subcommands = true,
-    long_about = LONG_ABOUT
+    long_about = crate::tools::about::VOTE
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -84,20 +83,6 @@ pub struct Args {
     pub launch: crate::tools::launch_args::LaunchArgs,
 }
 
-const LONG_ABOUT: &str = "Cross-review merged findings, apply the vote rules, and let a judge act on or skip each one.
-
-Reads panel-merge's stream. Each reviewer with a readable review is asked once, in a fresh call, on its own seat, about the merged findings it did not raise, and answers each agree, disagree or better fix with a one-line reason. The votes are applied in code, counting only those who voted on a finding: when most disagree, the finding is dropped only if the disagreeing outnumber those who raised it, agreed or offered a better fix, else it is disputed; exactly half disagreeing makes it disputed; when most prefer a better fix, the first one offered replaces the finding's fix. Votes never drop a block: it stays, disputed. A finding shown to a voter whose vote is missing (its seat failed, its reply was unreadable, or its reply left that finding out) stays, disputed, whatever the other votes say; a reply that leaves some findings out still counts for the findings it voted on.
-
-The records are data: they never choose a program to run. The voters' seats come from the command line, one --seat for each seat the reviewers sat on (the --seat options panel-judge was given), and the judge's from --judge. A reviewer record whose seat is not one of them (a stream from a CI artifact or another machine, say) is an input error naming its line, and nothing is launched.
-
-The panel passes when --agree reviewers passed the work, or when the votes dropped every finding it had: nothing is left to send back, and that holds when some reviews are missing too, since a review that failed sends nothing back (the panel record names them in noReviewFrom). Below the threshold with a finding left, it has no decision when the missing reviews could have reached it. A judge then acts on or skips each finding left, seeing who raised it and how the others voted; the route is again when it acts on any. With no judge, a block goes straight back.
-
-With --stop-when-decided, a voter still out (asked and not yet answered, or not yet launched) is ended, its whole group as at the deadline, or never launched, once the votes in fix the fate of every finding it was shown whatever it would vote: agree, disagree or a better fix of its own. Its vote records say cancelled, with a cause naming the fates the votes in fixed, and it is no missing vote: it disputes nothing. Never the default: a split's reasons are the finding, and a voter left out gives none. With --cascade (which implies it), voters are also asked only as they are needed: at first, for each finding, as many of the voters shown it, in reviewer order, as could fix its fate (two agreeing of three voters can keep a finding), then more only while a fate is open; a voter never asked is recorded cancelled too. Wall time can grow while cost falls. A voter never asked cannot fail: where its seat would have failed, asking every voter would have left the finding disputed (a missing vote), while the cascade keeps the fate the votes in fixed (with --stop-when-decided alone that depends on which voter answers first). While more than 12 voters are still out on a finding its fate is taken as open (every way they could vote is not searched), so stopping and the cascade save only once the votes in leave 12 or fewer out. A vote record that says cancelled though its vote could have changed a finding's fate (a forged or edited stream, to panel-vote apply) counts as missing, and the panel has no decision.
-
-A recorded judge, --judge replay:FILE, reads FILE as a JSON array of answer objects, one per round (--round picks one; later rounds repeat the last), or as one answer object for every round. An answer holds finding-1, finding-2, … for the findings left in synthesis order, each {\"decision\": \"act\" or \"skip\", \"reason\": \"…\"}; other keys are let be.
-
-Writes vote records, one synthesis entry per finding, a panel record, the judge's decision records and a route record.";
-
 #[derive(Subcommand, Debug)]
 pub enum Sub {
     /// Apply votes already collected: reviewer, finding, merge and vote records in, the same
@@ -128,48 +113,7 @@ pub struct Rules {
     pub round: usize,
 }
 
-pub const DOC: ToolDoc = ToolDoc {
-    exit_status: &[
-        (
-            "0",
-            "Pass: the judge skips every finding left, or with no judge the panel passed and no block is left.",
-        ),
-        (
-            "1",
-            "Again: findings go back to the writer (the judge acts on one, the panel failed, or a block is left with no judge).",
-        ),
-        (
-            "2",
-            "Usage or input error: one line on standard error names the file and line. Also when the run was done but its run folder could not keep everything (a full disk): standard output is whole, and the last line on standard error names the first file not kept (a decision, 1 or 3, keeps its status).",
-        ),
-        (
-            "3",
-            "No decision: the judge sent no readable decisions, missing reviews kept the panel from its threshold with a finding left, or a voter recorded as left out (cancelled) could have changed a finding's fate.",
-        ),
-    ],
-    examples: &[
-        (
-            "The whole synthesised review: review, merge, vote, judge, report",
-            "seats=(--seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro); panel-judge --contract review \"${seats[@]}\" page.md | panel-merge | panel-vote \"${seats[@]}\" --candidate page.md --judge claude:opus | panel-tally",
-        ),
-        (
-            "Pass when two of three reviewers pass, with the brief shown to the voters",
-            "panel-merge reviews.jsonl | panel-vote --seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro --candidate page.md --brief brief.md --agree 2",
-        ),
-        (
-            "Stop asking voters once the votes in fix every finding's fate",
-            "panel-merge reviews.jsonl | panel-vote --seat claude:sonnet --seat codex:gpt-5 --seat opencode:google/gemini-2.5-pro --candidate page.md --stop-when-decided | panel-tally",
-        ),
-        (
-            "Apply votes already collected, with recorded judge decisions, launching nothing",
-            "cat merged.jsonl votes.jsonl | panel-vote apply --judge replay:judge.json",
-        ),
-        (
-            "Show why each finding was kept, disputed or dropped",
-            "panel-vote apply merged.jsonl votes.jsonl | jq -r 'select(.type == \"synthesis\") | \"\\(.finding.id) \\(.result): \\(.why)\"'",
-        ),
-    ],
-};
+pub use crate::tools::about::VOTE_DOC as DOC;
 
 /// The clap definition of `panel-vote`.
 pub fn command() -> clap::Command {
@@ -598,12 +542,14 @@ fn write_out(outcomes: &Outcomes) -> Result<ExitCode> {
     }
     if !p.cancelled_without_cause.is_empty() {
         eprintln!(
-            "panel-vote: left out without cause: {}: a vote of theirs could have changed a finding's fate; counted as missing, no decision",
+            "panel-vote: left out without cause: {}: a vote of theirs could have changed a \
+                finding's fate; counted as missing, no decision",
             p.cancelled_without_cause.join(", ")
         );
     } else if !p.cancelled.is_empty() {
         eprintln!(
-            "panel-vote: not needed (cancelled): {}: the votes in fixed the fate of every finding they were shown",
+            "panel-vote: not needed (cancelled): {}: the votes in fixed the fate of every finding \
+                they were shown",
             p.cancelled.join(", ")
         );
     }
@@ -755,7 +701,8 @@ fn check_reads(args: &Args, opts: &crate::engine::call::LaunchOptions) -> Result
             let seat = crate::engine::harness::Seat::parse(spec, &table, &opts.families)?;
             if seat.harness.reviewer.is_none() {
                 bail!(
-                    "--reads {spec}: harness {} has no read tools to give a voter (no reviewer mode)",
+                    "--reads {spec}: harness {} has no read tools to give a voter (no reviewer \
+                        mode)",
                     seat.harness.name
                 );
             }

@@ -24,7 +24,6 @@ use crate::engine::call::Launcher;
 use crate::engine::call::{Done, Job, Prompt};
 use crate::engine::harness::Seat;
 use crate::records::candidate::Candidate;
-use crate::tools::docs::ToolDoc;
 use crate::tools::launch_args::LaunchArgs;
 use panel::LensFlags;
 use panel_kind::{PanelKind, Reviews, Verdicts};
@@ -72,7 +71,8 @@ pub struct Args {
     #[arg(value_name = "B")]
     pub second: Option<String>,
 
-    /// A seat, HARNESS[:MODEL] (repeatable), e.g. claude:haiku, codex:gpt-5.6-luna, exec:'llm -m gpt-4o-mini', replay:answers.json.
+    /// A seat, HARNESS[:MODEL] (repeatable), e.g. claude:haiku, codex:gpt-5.6-luna, exec:'llm -m
+    /// gpt-4o-mini', replay:answers.json.
     #[arg(
         long = "seat",
         value_name = "HARNESS[:MODEL]",
@@ -125,19 +125,26 @@ pub struct Args {
     #[arg(long, value_name = "FAMILY")]
     pub writer_family: Option<String>,
 
-    /// Pull requests: the plan from pr-classify --plan (its pr-class record may come first); `-` reads standard input.
+    /// Pull requests: the plan from pr-classify --plan (its pr-class record may come first); `-`
+    /// reads standard input.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<String>,
 
-    /// Pull requests: the git repository that holds the head; each reviewer reads a detached checkout of it.
+    /// Pull requests: the git repository that holds the head; each reviewer reads a detached
+    /// checkout of it.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
 
-    /// Pull requests: pr-verdict records of this PR's earlier rounds (repeatable; JSON lines, oldest first): their FIX_FIRSTs are shown to every reviewer, who answers with an Earlier findings: checklist.
+    /// Pull requests: pr-verdict records of this PR's earlier rounds (repeatable; JSON lines,
+    /// oldest first): their FIX_FIRSTs are shown to every reviewer, who answers with an Earlier
+    /// findings: checklist.
     #[arg(long = "earlier", value_name = "FILE")]
     pub earlier: Vec<String>,
 
-    /// Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests, error, untrusted, unread) or its fix-proof/v1 line. The tests brief shows its verdict, counts and flags; error, untrusted or unread asks every reviewer for FIX_FIRST unless it names an added test that fails on the base.
+    /// Pull requests: what the fix-proof check said of the tests: a verdict (ok, vacuous, no-tests,
+    /// error, untrusted, unread) or its fix-proof/v1 line. The tests brief shows its verdict,
+    /// counts and flags; error, untrusted or unread asks every reviewer for FIX_FIRST unless it
+    /// names an added test that fails on the base.
     #[arg(long, value_name = "PROOF")]
     pub fix_proof: Option<String>,
 
@@ -240,9 +247,11 @@ pub enum CascadeOrder {
 pub enum ContractKind {
     /// {"verdict": "holds"|"breaks", "reason", "confidence"}: one verdict record per judge.
     Verdict,
-    /// {"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for panel-merge.
+    /// {"decision": "pass"|"revise", "findings": [...]}: one review record per reviewer, for
+    /// panel-merge.
     Review,
-    /// A pull request's planned panel (--plan, --repo): one pr-verdict record per member, for panel-tally --pr.
+    /// A pull request's planned panel (--plan, --repo): one pr-verdict record per member, for
+    /// panel-tally --pr.
     Pr,
     /// Two answers A and B to one question (--brief): which is better, "first" or "second" as
     /// shown; one pairwise record per judge, its preference A or B, for panel-tally.
@@ -259,57 +268,7 @@ pub enum Orders {
     Alternate,
 }
 
-pub const DOC: ToolDoc = ToolDoc {
-    exit_status: &[
-        (
-            "0",
-            "Every judge ran and has a record (a verdict or an abstention); the records are on standard output. With --list-harnesses or --doctor: the table was printed, harnesses missing or not.",
-        ),
-        (
-            "2",
-            "Usage or input error, a harness not installed, correlated judges, or a prompt too large for its harness: nothing was launched. Also when the judges ran but the run folder could not keep everything (a full disk): the records on standard output are whole, and the last line on standard error names the first file not kept.",
-        ),
-        (
-            "130",
-            "Stopped by SIGINT: every judge's process group was killed, the finished records written, the rest recorded as interrupted.",
-        ),
-        ("143", "Stopped by SIGTERM, likewise."),
-    ],
-    examples: &[
-        (
-            "Three lenses on one Claude seat, counted",
-            "panel-judge --seat claude:haiku answer.md | panel-tally",
-        ),
-        (
-            "One lens across three model families",
-            "panel-judge --lens 'correctness=Does it do what it claims?' --seat claude:haiku --seat codex:gpt-5.6-luna --seat exec:'llm -m gemini-2.5-flash' answer.md",
-        ),
-        (
-            "The commands, for pasting into a script",
-            "panel-judge --dry-run --seat codex answer.md",
-        ),
-        (
-            "Offline, with recorded answers",
-            "panel-judge --seat replay:examples/answers.json examples/answer.md | panel-tally",
-        ),
-        (
-            "Review a pull request with its planned panel",
-            "gh pr view 7 --json number,headRefOid,baseRefOid,files,changedFiles,url | pr-classify --gh --plan > plan.json; panel-judge --contract pr --plan plan.json --repo . > verdicts.jsonl",
-        ),
-        (
-            "Which of two answers to a question is better, each judge shown both orders",
-            "panel-judge --contract pairwise --brief question.md --seat claude:haiku --seat codex:gpt-5.6-luna a.md b.md | panel-tally",
-        ),
-        (
-            "What this machine has: each harness's program, version and login, and the walls",
-            "panel-judge --doctor",
-        ),
-        (
-            "Copy a harness row to change it",
-            "panel-judge --list-harnesses --json | jq '.[] | select(.name == \"claude\")'",
-        ),
-    ],
-};
+pub use crate::tools::about::JUDGE_DOC as DOC;
 
 /// The clap definition of `panel-judge`.
 pub fn command() -> clap::Command {
@@ -321,7 +280,7 @@ pub fn command() -> clap::Command {
     // The harness table names its rows: a new row is in the help without an edit here.
     let rows = crate::engine::harness::Table::builtin().help();
     let about = about.replace("{built-in harnesses}", &rows);
-    cmd.long_about(format!("{about}\n\n{}", pr::JUDGE_DOC))
+    cmd.long_about(format!("{about}\n\n{}", crate::tools::about::JUDGE_PR))
         .after_long_help(DOC.help())
 }
 
@@ -509,7 +468,8 @@ fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
     }
     if args.launch.estimate {
         bail!(
-            "--estimate is for verdict, review and pairwise panels: a PR panel's reviewers read a checkout, so their cost is not their prompt's (--budget-usd still holds them)"
+            "--estimate is for verdict, review and pairwise panels: a PR panel's reviewers read a \
+                checkout, so their cost is not their prompt's (--budget-usd still holds them)"
         );
     }
     let rounds = pr::Given {
@@ -687,17 +647,21 @@ impl Records {
 fn early_flags(args: &Args) -> Result<()> {
     if args.contract == ContractKind::Pr && args.cascade {
         bail!(
-            "--cascade is for verdict and review panels: a PR panel's members all review at once, since any blocking member's FIX_FIRST decides it and a MERGE needs every one (--stop-when-decided ends the rest once a FIX_FIRST does)"
+            "--cascade is for verdict and review panels: a PR panel's members all review at once, \
+                since any blocking member's FIX_FIRST decides it and a MERGE needs every one \
+                (--stop-when-decided ends the rest once a FIX_FIRST does)"
         );
     }
     if args.contract == ContractKind::Pr && args.agree.is_some() {
         bail!(
-            "--agree is for verdict and review panels: a PR panel is decided by its plan's blocking members (any FIX_FIRST fails it, MERGE needs all of them), not by a count"
+            "--agree is for verdict and review panels: a PR panel is decided by its plan's \
+                blocking members (any FIX_FIRST fails it, MERGE needs all of them), not by a count"
         );
     }
     if args.agree.is_some() && !(args.stop_when_decided || args.cascade) {
         bail!(
-            "--agree N is what --stop-when-decided and --cascade stop by; panel-tally --agree N counts a panel"
+            "--agree N is what --stop-when-decided and --cascade stop by; panel-tally --agree N \
+                counts a panel"
         );
     }
     Ok(())
@@ -728,7 +692,8 @@ fn say_unnamed_families(seats: &[Seat]) {
     for seat in seats {
         if seat.harness.name == "exec" && seat.family.is_none() {
             eprintln!(
-                "panel-judge: {}: no model family (--family '{}=FAMILY'): it is told apart from other seats only by its command",
+                "panel-judge: {}: no model family (--family '{}=FAMILY'): it is told apart from \
+                    other seats only by its command",
                 seat.spec, seat.spec
             );
         }

@@ -78,7 +78,8 @@ fn job_name(judge: &str, shown: Shown) -> String {
 fn flags(args: &Args) -> Result<()> {
     if args.stop_when_decided || args.cascade || args.agree.is_some() {
         bail!(
-            "--stop-when-decided, --cascade and --agree are for verdict and review panels; panel-tally --agree N counts a pairwise panel"
+            "--stop-when-decided, --cascade and --agree are for verdict and review panels; \
+                panel-tally --agree N counts a pairwise panel"
         );
     }
     if !args.canaries.is_empty() {

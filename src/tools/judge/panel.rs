@@ -117,7 +117,8 @@ pub fn pair(lenses: &[Lens], seats: &[Seat], cross: bool) -> Result<Vec<Judge>> 
         lenses.iter().zip(seats).collect()
     } else {
         bail!(
-            "{} lenses and {} seats do not pair: give one seat, one lens, as many lenses as seats, or --cross for every lens on every seat",
+            "{} lenses and {} seats do not pair: give one seat, one lens, as many lenses as seats, \
+                or --cross for every lens on every seat",
             lenses.len(),
             seats.len()
         );

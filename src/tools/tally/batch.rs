@@ -93,7 +93,9 @@ impl Batch {
                 None => {
                     if self.closed.contains(&seal_hash(b.candidate)) {
                         bail!(
-                            "{}: a record about candidate {}, whose panel was complete and is tallied already: one judge counts once (a rerun's records go before the panel completes, with --last-wins)",
+                            "{}: a record about candidate {}, whose panel was complete and is \
+                                tallied already: one judge counts once (a rerun's records go \
+                                before the panel completes, with --last-wins)",
                             at(),
                             b.candidate
                         );
@@ -139,7 +141,8 @@ impl Batch {
         }
         if let Some(c) = self.canaries.first() {
             bail!(
-                "canary {:?} of run {:?}: no panel of that run to report it with (a canary's record goes with its run's verdict records)",
+                "canary {:?} of run {:?}: no panel of that run to report it with (a canary's \
+                    record goes with its run's verdict records)",
                 c.judge,
                 c.run
             );

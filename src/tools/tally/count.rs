@@ -197,7 +197,8 @@ impl PanelCount {
             }
             if !self.last_wins {
                 bail!(
-                    "{}: judge {:?} of run {:?} is counted already, from run {first:?}: one judge counts once (--last-wins counts the later record in place of the earlier)",
+                    "{}: judge {:?} of run {:?} is counted already, from run {first:?}: one judge \
+                        counts once (--last-wins counts the later record in place of the earlier)",
                     at(),
                     j.judge,
                     b.run

@@ -5,7 +5,8 @@
 //! run folder (`run`), grouped by it wherever parallel runs interleaved their lines, in the
 //! order each panel's first line was appended; its time is when its run started, as the run
 //! folder's name says (else the folder's modification time, unknown once the folder is gone).
-//! Which panels are shown is [`select`]'s, which `--ledger` shares. The history is others' writing: a line that is not a
+//! Which panels are shown is [`select`]'s, which `--ledger` shares. The history is others' writing:
+//! a line that is not a
 //! verdict record (a torn line a killed writer left) is skipped and counted in a note, only a
 //! FIFO or device is refused (never opened to block), and every text shown is escaped.
 
@@ -71,7 +72,8 @@ pub fn open(path: &Path) -> Result<File> {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             bail!(
-                "history: {shown}: no history there (panel-judge writes one; --history FILE names another)"
+                "history: {shown}: no history there (panel-judge writes one; --history FILE names \
+                    another)"
             )
         }
         Err(e) => bail!(
@@ -158,13 +160,15 @@ pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -
     let shown_name = one_line(&name);
     if skipped > 0 {
         eprintln!(
-            "panel-tally: history: {shown_name}: {skipped} line(s) skipped, not verdict records; the first: {}",
+            "panel-tally: history: {shown_name}: {skipped} line(s) skipped, not verdict records; \
+                the first: {}",
             first_skipped.unwrap_or_default()
         );
     }
     if untimed > 0 {
         eprintln!(
-            "panel-tally: history: {untimed} panel(s) left out by --since: their run folders are gone, so their times are unknown"
+            "panel-tally: history: {untimed} panel(s) left out by --since: their run folders are \
+                gone, so their times are unknown"
         );
     }
     if chosen.is_empty() {

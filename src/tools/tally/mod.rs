@@ -263,29 +263,49 @@ pub const DOC: ToolDoc = ToolDoc {
     exit_status: &[
         (
             "0",
-            "Passed: at least N judges said holds (--agree N; by default every judge). With --each: every panel passed. With --pr: MERGE. With --view: the part was printed, whatever the panel decided. With --ledger: the report was printed; a ledger decides nothing, but with --gold and --require-kappa or --require-accuracy the panel's figure clears the gate (its 95 % interval's low end reaches it). Pairwise records: the panel prefers one answer. With --runs: the run folders were listed, or pruned. With --history: the history was read (even when no panel matched, said on standard error), whatever its panels decided.",
+            "Passed: at least N judges said holds (--agree N; by default every judge). With \
+                --each: every panel passed. With --pr: MERGE. With --view: the part was printed, \
+                whatever the panel decided. With --ledger: the report was printed; a ledger \
+                decides nothing, but with --gold and --require-kappa or --require-accuracy the \
+                panel's figure clears the gate (its 95 % interval's low end reaches it). Pairwise \
+                records: the panel prefers one answer. With --runs: the run folders were listed, \
+                or pruned. With --history: the history was read (even when no panel matched, said \
+                on standard error), whatever its panels decided.",
         ),
         (
             "1",
-            "The panel decided against: too few holds even if every abstainer had said holds. With --each: at least one panel did. With --pr: FIX_FIRST. With --ledger and a gate on gold labels: the panel's figure is below it (its interval's high end is).",
+            "The panel decided against: too few holds even if every abstainer had said holds. With \
+                --each: at least one panel did. With --pr: FIX_FIRST. With --ledger and a gate on \
+                gold labels: the panel's figure is below it (its interval's high end is).",
         ),
         (
             "2",
-            "Usage or input error: one line on standard error names the file and line. With --runs: the runs' folder is a symbolic link or not the user's, or with --keep a run folder could not be removed.",
+            "Usage or input error: one line on standard error names the file and line. With \
+                --runs: the runs' folder is a symbolic link or not the user's, or with --keep a \
+                run folder could not be removed.",
         ),
         (
             "3",
-            "No decision: the missing answers (abstentions, missing judges) could have changed the outcome; rerun the abstainers. With --each: no panel decided against, but at least one is undecided. With --pr: no-verdict or timeout (a blocking member without a counted verdict). In panel-vote's stream: also a voter left out (cancelled) whose vote could have changed a finding's fate. Pairwise records: no answer has the judges a preference needs. With --ledger and a gate on gold labels: the interval straddles it (the report says about how many more labelled candidates would settle it).",
+            "No decision: the missing answers (abstentions, missing judges) could have changed the \
+                outcome; rerun the abstainers. With --each: no panel decided against, but at least \
+                one is undecided. With --pr: no-verdict or timeout (a blocking member without a \
+                counted verdict). In panel-vote's stream: also a voter left out (cancelled) whose \
+                vote could have changed a finding's fate. Pairwise records: no answer has the \
+                judges a preference needs. With --ledger and a gate on gold labels: the interval \
+                straddles it (the report says about how many more labelled candidates would settle \
+                it).",
         ),
     ],
     examples: &[
         (
             "The verdict of a pull request's planned panel",
-            "panel-judge --contract pr --plan plan.json --repo . | panel-tally --pr --plan plan.json",
+            "panel-judge --contract pr --plan plan.json --repo . | panel-tally --pr --plan \
+                plan.json",
         ),
         (
             "Post a pull request's verdict as a comment, its reasons escaped for Markdown and HTML",
-            "panel-tally --pr --plan plan.json --format markdown verdicts.jsonl | gh pr comment 7 --body-file -",
+            "panel-tally --pr --plan plan.json --format markdown verdicts.jsonl | gh pr comment 7 \
+                --body-file -",
         ),
         (
             "Judge an answer with one seat and read the report",
@@ -527,7 +547,8 @@ impl Records {
         Ok(match kind {
             Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => Records::Synthesis,
             Some("pairwise") if args.each || args.require_canaries || args.view.is_some() => bail!(
-                "--each, --require-canaries and --view are for verdicts; a pairwise panel is counted alone"
+                "--each, --require-canaries and --view are for verdicts; a pairwise panel is \
+                    counted alone"
             ),
             Some("pairwise") => Records::Pairwise,
             _ if args.view.is_some() => bail!("--view is for panel-vote's stream"),

@@ -41,7 +41,8 @@ fn read(inputs: Vec<Source>, last_wins: bool) -> Result<Vec<PairwiseRecord>> {
             && first.candidate != r.candidate
         {
             bail!(
-                "{at}: a record about pair {}, but the records before it are about {}: one pairwise panel at a time",
+                "{at}: a record about pair {}, but the records before it are about {}: one \
+                    pairwise panel at a time",
                 inline(&r.candidate),
                 inline(&first.candidate)
             );
@@ -54,7 +55,8 @@ fn read(inputs: Vec<Source>, last_wins: bool) -> Result<Vec<PairwiseRecord>> {
             ),
             Some(i) if last_wins => recs[i] = r,
             Some(i) => bail!(
-                "{at}: judge {:?} has records from two runs ({} and {}); --last-wins counts its later one",
+                "{at}: judge {:?} has records from two runs ({} and {}); --last-wins counts its \
+                    later one",
                 inline(&r.judge),
                 inline(&recs[i].run),
                 inline(&r.run)
@@ -272,7 +274,8 @@ pub fn markdown(t: &PreferenceTally) -> String {
     };
     let _ = writeln!(
         out,
-        "### {} Pairwise panel: {head}\n\nA: {} · B: {} · {} of {} answers preferred the one shown first.\n",
+        "### {} Pairwise panel: {head}\n\nA: {} · B: {} · {} of {} answers preferred the one shown \
+            first.\n",
         mark(decision),
         md(&t.a),
         md(&t.b),

@@ -31,7 +31,10 @@ impl ThresholdOutcome {
         }
         if !self.findings.is_empty() {
             if self.status == Decision::Pass {
-                out.push_str("findings of the reviewers that asked for a revision (on the record, not sent back):\n");
+                out.push_str(
+                    "findings of the reviewers that asked for a revision (on the record, \
+                    not sent back):\n",
+                );
             } else {
                 out.push_str("findings that go back to the writer:\n");
             }

@@ -57,7 +57,8 @@ pub fn run(format: Option<Format>, keep: Option<u32>) -> Result<ExitCode> {
     let pruned = pruned.unwrap_or_default();
     let freed: u64 = rows.iter().map(|r| r.bytes).sum();
     eprintln!(
-        "panel-tally: removed {} run folder(s) ({}) of runs started {days} or more days ago from {dir}; kept {} in use, {} newer",
+        "panel-tally: removed {} run folder(s) ({}) of runs started {days} or more days ago from \
+            {dir}; kept {} in use, {} newer",
         rows.len(),
         size_shown(freed),
         pruned.in_use,

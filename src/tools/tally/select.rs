@@ -257,7 +257,8 @@ impl Select {
         let hex = x.strip_prefix("sha256:").unwrap_or(x);
         if hex.is_empty() || hex.len() > 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             bail!(
-                "--candidate {:?}: no such file or folder, and not a seal (sha256:HEX) or the start of its hex",
+                "--candidate {:?}: no such file or folder, and not a seal (sha256:HEX) or the \
+                    start of its hex",
                 inline(x)
             );
         }
@@ -336,7 +337,8 @@ fn seal_folder(dir: &Path, seals: &mut HashSet<String>) -> Result<()> {
                 files += 1;
                 if files > MAX_FOLDER_FILES {
                     bail!(
-                        "--candidate {:?}: more than {MAX_FOLDER_FILES} files: name a smaller folder",
+                        "--candidate {:?}: more than {MAX_FOLDER_FILES} files: name a smaller \
+                            folder",
                         inline(&dir.display().to_string())
                     );
                 }

@@ -1,5 +1,6 @@
 //! The words every form of a verdict report shares (text, Markdown): what a judge's status and
-//! reason columns say, the PANEL line, the PANELS line, and a pull request's g10 bar and members left out.
+//! reason columns say, the PANEL line, the PANELS line, and a pull request's g10 bar and members
+//! left out.
 
 use std::collections::BTreeMap;
 
@@ -48,11 +49,13 @@ pub fn panel_line(c: &Counts, abstentions: &[Abstention], missing: usize) -> Str
             missing == 0 && abstentions.iter().all(|a| a.status == Status::Unreadable);
         if only_unreadable {
             format!(
-                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) came back unreadable."
+                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) came back \
+                    unreadable."
             )
         } else {
             format!(
-                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) gave no verdict ({}).",
+                "PANEL: {breaks} breaks / {holds} holds, and {abstained} judge(s) gave no verdict \
+                    ({}).",
                 abstention_kinds(abstentions, missing)
             )
         }
@@ -61,7 +64,8 @@ pub fn panel_line(c: &Counts, abstentions: &[Abstention], missing: usize) -> Str
         format!("PANEL: unanimous — all {} say {said}.", breaks + holds)
     } else {
         format!(
-            "PANEL: split {breaks}-{holds} — read the reasons yourself. The disagreement is the finding."
+            "PANEL: split {breaks}-{holds} — read the reasons yourself. The disagreement is the \
+                finding."
         )
     }
 }
@@ -147,13 +151,15 @@ pub fn uncaused_line(t: &Tally, show: &dyn Fn(&str) -> String) -> Option<String>
     let names: Vec<String> = t.cancelled.iter().map(|j| show(j)).collect();
     if over_budget(t).len() == t.cancelled.len() {
         return Some(format!(
-            "OVER BUDGET: {}: not launched, and the answers in do not decide the panel with {}: no decision (a larger --budget-usd asks them).",
+            "OVER BUDGET: {}: not launched, and the answers in do not decide the panel with {}: no \
+                decision (a larger --budget-usd asks them).",
             names.join(", "),
             threshold_words(t)
         ));
     }
     Some(format!(
-        "CANCELLED WITHOUT CAUSE: {}: the answers in do not decide the panel with {}, and a judge left out counts as missing (tally with the --agree the panel ran under).",
+        "CANCELLED WITHOUT CAUSE: {}: the answers in do not decide the panel with {}, and a judge \
+            left out counts as missing (tally with the --agree the panel ran under).",
         names.join(", "),
         threshold_words(t)
     ))
@@ -185,13 +191,15 @@ pub fn g10_bar(v: &PanelVerdict) -> String {
 pub fn cancelled_line(v: &PanelVerdict) -> Option<String> {
     if !v.cancelled_without_cause.is_empty() {
         return Some(format!(
-            "CANCELLED WITHOUT CAUSE: {}: no blocking member's FIX_FIRST decided the panel, and a member left out decides nothing: no verdict",
+            "CANCELLED WITHOUT CAUSE: {}: no blocking member's FIX_FIRST decided the panel, and a \
+                member left out decides nothing: no verdict",
             v.cancelled_without_cause.join(", ")
         ));
     }
     (!v.cancelled.is_empty()).then(|| {
         format!(
-            "not needed (cancelled): {}: a blocking FIX_FIRST decided the panel without them, so their findings were never raised",
+            "not needed (cancelled): {}: a blocking FIX_FIRST decided the panel without them, so \
+                their findings were never raised",
             v.cancelled.join(", ")
         )
     })

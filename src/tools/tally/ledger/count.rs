@@ -405,7 +405,8 @@ impl Ledger {
         }
         if self.judges.len() >= MAX_JUDGES {
             bail!(
-                "more than {MAX_JUDGES} judges (seat × lens) in the history: the ledger compares them pairwise"
+                "more than {MAX_JUDGES} judges (seat × lens) in the history: the ledger compares \
+                    them pairwise"
             );
         }
         let id = self.judges.len();
@@ -426,7 +427,8 @@ impl Ledger {
         match self.pairwise {
             None => self.pairwise = Some(rec.pairwise()),
             Some(p) if p != rec.pairwise() => bail!(
-                "{}: a {} record in a history of {} records: a ledger reads one kind (jq -c 'select(.type == \"{}\")')",
+                "{}: a {} record in a history of {} records: a ledger reads one kind (jq -c \
+                    'select(.type == \"{}\")')",
                 at(),
                 rec.kind,
                 if p { "pairwise" } else { "verdict" },

@@ -326,7 +326,8 @@ pub fn text(r: &GoldReport, replicates: u32) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Against the gold labels (positive: {}; 95 % intervals: Wilson's for shares, {replicates} bootstrap replicates over the labelled panels for kappa)",
+        "Against the gold labels (positive: {}; 95 % intervals: Wilson's for shares, {replicates} \
+            bootstrap replicates over the labelled panels for kappa)",
         s.positive
     );
     let _ = writeln!(
@@ -370,7 +371,8 @@ pub fn text(r: &GoldReport, replicates: u32) -> String {
     if !s.comparisons.is_empty() {
         let _ = writeln!(
             out,
-            "The panel against its best single judge and its best smaller panels, on the same labelled panels"
+            "The panel against its best single judge and its best smaller panels, on the same \
+                labelled panels"
         );
         for c in &s.comparisons {
             let _ = writeln!(
@@ -393,7 +395,8 @@ pub fn text(r: &GoldReport, replicates: u32) -> String {
     if let Some(c) = &s.corrected {
         let _ = writeln!(
             out,
-            "Corrected share of {} over the {} unlabelled panels decided: observed {}; corrected for the panel's sensitivity {} and specificity {} (Rogan-Gladen): {}\n",
+            "Corrected share of {} over the {} unlabelled panels decided: observed {}; corrected \
+                for the panel's sensitivity {} and specificity {} (Rogan-Gladen): {}\n",
             s.positive,
             c.decided,
             pct(Some(c.observed), Some(c.observed_ci95)),
@@ -426,7 +429,8 @@ pub fn markdown(r: &GoldReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "#### Against the gold labels (positive: {})\n\n{} labels, {} labelled panels, {} labels without records, {} panels without a label.\n",
+        "#### Against the gold labels (positive: {})\n\n{} labels, {} labelled panels, {} labels \
+            without records, {} panels without a label.\n",
         s.positive, s.labels, s.labelled_panels, s.labels_without_records, s.panels_without_label
     );
     let rows: Vec<Vec<String>> = std::iter::once(&r.panel)
@@ -499,7 +503,8 @@ pub fn markdown(r: &GoldReport) -> String {
     if let Some(c) = &s.corrected {
         let _ = writeln!(
             out,
-            "Corrected share of {} over {} unlabelled panels: observed {}, corrected (Rogan-Gladen) {}.\n",
+            "Corrected share of {} over {} unlabelled panels: observed {}, corrected \
+                (Rogan-Gladen) {}.\n",
             s.positive,
             c.decided,
             pct(Some(c.observed), Some(c.observed_ci95)),

@@ -114,7 +114,8 @@ fn position_bias(p: &PositionStats) -> Option<Flag> {
     (off && p.answers >= MIN_PANELS).then(|| Flag {
         flag: "position-bias",
         evidence: format!(
-            "preferred the answer shown first in {} of {} answers ({}, {}); consistent on {} of {} panels shown both orders",
+            "preferred the answer shown first in {} of {} answers ({}, {}); consistent on {} of {} \
+                panels shown both orders",
             p.first_shown,
             p.answers,
             percent(p.first_shown_rate.unwrap_or(0.0)),

@@ -114,7 +114,8 @@ pub fn each_kept(
         .collect();
     if untimed > 0 {
         eprintln!(
-            "panel-tally: ledger: {untimed} panel(s) left out by --since: their run folders are gone and not named by panel, so their times are unknown"
+            "panel-tally: ledger: {untimed} panel(s) left out by --since: their run folders are \
+                gone and not named by panel, so their times are unknown"
         );
     }
     let mut n = 0;

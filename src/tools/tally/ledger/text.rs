@@ -182,7 +182,9 @@ pub fn threshold(agree: Option<usize>, pairwise: bool) -> String {
 fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>, pairwise: bool) {
     let _ = writeln!(
         out,
-        "Stopped early: {} judge(s) left out (cancelled), not abstentions; {} panel(s) decided early without them, {} not decided at this threshold; saved about {:.1} judge-seconds, {} tokens, ${:.4} (each at its judge's mean)\n",
+        "Stopped early: {} judge(s) left out (cancelled), not abstentions; {} panel(s) decided \
+            early without them, {} not decided at this threshold; saved about {:.1} judge-seconds, \
+            {} tokens, ${:.4} (each at its judge's mean)\n",
         e.cancelled,
         e.decided_early,
         e.cancelled_without_cause,
@@ -193,7 +195,9 @@ fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>, pairw
     if e.cancelled_without_cause > 0 {
         let _ = writeln!(
             out,
-            "CANCELLED WITHOUT CAUSE: {} panel(s) with a judge left out that the answers in do not decide ({}): counted as no decision; read the ledger with the --agree the panels ran under\n",
+            "CANCELLED WITHOUT CAUSE: {} panel(s) with a judge left out that the answers in do not \
+                decide ({}): counted as no decision; read the ledger with the --agree the panels \
+                ran under\n",
             e.cancelled_without_cause,
             threshold(agree, pairwise)
         );
@@ -358,7 +362,8 @@ fn flags(out: &mut String, r: &Report) {
 fn smaller_panels(out: &mut String, s: &LedgerSummary) {
     let _ = writeln!(
         out,
-        "Smaller panels (the fewest judges whose outcome matched the full panel's on 95% of its panels, by the low end of its interval)"
+        "Smaller panels (the fewest judges whose outcome matched the full panel's on 95% of its \
+            panels, by the low end of its interval)"
     );
     if s.sub_panels.is_empty() {
         let _ = writeln!(out, "  none: no panel had two judges or more");
@@ -367,7 +372,8 @@ fn smaller_panels(out: &mut String, s: &LedgerSummary) {
         let keep: Vec<String> = p.keep.iter().map(|k| inline(k).into_owned()).collect();
         let _ = writeln!(
             out,
-            "  {} judges, {} panels: keep {} ({} of {}), matched {} of {} ({:.1}% [{:.1}, {:.1}]); saves {} tokens, ${:.2}, {} of judge time",
+            "  {} judges, {} panels: keep {} ({} of {}), matched {} of {} ({:.1}% [{:.1}, {:.1}]); \
+                saves {} tokens, ${:.2}, {} of judge time",
             p.panel.len(),
             p.panels,
             keep.join(", "),

@@ -48,7 +48,8 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
                 read_at[i] = at.to_string();
             }
             Some(i) => bail!(
-                "{at}: a second record of member {}, after {}: one member counts once (--last-wins counts the later record in place of the earlier)",
+                "{at}: a second record of member {}, after {}: one member counts once (--last-wins \
+                    counts the later record in place of the earlier)",
                 rec.member,
                 read_at[i]
             ),

@@ -137,7 +137,8 @@ fn cost_line(t: &Tally) -> Option<String> {
 }
 
 /// The seed script's own report, byte for byte, for a drop-in (`--format seed`): its judges in
-/// the order its `"$OUT"/*.json` lists them (their files' names, as bytes), padded as `printf '%-12s
+/// the order its `"$OUT"/*.json` lists them (their files' names, as bytes), padded as `printf
+/// '%-12s
 /// %-10s %s\n'` pads, every judge without a verdict `unreadable` (or the word it said) with the
 /// reason only a judge gave, the script's three PANEL lines, the run folders. Nothing the script
 /// lacks; control characters in a field are still escaped.

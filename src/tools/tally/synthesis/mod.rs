@@ -200,13 +200,15 @@ fn panel_lines(
     if !without_cause.is_empty() {
         let _ = writeln!(
             text,
-            "CANCELLED WITHOUT CAUSE: {}: a vote of theirs could have changed a finding's fate, and a voter left out decides nothing: no decision",
+            "CANCELLED WITHOUT CAUSE: {}: a vote of theirs could have changed a finding's fate, \
+                and a voter left out decides nothing: no decision",
             without_cause.join(", ")
         );
     } else if !cancelled.is_empty() {
         let _ = writeln!(
             text,
-            "not needed (cancelled): {}: the votes in fixed the fate of every finding they were shown",
+            "not needed (cancelled): {}: the votes in fixed the fate of every finding they were \
+                shown",
             cancelled.join(", ")
         );
     }
