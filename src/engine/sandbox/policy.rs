@@ -359,63 +359,78 @@ mod tests {
         then(&seat)
     }
 
-    fn shown(policy: &Policy) -> String {
-        serde_json::to_string_pretty(policy).unwrap() + "\n"
-    }
-
-    /// Issue 39: "golden tests of the whole policy for each built-in row and mode".
+    /// Issue 39: "golden tests of the whole policy for each built-in row and mode": one file a
+    /// row, its policy under each mode (and as a reviewer), so a new row adds one file.
     #[test]
     fn each_builtin_row_and_mode_makes_the_policy_in_its_golden_file() {
         let mut made = Vec::new();
         for row in Table::builtin().rows() {
+            let mut modes = serde_json::Map::new();
             for (name, mode) in MODES {
                 let walls = walls_on(mode, &Ok(6), &Ok(()), false).unwrap();
-                let file = format!("policy/{}.{name}.json", row.name);
-                against_golden(&file, &shown(&policy_of(row, &walls, false)));
-                made.push(file);
+                let policy = serde_json::to_value(policy_of(row, &walls, false)).unwrap();
+                modes.insert(name.into(), policy);
             }
             if row.reviewer.is_some() {
                 let walls = walls_on(Setting::Auto, &Ok(6), &Ok(()), false).unwrap();
-                let file = format!("policy/{}.reviewer.json", row.name);
-                against_golden(&file, &shown(&policy_of(row, &walls, true)));
-                made.push(file);
+                let policy = serde_json::to_value(policy_of(row, &walls, true)).unwrap();
+                modes.insert("reviewer".into(), policy);
             }
+            let file = format!("policy/{}.json", row.name);
+            against_golden(
+                &file,
+                &(serde_json::to_string_pretty(&modes).unwrap() + "\n"),
+            );
+            made.push(file);
         }
         none_stale("policy", &made);
     }
 
     /// Issue 48: "golden files of the profile for every built-in row and `--sandbox` mode,
-    /// beside the Linux ones". On a Mac `auto` and `required` get Seatbelt, `landlock` is
-    /// refused and `off` has no profile; the proxy listens at 40000 here.
+    /// beside the Linux ones", one file a row, each profile under a line naming its mode. On a
+    /// Mac `auto` and `required` get Seatbelt, `landlock` is refused and `off` has no profile;
+    /// the proxy listens at 40000 here.
     #[test]
     fn each_builtin_row_and_mode_makes_the_seatbelt_profile_in_its_golden_file() {
         use crate::engine::sandbox::seatbelt;
         let mut made = Vec::new();
-        let mut golden = |row: &Harness, name: &str, mode: Setting, reviewer: bool| {
+        let profile = |row: &Harness, mode: Setting, reviewer: bool| -> Option<String> {
             let walls = seatbelt::walls_on(mode, &Ok(()), false);
-            let file = format!("seatbelt/{}.{name}.sb", row.name);
             match (mode, walls) {
-                (Setting::Landlock, Err(e)) => assert!(e.to_string().contains("no Landlock")),
+                (Setting::Landlock, Err(e)) => {
+                    assert!(e.to_string().contains("no Landlock"));
+                    None
+                }
                 (Setting::Off, Ok(w)) => {
                     let policy = policy_on(&grants::MACOS, row, &w, reviewer);
                     assert_eq!(seatbelt::profile(&policy, None, &|_| None), Ok(None));
+                    None
                 }
                 (_, Ok(w)) => {
                     let policy = policy_on(&grants::MACOS, row, &w, reviewer);
                     let text = seatbelt::profile(&policy, Some(40000), &|_| None);
-                    against_golden(&file, &text.unwrap().unwrap());
-                    made.push(file);
+                    Some(text.unwrap().unwrap())
                 }
-                (_, Err(e)) => panic!("{file}: {e}"),
+                (_, Err(e)) => panic!("{}: {e}", row.name),
             }
         };
         for row in Table::builtin().rows() {
+            let mut text = String::new();
+            let mut section = |name: &str, mode: Setting, reviewer: bool| {
+                if let Some(p) = profile(row, mode, reviewer) {
+                    let rule = if text.is_empty() { "" } else { "\n" };
+                    text += &format!("{rule};;;; {} --sandbox {name}\n{p}", row.name);
+                }
+            };
             for (name, mode) in MODES {
-                golden(row, name, mode, false);
+                section(name, mode, false);
             }
             if row.reviewer.is_some() {
-                golden(row, "reviewer", Setting::Auto, true);
+                section("auto, a reviewer", Setting::Auto, true);
             }
+            let file = format!("seatbelt/{}.sb", row.name);
+            against_golden(&file, &text);
+            made.push(file);
         }
         none_stale("seatbelt", &made);
     }

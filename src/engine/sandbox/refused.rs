@@ -88,20 +88,41 @@ const KEYS: &[&str] = &[
     ".config/gcloud",
     ".config/google-chrome",
     ".config/chromium",
-    ".claude",
-    ".codex",
-    ".gemini",
-    ".copilot",
-    ".kimi",
-    ".qwen",
-    ".local/share/opencode",
     ".local/share/keyrings",
 ];
 
+/// The folders of HOME where the harness rows' CLIs keep their logins and configuration, at
+/// their default places (`~/.claude`, `~/.config/cursor`, …): read from the rows, so a new
+/// row's are never advised without an edit here.
+fn login_folders() -> &'static [PathBuf] {
+    static FOLDERS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FOLDERS.get_or_init(|| {
+        let home = Path::new("/home");
+        let table = crate::engine::harness::Table::builtin();
+        let mut out: Vec<PathBuf> = (table.rows().iter())
+            .flat_map(|row| {
+                let files = row.logins.iter().filter_map(|l| l.file.as_deref());
+                files.chain(row.config.iter().map(|c| c.from.as_str()))
+            })
+            .map(|p| crate::engine::harness::expand_user_path(p, home, &|_| None))
+            .filter_map(|p| Some(p.parent()?.strip_prefix(home).ok()?.to_path_buf()))
+            .filter(|d| d.components().next().is_some())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    })
+}
+
 /// Whether no grant of `dir` is advised: `/`, HOME or a folder above it, a folder in one of
-/// HOME's [`KEYS`] or one that holds one (`~/.config` holds gh's login). Both are lexical.
+/// HOME's [`KEYS`] or its CLIs' [`login_folders`], or one that holds one (`~/.config` holds
+/// gh's login). Both are lexical.
 fn never_advised(dir: &Path, home: &Path) -> bool {
-    let keys = || KEYS.iter().map(|k| home.join(k));
+    let keys = || {
+        let keys = KEYS.iter().map(Path::new);
+        keys.chain(login_folders().iter().map(PathBuf::as_path))
+            .map(|k| home.join(k))
+    };
     dir == Path::new("/")
         || home.starts_with(dir)
         || keys().any(|k| dir.starts_with(&k) || k.starts_with(dir))
@@ -293,6 +314,38 @@ GET /srv/data/y 404
     /// or `~/x/../.ssh/id` would be advised a grant of HOME, of `/`, of its keys. A path is
     /// read as it lands, without `.` and `..`; no grant is advised of `/`, of HOME or above it,
     /// of a folder of keys or one that holds one; control characters are shown escaped.
+    /// Every CLI's login and configuration folder, read from the harness rows: cursor's
+    /// (`~/.config/cursor`, `~/.cursor`) was advised before, as no list named it.
+    #[test]
+    fn a_cli_s_login_folder_is_never_advised_as_its_row_names_it() {
+        let policy = jailed(&[Path::new("/usr")], &[Path::new("/tmp/private")]);
+        let home = Path::new("/home/user");
+        for dir in [
+            ".config/cursor",
+            ".cursor",
+            ".claude",
+            ".codex",
+            ".kimi/credentials",
+            ".local/share/opencode",
+            ".config/opencode",
+        ] {
+            let said = format!("open /home/user/{dir}/x.json: Read-only file system");
+            assert_eq!(
+                paths(&said, &policy, home),
+                [format!("/home/user/{dir}/x.json is outside its walls")],
+                "{dir}"
+            );
+        }
+        // A folder of HOME no CLI keeps a login in is advised as before.
+        let said = "open /home/user/notes/x.json: Read-only file system";
+        assert_eq!(
+            paths(said, &policy, home),
+            [
+                "/home/user/notes/x.json is outside its walls (--sandbox-read /home/user/notes shows it; --sandbox-write /home/user/notes lets it write there)"
+            ]
+        );
+    }
+
     #[test]
     fn a_path_that_climbs_with_dots_is_read_where_it_lands_and_no_wide_grant_is_advised() {
         let policy = jailed(&[Path::new("/usr")], &[Path::new("/tmp/private")]);

@@ -88,35 +88,35 @@ pub fn inodes(disk: u64) -> u64 {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
     /// Its cgroup, made in the run's.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<cgroup::Judge>,
     /// `RLIMIT_DATA` of each process, where no cgroup bounds its memory.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<u64>,
     /// `RLIMIT_NPROC`, counted in its own user namespace, where no cgroup bounds its tasks.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nproc: Option<u64>,
     /// `RLIMIT_NOFILE` of each process.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<u64>,
     /// The bytes its private folder may hold where no jail's disk bounds it: each file's size
     /// (`RLIMIT_FSIZE`), and the folder's, looked at each second by its supervisor.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk: Option<u64>,
     /// Its user namespace's inotify instances and watches (in a jail).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inotify: Option<(u64, u64)>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nice: Option<i32>,
     /// Its CPU is weighed by `nice` alone (no cgroup). Where the kernel weighs CPU time by
     /// session (autogroups), a niceness counts only against the processes of its own session:
     /// so it stays in its caller's session, below the caller's own work, and makes no session
     /// of its own (`setsid()` refused: a new one's autogroup starts at nice 0, level with the
     /// caller's). A new session is made only where seccomp cannot refuse it (`--sandbox off`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_session: bool,
     /// Where the supervisor writes what the judge met ([`Report`]), out of its reach.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<PathBuf>,
     /// The folders of the judge's own cgroup, for the confine stage to enter itself.
     #[serde(default)]
