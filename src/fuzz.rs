@@ -15,10 +15,10 @@ use crate::records::review::ReviewRecord;
 use crate::records::{self as recs, VerdictRecord};
 
 /// A target's property check over one input.
-pub type Check = fn(&[u8]);
+pub type Property = fn(&[u8]);
 
 /// Every target, by the name of its folder of inputs.
-pub const TARGETS: &[(&str, Check)] = &[
+pub const TARGETS: &[(&str, Property)] = &[
     ("extract", extract),
     ("followups", followups),
     ("gh", gh),

@@ -19,7 +19,7 @@ use crate::engine::call::context::Context;
 use crate::engine::call::extract::EventFilters;
 use crate::engine::call::launch::{self, ProcessOutcome, Spec};
 use crate::engine::call::transcript::Transcript;
-use crate::engine::carried::{self, Carried};
+use crate::engine::carried::{self, CarriedFiles};
 use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::lifecycle;
 use crate::engine::logins::Given;
@@ -394,7 +394,7 @@ impl<'a> Attempt<'a> {
         let (dirs, ctx) = (&self.dirs, self.ctx);
         let h = &self.job.seat.harness;
         let env = |name: &str| ctx.user_env.get(name).cloned();
-        let carried = Carried::read(h, &ctx.user_home, &env);
+        let carried = CarriedFiles::read(h, &ctx.user_home, &env);
         let vars = self.vars();
         let written = carried::furnish(&dirs.home, h, &carried, login, &vars)
             .map_err(|e| self.fail(&dirs.home, e))?;
@@ -555,7 +555,7 @@ impl<'a> Attempt<'a> {
     fn policy(&self, spec: &Spec, login: &[Endpoint], texts: &[String]) -> Policy {
         let ctx = self.ctx;
         let cwd = self.cwd();
-        let seat = policy::Seat {
+        let seat = policy::LaunchFacts {
             row: &self.job.seat.harness,
             model: self.job.seat.model.as_deref(),
             walls: &ctx.walls,

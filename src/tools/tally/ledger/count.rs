@@ -170,14 +170,14 @@ impl Spend {
 
 /// A canary's score: the verdicts of records whose answer is known.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Canary {
+pub struct CanaryCounts {
     pub seen: u64,
     pub hits: u64,
     pub wrong: u64,
     pub abstained: u64,
 }
 
-impl Canary {
+impl CanaryCounts {
     pub fn add(&mut self, said: Option<Verdict>, expected: Verdict) {
         self.seen += 1;
         match said {
@@ -187,7 +187,7 @@ impl Canary {
         }
     }
 
-    fn merge(&mut self, o: &Canary) {
+    fn merge(&mut self, o: &CanaryCounts) {
         self.seen += o.seen;
         self.hits += o.hits;
         self.wrong += o.wrong;
@@ -212,7 +212,7 @@ pub struct Stats {
     /// answered against it.
     pub majority_panels: u64,
     pub against: u64,
-    pub canary: Canary,
+    pub canary: CanaryCounts,
     /// A pairwise judge's answers by the order they were shown in.
     pub position: Position,
 }
