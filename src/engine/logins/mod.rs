@@ -109,7 +109,7 @@ impl User<'_> {
 #[derive(Default)]
 pub struct Broker {
     /// By the place of the login: what it holds now, or why it cannot be used.
-    live: Mutex<HashMap<String, Held>>,
+    live: Mutex<HashMap<String, LoginSlot>>,
     /// What each login command printed, asked once a run (`None`: no token).
     commands: Mutex<HashMap<Vec<String>, Option<String>>>,
     /// What each Keychain item held, by its service, read once a run (`None`: not there).
@@ -118,7 +118,7 @@ pub struct Broker {
 
 /// One login's place in the run: what it holds now, or why it cannot be used; `None` until
 /// it is first asked for.
-type Held = Arc<Mutex<Option<Result<Live, String>>>>;
+type LoginSlot = Arc<Mutex<Option<Result<Live, String>>>>;
 
 /// A login as the run holds it.
 #[derive(Clone, Debug)]
@@ -301,7 +301,7 @@ impl Broker {
         }
     }
 
-    fn slot(&self, place: &Place) -> Held {
+    fn slot(&self, place: &Place) -> LoginSlot {
         let mut all = self.live.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(all.entry(place.to_string()).or_default())
     }
@@ -509,7 +509,7 @@ fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
 }
 
 /// A login as `--doctor` reports it.
-pub struct Found {
+pub struct DoctorLogin {
     pub kind: String,
     pub place: Place,
     pub expires: Option<SystemTime>,
@@ -520,7 +520,7 @@ pub struct Found {
 }
 
 /// The login `row`'s judges would get, without refreshing it.
-pub fn found(row: &Harness, user: &User) -> Option<Found> {
+pub fn found(row: &Harness, user: &User) -> Option<DoctorLogin> {
     let broker = Broker::default();
     let (login, place, passed) = broker.find(row, None, user)?;
     let stored = match &place {
@@ -535,7 +535,7 @@ pub fn found(row: &Harness, user: &User) -> Option<Found> {
         ),
         _ => (None, false),
     };
-    Some(Found {
+    Some(DoctorLogin {
         kind: login.kind.clone(),
         place,
         expires,

@@ -89,7 +89,7 @@ pub fn inodes(disk: u64) -> u64 {
 pub struct Limits {
     /// Its cgroup, made in the run's.
     #[serde(default)]
-    pub cgroup: Option<cgroup::Judge>,
+    pub cgroup: Option<cgroup::JudgeLimits>,
     /// `RLIMIT_DATA` of each process, where no cgroup bounds its memory.
     #[serde(default)]
     pub data: Option<u64>,

@@ -295,7 +295,7 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<FilesAndModes> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::facts::{self, Format};
+    use crate::records::facts::{self, FactsInput};
 
     fn one(line: &str) -> ChangedFile {
         numstat_line(line).unwrap().normalized()
@@ -421,7 +421,7 @@ mod tests {
 
     #[test]
     fn numstat_errors_name_the_line() {
-        let err = facts::parse("in", b"1\t2\ta\n\nbad\n", Format::Numstat).unwrap_err();
+        let err = facts::parse("in", b"1\t2\ta\n\nbad\n", FactsInput::Numstat).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("in: line 3: not a numstat line"),
@@ -495,7 +495,7 @@ mod tests {
         let facts = facts::parse(
             "in",
             b"1\t2\ta b.txt\0-\t-\tbin\x003\t0\t\0old/x\0new/x\0",
-            Format::Detect,
+            FactsInput::Detect,
         )
         .unwrap();
         assert_eq!(
@@ -510,7 +510,7 @@ mod tests {
                 ChangedFile::new("new/x", 3, 0).renamed_from("old/x"),
             ]
         );
-        let err = facts::parse("in", b"1\t2\t\0only\0", Format::Numstat).unwrap_err();
+        let err = facts::parse("in", b"1\t2\t\0only\0", FactsInput::Numstat).unwrap_err();
         assert_eq!(
             err.to_string(),
             "in: record 1: a rename without both of its paths"
@@ -523,7 +523,7 @@ mod tests {
             (b"1\t2\ta\0\0", 2),
             (b"1\t2\ta\0\n\0", 2),
         ] {
-            for format in [Format::Detect, Format::Numstat] {
+            for format in [FactsInput::Detect, FactsInput::Numstat] {
                 let err = facts::parse("in", bytes, format).unwrap_err();
                 assert_eq!(
                     err.to_string(),
@@ -535,11 +535,11 @@ mod tests {
             }
         }
         // Diffs joined by newlines, and a newline after the last NUL, are still read.
-        let facts = facts::parse("in", b"1\t2\ta\0\n3\t4\tb\0\n", Format::Detect).unwrap();
+        let facts = facts::parse("in", b"1\t2\ta\0\n3\t4\tb\0\n", FactsInput::Detect).unwrap();
         assert_eq!(facts.changed_files.len(), 2);
         // An empty diff is no bytes at all, as git writes it.
         assert!(
-            facts::parse("in", b"", Format::Numstat)
+            facts::parse("in", b"", FactsInput::Numstat)
                 .unwrap()
                 .changed_files
                 .is_empty()

@@ -493,7 +493,7 @@ impl Drop for Checkouts {
 
 /// What the command line gives a PR panel beyond its plan: the earlier rounds' records, the
 /// fix proof, as given, and whether it stops once decided.
-pub struct Given<'a> {
+pub struct PrInputs<'a> {
     pub earlier: &'a [String],
     pub fix_proof: Option<&'a str>,
     /// `--stop-when-decided`: once a member's record holds a blocking FIX_FIRST
@@ -503,7 +503,7 @@ pub struct Given<'a> {
 
 /// Reads the earlier rounds' pr-verdict records (each file oldest first, the files in order)
 /// and the fix proof into what every brief of this round shows.
-fn rounds(given: &Given, target: &Target) -> Result<brief::Rounds> {
+fn rounds(given: &PrInputs, target: &Target) -> Result<brief::Rounds> {
     let mut records = Vec::new();
     for path in given.earlier {
         let mut input = Input::open(path)?;
@@ -652,7 +652,7 @@ fn check_out(launcher: &Launcher, panel: &Panel, to_run: &[usize]) -> Result<(Ch
 pub fn judge(
     plan_path: &str,
     repo: &Path,
-    given: &Given,
+    given: &PrInputs,
     dry_run: bool,
     launcher: Launcher,
 ) -> Result<ExitCode> {
