@@ -11,7 +11,7 @@ use clap::{CommandFactory, Parser};
 
 use crate::records::exit_status;
 use crate::records::plan::{Headroom, PanelPlan};
-use crate::rules::plan::{Policy, plan_panel};
+use crate::rules::plan::{PlanPolicy, plan_panel};
 use crate::tools::docs::ToolDoc;
 
 pub use crate::records::class::{Class, PrClass};
@@ -138,7 +138,7 @@ fn list(items: &[String]) -> String {
 /// page cannot drift from the code.
 pub fn description() -> String {
     let r = ClassTable::default();
-    let p = Policy::default();
+    let p = PlanPolicy::default();
     let mut s = String::from(
         "Size a pull request and plan its review panel. pr-classify reads what is known about one pull request \
          and writes one pr-class record (JSON): the changed-line count without generated files, whether it is large, \
@@ -262,14 +262,14 @@ pub fn load_rules(path: Option<&str>) -> Result<ClassRules> {
 }
 
 /// The planner policy in force: the defaults, changed by `--policy`.
-pub fn load_policy(path: Option<&str>) -> Result<Policy> {
+pub fn load_policy(path: Option<&str>) -> Result<PlanPolicy> {
     match path {
         Some(p) => {
-            let policy = Policy::default().apply_file(p, &read_text(p)?)?;
+            let policy = PlanPolicy::default().apply_file(p, &read_text(p)?)?;
             policy.check().with_context(|| p.to_string())?;
             Ok(policy)
         }
-        None => Ok(Policy::default()),
+        None => Ok(PlanPolicy::default()),
     }
 }
 

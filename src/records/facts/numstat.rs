@@ -16,7 +16,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<PrFacts> {
         numstat_z(name, bytes)?
     } else {
         let (mut files, mut raws) = (Vec::new(), Vec::new());
-        let mut log = Log::Files;
+        let mut log = LogPart::Files;
         for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
             let at = || format!("{name}: line {}", i + 1);
             if log.skips(line) {
@@ -78,30 +78,30 @@ fn per_path(files: Vec<ChangedFile>) -> Vec<ChangedFile> {
 /// <hash>` and `Key: value` lines), or in its message (indented). Header and message are
 /// skipped, so plain `git log --numstat` reads as `git log --numstat --format=` does.
 #[derive(Clone, Copy)]
-enum Log {
+enum LogPart {
     Files,
     Header,
     Message,
 }
 
-impl Log {
+impl LogPart {
     /// Whether `line` is a commit's header or message, moving on through the commit.
     fn skips(&mut self, line: &[u8]) -> bool {
         if commit_line(line) {
-            *self = Log::Header;
+            *self = LogPart::Header;
             return true;
         }
         match self {
-            Log::Files => false,
-            Log::Header => {
+            LogPart::Files => false,
+            LogPart::Header => {
                 if line.trim_ascii().is_empty() {
-                    *self = Log::Message;
+                    *self = LogPart::Message;
                 }
                 true
             }
-            Log::Message if line.starts_with(b"    ") || line.trim_ascii().is_empty() => true,
-            Log::Message => {
-                *self = Log::Files;
+            LogPart::Message if line.starts_with(b"    ") || line.trim_ascii().is_empty() => true,
+            LogPart::Message => {
+                *self = LogPart::Files;
                 false
             }
         }

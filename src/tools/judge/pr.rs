@@ -633,7 +633,7 @@ fn emit(
 type Work = Vec<(usize, PathBuf, String)>;
 
 /// A checkout of the plan's head for each member to run, and its prompt, which names it.
-fn check_out(launcher: &Launcher, panel: &Panel, to_run: &[usize]) -> Result<(Checkouts, Work)> {
+fn check_out(launcher: &Launcher, panel: &PrPanel, to_run: &[usize]) -> Result<(Checkouts, Work)> {
     let plan = panel.plan;
     let mut checkouts = open_checkouts(launcher)?;
     let mut work = Vec::new();
@@ -679,7 +679,7 @@ pub fn judge(
     if dry_run {
         return print_commands(&launcher, &plan, &seats, &prompt_for);
     }
-    let panel = Panel {
+    let panel = PrPanel {
         plan: &plan,
         target: &target,
         rounds: &rounds,
@@ -692,7 +692,7 @@ pub fn judge(
 }
 
 /// A PR panel read and readied, as [`review_panel`] asks it.
-struct Panel<'a> {
+struct PrPanel<'a> {
     plan: &'a PanelPlan,
     target: &'a Target,
     rounds: &'a brief::Rounds,
@@ -704,7 +704,7 @@ struct Panel<'a> {
 
 /// The members kept from an earlier run emitted, the rest reviewed in their checkouts, each
 /// record emitted as it comes.
-fn review_panel(panel: &Panel, mut launcher: Launcher) -> Result<ExitCode> {
+fn review_panel(panel: &PrPanel, mut launcher: Launcher) -> Result<ExitCode> {
     let (plan, target, rounds, seats) = (panel.plan, panel.target, panel.rounds, panel.seats);
     // A PR panel's folder is its own to take up again: members already answered are kept.
     launcher.ctx.opts.resume = true;

@@ -333,7 +333,8 @@ pub struct Shape {
     pub undecided: Vec<u64>,
 }
 
-struct Member {
+/// One judge's record in a panel still open.
+struct OpenMember {
     judge: usize,
     verdict: Option<Verdict>,
     status: Status,
@@ -345,7 +346,7 @@ struct Member {
 struct Open {
     seq: u64,
     size: usize,
-    members: Vec<Member>,
+    members: Vec<OpenMember>,
     /// The candidate of its first record, and the name given for it.
     candidate: String,
     name: Option<String>,
@@ -441,7 +442,7 @@ impl Ledger {
             self.judges[judge].stats.canary.add(rec.answer(), expected);
             return Ok(());
         }
-        let member = Member {
+        let member = OpenMember {
             judge,
             verdict: rec.answer(),
             status: rec.status,
@@ -525,7 +526,7 @@ impl Ledger {
 
     /// Counts one panel of `members`, which said it had `said` judges: those it lacks are
     /// missing, as panel-tally counts them. `label`: its gold label's row, 0 positive.
-    fn count_panel(&mut self, members: &[Member], said: usize, label: Option<usize>) {
+    fn count_panel(&mut self, members: &[OpenMember], said: usize, label: Option<usize>) {
         self.panels += 1;
         let holds = members
             .iter()
@@ -571,7 +572,7 @@ impl Ledger {
     /// long it took, what it spent, against the others' majority, and against the label.
     fn count_members(
         &mut self,
-        members: &[Member],
+        members: &[OpenMember],
         (holds, breaks): (usize, usize),
         label: Option<usize>,
     ) {
@@ -619,7 +620,7 @@ impl Ledger {
     }
 
     /// The pairs of a panel's judges, and the agreement of all of them and of each lens's.
-    fn count_pairs_and_lenses(&mut self, members: &[Member], (holds, breaks): (usize, usize)) {
+    fn count_pairs_and_lenses(&mut self, members: &[OpenMember], (holds, breaks): (usize, usize)) {
         for (i, a) in members.iter().enumerate() {
             for b in &members[i + 1..] {
                 let pair = self.pairs.entry((a.judge, b.judge)).or_default();
@@ -670,7 +671,7 @@ impl Ledger {
 
     fn score_sub_panels(
         &mut self,
-        members: &[Member],
+        members: &[OpenMember],
         full: Decision,
         (required, size): (usize, usize),
         label: Option<usize>,
