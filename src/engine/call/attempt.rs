@@ -27,7 +27,7 @@ use crate::engine::run_folder::{
     self, ANSWER_FILE, AUTHORITIES_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE, SHARED_FILE,
 };
 use crate::engine::sandbox::egress::{self, Endpoint};
-use crate::engine::sandbox::share::Report;
+use crate::engine::sandbox::share::ShareReport;
 use crate::engine::sandbox::{Policy, grants, policy};
 use crate::engine::slots::{self, NoSlot};
 use crate::records::Status;
@@ -507,7 +507,7 @@ impl<'a> Attempt<'a> {
         for (rel, _) in &login.files {
             let _ = beneath::remove(&dirs.home, Path::new(rel));
         }
-        let met = Report::take(&dirs.share_report());
+        let met = ShareReport::take(&dirs.share_report());
         let h = &self.job.seat.harness;
         let endpoint_var = h.endpoint_env.as_deref().or_else(|| {
             let mut vars = h.pass_env.iter();

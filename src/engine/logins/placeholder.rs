@@ -198,7 +198,7 @@ mod tests {
     }
 
     fn asked(s: &Swap, at: &crate::engine::sandbox::egress::Endpoint, line: &str) -> bool {
-        let rules = crate::engine::sandbox::swap::Rules {
+        let rules = crate::engine::sandbox::swap::EndpointRules {
             target: at,
             models: s
                 .models

@@ -1,6 +1,6 @@
-//! The walls as a value: one judge's [`Policy`] made from its seat's facts ([`LaunchFacts`]) and what
-//! the host's files say ([`Host`]), by [`policy`], which reads and writes nothing. The
-//! attempt gathers the facts ([`host`] is the one reading of the machine) and launches.
+//! The walls as a value: one judge's [`Policy`] made from its seat's facts ([`LaunchFacts`])
+//! and what the host's files say ([`Host`]), by [`policy`], which reads and writes nothing.
+//! The attempt gathers the facts ([`host`] is the one reading of the machine) and launches.
 //! Golden files of the whole policy for each built-in row and `--sandbox` mode are under
 //! `golden/` beside this file (`UPDATE_GOLDEN=1 cargo test --lib sandbox::policy` rewrites them).
 

@@ -168,7 +168,7 @@ fn sonnet_fallback(
 
 /// What every call of one member shares: the launcher and the panel's token, the run folder,
 /// what it reviews, its brief and its checkout.
-pub struct Review<'a> {
+pub struct MemberReview<'a> {
     pub launcher: &'a Launcher,
     /// Under --stop-when-decided: once cancelled, the call running is ended (its whole group)
     /// and none is started.
@@ -207,7 +207,7 @@ impl Call {
     }
 
     /// The launcher's job for this call; its session goes with it.
-    fn job(&mut self, review: &Review) -> Job {
+    fn job(&mut self, review: &MemberReview) -> Job {
         Job {
             cancel: review.cancel.cloned(),
             ..Job::reviewer(
@@ -225,7 +225,7 @@ impl Call {
 /// follows each call; a changed checkout is refused whatever the reply. The record is
 /// `cancelled` with the token's why as its reason once `review.cancel` is.
 pub fn review_member(
-    review: &Review,
+    review: &MemberReview,
     mut rec: PrVerdictRecord,
     seat: &Seat,
     fallback: Option<SonnetFallback>,
@@ -318,7 +318,7 @@ fn correct(
     call: &mut Call,
     kept: Option<(String, Arc<KeptFolder>)>,
     reason: &str,
-    review: &Review,
+    review: &MemberReview,
 ) {
     rec.corrected = true;
     call.job_name = format!("{}{}-correction", rec.reviewer, call.tag);
@@ -754,7 +754,7 @@ fn review_panel(panel: &PrPanel, mut launcher: Launcher) -> Result<ExitCode> {
             let mut rec = record(plan, m, &seats[i], &run);
             rec.sandbox = Some(launcher.sandbox().to_string());
             let fallback = fallbacks[i].clone();
-            let review = Review {
+            let review = MemberReview {
                 launcher,
                 cancel: token.as_ref(),
                 run: &run,

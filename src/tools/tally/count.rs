@@ -137,14 +137,14 @@ pub struct PanelCount {
     by_lens: Groups,
     by_family: Groups,
     /// The runs (panel-judge invocations) whose records make up the panel.
-    runs: Vec<Run>,
+    runs: Vec<FolderCount>,
     usage: Option<Usage>,
 }
 
 /// One run folder: how many judges its records announced (`panelSize`, 0 when unknown) and
 /// how many of them were counted.
 #[derive(Clone, Copy, Debug)]
-struct Run {
+struct FolderCount {
     folder: Span,
     size: usize,
     counted: usize,
@@ -241,7 +241,7 @@ impl PanelCount {
             .position(|r| r.folder.of(&self.text) == folder)
         else {
             let folder = keep(&mut self.text, folder);
-            self.runs.push(Run {
+            self.runs.push(FolderCount {
                 folder,
                 size,
                 counted: 0,

@@ -582,7 +582,7 @@ fn records_panel(args: &Args) -> Result<ExitCode> {
     match StreamKind::of(kind.as_deref(), args)? {
         StreamKind::Synthesis => synthesis(args, inputs),
         StreamKind::Pairwise => {
-            let rules = pairwise::Rules {
+            let rules = pairwise::PairwiseRules {
                 agree: args.agree,
                 inconsistent: args.inconsistent,
                 last_wins: args.last_wins,
