@@ -9,16 +9,16 @@ use serde_json::{Map, Value};
 
 use crate::contracts::pr::{block, followups};
 use crate::engine::call::extract::{self, Filter, Found};
-use crate::records::facts::{self, Format};
+use crate::records::facts::{self, FactsInput};
 use crate::records::input::Input;
 use crate::records::review::ReviewRecord;
 use crate::records::{self as recs, VerdictRecord};
 
 /// A target's property check over one input.
-pub type Check = fn(&[u8]);
+pub type Property = fn(&[u8]);
 
 /// Every target, by the name of its folder of inputs.
-pub const TARGETS: &[(&str, Check)] = &[
+pub const TARGETS: &[(&str, Property)] = &[
     ("extract", extract),
     ("followups", followups),
     ("gh", gh),
@@ -98,11 +98,11 @@ pub fn followups(data: &[u8]) {
 /// PR facts as JSON (the seed's facts, gh's output): what is accepted prints and reads back as
 /// facts; what is refused is one error naming the input.
 pub fn gh(data: &[u8]) {
-    for format in [Format::Gh, Format::Facts, Format::Detect] {
+    for format in [FactsInput::Gh, FactsInput::Facts, FactsInput::Detect] {
         match facts::parse("fuzz", data, format) {
             Ok(f) => {
                 let printed = serde_json::to_vec(&f).expect("facts print");
-                if let Err(e) = facts::parse("again", &printed, Format::Facts) {
+                if let Err(e) = facts::parse("again", &printed, FactsInput::Facts) {
                     panic!("accepted facts do not read back: {e}");
                 }
             }
@@ -114,7 +114,7 @@ pub fn gh(data: &[u8]) {
 /// `git diff --numstat`: every file accepted names a path; a refusal is one error naming the
 /// input.
 pub fn numstat(data: &[u8]) {
-    match facts::parse("fuzz", data, Format::Numstat) {
+    match facts::parse("fuzz", data, FactsInput::Numstat) {
         Ok(f) => assert!(
             f.changed_files.iter().all(|c| !c.path.is_empty()),
             "a file without a path: {f:?}"

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::contracts::{Contract, fence};
-use crate::records::synthesis::{Group, Source};
+use crate::records::synthesis::{Group, SourceFinding};
 
 /// The grouping of the findings with these ids, in order.
 pub struct GroupingContract {
@@ -50,7 +50,7 @@ pub fn grouping_schema() -> Value {
 }
 
 /// The merging seat's prompt: every finding by id, fenced, and the grouping asked for.
-pub fn grouping_prompt(sources: &[Source]) -> String {
+pub fn grouping_prompt(sources: &[SourceFinding]) -> String {
     let mut list = String::new();
     for s in sources {
         let f = &s.finding;

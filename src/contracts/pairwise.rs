@@ -64,9 +64,9 @@ impl Contract for PairwiseContract {
         })
     }
 
-    type Answer = Answer;
+    type Answer = PairwiseAnswer;
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<Answer, String> {
+    fn check(&self, answer: &Map<String, Value>) -> Result<PairwiseAnswer, String> {
         check(answer)
     }
 }
@@ -74,7 +74,7 @@ impl Contract for PairwiseContract {
 /// A preference that meets the contract: whether the judge picked the answer it saw first.
 /// Its reason and confidence are read as a verdict's are, never a reason to throw it away.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Answer {
+pub struct PairwiseAnswer {
     pub first: bool,
     pub reason: String,
     pub confidence: Option<f64>,
@@ -82,7 +82,7 @@ pub struct Answer {
 }
 
 /// Checks an answer object; `Err` says, in one line, how it misses the contract.
-pub fn check(obj: &Map<String, Value>) -> Result<Answer, String> {
+pub fn check(obj: &Map<String, Value>) -> Result<PairwiseAnswer, String> {
     let first = match obj.get("preferred") {
         Some(Value::String(p)) if p == "first" => true,
         Some(Value::String(p)) if p == "second" => false,
@@ -98,7 +98,7 @@ pub fn check(obj: &Map<String, Value>) -> Result<Answer, String> {
     as_verdict.insert("verdict".into(), Value::String("holds".into()));
     let read =
         crate::contracts::verdict::check_verdict(&as_verdict).map_err(|miss| miss.to_string())?;
-    Ok(Answer {
+    Ok(PairwiseAnswer {
         first,
         reason: read.reason,
         confidence: read.confidence,
@@ -110,7 +110,7 @@ pub fn check(obj: &Map<String, Value>) -> Result<Answer, String> {
 mod tests {
     use super::*;
 
-    fn answer(v: Value) -> Result<Answer, String> {
+    fn answer(v: Value) -> Result<PairwiseAnswer, String> {
         check(v.as_object().unwrap())
     }
 

@@ -43,18 +43,18 @@ pub fn is_login_var(name: &str) -> bool {
 
 /// The user's files a row carries, read once: each one's place under the private HOME, its
 /// bytes, and the JSON pointers kept (empty: the whole file).
-pub struct Carried {
+pub struct CarriedFiles {
     files: Vec<(String, Vec<u8>, Vec<String>)>,
 }
 
-impl Carried {
+impl CarriedFiles {
     /// Reads the row's configuration files from the user's HOME; one the user does not have,
     /// or that is not a regular file, is left out.
     pub fn read(
         harness: &Harness,
         user_home: &Path,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Carried {
+    ) -> CarriedFiles {
         let files = harness
             .config
             .iter()
@@ -67,7 +67,7 @@ impl Carried {
                 Some((c.to.clone(), bytes, c.keep.clone()))
             })
             .collect();
-        Carried { files }
+        CarriedFiles { files }
     }
 
     /// Their text, for the endpoints they name (the user's own configuration): a file carried
@@ -93,7 +93,7 @@ impl Carried {
 pub fn furnish(
     home: &Path,
     harness: &Harness,
-    carried: &Carried,
+    carried: &CarriedFiles,
     login: &Given,
     vars: &Vars,
 ) -> std::io::Result<Vec<String>> {

@@ -189,7 +189,7 @@ impl Input {
     /// lines is refused, never read on).
     pub fn open_bounded(path: &str, limit: usize) -> Result<Input> {
         let (name, reader) = Source::Path(path.into()).open()?;
-        let reader = Bounded {
+        let reader = CappedReader {
             inner: reader,
             left: limit as u64,
             limit,
@@ -282,13 +282,13 @@ pub fn read_bounded(path: &Path, limit: usize, what: &str) -> Result<String> {
 }
 
 /// A reader that gives `limit` bytes and then fails (`FileTooLarge`) where more follow.
-struct Bounded<R> {
+struct CappedReader<R> {
     inner: R,
     left: u64,
     limit: usize,
 }
 
-impl<R: Read> Read for Bounded<R> {
+impl<R: Read> Read for CappedReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.left == 0 {
             let mut one = [0u8; 1];

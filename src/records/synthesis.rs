@@ -403,7 +403,7 @@ pub struct Group {
 
 /// A source finding with the reviewer who raised it.
 #[derive(Clone, Debug)]
-pub struct Source {
+pub struct SourceFinding {
     pub reviewer: String,
     pub finding: Finding,
 }

@@ -16,7 +16,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::records::review::{Finding, Severity, name_order};
-use crate::records::synthesis::{Group, MergedFinding, Source};
+use crate::records::synthesis::{Group, MergedFinding, SourceFinding};
 
 /// Lines at most this far apart in one file are one place.
 pub const NEAR_LINES: u64 = 3;
@@ -212,7 +212,7 @@ pub fn relate(a: &Finding, b: &Finding) -> Relation {
 }
 
 /// Groups findings in code (see the module's notes).
-pub fn group_in_code(sources: &[Source]) -> Grouping {
+pub fn group_in_code(sources: &[SourceFinding]) -> Grouping {
     let n = sources.len();
     let mut rel = vec![vec![Relation::Distinct; n]; n];
     for i in 0..n {
@@ -260,7 +260,7 @@ pub fn group_in_code(sources: &[Source]) -> Grouping {
 
 /// Code cannot judge clarity; it prefers evidence that points at the work (a quoted claim, or a
 /// file and line), then the first raiser's.
-fn clearest_evidence(sources: &[Source], members: &[usize]) -> usize {
+fn clearest_evidence(sources: &[SourceFinding], members: &[usize]) -> usize {
     let located = |i: &usize| {
         let f = &sources[*i].finding;
         !claims(&f.evidence).is_empty() || (f.file.is_some() && f.line.is_some())
@@ -269,7 +269,7 @@ fn clearest_evidence(sources: &[Source], members: &[usize]) -> usize {
 }
 
 /// The fix that says most (the most content words), the first on a tie.
-fn clearest_fix(sources: &[Source], members: &[usize]) -> usize {
+fn clearest_fix(sources: &[SourceFinding], members: &[usize]) -> usize {
     let mut best = members[0];
     let mut most = words(&sources[best].finding.fix).len();
     for &m in &members[1..] {
@@ -283,7 +283,7 @@ fn clearest_fix(sources: &[Source], members: &[usize]) -> usize {
 }
 
 /// Turns groups into merged findings, numbered in the order of their first source.
-pub fn build(sources: &[Source], grouping: &Grouping) -> Vec<MergedFinding> {
+pub fn build(sources: &[SourceFinding], grouping: &Grouping) -> Vec<MergedFinding> {
     let mut order: Vec<usize> = (0..grouping.groups.len()).collect();
     order.sort_by_key(|&g| grouping.groups[g].members.iter().min().copied());
     let id_of: HashMap<usize, String> = order

@@ -54,7 +54,7 @@ impl PanelRow {
 /// replaces keys of it or with `"extend": true` adds to them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Policy {
+pub struct PlanPolicy {
     /// The correctness member's profile for each class.
     pub roles: BTreeMap<Class, String>,
     /// Shapes beyond correctness, in priority order.
@@ -70,10 +70,10 @@ pub struct Policy {
     pub points: BTreeMap<String, u64>,
 }
 
-impl Default for Policy {
-    fn default() -> Policy {
+impl Default for PlanPolicy {
+    fn default() -> PlanPolicy {
         let s = |x: &str| x.to_string();
-        Policy {
+        PlanPolicy {
             roles: BTreeMap::from([
                 (Class::G10, s("reviewer")),
                 (Class::Standard, s("bd-reviewer")),
@@ -130,10 +130,10 @@ fn merge<K: Ord, V>(map: &mut BTreeMap<K, V>, given: Option<BTreeMap<K, V>>, ext
     }
 }
 
-impl Policy {
+impl PlanPolicy {
     /// Applies a policy file: each key it names replaces the policy's, or with `"extend": true`
     /// adds to it (maps merged, panel rows appended after the policy's own, numbers replaced).
-    pub fn apply_file(mut self, name: &str, text: &str) -> Result<Policy> {
+    pub fn apply_file(mut self, name: &str, text: &str) -> Result<PlanPolicy> {
         let file: PolicyFile = crate::records::strict::from_str(text)
             .map_err(|e| crate::records::facts::json_error(name, &e))?;
         merge(&mut self.roles, file.roles, file.extend);
@@ -206,7 +206,7 @@ pub fn member_name(repo: &str, pr: Option<u64>, head: &str, shape: &str) -> Stri
 /// class; panel rows add shapes in order up to `maxMembers`. Opus members past `maxOpus` are
 /// planned at their sonnet profile; without opus headroom every opus member is, and is marked
 /// degraded.
-pub fn plan_panel(cls: &PrClass, policy: &Policy, headroom: Headroom) -> Result<PanelPlan> {
+pub fn plan_panel(cls: &PrClass, policy: &PlanPolicy, headroom: Headroom) -> Result<PanelPlan> {
     // Every missing fact named at once, not one a run.
     let (repo, head) = match (cls.repo.as_deref(), cls.head.as_deref()) {
         (Some(repo), Some(head)) => (repo, head),
@@ -324,7 +324,7 @@ mod tests {
     }
 
     fn plan(c: &PrClass, opus: bool) -> PanelPlan {
-        plan_panel(c, &Policy::default(), Headroom { opus }).unwrap()
+        plan_panel(c, &PlanPolicy::default(), Headroom { opus }).unwrap()
     }
 
     fn summary(p: &PanelPlan) -> Vec<(String, String, bool, bool)> {
@@ -358,9 +358,9 @@ mod tests {
     #[test]
     fn with_no_table_the_plan_is_correctness_alone() {
         let c = cls(vec![ChangedFile::new(".github/workflows/ci.yml", 4, 1)]);
-        let policy = Policy {
+        let policy = PlanPolicy {
             panel: vec![],
-            ..Policy::default()
+            ..PlanPolicy::default()
         };
         let p = plan_panel(&c, &policy, Headroom { opus: true }).unwrap();
         assert_eq!(summary(&p), [row("correctness", "bd-reviewer", true)]);
@@ -398,7 +398,7 @@ mod tests {
         // The later opus member is planned at its sonnet profile, but not degraded.
         assert_eq!(p.members[1].downgraded_from.as_deref(), Some("reviewer"));
         assert_eq!(p.spend_estimate, 7);
-        let mut policy = Policy::default();
+        let mut policy = PlanPolicy::default();
         policy.panel.push(PanelRow {
             shape: "docs".into(),
             profile: "bd-reviewer".into(),
@@ -442,9 +442,9 @@ mod tests {
 
     #[test]
     fn a_profile_is_opus_only_when_the_sonnet_map_names_it() {
-        let policy = Policy {
+        let policy = PlanPolicy {
             sonnet_for: BTreeMap::new(),
-            ..Policy::default()
+            ..PlanPolicy::default()
         };
         let p = plan_panel(&p_cls_g10(), &policy, Headroom { opus: false }).unwrap();
         assert!(p.members.iter().all(|m| !m.degraded));
@@ -463,23 +463,23 @@ mod tests {
         );
         let mut c = p_cls_g10();
         c.head = None;
-        let err = plan_panel(&c, &Policy::default(), Headroom { opus: true }).unwrap_err();
+        let err = plan_panel(&c, &PlanPolicy::default(), Headroom { opus: true }).unwrap_err();
         assert!(err.to_string().contains("--head"), "{err}");
         c.repo = None;
         // Issue 25: "Name every missing option in one message".
-        let err = plan_panel(&c, &Policy::default(), Headroom { opus: true }).unwrap_err();
+        let err = plan_panel(&c, &PlanPolicy::default(), Headroom { opus: true }).unwrap_err();
         assert!(
             err.to_string().contains("--repo") && err.to_string().contains("--head"),
             "{err}"
         );
         let mut c = p_cls_g10();
         c.repo = Some("app".into());
-        assert!(plan_panel(&c, &Policy::default(), Headroom { opus: true }).is_err());
+        assert!(plan_panel(&c, &PlanPolicy::default(), Headroom { opus: true }).is_err());
     }
 
     #[test]
     fn policy_files_replace_extend_and_are_checked() {
-        let p = Policy::default()
+        let p = PlanPolicy::default()
             .apply_file(
                 "p.json",
                 r#"{"extend": true, "seats": {"reviewer": "codex:gpt-5"}}"#,
@@ -487,7 +487,7 @@ mod tests {
             .unwrap();
         assert_eq!(p.seats["reviewer"], "codex:gpt-5");
         assert_eq!(p.seats["bd-reviewer"], "claude:sonnet");
-        let p = Policy::default()
+        let p = PlanPolicy::default()
             .apply_file(
                 "p.json",
                 r#"{"panel": [{"shape": "x", "profile": "nobody", "blocking": true}]}"#,
@@ -498,16 +498,16 @@ mod tests {
             "policy: profile nobody has no seat"
         );
         // A panel row is an object, never its values by position.
-        let err = Policy::default()
+        let err = PlanPolicy::default()
             .apply_file("p.json", r#"{"panel": [["x", "nobody", true]]}"#)
             .unwrap_err();
         assert_eq!(
             err.to_string(),
             "p.json: line 1: invalid type: sequence, expected an object"
         );
-        let text = serde_json::to_string(&Policy::default()).unwrap();
-        let back = Policy::default().apply_file("p", &text).unwrap();
-        assert_eq!(back, Policy::default());
-        Policy::default().check().unwrap();
+        let text = serde_json::to_string(&PlanPolicy::default()).unwrap();
+        let back = PlanPolicy::default().apply_file("p", &text).unwrap();
+        assert_eq!(back, PlanPolicy::default());
+        PlanPolicy::default().check().unwrap();
     }
 }

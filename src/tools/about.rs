@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::rules::classify::ClassTable;
-use crate::rules::plan::Policy;
+use crate::rules::plan::PlanPolicy;
 use crate::tools::docs::ToolDoc;
 
 /// panel-merge's.
@@ -158,7 +158,7 @@ Stopping early (--stop-when-decided): once a member's accepted verdict is a bloc
 /// pr-classify's: its rules and its default table and policy, as they are.
 pub fn pr_classify() -> String {
     let r = ClassTable::default();
-    let p = Policy::default();
+    let p = PlanPolicy::default();
     let mut s = String::from(
         "Size a pull request and plan its review panel. pr-classify reads what is known about one \
             pull request \

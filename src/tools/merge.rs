@@ -21,7 +21,7 @@ use crate::contracts::Contract;
 use crate::contracts::grouping::{self, check_grouping, grouping_prompt};
 use crate::engine::call::{Asker, Question, Reply};
 use crate::records::review::{self, ReviewRecord};
-use crate::records::synthesis::{Group, Source};
+use crate::records::synthesis::{Group, SourceFinding};
 use crate::records::synthesis::{MergeHow, MergeRecord, MergedFinding, Record, Reviewer};
 use crate::records::{Status, Usage};
 use crate::rules::grouping::{Grouping, build, group_in_code};
@@ -87,10 +87,10 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
     review::check_panel(reviews.iter().map(|r| (r, "")))?;
     let mut sorted: Vec<&ReviewRecord> = reviews.iter().collect();
     sorted.sort_by(|a, b| review::name_order(&a.reviewer, &b.reviewer));
-    let sources: Vec<Source> = sorted
+    let sources: Vec<SourceFinding> = sorted
         .iter()
         .flat_map(|r| {
-            r.findings.iter().map(|f| Source {
+            r.findings.iter().map(|f| SourceFinding {
                 reviewer: r.reviewer.clone(),
                 finding: f.clone(),
             })
@@ -166,7 +166,7 @@ pub fn merge(reviews: &[ReviewRecord], how: &How, asker: Option<&dyn Asker>) -> 
 fn ask_seat(
     asker: &dyn Asker,
     seat: &str,
-    sources: &[Source],
+    sources: &[SourceFinding],
 ) -> (Result<Vec<Group>, String>, Option<Usage>) {
     let ids: Vec<String> = sources.iter().map(|s| s.finding.id.clone()).collect();
     let question = Question {

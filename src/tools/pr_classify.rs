@@ -11,10 +11,10 @@ use clap::{CommandFactory, Parser};
 
 use crate::records::exit_status;
 use crate::records::plan::{Headroom, PanelPlan};
-use crate::rules::plan::{Policy, plan_panel};
+use crate::rules::plan::{PlanPolicy, plan_panel};
 
 pub use crate::records::class::{Class, PrClass};
-pub use crate::records::facts::{ChangedFile, Format, PrFacts};
+pub use crate::records::facts::{ChangedFile, FactsInput, PrFacts};
 pub use crate::rules::classify::{ClassRules, ClassTable, classify_pr};
 
 /// Size a pull request and plan its review panel.
@@ -130,14 +130,14 @@ pub fn load_rules(path: Option<&str>) -> Result<ClassRules> {
 }
 
 /// The planner policy in force: the defaults, changed by `--policy`.
-pub fn load_policy(path: Option<&str>) -> Result<Policy> {
+pub fn load_policy(path: Option<&str>) -> Result<PlanPolicy> {
     match path {
         Some(p) => {
-            let policy = Policy::default().apply_file(p, &read_text(p)?)?;
+            let policy = PlanPolicy::default().apply_file(p, &read_text(p)?)?;
             policy.check().with_context(|| p.to_string())?;
             Ok(policy)
         }
-        None => Ok(Policy::default()),
+        None => Ok(PlanPolicy::default()),
     }
 }
 
@@ -244,7 +244,7 @@ fn local_label(common_dir: &str) -> String {
 }
 
 /// What git says of the repository a plan is made in, for what it was not told.
-struct Found {
+struct RepoFacts {
     /// Why the repository has no name: none when it has one, or when not inside a repository.
     no_repo: Option<String>,
     /// Why there is no head commit.
@@ -308,7 +308,7 @@ fn git_base() -> Option<String> {
 /// Puts the flags' facts over the input's; the repository falls back to `GH_REPO`. A plan
 /// made inside the repository takes what it is not told from git, and says why what it could
 /// not take is missing.
-fn fill(facts: &mut PrFacts, args: &Args) -> Found {
+fn fill(facts: &mut PrFacts, args: &Args) -> RepoFacts {
     let set = |slot: &mut Option<String>, v: &Option<String>| {
         if v.is_some() {
             slot.clone_from(v);
@@ -323,7 +323,7 @@ fn fill(facts: &mut PrFacts, args: &Args) -> Found {
     }
     set(&mut facts.head, &args.head);
     set(&mut facts.base, &args.base);
-    let mut found = Found {
+    let mut found = RepoFacts {
         no_repo: None,
         no_head: None,
     };
@@ -353,7 +353,7 @@ fn fill(facts: &mut PrFacts, args: &Args) -> Found {
 
 /// Every fact a plan made inside a repository lacks, each with why git could not give it and
 /// how to give it, in one line (outside one, the planner's own message says to run inside).
-fn plan_lacks(facts: &PrFacts, found: &Found) -> Option<String> {
+fn plan_lacks(facts: &PrFacts, found: &RepoFacts) -> Option<String> {
     let mut lacks = Vec::new();
     if facts.repo.is_none()
         && let Some(why) = &found.no_repo
@@ -413,13 +413,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let format = if args.numstat {
-        Format::Numstat
+        FactsInput::Numstat
     } else if args.gh {
-        Format::Gh
+        FactsInput::Gh
     } else if args.facts {
-        Format::Facts
+        FactsInput::Facts
     } else {
-        Format::Detect
+        FactsInput::Detect
     };
     let (name, bytes) = crate::records::facts::read_input(args.input.as_deref().unwrap_or("-"))?;
     let mut facts = crate::records::facts::parse(&name, &bytes, format)?;

@@ -148,7 +148,7 @@ pub fn collect_votes(
 }
 
 /// Voters on seats that read: those seats, and the file holding the work in its folder.
-pub struct Reading<'a> {
+pub struct ReadingSeats<'a> {
     pub seats: &'a [String],
     pub file: &'a Path,
 }
@@ -161,7 +161,7 @@ pub fn collect_votes_reading(
     asker: &dyn Asker,
     brief: Option<&str>,
     candidate: &str,
-    reading: Option<&Reading>,
+    reading: Option<&ReadingSeats>,
 ) -> Result<Vec<VoteRecord>> {
     collect_votes_until(panel, seats, asker, (brief, candidate), reading, Pace::All)
 }
@@ -176,7 +176,7 @@ pub fn collect_votes_until(
     seats: &[String],
     asker: &dyn Asker,
     (brief, candidate): (Option<&str>, &str),
-    reading: Option<&Reading>,
+    reading: Option<&ReadingSeats>,
     pace: Pace,
 ) -> Result<Vec<VoteRecord>> {
     let stop = pace != Pace::All;
@@ -639,7 +639,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         )?),
         _ => None,
     };
-    let reading = work_file.as_deref().map(|file| Reading {
+    let reading = work_file.as_deref().map(|file| ReadingSeats {
         seats: &args.reads,
         file,
     });

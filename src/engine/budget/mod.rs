@@ -296,15 +296,15 @@ pub fn parse_limit(given: Option<&str>) -> Result<Option<f64>> {
 /// The sums a budget is checked against.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Totals {
+pub struct Spent {
     pub spent: f64,
     pub in_flight: f64,
 }
 
 /// Where the sums are kept: in this process, or in a file many share.
 #[derive(Debug)]
-enum Ledger {
-    Here(Mutex<Totals>),
+enum SpendStore {
+    Here(Mutex<Spent>),
     Shared(PathBuf),
 }
 
@@ -313,7 +313,7 @@ enum Ledger {
 pub struct Budget {
     pub limit: f64,
     pub pricer: Pricer,
-    ledger: Ledger,
+    ledger: SpendStore,
 }
 
 /// A judge let in: its estimate, held in flight until it ends.
@@ -333,9 +333,9 @@ impl Budget {
                 let path = PathBuf::from(p);
                 check_file(&path)
                     .map_err(|e| anyhow::anyhow!("PANEL_BUDGET_FILE {}: {e}", path.display()))?;
-                Ledger::Shared(path)
+                SpendStore::Shared(path)
             }
-            None => Ledger::Here(Mutex::default()),
+            None => SpendStore::Here(Mutex::default()),
         };
         Ok(Budget {
             limit,
@@ -396,8 +396,8 @@ impl Budget {
     }
 
     /// The sums now.
-    pub fn totals(&self) -> Totals {
-        let mut now = Totals::default();
+    pub fn totals(&self) -> Spent {
+        let mut now = Spent::default();
         let _ = self.with_totals(|t| {
             now = *t;
             Ok(())
@@ -407,10 +407,10 @@ impl Budget {
 
     /// Runs `f` on the sums, under the file's lock when they are shared. A shared file that
     /// cannot be read or written lets no judge in.
-    fn with_totals(&self, f: impl FnOnce(&mut Totals) -> Result<(), String>) -> Result<(), String> {
+    fn with_totals(&self, f: impl FnOnce(&mut Spent) -> Result<(), String>) -> Result<(), String> {
         match &self.ledger {
-            Ledger::Here(m) => f(&mut m.lock().unwrap_or_else(|e| e.into_inner())),
-            Ledger::Shared(path) => shared(path, f)
+            SpendStore::Here(m) => f(&mut m.lock().unwrap_or_else(|e| e.into_inner())),
+            SpendStore::Shared(path) => shared(path, f)
                 .map_err(|e| format!("not launched: the budget file {}: {e}", path.display()))?,
         }
     }
@@ -455,7 +455,7 @@ fn open_file(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Result
 /// The sums a budget file holds: empty is none yet; else `{"spent":USD,"inFlight":USD}`, each a
 /// finite number at least 0. Anything else is refused, never read as 0: what is spent is the
 /// user's, and a file a tool cannot read is left as it is.
-fn read_totals(file: &mut std::fs::File) -> std::io::Result<Totals> {
+fn read_totals(file: &mut std::fs::File) -> std::io::Result<Spent> {
     let mut text = String::new();
     file.take(MAX_FILE as u64 + 1).read_to_string(&mut text)?;
     if text.len() > MAX_FILE {
@@ -465,14 +465,14 @@ fn read_totals(file: &mut std::fs::File) -> std::io::Result<Totals> {
         )));
     }
     if text.trim().is_empty() {
-        return Ok(Totals::default());
+        return Ok(Spent::default());
     }
     let bad = |why: String| {
         std::io::Error::other(format!(
             "not a budget's sums ({{\"spent\":USD,\"inFlight\":USD}}, each a finite number at least 0): {why}"
         ))
     };
-    let totals: Totals = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let totals: Spent = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     for (name, v) in [("spent", totals.spent), ("inFlight", totals.in_flight)] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(bad(format!("{name} {v}")));
@@ -495,7 +495,7 @@ pub fn check_file(path: &Path) -> std::io::Result<()> {
 /// What is written is always finite: every addition goes through [`crate::records::add_usd`].
 fn shared(
     path: &Path,
-    f: impl FnOnce(&mut Totals) -> Result<(), String>,
+    f: impl FnOnce(&mut Spent) -> Result<(), String>,
 ) -> std::io::Result<Result<(), String>> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = open_file(

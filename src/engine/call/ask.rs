@@ -395,7 +395,7 @@ impl From<Done> for Reply {
 pub fn ask_each(
     asker: &dyn Asker,
     questions: &[(Question, Box<Check>)],
-    gates: Vec<Option<crate::engine::call::fanout::Gate>>,
+    gates: Vec<Option<crate::engine::call::fanout::Latch>>,
     mut each: impl FnMut(usize, &Reply),
 ) -> Vec<Reply> {
     let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");

@@ -19,7 +19,7 @@ use crate::engine::call::context::Context;
 use crate::engine::call::extract::EventFilters;
 use crate::engine::call::launch::{self, ProcessOutcome, Spec};
 use crate::engine::call::transcript::Transcript;
-use crate::engine::carried::{self, Carried};
+use crate::engine::carried::{self, CarriedFiles};
 use crate::engine::harness::{AnswerAt, HarnessKind, Vars, find_on_path};
 use crate::engine::lifecycle;
 use crate::engine::logins::Given;
@@ -27,7 +27,7 @@ use crate::engine::run_folder::{
     self, ANSWER_FILE, AUTHORITIES_FILE, AttemptDirs, PROMPT_FILE, SCHEMA_FILE, SHARED_FILE,
 };
 use crate::engine::sandbox::egress::{self, Endpoint};
-use crate::engine::sandbox::share::Report;
+use crate::engine::sandbox::share::ShareReport;
 use crate::engine::sandbox::{Policy, grants, policy};
 use crate::engine::slots::{self, NoSlot};
 use crate::records::Status;
@@ -394,7 +394,7 @@ impl<'a> Attempt<'a> {
         let (dirs, ctx) = (&self.dirs, self.ctx);
         let h = &self.job.seat.harness;
         let env = |name: &str| ctx.user_env.get(name).cloned();
-        let carried = Carried::read(h, &ctx.user_home, &env);
+        let carried = CarriedFiles::read(h, &ctx.user_home, &env);
         let vars = self.vars();
         let written = carried::furnish(&dirs.home, h, &carried, login, &vars)
             .map_err(|e| self.fail(&dirs.home, e))?;
@@ -507,7 +507,7 @@ impl<'a> Attempt<'a> {
         for (rel, _) in &login.files {
             let _ = beneath::remove(&dirs.home, Path::new(rel));
         }
-        let met = Report::take(&dirs.share_report());
+        let met = ShareReport::take(&dirs.share_report());
         let h = &self.job.seat.harness;
         let endpoint_var = h.endpoint_env.as_deref().or_else(|| {
             let mut vars = h.pass_env.iter();
@@ -555,7 +555,7 @@ impl<'a> Attempt<'a> {
     fn policy(&self, spec: &Spec, login: &[Endpoint], texts: &[String]) -> Policy {
         let ctx = self.ctx;
         let cwd = self.cwd();
-        let seat = policy::Seat {
+        let seat = policy::LaunchFacts {
             row: &self.job.seat.harness,
             model: self.job.seat.model.as_deref(),
             walls: &ctx.walls,

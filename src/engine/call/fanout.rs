@@ -11,10 +11,10 @@ use std::thread;
 use crossbeam_channel::{Receiver, Select, Sender, unbounded};
 
 /// What holds a job until it is released: it opens on a send, or when its sender is dropped.
-pub type Gate = Receiver<()>;
+pub type Latch = Receiver<()>;
 
 /// A gate, closed, and what opens it.
-pub fn gate() -> (Sender<()>, Gate) {
+pub fn gate() -> (Sender<()>, Latch) {
     unbounded()
 }
 
@@ -70,7 +70,7 @@ where
 /// `done` is called on this thread with each job's index and result, in the order they
 /// finish; `None` for a job whose work panicked: a reply missing, never one waited for.
 pub fn gated<J, R>(
-    jobs: Vec<(J, Option<Gate>)>,
+    jobs: Vec<(J, Option<Latch>)>,
     workers: usize,
     work: impl Fn(usize, J) -> R + Sync,
     mut done: impl FnMut(usize, Option<R>),
@@ -88,7 +88,7 @@ pub fn gated<J, R>(
 /// opens, one without in waves in its order (`first`, then what `done` returns). The caller's
 /// thread releases jobs, hands out results, and runs the jobs itself when no worker starts.
 fn fan<J, R>(
-    jobs: Vec<(J, Option<Gate>)>,
+    jobs: Vec<(J, Option<Latch>)>,
     workers: usize,
     first: usize,
     work: impl Fn(usize, J) -> R + Sync,
@@ -104,7 +104,7 @@ where
     }
     // A panic is the job's result: a worker gone without one would leave its caller waiting.
     let work = |i, job| catch_unwind(AssertUnwindSafe(|| work(i, job)));
-    let mut held = Held::new(jobs);
+    let mut held = HeldJobs::new(jobs);
     thread::scope(|scope| {
         // Every job released waits in the channel; each worker takes the next when it is free.
         let (job_tx, job_rx) = unbounded::<(usize, J)>();
@@ -161,14 +161,14 @@ where
 
 /// The jobs not yet released: those without a gate in their order, those with one until it
 /// opens.
-struct Held<J> {
+struct HeldJobs<J> {
     waves: VecDeque<(usize, J)>,
-    gated: Vec<(usize, J, Gate)>,
+    gated: Vec<(usize, J, Latch)>,
 }
 
-impl<J> Held<J> {
-    fn new(jobs: Vec<(J, Option<Gate>)>) -> Held<J> {
-        let mut held = Held {
+impl<J> HeldJobs<J> {
+    fn new(jobs: Vec<(J, Option<Latch>)>) -> HeldJobs<J> {
+        let mut held = HeldJobs {
             waves: VecDeque::new(),
             gated: Vec::new(),
         };

@@ -68,7 +68,7 @@ pub struct ProcessOutcome {
     /// What its proxy refused it, one line each.
     pub refused: Vec<String>,
     /// What it met of its share and what it used, as its supervisor said.
-    pub share: crate::engine::sandbox::share::Report,
+    pub share: crate::engine::sandbox::share::ShareReport,
     /// The size of the answer file it wrote, when its answer is a file.
     pub answer_bytes: Option<u64>,
     /// Why it held its login's live credential behind walls, where it did.
@@ -357,12 +357,12 @@ pub fn stat_state_and_group(stat: &str) -> Option<(char, i32)> {
 }
 
 /// Where a pipe's bytes go as they are read.
-trait Sink: Send + 'static {
+trait PipeSink: Send + 'static {
     /// Takes the next bytes; false when the process must be stopped.
     fn take(&mut self, bytes: &[u8]) -> bool;
 }
 
-impl Sink for Transcript {
+impl PipeSink for Transcript {
     fn take(&mut self, bytes: &[u8]) -> bool {
         self.feed(bytes)
     }
@@ -386,7 +386,7 @@ impl Capped {
     }
 }
 
-impl Sink for Capped {
+impl PipeSink for Capped {
     fn take(&mut self, bytes: &[u8]) -> bool {
         self.bytes += bytes.len() as u64;
         let room = self.cap.saturating_sub(self.kept.len());
@@ -404,7 +404,7 @@ struct Captured<S> {
 /// Reads a pipe on its own thread into `sink`. When the sink refuses more, the process group
 /// `stop` (when given) is sent TERM, as at the deadline: its supervisor ends every process of
 /// the judge; the pipe is read on to its end, counted and dropped.
-fn reader<S: Sink>(
+fn reader<S: PipeSink>(
     mut pipe: impl Read + Send + 'static,
     sink: Arc<Mutex<S>>,
     stop: Option<i32>,

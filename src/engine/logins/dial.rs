@@ -61,27 +61,27 @@ impl Bound<'_> {
 
 /// A wait ended by the stop or the deadline, not by the connection.
 #[derive(Debug)]
-struct Ended(&'static str);
+struct WaitEnded(&'static str);
 
-impl std::fmt::Display for Ended {
+impl std::fmt::Display for WaitEnded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.0)
     }
 }
 
-impl std::error::Error for Ended {}
+impl std::error::Error for WaitEnded {}
 
 fn ended(why: &'static str) -> io::Error {
     let kind = match why {
         STOPPED => io::ErrorKind::Other,
         _ => io::ErrorKind::TimedOut,
     };
-    io::Error::new(kind, Ended(why))
+    io::Error::new(kind, WaitEnded(why))
 }
 
 /// Whether `e` is a wait the stop or the deadline ended: what was read before it is not all.
 pub fn cut_short(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<Ended>())
+    e.get_ref().is_some_and(|inner| inner.is::<WaitEnded>())
 }
 
 /// Whether an error is a slice that ran out (or a signal), not the connection's end.

@@ -27,8 +27,8 @@ const EXTRA_CAS: [&str; 3] = [
     "CURL_CA_BUNDLE",
 ];
 
-/// An answer: its status and body.
-pub struct Answer {
+/// An HTTPS response: its status and body.
+pub struct Response {
     pub status: u16,
     pub body: Vec<u8>,
 }
@@ -42,7 +42,7 @@ pub fn post(
     env: &dyn Fn(&str) -> Option<String>,
     within: Duration,
     stop: &dyn Fn() -> bool,
-) -> Result<Answer> {
+) -> Result<Response> {
     let bound = Bound {
         deadline: Instant::now() + within,
         stop,
@@ -110,7 +110,7 @@ pub fn post(
 
 /// The status and body of an HTTP/1.1 answer (a `Content-Length` one, a chunked one, or one
 /// that ends with its connection).
-fn parse(bytes: &[u8]) -> Option<Answer> {
+fn parse(bytes: &[u8]) -> Option<Response> {
     let end = memchr::memmem::find(bytes, b"\r\n\r\n")?;
     let head = std::str::from_utf8(&bytes[..end]).ok()?;
     let mut lines = head.split("\r\n");
@@ -131,7 +131,7 @@ fn parse(bytes: &[u8]) -> Option<Answer> {
         (false, Some(n)) => rest.get(..n)?.to_vec(),
         (false, None) => rest.to_vec(),
     };
-    Some(Answer { status, body })
+    Some(Response { status, body })
 }
 
 fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {

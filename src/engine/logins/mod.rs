@@ -68,7 +68,7 @@ pub struct Given {
 
 /// Where a login was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Place {
+pub enum LoginPlace {
     Env(String),
     File(PathBuf),
     Command(String),
@@ -76,13 +76,13 @@ pub enum Place {
     Keychain(String),
 }
 
-impl std::fmt::Display for Place {
+impl std::fmt::Display for LoginPlace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Place::Env(name) => write!(f, "${name}"),
-            Place::File(path) => write!(f, "{}", path.display()),
-            Place::Command(c) => write!(f, "`{c}`"),
-            Place::Keychain(service) => write!(f, "the Keychain's \"{service}\""),
+            LoginPlace::Env(name) => write!(f, "${name}"),
+            LoginPlace::File(path) => write!(f, "{}", path.display()),
+            LoginPlace::Command(c) => write!(f, "`{c}`"),
+            LoginPlace::Keychain(service) => write!(f, "the Keychain's \"{service}\""),
         }
     }
 }
@@ -109,7 +109,7 @@ impl User<'_> {
 #[derive(Default)]
 pub struct Broker {
     /// By the place of the login: what it holds now, or why it cannot be used.
-    live: Mutex<HashMap<String, Held>>,
+    live: Mutex<HashMap<String, LoginSlot>>,
     /// What each login command printed, asked once a run (`None`: no token).
     commands: Mutex<HashMap<Vec<String>, Option<String>>>,
     /// What each Keychain item held, by its service, read once a run (`None`: not there).
@@ -118,7 +118,7 @@ pub struct Broker {
 
 /// One login's place in the run: what it holds now, or why it cannot be used; `None` until
 /// it is first asked for.
-type Held = Arc<Mutex<Option<Result<Live, String>>>>;
+type LoginSlot = Arc<Mutex<Option<Result<Live, String>>>>;
 
 /// A login as the run holds it.
 #[derive(Clone, Debug)]
@@ -203,7 +203,7 @@ impl Broker {
         row: &'r Harness,
         model: Option<&str>,
         user: &User,
-    ) -> Option<(&'r Login, Place, Option<String>)> {
+    ) -> Option<(&'r Login, LoginPlace, Option<String>)> {
         let mut passed = None;
         for l in order(row, model, user) {
             match self.present(l, user) {
@@ -219,7 +219,7 @@ impl Broker {
 
     /// Where the user keeps `login`, if they have it (a command's login is asked, once a run),
     /// and the beginning of its token that the CLI passes over, if it has one.
-    fn present(&self, login: &Login, user: &User) -> Option<(Place, Option<String>)> {
+    fn present(&self, login: &Login, user: &User) -> Option<(LoginPlace, Option<String>)> {
         if let Some((place, token)) = self.in_keychain(login, user) {
             return Some((place, passed_over(login, token.as_deref())));
         }
@@ -231,7 +231,7 @@ impl Broker {
             None => {
                 let words = words(login, user)?;
                 let token = self.command(&words, user)?;
-                (Place::Command(words.join(" ")), Some(token))
+                (LoginPlace::Command(words.join(" ")), Some(token))
             }
         };
         Some((place, passed_over(login, token.as_deref())))
@@ -250,9 +250,9 @@ impl Broker {
 
     /// Where `login` is in the user's Keychain, when it is looked in and holds the login (or
     /// cannot be read: the login is then there, and cannot be used), and its token.
-    fn in_keychain(&self, login: &Login, user: &User) -> Option<(Place, Option<String>)> {
+    fn in_keychain(&self, login: &Login, user: &User) -> Option<(LoginPlace, Option<String>)> {
         let service = login.keychain.as_ref().filter(|_| user.keychain)?;
-        let place = Place::Keychain(service.clone());
+        let place = LoginPlace::Keychain(service.clone());
         match self.item(service, user) {
             Ok(None) => None,
             Ok(Some(s)) => {
@@ -275,7 +275,13 @@ impl Broker {
     }
 
     /// Finds the login at `place` and, where it expires too soon, refreshes it.
-    fn bring(&self, login: &Login, place: &Place, user: &User, until: SystemTime) -> Result<Live> {
+    fn bring(
+        &self,
+        login: &Login,
+        place: &LoginPlace,
+        user: &User,
+        until: SystemTime,
+    ) -> Result<Live> {
         let token = |token| Live {
             token,
             stored: None,
@@ -283,16 +289,16 @@ impl Broker {
             refreshed: false,
         };
         match place {
-            Place::Env(name) => Ok(token(user.var(name))),
-            Place::Command(c) => {
+            LoginPlace::Env(name) => Ok(token(user.var(name))),
+            LoginPlace::Command(c) => {
                 let t = words(login, user).and_then(|w| self.command(&w, user));
                 Ok(token(Some(t.ok_or_else(|| anyhow!("{c} gave no token"))?)))
             }
-            Place::File(path) => {
+            LoginPlace::File(path) => {
                 let kept = Store::File(path);
                 fresh(login, &kept, read_live(login, &kept)?, user, until)
             }
-            Place::Keychain(service) => {
+            LoginPlace::Keychain(service) => {
                 let found = self.item(service, user).map_err(|e| anyhow!(e))?;
                 let found = found.ok_or_else(|| anyhow!("it is no longer in the Keychain"))?;
                 let kept = Store::Keychain(keychain::Item::of(service, user)?, user);
@@ -301,7 +307,7 @@ impl Broker {
         }
     }
 
-    fn slot(&self, place: &Place) -> Held {
+    fn slot(&self, place: &LoginPlace) -> LoginSlot {
         let mut all = self.live.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(all.entry(place.to_string()).or_default())
     }
@@ -343,16 +349,16 @@ pub fn order<'r>(
 }
 
 /// Where the user keeps `login` in a variable or a file, if they do (a command is not asked).
-pub fn had(login: &Login, user: &User) -> Option<Place> {
+pub fn had(login: &Login, user: &User) -> Option<LoginPlace> {
     if let Some(name) = login.env.iter().find(|n| user.var(n).is_some()) {
-        return Some(Place::Env(name.clone()));
+        return Some(LoginPlace::Env(name.clone()));
     }
     let path = user.path(login.file.as_ref()?);
     let has = match &login.has {
         Some(p) => Stored::read(&path).is_ok_and(|s| pointed(&s, p).is_some()),
         None => store::present(&path),
     };
-    has.then_some(Place::File(path))
+    has.then_some(LoginPlace::File(path))
 }
 
 /// The value at one of a login's pointers into its store (not null), the pointer's
@@ -373,15 +379,15 @@ pub fn pointer(login: &Login, pointer: &str, user: &User) -> Option<String> {
 }
 
 /// The token the user keeps at `place` for `login`: a variable's value, a file's `token`.
-pub fn kept_token(login: &Login, place: &Place, user: &User) -> Option<String> {
+pub fn kept_token(login: &Login, place: &LoginPlace, user: &User) -> Option<String> {
     match place {
-        Place::Env(name) => user.var(name),
-        Place::File(path) => {
+        LoginPlace::Env(name) => user.var(name),
+        LoginPlace::File(path) => {
             let stored = Stored::read(path).ok()?;
             let token = pointed(&stored, login.token.as_ref()?)?;
             token.as_str().map(str::to_string)
         }
-        Place::Command(_) | Place::Keychain(_) => None,
+        LoginPlace::Command(_) | LoginPlace::Keychain(_) => None,
     }
 }
 
@@ -509,9 +515,9 @@ fn given(login: &Login, live: &Live, model: Option<&str>) -> Given {
 }
 
 /// A login as `--doctor` reports it.
-pub struct Found {
+pub struct DoctorLogin {
     pub kind: String,
-    pub place: Place,
+    pub place: LoginPlace,
     pub expires: Option<SystemTime>,
     /// Whether panel can refresh it: the row says how, and the store holds a refresh token.
     pub refreshable: bool,
@@ -520,12 +526,12 @@ pub struct Found {
 }
 
 /// The login `row`'s judges would get, without refreshing it.
-pub fn found(row: &Harness, user: &User) -> Option<Found> {
+pub fn found(row: &Harness, user: &User) -> Option<DoctorLogin> {
     let broker = Broker::default();
     let (login, place, passed) = broker.find(row, None, user)?;
     let stored = match &place {
-        Place::File(path) => Stored::read(path).ok(),
-        Place::Keychain(service) => broker.item(service, user).ok().flatten(),
+        LoginPlace::File(path) => Stored::read(path).ok(),
+        LoginPlace::Keychain(service) => broker.item(service, user).ok().flatten(),
         _ => None,
     };
     let (expires, refreshable) = match (stored, &login.refresh) {
@@ -535,7 +541,7 @@ pub fn found(row: &Harness, user: &User) -> Option<Found> {
         ),
         _ => (None, false),
     };
-    Some(Found {
+    Some(DoctorLogin {
         kind: login.kind.clone(),
         place,
         expires,

@@ -9,7 +9,7 @@ use crate::engine::sandbox::swap::{self, Model, Swap};
 
 use serde_json::Value;
 
-use super::{Given, Place, User, store};
+use super::{Given, LoginPlace, User, store};
 
 /// A placeholder for `live`: its beginning up to its last `-` or `_` among the first 16
 /// characters (`sk-ant-oat01-`, `gho_`), then random letters and digits, as long as it was
@@ -86,9 +86,15 @@ pub fn judge_holds(login: &Login) -> String {
 /// Puts a placeholder wherever `g` holds `login`'s live token (a variable, its file's copy),
 /// and what its proxy swaps for it in `g.swaps`. A login whose token is not to be found in
 /// what the judge gets keeps it live, and says why.
-pub(super) fn stand_in(g: &mut Given, login: &Login, c: &Credential, place: &Place, user: &User) {
+pub(super) fn stand_in(
+    g: &mut Given,
+    login: &Login,
+    c: &Credential,
+    place: &LoginPlace,
+    user: &User,
+) {
     let found = match place {
-        Place::Env(name) => Some(name.clone()),
+        LoginPlace::Env(name) => Some(name.clone()),
         _ => None,
     };
     let var = login.to_env.clone().or(found.clone());
@@ -96,7 +102,7 @@ pub(super) fn stand_in(g: &mut Given, login: &Login, c: &Credential, place: &Pla
         .as_ref()
         .and_then(|v| g.env.iter().find(|(k, _)| k == v).map(|(_, t)| t.clone()))
         .or_else(|| match place {
-            Place::Env(name) => user.var(name),
+            LoginPlace::Env(name) => user.var(name),
             _ => None,
         });
     let (token, file) = match (token, g.files.first()) {
@@ -192,7 +198,7 @@ mod tests {
     }
 
     fn asked(s: &Swap, at: &crate::engine::sandbox::egress::Endpoint, line: &str) -> bool {
-        let rules = crate::engine::sandbox::swap::Rules {
+        let rules = crate::engine::sandbox::swap::EndpointRules {
             target: at,
             models: s
                 .models

@@ -21,7 +21,7 @@ const PREFIX: &str = "panel-";
 /// What this run's judges are bounded by: the run's group in each hierarchy, and the limits
 /// each judge's own group gets. Paths and numbers only: it travels on a command line.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Judge {
+pub struct JudgeLimits {
     pub groups: Vec<PathBuf>,
     /// Bytes of memory (swap none), where a group has the memory controller.
     pub memory: Option<u64>,
@@ -85,8 +85,8 @@ impl Run {
     }
 
     /// What each judge's group gets: `memory` and `tasks` where the run's groups can bound them.
-    pub fn judge(&self, memory: Option<u64>, tasks: Option<u64>) -> Judge {
-        Judge {
+    pub fn judge(&self, memory: Option<u64>, tasks: Option<u64>) -> JudgeLimits {
+        JudgeLimits {
             groups: self.groups.clone(),
             memory: memory.filter(|_| self.has.contains(&"memory")),
             tasks: tasks.filter(|_| self.has.contains(&"pids")),
@@ -121,7 +121,7 @@ pub struct Counted {
 
 impl Leaf {
     /// Makes the judge's group `name` in each of `judge`'s groups, with its limits.
-    pub fn make(judge: &Judge, name: &str) -> io::Result<Leaf> {
+    pub fn make(judge: &JudgeLimits, name: &str) -> io::Result<Leaf> {
         let mut dirs = Vec::new();
         for g in &judge.groups {
             let dir = g.join(name);
@@ -148,7 +148,7 @@ impl Leaf {
     }
 
     /// Every limit asked for was taken by some group.
-    fn check(&self, judge: &Judge) -> io::Result<()> {
+    fn check(&self, judge: &JudgeLimits) -> io::Result<()> {
         // Within a page or so: the kernel keeps a memory limit in whole pages.
         let has = |files: &[&str], want: u64| {
             self.dirs.iter().any(|d| {
@@ -479,7 +479,7 @@ mod tests {
         for f in ["memory.max", "memory.swap.max", "pids.max", "cgroup.procs"] {
             std::fs::write(dir.join(f), "").unwrap();
         }
-        let judge = Judge {
+        let judge = JudgeLimits {
             groups: vec![t.path().join("panel-1-0")],
             memory: Some(1 << 30),
             tasks: Some(64),

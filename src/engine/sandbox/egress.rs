@@ -242,7 +242,7 @@ impl Proxy {
                 return (&client).write_all(&refusal(502, &why));
             }
         };
-        let rules = swap::Rules { target, models };
+        let rules = swap::EndpointRules { target, models };
         self.carrying.fetch_add(1, Ordering::SeqCst);
         let carried = swap::carry(
             client,

@@ -1,6 +1,6 @@
-//! The walls as a value: one judge's [`Policy`] made from its seat's facts ([`Seat`]) and what
-//! the host's files say ([`Host`]), by [`policy`], which reads and writes nothing. The
-//! attempt gathers the facts ([`host`] is the one reading of the machine) and launches.
+//! The walls as a value: one judge's [`Policy`] made from its seat's facts ([`LaunchFacts`])
+//! and what the host's files say ([`Host`]), by [`policy`], which reads and writes nothing.
+//! The attempt gathers the facts ([`host`] is the one reading of the machine) and launches.
 //! Golden files of the whole policy for each built-in row and `--sandbox` mode are under
 //! `golden/` beside this file (`UPDATE_GOLDEN=1 cargo test --lib sandbox::policy` rewrites them).
 
@@ -25,7 +25,7 @@ const CA_VARS: [&str; 5] = [
 ];
 
 /// A seat's facts, as the attempt has them when it is about to launch.
-pub struct Seat<'a> {
+pub struct LaunchFacts<'a> {
     /// Its harness row.
     pub row: &'a Harness,
     /// Its model (an `exec:` seat's command).
@@ -66,7 +66,7 @@ pub struct Seat<'a> {
     pub login: &'a [Endpoint],
 }
 
-impl Seat<'_> {
+impl LaunchFacts<'_> {
     fn path_var(&self) -> &str {
         self.user_env.get("PATH").map_or("", String::as_str)
     }
@@ -103,7 +103,7 @@ impl Seat<'_> {
 
 /// What the host's files say about `seat`'s grants (its installations, its `/etc`, which
 /// granted paths are there): read here, so that [`policy`] reads nothing.
-pub fn host(seat: &Seat) -> Host {
+pub fn host(seat: &LaunchFacts) -> Host {
     if !seat.walls.confined() {
         return Host::default();
     }
@@ -121,7 +121,7 @@ pub fn host(seat: &Seat) -> Host {
 
 /// What its supervisor puts around it: the jail, Landlock's rules, the proxy's allow-list,
 /// the ids, as the run's walls have them. Reads and writes nothing.
-pub fn policy(seat: &Seat, host: &Host) -> Policy {
+pub fn policy(seat: &LaunchFacts, host: &Host) -> Policy {
     let walls = seat.walls;
     let mut policy = Policy {
         grace_ms: crate::engine::lifecycle::JUDGE_GRACE.as_millis() as u64,
@@ -209,7 +209,7 @@ fn reached_at<'a>(direct: &'a [&'a Endpoint]) -> impl Iterator<Item = (SocketAdd
 
 /// What the tool reads back from its private folder once it ended, relative to it: its
 /// answer file, and the HOME of a session kept for a resume.
-fn kept_back(seat: &Seat) -> Vec<PathBuf> {
+fn kept_back(seat: &LaunchFacts) -> Vec<PathBuf> {
     let mut keep = Vec::new();
     if seat.answer == AnswerAt::File {
         keep.push(PathBuf::from(
@@ -229,7 +229,7 @@ fn kept_back(seat: &Seat) -> Vec<PathBuf> {
 /// files (`texts`, as written before it starts) and its argv. Never what the prompt names
 /// (an argument or a file that carries the prompt is not read for them), nor anything the
 /// judge could write: its HOME is not read.
-fn endpoints(seat: &Seat) -> Vec<Endpoint> {
+fn endpoints(seat: &LaunchFacts) -> Vec<Endpoint> {
     let row = &seat.row.egress;
     let mut allow: Vec<Endpoint> = row.iter().filter_map(|e| Endpoint::parse(e).ok()).collect();
     allow.extend(seat.login.iter().cloned());
@@ -302,7 +302,7 @@ mod tests {
         walls: &Walls,
         reviewer: bool,
         (program, read): (&Path, &[PathBuf]),
-        then: impl FnOnce(&Seat) -> R,
+        then: impl FnOnce(&LaunchFacts) -> R,
     ) -> R {
         let dirs = AttemptDirs::new(
             Path::new("/home/u/runs/r"),
@@ -332,7 +332,7 @@ mod tests {
             files: Some(4096),
             ..share::Limits::default()
         };
-        let seat = Seat {
+        let seat = LaunchFacts {
             row,
             model: Some("sh /home/u/check.sh").filter(|_| row.name == "exec"),
             walls,

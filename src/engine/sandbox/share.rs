@@ -14,7 +14,8 @@
 //! | keyring | a session keyring of its own; `keyctl` refused by seccomp | |
 //!
 //! The tool decides how, once a run ([`plan`]); a judge's supervisor makes its cgroup and
-//! reports what it met ([`Report`]); the harness's last stage takes its limits ([`Limits::take`]).
+//! reports what it met ([`ShareReport`]); the harness's last stage takes its limits
+//! ([`Limits::take`]).
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -89,7 +90,7 @@ pub fn inodes(disk: u64) -> u64 {
 pub struct Limits {
     /// Its cgroup, made in the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cgroup: Option<cgroup::Judge>,
+    pub cgroup: Option<cgroup::JudgeLimits>,
     /// `RLIMIT_DATA` of each process, where no cgroup bounds its memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<u64>,
@@ -115,7 +116,7 @@ pub struct Limits {
     /// caller's). A new session is made only where seccomp cannot refuse it (`--sandbox off`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub one_session: bool,
-    /// Where the supervisor writes what the judge met ([`Report`]), out of its reach.
+    /// Where the supervisor writes what the judge met ([`ShareReport`]), out of its reach.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<PathBuf>,
     /// The folders of the judge's own cgroup, for the confine stage to enter itself.
@@ -506,7 +507,7 @@ pub fn all_processes() -> impl Iterator<Item = u32> {
 /// its private folder, out of its reach, and read by the tool once it ended.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Report {
+pub struct ShareReport {
     /// `memory`, `processes`, `disk`: the limits it met.
     #[serde(default)]
     pub reached: Vec<String>,
@@ -522,7 +523,7 @@ pub struct Report {
 /// The most of a report read back.
 const REPORT_CAP: u64 = 4096;
 
-impl Report {
+impl ShareReport {
     /// Adds a limit met, once.
     pub fn met(&mut self, what: &str) {
         if !self.reached.iter().any(|r| r == what) {
@@ -546,7 +547,7 @@ impl Report {
     }
 
     /// The report at `path`, removed; empty when there is none.
-    pub fn take(path: &Path) -> Report {
+    pub fn take(path: &Path) -> ShareReport {
         use std::os::unix::fs::OpenOptionsExt;
         let mut text = String::new();
         let opened = std::fs::OpenOptions::new()
@@ -706,7 +707,7 @@ mod tests {
 
     #[test]
     fn a_report_names_the_limit_met_and_what_raises_it() {
-        let mut r = Report::default();
+        let mut r = ShareReport::default();
         assert_eq!(r.cause(&DEFAULT), None);
         r.met("memory");
         r.met("memory");
@@ -719,12 +720,12 @@ mod tests {
         let path = t.path().join("j.share");
         r.memory_peak = Some(5);
         r.write(&path).unwrap();
-        assert_eq!(Report::take(&path), r);
+        assert_eq!(ShareReport::take(&path), r);
         assert!(!path.exists());
         // Not followed through a link, never more than its cap.
         std::fs::write(t.path().join("big"), "x".repeat(1 << 20)).unwrap();
         std::os::unix::fs::symlink(t.path().join("big"), &path).unwrap();
-        assert_eq!(Report::take(&path), Report::default());
+        assert_eq!(ShareReport::take(&path), ShareReport::default());
     }
 
     #[test]

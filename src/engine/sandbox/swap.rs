@@ -98,18 +98,18 @@ const MAX_HEAD: usize = 64 << 10;
 const BACKLOG: usize = 1 << 20;
 
 /// Why a request is not sent on.
-type Refused = String;
+type WhyRefused = String;
 
 /// The rules of one connection: the model endpoints at its target.
-pub struct Rules<'a> {
+pub struct EndpointRules<'a> {
     pub target: &'a Endpoint,
     pub models: Vec<(&'a Swap, &'a Model)>,
 }
 
-impl Rules<'_> {
+impl EndpointRules<'_> {
     /// A request head as it goes on, the placeholder swapped for the live credential; or why
     /// it is refused.
-    pub fn rewrite(&self, head: &[u8]) -> Result<(Vec<u8>, Framing), Refused> {
+    pub fn rewrite(&self, head: &[u8]) -> Result<(Vec<u8>, Framing), WhyRefused> {
         let Head {
             method,
             uri,
@@ -181,7 +181,7 @@ fn scheme_of<'v>(value: &'v str, placeholder: &str) -> Option<&'v str> {
 /// Whether a request's `Host` (or its target's authority) names `target`, the host its
 /// connection goes to, so that a server behind one address that answers many names never
 /// reads the live credential as another's (any loopback name for a loopback endpoint).
-fn names(authority: &str, target: &Endpoint) -> Result<(), Refused> {
+fn names(authority: &str, target: &Endpoint) -> Result<(), WhyRefused> {
     let with_port = match authority.rsplit_once(':') {
         Some((_, p)) if !authority.ends_with(']') && p.parse::<u16>().is_ok() => {
             authority.to_string()
@@ -201,7 +201,7 @@ fn names(authority: &str, target: &Endpoint) -> Result<(), Refused> {
 
 /// The path of a request target (`/p?q` or `http://host/p?q`), refused where a server might
 /// read it as another path than it looks (`..`, `//`, `\`, an encoded dot or slash).
-fn origin_form(uri: &str, target: &Endpoint) -> Result<String, Refused> {
+fn origin_form(uri: &str, target: &Endpoint) -> Result<String, WhyRefused> {
     let path = match uri.split_once("://") {
         Some((scheme, rest))
             if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") =>
@@ -257,7 +257,7 @@ pub struct Framing {
 }
 
 impl Framing {
-    fn upgrade(&mut self, value: &str) -> Result<(), Refused> {
+    fn upgrade(&mut self, value: &str) -> Result<(), WhyRefused> {
         if !value.eq_ignore_ascii_case("websocket") {
             return Err(format!(
                 "{}: an upgrade that is not a WebSocket",
@@ -268,7 +268,7 @@ impl Framing {
         Ok(())
     }
 
-    fn length(&mut self, value: &str) -> Result<(), Refused> {
+    fn length(&mut self, value: &str) -> Result<(), WhyRefused> {
         let n: u64 = value
             .parse()
             .map_err(|_| "a Content-Length that is not a number")?;
@@ -279,7 +279,7 @@ impl Framing {
         Ok(())
     }
 
-    fn chunked(&mut self, value: &str) -> Result<(), Refused> {
+    fn chunked(&mut self, value: &str) -> Result<(), WhyRefused> {
         if !value.eq_ignore_ascii_case("chunked") || self.length.is_some() || self.chunked {
             return Err(format!(
                 "{}: a body framed otherwise than in chunks",
@@ -293,7 +293,7 @@ impl Framing {
 
 /// Where the reading of a judge's requests stands.
 #[derive(Debug)]
-enum State {
+enum ReadStage {
     Head,
     /// Bytes of a body left.
     Body(u64),
@@ -312,18 +312,18 @@ enum State {
 
 /// A judge's requests as they come, each head checked and rewritten, bodies passed on as framed.
 pub struct Requests<'a> {
-    rules: Rules<'a>,
-    state: State,
+    rules: EndpointRules<'a>,
+    state: ReadStage,
     head: Vec<u8>,
     /// A request with a body went on: the model's question, whose answer is awaited.
     pub asked: bool,
 }
 
 impl<'a> Requests<'a> {
-    pub fn new(rules: Rules<'a>) -> Requests<'a> {
+    pub fn new(rules: EndpointRules<'a>) -> Requests<'a> {
         Requests {
             rules,
-            state: State::Head,
+            state: ReadStage::Head,
             head: Vec::new(),
             asked: false,
         }
@@ -331,10 +331,10 @@ impl<'a> Requests<'a> {
 
     /// Reads `bytes` from the judge, writing what goes on to `out`; a refusal ends the
     /// connection.
-    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<u8>) -> Result<(), Refused> {
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<u8>) -> Result<(), WhyRefused> {
         while !bytes.is_empty() {
             match &mut self.state {
-                State::Head => {
+                ReadStage::Head => {
                     let before = self.head.len();
                     self.head.extend_from_slice(bytes);
                     // The end may straddle the bytes before.
@@ -353,30 +353,30 @@ impl<'a> Requests<'a> {
                     bytes = &bytes[used..];
                     self.asked |= framing.chunked || framing.length.is_some_and(|n| n > 0);
                     self.state = match (framing.chunked, framing.length) {
-                        _ if framing.upgrade => State::Raw,
-                        (true, _) => State::Size(Vec::new()),
-                        (false, Some(n)) if n > 0 => State::Body(n),
-                        _ => State::Head,
+                        _ if framing.upgrade => ReadStage::Raw,
+                        (true, _) => ReadStage::Size(Vec::new()),
+                        (false, Some(n)) if n > 0 => ReadStage::Body(n),
+                        _ => ReadStage::Head,
                     };
                 }
-                State::Raw => {
+                ReadStage::Raw => {
                     out.extend_from_slice(bytes);
                     self.asked = true;
                     return Ok(());
                 }
-                State::Body(left) | State::Chunk(left) => {
+                ReadStage::Body(left) | ReadStage::Chunk(left) => {
                     let n = (*left).min(bytes.len() as u64) as usize;
                     out.extend_from_slice(&bytes[..n]);
                     bytes = &bytes[n..];
                     *left -= n as u64;
                     if *left == 0 {
                         self.state = match self.state {
-                            State::Body(_) => State::Head,
-                            _ => State::ChunkEnd(Vec::new()),
+                            ReadStage::Body(_) => ReadStage::Head,
+                            _ => ReadStage::ChunkEnd(Vec::new()),
                         };
                     }
                 }
-                State::Size(line) | State::ChunkEnd(line) | State::Trailer(line) => {
+                ReadStage::Size(line) | ReadStage::ChunkEnd(line) | ReadStage::Trailer(line) => {
                     let nl = memchr::memchr(b'\n', bytes);
                     let take = nl.map_or(bytes.len(), |i| i + 1);
                     line.extend_from_slice(&bytes[..take]);
@@ -390,19 +390,19 @@ impl<'a> Requests<'a> {
                     }
                     let text = String::from_utf8_lossy(line).into_owned();
                     self.state = match &self.state {
-                        State::Size(_) => {
+                        ReadStage::Size(_) => {
                             let size = text.trim_end().split(';').next().unwrap_or("").trim();
                             let n = u64::from_str_radix(size, 16)
                                 .map_err(|_| "a chunk size that is not a number")?;
                             match n {
-                                0 => State::Trailer(Vec::new()),
-                                n => State::Chunk(n),
+                                0 => ReadStage::Trailer(Vec::new()),
+                                n => ReadStage::Chunk(n),
                             }
                         }
-                        State::ChunkEnd(_) if text == "\r\n" => State::Size(Vec::new()),
-                        State::ChunkEnd(_) => return Err("a chunk longer than its size".into()),
-                        _ if text.trim_end().is_empty() => State::Head,
-                        _ => State::Trailer(Vec::new()),
+                        ReadStage::ChunkEnd(_) if text == "\r\n" => ReadStage::Size(Vec::new()),
+                        ReadStage::ChunkEnd(_) => return Err("a chunk longer than its size".into()),
+                        _ if text.trim_end().is_empty() => ReadStage::Head,
+                        _ => ReadStage::Trailer(Vec::new()),
                     };
                 }
             }
@@ -551,7 +551,7 @@ pub fn carry(
     mut requests: Requests,
     first: &[u8],
     began: &Began,
-) -> io::Result<Option<Refused>> {
+) -> io::Result<Option<WhyRefused>> {
     let (server_side, client_side) = match tls {
         Some(t) => {
             let server = rustls::ServerConnection::new(t.issuer.server_config(&target.host))
@@ -647,7 +647,7 @@ impl Began {
 }
 
 /// Answers 403 with why, and ends the connection.
-fn refuse(mut judge: Side, why: Refused) -> io::Result<Option<Refused>> {
+fn refuse(mut judge: Side, why: WhyRefused) -> io::Result<Option<WhyRefused>> {
     judge.out = super::endpoint::refusal(403, &why);
     let _ = judge.tcp.set_nonblocking(false);
     judge.close();
@@ -686,7 +686,7 @@ mod tests {
     fn rewrite(head: &str) -> Result<String, String> {
         let swap = swap_at(e("api.anthropic.com:443"), true);
         let target = e("api.anthropic.com:443");
-        let rules = Rules {
+        let rules = EndpointRules {
             target: &target,
             models: vec![(&swap, &swap.models[0])],
         };
@@ -788,7 +788,7 @@ mod tests {
             smuggled.len()
         );
         for step in [1, 7, stream.len()] {
-            let mut requests = Requests::new(Rules {
+            let mut requests = Requests::new(EndpointRules {
                 target: &target,
                 models: vec![(&swap, &swap.models[0])],
             });
@@ -802,7 +802,7 @@ mod tests {
             assert_eq!(out.matches(PLACEHOLDER).count(), 2, "{out}");
         }
         // A chunk longer than its size is refused, not read as the next head.
-        let mut requests = Requests::new(Rules {
+        let mut requests = Requests::new(EndpointRules {
             target: &target,
             models: vec![(&swap, &swap.models[0])],
         });
@@ -816,7 +816,7 @@ mod tests {
     fn a_websocket_is_carried_past_its_swapped_upgrade_and_nothing_after_is_swapped() {
         let swap = swap_at(e("127.0.0.1:9"), false);
         let target = e("127.0.0.1:9");
-        let mut requests = Requests::new(Rules {
+        let mut requests = Requests::new(EndpointRules {
             target: &target,
             models: vec![(&swap, &swap.models[0])],
         });
@@ -837,7 +837,7 @@ mod tests {
             ),
             "GET /v1/messages HTTP/1.1\r\nUpgrade: h2c\r\n\r\n".to_string(),
         ] {
-            let mut requests = Requests::new(Rules {
+            let mut requests = Requests::new(EndpointRules {
                 target: &target,
                 models: vec![(&swap, &swap.models[0])],
             });
@@ -855,7 +855,7 @@ mod tests {
         let swap = swap_at(e("127.0.0.1:9"), false);
         let target = e("127.0.0.1:9");
         let new = || {
-            Requests::new(Rules {
+            Requests::new(EndpointRules {
                 target: &target,
                 models: vec![(&swap, &swap.models[0])],
             })

@@ -119,7 +119,7 @@ pub const GH_FILES_LISTED: usize = 100;
 
 /// Which input a caller hands over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum FactsInput {
     /// Told apart by the first character: `{` is JSON, anything else numstat.
     Detect,
     Facts,
@@ -165,18 +165,18 @@ pub fn read_input(path: &str) -> Result<(String, Vec<u8>)> {
 }
 
 /// Parses an input in the given format into PR facts.
-pub fn parse(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
+pub fn parse(name: &str, bytes: &[u8], format: FactsInput) -> Result<PrFacts> {
     let text_start = bytes
         .strip_prefix(b"\xEF\xBB\xBF")
         .unwrap_or(bytes)
         .iter()
         .position(|b| !b.is_ascii_whitespace());
     let numstat = match (format, text_start) {
-        (Format::Numstat, _) => true,
-        (Format::Detect, None) => {
+        (FactsInput::Numstat, _) => true,
+        (FactsInput::Detect, None) => {
             bail!("{name}: empty input: no PR facts (pass --numstat if the diff is empty)")
         }
-        (Format::Detect, Some(i)) => !matches!(bytes[i], b'{' | b'['),
+        (FactsInput::Detect, Some(i)) => !matches!(bytes[i], b'{' | b'['),
         _ => false,
     };
     if numstat {
@@ -286,7 +286,7 @@ pub(crate) fn json_error(name: &str, e: &serde_json::Error) -> anyhow::Error {
     anyhow!("{name}: line {}: {msg}", e.line().max(1))
 }
 
-fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
+fn parse_json(name: &str, bytes: &[u8], format: FactsInput) -> Result<PrFacts> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()
@@ -313,10 +313,10 @@ fn parse_json(name: &str, bytes: &[u8], format: Format) -> Result<PrFacts> {
     }
     let from_gh = input.files.is_some();
     let (files, counted) = match (input.changed_files, input.files) {
-        (Some(ChangedFiles::List(_)), _) if format == Format::Gh => {
+        (Some(ChangedFiles::List(_)), _) if format == FactsInput::Gh => {
             bail!("{name}: line 1: PR facts (changedFiles), not gh pr view output (files)")
         }
-        (_, Some(_)) if format == Format::Facts => {
+        (_, Some(_)) if format == FactsInput::Facts => {
             bail!("{name}: line 1: gh pr view output (files), not PR facts (changedFiles)")
         }
         (Some(ChangedFiles::List(f)), _) => (f, None),
@@ -380,7 +380,7 @@ mod tests {
     #[test]
     fn gh_output_as_it_is() {
         let gh = br#"{"baseRefOid":"b0","files":[{"path":"./a.ts","additions":4,"deletions":1,"changeType":"MODIFIED"}],"headRefOid":"h1","number":7,"url":"https://github.com/acme/app/pull/7"}"#;
-        let facts = parse("gh", gh, Format::Detect).unwrap();
+        let facts = parse("gh", gh, FactsInput::Detect).unwrap();
         assert_eq!(facts.repo.as_deref(), Some("acme/app"));
         assert_eq!(
             (facts.pr, facts.head.as_deref(), facts.base.as_deref()),
@@ -389,7 +389,7 @@ mod tests {
         assert_eq!(facts.changed_files, vec![ChangedFile::new("a.ts", 4, 1)]);
         let gh = br#"{"number":7,"files":[],"headRepository":{"id":"x","name":"app"},"headRepositoryOwner":{"id":"y","login":"acme"}}"#;
         assert_eq!(
-            parse("gh", gh, Format::Gh).unwrap().repo.as_deref(),
+            parse("gh", gh, FactsInput::Gh).unwrap().repo.as_deref(),
             Some("acme/app")
         );
     }
@@ -409,7 +409,7 @@ mod tests {
             let count = count.map_or(String::new(), |c| format!(r#","changedFiles":{c}"#));
             format!(r#"{{"number":7,"files":{}{count}}}"#, files(n))
         };
-        let read = |text: String| parse("gh", text.as_bytes(), Format::Detect).unwrap();
+        let read = |text: String| parse("gh", text.as_bytes(), FactsInput::Detect).unwrap();
         assert!(read(gh(100, Some(140))).list_incomplete);
         assert!(!read(gh(100, Some(100))).list_incomplete);
         assert!(read(gh(100, None)).list_incomplete);
@@ -418,7 +418,7 @@ mod tests {
         // PR facts carry their list whole.
         let facts = format!(r#"{{"changedFiles":{}}}"#, files(150));
         assert!(!read(facts).list_incomplete);
-        let err = parse("gh", br#"{"changedFiles":3}"#, Format::Detect).unwrap_err();
+        let err = parse("gh", br#"{"changedFiles":3}"#, FactsInput::Detect).unwrap_err();
         assert!(err.to_string().contains("lists none"), "{err}");
     }
 
@@ -426,14 +426,14 @@ mod tests {
     fn facts_json_and_its_errors() {
         let facts = br#"{"repo":"acme/app","pr":7,"head":"abc","base":"def","kind":"feature",
           "changedFiles":[{"path":"x","additions":null,"deletions":3},{"path":"n","additions":1,"deletions":0,"previousPath":"o"}]}"#;
-        let f = parse("f.json", facts, Format::Detect).unwrap();
+        let f = parse("f.json", facts, FactsInput::Detect).unwrap();
         assert_eq!(f.kind.as_deref(), Some("feature"));
         assert_eq!(f.changed_files[0].lines(), None);
         assert_eq!(f.changed_files[1].previous_path.as_deref(), Some("o"));
         let err = parse(
             "f.json",
             b"{\"changedFiles\":\n[{\"path\":1}]}",
-            Format::Detect,
+            FactsInput::Detect,
         )
         .unwrap_err();
         assert!(
@@ -443,27 +443,27 @@ mod tests {
         let err = parse(
             "f.json",
             br#"{"files":[{"path":"a"},{"path":""}]}"#,
-            Format::Detect,
+            FactsInput::Detect,
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "f.json: changed file 2 has an empty path");
-        let err = parse("f.json", b"{\"pr\":1}", Format::Detect).unwrap_err();
+        let err = parse("f.json", b"{\"pr\":1}", FactsInput::Detect).unwrap_err();
         assert!(err.to_string().contains("no changed files"), "{err}");
-        let err = parse("f.json", b"{\"type\":\"verdict\"}", Format::Detect).unwrap_err();
+        let err = parse("f.json", b"{\"type\":\"verdict\"}", FactsInput::Detect).unwrap_err();
         assert_eq!(
             err.to_string(),
             "f.json: line 1: a verdict record; verdicts go through panel-tally"
         );
-        let err = parse("f.json", b"{} {}", Format::Detect).unwrap_err();
+        let err = parse("f.json", b"{} {}", FactsInput::Detect).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("f.json: line 1: trailing characters"),
             "{err}"
         );
-        let err = parse("f.json", b"  \n", Format::Detect).unwrap_err();
+        let err = parse("f.json", b"  \n", FactsInput::Detect).unwrap_err();
         assert!(err.to_string().contains("empty input"), "{err}");
         assert!(
-            parse("f.json", b"", Format::Numstat)
+            parse("f.json", b"", FactsInput::Numstat)
                 .unwrap()
                 .changed_files
                 .is_empty()
@@ -474,12 +474,12 @@ mod tests {
     fn facts_may_give_a_file_s_mode_as_git_writes_it() {
         let facts = br#"{"changedFiles":[{"path":"docs/setup.md","additions":1,"deletions":0,"mode":"120000"},
           {"path":"a","additions":1,"deletions":0}]}"#;
-        let f = parse("f.json", facts, Format::Detect).unwrap();
+        let f = parse("f.json", facts, FactsInput::Detect).unwrap();
         assert!(f.changed_files[0].is_link() && !f.changed_files[1].is_link());
         for bad in ["\"12000\"", "\"12000x\"", "\"\\n120000\""] {
             let text =
                 format!(r#"{{"changedFiles":[{{"path":"a"}},{{"path":"b","mode":{bad}}}]}}"#);
-            let err = parse("f.json", text.as_bytes(), Format::Detect).unwrap_err();
+            let err = parse("f.json", text.as_bytes(), FactsInput::Detect).unwrap_err();
             let err = err.to_string();
             assert!(
                 err.starts_with("f.json: changed file 2: mode ") && !err.contains('\n'),
@@ -489,7 +489,7 @@ mod tests {
         let err = parse(
             "f.json",
             br#"{"changedFiles":[{"path":"b","mode":120000}]}"#,
-            Format::Detect,
+            FactsInput::Detect,
         )
         .unwrap_err();
         assert!(
@@ -502,15 +502,15 @@ mod tests {
     fn paths_that_normalise_to_nothing_are_refused() {
         // Found by the numstat fuzzer: a quoted empty path was accepted as "".
         let crash = b"4\t1\tsrc/a.rs\n1\t0\t\"\"\n";
-        let err = parse("in", crash, Format::Numstat).unwrap_err();
+        let err = parse("in", crash, FactsInput::Numstat).unwrap_err();
         assert_eq!(err.to_string(), "in: line 2: an empty path");
-        let err = parse("in", b"1\t0\t./\n", Format::Numstat).unwrap_err();
+        let err = parse("in", b"1\t0\t./\n", FactsInput::Numstat).unwrap_err();
         assert_eq!(err.to_string(), "in: line 1: an empty path");
-        let err = parse("in", b"1\t0\t{a => }\n", Format::Numstat).unwrap_err();
+        let err = parse("in", b"1\t0\t{a => }\n", FactsInput::Numstat).unwrap_err();
         assert_eq!(err.to_string(), "in: line 1: an empty path");
-        let err = parse("in", b"1\t0\t./\0", Format::Numstat).unwrap_err();
+        let err = parse("in", b"1\t0\t./\0", FactsInput::Numstat).unwrap_err();
         assert_eq!(err.to_string(), "in: record 1: an empty path");
-        let err = parse("in", br#"{"files":[{"path":"./"}]}"#, Format::Gh).unwrap_err();
+        let err = parse("in", br#"{"files":[{"path":"./"}]}"#, FactsInput::Gh).unwrap_err();
         assert_eq!(err.to_string(), "in: changed file 1 has an empty path");
     }
 
@@ -519,12 +519,12 @@ mod tests {
         // serde reads a struct from an array by position; facts and gh objects are objects.
         let gh =
             br#"{"files":[{"path":"a"}],"headRepository":[],"headRepositoryOwner":{"login":"o"}}"#;
-        let err = parse("gh", gh, Format::Gh).unwrap_err().to_string();
+        let err = parse("gh", gh, FactsInput::Gh).unwrap_err().to_string();
         assert!(
             err.starts_with("gh: line 1: invalid type: sequence"),
             "{err}"
         );
-        let err = parse("f", b"\n [null,null,null,null,null,[]]", Format::Detect).unwrap_err();
+        let err = parse("f", b"\n [null,null,null,null,null,[]]", FactsInput::Detect).unwrap_err();
         assert_eq!(err.to_string(), "f: line 2: not a JSON object");
     }
 
@@ -547,10 +547,10 @@ mod fuzz_found {
         // Found by the gh fuzzer: `-z` numstat took a blank path ("\t\r") that the facts
         // reader then refused.
         let crash = b"333\t3\t\t\r\0\0\0\0\0\x0033\t3\t\t3@@:\"acm";
-        let err = parse("in", crash, Format::Detect).unwrap_err();
+        let err = parse("in", crash, FactsInput::Detect).unwrap_err();
         assert_eq!(err.to_string(), "in: record 1: an empty path");
-        let facts = parse("in", b"1\t2\ta b\0", Format::Detect).unwrap();
+        let facts = parse("in", b"1\t2\ta b\0", FactsInput::Detect).unwrap();
         let printed = serde_json::to_vec(&facts).unwrap();
-        assert!(parse("again", &printed, Format::Facts).is_ok());
+        assert!(parse("again", &printed, FactsInput::Facts).is_ok());
     }
 }

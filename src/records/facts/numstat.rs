@@ -16,7 +16,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<PrFacts> {
         numstat_z(name, bytes)?
     } else {
         let (mut files, mut raws) = (Vec::new(), Vec::new());
-        let mut log = Log::Files;
+        let mut log = LogPart::Files;
         for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
             let at = || format!("{name}: line {}", i + 1);
             if log.skips(line) {
@@ -78,30 +78,30 @@ fn per_path(files: Vec<ChangedFile>) -> Vec<ChangedFile> {
 /// <hash>` and `Key: value` lines), or in its message (indented). Header and message are
 /// skipped, so plain `git log --numstat` reads as `git log --numstat --format=` does.
 #[derive(Clone, Copy)]
-enum Log {
+enum LogPart {
     Files,
     Header,
     Message,
 }
 
-impl Log {
+impl LogPart {
     /// Whether `line` is a commit's header or message, moving on through the commit.
     fn skips(&mut self, line: &[u8]) -> bool {
         if commit_line(line) {
-            *self = Log::Header;
+            *self = LogPart::Header;
             return true;
         }
         match self {
-            Log::Files => false,
-            Log::Header => {
+            LogPart::Files => false,
+            LogPart::Header => {
                 if line.trim_ascii().is_empty() {
-                    *self = Log::Message;
+                    *self = LogPart::Message;
                 }
                 true
             }
-            Log::Message if line.starts_with(b"    ") || line.trim_ascii().is_empty() => true,
-            Log::Message => {
-                *self = Log::Files;
+            LogPart::Message if line.starts_with(b"    ") || line.trim_ascii().is_empty() => true,
+            LogPart::Message => {
+                *self = LogPart::Files;
                 false
             }
         }
@@ -295,7 +295,7 @@ fn numstat_z(name: &str, bytes: &[u8]) -> Result<FilesAndModes> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::facts::{self, Format};
+    use crate::records::facts::{self, FactsInput};
 
     fn one(line: &str) -> ChangedFile {
         numstat_line(line).unwrap().normalized()
@@ -421,7 +421,7 @@ mod tests {
 
     #[test]
     fn numstat_errors_name_the_line() {
-        let err = facts::parse("in", b"1\t2\ta\n\nbad\n", Format::Numstat).unwrap_err();
+        let err = facts::parse("in", b"1\t2\ta\n\nbad\n", FactsInput::Numstat).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("in: line 3: not a numstat line"),
@@ -495,7 +495,7 @@ mod tests {
         let facts = facts::parse(
             "in",
             b"1\t2\ta b.txt\0-\t-\tbin\x003\t0\t\0old/x\0new/x\0",
-            Format::Detect,
+            FactsInput::Detect,
         )
         .unwrap();
         assert_eq!(
@@ -510,7 +510,7 @@ mod tests {
                 ChangedFile::new("new/x", 3, 0).renamed_from("old/x"),
             ]
         );
-        let err = facts::parse("in", b"1\t2\t\0only\0", Format::Numstat).unwrap_err();
+        let err = facts::parse("in", b"1\t2\t\0only\0", FactsInput::Numstat).unwrap_err();
         assert_eq!(
             err.to_string(),
             "in: record 1: a rename without both of its paths"
@@ -523,7 +523,7 @@ mod tests {
             (b"1\t2\ta\0\0", 2),
             (b"1\t2\ta\0\n\0", 2),
         ] {
-            for format in [Format::Detect, Format::Numstat] {
+            for format in [FactsInput::Detect, FactsInput::Numstat] {
                 let err = facts::parse("in", bytes, format).unwrap_err();
                 assert_eq!(
                     err.to_string(),
@@ -535,11 +535,11 @@ mod tests {
             }
         }
         // Diffs joined by newlines, and a newline after the last NUL, are still read.
-        let facts = facts::parse("in", b"1\t2\ta\0\n3\t4\tb\0\n", Format::Detect).unwrap();
+        let facts = facts::parse("in", b"1\t2\ta\0\n3\t4\tb\0\n", FactsInput::Detect).unwrap();
         assert_eq!(facts.changed_files.len(), 2);
         // An empty diff is no bytes at all, as git writes it.
         assert!(
-            facts::parse("in", b"", Format::Numstat)
+            facts::parse("in", b"", FactsInput::Numstat)
                 .unwrap()
                 .changed_files
                 .is_empty()

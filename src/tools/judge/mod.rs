@@ -472,7 +472,7 @@ fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
                 checkout, so their cost is not their prompt's (--budget-usd still holds them)"
         );
     }
-    let rounds = pr::Given {
+    let rounds = pr::PrInputs {
         earlier: &args.earlier,
         fix_proof: args.fix_proof.as_deref(),
         stop_when_decided: args.stop_when_decided,

@@ -20,7 +20,7 @@ use crate::tools::judge::panel::{self, Judge, LensFlags};
 use crate::tools::judge::{Args, Orders};
 
 /// The texts a pairwise panel reads: the question and the two answers, as given.
-struct Pair {
+struct PairTexts {
     question: Candidate,
     a: Candidate,
     b: Candidate,
@@ -28,8 +28,8 @@ struct Pair {
     seal: String,
 }
 
-impl Pair {
-    fn read(args: &Args) -> Result<Pair> {
+impl PairTexts {
+    fn read(args: &Args) -> Result<PairTexts> {
         let (Some(a), Some(b)) = (&args.candidate, &args.second) else {
             bail!("--contract pairwise takes two answers, A and B (files, or - for one of them)");
         };
@@ -42,7 +42,7 @@ impl Pair {
         let question = Candidate::read(&brief.to_string_lossy())?;
         let (a_text, b_text) = (Candidate::read(a)?, Candidate::read(b)?);
         let seal = pair_seal(&question.text, &a_text.text, &b_text.text);
-        Ok(Pair {
+        Ok(PairTexts {
             question,
             a: a_text,
             b: b_text,
@@ -118,7 +118,7 @@ pub fn judge(args: &Args, mut launcher: Launcher) -> Result<ExitCode> {
     if !(args.dry_run || args.launch.estimate) {
         launcher.check_executables(judges.iter().map(|j| &j.seat))?;
     }
-    let pair = Arc::new(Pair::read(args)?);
+    let pair = Arc::new(PairTexts::read(args)?);
     let orders = args.orders.unwrap_or_default();
     let jobs = jobs(&judges, &pair, orders);
     launcher.check_prompts(&jobs)?;
@@ -185,7 +185,7 @@ pub fn judge(args: &Args, mut launcher: Launcher) -> Result<ExitCode> {
 
 /// One sealed job per judge and order, every prompt fenced by one nonce none of the texts
 /// holds; each prompt is built when its attempt starts.
-fn jobs(judges: &[Judge], pair: &Arc<Pair>, orders: Orders) -> Vec<Job> {
+fn jobs(judges: &[Judge], pair: &Arc<PairTexts>, orders: Orders) -> Vec<Job> {
     let nonce: Arc<str> = fence::nonce(&[&pair.question.text, &pair.a.text, &pair.b.text]).into();
     let schema = pairwise::PairwiseContract.schema();
     let mut out = Vec::new();
@@ -209,7 +209,7 @@ fn jobs(judges: &[Judge], pair: &Arc<Pair>, orders: Orders) -> Vec<Job> {
 
 /// What every record of the run shares.
 struct Whole<'a> {
-    pair: &'a Pair,
+    pair: &'a PairTexts,
     name: Option<&'a str>,
     size: usize,
     run: String,

@@ -159,7 +159,7 @@ fn sonnet_fallback(
 
 /// What every call of one member shares: the launcher and the panel's token, the run folder,
 /// what it reviews, its brief and its checkout.
-pub struct Review<'a> {
+pub struct MemberReview<'a> {
     pub launcher: &'a Launcher,
     /// Under --stop-when-decided: once cancelled, the call running is ended (its whole group)
     /// and none is started.
@@ -198,7 +198,7 @@ impl Call {
     }
 
     /// The launcher's job for this call; its session goes with it.
-    fn job(&mut self, review: &Review) -> Job {
+    fn job(&mut self, review: &MemberReview) -> Job {
         Job {
             cancel: review.cancel.cloned(),
             ..Job::reviewer(
@@ -216,7 +216,7 @@ impl Call {
 /// follows each call; a changed checkout is refused whatever the reply. The record is
 /// `cancelled` with the token's why as its reason once `review.cancel` is.
 pub fn review_member(
-    review: &Review,
+    review: &MemberReview,
     mut rec: PrVerdictRecord,
     seat: &Seat,
     fallback: Option<SonnetFallback>,
@@ -309,7 +309,7 @@ fn correct(
     call: &mut Call,
     kept: Option<(String, Arc<KeptFolder>)>,
     reason: &str,
-    review: &Review,
+    review: &MemberReview,
 ) {
     rec.corrected = true;
     call.job_name = format!("{}{}-correction", rec.reviewer, call.tag);
@@ -484,7 +484,7 @@ impl Drop for Checkouts {
 
 /// What the command line gives a PR panel beyond its plan: the earlier rounds' records, the
 /// fix proof, as given, and whether it stops once decided.
-pub struct Given<'a> {
+pub struct PrInputs<'a> {
     pub earlier: &'a [String],
     pub fix_proof: Option<&'a str>,
     /// `--stop-when-decided`: once a member's record holds a blocking FIX_FIRST
@@ -494,7 +494,7 @@ pub struct Given<'a> {
 
 /// Reads the earlier rounds' pr-verdict records (each file oldest first, the files in order)
 /// and the fix proof into what every brief of this round shows.
-fn rounds(given: &Given, target: &Target) -> Result<brief::Rounds> {
+fn rounds(given: &PrInputs, target: &Target) -> Result<brief::Rounds> {
     let mut records = Vec::new();
     for path in given.earlier {
         let mut input = Input::open(path)?;
@@ -627,7 +627,7 @@ fn emit(
 type Work = Vec<(usize, PathBuf, String)>;
 
 /// A checkout of the plan's head for each member to run, and its prompt, which names it.
-fn check_out(launcher: &Launcher, panel: &Panel, to_run: &[usize]) -> Result<(Checkouts, Work)> {
+fn check_out(launcher: &Launcher, panel: &PrPanel, to_run: &[usize]) -> Result<(Checkouts, Work)> {
     let plan = panel.plan;
     let mut checkouts = open_checkouts(launcher)?;
     let mut work = Vec::new();
@@ -646,7 +646,7 @@ fn check_out(launcher: &Launcher, panel: &Panel, to_run: &[usize]) -> Result<(Ch
 pub fn judge(
     plan_path: &str,
     repo: &Path,
-    given: &Given,
+    given: &PrInputs,
     dry_run: bool,
     launcher: Launcher,
 ) -> Result<ExitCode> {
@@ -673,7 +673,7 @@ pub fn judge(
     if dry_run {
         return print_commands(&launcher, &plan, &seats, &prompt_for);
     }
-    let panel = Panel {
+    let panel = PrPanel {
         plan: &plan,
         target: &target,
         rounds: &rounds,
@@ -686,7 +686,7 @@ pub fn judge(
 }
 
 /// A PR panel read and readied, as [`review_panel`] asks it.
-struct Panel<'a> {
+struct PrPanel<'a> {
     plan: &'a PanelPlan,
     target: &'a Target,
     rounds: &'a brief::Rounds,
@@ -698,7 +698,7 @@ struct Panel<'a> {
 
 /// The members kept from an earlier run emitted, the rest reviewed in their checkouts, each
 /// record emitted as it comes.
-fn review_panel(panel: &Panel, mut launcher: Launcher) -> Result<ExitCode> {
+fn review_panel(panel: &PrPanel, mut launcher: Launcher) -> Result<ExitCode> {
     let (plan, target, rounds, seats) = (panel.plan, panel.target, panel.rounds, panel.seats);
     // A PR panel's folder is its own to take up again: members already answered are kept.
     launcher.ctx.opts.resume = true;
@@ -748,7 +748,7 @@ fn review_panel(panel: &Panel, mut launcher: Launcher) -> Result<ExitCode> {
             let mut rec = record(plan, m, &seats[i], &run);
             rec.sandbox = Some(launcher.sandbox().to_string());
             let fallback = fallbacks[i].clone();
-            let review = Review {
+            let review = MemberReview {
                 launcher,
                 cancel: token.as_ref(),
                 run: &run,

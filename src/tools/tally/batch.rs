@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 
-use crate::tools::tally::count::{Ballot, CanaryAnswer, PanelCount};
+use crate::tools::tally::count::{CanaryAnswer, CountedRecord, PanelCount};
 use crate::tools::tally::report::Sink;
 
 // ---------------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ impl Batch {
 
     pub fn add<W: Write>(
         &mut self,
-        b: &Ballot,
+        b: &CountedRecord,
         at: &dyn Fn() -> String,
         sink: &mut Sink<W>,
     ) -> Result<()> {

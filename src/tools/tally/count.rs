@@ -17,7 +17,7 @@ use crate::rules::{canary, decision};
 /// What the counter needs from one record, borrowed from the line it was read from. A panel
 /// copies what it keeps.
 #[derive(Clone, Debug)]
-pub struct Ballot<'a> {
+pub struct CountedRecord<'a> {
     /// The seal of the candidate; a panel is about one candidate.
     pub candidate: &'a str,
     /// How many judges the panel has; 0 when unknown.
@@ -137,14 +137,14 @@ pub struct PanelCount {
     by_lens: Groups,
     by_family: Groups,
     /// The runs (panel-judge invocations) whose records make up the panel.
-    runs: Vec<Run>,
+    runs: Vec<FolderCount>,
     usage: Option<Usage>,
 }
 
 /// One run folder: how many judges its records announced (`panelSize`, 0 when unknown) and
 /// how many of them were counted.
 #[derive(Clone, Copy, Debug)]
-struct Run {
+struct FolderCount {
     folder: Span,
     size: usize,
     counted: usize,
@@ -173,7 +173,7 @@ impl PanelCount {
     }
 
     /// Counts one ballot of this panel's candidate.
-    pub fn add(&mut self, b: &Ballot, at: &dyn Fn() -> String) -> Result<()> {
+    pub fn add(&mut self, b: &CountedRecord, at: &dyn Fn() -> String) -> Result<()> {
         if b.candidate != self.candidate {
             bail!(
                 "{}: a record about candidate {}, but the records before it are about {}",
@@ -242,7 +242,7 @@ impl PanelCount {
             .position(|r| r.folder.of(&self.text) == folder)
         else {
             let folder = keep(&mut self.text, folder);
-            self.runs.push(Run {
+            self.runs.push(FolderCount {
                 folder,
                 size,
                 counted: 0,
@@ -423,7 +423,7 @@ pub struct CanaryAnswer {
 }
 
 impl CanaryAnswer {
-    pub fn new(b: &Ballot, expected: Verdict) -> CanaryAnswer {
+    pub fn new(b: &CountedRecord, expected: Verdict) -> CanaryAnswer {
         CanaryAnswer {
             judge: b.judge.judge.to_string(),
             seat: b.judge.seat.to_string(),
@@ -493,8 +493,12 @@ pub(crate) mod tests {
         "in: line 7".into()
     }
 
-    pub(crate) fn ballot(judge: &str, verdict: Option<Verdict>, status: Status) -> Ballot<'_> {
-        Ballot {
+    pub(crate) fn ballot(
+        judge: &str,
+        verdict: Option<Verdict>,
+        status: Status,
+    ) -> CountedRecord<'_> {
+        CountedRecord {
             candidate: "sha256:aaaa",
             panel_size: 0,
             usage: None,
@@ -594,7 +598,7 @@ pub(crate) mod tests {
     #[test]
     fn a_closed_panel_counts_missing_judges_as_abstained() {
         let mut p = PanelCount::new("sha256:aaaa");
-        let sized = |mut b: Ballot<'static>, size| {
+        let sized = |mut b: CountedRecord<'static>, size| {
             b.panel_size = size;
             b
         };

@@ -35,7 +35,7 @@ fn format_time(t: i64) -> String {
 
 /// One panel of the history: its records' lines, as they were appended.
 #[derive(Debug, Default)]
-struct Panel {
+struct HistoryPanel {
     run: String,
     /// The candidate of its first record that is not a canary's; empty when all are.
     candidate: String,
@@ -88,8 +88,12 @@ pub fn open(path: &Path) -> Result<File> {
 }
 
 /// Reads the history into its panels, in the order their first lines were appended.
-fn panels(name: &str, file: File, select: &Select) -> Result<(Vec<Panel>, u64, Option<String>)> {
-    let mut panels: Vec<Panel> = Vec::new();
+fn panels(
+    name: &str,
+    file: File,
+    select: &Select,
+) -> Result<(Vec<HistoryPanel>, u64, Option<String>)> {
+    let mut panels: Vec<HistoryPanel> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let (mut skipped, mut first_skipped) = (0u64, None);
     let mut skip = |e: anyhow::Error| {
@@ -111,10 +115,10 @@ fn panels(name: &str, file: File, select: &Select) -> Result<(Vec<Panel>, u64, O
                 false => rec.run.to_string(),
             };
             let i = *index.entry(key).or_insert_with(|| {
-                panels.push(Panel {
+                panels.push(HistoryPanel {
                     run: rec.run.to_string(),
                     time: select::run_time(&rec.run),
-                    ..Panel::default()
+                    ..HistoryPanel::default()
                 });
                 panels.len() - 1
             });
@@ -140,7 +144,7 @@ pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -
     let (all, skipped, first_skipped) = panels(&name, open(&path)?, &select)?;
     let read = all.len();
     let mut untimed = 0;
-    let mut chosen: Vec<Panel> = all
+    let mut chosen: Vec<HistoryPanel> = all
         .into_iter()
         .filter(|p| !p.candidate.is_empty())
         .filter(|p| f.judges.is_empty() || p.judges.iter().any(|j| f.judges.contains(j)))
@@ -202,7 +206,7 @@ pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -
 }
 
 /// The line before a panel's report: its time, candidate and run folder.
-fn header(p: &Panel, format: Format) -> Vec<u8> {
+fn header(p: &HistoryPanel, format: Format) -> Vec<u8> {
     let time = p.time.map_or("time unknown".into(), format_time);
     let seal = short_seal(&p.candidate);
     match format {
@@ -223,7 +227,7 @@ fn header(p: &Panel, format: Format) -> Vec<u8> {
 }
 
 /// The panel's report, as `panel-tally` prints its records alone (a rerun's record wins).
-fn report(p: &Panel, format: Format, agree: Option<usize>) -> Result<Vec<u8>> {
+fn report(p: &HistoryPanel, format: Format, agree: Option<usize>) -> Result<Vec<u8>> {
     let mut text = Vec::new();
     let mut sink = Sink::new(&mut text, format, false);
     let mut batch = Batch::new(false, agree, true);

@@ -530,7 +530,7 @@ impl Mode<'_> {
 }
 
 /// The panel a stream of records is, by its first record's type.
-enum Records {
+enum StreamKind {
     /// panel-vote's stream (synthesis, route, vote records).
     Synthesis,
     Pairwise,
@@ -539,21 +539,21 @@ enum Records {
     Verdicts,
 }
 
-impl Records {
-    fn of(kind: Option<&str>, args: &Args) -> Result<Records> {
+impl StreamKind {
+    fn of(kind: Option<&str>, args: &Args) -> Result<StreamKind> {
         if args.seed() && !matches!(kind, None | Some("verdict")) {
             bail!("--format seed: only a verdict panel's report has the seed script's form");
         }
         Ok(match kind {
-            Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => Records::Synthesis,
+            Some(kind) if stream::OUTPUT_TYPES.contains(&kind) => StreamKind::Synthesis,
             Some("pairwise") if args.each || args.require_canaries || args.view.is_some() => bail!(
                 "--each, --require-canaries and --view are for verdicts; a pairwise panel is \
                     counted alone"
             ),
-            Some("pairwise") => Records::Pairwise,
+            Some("pairwise") => StreamKind::Pairwise,
             _ if args.view.is_some() => bail!("--view is for panel-vote's stream"),
-            Some("review") => Records::Reviews,
-            _ => Records::Verdicts,
+            Some("review") => StreamKind::Reviews,
+            _ => StreamKind::Verdicts,
         })
     }
 }
@@ -600,18 +600,18 @@ fn records_panel(args: &Args) -> Result<ExitCode> {
     }
     decision::check_agree(args.agree)?;
     let (kind, inputs) = first_record_type(sources(&args.inputs))?;
-    match Records::of(kind.as_deref(), args)? {
-        Records::Synthesis => synthesis(args, inputs),
-        Records::Pairwise => {
-            let rules = pairwise::Rules {
+    match StreamKind::of(kind.as_deref(), args)? {
+        StreamKind::Synthesis => synthesis(args, inputs),
+        StreamKind::Pairwise => {
+            let rules = pairwise::PairwiseRules {
                 agree: args.agree,
                 inconsistent: args.inconsistent,
                 last_wins: args.last_wins,
             };
             pairwise::run(inputs, args.format(), &rules)
         }
-        Records::Reviews => threshold_panel(args, inputs),
-        Records::Verdicts => verdicts(args, inputs),
+        StreamKind::Reviews => threshold_panel(args, inputs),
+        StreamKind::Verdicts => verdicts(args, inputs),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::tools::tally::report::Format;
 use crate::tools::tally::report::{CAUSE_WIDTH, cut};
 
 /// How the records are counted.
-pub struct Rules {
+pub struct PairwiseRules {
     pub agree: Option<usize>,
     pub inconsistent: Inconsistent,
     pub last_wins: bool,
@@ -73,7 +73,7 @@ fn read(inputs: Vec<Source>, last_wins: bool) -> Result<Vec<PairwiseRecord>> {
 }
 
 /// Counts the panel by `rules`.
-pub fn count(recs: Vec<PairwiseRecord>, rules: &Rules) -> Result<PreferenceTally> {
+pub fn count(recs: Vec<PairwiseRecord>, rules: &PairwiseRules) -> Result<PreferenceTally> {
     let size = recs
         .iter()
         .map(|r| r.panel_size)
@@ -312,7 +312,7 @@ pub fn markdown(t: &PreferenceTally) -> String {
 
 /// `panel-tally` over pairwise records: prints the report and exits 0 with a preference, 3
 /// without one.
-pub fn run(inputs: Vec<Source>, format: Format, rules: &Rules) -> Result<ExitCode> {
+pub fn run(inputs: Vec<Source>, format: Format, rules: &PairwiseRules) -> Result<ExitCode> {
     let t = count(read(inputs, rules.last_wins)?, rules)?;
     let mut out = crate::engine::output::stdout();
     match format {

@@ -6,13 +6,13 @@ use anyhow::{Result, bail};
 use crate::records::input::{Input, Source};
 use crate::records::tally::JudgeRow;
 use crate::records::view::{self, VerdictView};
-use crate::tools::tally::count::Ballot;
+use crate::tools::tally::count::CountedRecord;
 
 /// Reads the ballots of every input in order, calling `each` with each ballot and where it
 /// was read (`file: line N`). The first bad line stops the reading with an error naming it.
 pub fn ballots(
     inputs: Vec<Source>,
-    mut each: impl FnMut(&Ballot, &dyn Fn() -> String) -> Result<()>,
+    mut each: impl FnMut(&CountedRecord, &dyn Fn() -> String) -> Result<()>,
 ) -> Result<()> {
     let mut buf = String::new();
     for source in inputs {
@@ -37,7 +37,10 @@ fn parse_verdict<'a>(line: &'a str, at: &dyn Fn() -> String) -> Result<VerdictVi
 
 /// A verdict record as a ballot. A verdict with an abstainer's status, or an `ok` without a
 /// verdict, contradicts itself and is refused rather than guessed.
-fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Result<Ballot<'a>> {
+fn verdict_ballot<'a>(
+    rec: &'a VerdictView<'_>,
+    at: &dyn Fn() -> String,
+) -> Result<CountedRecord<'a>> {
     if let Some(c) = rec.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
         bail!(
             "{}: judge {:?} has confidence {c}, outside 0 to 1",
@@ -45,7 +48,7 @@ fn verdict_ballot<'a>(rec: &'a VerdictView<'_>, at: &dyn Fn() -> String) -> Resu
             rec.judge
         );
     }
-    Ok(Ballot {
+    Ok(CountedRecord {
         candidate: &rec.candidate,
         panel_size: rec.panel_size,
         usage: rec.usage.as_ref(),

@@ -36,7 +36,7 @@ pub(super) struct Disk {
 }
 
 /// How much a copy may still take, and of one file.
-struct Budget {
+struct CopyAllowance {
     bytes: u64,
     entries: u64,
     file: u64,
@@ -75,7 +75,7 @@ impl Disk {
             fs | libc::MS_NOEXEC,
         )?;
         let private = open_dir(rustix::fs::CWD, staging.join("private"))?;
-        let mut budget = Budget {
+        let mut budget = CopyAllowance {
             bytes: size,
             entries: inodes,
             file: u64::MAX,
@@ -156,7 +156,7 @@ fn carry(
     (cap, room): (u64, (u64, u64)),
 ) -> io::Result<()> {
     let st = statat(from, rel, AtFlags::SYMLINK_NOFOLLOW)?;
-    let mut budget = Budget {
+    let mut budget = CopyAllowance {
         bytes: room.0,
         entries: room.1,
         file: room.0,
@@ -164,7 +164,7 @@ fn carry(
     };
     match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => {
-            budget = Budget {
+            budget = CopyAllowance {
                 bytes: u64::MAX,
                 entries: 1,
                 file: cap,
@@ -183,7 +183,12 @@ fn carry(
 /// Copies every entry under `from` (its folder, read) into `to`, which may hold some already
 /// (a file is then written over, a folder copied into, a link made again; an entry of another
 /// kind is left). Each level holds two descriptors.
-fn copy_tree(from: OwnedFd, to: BorrowedFd, budget: &mut Budget, depth: usize) -> io::Result<()> {
+fn copy_tree(
+    from: OwnedFd,
+    to: BorrowedFd,
+    budget: &mut CopyAllowance,
+    depth: usize,
+) -> io::Result<()> {
     if depth >= DEPTH {
         return Ok(());
     }
@@ -231,7 +236,7 @@ fn copy_file(
     to: BorrowedFd,
     name: &Path,
     mode: u32,
-    budget: &mut Budget,
+    budget: &mut CopyAllowance,
 ) -> io::Result<()> {
     // Never waiting on a FIFO put in a file's place.
     let flags = OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK;
@@ -284,7 +289,7 @@ mod tests {
         std::fs::write(t.path().join("secret"), "s").unwrap();
         std::os::unix::fs::symlink(t.path().join("secret"), a.join("home/link")).unwrap();
         std::os::unix::fs::symlink(t.path().join("secret"), a.join("answer")).unwrap();
-        let mut budget = Budget {
+        let mut budget = CopyAllowance {
             bytes: 1 << 20,
             entries: 100,
             file: u64::MAX,
@@ -359,7 +364,7 @@ mod tests {
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
         std::fs::write(a.join("big"), vec![b'x'; 5000]).unwrap();
-        let mut budget = Budget {
+        let mut budget = CopyAllowance {
             bytes: 1000,
             entries: 100,
             file: u64::MAX,
@@ -373,7 +378,7 @@ mod tests {
         }
         std::fs::create_dir_all(&deep).unwrap();
         std::fs::remove_file(a.join("big")).unwrap();
-        let mut budget = Budget {
+        let mut budget = CopyAllowance {
             bytes: 1000,
             entries: 1000,
             file: u64::MAX,

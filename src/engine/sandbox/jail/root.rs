@@ -21,10 +21,11 @@ use super::mount::{bind_with, cpath, mkdirs, mount};
 /// rest is opened when it is mounted, and the small files of `/etc` are copied, so a judge
 /// under a small open-file limit holds few at a time.
 pub(super) struct Sources {
-    items: Vec<Source>,
+    items: Vec<SourceEntry>,
 }
 
-struct Source {
+/// One path the root is made from, and what it is.
+struct SourceEntry {
     path: PathBuf,
     what: SourceKind,
 }
@@ -115,7 +116,7 @@ impl Sources {
                         false => SourceKind::File(h, access),
                     }
                 };
-            items.push(Source {
+            items.push(SourceEntry {
                 path: path.clone(),
                 what,
             });
@@ -123,7 +124,7 @@ impl Sources {
         for d in DEVICES {
             let path = Path::new("/dev").join(d);
             if let Some(h) = handle(&path)? {
-                items.push(Source {
+                items.push(SourceEntry {
                     path,
                     what: SourceKind::Device(h),
                 });
@@ -189,7 +190,7 @@ enum Op<'s> {
     },
     /// A source of what it shows, at its own path in the new root.
     Show {
-        source: &'s Source,
+        source: &'s SourceEntry,
         at: PathBuf,
     },
     /// The disk's staging mount taken away (its private folder is shown by now).
@@ -255,7 +256,7 @@ fn operations<'s>(jail: &'s Jail, ids: (u32, u32), sources: &'s Sources) -> Vec<
             text,
         });
     }
-    let mut items: Vec<&Source> = sources.items.iter().collect();
+    let mut items: Vec<&SourceEntry> = sources.items.iter().collect();
     // Parents before children: a folder shown inside another is mounted on top of it.
     items.sort_by(|a, b| a.path.cmp(&b.path));
     ops.extend(items.into_iter().map(|source| Op::Show {
@@ -402,7 +403,7 @@ fn flag_words(flags: libc::c_ulong) -> String {
 }
 
 /// Shows one source at `target` in the new root being built at `root`.
-fn show(s: &Source, target: &Path, root: &Path) -> io::Result<()> {
+fn show(s: &SourceEntry, target: &Path, root: &Path) -> io::Result<()> {
     match &s.what {
         SourceKind::Link(to) => {
             if std::fs::symlink_metadata(target).is_err() {
@@ -640,16 +641,16 @@ mod tests {
                 SourceKind::Dir(path("/run/panel/x/j.1"), Access::Write),
             ),
         });
-        let mut items: Vec<Source> = items
+        let mut items: Vec<SourceEntry> = items
             .into_iter()
-            .map(|(p, what)| Source {
+            .map(|(p, what)| SourceEntry {
                 path: PathBuf::from(p),
                 what,
             })
             .collect();
         for d in DEVICES {
             let at = Path::new("/dev").join(d);
-            items.push(Source {
+            items.push(SourceEntry {
                 what: SourceKind::Device(Handle::Path(at.clone())),
                 path: at,
             });

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use rustix::process::{Pid, PidfdFlags, pidfd_open};
 
-use super::{Started, Starting, proxy_env, wait_for_a_process};
+use super::{StartedJudge, Starting, proxy_env, wait_for_a_process};
 use crate::engine::sandbox::egress::Door;
 use crate::engine::sandbox::{CONFINE, fds, jail, keeper};
 use crate::records::exit_status;
@@ -48,7 +48,7 @@ impl Family {
 
 impl Starting<'_> {
     /// The judge in its jail where the policy has one, else in the confine stage.
-    pub(super) fn start(self, ids: (u32, u32)) -> Result<Option<Started>, i32> {
+    pub(super) fn start(self, ids: (u32, u32)) -> Result<Option<StartedJudge>, i32> {
         match &self.policy.jail {
             Some(jail) => self.jailed(jail, ids),
             None => self.confined(),
@@ -56,7 +56,7 @@ impl Starting<'_> {
     }
 
     /// The judge in a jail of its own, running as `ids`, its proxy serving the jail's doors.
-    fn jailed(mut self, jail: &jail::Jail, ids: (u32, u32)) -> Result<Option<Started>, i32> {
+    fn jailed(mut self, jail: &jail::Jail, ids: (u32, u32)) -> Result<Option<StartedJudge>, i32> {
         let (policy, leaf) = (self.policy, self.leaf);
         if let Some(door) = jail.doors.first() {
             proxy_env(&mut self.env, door.at.port());
@@ -131,7 +131,7 @@ impl Starting<'_> {
         Some(door)
     }
 
-    fn confined(mut self) -> Result<Option<Started>, i32> {
+    fn confined(mut self) -> Result<Option<StartedJudge>, i32> {
         let mut policy = self.policy.clone();
         // The stage enters the judge's cgroup itself, before it starts anything.
         policy.share.enter = self.leaf.map(|l| l.dirs().to_vec()).unwrap_or_default();

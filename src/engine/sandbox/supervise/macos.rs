@@ -17,7 +17,7 @@ use std::process::Command;
 
 use rustix::process::Pid;
 
-use super::{Started, Starting, proxy_env, wait_for_a_process};
+use super::{StartedJudge, Starting, proxy_env, wait_for_a_process};
 use crate::engine::sandbox::egress::Door;
 use crate::engine::sandbox::seatbelt::{self, SANDBOX_EXEC};
 use crate::records::exit_status;
@@ -145,7 +145,7 @@ impl Starting<'_> {
     /// session of its own, its share's rlimits and niceness on, as `ids` when a root caller's;
     /// its proxy on this machine's loopback, serving once the harness has started (the fork
     /// happens while this process has one thread).
-    pub(super) fn start(mut self, ids: (u32, u32)) -> Result<Option<Started>, i32> {
+    pub(super) fn start(mut self, ids: (u32, u32)) -> Result<Option<StartedJudge>, i32> {
         let listener = match self.proxy.is_some() {
             true => match std::net::TcpListener::bind(("127.0.0.1", 0)) {
                 Ok(l) => Some(l),

@@ -17,7 +17,7 @@
 //!    keeps failing to reach an endpoint (its proxy gave up), it ends every descendant (TERM,
 //!    the policy's grace, KILL until none is left), then exits as the harness did (the same
 //!    code, or the same signal), so the tool reads the harness's own ending; what the judge met
-//!    of its share ([`Report`]) it writes beside the private folder.
+//!    of its share ([`ShareReport`]) it writes beside the private folder.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -32,7 +32,7 @@ use super::Policy;
 use super::cgroup::Leaf;
 use super::egress::{Proxy, Swaps, Upstream};
 use super::jail::{self, Ending};
-use super::share::Report;
+use super::share::ShareReport;
 use super::swap::{self, Secrets};
 use crate::records::exit_status;
 
@@ -241,12 +241,12 @@ fn afterwards(policy: &Policy, stopped: Option<i32>, met: &[String], leaf: Optio
 
 /// What a judge started is: the process to watch, for a jail the pipe its first process
 /// reports the harness's ending through, and its proxy.
-type Started = (Pid, Option<std::os::fd::OwnedFd>, Option<Arc<Proxy>>);
+type StartedJudge = (Pid, Option<std::os::fd::OwnedFd>, Option<Arc<Proxy>>);
 
 /// What a judge met of its share: the limits its first process saw it meet, and what the
 /// kernel counted in its cgroup.
-fn what_it_met(met: &[String], leaf: Option<&Leaf>) -> Report {
-    let mut r = Report::default();
+fn what_it_met(met: &[String], leaf: Option<&Leaf>) -> ShareReport {
+    let mut r = ShareReport::default();
     for w in met {
         match w.strip_prefix(jail::DISK_PEAK) {
             Some(n) => r.disk_peak = n.parse().ok(),
@@ -274,7 +274,7 @@ fn start(
     stops: &UnixStream,
     tool: Pid,
     leaf: Option<&Leaf>,
-) -> Result<Option<Started>, i32> {
+) -> Result<Option<StartedJudge>, i32> {
     let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let ids = policy.ids.unwrap_or_else(|| {
         (
@@ -353,7 +353,7 @@ struct Starting<'a> {
 
 /// A moment's wait for a process to be had (a limit the judges share), as the tool waits:
 /// never the judge's failure. What to return instead when the tool says stop or is gone.
-fn wait_for_a_process(stops: &UnixStream, tool: Pid) -> Option<Result<Option<Started>, i32>> {
+fn wait_for_a_process(stops: &UnixStream, tool: Pid) -> Option<Result<Option<StartedJudge>, i32>> {
     std::thread::sleep(Duration::from_millis(50));
     if (&*stops).read(&mut [0u8; 16]).is_ok_and(|n| n > 0) {
         return Some(Ok(None));

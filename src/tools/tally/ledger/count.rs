@@ -170,14 +170,14 @@ impl Spend {
 
 /// A canary's score: the verdicts of records whose answer is known.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Canary {
+pub struct CanaryCounts {
     pub seen: u64,
     pub hits: u64,
     pub wrong: u64,
     pub abstained: u64,
 }
 
-impl Canary {
+impl CanaryCounts {
     pub fn add(&mut self, said: Option<Verdict>, expected: Verdict) {
         self.seen += 1;
         match said {
@@ -187,7 +187,7 @@ impl Canary {
         }
     }
 
-    fn merge(&mut self, o: &Canary) {
+    fn merge(&mut self, o: &CanaryCounts) {
         self.seen += o.seen;
         self.hits += o.hits;
         self.wrong += o.wrong;
@@ -212,7 +212,7 @@ pub struct Stats {
     /// answered against it.
     pub majority_panels: u64,
     pub against: u64,
-    pub canary: Canary,
+    pub canary: CanaryCounts,
     /// A pairwise judge's answers by the order they were shown in.
     pub position: Position,
 }
@@ -333,7 +333,8 @@ pub struct Shape {
     pub undecided: Vec<u64>,
 }
 
-struct Member {
+/// One judge's record in a panel still open.
+struct OpenMember {
     judge: usize,
     verdict: Option<Verdict>,
     status: Status,
@@ -345,7 +346,7 @@ struct Member {
 struct Open {
     seq: u64,
     size: usize,
-    members: Vec<Member>,
+    members: Vec<OpenMember>,
     /// The candidate of its first record, and the name given for it.
     candidate: String,
     name: Option<String>,
@@ -443,7 +444,7 @@ impl Ledger {
             self.judges[judge].stats.canary.add(rec.answer(), expected);
             return Ok(());
         }
-        let member = Member {
+        let member = OpenMember {
             judge,
             verdict: rec.answer(),
             status: rec.status,
@@ -527,7 +528,7 @@ impl Ledger {
 
     /// Counts one panel of `members`, which said it had `said` judges: those it lacks are
     /// missing, as panel-tally counts them. `label`: its gold label's row, 0 positive.
-    fn count_panel(&mut self, members: &[Member], said: usize, label: Option<usize>) {
+    fn count_panel(&mut self, members: &[OpenMember], said: usize, label: Option<usize>) {
         self.panels += 1;
         let holds = members
             .iter()
@@ -573,7 +574,7 @@ impl Ledger {
     /// long it took, what it spent, against the others' majority, and against the label.
     fn count_members(
         &mut self,
-        members: &[Member],
+        members: &[OpenMember],
         (holds, breaks): (usize, usize),
         label: Option<usize>,
     ) {
@@ -621,7 +622,7 @@ impl Ledger {
     }
 
     /// The pairs of a panel's judges, and the agreement of all of them and of each lens's.
-    fn count_pairs_and_lenses(&mut self, members: &[Member], (holds, breaks): (usize, usize)) {
+    fn count_pairs_and_lenses(&mut self, members: &[OpenMember], (holds, breaks): (usize, usize)) {
         for (i, a) in members.iter().enumerate() {
             for b in &members[i + 1..] {
                 let pair = self.pairs.entry((a.judge, b.judge)).or_default();
@@ -672,7 +673,7 @@ impl Ledger {
 
     fn score_sub_panels(
         &mut self,
-        members: &[Member],
+        members: &[OpenMember],
         full: Decision,
         (required, size): (usize, usize),
         label: Option<usize>,

@@ -40,7 +40,7 @@ use crate::stats::thresholds::{
     ABSTAINS, CONTRARIAN, MIN_PANELS, POSITION_BIAS, REDUNDANT_KAPPA, RUBBER_STAMP, SUB_PANEL_MATCH,
 };
 use crate::tools::tally::report::Format;
-use count::{Canary, Ledger, Position, STATUSES, Shape, Stats};
+use count::{CanaryCounts, Ledger, Position, STATUSES, Shape, Stats};
 use gold_report::Require;
 
 /// Panel shapes the report scores sub-panels for, most frequent first.
@@ -166,7 +166,7 @@ fn stats_record(scope: &'static str, name: String, s: &Stats) -> JudgeStats {
     }
 }
 
-fn canary_score(c: &Canary) -> CanaryScore {
+fn canary_score(c: &CanaryCounts) -> CanaryScore {
     CanaryScore {
         seen: c.seen,
         hits: c.hits,

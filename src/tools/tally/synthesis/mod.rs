@@ -21,7 +21,7 @@ use crate::rules::votes::Count;
 
 /// What `panel-tally` prints for a synthesis stream.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Report {
+pub struct SynthesisReport {
     pub text: String,
     /// The tally record, for `--json`.
     pub json: Value,
@@ -90,7 +90,7 @@ fn read_stream(records: &[Record]) -> Result<Stream<'_>> {
 
 /// Reports a `panel-vote` stream: the findings the writer gets, each with the judge's reason,
 /// the split votes, and what went missing.
-pub fn report(records: &[Record]) -> Result<Report> {
+pub fn report(records: &[Record]) -> Result<SynthesisReport> {
     let Stream {
         entries,
         panel,
@@ -165,7 +165,7 @@ pub fn report(records: &[Record]) -> Result<Report> {
         .iter()
         .map(|d| serde_json::to_string(&Record::Decision((*d).clone())).map(|l| l + "\n"))
         .collect::<serde_json::Result<String>>()?;
-    Ok(Report {
+    Ok(SynthesisReport {
         text,
         json,
         markdown,
