@@ -8,54 +8,32 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use crate::tool::{Tool, records};
 use crate::util::{Checked, TempDir, bin, root, stderr, stdout, with_standins};
 
-/// panel-judge on claude:haiku stand-ins about `args`, in `tmp`, keeping no history unless
-/// asked, its runs under `tmp/cache`.
-fn judge(tmp: &Path, args: &[&str]) -> Output {
-    judge_in(tmp, args, "ok")
-}
-
-/// [`judge`], the stand-ins answering in `mode` (STANDIN_MODE).
-fn judge_in(tmp: &Path, args: &[&str], mode: &str) -> Output {
-    judge_with(tmp, args, mode, &[])
-}
-
-/// [`judge_in`], with `env` set.
-fn judge_with(tmp: &Path, args: &[&str], mode: &str, env: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(bin("panel-judge"));
-    cmd.env("STANDIN_MODE", mode);
-    with_standins(&mut cmd, &tmp.join("log"), &[]);
+/// panel-judge on claude:haiku stand-ins (answering `ok`, unless a test sets `STANDIN_MODE`)
+/// about `args`, in `tmp`, keeping no history unless asked, its runs under `tmp/cache`.
+fn judge(tmp: &Path, args: &[&str]) -> Tool {
+    let mut tool = Tool::new("panel-judge");
+    tool.env("STANDIN_MODE", "ok")
+        .standins(&tmp.join("log"), &[]);
     if !args.contains(&"--history") {
-        cmd.arg("--no-history");
+        tool.arg("--no-history");
     }
-    cmd.args(["--seat", "claude:haiku"])
+    tool.args(["--seat", "claude:haiku"])
         .args(args)
         .env("XDG_CACHE_HOME", tmp.join("cache"))
         .env_remove("PANEL_BUDGET_USD")
         .env_remove("PANEL_BUDGET_FILE")
         .env_remove("PANEL_PRICES")
-        .envs(env.iter().copied())
-        .current_dir(root())
-        .stdin(Stdio::null());
-    cmd.checked_output().unwrap()
+        .current_dir(root());
+    tool
 }
 
 /// The stand-ins' calls, one a line of their log (none: no log written).
 fn calls(tmp: &Path) -> usize {
     let log = tmp.join("log/calls.jsonl");
     std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
-}
-
-fn records(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-fn tally(stream: &str) -> Output {
-    crate::util::run_with_stdin(&mut Command::new(bin("panel-tally")), stream.as_bytes())
 }
 
 #[test]
@@ -74,9 +52,10 @@ fn a_run_past_its_budget_launches_only_what_fits_and_records_the_rest_cancelled(
             "0.0005",
             "examples/answer.md",
         ],
-    );
+    )
+    .run();
     assert!(out.status.success(), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(recs.len(), 3);
     let (ran, left): (Vec<&Value>, Vec<&Value>) =
         recs.iter().partition(|r| r["status"] != "cancelled");
@@ -103,7 +82,7 @@ fn a_run_past_its_budget_launches_only_what_fits_and_records_the_rest_cancelled(
     }
     crate::util::check_records("verdict", &out.stdout);
     // Decided without it: two breaks fail a panel every judge must pass.
-    let t = tally(&stdout(&out));
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
     assert_eq!(t.status.code(), Some(1), "{}", stdout(&t));
     assert!(
         stdout(&t).contains(
@@ -153,7 +132,7 @@ fn a_panel_the_budget_leaves_undecided_has_no_decision() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(calls(tmp.path()), 1);
-    let t = tally(&stdout(&out));
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
     // One holds of three needed: the answers in do not decide it.
     assert_eq!(t.status.code(), Some(3), "{}", stdout(&t));
     assert!(
@@ -175,7 +154,8 @@ fn an_estimate_launches_nothing() {
             "0.0009",
             "examples/answer.md",
         ],
-    );
+    )
+    .run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(calls(tmp.path()), 0, "the stand-ins' call log is empty");
     assert!(
@@ -202,7 +182,8 @@ fn an_estimate_launches_nothing() {
             "examples/history.jsonl",
             "examples/answer.md",
         ],
-    );
+    )
+    .run();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(calls(tmp.path()), 0);
     let text = stdout(&out);
@@ -229,14 +210,14 @@ fn estimates_are_within_a_quarter_of_the_standins_usage_on_the_shipped_examples(
         let history = tmp.path().join("history.jsonl");
         let mut run = vec!["--history", history.to_str().unwrap()];
         run.extend(args);
-        let out = judge_in(tmp.path(), &run, mode);
+        let out = judge(tmp.path(), &run).env("STANDIN_MODE", mode).run();
         assert!(out.status.success(), "{}", stderr(&out));
         let mut est = vec!["--estimate", "--json"];
         est.extend(&run);
-        let estimated = judge(tmp.path(), &est);
+        let estimated = judge(tmp.path(), &est).run();
         assert!(estimated.status.success(), "{}", stderr(&estimated));
         let est: Value = serde_json::from_str(stdout(&estimated).trim()).unwrap();
-        let recs = records(&out);
+        let recs = out.records();
         assert!(!recs.is_empty());
         for rec in &recs {
             let name = rec["judge"].as_str().unwrap();
@@ -299,7 +280,7 @@ fn bad_budgets_and_price_files_are_one_line_and_exit_2() {
     for (args, says) in cases {
         let mut all = args.to_vec();
         all.push("examples/answer.md");
-        let out = judge(tmp.path(), &all);
+        let out = judge(tmp.path(), &all).run();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -452,9 +433,9 @@ fn a_fleet_spends_one_budget_across_its_panels() {
 /// within a minute is killed and fails the test (a budget file or a price file that is read
 /// without end).
 fn judge_bounded(tmp: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
-    let mut cmd = Command::new(bin("panel-judge"));
-    with_standins(&mut cmd, &tmp.join("log"), &[]);
-    cmd.args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
+    let mut tool = Tool::new("panel-judge");
+    tool.standins(&tmp.join("log"), &[])
+        .args(["--no-history", "--seat", "claude:haiku", "--lens", "a=Q?"])
         .args(args)
         .arg("examples/answer.md")
         .env("XDG_CACHE_HOME", tmp.join("cache"))
@@ -462,11 +443,13 @@ fn judge_bounded(tmp: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) ->
         .env_remove("PANEL_BUDGET_FILE")
         .env_remove("PANEL_PRICES")
         .envs(env.iter().copied())
-        .current_dir(root())
-        .stdin(Stdio::null())
+        .current_dir(root());
+    let child = tool
+        .command()
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap();
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -646,7 +629,7 @@ fn a_judge_that_reports_an_absurd_cost_cannot_spend_a_shared_budget() {
     let answers = tmp.path().join("answers");
     let read = ["--sandbox-read", answers.to_str().unwrap()];
     let run = |mode: &str| {
-        let out = judge_with(
+        let out = judge(
             tmp.path(),
             &[
                 &read[..],
@@ -659,9 +642,10 @@ fn a_judge_that_reports_an_absurd_cost_cannot_spend_a_shared_budget() {
                 ],
             ]
             .concat(),
-            mode,
-            &[("PANEL_BUDGET_FILE", &file)],
-        );
+        )
+        .env("STANDIN_MODE", mode)
+        .env("PANEL_BUDGET_FILE", &file)
+        .run();
         assert!(out.status.success(), "{}", stderr(&out));
         out
     };
@@ -670,7 +654,7 @@ fn a_judge_that_reports_an_absurd_cost_cannot_spend_a_shared_budget() {
     let mut stream = Vec::new();
     for _ in 0..2 {
         let out = run(&absurd);
-        let rec = &records(&out)[0];
+        let rec = &out.records()[0];
         assert_eq!(rec["status"], "ok", "{rec}");
         // Its tokens priced (Haiku 5.5: $0.10 in, $0.50 out a million), and why.
         let usage = &rec["usage"];
@@ -681,7 +665,7 @@ fn a_judge_that_reports_an_absurd_cost_cannot_spend_a_shared_budget() {
                 && note.ends_with("its tokens priced instead"),
             "{note}"
         );
-        stream.extend(out.stdout);
+        stream.extend(&out.stdout);
     }
     let sums: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(
@@ -690,10 +674,10 @@ fn a_judge_that_reports_an_absurd_cost_cannot_spend_a_shared_budget() {
     );
     // A third run on the same file is let in.
     let out = run("ok");
-    let rec = &records(&out)[0];
+    let rec = &out.records()[0];
     assert_eq!(rec["status"], "ok", "{rec}");
     assert!(rec["usage"].get("costNote").is_none(), "{rec}");
-    stream.extend(out.stdout);
+    stream.extend(&out.stdout);
     let sums: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(sums["spent"].as_f64().unwrap().is_finite(), "{sums}");
     // The ledger counts what was taken: no `inf` anywhere.
@@ -712,8 +696,10 @@ fn a_judge_that_reports_an_absurd_cost_cannot_spend_a_shared_budget() {
     // and 1e308 are not taken.
     for cost in ["1e308", "-1"] {
         let args = [&read[..], &["--lens", "a=Q?", "examples/answer.md"]].concat();
-        let out = judge_in(tmp.path(), &args, &costly(tmp.path(), cost));
-        let rec = &records(&out)[0];
+        let out = judge(tmp.path(), &args)
+            .env("STANDIN_MODE", costly(tmp.path(), cost))
+            .run();
+        let rec = &out.records()[0];
         assert_eq!(rec["usage"]["costUsd"], 0.0000006, "{rec}");
         assert!(rec["usage"]["costNote"].is_string(), "{rec}");
     }
@@ -734,7 +720,7 @@ fn an_unpriced_seat_is_unknown_and_the_rest_are_priced_and_launched() {
     ];
     let mut args = seats.to_vec();
     args.extend(["--estimate", "examples/answer.md"]);
-    let out = judge(tmp.path(), &args);
+    let out = judge(tmp.path(), &args).run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let table = stdout(&out);
     let unknown = table.lines().find(|l| l.contains("claude:zzz")).unwrap();
@@ -751,7 +737,7 @@ fn an_unpriced_seat_is_unknown_and_the_rest_are_priced_and_launched() {
     );
     let mut args = seats.to_vec();
     args.extend(["--estimate", "--json", "examples/answer.md"]);
-    let rec: Value = serde_json::from_str(&stdout(&judge(tmp.path(), &args))).unwrap();
+    let rec: Value = serde_json::from_str(&stdout(&judge(tmp.path(), &args).run())).unwrap();
     let zzz = rec["judges"]
         .as_array()
         .unwrap()
@@ -765,8 +751,8 @@ fn an_unpriced_seat_is_unknown_and_the_rest_are_priced_and_launched() {
     );
     let mut args = seats.to_vec();
     args.extend(["--budget-usd", "5", "examples/answer.md"]);
-    let out = judge(tmp.path(), &args);
-    let recs = records(&out);
+    let out = judge(tmp.path(), &args).run();
+    let recs = out.records();
     let by = |seat: &str| recs.iter().find(|r| r["seat"] == seat).unwrap().clone();
     assert_eq!(by("claude:haiku")["status"], "ok", "{recs:?}");
     let left = by("claude:zzz");

@@ -3,34 +3,21 @@
 
 use crate::util::Checked;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
+use crate::tool::{Ran, Tool};
+use crate::util::{TempDir, root, stderr, stdout};
 
 /// pr-classify outside any git repository (a plan made in one takes its origin and HEAD).
-fn classify(args: &[&str], stdin: &str) -> Output {
-    run_with_stdin(
-        Command::new(bin("pr-classify"))
-            .args(args)
-            .current_dir("/")
-            .env_remove("GH_REPO"),
-        stdin.as_bytes(),
-    )
-}
-
-fn records(out: &Output) -> Vec<Value> {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status,
-        stderr(out)
-    );
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
+fn classify(args: &[&str], stdin: &str) -> Ran {
+    Tool::new("pr-classify")
+        .args(args)
+        .current_dir("/")
+        .env_remove("GH_REPO")
+        .stdin(stdin)
+        .run()
 }
 
 fn facts(files: Value) -> String {
@@ -77,7 +64,7 @@ fn member(
 fn the_seed_example_plans_correctness_and_adversary() {
     let input =
         facts(json!([{"path": ".github/workflows/ci.yml", "additions": 4, "deletions": 1}]));
-    let recs = records(&classify(&["--plan"], &input));
+    let recs = classify(&["--plan"], &input).ok().records();
     assert_eq!(recs.len(), 2);
     let (cls, plan) = (&recs[0], &recs[1]);
     assert_eq!(cls["type"], "pr-class");
@@ -116,7 +103,7 @@ fn the_seed_example_plans_correctness_and_adversary() {
 fn without_opus_headroom_the_adversary_is_degraded() {
     let input =
         facts(json!([{"path": ".github/workflows/ci.yml", "additions": 4, "deletions": 1}]));
-    let recs = records(&classify(&["--plan", "--no-opus"], &input));
+    let recs = classify(&["--plan", "--no-opus"], &input).ok().records();
     assert_eq!(
         members(&recs[1]),
         [
@@ -131,7 +118,7 @@ fn without_opus_headroom_the_adversary_is_degraded() {
 fn line_count_boundaries() {
     for (lines, class) in [(399, "standard"), (400, "standard"), (401, "g10")] {
         let input = facts(json!([{"path": "src/a.rs", "additions": lines - 1, "deletions": 1}]));
-        let cls = &records(&classify(&[], &input))[0];
+        let cls = &classify(&[], &input).ok().records()[0];
         assert_eq!(cls["class"], class, "{lines}");
         assert_eq!(cls["large"], lines > 400, "{lines}");
     }
@@ -141,7 +128,7 @@ fn line_count_boundaries() {
             {"path": "src/a.rs", "additions": 10, "deletions": 0},
             {"path": "packages/core/api/core.d.ts", "additions": generated, "deletions": 0},
         ]));
-        let cls = &records(&classify(&[], &input))[0];
+        let cls = &classify(&[], &input).ok().records()[0];
         assert_eq!(
             (&cls["changedLines"], &cls["class"]),
             (&json!(counted), &json!(class))
@@ -155,7 +142,7 @@ fn renames_from_and_into_generated_paths() {
         json!([{"path": "packages/b/api/b.d.ts", "additions": 300, "deletions": 0,
         "previousPath": "packages/a/api/a.d.ts"}]),
     );
-    let cls = &records(&classify(&[], &from_generated))[0];
+    let cls = &classify(&[], &from_generated).ok().records()[0];
     assert_eq!(
         (&cls["changedLines"], &cls["generatedLines"]),
         (&json!(0), &json!(300))
@@ -164,7 +151,7 @@ fn renames_from_and_into_generated_paths() {
         json!([{"path": "packages/b/api/b.d.ts", "additions": 300, "deletions": 0,
         "previousPath": "src/b.d.ts"}]),
     );
-    let cls = &records(&classify(&[], &into_generated))[0];
+    let cls = &classify(&[], &into_generated).ok().records()[0];
     assert_eq!(
         (&cls["changedLines"], &cls["generatedLines"]),
         (&json!(300), &json!(0))
@@ -178,7 +165,7 @@ fn an_unread_count_is_g10_and_sets_no_security_slice() {
         {"path": "logo.png", "additions": null, "deletions": null},
     ]})
     .to_string();
-    let cls = &records(&classify(&[], &input))[0];
+    let cls = &classify(&[], &input).ok().records()[0];
     assert_eq!(cls["class"], "g10");
     assert_eq!(cls["reasons"], json!(["unread"]));
     assert_eq!(cls["changedLines"], Value::Null);
@@ -194,7 +181,7 @@ fn security_slice_flag() {
         {"path": "src/app.rs", "additions": 400, "deletions": 0},
         {"path": "src/security/check.rs", "additions": 1, "deletions": 0},
     ]));
-    let cls = &records(&classify(&[], &input))[0];
+    let cls = &classify(&[], &input).ok().records()[0];
     assert_eq!(
         cls["securitySlice"],
         json!({"lines": 401, "cap": 400, "guardPaths": ["src/security/check.rs"]})
@@ -244,7 +231,7 @@ fn gh_pr_view_output_as_it_is() {
         "files": [{"path": "src/lib.rs", "additions": 10, "deletions": 2, "changeType": "MODIFIED"},
                   {"path": "src/lib.test.ts", "additions": 5, "deletions": 0, "changeType": "ADDED"}]})
     .to_string();
-    let recs = records(&classify(&["--plan"], &gh));
+    let recs = classify(&["--plan"], &gh).ok().records();
     assert_eq!(recs[0]["changedLines"], 17);
     assert_eq!(
         recs[1]["members"][1]["name"],
@@ -270,17 +257,18 @@ fn gh_pr_view_output_as_it_is() {
         stderr(&out).trim(),
         "pr-classify: a plan needs the repository (--repo OWNER/NAME, or GH_REPO) and the head commit (--head SHA); run inside the git repository to take them from its origin and HEAD"
     );
-    let recs = records(&classify(&["--plan", "--repo", "acme/app"], &bare));
+    let recs = classify(&["--plan", "--repo", "acme/app"], &bare)
+        .ok()
+        .records();
     assert_eq!(recs[1]["repo"], "acme/app");
-    let with_env = run_with_stdin(
-        Command::new(bin("pr-classify"))
-            .arg("--plan")
-            .env("GH_REPO", "github.com/acme/web"),
-        bare.as_bytes(),
-    );
-    assert_eq!(records(&with_env)[1]["repo"], "acme/web");
+    let with_env = Tool::new("pr-classify")
+        .arg("--plan")
+        .env("GH_REPO", "github.com/acme/web")
+        .stdin(&bare)
+        .run();
+    assert_eq!(with_env.ok().records()[1]["repo"], "acme/web");
     // Classifying alone needs no repository.
-    assert_eq!(records(&classify(&[], &bare))[0]["class"], "standard");
+    assert_eq!(classify(&[], &bare).ok().records()[0]["class"], "standard");
 }
 
 #[test]
@@ -315,7 +303,7 @@ fn malformed_input_is_one_line_naming_the_line() {
 #[test]
 fn an_empty_diff_needs_numstat_named() {
     assert_eq!(classify(&[], "").status.code(), Some(2));
-    let cls = &records(&classify(&["--numstat"], ""))[0];
+    let cls = &classify(&["--numstat"], "").ok().records()[0];
     assert_eq!(
         (&cls["class"], &cls["changedLines"]),
         (&json!("standard"), &json!(0))
@@ -409,10 +397,9 @@ fn policy_print_and_replace() {
     .unwrap();
     let input =
         facts(json!([{"path": ".github/workflows/ci.yml", "additions": 4, "deletions": 1}]));
-    let recs = records(&classify(
-        &["--plan", "--policy", path.to_str().unwrap()],
-        &input,
-    ));
+    let recs = classify(&["--plan", "--policy", path.to_str().unwrap()], &input)
+        .ok()
+        .records();
     assert_eq!(
         members(&recs[1]),
         [
@@ -429,10 +416,9 @@ fn policy_print_and_replace() {
     let dir = TempDir::new("classify-policy");
     let path = dir.path().join("policy.json");
     std::fs::write(&path, r#"{"panel": []}"#).unwrap();
-    let recs = records(&classify(
-        &["--plan", "--policy", path.to_str().unwrap()],
-        &input,
-    ));
+    let recs = classify(&["--plan", "--policy", path.to_str().unwrap()], &input)
+        .ok()
+        .records();
     assert_eq!(members(&recs[1]).len(), 1);
 }
 
@@ -562,7 +548,9 @@ fn real_git_numstat_goes_straight_in() {
     assert!(numstat.contains("docs/{ => v2}/guide.md"), "{numstat}");
     assert!(numstat.contains("-\t-\tassets/logo.png"), "{numstat}");
 
-    let read = records(&classify(&["--numstat", "--print-facts"], &numstat));
+    let read = classify(&["--numstat", "--print-facts"], &numstat)
+        .ok()
+        .records();
     let mut files: Vec<(String, Option<String>, String, String)> = read[0]["changedFiles"]
         .as_array()
         .unwrap()
@@ -605,10 +593,12 @@ fn real_git_numstat_goes_straight_in() {
     // seed's "undefined when any file has no line counts" never meets it: 3+2 + 0+12 + 1+1 = 19.
     let head = String::from_utf8(git(dir.path(), &["rev-parse", "topic"])).unwrap();
     let head = head.trim();
-    let recs = records(&classify(
+    let recs = classify(
         &["--numstat", "--repo", "acme/app", "--head", head, "--plan"],
         &numstat,
-    ));
+    )
+    .ok()
+    .records();
     assert_eq!(recs[0]["class"], "standard");
     assert_eq!(recs[0]["reasons"], json!([]));
     assert_eq!(recs[0]["changedLines"], 19);
@@ -623,7 +613,7 @@ fn real_git_numstat_goes_straight_in() {
 
     // A count missing on one side is a fact missing, not a binary file: unread, g10.
     let half = numstat.replace("-\t-\tassets/logo.png", "-\t0\tassets/logo.png");
-    let cls = &records(&classify(&["--numstat"], &half))[0];
+    let cls = &classify(&["--numstat"], &half).ok().records()[0];
     assert_eq!(
         (&cls["class"], &cls["reasons"], &cls["unreadPaths"]),
         (
@@ -638,10 +628,12 @@ fn real_git_numstat_goes_straight_in() {
         dir.path(),
         &["diff", "--numstat", "-z", "-M", "main...topic"],
     );
-    let zread = records(&run_with_stdin(
-        Command::new(bin("pr-classify")).args(["--print-facts"]),
-        &z,
-    ));
+    let zread = Tool::new("pr-classify")
+        .args(["--print-facts"])
+        .stdin(&z)
+        .run()
+        .ok()
+        .records();
     let sorted = |v: &Value| {
         let mut f: Vec<String> = v["changedFiles"]
             .as_array()
@@ -677,7 +669,7 @@ fn plain_git_log_numstat_reads_as_its_files_summed_per_path() {
     assert!(log.starts_with("commit "), "{log}");
     let out = classify(&["--print-facts"], &log);
     assert!(out.status.success(), "{}", stderr(&out));
-    let read = &records(&out)[0]["changedFiles"];
+    let read = &out.ok().records()[0]["changedFiles"];
     let lib: Vec<&Value> = read
         .as_array()
         .unwrap()
@@ -697,8 +689,8 @@ fn plain_git_log_numstat_reads_as_its_files_summed_per_path() {
     ))
     .unwrap();
     assert_eq!(
-        records(&classify(&["--print-facts"], &with_format)),
-        records(&out)
+        classify(&["--print-facts"], &with_format).ok().records(),
+        out.ok().records()
     );
     // A line that is neither a commit's header, its message nor a file is still refused.
     let bad = log.replacen("src/lib.rs\n", "src/lib.rs\nstray words\n", 1);
@@ -728,7 +720,7 @@ fn a_renamed_dependency_manifest_is_a_dependency_touch() {
     let numstat = git(d, &["diff", "--numstat", "-M", "HEAD~1", "HEAD"]);
     let numstat = String::from_utf8(numstat).unwrap();
     assert!(numstat.contains("=>"), "{numstat}");
-    let cls = &records(&classify(&["--numstat"], &numstat))[0];
+    let cls = &classify(&["--numstat"], &numstat).ok().records()[0];
     assert_eq!(cls["class"], "g10");
     assert_eq!(cls["reasons"], json!(["dependency"]));
     assert_eq!(cls["touches"]["dependency"], json!(["web/package.json"]));
@@ -745,7 +737,9 @@ fn fixture(name: &str) -> String {
 
 #[test]
 fn fixture_seed_example_as_a_file_argument() {
-    let recs = records(&classify(&["--plan", &fixture("seed-example.json")], ""));
+    let recs = classify(&["--plan", &fixture("seed-example.json")], "")
+        .ok()
+        .records();
     assert_eq!(
         members(&recs[1]),
         [
@@ -757,7 +751,9 @@ fn fixture_seed_example_as_a_file_argument() {
 
 #[test]
 fn fixture_gh_output_of_a_dependency_and_auth_change() {
-    let recs = records(&classify(&["--plan", &fixture("gh-pr-view.json")], ""));
+    let recs = classify(&["--plan", &fixture("gh-pr-view.json")], "")
+        .ok()
+        .records();
     let (cls, plan) = (&recs[0], &recs[1]);
     // 155 + 88 counted, the API report (17) left out; gh gives a binary file 0 and 0.
     assert_eq!(
@@ -798,7 +794,9 @@ fn fixture_gh_output_of_a_dependency_and_auth_change() {
 
 #[test]
 fn fixture_numstat_in_every_notation() {
-    let read = records(&classify(&["--print-facts", &fixture("numstat.txt")], ""));
+    let read = classify(&["--print-facts", &fixture("numstat.txt")], "")
+        .ok()
+        .records();
     let files: Vec<(String, Option<String>, String)> = read[0]["changedFiles"]
         .as_array()
         .unwrap()
@@ -835,7 +833,7 @@ fn fixture_numstat_in_every_notation() {
             (s("web/package.json"), None, s("7/0")),
         ]
     );
-    let cls = &records(&classify(&[&fixture("numstat.txt")], ""))[0];
+    let cls = &classify(&[&fixture("numstat.txt")], "").ok().records()[0];
     // The binary logo is a file of no lines: only the manifest makes it g10.
     assert_eq!(cls["reasons"], json!(["dependency"]));
     assert_eq!(cls["binaryPaths"], json!(["assets/logo.png"]));
@@ -848,7 +846,7 @@ fn fixture_rules_extend_with_a_new_flag() {
         {"path": "terraform/main.tf", "additions": 3, "deletions": 0},
         {"path": "svc/project.clj", "additions": 1, "deletions": 0},
     ]));
-    let cls = &records(&classify(&["--rules", &rules], &input))[0];
+    let cls = &classify(&["--rules", &rules], &input).ok().records()[0];
     assert_eq!(cls["touches"]["infra"], json!(["terraform/main.tf"]));
     assert_eq!(cls["reasons"], json!(["dependency"]));
     assert_eq!(
@@ -863,7 +861,7 @@ fn fixture_rules_extend_with_a_new_flag() {
 fn seed(args: &[&str], input: &str) -> Value {
     let mut all = vec!["--rules", "seed"];
     all.extend_from_slice(args);
-    records(&classify(&all, input)).remove(0)
+    classify(&all, input).ok().records().remove(0)
 }
 
 /// Seed 002, changedLineCount and touchesDependency under `--rules seed`: "the generated globs
@@ -1007,7 +1005,7 @@ fn the_seed_preset_keeps_every_boundary_the_seed_states() {
         );
         // The wide defaults still hold.
         if path != "package.json.bak" {
-            let cls = &records(&classify(&[], &one(path, 1)))[0];
+            let cls = &classify(&[], &one(path, 1)).ok().records()[0];
             assert_eq!(cls["dependencyTouch"], true, "{path}");
         }
     }
@@ -1056,14 +1054,13 @@ fn a_plan_made_inside_a_repository_takes_its_origin_and_head() {
     git(&["commit", "-q", "--allow-empty", "-m", "one"]);
     git(&["remote", "add", "origin", "git@github.com:acme/web.git"]);
     let head = git(&["rev-parse", "HEAD"]);
-    let out = run_with_stdin(
-        Command::new(bin("pr-classify"))
-            .args(["--numstat", "--plan"])
-            .current_dir(repo)
-            .env_remove("GH_REPO"),
-        b"1\t2\tsrc/a.rs\n",
-    );
-    let recs = records(&out);
+    let out = Tool::new("pr-classify")
+        .args(["--numstat", "--plan"])
+        .current_dir(repo)
+        .env_remove("GH_REPO")
+        .stdin(b"1\t2\tsrc/a.rs\n")
+        .run();
+    let recs = out.ok().records();
     assert_eq!(recs[1]["repo"], "acme/web", "{}", stderr(&out));
     assert_eq!(recs[1]["head"], head.as_str());
 }

@@ -8,22 +8,16 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{Checked, TempDir, bin, marked, pids_in, root, run_with_stdin, stderr, stdout};
+use crate::tool::{Ran, Tool};
+use crate::util::{Checked, TempDir, bin, marked, pids_in, root, stderr, stdout};
 
 const HOLDS: &str = r#"{"verdict":"holds","reason":"fine","confidence":0.7}"#;
 const BREAKS: &str = r#"{"verdict":"breaks","reason":"line 3 fails","confidence":0.7}"#;
 
-fn records(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 /// One lens on each seat (`exec:` scripts), about examples/answer.md, with `more` options; what
 /// a seat writes down for the test goes under `tmp`.
-fn panel(tmp: &Path, seats: &[String], more: &[&str]) -> Output {
-    let mut cmd = Command::new(bin("panel-judge"));
+fn panel(tmp: &Path, seats: &[String], more: &[&str]) -> Ran {
+    let mut cmd = Tool::new("panel-judge");
     for s in seats {
         cmd.args(["--seat", &format!("exec:{s}")]);
     }
@@ -38,9 +32,8 @@ fn panel(tmp: &Path, seats: &[String], more: &[&str]) -> Output {
         .args(more)
         .arg("examples/answer.md")
         .env("PANEL_SANDBOX_WRITE", crate::util::judges_may_write(tmp))
-        .current_dir(root())
-        .stdin(Stdio::null());
-    cmd.checked_output().unwrap()
+        .current_dir(root());
+    cmd.run()
 }
 
 /// A seat that answers at once with `answer`; `n` tells apart seats that answer alike.
@@ -54,13 +47,6 @@ fn slow(pids: &Path, mark: &str) -> String {
     format!(
         "setsid sleep {mark} & echo $! >> {p}; echo $$ >> {p}; sleep {mark}; echo '{BREAKS}'",
         p = pids.display()
-    )
-}
-
-fn tally(stream: &str, args: &[&str]) -> Output {
-    run_with_stdin(
-        Command::new(bin("panel-tally")).args(args),
-        stream.as_bytes(),
     )
 }
 
@@ -82,7 +68,7 @@ fn a_panel_decided_by_two_holds_ends_its_third_judge_and_everything_it_started()
     ];
     let out = panel(tmp.path(), &seats, &["--agree", "2", "--stop-when-decided"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(recs.len(), 3, "a panel always has panelSize records");
     assert_eq!(statuses(&recs), ["ok", "ok", "cancelled"]);
     let cancelled = &recs[2];
@@ -100,14 +86,20 @@ fn a_panel_decided_by_two_holds_ends_its_third_judge_and_everything_it_started()
     assert_eq!(kept.lines().count(), 3);
 
     // panel-tally: the judge left out counts as missing, and decides nothing.
-    let t = tally(&stdout(&out), &["--agree", "2"]);
+    let t = Tool::new("panel-tally")
+        .args(["--agree", "2"])
+        .stdin(&out.stdout)
+        .run();
     assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
     let text = stdout(&t);
     assert!(
         text.contains("PANEL: holds, decided 2-0 with --agree 2; 1 judge not needed (cancelled)."),
         "{text}"
     );
-    let j = tally(&stdout(&out), &["--agree", "2", "--json"]);
+    let j = Tool::new("panel-tally")
+        .args(["--agree", "2", "--json"])
+        .stdin(&out.stdout)
+        .run();
     let v: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
     assert_eq!(v["cancelled"], serde_json::json!([cancelled["judge"]]));
     assert_eq!(v["decidedEarly"], true);
@@ -123,7 +115,7 @@ fn two_breaks_decide_a_fail_and_the_cause_says_a_pass_is_out_of_reach() {
     let seats = [quick(BREAKS, 0), quick(BREAKS, 1), slow(&pids, &mark)];
     let out = panel(tmp.path(), &seats, &["--agree", "2", "--cascade"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(statuses(&recs), ["ok", "ok", "cancelled"]);
     assert_eq!(
         recs[2]["cause"],
@@ -131,7 +123,10 @@ fn two_breaks_decide_a_fail_and_the_cause_says_a_pass_is_out_of_reach() {
     );
     assert_eq!(recs[2]["attempts"], 0, "a cascade never launched it");
     assert!(pids_in(&pids).is_empty(), "the third judge never started");
-    let t = tally(&stdout(&out), &["--agree", "2"]);
+    let t = Tool::new("panel-tally")
+        .args(["--agree", "2"])
+        .stdin(&out.stdout)
+        .run();
     assert_eq!(t.status.code(), Some(1), "{}", stdout(&t));
 }
 
@@ -141,9 +136,12 @@ fn a_cascade_asks_the_third_judge_only_when_the_first_two_split() {
     let seats = [quick(HOLDS, 0), quick(BREAKS, 1), quick(HOLDS, 2)];
     let out = panel(tmp.path(), &seats, &["--agree", "2", "--cascade"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(statuses(&recs), ["ok", "ok", "ok"]);
-    let t = tally(&stdout(&out), &["--agree", "2"]);
+    let t = Tool::new("panel-tally")
+        .args(["--agree", "2"])
+        .stdin(&out.stdout)
+        .run();
     assert_eq!(t.status.code(), Some(0), "{}", stdout(&t));
     assert!(!stdout(&t).contains("cancelled"), "{}", stdout(&t));
 }
@@ -158,7 +156,7 @@ fn without_stopping_every_judge_is_asked_whatever_the_first_answers_say() {
     ];
     let out = panel(tmp.path(), &seats, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(statuses(&recs), ["ok", "ok", "ok"]);
     assert_eq!(
         recs[2]["verdict"], "breaks",
@@ -181,7 +179,7 @@ fn a_canary_is_never_cancelled() {
         &["--agree", "2", "--stop-when-decided", "--canary", &canary],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(recs.len(), 6, "three judges and a canary per seat");
     let canaries: Vec<&Value> = recs.iter().filter(|r| r["canary"].is_string()).collect();
     assert_eq!(canaries.len(), 3);
@@ -198,26 +196,35 @@ fn panel_tally_never_lets_a_cancelled_judge_decide_a_forged_stream() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // Two judges' records rewritten as cancelled: one holds is left, which decides nothing
     // under --agree 2 (the third could have held).
-    let mut recs = records(&out);
+    let mut recs = out.records();
     for r in recs.iter_mut().skip(1) {
         r["status"] = "cancelled".into();
         r["verdict"] = Value::Null;
         r["cause"] = "the panel was decided without it: 2 of 2 needed say holds".into();
     }
     let stream: String = recs.iter().map(|r| format!("{r}\n")).collect();
-    let t = tally(&stream, &["--agree", "2"]);
+    let t = Tool::new("panel-tally")
+        .args(["--agree", "2"])
+        .stdin(&stream)
+        .run();
     assert_eq!(t.status.code(), Some(3), "no decision: {}", stdout(&t));
     let text = stdout(&t);
     assert!(text.contains("CANCELLED WITHOUT CAUSE: "), "{text}");
-    let j = tally(&stream, &["--agree", "2", "--json"]);
+    let j = Tool::new("panel-tally")
+        .args(["--agree", "2", "--json"])
+        .stdin(&stream)
+        .run();
     let v: Value = serde_json::from_str(stdout(&j).trim()).unwrap();
     assert_eq!(v["decidedEarly"], false);
     assert_eq!(v["decided"], false);
     // A cancelled judge that claims a verdict is refused outright.
-    let mut lying = records(&out);
+    let mut lying = out.records();
     lying[2]["status"] = "cancelled".into();
     let stream: String = lying.iter().map(|r| format!("{r}\n")).collect();
-    let t = tally(&stream, &["--agree", "2"]);
+    let t = Tool::new("panel-tally")
+        .args(["--agree", "2"])
+        .stdin(&stream)
+        .run();
     assert_eq!(t.status.code(), Some(2), "{}", stderr(&t));
 }
 
@@ -369,7 +376,7 @@ fn a_cascade_by_cost_asks_the_seat_the_history_finds_cheapest_first() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(statuses(&recs), ["ok", "cancelled"]);
     assert_eq!(recs[0]["seat"], format!("exec:{}", seats[1]));
     assert_eq!(recs[1]["seat"], format!("exec:{}", seats[0]));
@@ -388,13 +395,16 @@ fn a_review_panel_stops_once_enough_reviewers_pass() {
         &["--contract", "review", "--agree", "2", "--cascade"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(statuses(&recs), ["ok", "ok", "cancelled"]);
     assert_eq!(
         recs[2]["cause"],
         "the panel was decided without it: 2 of 2 needed say pass"
     );
     assert!(pids_in(&pids).is_empty());
-    let t = tally(&stdout(&out), &["--agree", "2"]);
+    let t = Tool::new("panel-tally")
+        .args(["--agree", "2"])
+        .stdin(&out.stdout)
+        .run();
     assert_eq!(t.status.code(), Some(0), "{}{}", stdout(&t), stderr(&t));
 }

@@ -3,11 +3,12 @@
 
 use crate::util::Checked;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::tool::{Ran, Tool};
 use crate::util::{TempDir, bin, files_under, root, stderr, stdout, with_standins};
 
 /// A panel-judge run against stand-ins, with a fake user HOME and a call log.
@@ -32,17 +33,14 @@ impl Rig {
     }
 
     /// panel-judge with the stand-ins first on PATH; `env` sets STANDIN_* variables.
-    pub fn judge(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(bin("panel-judge"));
-        with_standins(&mut cmd, &self.log(), &[])
+    pub fn judge(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
+        Tool::new("panel-judge")
+            .standins(&self.log(), &[])
             .args(args)
             .arg(root().join("examples/answer.md"))
             .env("HOME", self.user_home())
-            .stdin(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.checked_output().unwrap()
+            .envs(env.iter().copied())
+            .run()
     }
 
     pub fn calls(&self) -> Vec<Value> {
@@ -52,13 +50,6 @@ impl Rig {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
-}
-
-pub fn records(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 /// The argv a stand-in logged; long arguments it moved into files are read back.
@@ -92,7 +83,7 @@ fn claude_judges_run_locked_down_in_private_folders() {
     let before = files_under(&rig.user_home());
     let out = rig.judge(&["--seat", "claude:haiku"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(recs.len(), 3);
     for r in &recs {
         assert_eq!(r["status"], "ok", "{r}");
@@ -162,7 +153,7 @@ fn claude_with_an_api_key_runs_bare() {
         &["--seat", "claude:haiku", "--lens", "a=Q?"],
         &[("ANTHROPIC_API_KEY", "k")],
     );
-    assert_eq!(records(&out)[0]["status"], "ok", "{}", stderr(&out));
+    assert_eq!(out.records()[0]["status"], "ok", "{}", stderr(&out));
     let c = &rig.calls()[0];
     assert!(argv(c).contains(&"--bare".to_string()));
     // Issue 46: "never a live token or key": the key's place holds a placeholder.
@@ -186,7 +177,7 @@ fn codex_judges_answer_through_the_last_message_file_with_stdin_closed() {
         &[("STANDIN_VERDICT", "holds")],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     for r in &recs {
         assert_eq!(
             (r["status"].as_str(), r["verdict"].as_str()),
@@ -273,7 +264,7 @@ fn codex_judges_answer_through_the_last_message_file_with_stdin_closed() {
                 "{a:?}"
             );
         }
-        let recs = records(&out);
+        let recs = out.records();
         assert!(recs.iter().all(|r| r["status"] == "ok"), "{recs:?}");
     }
 }
@@ -311,7 +302,7 @@ fn every_fault_becomes_its_status() {
                 "{seat} {mode}: {}",
                 stderr(&out)
             );
-            let r = &records(&out)[0];
+            let r = &out.records()[0];
             assert_eq!(r["status"], *want, "{seat} {mode}: {r}");
             if seat.starts_with("claude") {
                 assert_eq!(r["attempts"], *attempts, "{seat} {mode}: {r}");
@@ -336,7 +327,7 @@ fn a_rate_limited_judge_waits_with_backoff_within_its_deadline_then_abstains() {
         &["--seat", "claude:haiku", "--lens", "a=Q?", "--timeout", "5"],
         &[("STANDIN_MODE", "rate-limit")],
     );
-    let r = &records(&out)[0];
+    let r = &out.records()[0];
     assert_eq!(r["status"], "rate-limited", "{r}");
     // Asked at 0 s, 1 s and 3 s; waiting 4 s more would pass the 5 s deadline.
     assert_eq!(r["attempts"], 3, "{r}");
@@ -351,7 +342,7 @@ fn a_rate_limited_judge_waits_with_backoff_within_its_deadline_then_abstains() {
         &["--seat", "claude:haiku", "--lens", "a=Q?", "--timeout", "5"],
         &[("STANDIN_MODE", "rate-limit-once")],
     );
-    let r = &records(&out)[0];
+    let r = &out.records()[0];
     assert_eq!(
         (r["status"].as_str(), r["attempts"].as_u64()),
         (Some("ok"), Some(2)),
@@ -366,7 +357,7 @@ fn a_flood_of_output_is_kept_whole_and_read_as_unreadable() {
         &["--seat", "claude:haiku", "--lens", "a=Q?", "--retries", "0"],
         &[("STANDIN_MODE", "flood")],
     );
-    let r = &records(&out)[0];
+    let r = &out.records()[0];
     assert_eq!(r["status"], "unreadable", "{r}");
     assert!(r["excerpt"].as_str().unwrap().len() < 1024);
     let run = PathBuf::from(r["run"].as_str().unwrap());
@@ -402,7 +393,7 @@ fn hanging_judges_and_their_grandchildren_are_killed_at_the_deadline() {
                 "{mode} {seat}: {:?}",
                 t.elapsed()
             );
-            let r = &records(&out)[0];
+            let r = &out.records()[0];
             assert_eq!(r["status"], "timeout", "{mode} {seat}: {r}");
             assert_eq!(rig.calls().len(), 1, "{mode} {seat}: the stand-in ran");
             let grandchildren = std::fs::read_to_string(rig.log().join("grandchildren"));
@@ -420,19 +411,16 @@ fn hanging_judges_and_their_grandchildren_are_killed_at_the_deadline() {
 }
 
 /// `bin/judge-panel`, the seed script's replacement: same usage, same report, honest exits.
-fn judge_panel(rig: &Rig, candidate: &Path, env: &[(&str, &str)]) -> Output {
+fn judge_panel(rig: &Rig, candidate: &Path, env: &[(&str, &str)]) -> Ran {
     let bins = bin("panel-judge").parent().unwrap().to_path_buf();
-    let mut cmd = Command::new(root().join("bin/judge-panel"));
-    with_standins(&mut cmd, &rig.log(), &[bins])
+    Tool::at(root().join("bin/judge-panel"))
+        .standins(&rig.log(), &[bins])
         .arg(candidate)
         .env("HOME", rig.user_home())
         .env_remove("JUDGE_MODEL")
         .env_remove("JUDGE_SEAT")
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.checked_output().unwrap()
+        .envs(env.iter().copied())
+        .run()
 }
 
 #[test]

@@ -3,12 +3,13 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::harness::{Rig, records};
-use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout, with_standins};
+use crate::harness::Rig;
+use crate::tool::{Ran, Tool, records};
+use crate::util::{TempDir, bin, root, stderr, stdout};
 
 /// An `exec:` seat that answers holds with a reason of `size` bytes, after reading the prompt.
 fn holds_seat(size: usize) -> String {
@@ -18,13 +19,12 @@ fn holds_seat(size: usize) -> String {
 }
 
 /// panel-judge with one `exec:` seat and the three default lenses, about examples/answer.md.
-fn judge(seat: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(bin("panel-judge"));
-    cmd.args(["--seat", seat, "--family", &format!("{seat}=test")])
+fn judge(seat: &str, args: &[&str]) -> Tool {
+    let mut tool = Tool::new("panel-judge");
+    tool.args(["--seat", seat, "--family", &format!("{seat}=test")])
         .args(args)
-        .arg(root().join("examples/answer.md"))
-        .stdin(Stdio::null());
-    cmd
+        .arg(root().join("examples/answer.md"));
+    tool
 }
 
 fn lines(path: &Path) -> Vec<Value> {
@@ -48,6 +48,7 @@ fn concurrent_panels_append_whole_lines_to_one_history() {
     let children: Vec<_> = (0..8)
         .map(|_| {
             judge(&seat, &["--history", history.to_str().unwrap()])
+                .command()
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -89,12 +90,10 @@ fn a_symbolic_link_at_the_history_is_refused_and_the_answers_kept() {
     std::fs::write(&target, "untouched\n").unwrap();
     let link = tmp.path().join("history.jsonl");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = judge(&holds_seat(10), &["--history", link.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = judge(&holds_seat(10), &["--history", link.to_str().unwrap()]).run();
     // The panel's answers are not lost, and the status says what the panel said.
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(records(&out).len(), 3);
+    assert_eq!(out.records().len(), 3);
     let err = stderr(&out);
     let said: Vec<&str> = err
         .lines()
@@ -115,7 +114,7 @@ fn the_default_history_honours_xdg_state_home_and_can_be_turned_off() {
     let tmp = TempDir::new("history-xdg");
     let state = tmp.path().join("state");
     let home = tmp.path().join("home");
-    let run = |env: &[(&str, &Path)], args: &[&str], off: Option<&str>| -> Output {
+    let run = |env: &[(&str, &Path)], args: &[&str], off: Option<&str>| -> Ran {
         let mut cmd = judge(&holds_seat(10), args);
         cmd.env_remove("XDG_STATE_HOME").env_remove("PANEL_HISTORY");
         for (k, v) in env {
@@ -124,7 +123,7 @@ fn the_default_history_honours_xdg_state_home_and_can_be_turned_off() {
         if let Some(v) = off {
             cmd.env("PANEL_HISTORY", v);
         }
-        let out = cmd.output().unwrap();
+        let out = cmd.run();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert!(!stderr(&out).contains("history"), "{}", stderr(&out));
         out
@@ -179,10 +178,9 @@ fn review_records_keep_no_history() {
             history.to_str().unwrap(),
         ],
     )
-    .output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(records(&out)[0]["type"], "review");
+    assert_eq!(out.records()[0]["type"], "review");
     assert!(!history.exists());
 }
 
@@ -207,17 +205,17 @@ fn slow_canary_seat() -> String {
 /// A panel of one lens on two seats, the claude stand-in (which answers the canary as
 /// `canary_mode` says, everything else holds) and an `exec:` seat that always holds, with one
 /// canary known to break.
-fn canary_panel(rig: &Rig, canary_mode: &str) -> (Output, PathBuf) {
+fn canary_panel(rig: &Rig, canary_mode: &str) -> (Ran, PathBuf) {
     canary_panel_about(rig, canary_mode, &root().join("examples/answer.md"))
 }
 
-fn canary_panel_about(rig: &Rig, canary_mode: &str, candidate: &Path) -> (Output, PathBuf) {
+fn canary_panel_about(rig: &Rig, canary_mode: &str, candidate: &Path) -> (Ran, PathBuf) {
     let canary = canary_file(&rig.tmp);
     let history = rig.tmp.path().join("history.jsonl");
     let spec = format!("{}=breaks", canary.display());
     let exec = slow_canary_seat();
-    let mut cmd = Command::new(bin("panel-judge"));
-    with_standins(&mut cmd, &rig.log(), &[])
+    let mut cmd = Tool::new("panel-judge");
+    cmd.standins(&rig.log(), &[])
         .args([
             "--seat",
             "claude:haiku",
@@ -235,15 +233,10 @@ fn canary_panel_about(rig: &Rig, canary_mode: &str, candidate: &Path) -> (Output
         .arg(candidate)
         .env("HOME", rig.user_home())
         .env("STANDIN_VERDICT", "holds")
-        .env("STANDIN_RULES", format!("{MARK}=>{canary_mode}"))
-        .stdin(Stdio::null());
-    let out = cmd.output().unwrap();
+        .env("STANDIN_RULES", format!("{MARK}=>{canary_mode}"));
+    let out = cmd.run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     (out, history)
-}
-
-fn tally(input: &[u8], args: &[&str]) -> Output {
-    run_with_stdin(Command::new(bin("panel-tally")).args(args), input)
 }
 
 #[test]
@@ -291,7 +284,10 @@ fn a_seat_that_answers_its_canary_rightly_is_reported_as_a_hit() {
     assert_eq!(kept.iter().filter(|r| r["canary"] == "breaks").count(), 2);
     // The tally counts the panel only: two holds; the canaries about another candidate are
     // reported, never counted, and never refused as a second candidate.
-    let t = tally(&out.stdout, &["--json"]);
+    let t = Tool::new("panel-tally")
+        .args(["--json"])
+        .stdin(&out.stdout)
+        .run();
     assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
     let t: Value = serde_json::from_slice(&t.stdout).unwrap();
     assert_eq!(t["counts"]["holds"], 2);
@@ -313,7 +309,7 @@ fn a_seat_that_misses_its_canary_is_reported_and_with_require_canaries_does_not_
     let (out, _) = canary_panel(&rig, "holds");
     let exec = slow_canary_seat();
     // Without --require-canaries the panel passes, and the misses are reported.
-    let t = tally(&out.stdout, &[]);
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
     assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
     let text = stdout(&t);
     assert!(
@@ -326,13 +322,19 @@ fn a_seat_that_misses_its_canary_is_reported_and_with_require_canaries_does_not_
         text.contains("CANARY MISSED by claude:haiku, exec:"),
         "{text}"
     );
-    let j = tally(&out.stdout, &["--json"]);
+    let j = Tool::new("panel-tally")
+        .args(["--json"])
+        .stdin(&out.stdout)
+        .run();
     let j: Value = serde_json::from_slice(&j.stdout).unwrap();
     assert_eq!(j["canaryMissed"], serde_json::json!(["claude:haiku", exec]));
     assert_eq!(j["passed"], true);
     // "with `--require-canaries` such a seat's verdicts do not count (the panel may become
     // undecided, exit 3)".
-    let t = tally(&out.stdout, &["--require-canaries", "--json"]);
+    let t = Tool::new("panel-tally")
+        .args(["--require-canaries", "--json"])
+        .stdin(&out.stdout)
+        .run();
     assert_eq!(t.status.code(), Some(3), "{}", stderr(&t));
     let j: Value = serde_json::from_slice(&t.stdout).unwrap();
     assert_eq!(j["counts"]["abstained"], 2);
@@ -363,7 +365,10 @@ fn require_canaries_discounts_a_seat_without_one_and_keeps_one_that_hit() {
         (out.stdout.clone(), "its seat missed its canary"),
         (without, "its seat answered no canary"),
     ] {
-        let t = tally(&input, &["--require-canaries", "--json", "--agree", "1"]);
+        let t = Tool::new("panel-tally")
+            .args(["--require-canaries", "--json", "--agree", "1"])
+            .stdin(&input)
+            .run();
         assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
         let j: Value = serde_json::from_slice(&t.stdout).unwrap();
         assert_eq!(j["counts"]["holds"], 1);
@@ -386,8 +391,11 @@ fn each_panel_of_a_stream_reports_its_own_canaries() {
         let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         assert!(last.get("canary").is_none(), "{text}");
     }
-    let both = [first.stdout, second.stdout].concat();
-    let t = tally(&both, &["--each", "--json"]);
+    let both = [&first.stdout[..], &second.stdout[..]].concat();
+    let t = Tool::new("panel-tally")
+        .args(["--each", "--json"])
+        .stdin(&both)
+        .run();
     assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
     let tallies: Vec<Value> = stdout(&t)
         .lines()
@@ -411,9 +419,7 @@ fn a_bad_canary_argument_is_one_line_and_exit_2() {
         (format!("{f}.missing=holds"), "k.md.missing"),
         ("=holds".to_string(), "expected a file"),
     ] {
-        let out = judge(&holds_seat(4), &["--canary", &arg, "--no-history"])
-            .output()
-            .unwrap();
+        let out = judge(&holds_seat(4), &["--canary", &arg, "--no-history"]).run();
         assert_eq!(out.status.code(), Some(2), "{arg}: {}", stderr(&out));
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -424,9 +430,7 @@ fn a_bad_canary_argument_is_one_line_and_exit_2() {
         assert!(out.stdout.is_empty());
     }
     // A lens may not take a canary's name.
-    let out = judge(&holds_seat(4), &["--lens", "canary-1=Q?"])
-        .output()
-        .unwrap();
+    let out = judge(&holds_seat(4), &["--lens", "canary-1=Q?"]).run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
@@ -439,9 +443,7 @@ fn an_append_cut_short_leaves_no_torn_line_and_the_ledger_reads_on() {
     let history = tmp.path().join("history.jsonl");
     let h = history.to_str().unwrap();
     let whole = |size: usize| {
-        let out = judge(&holds_seat(size), &["--history", h])
-            .output()
-            .unwrap();
+        let out = judge(&holds_seat(size), &["--history", h]).run();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     };
     // What is there already: records of 400 KiB, so that the limit below leaves room for the
@@ -454,7 +456,7 @@ fn an_append_cut_short_leaves_no_torn_line_and_the_ledger_reads_on() {
     let mut cut = judge(&holds_seat(5 * 1024), &["--history", h]);
     // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        cut.pre_exec(move || {
+        cut.command().pre_exec(move || {
             let lim = nix::libc::rlimit {
                 rlim_cur: limit,
                 rlim_max: limit,
@@ -466,7 +468,7 @@ fn an_append_cut_short_leaves_no_torn_line_and_the_ledger_reads_on() {
             }
         });
     }
-    let out = cut.output().unwrap();
+    let out = cut.run();
     assert!(stderr(&out).contains("history"), "{}", stderr(&out));
     let text = std::fs::read_to_string(&history).unwrap();
     assert!(
@@ -503,7 +505,7 @@ fn a_replay_keeps_no_history_unless_one_is_named() {
         if let Some(v) = var {
             cmd.env("PANEL_HISTORY", v);
         }
-        let out = cmd.output().unwrap();
+        let out = cmd.run();
         assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
     };
     run(&[], None);
@@ -576,15 +578,20 @@ fn three_panels(tmp: &TempDir) -> (PathBuf, [String; 3]) {
     (history, [a.concat(), b.concat(), c.concat()])
 }
 
-fn history_tally(args: &[&str]) -> Output {
-    let mut cmd = Command::new(bin("panel-tally"));
-    cmd.arg("--history").args(args).stdin(Stdio::null());
-    crate::util::run_with_stdin(&mut cmd, b"")
+fn history_tally(args: &[&str]) -> Ran {
+    Tool::new("panel-tally")
+        .arg("--history")
+        .args(args)
+        .stdin(b"")
+        .run()
 }
 
 /// What panel-tally prints of one panel's records alone, after the history's header line.
 fn alone(records: &str, header: &str, args: &[&str]) -> String {
-    let out = tally(records.as_bytes(), args);
+    let out = Tool::new("panel-tally")
+        .args(args)
+        .stdin(records.as_bytes())
+        .run();
     assert!(
         matches!(out.status.code(), Some(0 | 1 | 3)),
         "{}",
@@ -672,13 +679,27 @@ fn the_history_prints_each_panel_as_its_records_alone_grouped_by_run() {
     // With --json: the tally records, one per panel, as panel-tally writes them.
     let out = history_tally(&[h, "--json", "--judge", "beta"]);
     let want = [&a, &c]
-        .map(|r| stdout(&tally(r.as_bytes(), &["--json"])))
+        .map(|r| {
+            stdout(
+                &Tool::new("panel-tally")
+                    .args(["--json"])
+                    .stdin(r.as_bytes())
+                    .run(),
+            )
+        })
         .concat();
     assert_eq!(stdout(&out), want);
     // Markdown: the panels' reports after a heading each.
     let out = history_tally(&[h, "--format", "markdown", "--last", "1"]);
     assert!(stdout(&out).starts_with("#### "), "{}", stdout(&out));
-    assert!(stdout(&out).ends_with(&stdout(&tally(c.as_bytes(), &["--format", "markdown"]))));
+    assert!(
+        stdout(&out).ends_with(&stdout(
+            &Tool::new("panel-tally")
+                .args(["--format", "markdown"])
+                .stdin(c.as_bytes())
+                .run()
+        ))
+    );
 }
 
 #[test]

@@ -6,26 +6,20 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
+use crate::tool::{Tool, records};
+use crate::util::{TempDir, bin, root, stderr, stdout};
 
 const HOLDS: &str = r#"{"verdict":"holds","reason":"fine","confidence":0.7}"#;
 const BREAKS: &str = r#"{"verdict":"breaks","reason":"xs[0] on an empty list","confidence":0.9}"#;
 
-fn judge(args: &[&str]) -> Command {
-    let mut cmd = Command::new(bin("panel-judge"));
-    cmd.args(args).stdin(Stdio::null()).current_dir(root());
-    cmd
-}
-
-fn records(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+fn judge(args: &[&str]) -> Tool {
+    let mut tool = Tool::new("panel-judge");
+    tool.args(args).current_dir(root());
+    tool
 }
 
 /// panel-judge with one honest exec judge (it answers `holds`) on examples/answer.md, and `extra`.
-fn holding_judge(extra: &[&str]) -> Command {
+fn holding_judge(extra: &[&str]) -> Tool {
     let seat = format!("exec:echo '{HOLDS}'");
     let family = format!("{seat}=x");
     let mut args = vec!["--seat", &seat, "--family", &family, "examples/answer.md"];
@@ -82,12 +76,12 @@ fn a_byte_order_mark_before_the_first_record_is_skipped() {
         )
     };
     let stream = format!("\u{feff}{}\n{}\n", rec("a"), rec("b"));
-    let out = run_with_stdin(&mut Command::new(bin("panel-tally")), stream.as_bytes());
+    let out = Tool::new("panel-tally").stdin(stream).run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("PANEL: unanimous — all 2 say holds."));
     // A BOM anywhere else is not skipped: it is not the start of the input.
     let late = format!("{}\n\u{feff}{}\n", rec("a"), rec("b"));
-    let out = run_with_stdin(&mut Command::new(bin("panel-tally")), late.as_bytes());
+    let out = Tool::new("panel-tally").stdin(late).run();
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
 }
 
@@ -106,8 +100,7 @@ fn a_nul_byte_in_the_candidate_is_refused_before_launching() {
         &format!("exec:touch {}; cat=x", log.display()),
         file.to_str().unwrap(),
     ])
-    .checked_output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         error_line(&out).ends_with("a NUL byte at offset 27: no judge's command line can carry it"),
@@ -201,8 +194,7 @@ fn exec_seats_are_compared_without_their_spacing() {
         "a=Q?",
         "examples/answer.md",
     ])
-    .checked_output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(
         stderr(&out).contains("one judge in two costumes"),
@@ -228,10 +220,9 @@ fn a_quoted_verdict_does_not_decide() {
         "0",
         "examples/answer.md",
     ])
-    .checked_output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let rec = &records(&out)[0];
+    let rec = &out.records()[0];
     assert_eq!(rec["verdict"], Value::Null, "{rec}");
     assert_eq!(rec["status"], "unreadable");
     assert_eq!(rec["cause"], "2 answers in the reply that disagree");
@@ -272,10 +263,9 @@ fn a_reply_nested_past_any_answer_is_unreadable_not_a_crash() {
         "PANEL_SANDBOX_WRITE",
         crate::util::judges_may_write(tmp.path()),
     )
-    .checked_output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(recs.len(), 2);
     let statuses: Vec<&str> = recs.iter().map(|r| r["status"].as_str().unwrap()).collect();
     assert!(
@@ -331,6 +321,7 @@ fn nothing_a_judge_starts_outlives_it_whichever_way_it_ends() {
                 crate::util::judges_may_write(tmp.path()),
             )
             .env("TMPDIR", tmp.path())
+            .command()
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -391,10 +382,9 @@ fn an_escaped_holder_of_the_pipe_costs_no_answer() {
         "PANEL_SANDBOX_WRITE",
         crate::util::judges_may_write(tmp.path()),
     )
-    .checked_output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let rec = &records(&out)[0];
+    let rec = &out.records()[0];
     assert_eq!(rec["verdict"], "breaks", "{rec}");
     assert_eq!(rec["attempts"], 1, "{rec}");
     let said = std::fs::read_to_string(
@@ -441,6 +431,7 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
         crate::util::judges_may_write(tmp.path()),
     )
     .env("TMPDIR", tmp.path())
+    .command()
     .stdout(Stdio::null())
     .stderr(Stdio::null())
     .spawn()
@@ -487,8 +478,7 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
         crate::util::judges_may_write(tmp.path()),
     )
     .env("TMPDIR", tmp.path())
-    .checked_output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!left[0].exists(), "the abandoned sandbox is still there");
     assert!(sandboxes().is_empty(), "{:?}", sandboxes());
@@ -538,9 +528,7 @@ fn an_out_folder_that_is_not_empty_is_refused_and_its_links_not_followed() {
     std::fs::create_dir(&out_dir).unwrap();
     std::os::unix::fs::symlink(&victim, out_dir.join("candidate")).unwrap();
     std::os::unix::fs::symlink(&victim, out_dir.join("verdicts.jsonl")).unwrap();
-    let out = holding_judge(&["--lens", "a=Q?", "--out", out_dir.to_str().unwrap()])
-        .checked_output()
-        .unwrap();
+    let out = holding_judge(&["--lens", "a=Q?", "--out", out_dir.to_str().unwrap()]).run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(error_line(&out).contains("not empty"), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
@@ -556,9 +544,7 @@ fn an_out_folder_of_another_user_is_refused() {
     let out_dir = tmp.path().join("run");
     std::fs::create_dir(&out_dir).unwrap();
     std::os::unix::fs::chown(&out_dir, Some(65534), Some(65534)).unwrap();
-    let out = holding_judge(&["--out", out_dir.to_str().unwrap()])
-        .checked_output()
-        .unwrap();
+    let out = holding_judge(&["--out", out_dir.to_str().unwrap()]).run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         error_line(&out).contains("another user"),
@@ -663,7 +649,7 @@ fn a_name_that_would_leave_the_run_folder_is_refused() {
         let out_dir = tmp.path().join("run");
         args.extend(["--out", out_dir.to_str().unwrap()]);
         args.push("examples/answer.md");
-        let out = judge(&args).checked_output().unwrap();
+        let out = judge(&args).run();
         assert_eq!(out.status.code(), Some(2), "{value}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("cannot name a folder"),
@@ -689,7 +675,7 @@ fn a_reviewer_named_like_a_path_is_refused() {
         .to_string()
     };
     let input = format!("{}\n{}\n", review("alice"), review("../../x"));
-    let out = run_with_stdin(&mut Command::new(bin("panel-merge")), input.as_bytes());
+    let out = Tool::new("panel-merge").stdin(input).run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         error_line(&out).contains("cannot name a folder"),
@@ -698,18 +684,13 @@ fn a_reviewer_named_like_a_path_is_refused() {
     );
     // And in panel-merge's output, as panel-vote reads it.
     let input = format!("{}\n{}\n", review("alice"), review("bob"));
-    let merged = run_with_stdin(&mut Command::new(bin("panel-merge")), input.as_bytes());
+    let merged = Tool::new("panel-merge").stdin(input).run();
     assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
     let planted = stdout(&merged).replace("\"bob\"", "\"../../x\"");
-    let out = run_with_stdin(
-        Command::new(bin("panel-vote")).args([
-            "--seat",
-            "first",
-            "--candidate",
-            "examples/answer.md",
-        ]),
-        planted.as_bytes(),
-    );
+    let out = Tool::new("panel-vote")
+        .args(["--seat", "first", "--candidate", "examples/answer.md"])
+        .stdin(planted)
+        .run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         error_line(&out).contains("cannot name a folder"),
@@ -749,10 +730,9 @@ fn an_answer_file_put_in_place_of_the_judges_is_not_read() {
             "0",
             "examples/answer.md",
         ])
-        .checked_output()
-        .unwrap();
+        .run();
         assert_eq!(out.status.code(), Some(0), "{how}: {}", stderr(&out));
-        assert_eq!(records(&out)[0]["status"], want, "{how}: {}", stdout(&out));
+        assert_eq!(out.records()[0]["status"], want, "{how}: {}", stdout(&out));
     }
 }
 
@@ -769,8 +749,7 @@ fn the_closing_line_seals_the_ledger() {
         "--out",
         out_dir.to_str().unwrap(),
     ])
-    .checked_output()
-    .unwrap();
+    .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let ledger = std::fs::read(out_dir.join("verdicts.jsonl")).unwrap();
     assert_eq!(ledger, out.stdout);
@@ -834,6 +813,7 @@ fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
             crate::util::judges_may_write(tmp.path()),
         )
         .env("XDG_RUNTIME_DIR", tmp.path())
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -874,8 +854,7 @@ fn a_slot_folder_open_to_others_is_refused() {
     std::fs::set_permissions(&slots, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = holding_judge(&["--lens", "a=Q?", "--harness-cap", "exec=1"])
         .env("XDG_RUNTIME_DIR", tmp.path())
-        .checked_output()
-        .unwrap();
+        .run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         error_line(&out).contains("open to other users"),
@@ -914,7 +893,7 @@ fn a_reason_cannot_redraw_or_forge_a_line_of_the_report() {
         ),
         rec("b", "holds", "ok\n\nPANEL: unanimous — all 2 say holds.")
     );
-    let out = run_with_stdin(&mut Command::new(bin("panel-tally")), input.as_bytes());
+    let out = Tool::new("panel-tally").stdin(input).run();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -936,10 +915,10 @@ fn control_characters_in_reviews_and_errors_are_shown_escaped() {
         "harness": "exec", "candidate": "sha256:00", "stage": "review", "decision": "revise",
         "findings": [{"id": "alice-1", "severity": "block", "evidence": "x\u{1b}[2K\ry",
             "fix": "z\u{7f}"}], "status": "ok"});
-    let out = run_with_stdin(
-        Command::new(bin("panel-tally")).args(["--agree", "1"]),
-        format!("{review}\n").as_bytes(),
-    );
+    let out = Tool::new("panel-tally")
+        .args(["--agree", "1"])
+        .stdin(format!("{review}\n"))
+        .run();
     let text = stdout(&out);
     assert!(text.contains("x\\x1b[2K\\x0dy"), "{text}");
     assert!(
@@ -992,8 +971,8 @@ fn a_large_candidate_is_held_once_not_once_per_copy() {
     }
     args.push(candidate.to_str().unwrap());
     let mut cmd = judge(&args);
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let (status, kib) = peak_kib(&mut cmd);
+    cmd.command().stdout(Stdio::null()).stderr(Stdio::null());
+    let (status, kib) = peak_kib(cmd.command());
     assert_eq!(status.code(), Some(0));
     let mib = kib / 1024;
     // 16 MiB × (2 + 8 running judges), and as much again for the tool itself and the moments
@@ -1057,7 +1036,7 @@ fn a_limit_on_processes_asks_every_voter_without_a_stall() {
         rec["seat"] = Value::from(seat);
         reviews.push_str(&format!("{rec}\n"));
     }
-    let merged = run_with_stdin(&mut Command::new(bin("panel-merge")), reviews.as_bytes());
+    let merged = Tool::new("panel-merge").stdin(reviews).run();
     assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
     std::fs::write(tmp.path().join("merged.jsonl"), &merged.stdout).unwrap();
     let candidate = for_nobody(&tmp, &fixtures.join("page.md"));

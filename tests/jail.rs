@@ -6,37 +6,28 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-use serde_json::Value;
-
-use crate::util::{Checked, TempDir, bin, root, stderr};
+use crate::tool::{Ran, Tool};
+use crate::util::{TempDir, bin, root, stderr};
 
 const HOLDS: &str = r#"{"verdict":"holds","reason":"r","confidence":0.5}"#;
 
-fn records(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 /// panel-judge with one `exec:` seat, `args` after it, about the README's example answer.
-fn judge(seat: &str, args: &[&str]) -> Command {
+fn judge(seat: &str, args: &[&str]) -> Tool {
     about(seat, args, &root().join("examples/answer.md"))
 }
 
 /// panel-judge with one `exec:` seat, `args` after it, about `candidate`.
-fn about(seat: &str, args: &[&str], candidate: &Path) -> Command {
+fn about(seat: &str, args: &[&str], candidate: &Path) -> Tool {
     let family = format!("{seat}=x");
-    let mut cmd = Command::new(bin("panel-judge"));
-    cmd.args(["--seat", seat, "--family", &family, "--lens", "a=Q?"])
+    let mut tool = Tool::new("panel-judge");
+    tool.args(["--seat", seat, "--family", &family, "--lens", "a=Q?"])
         .args(["--retries", "0", "--timeout", "60"])
         .args(args)
         .arg(candidate)
-        .env("PANEL_HISTORY", "off")
-        .stdin(Stdio::null());
-    cmd
+        .env("PANEL_HISTORY", "off");
+    tool
 }
 
 /// Whether this kernel makes jails for this caller (else the tests that need one skip).
@@ -54,25 +45,23 @@ fn jails() -> bool {
 
 /// panel-judge run in a user namespace of its own whose limit on user namespaces is 0: a
 /// kernel that forbids them, as far as panel-judge can tell.
-fn without_namespaces(args: &[&str]) -> Output {
+fn without_namespaces(args: &[&str]) -> Ran {
     let script = "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"";
-    let mut cmd = Command::new("unshare");
+    let mut cmd = Tool::at("unshare");
     cmd.args(["--user", "--map-root-user", "sh", "-c", script, "sh"])
         .arg(bin("panel-judge"));
     one_judge_holds(cmd, args)
 }
 
 /// `cmd` (panel-judge, or what runs it) asks one `exec:` seat that answers holds, with `args`.
-fn one_judge_holds(mut cmd: Command, args: &[&str]) -> Output {
+fn one_judge_holds(mut cmd: Tool, args: &[&str]) -> Ran {
     let seat = format!("exec:cat >/dev/null; echo '{HOLDS}'");
     cmd.args(["--seat", &seat, "--family", &format!("{seat}=x")])
         .args(["--lens", "a=Q?"])
         .args(args)
         .arg(root().join("examples/answer.md"))
         .env("PANEL_HISTORY", "off")
-        .stdin(Stdio::null())
-        .checked_output()
-        .unwrap()
+        .run()
 }
 
 /// Issue 22: "Where namespaces are forbidden … `--sandbox auto` falls back to Landlock alone
@@ -93,7 +82,7 @@ fn a_kernel_that_forbids_namespaces_is_said_in_every_record_or_refused() {
 
     let out = without_namespaces(&[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let rec = &records(&out)[0];
+    let rec = &out.records()[0];
     assert_eq!(rec["status"], "ok", "{rec}");
     let said = rec["sandbox"].as_str().unwrap();
     let (walls, limits) = said.split_once("; limits: ").unwrap();
@@ -190,9 +179,8 @@ fn the_proxy_lets_through_the_allowed_endpoint_alone_and_logs_what_it_refused() 
         &seat,
         &["--sandbox-allow", &to, "--out", run.to_str().unwrap()],
     )
-    .checked_output()
-    .unwrap();
-    let rec = &records(&out)[0];
+    .run();
+    let rec = &out.records()[0];
     let reason = rec["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("200 Connection established"), "{rec}");
     assert!(reason.contains("ALLOWEDBODY"), "{rec}");
@@ -204,8 +192,8 @@ fn the_proxy_lets_through_the_allowed_endpoint_alone_and_logs_what_it_refused() 
     let seat = through_the_proxy(tmp.path(), &named, 0);
     let run = tmp.path().join("run-refused");
     let args = ["--sandbox-allow", &to, "--out", run.to_str().unwrap()];
-    let out = about(&seat, &args, &candidate).checked_output().unwrap();
-    let recs = records(&out);
+    let out = about(&seat, &args, &candidate).run();
+    let recs = out.records();
     let reason = recs[0]["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("403 Forbidden"), "{reason}");
     assert!(
@@ -252,10 +240,8 @@ fn a_failed_judge_is_told_what_its_walls_refused_and_what_grants_it() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = judge(&format!("exec:{}", script.display()), &[])
-        .checked_output()
-        .unwrap();
-    let rec = &records(&out)[0];
+    let out = judge(&format!("exec:{}", script.display()), &[]).run();
+    let rec = &out.records()[0];
     assert_eq!(rec["status"], "failed", "{rec}");
     let cause = rec["cause"].as_str().unwrap();
     assert!(
@@ -264,8 +250,8 @@ fn a_failed_judge_is_told_what_its_walls_refused_and_what_grants_it() {
     );
     // The proxy's refusals are named too, with what grants a host.
     let seat = through_the_proxy(tmp.path(), "api.example.com:443", 1);
-    let out = judge(&seat, &[]).checked_output().unwrap();
-    let rec = &records(&out)[0];
+    let out = judge(&seat, &[]).run();
+    let rec = &out.records()[0];
     let cause = rec["cause"]
         .as_str()
         .unwrap_or_else(|| panic!("{rec}"))
@@ -283,9 +269,8 @@ fn a_failed_judge_is_told_what_its_walls_refused_and_what_grants_it() {
         &format!("exec:{}", script.display()),
         &["--sandbox-write", &write],
     )
-    .checked_output()
-    .unwrap();
-    assert_eq!(records(&out)[0]["status"], "ok", "{}", stderr(&out));
+    .run();
+    assert_eq!(out.records()[0]["status"], "ok", "{}", stderr(&out));
     std::fs::remove_dir_all(&tool).unwrap();
 }
 
@@ -296,8 +281,8 @@ fn a_failed_judge_is_told_what_its_walls_refused_and_what_grants_it() {
 fn what_would_weaken_the_walls_is_refused_in_one_line() {
     let tmp = TempDir::new("weaken");
     let seat = format!("exec:cat >/dev/null; echo '{HOLDS}'");
-    let run = |cmd: &mut Command| {
-        let out = cmd.checked_output().unwrap();
+    let run = |cmd: &mut Tool| {
+        let out = cmd.run();
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(out.stdout.is_empty());
         let err = stderr(&out);
@@ -322,7 +307,7 @@ fn what_would_weaken_the_walls_is_refused_in_one_line() {
     std::fs::write(&cli, "#!/bin/sh\nexit 0\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let err = run(Command::new(bin("panel-judge"))
+    let err = run(Tool::new("panel-judge")
         .args(["--seat", "claude:haiku", "--lens", "a=Q?"])
         .arg(root().join("examples/answer.md"))
         .env("HOME", &home)
@@ -350,10 +335,8 @@ fn a_root_callers_judge_is_not_root() {
     }
     let seat = "exec:cat >/dev/null; printf '{\"verdict\":\"holds\",\"reason\":\"uid %s\",\"confidence\":0.5}\\n' $(id -u)";
     for sandbox in ["auto", "landlock"] {
-        let out = judge(seat, &["--sandbox", sandbox])
-            .checked_output()
-            .unwrap();
-        let rec = &records(&out)[0];
+        let out = judge(seat, &["--sandbox", sandbox]).run();
+        let rec = &out.records()[0];
         let (uid, _) = panel::internals::unprivileged_ids();
         assert_eq!(rec["reason"], format!("uid {uid}"), "{sandbox}: {rec}");
         assert_ne!(uid, 0);
@@ -391,15 +374,15 @@ fn a_machine_that_refuses_user_namespaces_is_made_here() {
     // Issue 44: with neither, `--sandbox auto` says so on every record, and `--sandbox
     // required` refuses.
     let judge = |args: &[&str]| {
-        let mut cmd = Command::new(bin("panel-judge"));
-        crate::util::Refused::UserNamespacesAndLandlock.on(&mut cmd);
+        let mut cmd = Tool::new("panel-judge");
+        crate::util::Refused::UserNamespacesAndLandlock.on(cmd.command());
         one_judge_holds(cmd, args)
     };
     let out = judge(&["--sandbox", "required"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(out.stdout.is_empty());
     let out = judge(&[]);
-    let rec = &records(&out)[0];
+    let rec = &out.records()[0];
     assert_eq!(rec["status"], "ok", "{rec}");
     let said = rec["sandbox"].as_str().unwrap();
     assert!(

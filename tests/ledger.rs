@@ -4,6 +4,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+use crate::tool::records;
 use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
 
 const HISTORY: &str = "examples/history.jsonl";
@@ -52,13 +53,6 @@ fn jsonl(records: &[Value]) -> Vec<u8> {
         .into_bytes()
 }
 
-fn records_of(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn the_example_history_shows_the_heat_map_and_the_flags() {
     let out = history();
@@ -102,7 +96,7 @@ fn json_gives_judge_pair_and_summary_records() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records_of(&out);
+    let recs = records(&out);
     let kinds = |k: &str| recs.iter().filter(|r| r["type"] == k).count();
     assert_eq!(
         kinds("judge-stats"),
@@ -155,7 +149,7 @@ fn pairs_agreeing_always_are_redundant_and_kappa_counts_disagreement() {
     }
     let out = ledger(&["--json"], &jsonl(&recs));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records_of(&out);
+    let recs = records(&out);
     let pair = recs.iter().find(|r| r["type"] == "pair-agreement").unwrap();
     assert_eq!(pair["kappa"], 1.0);
     assert_eq!(pair["sharedPanels"], 40);
@@ -173,7 +167,7 @@ fn pairs_agreeing_always_are_redundant_and_kappa_counts_disagreement() {
         recs.push(rec("codex:x", "a", w, &run));
     }
     let out = ledger(&["--json"], &jsonl(&recs));
-    let recs = records_of(&out);
+    let recs = records(&out);
     let pair = recs.iter().find(|r| r["type"] == "pair-agreement").unwrap();
     assert_eq!(pair["kappa"], -1.0);
     assert_eq!(pair["flags"], json!([]));
@@ -194,7 +188,7 @@ fn panels_whose_records_are_apart_are_counted_as_when_together() {
     let b = ledger(&["--json"], &jsonl(&apart));
     assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
     assert_eq!(stdout(&a), stdout(&b));
-    let summary = records_of(&a).pop().unwrap();
+    let summary = records(&a).pop().unwrap();
     assert_eq!(summary["panels"], 6);
 }
 
@@ -213,7 +207,7 @@ fn a_canary_is_scored_per_seat_and_never_sits_on_a_panel() {
     }
     let out = ledger(&["--json"], &jsonl(&recs));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records_of(&out);
+    let recs = records(&out);
     let seat = |name: &str| {
         recs.iter()
             .find(|r| r["scope"] == "seat" && r["name"] == name)
@@ -462,7 +456,7 @@ fn summary_of(path: &std::path::Path, args: &[&str]) -> (Vec<Value>, Value) {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let mut recs = records_of(&out);
+    let mut recs = records(&out);
     let summary = recs.pop().unwrap();
     (recs, summary)
 }
@@ -633,7 +627,7 @@ fn a_flag_needs_its_whole_interval_past_the_threshold() {
         }
         let out = ledger(&["--json"], &jsonl(&recs));
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        records_of(&out)
+        records(&out)
     };
     let flags = |recs: &[Value], flag: &str| -> Vec<String> {
         recs.iter()
@@ -687,7 +681,7 @@ fn the_ledger_counts_huge_figures_and_short_panels_without_guessing() {
     let out = ledger(&["--json"], &jsonl(&[a.clone(), b.clone()]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let summary = |out: &Output| {
-        records_of(out)
+        records(out)
             .into_iter()
             .find(|v| v["type"] == "ledger-summary")
             .unwrap()
@@ -828,7 +822,7 @@ fn the_ledger_keeps_to_a_time_a_seat_a_run_or_a_candidate() {
     let kept = |args: &[&str]| -> (u64, u64, u64, Vec<String>) {
         let out = ledger_of_history(&state, &[&["--json"][..], args].concat());
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
-        let recs = records_of(&out);
+        let recs = records(&out);
         let s = recs.iter().find(|r| r["type"] == "ledger-summary").unwrap();
         let seats = recs
             .iter()

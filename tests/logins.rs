@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::mockserver::{MockServer, Reply, Request};
 use crate::tls::{ConnectProxy, TestCa};
 use crate::tokens::{Family, Tokens};
+use crate::tool::{Ran, Tool};
 use crate::util::{TempDir, bin, kill, wait_until, with_standins};
 
 /// A user with a Claude Pro/Max login (or codex's ChatGPT login), the stand-in token service
@@ -135,8 +136,8 @@ impl User {
     }
 
     /// panel-judge on the claude stand-in as this user, `acts` the judge's hostile acts.
-    fn judge(&self, extra: &[&str], acts: &str) -> Output {
-        let out = self.command(extra, acts).output().unwrap();
+    fn judge(&self, extra: &[&str], acts: &str) -> Ran {
+        let out = self.command(extra, acts).run();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             stdout.contains("\"status\":\"ok\""),
@@ -147,15 +148,15 @@ impl User {
     }
 
     /// panel-judge as this user; `extra` may name its own `--timeout` and `--out`.
-    fn command(&self, extra: &[&str], acts: &str) -> Command {
+    fn command(&self, extra: &[&str], acts: &str) -> Tool {
         let candidate = self.tmp.path().join("work.md");
         std::fs::write(&candidate, "# first\n`first(xs)` returns `xs[0]`.\n").unwrap();
-        let mut cmd = Command::new(bin("panel-judge"));
+        let mut cmd = Tool::new("panel-judge");
         let unless = |flag: &'static str, value: PathBuf| {
             let given = extra.contains(&flag);
             [flag.into(), value].into_iter().filter(move |_| !given)
         };
-        with_standins(&mut cmd, &self.tmp.path().join("log"), &[])
+        cmd.standins(&self.tmp.path().join("log"), &[])
             .env("HOME", &self.home)
             .env("PANEL_HISTORY", "off")
             .env("HTTPS_PROXY", self.proxy.url())
@@ -166,8 +167,7 @@ impl User {
             .args(unless("--timeout", "30".into()))
             .args(unless("--out", self.tmp.path().join("run")))
             .args(extra)
-            .arg(&candidate)
-            .stdin(Stdio::null());
+            .arg(&candidate);
         cmd
     }
 
@@ -188,9 +188,10 @@ impl User {
     fn refreshing(&self, extra: &[&str], proxy: &ConnectProxy) -> Child {
         let mut cmd = self.command(extra, "");
         cmd.env("HTTPS_PROXY", proxy.url())
+            .command()
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let child = cmd.spawn().unwrap();
+        let child = cmd.command().spawn().unwrap();
         let asked = wait_until(Duration::from_secs(20), || !proxy.connects().is_empty());
         assert!(asked, "no refresh began");
         child
@@ -319,7 +320,7 @@ fn a_pasted_block_gives_the_login_without_its_refresh_token() {
     u.write(&creds);
     let rt = u.tokens.live_refresh(u.family).unwrap();
     let act = "show .claude/.credentials.json";
-    let dry = u.command(&["--dry-run"], act).output().unwrap();
+    let dry = u.command(&["--dry-run"], act).run();
     let block = text(&dry.stdout);
     assert!(dry.status.success(), "{}", text(&dry.stderr));
     assert!(!block.contains(&rt), "{block}");
@@ -349,11 +350,11 @@ fn a_pasted_block_gives_the_login_without_its_refresh_token() {
 
 /// panel-judge as a user whose HOME is `home`, one seat, the judge doing `acts`; what it
 /// printed, and what the judge said on its standard error.
-fn judge_with(tmp: &TempDir, home: &Path, seat: &str, acts: &str) -> (Output, String) {
+fn judge_with(tmp: &TempDir, home: &Path, seat: &str, acts: &str) -> (Ran, String) {
     let candidate = tmp.path().join("work.md");
     std::fs::write(&candidate, "# first\n`first(xs)` returns `xs[0]`.\n").unwrap();
-    let mut cmd = Command::new(bin("panel-judge"));
-    let out = with_standins(&mut cmd, &tmp.path().join("log"), &[])
+    let out = Tool::new("panel-judge")
+        .standins(&tmp.path().join("log"), &[])
         .env("HOME", home)
         .env("PANEL_HISTORY", "off")
         .env("STANDIN_DO", acts)
@@ -361,9 +362,7 @@ fn judge_with(tmp: &TempDir, home: &Path, seat: &str, acts: &str) -> (Output, St
         .args(["--retries", "0", "--timeout", "30", "--out"])
         .arg(tmp.path().join("run"))
         .arg(&candidate)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .run();
     let said = tmp.path().join("run/correctness/attempt-1/stderr");
     (out, std::fs::read_to_string(said).unwrap_or_default())
 }
@@ -456,7 +455,7 @@ fn a_token_expiring_past_every_clock_is_refused_and_not_saved() {
         let answer = json!({"access_token": jwt, "refresh_token": "rt-next", "id_token": jwt});
         Some(Reply::Json(200, answer, vec![]))
     });
-    let out = u.command(&[], "").output().unwrap();
+    let out = u.command(&[], "").run();
     let all = u.everything(&out);
     assert!(
         !all.contains("panicked") && !all.contains("internal error"),
@@ -478,7 +477,7 @@ fn a_refusal_echoing_the_refresh_token_shows_it_nowhere() {
             "message": "client 9d1c250a-e61b-44d9-88ed-5944d1962f5e refused"});
         Some(Reply::Json(400, said, vec![]))
     });
-    let out = u.command(&[], "").output().unwrap();
+    let out = u.command(&[], "").run();
     let all = u.everything(&out);
     assert!(all.contains("invalid_grant"), "{all}");
     assert!(!all.contains(&rt), "{all}");
@@ -495,7 +494,7 @@ fn an_answer_with_tokens_that_are_not_strings_writes_nothing() {
             "expires_in": 3600});
         Some(Reply::Json(200, answer, vec![]))
     });
-    let out = u.command(&[], "").output().unwrap();
+    let out = u.command(&[], "").run();
     assert_eq!(text(&u.store()), text(&before), "{}", u.everything(&out));
     let u = User::codex("login-wrong-type-codex");
     let before = u.store();
@@ -510,7 +509,7 @@ fn an_answer_with_tokens_that_are_not_strings_writes_nothing() {
         let answer = json!({"access_token": access, "refresh_token": "rt-next", "id_token": 7});
         Some(Reply::Json(200, answer, vec![]))
     });
-    let out = u.command(&[], "").output().unwrap();
+    let out = u.command(&[], "").run();
     assert_eq!(text(&u.store()), text(&before), "{}", u.everything(&out));
 }
 
@@ -628,7 +627,7 @@ fn lock_folders_a_killed_refresh_left_are_taken_over_by_one_run() {
         .map(|out| {
             let out = u.tmp.path().join(out);
             let mut cmd = u.command(&["--out", out.to_str().unwrap()], "");
-            cmd.stdout(Stdio::piped()).spawn().unwrap()
+            cmd.command().stdout(Stdio::piped()).spawn().unwrap()
         })
         .into_iter()
         .collect();
@@ -724,9 +723,10 @@ fn a_login_another_user_owns_is_not_refreshed_by_a_caller_who_cannot_keep_it_the
     cmd.env("TMPDIR", own.join("tmp"))
         .env("XDG_STATE_HOME", own.join("state"))
         .env("XDG_CACHE_HOME", own.join("cache"))
+        .command()
         .uid(caller)
         .gid(caller);
-    let out = cmd.output().unwrap();
+    let out = cmd.run();
     let r = record(&out);
     let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert_eq!(r["status"], "failed", "{all}");

@@ -4,13 +4,12 @@
 //! and the panel's preference following the answers, never the order they were given in.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{
-    Checked, TempDir, bin, judges_may_write, root, run_with_stdin, stderr, stdout, with_standins,
-};
+use crate::tool::{Ran, Tool, records};
+use crate::util::{Checked, TempDir, bin, judges_may_write, root, stderr, stdout, with_standins};
 
 const EXAMPLE: &str = "examples/pairwise";
 
@@ -20,7 +19,7 @@ fn example(name: &str) -> PathBuf {
 
 /// panel-judge --contract pairwise on stand-in seats, answering as `mode` says, about the
 /// example's question and its two answers given in the order `a`, `b`.
-fn judge(tmp: &Path, mode: &str, seats: &[&str], a: &str, b: &str, extra: &[&str]) -> Output {
+fn judge(tmp: &Path, mode: &str, seats: &[&str], a: &str, b: &str, extra: &[&str]) -> Ran {
     judge_in(
         tmp,
         &tmp.join(format!("run-{}", crate::util::mark())),
@@ -39,13 +38,13 @@ fn judge_in(
     seats: &[&str],
     (a, b): (&str, &str),
     extra: &[&str],
-) -> Output {
+) -> Ran {
     let log = tmp.join("log");
     std::fs::create_dir_all(&log).unwrap();
     judges_may_write(&log);
-    let mut cmd = Command::new(bin("panel-judge"));
-    with_standins(&mut cmd, &log, &[]);
-    cmd.env("STANDIN_MODE", mode)
+    Tool::new("panel-judge")
+        .standins(&log, &[])
+        .env("STANDIN_MODE", mode)
         .args(["--contract", "pairwise", "--brief"])
         .arg(example("question.md"))
         .args(["--out"])
@@ -54,19 +53,7 @@ fn judge_in(
         .args(extra)
         .arg(example(a))
         .arg(example(b))
-        .stdin(Stdio::null());
-    cmd.checked_output().unwrap()
-}
-
-fn records(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn tally(records: &Output, args: &[&str]) -> Output {
-    run_with_stdin(Command::new(bin("panel-tally")).args(args), &records.stdout)
+        .run()
 }
 
 const SEATS: [&str; 3] = ["claude:haiku", "codex:gpt-5", "gemini"];
@@ -77,7 +64,7 @@ fn a_judge_that_always_prefers_the_first_shown_is_position_inconsistent() {
     let run = tmp.path().join("run");
     let out = judge_in(tmp.path(), &run, "first", &SEATS, ("a.md", "b.md"), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(recs.len(), 3);
     for r in &recs {
         assert_eq!(
@@ -111,7 +98,7 @@ fn a_judge_that_always_prefers_the_first_shown_is_position_inconsistent() {
             assert!(!p.contains("a.md") && !p.contains("\"A\""), "{job}: {p}");
         }
     }
-    let t = tally(&out, &[]);
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
     assert_eq!(t.status.code(), Some(3), "{}", stderr(&t));
     let text = stdout(&t);
     assert!(text.contains("PANEL: no preference: A 0, B 0 of 3 judge(s) (2 needed); 3 position-inconsistent (abstained)."), "{text}");
@@ -119,7 +106,10 @@ fn a_judge_that_always_prefers_the_first_shown_is_position_inconsistent() {
     assert!(text.contains("first shown: 6 of 6 answers"), "{text}");
     // Given in the other order, the panel decides the same: nothing.
     let swapped = judge(tmp.path(), "first", &SEATS, "b.md", "a.md", &[]);
-    let t = tally(&swapped, &["--json"]);
+    let t = Tool::new("panel-tally")
+        .args(["--json"])
+        .stdin(&swapped.stdout)
+        .run();
     assert_eq!(t.status.code(), Some(3));
     let rec: Value = serde_json::from_slice(&t.stdout).unwrap();
     assert_eq!(
@@ -222,7 +212,10 @@ fn a_consistent_panel_prefers_the_same_answer_whichever_order_it_was_given_in() 
     for (a, b, preferred) in [("a.md", "b.md", "A"), ("b.md", "a.md", "B")] {
         let out = judge(tmp.path(), "prefer:Grey waves", &SEATS, a, b, &[]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let t = tally(&out, &["--json"]);
+        let t = Tool::new("panel-tally")
+            .args(["--json"])
+            .stdin(&out.stdout)
+            .run();
         assert_eq!(t.status.code(), Some(0), "{}", stderr(&t));
         let rec: Value = serde_json::from_slice(&t.stdout).unwrap();
         assert_eq!(rec["preferred"], preferred, "{rec}");
@@ -233,7 +226,10 @@ fn a_consistent_panel_prefers_the_same_answer_whichever_order_it_was_given_in() 
             (rec["firstShown"].as_u64(), rec["answers"].as_u64()),
             (Some(3), Some(6))
         );
-        let md = tally(&out, &["--format", "markdown"]);
+        let md = Tool::new("panel-tally")
+            .args(["--format", "markdown"])
+            .stdin(&out.stdout)
+            .run();
         assert!(
             stdout(&md).starts_with(&format!("### ✅ Pairwise panel: prefers {preferred}")),
             "{}",
@@ -254,7 +250,7 @@ fn alternating_orders_ask_half_as_often_and_balance_the_first_shown() {
         &["--orders", "alternate"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     let shown: Vec<(&str, &str, &str)> = recs
         .iter()
         .map(|r| {
@@ -279,7 +275,7 @@ fn alternating_orders_ask_half_as_often_and_balance_the_first_shown() {
             .all(|r| r["orders"].as_array().unwrap().len() == 1 && r["status"] == "ok")
     );
     // One A, one B: the order did not decide the panel.
-    let t = tally(&out, &[]);
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
     assert_eq!(t.status.code(), Some(3));
     assert!(
         stdout(&t).contains("PANEL: no preference: A 1, B 1 of 2 judge(s) (2 needed)."),
@@ -320,7 +316,7 @@ fn an_order_without_an_answer_leaves_its_judge_without_a_preference() {
         r["cause"].as_str().unwrap().starts_with("shown AB: "),
         "{r}"
     );
-    let t = tally(&out, &[]);
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
     assert_eq!(t.status.code(), Some(3));
     assert!(
         stdout(&t).contains("1 gave no preference"),
@@ -358,7 +354,7 @@ fn recorded_answers_replay_the_example_offline() {
     ] {
         assert!(tmp.path().join("run").join(f).exists(), "{f}");
     }
-    let t = tally(&out, &[]);
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
     assert_eq!(t.status.code(), Some(0));
     assert!(
         stdout(&t)
@@ -477,13 +473,13 @@ fn a_pairwise_panel_refuses_what_it_cannot_do() {
         (&["--agree", "0"][..], "--agree 0"),
         (&["--each"], "a pairwise panel is counted alone"),
     ] {
-        let t = tally(&out, args);
+        let t = Tool::new("panel-tally").args(args).stdin(&out.stdout).run();
         assert_eq!(t.status.code(), Some(2), "{args:?}");
         assert!(stderr(&t).contains(says), "{}", stderr(&t));
     }
     let mut two = stdout(&out);
     two.push_str(&two.replace("sha256:", "sha256:0"));
-    let t = run_with_stdin(&mut Command::new(bin("panel-tally")), two.as_bytes());
+    let t = Tool::new("panel-tally").stdin(two.as_bytes()).run();
     assert_eq!(t.status.code(), Some(2));
     assert!(
         stderr(&t).contains("one pairwise panel at a time"),

@@ -7,14 +7,14 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+use crate::tool::Tool;
 #[cfg(target_os = "linux")]
 use crate::util::Refused;
-use crate::util::{Checked, TempDir, bin, root};
+use crate::util::{TempDir, root};
 
 const LIVE: &str = "sk-keyed-LIVE0123456789abcdefLIVE";
 const OTHER: &str = "other-account-token-0123456789";
@@ -150,13 +150,6 @@ fn modes() -> Vec<&'static str> {
     m
 }
 
-fn records(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
 /// The attacker's row and CLI written under `dir`: the rows file, and the folder of the CLI.
 fn install(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let bindir = dir.join("bin");
@@ -204,10 +197,10 @@ fn judges(
     }
     let out = outdir.join("seen.json");
     let run = dir.join(format!("run-{mode}"));
-    let mut cmd = Command::new(bin("panel-judge"));
+    let mut cmd = Tool::new("panel-judge");
     #[cfg(target_os = "linux")]
     if mode == "no-userns" {
-        Refused::UserNamespaces.on(&mut cmd);
+        Refused::UserNamespaces.on(cmd.command());
     }
     let path = format!(
         "{}:{}",
@@ -225,13 +218,12 @@ fn judges(
         .env("PANEL_HISTORY", "off")
         .env("KEYED_OTHER_TOKEN", OTHER)
         .env("KEYED_BASE_URL", format!("http://127.0.0.1:{}", model.port))
-        .env("KEYED_OUT", &out)
-        .stdin(Stdio::null());
+        .env("KEYED_OUT", &out);
     match key {
         Some(k) => cmd.env("KEYED_API_KEY", k),
         None => cmd.env_remove("KEYED_API_KEY"),
     };
-    let o = cmd.checked_output().unwrap();
+    let o = cmd.run();
     let seen = std::fs::read_dir(&outdir)
         .unwrap()
         .flatten()
@@ -241,7 +233,7 @@ fn judges(
     let first = lenses[0].split('=').next().unwrap();
     let log =
         std::fs::read_to_string(run.join(first).join("attempt-1/egress.log")).unwrap_or_default();
-    (records(&o), seen, log)
+    (o.records(), seen, log)
 }
 
 /// Issue 46: "Each judge gets a random placeholder, per run, in the place and form its CLI
@@ -359,7 +351,7 @@ fn a_login_its_row_keeps_live_is_said_in_the_record_and_by_the_doctor() {
     // The doctor says what a judge holds of the login it would get.
     let (rows, _) = install(tmp.path());
     let doctor = |env: (&str, &str)| {
-        let o = Command::new(bin("panel-judge"))
+        let o = Tool::new("panel-judge")
             .args([
                 "--harness-file",
                 rows.to_str().unwrap(),
@@ -369,10 +361,9 @@ fn a_login_its_row_keeps_live_is_said_in_the_record_and_by_the_doctor() {
             .env_remove("KEYED_API_KEY")
             .env_remove("KEYED_OTHER_TOKEN")
             .env(env.0, env.1)
-            .stdin(Stdio::null())
-            .checked_output()
-            .unwrap();
-        let keyed = records(&o)
+            .run();
+        let keyed = o
+            .records()
             .into_iter()
             .find(|r| r["name"] == "keyed")
             .unwrap_or(Value::Null);

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, bin, files_under, git, root, run_with_stdin, stderr, stdout};
+use crate::tool::{Ran, Tool, records};
+use crate::util::{TempDir, bin, files_under, git, root, stderr, stdout};
 
 /// A repository with a base and a head commit, a plan, reply files and a call log.
 struct Pr {
@@ -99,13 +100,13 @@ impl Pr {
         path.display().to_string()
     }
 
-    fn command(&self, plan: &Path, extra: &[&str], env: &[(&str, &str)]) -> Command {
+    fn command(&self, plan: &Path, extra: &[&str], env: &[(&str, &str)]) -> Tool {
         let path = format!(
             "{}:{}",
             root().join("tests/standins").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let mut cmd = Command::new(bin("panel-judge"));
+        let mut cmd = Tool::new("panel-judge");
         cmd.args(["--contract", "pr", "--plan"])
             .arg(plan)
             .arg("--repo")
@@ -131,15 +132,12 @@ impl Pr {
             .env("STANDIN_LOCKDOWN", "off")
             .env("STANDIN_READ", "src/lib.rs")
             .env_remove("ANTHROPIC_API_KEY")
-            .stdin(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+            .envs(env.iter().copied());
         cmd
     }
 
-    fn judge(&self, plan: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
-        self.command(plan, extra, env).checked_output().unwrap()
+    fn judge(&self, plan: &Path, extra: &[&str], env: &[(&str, &str)]) -> Ran {
+        self.command(plan, extra, env).run()
     }
 
     fn calls(&self) -> Vec<Value> {
@@ -167,13 +165,6 @@ impl Pr {
     }
 }
 
-fn records(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 fn one(out: &Output) -> Value {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
     let recs = records(out);
@@ -195,7 +186,7 @@ fn reviewers_that_read_then_answer_are_accepted_claude_and_codex() {
         &[("STANDIN_MODE", &format!("review-read:{reply}"))],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let mut recs = records(&out);
+    let mut recs = out.records();
     recs.sort_by_key(|r| r["shape"].as_str().unwrap().to_string());
     assert_eq!(recs.len(), 2);
     for r in &recs {
@@ -791,6 +782,7 @@ fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_memb
     let rules = format!("adversary=>hang\ncorrectness=>{mode}");
     let child = pr
         .command(&plan, &["--timeout", "60"], &[("STANDIN_RULES", &rules)])
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -818,7 +810,7 @@ fn a_repeat_run_launches_nothing_and_after_an_interruption_only_the_missing_memb
         [pr.name("adversary")],
         "only the missing member reruns"
     );
-    let recs = records(&again);
+    let recs = again.records();
     assert_eq!(recs.len(), 2);
     assert!(recs.iter().all(|r| r["verdict"] == "MERGE"));
 }
@@ -896,7 +888,7 @@ fn recorded_transcripts_through_the_built_in_reviewer_filters() {
 
 /// Every member of `plan` answers MERGE on the head: the panel's run, which passes, and whose
 /// records panel-tally passes too (the stream a test then rewrites).
-fn all_say_merge(pr: &Pr, plan: &Path) -> Output {
+fn all_say_merge(pr: &Pr, plan: &Path) -> Ran {
     let merge = pr.reply("merge.txt", "MERGE", &pr.head);
     let out = pr.judge(
         plan,
@@ -908,18 +900,17 @@ fn all_say_merge(pr: &Pr, plan: &Path) -> Output {
     out
 }
 
-fn tally(pr: &Pr, plan: &Path, verdicts: &str, extra: &[&str]) -> Output {
+fn tally(pr: &Pr, plan: &Path, verdicts: &str, extra: &[&str]) -> Ran {
     let file = pr.path("verdicts.jsonl");
     std::fs::write(&file, verdicts).unwrap();
-    Command::new(bin("panel-tally"))
+    Tool::new("panel-tally")
         .args(["--pr", "--plan"])
         .arg(plan)
         .arg("--repo")
         .arg(pr.repo())
         .args(extra)
         .arg(&file)
-        .checked_output()
-        .unwrap()
+        .run()
 }
 
 #[test]
@@ -1311,13 +1302,12 @@ fn pr_review_of_a_repository_without_a_remote_or_gh_needs_git_alone() {
     );
     // pr-classify --plan there too: the base found, the label, and nothing asked for.
     let numstat = git(&pr.repo(), &["diff", "--numstat", &pr.base, &pr.head]);
-    let plan = run_with_stdin(
-        Command::new(bin("pr-classify"))
-            .args(["--numstat", "--plan"])
-            .current_dir(pr.repo())
-            .env_remove("GH_REPO"),
-        format!("{numstat}\n").as_bytes(),
-    );
+    let plan = Tool::new("pr-classify")
+        .args(["--numstat", "--plan"])
+        .current_dir(pr.repo())
+        .env_remove("GH_REPO")
+        .stdin(format!("{numstat}\n").as_bytes())
+        .run();
     assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
     let plan: Value = serde_json::from_str(stdout(&plan).lines().nth(1).unwrap()).unwrap();
     assert_eq!(
@@ -1386,12 +1376,11 @@ fn the_base_is_found_from_the_branch_s_upstream() {
     git(&pr.repo(), &["branch", "-q", "-u", "develop"]);
     let plan_base = || {
         let numstat = git(&pr.repo(), &["diff", "--numstat", &pr.base, &pr.head]);
-        let out = run_with_stdin(
-            Command::new(bin("pr-classify"))
-                .args(["--numstat", "--plan", "--repo", "acme/app"])
-                .current_dir(pr.repo()),
-            format!("{numstat}\n").as_bytes(),
-        );
+        let out = Tool::new("pr-classify")
+            .args(["--numstat", "--plan", "--repo", "acme/app"])
+            .current_dir(pr.repo())
+            .stdin(format!("{numstat}\n").as_bytes())
+            .run();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let plan: Value = serde_json::from_str(stdout(&out).lines().nth(1).unwrap()).unwrap();
         plan["base"].clone()
@@ -1468,13 +1457,12 @@ fn what_a_local_review_lacks_is_named_in_one_message() {
     let empty = pr.path("empty");
     std::fs::create_dir_all(&empty).unwrap();
     git(&empty, &["init", "-q"]);
-    let out = run_with_stdin(
-        Command::new(bin("pr-classify"))
-            .args(["--numstat", "--plan", "--pr", "7"])
-            .current_dir(&empty)
-            .env_remove("GH_REPO"),
-        b"1\t2\ta.rs\n",
-    );
+    let out = Tool::new("pr-classify")
+        .args(["--numstat", "--plan", "--pr", "7"])
+        .current_dir(&empty)
+        .env_remove("GH_REPO")
+        .stdin(b"1\t2\ta.rs\n")
+        .run();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
@@ -1635,10 +1623,10 @@ fn pr_review_of_a_pr_number_takes_its_facts_from_gh_and_fetches_its_head() {
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
     let gh_json: Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(gh_json["files"].as_array().unwrap().len(), 100);
-    let cls = run_with_stdin(
-        Command::new(bin("pr-classify")).args(["--gh", "--is", "unread"]),
-        &listed.stdout,
-    );
+    let cls = Tool::new("pr-classify")
+        .args(["--gh", "--is", "unread"])
+        .stdin(&listed.stdout)
+        .run();
     assert_eq!(cls.status.code(), Some(0), "{}", stderr(&cls));
 
     // gh or git failing before the panel: one line naming the step, exit 2, nothing launched
@@ -1995,23 +1983,22 @@ fn the_plan_lists_the_links_the_pr_adds() {
             .checked_output()
             .unwrap();
         let classify = |extra: &[&str]| {
-            run_with_stdin(
-                Command::new(bin("pr-classify"))
-                    .args([
-                        "--numstat",
-                        "--repo",
-                        "acme/app",
-                        "--head",
-                        &pr.head,
-                        "--plan",
-                    ])
-                    .args(extra),
-                &out.stdout,
-            )
+            Tool::new("pr-classify")
+                .args([
+                    "--numstat",
+                    "--repo",
+                    "acme/app",
+                    "--head",
+                    &pr.head,
+                    "--plan",
+                ])
+                .args(extra)
+                .stdin(&out.stdout)
+                .run()
         };
         let cls = classify(&[]);
         assert_eq!(cls.status.code(), Some(0), "{}", stderr(&cls));
-        let recs = records(&cls);
+        let recs = cls.records();
         assert_eq!(recs[0]["type"], "pr-class");
         assert_eq!(recs[0]["links"], links, "-z {z}: {}", recs[0]);
         assert_eq!(recs[1]["type"], "plan");
@@ -2024,10 +2011,10 @@ fn the_plan_lists_the_links_the_pr_adds() {
             "{text}"
         );
     }
-    let bad = run_with_stdin(
-        Command::new(bin("pr-classify")).args(["--numstat"]),
-        b"1\t0\tdocs/abs.md\n:000000 120000 0000000 zz A\tdocs/abs.md\n",
-    );
+    let bad = Tool::new("pr-classify")
+        .args(["--numstat"])
+        .stdin(b"1\t0\tdocs/abs.md\n:000000 120000 0000000 zz A\tdocs/abs.md\n")
+        .run();
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(
         stderr(&bad).trim(),
@@ -2527,7 +2514,7 @@ fn a_blocking_fix_first_ends_the_members_still_running_under_stop_when_decided()
         t.elapsed() < Duration::from_secs(60),
         "it waited for the slow member"
     );
-    let recs = records(&out);
+    let recs = out.records();
     assert_eq!(recs.len(), 2, "every member has its record: {recs:?}");
     let first = by_shape(&recs, "correctness");
     assert_eq!(
@@ -2604,7 +2591,7 @@ fn every_pr_member_is_asked_without_stopping_or_when_no_blocking_fix_first_decid
         ]);
         let out = pr.judge(&plan, extra, &env_of(&env));
         assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
-        let recs = records(&out);
+        let recs = out.records();
         assert_eq!(recs.len(), 2, "{recs:?}");
         assert_eq!(by_shape(&recs, "correctness")["verdict"], "FIX_FIRST");
         let slow = by_shape(&recs, "adversary");

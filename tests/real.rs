@@ -19,4 +19,5 @@ mod real_synth;
 mod sealed;
 mod tls;
 mod tokens;
+mod tool;
 mod util;

@@ -8,13 +8,14 @@
 //! schema flags), ten calls in all: the suite's time matters more than a third CLI.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::real_cli::real_cli;
 use crate::real_judge::{Slot, Stage, case};
-use crate::util::{Checked, bin, run_with_stdin};
+use crate::tool::{Tool, records};
+use crate::util::Checked;
 
 const QUESTION: &str =
     "Write a haiku about the sea: three lines, five, seven and five syllables.\n";
@@ -68,21 +69,6 @@ fn pairwise(stage: &Stage, run: &str, given: [&str; 2], extra: &[&str]) -> Outpu
         .unwrap()
 }
 
-fn records(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn tally(out: &Output) -> (Option<i32>, String) {
-    let t = run_with_stdin(&mut Command::new(bin("panel-tally")), &out.stdout);
-    (
-        t.status.code(),
-        String::from_utf8_lossy(&t.stdout).into_owned(),
-    )
-}
-
 /// Every request offered the model the schema tool alone, or no tool (the contract in the
 /// prompt), and each showed both answers.
 fn asked(stage: &Stage, calls: usize) {
@@ -133,7 +119,8 @@ fn a_model_that_prefers_the_first_shown_decides_nothing() {
     }
     check_dir(&stage.candidate.parent().unwrap().join("both"), &recs);
     asked(&stage, 4);
-    let (code, text) = tally(&out);
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
+    let (code, text) = (t.code(), t.stdout());
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("PANEL: no preference: A 0, B 0 of 2 judge(s) (2 needed); 2 position-inconsistent (abstained)."), "{text}");
     assert!(
@@ -161,7 +148,8 @@ fn a_model_that_prefers_the_first_shown_decides_nothing() {
         "{said:?}"
     );
     asked(&stage, 6);
-    let (code, text) = tally(&out);
+    let t = Tool::new("panel-tally").stdin(&out.stdout).run();
+    let (code, text) = (t.code(), t.stdout());
     assert_eq!(code, Some(3), "{text}");
     assert!(
         text.contains("PANEL: no preference: A 1, B 1 of 2 judge(s) (2 needed)."),
@@ -198,7 +186,8 @@ fn a_model_that_reads_the_answers_prefers_the_same_one_in_both_orders() {
                 "{r}"
             );
         }
-        let (code, text) = tally(&out);
+        let t = Tool::new("panel-tally").stdin(&out.stdout).run();
+        let (code, text) = (t.code(), t.stdout());
         assert_eq!(code, Some(0), "{text}");
         assert!(
             text.contains(&format!("PANEL: prefers {preferred} (")),

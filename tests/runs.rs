@@ -4,11 +4,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
-
-use crate::util::{Checked, TempDir, bin, root, stderr, stdout};
+use crate::tool::{Ran, Tool};
+use crate::util::{TempDir, root, stderr, stdout};
 
 /// A cache, a temporary folder and a HOME of the test's own.
 struct Rig {
@@ -35,34 +33,32 @@ impl Rig {
     }
 
     /// `tool` with this box's cache, temporary folder and HOME.
-    fn cmd(&self, tool: &str) -> Command {
-        let mut cmd = Command::new(bin(tool));
+    fn cmd(&self, tool: &str) -> Tool {
+        let mut cmd = Tool::new(tool);
         cmd.current_dir(root())
             .env("XDG_CACHE_HOME", self.path("cache"))
             .env("HOME", self.path("home"))
             .env("TMPDIR", self.path("tmp"))
             .env("PANEL_HISTORY", "off")
-            .env_remove("PANEL_KEEP_DAYS")
-            .stdin(Stdio::null());
+            .env_remove("PANEL_KEEP_DAYS");
         cmd
     }
 
     /// One replayed panel with no --out, `more` options first.
-    fn judge(&self, more: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = self.cmd("panel-judge");
-        cmd.args(more).args([
-            "--seat",
-            "replay:examples/answers.json",
-            "examples/answer.md",
-        ]);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.checked_output().unwrap()
+    fn judge(&self, more: &[&str], env: &[(&str, &str)]) -> Ran {
+        self.cmd("panel-judge")
+            .args(more)
+            .args([
+                "--seat",
+                "replay:examples/answers.json",
+                "examples/answer.md",
+            ])
+            .envs(env.iter().copied())
+            .run()
     }
 
-    fn tally(&self, args: &[&str]) -> Output {
-        self.cmd("panel-tally").args(args).checked_output().unwrap()
+    fn tally(&self, args: &[&str]) -> Ran {
+        self.cmd("panel-tally").args(args).run()
     }
 
     /// The `panel.*` entries of the box's temporary folder.
@@ -83,13 +79,6 @@ fn names(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-fn records(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 /// Whether `name` is a run folder's name as panel gives it: `YYYYMMDDTHHMMSSZ-` and twelve hex.
@@ -122,7 +111,7 @@ fn a_run_with_no_run_folder_goes_into_the_cache_and_none_into_the_temporary_fold
     let b = Rig::new("runs-cache");
     let out = b.judge(&[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let recs = records(&out);
+    let recs = out.records();
     let run = PathBuf::from(recs[0]["run"].as_str().unwrap());
     let runs = b.runs().canonicalize().unwrap();
     assert_eq!(run.parent(), Some(runs.as_path()), "{}", run.display());
@@ -146,7 +135,7 @@ fn a_run_with_no_run_folder_goes_into_the_cache_and_none_into_the_temporary_fold
     // The next run's name sorts after it.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let out = b.judge(&[], &[]);
-    let next = PathBuf::from(records(&out)[0]["run"].as_str().unwrap().to_string());
+    let next = PathBuf::from(out.records()[0]["run"].as_str().unwrap().to_string());
     assert!(next.file_name() > run.file_name(), "{}", next.display());
     assert_eq!(b.in_tmp(), Vec::<String>::new());
 }
@@ -160,9 +149,9 @@ fn with_no_cache_home_nor_home_the_run_folder_is_in_the_temporary_folder_said_on
         "replay:examples/answers.json",
         "examples/answer.md",
     ]);
-    let out = cmd.checked_output().unwrap();
+    let out = cmd.run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let run = PathBuf::from(records(&out)[0]["run"].as_str().unwrap());
+    let run = PathBuf::from(out.records()[0]["run"].as_str().unwrap());
     let tmp = b.path("tmp").canonicalize().unwrap();
     assert_eq!(run.parent(), Some(tmp.as_path()), "{}", run.display());
     let name = run.file_name().unwrap().to_str().unwrap();
@@ -220,7 +209,7 @@ fn runs_lists_the_run_folders_and_keep_prunes_only_what_is_ours_and_free() {
     let b = Rig::new("runs-list");
     let out = b.judge(&[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let run = PathBuf::from(records(&out)[0]["run"].as_str().unwrap());
+    let run = PathBuf::from(out.records()[0]["run"].as_str().unwrap());
     let seal = stderr(&out)
         .lines()
         .find_map(|l| {
@@ -245,7 +234,7 @@ fn runs_lists_the_run_folders_and_keep_prunes_only_what_is_ours_and_free() {
 
     let out = b.tally(&["--runs", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let listed = records(&out);
+    let listed = out.records();
     let paths: Vec<&str> = listed.iter().map(|r| r["path"].as_str().unwrap()).collect();
     let shown = |p: &Path| p.display().to_string();
     assert_eq!(
@@ -283,7 +272,7 @@ fn runs_lists_the_run_folders_and_keep_prunes_only_what_is_ours_and_free() {
     // The default keep: the old free one goes, the rest stay.
     let out = b.tally(&["--runs", "--keep", "14", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let removed = records(&out);
+    let removed = out.records();
     assert_eq!(removed.len(), 1, "{}", stdout(&out));
     assert_eq!(removed[0]["path"], shown(&old).as_str());
     assert_eq!(removed[0]["removed"], true);
@@ -298,7 +287,7 @@ fn runs_lists_the_run_folders_and_keep_prunes_only_what_is_ours_and_free() {
     // 0: every one no live run holds; never what is not ours.
     let out = b.tally(&["--runs", "--keep", "0", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(records(&out).len(), 1);
+    assert_eq!(out.records().len(), 1);
     assert!(!run.exists() && held_dir.exists());
     assert!(foreign.exists() && target.join("precious").exists());
     assert!(fs::symlink_metadata(runs.join("20200101T000003Z-000000000003")).is_ok());

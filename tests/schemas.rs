@@ -8,7 +8,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::util::{Checked, TempDir, bin, root, run_with_stdin, schema_errors, stderr, stdout};
+use crate::tool::Tool;
+use crate::util::{TempDir, bin, root, run_with_stdin, schema_errors, stderr, stdout};
 
 /// The `type` of every JSON line of a tool's output (each already checked against its schema
 /// by the run helpers).
@@ -346,16 +347,11 @@ fn the_validation_refuses_records_that_do_not_meet_their_schema() {
     }
 }
 
-fn judge(args: &[&str]) -> Output {
-    Command::new(bin("panel-judge"))
-        .args(args)
-        .checked_output()
-        .unwrap()
-}
-
 #[test]
 fn listed_harness_rows_meet_the_harness_schema() {
-    let out = judge(&["--list-harnesses", "--json"]);
+    let out = Tool::new("panel-judge")
+        .args(["--list-harnesses", "--json"])
+        .run();
     ok(&out, &[0]);
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(schema_errors("harness", &rows), Vec::<String>::new());
@@ -386,7 +382,9 @@ fn a_user_s_harness_row_meets_the_schema_and_may_name_it() {
     assert_eq!(schema_errors("harness", &row), Vec::<String>::new());
     // panel-judge takes the row with its "$schema", and lists it back without it.
     let file = write(tmp.path(), "mine.json", &row);
-    let out = judge(&["--harness-file", &file, "--list-harnesses", "--json"]);
+    let out = Tool::new("panel-judge")
+        .args(["--harness-file", &file, "--list-harnesses", "--json"])
+        .run();
     ok(&out, &[0]);
     let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     let listed = rows.iter().find(|r| r["name"] == "mine").unwrap();
@@ -417,7 +415,9 @@ fn a_user_s_harness_row_meets_the_schema_and_may_name_it() {
             "the schema took {what}: {bad}"
         );
         let file = write(tmp.path(), "bad.json", &bad);
-        let out = judge(&["--harness-file", &file, "--list-harnesses"]);
+        let out = Tool::new("panel-judge")
+            .args(["--harness-file", &file, "--list-harnesses"])
+            .run();
         assert_eq!(out.status.code(), Some(2), "{what}: {}", stdout(&out));
         assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     }

@@ -7,19 +7,13 @@
 //! supervisor when the judge ends.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::util::{Checked, Refused, TempDir, bin, root, stderr};
-
-fn records(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
+use crate::tool::{Tool, records};
+use crate::util::{Refused, TempDir, root, stderr};
 
 /// A seat that reads its prompt and runs `body` (bash; what it writes on stderr is the judge's
 /// stderr) and, when `body` does not exit, answers `holds` with what `body` printed on stdout
@@ -52,12 +46,12 @@ fn python(program: &str, arg: &str) -> String {
 /// example answer.
 /// `--sandbox no-userns` is `auto` on a machine that refuses user namespaces
 /// ([`Refused::UserNamespaces`]).
-fn judge(seat: &str, run: &Path, args: &[&str]) -> Command {
+fn judge(seat: &str, run: &Path, args: &[&str]) -> Tool {
     let family = format!("{seat}=x");
-    let mut cmd = Command::new(bin("panel-judge"));
+    let mut cmd = Tool::new("panel-judge");
     let refused = args.windows(2).any(|w| w == ["--sandbox", NO_USERNS]);
     if refused {
-        Refused::UserNamespaces.on(&mut cmd);
+        Refused::UserNamespaces.on(cmd.command());
     }
     let args: Vec<&str> = args
         .iter()
@@ -72,8 +66,7 @@ fn judge(seat: &str, run: &Path, args: &[&str]) -> Command {
         .arg(run)
         .args(args)
         .arg(root().join("examples/answer.md"))
-        .env("PANEL_HISTORY", "off")
-        .stdin(Stdio::null());
+        .env("PANEL_HISTORY", "off");
     cmd
 }
 
@@ -92,8 +85,8 @@ fn judged(
     for mode in modes {
         let run = tmp.join(format!("run-{mode}"));
         let all: Vec<&str> = ["--sandbox", mode].iter().chain(args).copied().collect();
-        let o = judge(seat, &run, &all).checked_output().unwrap();
-        let rec = records(&o).remove(0);
+        let o = judge(seat, &run, &all).run();
+        let rec = o.records().remove(0);
         out.push((mode, run, rec));
     }
     out
@@ -245,10 +238,8 @@ fn a_judge_fills_a_disk_of_its_own_never_the_callers() {
                 exit 1";
     let seat = attacker(tmp.path(), "disk", body);
     let run = tmp.path().join("run");
-    let out = judge(&seat, &run, &["--judge-disk", "64M"])
-        .checked_output()
-        .unwrap();
-    let rec = &records(&out)[0];
+    let out = judge(&seat, &run, &["--judge-disk", "64M"]).run();
+    let rec = &out.records()[0];
     let said = attempt_file(&run, "stderr");
     assert!(said.contains("fs=tmpfs"), "{said}");
     let home = number(&said, "home=").unwrap();
@@ -321,6 +312,7 @@ fn a_judge_leaves_the_caller_its_inotify_and_open_files() {
     let seat = attacker(tmp.path(), "inotify", &body);
     let run = tmp.path().join("run");
     let child = judge(&seat, &run, &[])
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -454,18 +446,14 @@ fn a_judge_has_a_keyring_of_its_own_and_no_keyring_calls() {
         let mut outs = Vec::new();
         for mode in modes() {
             let run = tmp.path().join(format!("run-{mode}"));
-            let o = judge(&seat, &run, &["--sandbox", mode])
-                .checked_output()
-                .unwrap();
+            let o = judge(&seat, &run, &["--sandbox", mode]).run();
             outs.push((mode, o));
         }
         // Nothing a walled judge added is in the caller's keyrings.
         let left = in_the_callers_user_keyring(&note2);
         // Without walls, no seccomp; the session keyring is still the judge's own.
         let run = tmp.path().join("run-off");
-        let o = judge(&seat, &run, &["--sandbox", "off"])
-            .checked_output()
-            .unwrap();
+        let o = judge(&seat, &run, &["--sandbox", "off"]).run();
         outs.push(("off", o));
         // Off, a judge that runs as the caller reaches the caller's user keyring: not left.
         unlink_from_the_callers_user_keyring(&note2);
@@ -960,16 +948,14 @@ fn a_flood_of_refused_requests_leaves_a_bounded_log_record_and_retry() {
     let seat = attacker(tmp.path(), "flood", body);
     for mode in modes() {
         let run = tmp.path().join(format!("run-{mode}"));
-        let out = judge(&seat, &run, &["--sandbox", mode, "--retries", "1"])
-            .checked_output()
-            .unwrap();
+        let out = judge(&seat, &run, &["--sandbox", mode, "--retries", "1"]).run();
         let line = String::from_utf8_lossy(&out.stdout);
         assert!(
             line.len() < 8 << 10,
             "{mode}: a record of {} bytes",
             line.len()
         );
-        let rec = &records(&out)[0];
+        let rec = &out.records()[0];
         let cause = rec["cause"].as_str().unwrap();
         assert!(
             cause.contains("more refusal(s) of its proxy (in egress.log)"),
@@ -1053,6 +1039,7 @@ fn a_judge_is_weighed_below_its_caller_and_held_in_a_cgroup_where_there_is_one()
         &run,
         &["--judge-memory", "300M", "--judge-processes", "99"],
     )
+    .command()
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
     .spawn()

@@ -6,7 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, bin, root, run_with_stdin, stderr, stdout};
+use crate::tool::{Ran, Tool};
+use crate::util::{TempDir, bin, root, stderr, stdout};
 
 const SEAL: &str = "sha256:1f0a9c6d2b7e4c3a8f5d9e0b1c2a3f4e5d6c7b8a9f0e1d2c3b4a5f6e7d8c9b0a";
 const OTHER: &str = "sha256:9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d";
@@ -59,8 +60,8 @@ fn panel(answers: &[(&str, A)]) -> Vec<u8> {
     lines(&recs)
 }
 
-fn tally(args: &[&str], input: &[u8]) -> Output {
-    run_with_stdin(Command::new(bin("panel-tally")).args(args), input)
+fn tally(args: &[&str], input: &[u8]) -> Ran {
+    Tool::new("panel-tally").args(args).stdin(input).run()
 }
 
 fn code(out: &Output) -> i32 {

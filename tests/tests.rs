@@ -32,6 +32,7 @@ mod synthesis;
 mod tally;
 mod tls;
 mod tokens;
+mod tool;
 mod transcript;
 mod util;
 mod warm;

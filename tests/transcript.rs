@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Rig, records};
+use crate::harness::Rig;
 use crate::util::bin;
 
 const MIB: usize = 1 << 20;
@@ -63,7 +63,7 @@ fn judge_transcript(rig: &Rig, transcript: &Path, more: &[&str]) -> (Value, Path
     ];
     args.extend(more);
     let out = rig.judge(&args, &[("STANDIN_MODE", &mode)]);
-    let r = records(&out).remove(0);
+    let r = out.records().remove(0);
     let run = PathBuf::from(r["run"].as_str().unwrap());
     (r, run)
 }
