@@ -103,6 +103,9 @@ cpu() { # prints "cpu-seconds MiB" of the run of "$@" with the least CPU of RUNS
 export PATH="$PWD/tests/standins:$PATH" STANDIN_STDIN_WAIT=0
 export PANEL_PASS_ENV=STANDIN_MODE,STANDIN_STDIN_WAIT PANEL_SANDBOX_READ="$PWD/tests/standins:$work"
 unset ANTHROPIC_API_KEY OPENAI_API_KEY CODEX_API_KEY
+# The stand-ins need no login, but no claude or codex judge is launched without one: made-up
+# keys (a placeholder is all a walled judge holds of them anyway).
+export CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-hostile-bench CODEX_API_KEY=sk-hostile-bench
 printf '\n256 MiB replies read as events   CPU s  peak MiB  (goal: 2 s and 64 MiB beyond cat | cat)\n'
 for shape in brackets-lines empty-lines; do
   read -r s m < <(cpu sh -c 'cat "$1" | cat >/dev/null' sh "$work/$shape")

@@ -280,3 +280,110 @@ fn the_tools_reach_a_judges_call_through_its_door_alone() {
         .collect();
     assert!(past.is_empty(), "past the call's door: {past:#?}");
 }
+
+/// Names and their lines.
+type Sizes = Vec<(String, usize)>;
+
+/// Each source file's lines before its `mod tests`, and each function's lines (from its `fn`
+/// line to its closing brace, as rustfmt sets it).
+fn sizes() -> (Sizes, Sizes) {
+    let (mut files, mut functions) = (Vec::new(), Vec::new());
+    let mut stack = vec![std::path::PathBuf::from("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+            let lines: Vec<&str> = code.lines().collect();
+            files.push((path.display().to_string(), lines.len()));
+            for (i, line) in lines.iter().enumerate() {
+                let body = line.trim_start();
+                let indent = &line[..line.len() - body.len()];
+                let words: Vec<&str> = body.split_whitespace().take(4).collect();
+                let Some(at) = words.iter().position(|w| *w == "fn") else {
+                    continue;
+                };
+                if !words[..at]
+                    .iter()
+                    .all(|w| w.starts_with("pub") || ["const", "unsafe", "async"].contains(w))
+                {
+                    continue;
+                }
+                let close = format!("{indent}}}");
+                let opens = lines[i..]
+                    .iter()
+                    .position(|l| l.ends_with('{') || l.ends_with(';'));
+                let Some(opens) = opens.filter(|&o| lines[i + o].ends_with('{')) else {
+                    continue;
+                };
+                if let Some(end) = lines[i + opens..].iter().position(|l| *l == close) {
+                    let name = words[at + 1].split(['(', '<']).next().unwrap();
+                    functions.push((format!("{}: {name}", path.display()), opens + end + 1));
+                }
+            }
+        }
+    }
+    (files, functions)
+}
+
+/// Issue 49: "No source file over 800 lines before its tests, no function over 100".
+#[test]
+fn no_file_is_over_800_lines_before_its_tests_and_no_function_over_100() {
+    let (files, functions) = sizes();
+    assert!(
+        files.len() > 100 && functions.len() > 1000,
+        "the source was not read"
+    );
+    // The reader itself: the longest function it finds is one it must have read whole.
+    assert!(functions.iter().any(|(_, n)| *n > 50), "{functions:?}");
+    let long: Vec<_> = files.iter().filter(|(_, n)| *n > 800).collect();
+    assert!(
+        long.is_empty(),
+        "files over 800 lines before their tests: {long:?}"
+    );
+    let long: Vec<_> = functions.iter().filter(|(_, n)| *n > 100).collect();
+    assert!(long.is_empty(), "functions over 100 lines: {long:?}");
+}
+
+/// Issue 49: "every name that two types share today, one". Each tool's clap `Args` is its own
+/// (one a tool module, as clap's derive has it), and `Family` is one type on two platforms.
+#[test]
+fn no_two_types_share_a_name() {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (module, code) in modules() {
+        for line in code.lines() {
+            let words: Vec<&str> = line.split_whitespace().take(3).collect();
+            let at = match words.first() {
+                Some(w) if line.starts_with(w) && w.starts_with("pub") => 1,
+                Some(_) if !line.starts_with(' ') => 0,
+                _ => continue,
+            };
+            let (Some(kind), Some(name)) = (words.get(at), words.get(at + 1)) else {
+                continue;
+            };
+            if ["struct", "enum", "trait", "type"].contains(kind) {
+                let name = name.split(['<', '(', '{', ';', ':', '=']).next().unwrap();
+                seen.entry(name.to_string())
+                    .or_default()
+                    .push(module.clone());
+            }
+        }
+    }
+    assert!(
+        seen.contains_key("Seat") && seen.len() > 200,
+        "{}",
+        seen.len()
+    );
+    let shared: Vec<_> = seen
+        .iter()
+        .filter(|(name, modules)| modules.len() > 1 && !["Args", "Family"].contains(&name.as_str()))
+        .collect();
+    assert!(shared.is_empty(), "names two types share: {shared:?}");
+}

@@ -155,51 +155,36 @@ Stopping early (--stop-when-decided): once a member's accepted verdict is a bloc
     meet them in a later round. Never the default. --agree and --cascade are refused: a PR panel \
     is decided by its plan's blocking members, not by a count.";
 
+/// What pr-classify is and does, before its defaults.
+const PR_CLASSIFY_INTRO: &str = "Size a pull request and plan its review panel. pr-classify reads \
+    what is known about one pull request and writes one pr-class record (JSON): the changed-line \
+    count without generated files, whether it is large, the touch flags with the paths that set \
+    each, the advisory security-slice flag, the class, g10 or standard, and the changed paths \
+    that are symbolic links (links; known from git diff --raw or a file's mode in PR facts, never \
+    from gh). With --plan a plan record follows: the reviewers to run, each with its shape, \
+    profile, seat (HARNESS:MODEL for panel-judge), whether it blocks, the panel's spend estimate, \
+    and the links again. It runs no model and reads no network.\n\nInput: PR facts as JSON, gh pr \
+    view --json output as it is, or git diff --numstat output (renames in both of git's \
+    notations; a binary file, - - in numstat, is a file of no lines as GitHub counts it, listed \
+    in binaryPaths; git diff --raw --numstat adds each file's mode; git log --numstat is read \
+    too). A leading { is JSON; anything else numstat.\n\nRules: the count is additions plus \
+    deletions with generated files left out, unread when any file has no counts. A rename is \
+    generated only when it came from a generated path too. Generated lines that alone pass \
+    largeLines count in full, as a hand edit. A touch flag is set by a changed path, or the path \
+    it was renamed from, matching its globs. The class is g10 when the count is unread, large, a \
+    strict flag is touched, or a g10 hold is held. g10 is the strict class: under the default \
+    policy its panel has an opus correctness member and an adversary; panel-tally --pr passes its \
+    g10 bar (satisfiesG10) only on a MERGE with no degraded member, the correctness member at an \
+    opus profile and the adversary's MERGE; standard is every other PR. The security slice is set \
+    past securitySliceLines counted lines when the kind is a security kind or a non-generated \
+    guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
+    segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and [abc], \
+    [!abc], {a,b} and \\ escapes are those of ripgrep's globset.\n\n";
+
 /// pr-classify's: its rules and its default table and policy, as they are.
 pub fn pr_classify() -> String {
     let r = ClassTable::default();
-    let p = PlanPolicy::default();
-    let mut s = String::from(
-        "Size a pull request and plan its review panel. pr-classify reads what is known about one \
-            pull request \
-         and writes one pr-class record (JSON): the changed-line count without generated files, \
-             whether it is large, \
-         the touch flags with the paths that set each, the advisory security-slice flag, the \
-             class, g10 or standard, \
-         and the changed paths that are symbolic links (links; known from git diff --raw or a \
-             file's mode in PR facts, never from gh). \
-         With --plan a plan record follows: the reviewers to run, each with its shape, profile, \
-             seat (HARNESS:MODEL for \
-         panel-judge), whether it blocks, the panel's spend estimate, and the links again. It runs \
-             no model and reads no network.\n\n\
-         Input: PR facts as JSON, gh pr view --json output as it is, or git diff --numstat output \
-             (renames in both of \
-         git's notations; a binary file, - - in numstat, is a file of no lines as GitHub counts \
-             it, listed in binaryPaths; \
-         git diff --raw --numstat adds each file's mode; git log --numstat is read too). A leading \
-             { is \
-         JSON; anything else numstat.\n\n\
-         Rules: the count is additions plus deletions with generated files left out, unread when \
-             any file has no counts. \
-         A rename is generated only when it came from a generated path too. Generated lines that \
-             alone pass largeLines \
-         count in full, as a hand edit. A touch flag is set by a changed path, or the path it was \
-             renamed from, matching \
-         its globs. The class is g10 when the count is unread, large, a strict flag is touched, or \
-             a g10 hold is held. \
-         g10 is the strict class: under the default policy its panel has an opus correctness \
-             member and an adversary; panel-tally --pr \
-         passes its g10 bar (satisfiesG10) only on a MERGE with no degraded member, the \
-             correctness member at an \
-         opus profile and the adversary's MERGE; standard is every other PR. \
-         The security slice is set past securitySliceLines counted lines when the kind is a \
-             security kind or a \
-         non-generated guard path is touched. Globs match the whole path; * and ? stay inside one \
-             segment, a ** \
-         segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and \
-             [abc], [!abc], \
-         {a,b} and \\ escapes are those of ripgrep's globset.\n\n",
-    );
+    let mut s = String::from(PR_CLASSIFY_INTRO);
     let _ = writeln!(
         s,
         "DEFAULT RULES (--print-rules prints them as JSON. In a --rules FILE each key given, and \
@@ -218,6 +203,13 @@ pub fn pr_classify() -> String {
     for (flag, globs) in &r.touches {
         let _ = writeln!(s, "touches {flag}: {}.\n", list(globs));
     }
+    default_policy(&mut s);
+    s
+}
+
+/// pr-classify's default policy, in words.
+fn default_policy(s: &mut String) {
+    let p = PlanPolicy::default();
     let _ = writeln!(
         s,
         "DEFAULT POLICY (--print-policy prints it. In a --policy FILE each key given replaces the \
@@ -267,7 +259,6 @@ pub fn pr_classify() -> String {
         pairs(&p.seats),
         list(&points)
     );
-    s
 }
 
 fn list(items: &[String]) -> String {

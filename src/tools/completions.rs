@@ -44,106 +44,123 @@ pub fn with_harness_names(shell: &str, script: &str, seats: &[String]) -> anyhow
     if seats.is_empty() {
         return Ok(script.to_string());
     }
-    let mut out = String::with_capacity(script.len() + 512);
-    let mut done: Vec<&str> = Vec::new();
-    match shell {
-        "bash" => {
-            out.push_str(&format!(
-                "# The harness names a seat (HARNESS[:MODEL]) starts with.\n_panel_harnesses() \
-                    {{\n    {NAMES_SED}\n}}\n\n"
-            ));
-            let mut seat = None;
-            for line in script.split_inclusive('\n') {
-                let text = line.trim();
-                if let Some(s) = seat.take()
-                    && text == r#"COMPREPLY=($(compgen -f "${cur}"))"#
-                {
-                    let indent = &line[..line.len() - line.trim_start().len()];
-                    out.push_str(&format!(
-                        "{indent}COMPREPLY=($(compgen -W \"$(_panel_harnesses)\" -- \
-                            \"${{cur}}\"))\n{indent}compopt -o nospace 2>/dev/null\n"
-                    ));
-                    done.push(s);
-                    continue;
-                }
-                seat = seats
-                    .iter()
-                    .find(|s| text == format!("--{s})"))
-                    .map(|s| s.as_str());
-                out.push_str(line);
-            }
-        }
-        "zsh" => {
-            let helper = format!(
-                "(( $+functions[_panel_harnesses] )) ||\n_panel_harnesses() {{\n    local -a \
-                    names\n    names=(${{(f)\"$({NAMES_SED})\"}})\n    compadd -S '' -a \
-                    names\n}}\n\n"
-            );
-            let mut pending: Option<&str> = None;
-            let mut helper_added = false;
-            for line in script.split_inclusive('\n') {
-                if !helper_added && line.starts_with("if [ \"$funcstack[1]\"") {
-                    out.push_str(&helper);
-                    helper_added = true;
-                }
-                if pending.is_none() {
-                    // A spec starts with its quote, then an optional `*` and exclusions.
-                    let spec = line.trim_start_matches('\'').trim_start_matches('*');
-                    let spec = match spec.strip_prefix('(') {
-                        Some(rest) => rest.split_once(')').map_or(spec, |(_, r)| r),
-                        None => spec,
-                    };
-                    pending = seats
-                        .iter()
-                        .find(|s| spec.starts_with(&format!("--{s}=[")))
-                        .map(|s| s.as_str());
-                }
-                match pending {
-                    Some(s) if line.trim_end().ends_with(":_default' \\") => {
-                        let at = line.rfind(":_default'").expect("found above");
-                        out.push_str(&line[..at]);
-                        out.push_str(":_panel_harnesses");
-                        out.push_str(&line[at + ":_default".len()..]);
-                        done.push(s);
-                        pending = None;
-                    }
-                    _ => out.push_str(line),
-                }
-            }
-            if !helper_added {
-                anyhow::bail!(
-                    "zsh: no closing `if [ \"$funcstack[1]\"` block to add the helper before"
-                );
-            }
-        }
-        "fish" => {
-            out.push_str(
-                "# The harness names a seat (HARNESS[:MODEL]) starts with.\nfunction \
-                    __panel_harnesses\n    command panel-judge --list-harnesses --json 2>/dev/null \
-                    | string replace -rf '^    \"name\": \"([^\"]*)\",?$' '$1'\nend\n\n",
-            );
-            for line in script.split_inclusive('\n') {
-                let seat = seats.iter().find(|s| {
-                    line.starts_with("complete -c ") && line.contains(&format!(" -l {s} -"))
-                });
-                match seat {
-                    Some(s) if line.trim_end().ends_with(" -r") => {
-                        out.push_str(line.trim_end());
-                        out.push_str(" -f -a \"(__panel_harnesses)\"\n");
-                        done.push(s);
-                    }
-                    _ => out.push_str(line),
-                }
-            }
-        }
+    let (out, done) = match shell {
+        "bash" => bash_harness_names(script, seats),
+        "zsh" => zsh_harness_names(script, seats)?,
+        "fish" => fish_harness_names(script, seats),
         other => anyhow::bail!("{other}: no harness completion for this shell"),
-    }
+    };
     for s in seats {
         if !done.contains(&s.as_str()) {
             anyhow::bail!("{shell}: --{s} is not completed as clap writes a plain option");
         }
     }
     Ok(out)
+}
+
+/// bash's script with `seats` completing harness names, and the seats it found to complete.
+fn bash_harness_names<'a>(script: &str, seats: &'a [String]) -> (String, Vec<&'a str>) {
+    let mut out = String::with_capacity(script.len() + 512);
+    let mut done: Vec<&str> = Vec::new();
+    out.push_str(&format!(
+        "# The harness names a seat (HARNESS[:MODEL]) starts with.\n_panel_harnesses() \
+            {{\n    {NAMES_SED}\n}}\n\n"
+    ));
+    let mut seat = None;
+    for line in script.split_inclusive('\n') {
+        let text = line.trim();
+        if let Some(s) = seat.take()
+            && text == r#"COMPREPLY=($(compgen -f "${cur}"))"#
+        {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            out.push_str(&format!(
+                "{indent}COMPREPLY=($(compgen -W \"$(_panel_harnesses)\" -- \
+                    \"${{cur}}\"))\n{indent}compopt -o nospace 2>/dev/null\n"
+            ));
+            done.push(s);
+            continue;
+        }
+        seat = seats
+            .iter()
+            .find(|s| text == format!("--{s})"))
+            .map(|s| s.as_str());
+        out.push_str(line);
+    }
+    (out, done)
+}
+
+/// zsh's script with `seats` completing harness names, and the seats it found to complete.
+fn zsh_harness_names<'a>(
+    script: &str,
+    seats: &'a [String],
+) -> anyhow::Result<(String, Vec<&'a str>)> {
+    let mut out = String::with_capacity(script.len() + 512);
+    let mut done: Vec<&str> = Vec::new();
+    let helper = format!(
+        "(( $+functions[_panel_harnesses] )) ||\n_panel_harnesses() {{\n    local -a \
+            names\n    names=(${{(f)\"$({NAMES_SED})\"}})\n    compadd -S '' -a \
+            names\n}}\n\n"
+    );
+    let mut pending: Option<&str> = None;
+    let mut helper_added = false;
+    for line in script.split_inclusive('\n') {
+        if !helper_added && line.starts_with("if [ \"$funcstack[1]\"") {
+            out.push_str(&helper);
+            helper_added = true;
+        }
+        if pending.is_none() {
+            // A spec starts with its quote, then an optional `*` and exclusions.
+            let spec = line.trim_start_matches('\'').trim_start_matches('*');
+            let spec = match spec.strip_prefix('(') {
+                Some(rest) => rest.split_once(')').map_or(spec, |(_, r)| r),
+                None => spec,
+            };
+            pending = seats
+                .iter()
+                .find(|s| spec.starts_with(&format!("--{s}=[")))
+                .map(|s| s.as_str());
+        }
+        match pending {
+            Some(s) if line.trim_end().ends_with(":_default' \\") => {
+                let at = line.rfind(":_default'").expect("found above");
+                out.push_str(&line[..at]);
+                out.push_str(":_panel_harnesses");
+                out.push_str(&line[at + ":_default".len()..]);
+                done.push(s);
+                pending = None;
+            }
+            _ => out.push_str(line),
+        }
+    }
+    if !helper_added {
+        anyhow::bail!("zsh: no closing `if [ \"$funcstack[1]\"` block to add the helper before");
+    }
+    Ok((out, done))
+}
+
+/// fish's script with `seats` completing harness names, and the seats it found to complete.
+fn fish_harness_names<'a>(script: &str, seats: &'a [String]) -> (String, Vec<&'a str>) {
+    let mut out = String::with_capacity(script.len() + 512);
+    let mut done: Vec<&str> = Vec::new();
+    out.push_str(
+        "# The harness names a seat (HARNESS[:MODEL]) starts with.\nfunction \
+            __panel_harnesses\n    command panel-judge --list-harnesses --json 2>/dev/null \
+            | string replace -rf '^    \"name\": \"([^\"]*)\",?$' '$1'\nend\n\n",
+    );
+    for line in script.split_inclusive('\n') {
+        let seat = seats
+            .iter()
+            .find(|s| line.starts_with("complete -c ") && line.contains(&format!(" -l {s} -")));
+        match seat {
+            Some(s) if line.trim_end().ends_with(" -r") => {
+                out.push_str(line.trim_end());
+                out.push_str(" -f -a \"(__panel_harnesses)\"\n");
+                done.push(s);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    (out, done)
 }
 
 #[cfg(test)]

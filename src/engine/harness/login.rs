@@ -338,25 +338,31 @@ impl Login {
             crate::engine::sandbox::egress::Endpoint::parse(e)
                 .map_err(|e| anyhow::anyhow!("logins: {}: egress: {e}", self.kind))?;
         }
-        if let Some(c) = &self.swap {
-            if self.live.is_some() {
-                bail!("logins: {}: give one of swap and live", self.kind);
-            }
-            if c.header.is_empty() || c.header != c.header.to_ascii_lowercase() {
+        self.check_swap()
+    }
+
+    /// Says what is wrong with its swap, if it has one.
+    fn check_swap(&self) -> Result<()> {
+        let Some(c) = &self.swap else {
+            return Ok(());
+        };
+        if self.live.is_some() {
+            bail!("logins: {}: give one of swap and live", self.kind);
+        }
+        if c.header.is_empty() || c.header != c.header.to_ascii_lowercase() {
+            bail!(
+                "logins: {}: swap.header: a header name in lower case",
+                self.kind
+            );
+        }
+        for m in &c.endpoints {
+            crate::engine::sandbox::swap::base(&m.base)
+                .map_err(|e| anyhow::anyhow!("logins: {}: swap: {e}", self.kind))?;
+            if m.methods.is_empty() || m.paths.iter().any(|p| !p.starts_with('/')) {
                 bail!(
-                    "logins: {}: swap.header: a header name in lower case",
+                    "logins: {}: swap: each endpoint names its methods and its paths (each from /)",
                     self.kind
                 );
-            }
-            for m in &c.endpoints {
-                crate::engine::sandbox::swap::base(&m.base)
-                    .map_err(|e| anyhow::anyhow!("logins: {}: swap: {e}", self.kind))?;
-                if m.methods.is_empty() || m.paths.iter().any(|p| !p.starts_with('/')) {
-                    bail!(
-                        "logins: {}: swap: each endpoint names its methods and its paths (each from /)",
-                        self.kind
-                    );
-                }
             }
         }
         Ok(())

@@ -9,6 +9,11 @@ use landlock::{
     PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
 use super::grants::Reach;
 
 /// The newest ABI these rules were written and tested for; a newer kernel enforces them as this.
@@ -164,10 +169,6 @@ pub struct Refuse {
 ///
 /// Without `no_new_privs` (set by Landlock, else here) the kernel would refuse the filter.
 pub fn seccomp(refuse: Refuse) -> Result<(), String> {
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
-    };
     let arch = if cfg!(target_arch = "x86_64") {
         TargetArch::x86_64
     } else if cfg!(target_arch = "aarch64") {
@@ -175,11 +176,70 @@ pub fn seccomp(refuse: Refuse) -> Result<(), String> {
     } else {
         return Err("seccomp: no filter for this architecture".into());
     };
-    let err = |e: &dyn std::fmt::Display| format!("seccomp: {e}");
-    let arg = |n: u8, op: SeccompCmpOp, v: i32| {
-        SeccompCondition::new(n, SeccompCmpArgLen::Dword, op, v as u64).map_err(|e| err(&e))
+    let mut refused = socket_calls(refuse)?;
+    for call in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+    ] {
+        refused.push((call, vec![]));
+    }
+    refused.extend(ipc_calls(refuse)?);
+    // Refused with another errno than EACCES: each in a filter of its own.
+    let mut others = Vec::new();
+    if refuse.sessions {
+        others.push((libc::SYS_setsid, libc::EPERM));
+    }
+    if refuse.shared_memory {
+        others.push((libc::SYS_memfd_create, libc::ENOSYS));
+    }
+    let filter = |calls: Refusals, errno: i32| -> Result<BpfProgram, String> {
+        SeccompFilter::new(
+            calls.into_iter().collect(),
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            arch,
+        )
+        .map_err(|e| seccomp_error(&e))?
+        .try_into()
+        .map_err(|e| seccomp_error(&e))
     };
-    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(|e| err(&e));
+    let mut programs = vec![filter(refused, libc::EACCES)?];
+    for (call, errno) in others {
+        programs.push(filter(vec![(call, vec![])], errno)?);
+    }
+    // SAFETY: prctl with plain integers.
+    unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    for program in &programs {
+        seccompiler::apply_filter(program).map_err(|e| seccomp_error(&e))?;
+    }
+    if cfg!(target_arch = "x86_64") {
+        seccompiler::apply_filter(&no_x32()).map_err(|e| seccomp_error(&e))?;
+    }
+    Ok(())
+}
+
+/// System calls, each refused when one of its rules holds (none: always).
+type Refusals = Vec<(i64, Vec<SeccompRule>)>;
+
+fn seccomp_error(e: &dyn std::fmt::Display) -> String {
+    format!("seccomp: {e}")
+}
+
+/// Argument `n` of a call, compared as a 32-bit word.
+fn arg(n: u8, op: SeccompCmpOp, v: i32) -> Result<SeccompCondition, String> {
+    SeccompCondition::new(n, SeccompCmpArgLen::Dword, op, v as u64).map_err(|e| seccomp_error(&e))
+}
+
+/// A rule that holds when all of `conditions` do.
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, String> {
+    SeccompRule::new(conditions).map_err(|e| seccomp_error(&e))
+}
+
+/// The socket calls [`seccomp`] refuses: a family, type or protocol but those kept, a socket
+/// pair but a unix one, `listen()`, and TCP Fast Open.
+fn socket_calls(refuse: Refuse) -> Result<Refusals, String> {
     let mut socket = Vec::new();
     // A family of none of these.
     let kept = [
@@ -228,18 +288,19 @@ pub fn seccomp(refuse: Refuse) -> Result<(), String> {
             f,
         )?])?])
     };
-    let mut refused = vec![
+    Ok(vec![
         (libc::SYS_socket, socket),
         (libc::SYS_socketpair, socketpair),
         (libc::SYS_listen, vec![]),
         (libc::SYS_sendto, fast_open(3)?),
         (libc::SYS_sendmsg, fast_open(2)?),
         (libc::SYS_sendmmsg, fast_open(3)?),
-        (libc::SYS_io_uring_setup, vec![]),
-        (libc::SYS_keyctl, vec![]),
-        (libc::SYS_add_key, vec![]),
-        (libc::SYS_request_key, vec![]),
-    ];
+    ])
+}
+
+/// The shared memory and System V IPC calls [`seccomp`] refuses with EACCES, as `refuse` asks.
+fn ipc_calls(refuse: Refuse) -> Result<Refusals, String> {
+    let mut refused = Vec::new();
     if refuse.shared_memory || refuse.host_ipc {
         refused.push((libc::SYS_shmget, vec![]));
     }
@@ -252,7 +313,7 @@ pub fn seccomp(refuse: Refuse) -> Result<(), String> {
             SeccompCmpOp::MaskedEq(shared_anonymous),
             shared_anonymous,
         )
-        .map_err(|e| err(&e))?;
+        .map_err(|e| seccomp_error(&e))?;
         refused.push((libc::SYS_mmap, vec![rule(vec![c])?]));
     }
     if refuse.host_ipc {
@@ -272,38 +333,7 @@ pub fn seccomp(refuse: Refuse) -> Result<(), String> {
             refused.push((call, vec![]));
         }
     }
-    // Refused with another errno than EACCES: each in a filter of its own.
-    let mut others = Vec::new();
-    if refuse.sessions {
-        others.push((libc::SYS_setsid, libc::EPERM));
-    }
-    if refuse.shared_memory {
-        others.push((libc::SYS_memfd_create, libc::ENOSYS));
-    }
-    let filter = |calls: Vec<(i64, Vec<SeccompRule>)>, errno: i32| -> Result<BpfProgram, String> {
-        SeccompFilter::new(
-            calls.into_iter().collect(),
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno as u32),
-            arch,
-        )
-        .map_err(|e| err(&e))?
-        .try_into()
-        .map_err(|e| err(&e))
-    };
-    let mut programs = vec![filter(refused, libc::EACCES)?];
-    for (call, errno) in others {
-        programs.push(filter(vec![(call, vec![])], errno)?);
-    }
-    // SAFETY: prctl with plain integers.
-    unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-    for program in &programs {
-        seccompiler::apply_filter(program).map_err(|e| err(&e))?;
-    }
-    if cfg!(target_arch = "x86_64") {
-        seccompiler::apply_filter(&no_x32()).map_err(|e| err(&e))?;
-    }
-    Ok(())
+    Ok(refused)
 }
 
 /// A filter refusing every x32 system call: x86-64's other ABI shares its architecture and

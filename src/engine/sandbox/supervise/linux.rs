@@ -9,7 +9,7 @@ use rustix::process::{Pid, PidfdFlags, pidfd_open};
 
 use super::{StartedJudge, Starting, proxy_env, wait_for_a_process};
 use crate::engine::sandbox::egress::Door;
-use crate::engine::sandbox::{CONFINE, fds, jail, keeper};
+use crate::engine::sandbox::{CONFINE, Policy, fds, jail, keeper};
 use crate::records::exit_status;
 
 /// The tool as a pidfd, which polls readable once it is gone; `None` before Linux 5.3.
@@ -131,34 +131,38 @@ impl Starting<'_> {
         Some(door)
     }
 
+    /// Without a jail the proxy listens on this machine's loopback, and Landlock lets the judge
+    /// connect to its port (and its loopback endpoints') alone: the port, if it has a proxy.
+    fn proxy_on_loopback(&mut self, policy: &mut Policy) -> Result<Option<u16>, i32> {
+        let Some(proxy) = self.proxy.clone() else {
+            return Ok(None);
+        };
+        let listener = match std::net::TcpListener::bind(("127.0.0.1", 0)) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("panel: cannot start the judge's proxy: {e}");
+                return Err(exit_status::CANNOT_RUN);
+            }
+        };
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        proxy_env(&mut self.env, port);
+        if let Some(rules) = &mut policy.confine {
+            rules.tcp.push(port);
+            rules.to.push((std::net::Ipv4Addr::LOCALHOST, port).into());
+        }
+        let _ = std::thread::Builder::new().spawn(move || {
+            for conn in listener.incoming().flatten() {
+                proxy.serve(conn, Door::Proxy);
+            }
+        });
+        Ok(Some(port))
+    }
+
     fn confined(mut self) -> Result<Option<StartedJudge>, i32> {
         let mut policy = self.policy.clone();
         // The stage enters the judge's cgroup itself, before it starts anything.
         policy.share.enter = self.leaf.map(|l| l.dirs().to_vec()).unwrap_or_default();
-        let mut proxy_port = None;
-        if let Some(proxy) = self.proxy.clone() {
-            // Without a jail the proxy listens on this machine's loopback, and Landlock lets the
-            // judge connect to its port (and its loopback endpoints') alone.
-            let listener = match std::net::TcpListener::bind(("127.0.0.1", 0)) {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("panel: cannot start the judge's proxy: {e}");
-                    return Err(exit_status::CANNOT_RUN);
-                }
-            };
-            let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-            proxy_port = Some(port);
-            proxy_env(&mut self.env, port);
-            if let Some(rules) = &mut policy.confine {
-                rules.tcp.push(port);
-                rules.to.push((std::net::Ipv4Addr::LOCALHOST, port).into());
-            }
-            let _ = std::thread::Builder::new().spawn(move || {
-                for conn in listener.incoming().flatten() {
-                    proxy.serve(conn, Door::Proxy);
-                }
-            });
-        }
+        let proxy_port = self.proxy_on_loopback(&mut policy)?;
         // The endpoints whose requests its proxy reads get a door of the proxy's on this
         // loopback, where the keeper makes the judge's connections to them instead.
         let mut own_ports: Vec<u16> = proxy_port.into_iter().collect();
