@@ -92,8 +92,8 @@ const KEYS: &[&str] = &[
 ];
 
 /// The folders of HOME where the harness rows' CLIs keep their logins and configuration, at
-/// their default places (`~/.claude`, `~/.config/cursor`, …): read from the rows, so a new
-/// row's are never advised without an edit here.
+/// their default places (`~/.claude`, `~/.config/cursor`, …): read from the built-in rows, so
+/// a new one's are never advised without an edit here.
 fn login_folders() -> &'static [PathBuf] {
     static FOLDERS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
     FOLDERS.get_or_init(|| {
@@ -310,12 +310,10 @@ GET /srv/data/y 404
         assert_eq!(shape(&there), shape(gone));
     }
 
-    /// Issue 46: "Refusal advice through `..`": a hostile judge that names `~/x/..`, `/srv/..`
-    /// or `~/x/../.ssh/id` would be advised a grant of HOME, of `/`, of its keys. A path is
-    /// read as it lands, without `.` and `..`; no grant is advised of `/`, of HOME or above it,
-    /// of a folder of keys or one that holds one; control characters are shown escaped.
     /// Every CLI's login and configuration folder, read from the harness rows: cursor's
-    /// (`~/.config/cursor`, `~/.cursor`) was advised before, as no list named it.
+    /// (`~/.config/cursor`, `~/.cursor`) and llm's were advised before, as no list named them.
+    /// A CLI's whole folder is kept, not only the one its login file is in (`~/.kimi`, not
+    /// `~/.kimi/credentials` alone).
     #[test]
     fn a_cli_s_login_folder_is_never_advised_as_its_row_names_it() {
         let policy = jailed(&[Path::new("/usr")], &[Path::new("/tmp/private")]);
@@ -326,8 +324,11 @@ GET /srv/data/y 404
             ".claude",
             ".codex",
             ".kimi/credentials",
+            ".kimi/logs",
+            ".gemini/tmp",
             ".local/share/opencode",
             ".config/opencode",
+            ".config/io.datasette.llm",
         ] {
             let said = format!("open /home/user/{dir}/x.json: Read-only file system");
             assert_eq!(
@@ -346,6 +347,10 @@ GET /srv/data/y 404
         );
     }
 
+    /// Issue 46: "Refusal advice through `..`": a hostile judge that names `~/x/..`, `/srv/..`
+    /// or `~/x/../.ssh/id` would be advised a grant of HOME, of `/`, of its keys. A path is
+    /// read as it lands, without `.` and `..`; no grant is advised of `/`, of HOME or above it,
+    /// of a folder of keys or one that holds one; control characters are shown escaped.
     #[test]
     fn a_path_that_climbs_with_dots_is_read_where_it_lands_and_no_wide_grant_is_advised() {
         let policy = jailed(&[Path::new("/usr")], &[Path::new("/tmp/private")]);
