@@ -31,7 +31,7 @@ fn panel(tmp: &Path, seats: &[String], more: &[&str]) -> Ran {
         .args(["--out", tmp.join("run").to_str().unwrap()])
         .args(more)
         .arg("examples/answer.md")
-        .env("PANEL_SANDBOX_WRITE", crate::util::judges_may_write(tmp))
+        .judges_write(tmp)
         .current_dir(root());
     cmd.run()
 }

@@ -258,11 +258,7 @@ fn a_reply_nested_past_any_answer_is_unreadable_not_a_crash() {
         "0",
         "examples/answer.md",
     ])
-    // What the seat writes down for the test lies outside its folders.
-    .env(
-        "PANEL_SANDBOX_WRITE",
-        crate::util::judges_may_write(tmp.path()),
-    )
+    .judges_write(tmp.path())
     .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let recs = out.records();
@@ -315,11 +311,7 @@ fn nothing_a_judge_starts_outlives_it_whichever_way_it_ends() {
         args.push(if how == "timeout" { "2" } else { "60" });
         args.push("examples/answer.md");
         let mut child = judge(&args)
-            // What the seat writes down for the test lies outside its folders.
-            .env(
-                "PANEL_SANDBOX_WRITE",
-                crate::util::judges_may_write(tmp.path()),
-            )
+            .judges_write(tmp.path())
             .env("TMPDIR", tmp.path())
             .command()
             .stdout(Stdio::piped())
@@ -377,11 +369,7 @@ fn an_escaped_holder_of_the_pipe_costs_no_answer() {
         "30",
         "examples/answer.md",
     ])
-    // What the seat writes down for the test lies outside its folders.
-    .env(
-        "PANEL_SANDBOX_WRITE",
-        crate::util::judges_may_write(tmp.path()),
-    )
+    .judges_write(tmp.path())
     .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rec = &out.records()[0];
@@ -425,11 +413,7 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
         "a=Q?",
         "examples/answer.md",
     ])
-    // What the seat writes down for the test lies outside its folders.
-    .env(
-        "PANEL_SANDBOX_WRITE",
-        crate::util::judges_may_write(tmp.path()),
-    )
+    .judges_write(tmp.path())
     .env("TMPDIR", tmp.path())
     .command()
     .stdout(Stdio::null())
@@ -472,11 +456,7 @@ fn a_sandbox_left_by_a_killed_run_is_removed_by_the_next() {
         "a=Q?",
         "examples/answer.md",
     ])
-    // What the seat writes down for the test lies outside its folders.
-    .env(
-        "PANEL_SANDBOX_WRITE",
-        crate::util::judges_may_write(tmp.path()),
-    )
+    .judges_write(tmp.path())
     .env("TMPDIR", tmp.path())
     .run();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -807,11 +787,7 @@ fn the_wait_for_a_harness_slot_counts_against_the_deadline() {
             timeout,
             "examples/answer.md",
         ])
-        // What the seat writes down for the test lies outside its folders.
-        .env(
-            "PANEL_SANDBOX_WRITE",
-            crate::util::judges_may_write(tmp.path()),
-        )
+        .judges_write(tmp.path())
         .env("XDG_RUNTIME_DIR", tmp.path())
         .command()
         .stdout(Stdio::piped())

@@ -294,11 +294,7 @@ fn a_judge_past_its_deadline_is_killed_with_its_grandchildren() {
             "0.5",
             "examples/answer.md",
         ])
-        // What the seat writes down for the test lies outside its folders.
-        .env(
-            "PANEL_SANDBOX_WRITE",
-            crate::util::judges_may_write(tmp.path()),
-        )
+        .judges_write(tmp.path())
         .current_dir(root())
         .run();
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
@@ -328,11 +324,7 @@ fn a_grandchild_holding_the_pipe_after_a_normal_exit_is_ended() {
             "a=Q?",
             "examples/answer.md",
         ])
-        // What the seat writes down for the test lies outside its folders.
-        .env(
-            "PANEL_SANDBOX_WRITE",
-            crate::util::judges_may_write(tmp.path()),
-        )
+        .judges_write(tmp.path())
         .current_dir(root())
         .run();
     assert!(t.elapsed() < Duration::from_secs(10));
@@ -373,11 +365,7 @@ fn sigint_and_sigterm_end_every_judge_and_record_the_rest() {
                 tmp.path().join("run").to_str().unwrap(),
                 "examples/answer.md",
             ])
-            // What the seat writes down for the test lies outside its folders.
-            .env(
-                "PANEL_SANDBOX_WRITE",
-                crate::util::judges_may_write(tmp.path()),
-            )
+            .judges_write(tmp.path())
             .current_dir(root())
             .command()
             .stdout(Stdio::piped())
@@ -428,7 +416,7 @@ fn a_closed_pipe_is_a_quiet_exit_and_leaves_nothing_running() {
     let t = Instant::now();
     let out = Command::new("bash")
         .args(["-c", &format!("set -o pipefail; {script}")])
-        // What the seats write down for the test lies outside their folders.
+        // What the seat writes down for the test lies outside its folders.
         .env(
             "PANEL_SANDBOX_WRITE",
             crate::util::judges_may_write(tmp.path()),
@@ -512,11 +500,7 @@ fn each_judge_runs_sealed_in_private_folders_with_stdin_closed() {
             "CARRIED",
             "examples/answer.md",
         ])
-        // What the seat writes down for the test lies outside its folders.
-        .env(
-            "PANEL_SANDBOX_WRITE",
-            crate::util::judges_may_write(tmp.path()),
-        )
+        .judges_write(tmp.path())
         .current_dir(root())
         .env("SECRET_TOKEN", "s3cret")
         .env("CARRIED", "yes")
@@ -699,11 +683,7 @@ fn a_harness_cap_holds_across_panel_judge_processes() {
                 "exec=1",
                 "examples/answer.md",
             ])
-            // What the seat writes down for the test lies outside its folders.
-            .env(
-                "PANEL_SANDBOX_WRITE",
-                crate::util::judges_may_write(tmp.path()),
-            )
+            .judges_write(tmp.path())
             .current_dir(root())
             .env("XDG_RUNTIME_DIR", &slots)
             .command()
@@ -764,11 +744,7 @@ fn a_judge_that_traps_sigterm_is_still_interrupted() {
     ]);
     let child = Tool::new("panel-judge")
         .args(&args)
-        // What the seats write down for the test lies outside their folders.
-        .env(
-            "PANEL_SANDBOX_WRITE",
-            crate::util::judges_may_write(tmp.path()),
-        )
+        .judges_write(tmp.path())
         .current_dir(root())
         .command()
         .stdout(Stdio::piped())

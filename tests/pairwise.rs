@@ -508,7 +508,11 @@ fn sigint_mid_panel_records_every_judge_and_leaves_nothing_running() {
         .arg(tmp.path().join("run"))
         .arg(example("a.md"))
         .arg(example("b.md"))
-        .env("PANEL_SANDBOX_WRITE", judges_may_write(tmp.path()))
+        // What the seat writes down for the test lies outside its folders.
+        .env(
+            "PANEL_SANDBOX_WRITE",
+            crate::util::judges_may_write(tmp.path()),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -118,10 +118,7 @@ impl Pr {
             .env("HOME", self.path("home"))
             .env("STANDIN_LOG", self.path("log"))
             .env("PANEL_LOGIN_ELSEWHERE", crate::util::STANDIN_ROWS)
-            .env(
-                "PANEL_SANDBOX_WRITE",
-                crate::util::judges_may_write(&self.path("log")),
-            )
+            .judges_write(&self.path("log"))
             // The stand-in reviewers' scripted replies live in the fixture's folder.
             .env("PANEL_SANDBOX_READ", self.tmp.path())
             .env(
@@ -1155,6 +1152,7 @@ fn pr_review(pr: &Pr, dir: &Path, args: &[&str], more: &[PathBuf], env: &[(&str,
         .env("XDG_STATE_HOME", pr.path("state"))
         .env("STANDIN_LOG", pr.path("log"))
         .env("PANEL_LOGIN_ELSEWHERE", crate::util::STANDIN_ROWS)
+        // What the seat writes down for the test lies outside its folders.
         .env(
             "PANEL_SANDBOX_WRITE",
             crate::util::judges_may_write(&pr.path("log")),

@@ -1240,7 +1240,7 @@ fn a_signal_ends_every_voter_and_merging_seat() {
         }
         let mut child = cmd
             .env("TMPDIR", &private)
-            // What the seats write down for the test lies outside their folders.
+            // What the seat writes down for the test lies outside its folders.
             .env(
                 "PANEL_SANDBOX_WRITE",
                 crate::util::judges_may_write(tmp.path()),

@@ -15,7 +15,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{Checked, bin, run_with_stdin, with_standins};
+use crate::util::{Checked, bin, judges_may_write, run_with_stdin, with_standins};
 
 /// A command line of ours being built: the program, its arguments, environment, folder and
 /// standard input (none unless [`Tool::stdin`] gives some). Its methods take and give back
@@ -55,6 +55,13 @@ impl Tool {
     pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Tool {
         self.cmd.env(key, value);
         self
+    }
+
+    /// Grants `dir` to the judges to write (`PANEL_SANDBOX_WRITE`), as a user grants a folder
+    /// of theirs: what a test's seat writes down lies outside its own folders. Run as root, the
+    /// folder is made the judges' ([`judges_may_write`]).
+    pub fn judges_write(&mut self, dir: &Path) -> &mut Tool {
+        self.env("PANEL_SANDBOX_WRITE", judges_may_write(dir))
     }
 
     pub fn envs<I, K, V>(&mut self, vars: I) -> &mut Tool

@@ -298,20 +298,8 @@ impl Launcher {
         }
         let mut prompt = Arc::clone(&first);
         let mut done = Done {
-            answer: None,
-            status: Status::Failed,
-            cause: Some("not started".into()),
-            excerpt: None,
             attempts: 0,
-            duration: Duration::ZERO,
-            exit_code: None,
-            usage: None,
-            tool_calls: None,
-            refused: None,
-            session: None,
-            kept: None,
-            settled: false,
-            live: None,
+            ..Done::abstained(Status::Failed, "not started".into())
         };
         let retries = job.retries.unwrap_or(self.ctx.opts.retries);
         let mut asked_again = 0;
