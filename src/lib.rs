@@ -34,7 +34,7 @@ pub mod internals {
     pub use crate::contracts::verdict::{default_lenses, verdict_prompt};
     pub use crate::engine::call::Pace;
     pub use crate::engine::call::extract;
-    pub use crate::engine::call::{Asker, Check, Question, Reply};
+    pub use crate::engine::call::{Asker, Check, Done, Question};
     pub use crate::engine::harness::{Seat, Table};
     pub use crate::engine::lifecycle::GRACE;
     pub use crate::engine::sandbox::share::{Defaults, defaults};

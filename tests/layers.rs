@@ -281,6 +281,47 @@ fn the_tools_reach_a_judges_call_through_its_door_alone() {
     assert!(past.is_empty(), "past the call's door: {past:#?}");
 }
 
+/// The contracts' checks a tool would read a judge's answer map with a second time.
+const SECOND_READS: &[&str] = &[
+    "check_verdict(",
+    "check_votes(",
+    "check_grouping(",
+    "check_decisions(",
+    "review::check(",
+    "pairwise::check(",
+];
+
+/// Where a tool names one of them, line by line.
+fn second_reads(code: &str) -> Vec<&'static str> {
+    SECOND_READS
+        .iter()
+        .copied()
+        .filter(|read| code.contains(read))
+        .collect()
+}
+
+/// A call hands a tool the contract's typed answer or miss (`Done<C::Answer, C::Miss>`): no
+/// tool reads a judge's answer map again (issue 49). panel-vote's recorded judge
+/// (`--judge replay:FILE`) is read from its file, never a call, and checked there once.
+#[test]
+fn no_tool_reads_a_judges_answer_a_second_way() {
+    // What this test exists to refuse: the verdict record reading the answer again.
+    let again = "let read = done.answer.as_ref().map(|a| verdict::check_verdict(a));";
+    assert_eq!(second_reads(again), ["check_verdict("]);
+    let read: Vec<String> = modules()
+        .iter()
+        .filter(|(name, _)| name.starts_with("tools::"))
+        .flat_map(|(name, code)| {
+            let mut reads = second_reads(code);
+            if name == "tools::vote" {
+                reads.retain(|r| *r != "check_decisions(");
+            }
+            reads.into_iter().map(move |r| format!("{name}: {r}"))
+        })
+        .collect();
+    assert!(read.is_empty(), "an answer read again: {read:#?}");
+}
+
 /// Names and their lines.
 type Sizes = Vec<(String, usize)>;
 

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use panel::internals::ReviewRecord;
 use panel::internals::apply;
-use panel::internals::{Asker, Check, Question, Reply};
+use panel::internals::{Asker, Check, Done, Question};
 use panel::internals::{Decision, Status, Usage};
 use panel::internals::{FindingResult, MergeHow, MergedPanel, Record, RouteKind, synthesis};
 use panel::tools::merge::{self, How};
@@ -86,40 +86,40 @@ impl FakeAsker {
 }
 
 impl Asker for FakeAsker {
-    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply> {
+    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Done> {
         questions
             .iter()
             .map(|q| {
                 let acts = self.script.get(&q.name).cloned().unwrap_or_default();
-                let mut last = Reply::abstained(Status::NotFound, "no stand-in for this seat");
+                let mut last = Done::unasked(Status::NotFound, "no stand-in for this seat");
                 for attempt in 0..2 {
                     self.asked.lock().unwrap().push(q.clone());
                     let Some(act) = acts.get(attempt.min(acts.len().saturating_sub(1))) else {
                         return last;
                     };
                     last = match act {
-                        Act::Fail => return Reply::abstained(Status::Failed, "exit status 1"),
+                        Act::Fail => return Done::unasked(Status::Failed, "exit status 1"),
                         Act::Panic => panic!("a launch that panics"),
                         Act::Hang => {
-                            return Reply::abstained(Status::Timeout, "no answer within 600s");
+                            return Done::unasked(Status::Timeout, "no answer within 600s");
                         }
-                        Act::Garbage(text) => Reply::abstained(
-                            Status::Unreadable,
-                            format!("no JSON object in {text:?}"),
-                        ),
+                        Act::Garbage(text) => {
+                            Done::unasked(Status::Unreadable, format!("no JSON object in {text:?}"))
+                        }
                         Act::Answer(v) => {
                             let obj = v.as_object().cloned().unwrap_or_default();
                             match check(&obj) {
                                 Ok(()) => {
-                                    return Reply {
+                                    return Done {
                                         answer: Some(obj),
                                         status: Status::Ok,
                                         cause: None,
                                         attempts: attempt as u32 + 1,
                                         usage: Some(fake_usage(&q.name)),
+                                        ..Done::unasked(Status::Ok, "")
                                     };
                                 }
-                                Err(why) => Reply::abstained(Status::Unreadable, why),
+                                Err(why) => Done::unasked(Status::Unreadable, why),
                             }
                         }
                     };

@@ -20,6 +20,7 @@ impl Contract for DecisionContract {
     }
 
     type Answer = Vec<(JudgeCall, String)>;
+    type Miss = String;
 
     fn check(&self, answer: &Map<String, Value>) -> Result<Vec<(JudgeCall, String)>, String> {
         check_decisions(answer, self.n)

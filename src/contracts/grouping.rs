@@ -19,6 +19,7 @@ impl Contract for GroupingContract {
     }
 
     type Answer = Vec<Group>;
+    type Miss = String;
 
     fn check(&self, answer: &Map<String, Value>) -> Result<Vec<Group>, String> {
         check_grouping(answer, &self.ids)

@@ -53,15 +53,15 @@ impl Split {
 }
 
 /// An answer kind: the schema passed to harnesses that take one, and the check every answer
-/// passes whatever the harness promised. The check returns what it read, so the reader of an
-/// answer never reads it a second way; `Err` says in one line how it misses.
+/// passes whatever the harness promised. The check returns what it read, or how the answer
+/// missed, so the reader of an answer never reads it a second way: a call hands its caller
+/// the contract's typed answer or its typed miss (`engine::call::Done`).
 pub trait Contract: Sync {
     /// What an answer that meets the contract says.
-    type Answer;
+    type Answer: Send;
+    /// How an answer misses the contract: its one line (`Display`), and what a record keeps
+    /// of a judge's own words in it.
+    type Miss: std::fmt::Display + Send;
     fn schema(&self) -> Value;
-    fn check(&self, answer: &Map<String, Value>) -> Result<Self::Answer, String>;
-    /// The check as the launcher's gate: whether an answer is kept, and why not.
-    fn gate(&self, answer: &Map<String, Value>) -> Result<(), String> {
-        self.check(answer).map(|_| ())
-    }
+    fn check(&self, answer: &Map<String, Value>) -> Result<Self::Answer, Self::Miss>;
 }

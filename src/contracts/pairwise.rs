@@ -65,6 +65,7 @@ impl Contract for PairwiseContract {
     }
 
     type Answer = PairwiseAnswer;
+    type Miss = String;
 
     fn check(&self, answer: &Map<String, Value>) -> Result<PairwiseAnswer, String> {
         check(answer)

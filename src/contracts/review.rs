@@ -15,6 +15,7 @@ impl Contract for ReviewContract {
     }
 
     type Answer = Review;
+    type Miss = String;
 
     fn check(&self, answer: &Map<String, Value>) -> Result<Review, String> {
         check(answer)

@@ -80,9 +80,10 @@ impl Contract for VerdictContract {
     }
 
     type Answer = Answer;
+    type Miss = Miss;
 
-    fn check(&self, answer: &Map<String, Value>) -> Result<Answer, String> {
-        check_verdict(answer).map_err(|miss| miss.to_string())
+    fn check(&self, answer: &Map<String, Value>) -> Result<Answer, Miss> {
+        check_verdict(answer)
     }
 }
 
@@ -119,17 +120,27 @@ pub struct Answer {
 pub enum Miss {
     /// No `verdict` in the answer.
     NoVerdict,
-    /// A verdict neither `holds` nor `breaks`, as the judge gave it.
-    Word(Value),
+    /// A verdict neither `holds` nor `breaks`, as the judge gave it, and the reason it gave
+    /// beside it (shown with the word, never counted).
+    Word(Value, Option<String>),
 }
 
 impl Miss {
     /// The word a judge gave outside holds and breaks (`maybe`): what the seed's tally prints.
     pub fn said(&self) -> Option<String> {
         match self {
-            Miss::Word(Value::String(word)) => Some(word.clone()),
-            Miss::Word(Value::Null) | Miss::NoVerdict => None,
-            Miss::Word(other) => Some(other.to_string()),
+            Miss::Word(Value::String(word), _) => Some(word.clone()),
+            Miss::Word(Value::Null, _) | Miss::NoVerdict => None,
+            Miss::Word(other, _) => Some(other.to_string()),
+        }
+    }
+
+    /// The reason given beside a word outside holds and breaks: the seed's tally prints it
+    /// with the word.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Miss::Word(_, reason) if self.said().is_some() => reason.as_deref(),
+            _ => None,
         }
     }
 }
@@ -138,7 +149,7 @@ impl std::fmt::Display for Miss {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Miss::NoVerdict => f.write_str("no \"verdict\" in the answer"),
-            Miss::Word(v) => write!(f, "verdict {v} is neither \"holds\" nor \"breaks\""),
+            Miss::Word(v, _) => write!(f, "verdict {v} is neither \"holds\" nor \"breaks\""),
         }
     }
 }
@@ -150,7 +161,13 @@ pub fn check_verdict(obj: &Map<String, Value>) -> Result<Answer, Miss> {
     let verdict = match obj.get("verdict") {
         Some(Value::String(v)) if v == "holds" => Verdict::Holds,
         Some(Value::String(v)) if v == "breaks" => Verdict::Breaks,
-        Some(other) => return Err(Miss::Word(other.clone())),
+        Some(other) => {
+            let reason = match obj.get("reason") {
+                Some(Value::String(r)) => Some(r.clone()),
+                _ => None,
+            };
+            return Err(Miss::Word(other.clone(), reason));
+        }
         None => return Err(Miss::NoVerdict),
     };
     let mut notes = Vec::new();
@@ -215,8 +232,10 @@ mod tests {
             (json!(7), Some("7")),
             (Value::Null, None),
         ] {
-            let miss = check_verdict(json!({"verdict": verdict}).as_object().unwrap()).unwrap_err();
+            let obj = json!({"verdict": verdict, "reason": "unsure"});
+            let miss = check_verdict(obj.as_object().unwrap()).unwrap_err();
             assert_eq!(miss.said().as_deref(), word, "{miss}");
+            assert_eq!(miss.reason(), word.map(|_| "unsure"), "{miss}");
         }
         let miss = check_verdict(json!({"answer": "yes"}).as_object().unwrap()).unwrap_err();
         assert_eq!((miss.said(), miss), (None, Miss::NoVerdict));

@@ -20,6 +20,7 @@ impl Contract for VoteContract {
     }
 
     type Answer = Vec<CheckedVote>;
+    type Miss = String;
 
     fn check(&self, answer: &Map<String, Value>) -> Result<Vec<CheckedVote>, String> {
         let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();

@@ -150,8 +150,8 @@ impl crate::engine::call::Asker for Recorder<'_> {
         &self,
         questions: &[crate::engine::call::Question],
         _: &crate::engine::call::Check,
-    ) -> Vec<crate::engine::call::Reply> {
-        use crate::engine::call::{Prompt, Reply};
+    ) -> Vec<crate::engine::call::Done> {
+        use crate::engine::call::{Done, Prompt};
         let mut kept = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         questions
             .iter()
@@ -161,7 +161,7 @@ impl crate::engine::call::Asker for Recorder<'_> {
                     let job = Job::sealed(&q.name, seat, prompt, q.schema.clone());
                     kept.push((q.name.clone(), job));
                 }
-                Reply::abstained(
+                Done::unasked(
                     crate::records::Status::Cancelled,
                     "an estimate launches nothing",
                 )

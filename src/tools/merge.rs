@@ -15,15 +15,13 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::{CommandFactory, Parser};
-use serde_json::{Map, Value};
 
-use crate::contracts::Contract;
-use crate::contracts::grouping::{self, check_grouping, grouping_prompt};
-use crate::engine::call::{Asker, Question, Reply};
+use crate::contracts::grouping::{self, grouping_prompt};
+use crate::engine::call::{Asker, Question, ask_each};
+use crate::records::Usage;
 use crate::records::review::{self, ReviewRecord};
 use crate::records::synthesis::{Group, SourceFinding};
 use crate::records::synthesis::{MergeHow, MergeRecord, MergedFinding, Record, Reviewer};
-use crate::records::{Status, Usage};
 use crate::rules::grouping::{Grouping, build, group_in_code};
 
 /// Merge the findings of several reviews that name the same problem.
@@ -177,24 +175,17 @@ fn ask_seat(
         reads: None,
         cancel: None,
     };
-    let contract = grouping::GroupingContract { ids: ids.clone() };
-    let check = move |a: &Map<String, Value>| contract.gate(a);
-    let reply: Reply = asker
-        .ask_all(std::slice::from_ref(&question), &check)
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| Reply::abstained(Status::Failed, "the launcher sent no reply"));
-    let groups = match reply.answer {
-        // Checked again here: an asker that skipped the check must not slip a bad grouping in.
-        Some(answer) => check_grouping(&answer, &ids)
-            .map_err(|why| format!("the merging seat {seat} answered badly: {why}")),
-        None => Err(format!(
+    let contract = grouping::GroupingContract { ids };
+    let mut ended = ask_each(asker, &[(question, contract)], vec![None], |_, _| {});
+    let done = ended.pop().expect("one end per question");
+    let groups = done.answer.ok_or_else(|| {
+        format!(
             "the merging seat {seat} sent no grouping ({}){}",
-            reply.status.as_str(),
-            reply.cause.map(|c| format!(": {c}")).unwrap_or_default()
-        )),
-    };
-    (groups, reply.usage)
+            done.status.as_str(),
+            done.cause.map(|c| format!(": {c}")).unwrap_or_default()
+        )
+    });
+    (groups, done.usage)
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {

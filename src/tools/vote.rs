@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 
 use crate::contracts::Contract;
 use crate::contracts::decisions::{DecisionContract, check_decisions, judge_prompt};
-use crate::contracts::votes::{VoteContract, check_votes, vote_prompt};
-use crate::engine::call::{Asker, Check, Question, Reply, ask_each};
+use crate::contracts::votes::{CheckedVote, VoteContract, vote_prompt};
+use crate::engine::call::{Asker, Done, Question, ask_each};
 use crate::engine::call::{Cancel, Pace};
 use crate::records::Status;
 use crate::records::synthesis::{
@@ -181,7 +181,7 @@ pub fn collect_votes_until(
 ) -> Result<Vec<VoteRecord>> {
     let stop = pace != Pace::All;
     let mut asked: Vec<(&Reviewer, Vec<&MergedFinding>)> = Vec::new();
-    let mut questions: Vec<(Question, Box<Check>)> = Vec::new();
+    let mut questions: Vec<(Question, VoteContract)> = Vec::new();
     let mut tokens: Vec<Option<Arc<Cancel>>> = Vec::new();
     for voter in panel.voters() {
         let seat = given_seat(seats, voter)?;
@@ -208,8 +208,7 @@ pub fn collect_votes_until(
             cancel: token.clone(),
             ..question
         };
-        let check: Box<Check> = Box::new(move |a: &Map<String, Value>| contract.gate(a));
-        questions.push((question, check));
+        questions.push((question, contract));
         tokens.push(token);
         asked.push((voter, shown));
     }
@@ -275,13 +274,12 @@ pub fn collect_votes_until(
 fn vote_records(
     voter: &Reviewer,
     shown: &[&MergedFinding],
-    reply: &Reply,
+    reply: &Done<Vec<CheckedVote>, String>,
     asker: &dyn Asker,
 ) -> Vec<VoteRecord> {
     let ids: Vec<&str> = shown.iter().map(|f| f.id.as_str()).collect();
-    // Checked again here: an asker that skipped the check must not slip a bad reply in.
     let ballots = match &reply.answer {
-        Some(a) => check_votes(a, &ids).map_err(|why| (Status::Unreadable, why)),
+        Some(votes) => Ok(votes),
         None => Err((
             reply.status,
             reply
@@ -428,15 +426,12 @@ pub fn ask_judge(
                         reads: None,
                         cancel: None,
                     };
-                    let check = move |a: &Map<String, Value>| DecisionContract { n }.gate(a);
-                    let reply =
-                        ask_each(asker, &[(question, Box::new(check))], vec![None], |_, _| {})
-                            .into_iter()
-                            .next()
-                            .unwrap_or_else(|| Reply::abstained(Status::Failed, "no reply"));
+                    let contract = DecisionContract { n };
+                    let mut ended = ask_each(asker, &[(question, contract)], vec![None], |_, _| {});
+                    let reply = ended.pop().expect("one end per question");
                     usage = reply.usage;
                     match reply.answer {
-                        Some(a) => check_decisions(&a, n).map_err(|why| (Status::Unreadable, why)),
+                        Some(decisions) => Ok(decisions),
                         None => Err((
                             reply.status,
                             reply.cause.unwrap_or_else(|| "no readable reply".into()),

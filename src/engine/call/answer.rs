@@ -409,9 +409,8 @@ mod tests {
         // A sealed judge's answer that meets its contract was whole, cut short or not.
         job.role = Role::Sealed;
         let verdict = r#"{"verdict":"holds","reason":"r","confidence":0.5}"#;
-        let check: &Check = &|obj| {
-            crate::contracts::Contract::gate(&crate::contracts::verdict::VerdictContract, obj)
-        };
+        let check: &Check =
+            &crate::engine::call::ask::gate_of(&crate::contracts::verdict::VerdictContract);
         let done = read_answer(&job, &cut_short(verdict), None, check, Duration::ZERO);
         assert_eq!(done.status, Status::Ok);
         let done = read_answer(&job, &cut_short("half an ans"), None, check, Duration::ZERO);

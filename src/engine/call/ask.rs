@@ -1,7 +1,7 @@
-//! Asking seats questions. *Ask* names what a tool hands over and gets back: a [`Question`]
-//! and its [`Reply`] through the [`Asker`] (how `panel-merge` and `panel-vote` reach models with
-//! the same launcher, isolation, timeouts, retries and run folder as `panel-judge`), a [`Job`]
-//! and its [`Done`] for the launcher's own callers, and the options a launcher is made with.
+//! Asking seats questions, in one vocabulary: a call is asked (a [`Job`] for a seat resolved, a
+//! [`Question`] for a seat named, through the [`Asker`] of `panel-merge` and `panel-vote`) under
+//! a contract, and ends in a [`Done`] holding the contract's typed answer or typed miss. Here
+//! too are the options a launcher is made with.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::{Map, Value};
 
+use crate::contracts::Contract;
 use crate::engine::harness::Seat;
 use crate::records::{Status, Usage};
 
@@ -33,45 +34,35 @@ pub struct Question {
     pub cancel: Option<Arc<crate::engine::call::cancel::Cancel>>,
 }
 
-/// Checks an answer object against its contract: `Err` says why it does not meet it.
-pub type Check = dyn Fn(&Map<String, Value>) -> Result<(), String> + Sync;
+/// Checks an answer object against its contract: `Err` says why it does not meet it. The
+/// launcher's gate, inside the call: the door turns what passed into the contract's type.
+pub type Check<'a> = dyn Fn(&Map<String, Value>) -> Result<(), String> + Sync + 'a;
 
-/// What came back.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Reply {
-    /// The answer object that met the contract; `None` is an abstention, never a guess.
-    pub answer: Option<Map<String, Value>>,
-    /// `Ok` when `answer` is set; otherwise why there is none.
-    pub status: Status,
-    /// Why there is no answer, in one line.
-    pub cause: Option<String>,
-    pub attempts: u32,
-    pub usage: Option<Usage>,
-}
-
-impl Reply {
-    pub fn abstained(status: Status, cause: impl Into<String>) -> Reply {
-        Reply {
-            answer: None,
-            status,
-            cause: Some(cause.into()),
-            attempts: 0,
-            usage: None,
-        }
+/// A contract's check as the launcher's gate.
+pub fn gate_of<C: Contract + ?Sized>(
+    contract: &C,
+) -> impl Fn(&Map<String, Value>) -> Result<(), String> + Sync + '_ {
+    move |obj| {
+        contract
+            .check(obj)
+            .map(|_| ())
+            .map_err(|miss| miss.to_string())
     }
 }
 
-/// Something that asks seats questions: the real launcher, or a fake in tests.
+/// Something that asks seats questions: the real launcher, or a fake in tests. It answers in
+/// the room's terms (an answer object that passed `check`); tools ask through [`ask_each`],
+/// which hands them the contract's typed answer.
 pub trait Asker: Sync {
-    /// Asks every question at once (in parallel where the asker can) and returns the replies
-    /// in the order of the questions.
-    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply>;
+    /// Asks every question at once (in parallel where the asker can) and returns how each
+    /// call ended, in the order of the questions.
+    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Done>;
     /// Asks one question on this thread: what [`ask_each`] runs on each of its threads.
-    fn ask_one(&self, question: &Question, check: &Check) -> Reply {
+    fn ask_one(&self, question: &Question, check: &Check) -> Done {
         self.ask_all(std::slice::from_ref(question), check)
             .into_iter()
             .next()
-            .unwrap_or_else(|| Reply::abstained(Status::Failed, "the launcher sent no reply"))
+            .unwrap_or_else(|| Done::unasked(Status::Failed, "the launcher sent no reply"))
     }
     /// What the seats it launches run under, for their records; `None`: it launches nothing.
     fn sandbox(&self) -> Option<&str> {
@@ -313,18 +304,24 @@ pub fn usable_session_id(id: &str) -> bool {
 
 /// What a record says a judge ran under: the run's walls, and the live credential it held,
 /// where it held one (its CLI cannot take a placeholder).
-pub fn walls_of(sandbox: &str, done: &Done) -> String {
+pub fn walls_of<A, M>(sandbox: &str, done: &Done<A, M>) -> String {
     match &done.live {
         Some(why) => format!("{sandbox}; its login held live: {why}"),
         None => sandbox.to_string(),
     }
 }
 
-/// How one call ended, after its retries.
+/// How one call ended, after its retries. Inside the call, the answer is the object that met
+/// the contract (`A`) and the object that missed it (`M`) are JSON maps; the door hands the
+/// tools the contract's typed answer and typed miss ([`Done::checked`]), so no tool reads an
+/// answer map again.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Done {
-    pub answer: Option<Map<String, Value>>,
+pub struct Done<A = Map<String, Value>, M = Map<String, Value>> {
+    /// The answer that met the contract; `None` is an abstention, never a guess.
+    pub answer: Option<A>,
+    /// `Ok` when `answer` is set; otherwise why there is none.
     pub status: Status,
+    /// Why there is no answer, in one line.
     pub cause: Option<String>,
     pub excerpt: Option<String>,
     pub attempts: u32,
@@ -333,9 +330,9 @@ pub struct Done {
     pub usage: Option<Usage>,
     /// A reviewer's tool calls, as its event stream shows them (`None`: not read).
     pub tool_calls: Option<Vec<String>>,
-    /// The object read that missed the contract: an unreadable judge's own words, kept to be
+    /// How the object read missed the contract: an unreadable judge's own words, kept to be
     /// shown (a `maybe` and its reason), never counted.
-    pub refused: Option<Map<String, Value>>,
+    pub refused: Option<M>,
     /// The id of a reviewer's session, as its event stream gave it (a usable one only).
     pub session: Option<String>,
     /// The private folder that keeps that session ([`Session::Keep`]).
@@ -347,20 +344,26 @@ pub struct Done {
     pub live: Option<String>,
 }
 
-impl Done {
+impl<A, M> Done<A, M> {
     /// A job its panel no longer needed, ended before it was asked.
-    pub fn cancelled(why: &str) -> Done {
+    pub fn cancelled(why: &str) -> Done<A, M> {
+        Done::unasked(Status::Cancelled, why)
+    }
+
+    /// A call that never reached its judge (its seat unread, its panel decided without it).
+    pub fn unasked(status: Status, why: impl Into<String>) -> Done<A, M> {
         Done {
             attempts: 0,
-            ..Done::abstained(Status::Cancelled, why.to_string())
+            ..Done::abstained(status, why)
         }
     }
 
-    pub fn abstained(status: Status, cause: String) -> Done {
+    /// A call asked once that ended without an answer, saying why.
+    pub fn abstained(status: Status, cause: impl Into<String>) -> Done<A, M> {
         Done {
             answer: None,
             status,
-            cause: Some(crate::records::printable::one_line(&cause)),
+            cause: Some(crate::records::printable::one_line(&cause.into())),
             excerpt: None,
             attempts: 1,
             duration: Duration::ZERO,
@@ -376,30 +379,57 @@ impl Done {
     }
 }
 
-impl From<Done> for Reply {
-    fn from(d: Done) -> Reply {
-        Reply {
-            answer: d.answer,
-            status: d.status,
-            cause: d.cause,
-            attempts: d.attempts,
-            usage: d.usage,
+impl Done {
+    /// The door: the answer read once into the contract's type, or the contract's typed miss
+    /// of what the judge said. An answer that misses here (an asker that skipped its gate) is
+    /// unreadable, never slipped in.
+    pub fn checked<C: Contract + ?Sized>(mut self, contract: &C) -> Done<C::Answer, C::Miss> {
+        let (answer, refused) = match (self.answer.take(), self.refused.take()) {
+            (Some(obj), _) => match contract.check(&obj) {
+                Ok(a) => (Some(a), None),
+                Err(miss) => {
+                    self.status = Status::Unreadable;
+                    self.cause = Some(crate::records::printable::one_line(&miss.to_string()));
+                    (None, Some(miss))
+                }
+            },
+            (None, Some(obj)) => (None, contract.check(&obj).err()),
+            (None, None) => (None, None),
+        };
+        Done {
+            answer,
+            refused,
+            status: self.status,
+            cause: self.cause,
+            excerpt: self.excerpt,
+            attempts: self.attempts,
+            duration: self.duration,
+            exit_code: self.exit_code,
+            usage: self.usage,
+            tool_calls: self.tool_calls,
+            session: self.session,
+            kept: self.kept,
+            settled: self.settled,
+            live: self.live,
         }
     }
 }
 
-/// Asks every question at once on the fan-out ([`crate::engine::call::fanout::gated`]), each held
-/// until its gate opens; `each` sees each reply as it comes in (in the order they end), on this
-/// thread. The replies come back in the order of the questions; a launch that panics is a reply
-/// missing (the hook has said why and failed the run), never one a cascade waits for.
-pub fn ask_each(
+/// Asks every question at once on the fan-out ([`crate::engine::call::fanout::gated`]), each under
+/// its contract and held until its gate opens; `each` sees each call's end as it comes in (in the
+/// order they end), on this thread. They come back in the order of the questions, each with its
+/// contract's typed answer or miss; a launch that panics is a call missing (the hook has said why
+/// and failed the run), never one a cascade waits for.
+pub fn ask_each<C: Contract>(
     asker: &dyn Asker,
-    questions: &[(Question, Box<Check>)],
+    questions: &[(Question, C)],
     gates: Vec<Option<crate::engine::call::fanout::Latch>>,
-    mut each: impl FnMut(usize, &Reply),
-) -> Vec<Reply> {
-    let no_reply = || Reply::abstained(Status::Failed, "the launcher sent no reply");
-    let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
+    mut each: impl FnMut(usize, &Done<C::Answer, C::Miss>),
+) -> Vec<Done<C::Answer, C::Miss>> {
+    let no_reply = || Done::unasked(Status::Failed, "the launcher sent no reply");
+    let mut ended: Vec<Option<Done<C::Answer, C::Miss>>> = std::iter::repeat_with(|| None)
+        .take(questions.len())
+        .collect();
     // Those released run at once, as many as the limits on files and processes hold, as the
     // launcher's panels do when no `--jobs` caps them.
     let workers = questions
@@ -408,15 +438,15 @@ pub fn ask_each(
     crate::engine::call::fanout::gated(
         questions.iter().zip(gates).collect(),
         workers,
-        |_, (q, check)| asker.ask_one(q, check.as_ref()),
-        |i, reply| {
-            let reply = reply.unwrap_or_else(no_reply);
-            each(i, &reply);
-            replies[i] = Some(reply);
+        |_, (q, contract)| asker.ask_one(q, &gate_of(contract)).checked(contract),
+        |i, done| {
+            let done = done.unwrap_or_else(no_reply);
+            each(i, &done);
+            ended[i] = Some(done);
         },
     );
-    replies
+    ended
         .into_iter()
-        .map(|r| r.unwrap_or_else(no_reply))
+        .map(|d| d.unwrap_or_else(no_reply))
         .collect()
 }

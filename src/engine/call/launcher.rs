@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
+use crate::contracts::Contract;
 use crate::engine::call::answer::INTERRUPTED;
 use crate::engine::call::ask::{
-    Asker, Check, Done, Job, LaunchOptions, Prompt, Question, Reply, Role,
+    Asker, Check, Done, Job, LaunchOptions, Prompt, Question, Role, gate_of,
 };
 use crate::engine::call::attempt::Attempt;
 use crate::engine::call::context::Context;
@@ -207,21 +208,27 @@ impl Launcher {
     fn ask_warming(&self, job: &Job, check: &Check) -> Done {
         use crate::engine::call::warm::{BOUND, Warming};
         match &job.warming {
-            Warming::Alone => self.ask(job, check),
+            Warming::Alone => self.ask_job(job, check),
             Warming::Follows(warm) => {
                 warm.wait(BOUND);
-                self.ask(job, check)
+                self.ask_job(job, check)
             }
             Warming::Leads(warm) => {
-                let done = self.ask(job, check);
+                let done = self.ask_job(job, check);
                 warm.open();
                 done
             }
         }
     }
 
-    /// Asks one job, with its retries; never fails: a call that goes wrong is an abstention.
-    pub fn ask(&self, job: &Job, check: &Check) -> Done {
+    /// Asks one job under `contract`, with its retries; never fails: a call that goes wrong
+    /// is an abstention. Its answer comes back read into the contract's type.
+    pub fn ask<C: Contract>(&self, job: &Job, contract: &C) -> Done<C::Answer, C::Miss> {
+        self.ask_job(job, &gate_of(contract)).checked(contract)
+    }
+
+    /// Asks one job, its answer an object that passed `check`.
+    fn ask_job(&self, job: &Job, check: &Check) -> Done {
         let started = Instant::now();
         // Every tool checks the names it reads; this is the last wall before a path is made.
         if let Err(why) = crate::records::printable::check_folder_name(&job.name) {
@@ -297,10 +304,7 @@ impl Launcher {
             run_folder::file(&dir.join("schema.json"), job.schema.to_string());
         }
         let mut prompt = Arc::clone(&first);
-        let mut done = Done {
-            attempts: 0,
-            ..Done::abstained(Status::Failed, "not started".into())
-        };
+        let mut done = Done::unasked(Status::Failed, "not started");
         let retries = job.retries.unwrap_or(self.ctx.opts.retries);
         let mut asked_again = 0;
         let mut backoff = Duration::from_secs(1);
@@ -361,18 +365,37 @@ impl Launcher {
         Attempt::new(job, n, prompt, (&run, &private), &self.ctx).run(check)
     }
 
-    /// Asks every job, at most `jobs` at once; `each` gets each job's index and result as it ends.
-    pub fn ask_each(&self, jobs: &[Job], check: &Check, mut each: impl FnMut(usize, Done)) {
-        self.ask_paced(jobs, check, jobs.len(), |i, done| {
+    /// Asks every job under `contract`, at most `jobs` at once; `each` gets each job's index
+    /// and how it ended as it ends.
+    pub fn ask_each<C: Contract>(
+        &self,
+        jobs: &[Job],
+        contract: &C,
+        mut each: impl FnMut(usize, Done<C::Answer, C::Miss>),
+    ) {
+        self.ask_paced(jobs, contract, jobs.len(), |i, done| {
             each(i, done);
             0
         });
     }
 
-    /// Asks jobs in waves, in their order: `first` at once, then as many more as `each`
-    /// returns after each job ends. A job never asked ends cancelled, through `each` too, with
-    /// its token's why: every job gets a result.
-    pub fn ask_paced(
+    /// Asks jobs under `contract` in waves, in their order: `first` at once, then as many more
+    /// as `each` returns after each job ends. A job never asked ends cancelled, through `each`
+    /// too, with its token's why: every job gets an end.
+    pub fn ask_paced<C: Contract>(
+        &self,
+        jobs: &[Job],
+        contract: &C,
+        first: usize,
+        mut each: impl FnMut(usize, Done<C::Answer, C::Miss>) -> usize,
+    ) {
+        self.paced(jobs, &gate_of(contract), first, |i, done| {
+            each(i, done.checked(contract))
+        });
+    }
+
+    /// [`Launcher::ask_paced`] inside the call: each answer an object that passed `check`.
+    fn paced(
         &self,
         jobs: &[Job],
         check: &Check,
@@ -434,9 +457,9 @@ impl Asker for Launcher {
         Some(Launcher::sandbox(self))
     }
 
-    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Reply> {
+    fn ask_all(&self, questions: &[Question], check: &Check) -> Vec<Done> {
         let mut jobs = Vec::new();
-        let mut replies: Vec<Option<Reply>> = vec![None; questions.len()];
+        let mut ended: Vec<Option<Done>> = vec![None; questions.len()];
         let mut index = Vec::new();
         for (i, q) in questions.iter().enumerate() {
             match self.job_for(q) {
@@ -444,32 +467,33 @@ impl Asker for Launcher {
                     jobs.push(job);
                     index.push(i);
                 }
-                Err(e) => replies[i] = Some(not_found(&e)),
+                Err(e) => ended[i] = Some(not_found(&e)),
             }
         }
-        self.ask_each(&jobs, check, |j, done| {
-            replies[index[j]] = Some(done.into())
+        self.paced(&jobs, check, jobs.len(), |j, done| {
+            ended[index[j]] = Some(done);
+            0
         });
-        replies
+        ended
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| Reply::abstained(Status::Interrupted, "not asked")))
+            .map(|r| r.unwrap_or_else(|| Done::unasked(Status::Interrupted, "not asked")))
             .collect()
     }
 
-    fn ask_one(&self, question: &Question, check: &Check) -> Reply {
+    fn ask_one(&self, question: &Question, check: &Check) -> Done {
         match self.job_for(question) {
             Ok(job) => {
                 self.progress.expect(1);
-                self.ask(&job, check).into()
+                self.ask_job(&job, check)
             }
             Err(e) => not_found(&e),
         }
     }
 }
 
-/// The reply to a question whose seat cannot be read.
-fn not_found(e: &anyhow::Error) -> Reply {
-    Reply::abstained(Status::NotFound, format!("{e:#}"))
+/// How a question ends whose seat cannot be read.
+fn not_found(e: &anyhow::Error) -> Done {
+    Done::unasked(Status::NotFound, format!("{e:#}"))
 }
 
 /// A new run folder among the runs, locked; the runs older than `keep_days` are removed.

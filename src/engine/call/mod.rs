@@ -42,8 +42,8 @@ pub(in crate::engine) mod warm;
 // The door.
 pub use answer::failure_words;
 pub use ask::{
-    Asker, Check, Done, Job, KeptFolder, LaunchOptions, Prompt, Question, Reply, Session, Tier,
-    ask_each, walls_of,
+    Asker, Check, Done, Job, KeptFolder, LaunchOptions, Prompt, Question, Session, Tier, ask_each,
+    walls_of,
 };
 pub use attempt::give;
 pub use cancel::{Cancel, Pace};

@@ -18,10 +18,10 @@ pub mod panel_kind;
 pub mod pr;
 pub mod stopping;
 
-use crate::contracts::fence;
+use crate::contracts::{Contract, fence};
 use crate::engine::call::Cancel;
 use crate::engine::call::Launcher;
-use crate::engine::call::{Done, Job, Prompt};
+use crate::engine::call::{Job, Prompt};
 use crate::engine::harness::Seat;
 use crate::records::candidate::Candidate;
 use crate::tools::launch_args::LaunchArgs;
@@ -301,22 +301,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
         return harnesses::doctor(&launcher.table, &launcher.ctx, mode, args.json);
     }
     early_flags(&args)?;
-    let kind: Kind = match args.contract {
-        ContractKind::Verdict => Arc::new(Verdicts),
-        ContractKind::Review => Arc::new(Reviews {
-            stage: args.stage.clone(),
-            writer_family: args.writer_family.clone(),
-        }),
-        ContractKind::Pr => return judge_pr(&args, launcher),
-        ContractKind::Pairwise => return pairwise::judge(&args, launcher),
-    };
-    panel_flags(&args)?;
-    ask_panel(&args, launcher, kind)
+    match args.contract {
+        ContractKind::Verdict => ask_panel(&args, launcher, Arc::new(Verdicts)),
+        ContractKind::Review => {
+            let reviews = Reviews {
+                stage: args.stage.clone(),
+                writer_family: args.writer_family.clone(),
+            };
+            ask_panel(&args, launcher, Arc::new(reviews))
+        }
+        ContractKind::Pr => judge_pr(&args, launcher),
+        ContractKind::Pairwise => pairwise::judge(&args, launcher),
+    }
 }
 
 /// A verdict or a review panel: its judges and canaries, checked, then asked (or, with
 /// --estimate or --dry-run, only shown).
-fn ask_panel(args: &Args, mut launcher: Launcher, kind: Kind) -> Result<ExitCode> {
+fn ask_panel<K: Kind>(args: &Args, mut launcher: Launcher, kind: Arc<K>) -> Result<ExitCode> {
+    panel_flags(args)?;
     let verdicts = args.contract == ContractKind::Verdict;
     let canaries = args
         .canaries
@@ -382,10 +384,10 @@ fn ask_panel(args: &Args, mut launcher: Launcher, kind: Kind) -> Result<ExitCode
 }
 
 /// The panel's jobs asked, canaries first, each finished judge's record written as it comes.
-fn ask_judges(
+fn ask_judges<K: Kind>(
     args: &Args,
     launcher: &mut Launcher,
-    asked: &Asked,
+    asked: &Asked<K>,
     jobs: &[Job],
     mut early: stopping::Early,
     history: Option<crate::engine::history::Keeper>,
@@ -403,8 +405,6 @@ fn ask_judges(
         last: None,
         failure: None,
     };
-    let gate = kind.clone();
-    let check = move |obj: &serde_json::Map<String, serde_json::Value>| gate.gate(obj);
     let panel = panel_kind::RunFacts {
         seal: &asked.candidate.seal,
         name: args.name.as_deref(),
@@ -422,7 +422,7 @@ fn ask_judges(
         .collect();
     let paced: Vec<Job> = order.iter().map(|&i| jobs[i].clone()).collect();
     let first = canary_judges.len() + early.first();
-    launcher.ask_paced(&paced, &check, first, |k, done| {
+    launcher.ask_paced(&paced, &kind.contract(), first, |k, done| {
         let i = order[k];
         let ms = done.duration.as_millis() as u64;
         let (judge, rec) = asked.record(i, &panel, done);
@@ -453,7 +453,9 @@ fn ask_judges(
 }
 
 /// A verdict or a review panel, as the rest of `run` asks it.
-type Kind = Arc<dyn PanelKind + Send + Sync>;
+trait Kind: PanelKind + Send + Sync + 'static {}
+
+impl<K: PanelKind + Send + Sync + 'static> Kind for K {}
 
 /// `--contract pr`: the plan's panel, judged by [`pr::judge`].
 fn judge_pr(args: &Args, launcher: Launcher) -> Result<ExitCode> {
@@ -503,15 +505,15 @@ fn is_replay(args: &Args, judges: &[panel::Judge]) -> bool {
 }
 
 /// What a verdict or review panel asks: its judges, then its canaries, about their candidates.
-struct Asked<'a> {
-    kind: &'a Kind,
+struct Asked<'a, K> {
+    kind: &'a Arc<K>,
     judges: &'a [panel::Judge],
     canary_judges: &'a [(usize, panel::Judge)],
     canaries: &'a [canary::Canary],
     candidate: &'a Candidate,
 }
 
-impl Asked<'_> {
+impl<K: Kind> Asked<'_, K> {
     /// One sealed job per judge, the panel's (which an early decision may cancel) before the
     /// canaries'; every prompt fenced by one nonce that none of the texts holds.
     fn jobs(&self, brief: Option<Arc<str>>, cancel: &Option<Arc<Cancel>>) -> Vec<Job> {
@@ -519,7 +521,7 @@ impl Asked<'_> {
         let mut texts: Vec<&str> = vec![&candidate.text, brief.as_deref().unwrap_or("")];
         texts.extend(canaries.iter().map(|c| c.candidate.text.as_str()));
         let nonce: Arc<str> = fence::nonce(&texts).into();
-        let schema = kind.schema();
+        let schema = kind.contract().schema();
         let canary_jobs = self.canary_judges.iter().map(|(n, j)| {
             let (kind, judge, text) =
                 (kind.clone(), j.clone(), canaries[*n].candidate.text.clone());
@@ -559,12 +561,12 @@ impl Asked<'_> {
         &self,
         i: usize,
         panel: &panel_kind::RunFacts,
-        done: Done,
+        done: panel_kind::Judged<K>,
     ) -> (&panel::Judge, panel_kind::Recorded) {
         match i.checked_sub(self.judges.len()) {
             None => {
                 let judge = &self.judges[i];
-                (judge, self.kind.record(judge, panel, done))
+                (judge, self.kind.record(judge, panel, done, None))
             }
             Some(c) => {
                 let (n, judge) = &self.canary_judges[c];
@@ -576,7 +578,7 @@ impl Asked<'_> {
                 };
                 (
                     judge,
-                    panel_kind::canary_record(judge, &own, done, canary.expected),
+                    self.kind.record(judge, &own, done, Some(canary.expected)),
                 )
             }
         }

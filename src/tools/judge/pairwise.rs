@@ -136,8 +136,6 @@ pub fn judge(args: &Args, mut launcher: Launcher) -> Result<ExitCode> {
         );
     }
     let mut out = crate::engine::run_folder::Emitter::new(&run_dir.join("pairwise.jsonl"))?;
-    let check =
-        |obj: &serde_json::Map<String, serde_json::Value>| pairwise::PairwiseContract.gate(obj);
     let whole = Whole {
         pair: &pair,
         name: args.name.as_deref(),
@@ -151,9 +149,9 @@ pub fn judge(args: &Args, mut launcher: Launcher) -> Result<ExitCode> {
         .enumerate()
         .flat_map(|(i, _)| orders_of(orders, i).into_iter().map(move |o| (i, o)))
         .collect();
-    let mut waiting: HashMap<usize, Vec<(Shown, Done)>> = HashMap::new();
+    let mut waiting: HashMap<usize, Vec<(Shown, Preferred)>> = HashMap::new();
     let mut failure = None;
-    launcher.ask_each(&jobs, &check, |k, done| {
+    launcher.ask_each(&jobs, &pairwise::PairwiseContract, |k, done| {
         let (i, shown) = owner[k];
         let got = waiting.entry(i).or_default();
         got.push((shown, done));
@@ -218,7 +216,7 @@ struct Whole<'a> {
 
 impl Whole<'_> {
     /// The record of a judge whose orders are all answered.
-    fn record(&self, judge: &Judge, answered: Vec<(Shown, Done)>) -> PairwiseRecord {
+    fn record(&self, judge: &Judge, answered: Vec<(Shown, Preferred)>) -> PairwiseRecord {
         let orders: Vec<OrderAnswer> = answered
             .into_iter()
             .map(|(s, d)| order_answer(s, d))
@@ -286,9 +284,12 @@ fn inconsistency(orders: &[OrderAnswer]) -> String {
     )
 }
 
+/// How one order's call ended: the preference read by the contract, or none.
+type Preferred = Done<pairwise::PairwiseAnswer, String>;
+
 /// One order's answer, read by the contract and named by the order it was shown in.
-fn order_answer(shown: Shown, done: Done) -> OrderAnswer {
-    let answer = done.answer.as_ref().and_then(|a| pairwise::check(a).ok());
+fn order_answer(shown: Shown, done: Preferred) -> OrderAnswer {
+    let answer = done.answer;
     let status = match (&answer, done.status) {
         (Some(_), _) => Status::Ok,
         (None, Status::Ok) => Status::Unreadable,
@@ -320,7 +321,7 @@ mod tests {
         done.answer = serde_json::json!({"preferred": if first {"first"} else {"second"}, "reason": "r", "confidence": 0.5})
             .as_object()
             .cloned();
-        order_answer(shown, done)
+        order_answer(shown, done.checked(&pairwise::PairwiseContract))
     }
 
     #[test]
@@ -340,7 +341,7 @@ mod tests {
             combined(&[said(Shown::AB, true), said(Shown::BA, false)]),
             Ok(Preference::A)
         );
-        let timeout = order_answer(Shown::BA, Done::abstained(Status::Timeout, "late".into()));
+        let timeout = order_answer(Shown::BA, Done::abstained(Status::Timeout, "late"));
         assert_eq!(
             combined(&[said(Shown::AB, true), timeout]),
             Err(Status::Timeout)

@@ -25,19 +25,31 @@ pub struct RunFacts<'a> {
     pub sandbox: &'a str,
 }
 
+/// How one judge's call ended, its answer read by its panel's contract.
+pub type Judged<K> = Done<
+    <<K as PanelKind>::Contract as Contract>::Answer,
+    <<K as PanelKind>::Contract as Contract>::Miss,
+>;
+
 /// A kind of panel `panel-judge` runs.
 pub trait PanelKind {
+    /// What its judges answer.
+    type Contract: Contract;
     /// The judges: a lens on a seat each, named.
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>>;
     /// Why two of the judges are one opinion counted twice, if they are.
     fn clash(&self, judges: &[Judge]) -> Option<String>;
-    /// The contract's schema, for harnesses that take one.
-    fn schema(&self) -> serde_json::Value;
-    /// The contract's check, as the launcher's gate.
-    fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String>;
+    fn contract(&self) -> Self::Contract;
     fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> Split;
-    /// The record of one judge's end.
-    fn record(&self, judge: &Judge, panel: &RunFacts, done: Done) -> Recorded;
+    /// The record of one judge's end; a canary judge's (`canary`: the verdict its candidate is
+    /// known to deserve) is about the canary's candidate, `panel.seal`.
+    fn record(
+        &self,
+        judge: &Judge,
+        panel: &RunFacts,
+        done: Judged<Self>,
+        canary: Option<Verdict>,
+    ) -> Recorded;
     /// The words of its yes and no answers, as a cancelled judge's cause says them.
     fn words(&self) -> crate::rules::decision::Words;
     /// What the records are called: the run folder's ledger and the closing line.
@@ -48,6 +60,8 @@ pub trait PanelKind {
 pub struct Verdicts;
 
 impl PanelKind for Verdicts {
+    type Contract = verdict::VerdictContract;
+
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>> {
         pair(&lenses(flags)?, seats, flags.cross)
     }
@@ -56,20 +70,24 @@ impl PanelKind for Verdicts {
         correlated(judges)
     }
 
-    fn schema(&self) -> serde_json::Value {
-        verdict::VerdictContract.schema()
-    }
-
-    fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
-        verdict::VerdictContract.gate(answer)
+    fn contract(&self) -> verdict::VerdictContract {
+        verdict::VerdictContract
     }
 
     fn prompt(&self, judge: &Judge, candidate: &str, _: Option<&str>, nonce: &str) -> Split {
         verdict::verdict_prompt(&judge.lens, candidate, nonce)
     }
 
-    fn record(&self, judge: &Judge, panel: &RunFacts, done: Done) -> Recorded {
-        Recorded::verdict(&verdict_record(judge, panel, done))
+    fn record(
+        &self,
+        judge: &Judge,
+        panel: &RunFacts,
+        done: Judged<Self>,
+        canary: Option<Verdict>,
+    ) -> Recorded {
+        let mut rec = verdict_record(judge, panel, done);
+        rec.canary = canary.map(|v| v.as_str().to_string());
+        Recorded::verdict(&rec)
     }
 
     fn words(&self) -> crate::rules::decision::Words {
@@ -88,6 +106,8 @@ pub struct Reviews {
 }
 
 impl PanelKind for Reviews {
+    type Contract = review::ReviewContract;
+
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>> {
         if flags.given() {
             bail!("--lens, --lenses and --cross are for verdicts; reviewers review the whole work");
@@ -119,19 +139,22 @@ impl PanelKind for Reviews {
         decorrelation::family_clash(&pairs, self.writer_family.as_deref())
     }
 
-    fn schema(&self) -> serde_json::Value {
-        review::ReviewContract.schema()
-    }
-
-    fn gate(&self, answer: &serde_json::Map<String, serde_json::Value>) -> Result<(), String> {
-        review::ReviewContract.gate(answer)
+    fn contract(&self) -> review::ReviewContract {
+        review::ReviewContract
     }
 
     fn prompt(&self, _: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> Split {
         review::prompt(brief, candidate, nonce, None)
     }
 
-    fn record(&self, judge: &Judge, panel: &RunFacts, done: Done) -> Recorded {
+    /// `--canary` is for verdicts, refused beside `--contract review`.
+    fn record(
+        &self,
+        judge: &Judge,
+        panel: &RunFacts,
+        done: Judged<Self>,
+        _: Option<Verdict>,
+    ) -> Recorded {
         let rec = review_record(judge, &self.stage, panel, done);
         Recorded {
             line: line(&rec),
@@ -171,14 +194,18 @@ fn line<T: serde::Serialize>(rec: &T) -> String {
     serde_json::to_string(rec).expect("records serialise")
 }
 
-fn review_record(judge: &Judge, stage: &str, panel: &RunFacts, done: Done) -> ReviewRecord {
+fn review_record(
+    judge: &Judge,
+    stage: &str,
+    panel: &RunFacts,
+    done: Judged<Reviews>,
+) -> ReviewRecord {
     let mut rec = ReviewRecord::new(&judge.name, &judge.seat.spec, panel.seal, stage);
     rec.harness = judge.seat.harness.name.clone();
     rec.model = judge.seat.model.clone();
     rec.family = judge.seat.family.clone();
-    rec = match done.answer.as_ref().map(review::check) {
-        Some(Ok(review)) => rec.answered(&review),
-        Some(Err(why)) => rec.abstained(Status::Unreadable, &why),
+    rec = match &done.answer {
+        Some(review) => rec.answered(review),
         None => {
             let cause = done.cause.clone().unwrap_or_else(|| "no answer".into());
             let status = if done.status == Status::Ok {
@@ -201,33 +228,9 @@ fn review_record(judge: &Judge, stage: &str, panel: &RunFacts, done: Done) -> Re
     rec
 }
 
-/// The reason an unreadable judge gave beside a word outside holds and breaks: the seed's tally
-/// prints it with the word. Shown, never counted.
-fn refused_reason(done: &Done) -> Option<String> {
-    match done.refused.as_ref()?.get("reason")? {
-        serde_json::Value::String(r) => Some(r.clone()),
-        _ => None,
-    }
-}
-
-/// The record of one canary judge's end: a verdict record about the canary's candidate
-/// (`panel.seal`) that names the verdict the canary is known to deserve.
-pub fn canary_record(judge: &Judge, panel: &RunFacts, done: Done, expected: Verdict) -> Recorded {
-    let mut rec = verdict_record(judge, panel, done);
-    rec.canary = Some(expected.as_str().to_string());
-    Recorded::verdict(&rec)
-}
-
 /// The record of one judge's end.
-fn verdict_record(judge: &Judge, panel: &RunFacts, done: Done) -> VerdictRecord {
-    // What the check read: the answer, or the object that missed the contract (kept in
-    // `refused`) and how it missed.
-    let read = match (&done.answer, &done.refused) {
-        (Some(a), _) => Some(verdict::check_verdict(a)),
-        (None, Some(r)) => Some(verdict::check_verdict(r)),
-        (None, None) => None,
-    };
-    let answer = read.clone().and_then(Result::ok);
+fn verdict_record(judge: &Judge, panel: &RunFacts, done: Judged<Verdicts>) -> VerdictRecord {
+    let answer = done.answer.as_ref();
     let status = if answer.is_some() {
         Status::Ok
     } else if done.status == Status::Ok {
@@ -236,11 +239,13 @@ fn verdict_record(judge: &Judge, panel: &RunFacts, done: Done) -> VerdictRecord 
         done.status
     };
     let walls = crate::engine::call::walls_of(panel.sandbox, &done);
-    // The word a judge gave outside holds and breaks, as the seed's tally prints it.
-    let said = match (read, status) {
-        (Some(Err(miss)), Status::Unreadable) => miss.said(),
-        _ => None,
-    };
+    // The word a judge gave outside holds and breaks, and its reason, as the seed's tally
+    // prints them.
+    let miss = done
+        .refused
+        .as_ref()
+        .filter(|_| status == Status::Unreadable);
+    let said = miss.and_then(verdict::Miss::said);
     VerdictRecord {
         kind: "verdict".into(),
         judge: judge.name.clone(),
@@ -251,14 +256,13 @@ fn verdict_record(judge: &Judge, panel: &RunFacts, done: Done) -> VerdictRecord 
         family: judge.seat.family.clone(),
         candidate: panel.seal.to_string(),
         name: panel.name.map(str::to_string),
-        verdict: answer.as_ref().map(|a| a.verdict),
+        verdict: answer.map(|a| a.verdict),
         reason: answer
-            .as_ref()
             .map(|a| a.reason.clone())
-            .or_else(|| said.as_ref().and_then(|_| refused_reason(&done))),
-        confidence: answer.as_ref().and_then(|a| a.confidence),
+            .or_else(|| miss.and_then(verdict::Miss::reason).map(str::to_string)),
+        confidence: answer.and_then(|a| a.confidence),
         status,
-        note: answer.as_ref().and_then(|a| a.note.clone()),
+        note: answer.and_then(|a| a.note.clone()),
         said,
         cause: if answer.is_some() { None } else { done.cause },
         excerpt: if answer.is_some() { None } else { done.excerpt },

@@ -10,6 +10,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value};
 
+use crate::contracts::Contract;
 use crate::contracts::pr::block::{self, Target};
 use crate::contracts::pr::{brief, earlier, fix_proof};
 use crate::engine::call::Launcher;
@@ -95,34 +96,47 @@ fn record(plan: &PanelPlan, m: &Member, seat: &Seat, run: &Path) -> PrVerdictRec
     }
 }
 
-/// The check the launcher applies to a reviewer's reply: any text the reviewer wrote passes
+/// How a reviewer's call ended: its reply's text, when it wrote one to accept.
+type Replied = Done<String, String>;
+
+/// The contract the launcher holds a reviewer's reply to: any text the reviewer wrote passes
 /// to acceptance; an empty reply, or one that is the harness's own error notice and no verdict,
 /// fails, so the launcher reads the harness's status from its output.
-fn reply_check(seat: &Seat) -> impl Fn(&Map<String, Value>) -> Result<(), String> + Sync + use<> {
-    let harness = seat.harness.clone();
-    move |obj: &Map<String, Value>| {
+struct ReviewerReply {
+    harness: Arc<crate::engine::harness::Harness>,
+}
+
+impl Contract for ReviewerReply {
+    type Answer = String;
+    type Miss = String;
+
+    fn schema(&self) -> Value {
+        Value::Object(Default::default())
+    }
+
+    fn check(&self, obj: &Map<String, Value>) -> Result<String, String> {
         let text = obj.get("text").and_then(Value::as_str).unwrap_or_default();
         if text.trim().is_empty() {
             return Err("no answer".into());
         }
         if block::parse_verdict_block(text).verdict.is_none()
-            && call::failure_words(&harness, text, "").is_some()
+            && call::failure_words(&self.harness, text, "").is_some()
         {
             return Err("the harness's own notice, no verdict".into());
         }
-        Ok(())
+        Ok(text.to_string())
     }
 }
 
 /// A usage limit counts as the harness's own only when the harness also failed: a model can
 /// write the words, but it cannot set its harness's exit status.
-pub fn usage_limit_from_harness(done: &Done) -> bool {
+pub fn usage_limit_from_harness(done: &Replied) -> bool {
     done.status == Status::UsageLimit && done.exit_code != Some(0)
 }
 
 /// The reset time of a usage limit, read from the end of the attempt's output in the run folder
 /// (the launcher's cause is cut short), else from the cause.
-fn resets_at(done: &Done, run: &Path, job: &str) -> Option<String> {
+fn resets_at(done: &Replied, run: &Path, job: &str) -> Option<String> {
     call::last_words(run, job, done.attempts)
         .iter()
         .find_map(|text| accept::reset_time(text))
@@ -245,9 +259,12 @@ pub fn review_member(
     };
     loop {
         let resuming = call.unresumed.take();
-        let done = review
-            .launcher
-            .ask(&call.job(review), &reply_check(&call.seat));
+        let done = review.launcher.ask(
+            &call.job(review),
+            &ReviewerReply {
+                harness: call.seat.harness.clone(),
+            },
+        );
         // The session this call kept, with the private folder that holds it: dropped (and the
         // folder removed) unless the correction resumes it.
         let kept: Option<(String, Arc<KeptFolder>)> = match (&done.session, &done.kept) {
@@ -336,7 +353,7 @@ fn stop(
     rec: &mut PrVerdictRecord,
     ended: &Ended,
     status: PrStatus,
-    done: &Done,
+    done: &Replied,
     run: &Path,
     job_name: &str,
 ) {
@@ -362,7 +379,7 @@ fn stop(
 
 /// What one call adds to its member's record: a launch (unless its decided panel never started
 /// it), its usage, and the tools it called after those of the member's earlier calls.
-fn count_call(rec: &mut PrVerdictRecord, done: &Done, calls: &mut Option<Vec<String>>) {
+fn count_call(rec: &mut PrVerdictRecord, done: &Replied, calls: &mut Option<Vec<String>>) {
     if !(done.status == Status::Cancelled && done.attempts == 0) {
         rec.launches += 1;
     }
@@ -389,16 +406,11 @@ fn degrade(rec: &mut PrVerdictRecord, f: SonnetFallback) -> Seat {
 /// the call ended as, for the ladder.
 fn read_reply(
     rec: &mut PrVerdictRecord,
-    done: &Done,
+    done: &Replied,
     calls: Option<&[String]>,
     target: &Target,
 ) -> Ended {
-    let text = done
-        .answer
-        .as_ref()
-        .and_then(|a| a.get("text"))
-        .and_then(Value::as_str);
-    match (done.status, text) {
+    match (done.status, done.answer.as_deref()) {
         (Status::Ok, Some(text)) => match accept::accept_verdict(text, target, calls) {
             Ok(a) => {
                 take_verdict(rec, a, text);
@@ -819,7 +831,7 @@ mod tests {
 
     #[test]
     fn a_usage_limit_is_the_harness_s_only_when_it_failed() {
-        let mut done = Done {
+        let mut done: Replied = Done {
             answer: None,
             status: Status::UsageLimit,
             cause: None,
@@ -846,14 +858,20 @@ mod tests {
     }
 
     #[test]
-    fn the_reply_check_hands_the_harness_its_own_notices() {
-        let check = reply_check(&seat());
+    fn the_reviewer_reply_contract_hands_the_harness_its_own_notices() {
+        let contract = ReviewerReply {
+            harness: seat().harness,
+        };
+        let check = |obj: &Map<String, Value>| contract.check(obj);
         let obj = |t: &str| {
             let mut m = Map::new();
             m.insert("text".into(), Value::String(t.into()));
             m
         };
-        assert!(check(&obj("I looked; it is fine.")).is_ok());
+        assert_eq!(
+            check(&obj("I looked; it is fine.")).as_deref(),
+            Ok("I looked; it is fine.")
+        );
         assert!(check(&obj("Verdict: MERGE\nAPI Error: none here")).is_ok());
         assert!(check(&obj("  ")).is_err());
         assert!(check(&obj("Claude AI usage limit reached|1767225600")).is_err());
