@@ -59,7 +59,7 @@ fn rendered() -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.push((
         root().join("man/panel.7"),
-        panel::tools::docs::suite_page().into_bytes(),
+        panel::tools::suite_page::page().into_bytes(),
     ));
     for s in panel::tools::schemas::schemas() {
         out.push((

@@ -4,7 +4,8 @@
 use serde::Serialize;
 
 /// `harness-status`: one harness row on this machine.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct HarnessStatus {
     #[serde(rename = "type")]
@@ -41,7 +42,8 @@ pub struct HarnessStatus {
 }
 
 /// A login as `--doctor` finds it.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LoginStatus {
     /// Its kind, as the harness row names it (`pro-max`, `chatgpt`, `api-key`, …).
@@ -75,7 +77,8 @@ pub struct LoginStatus {
 }
 
 /// `sandbox-status`: what the judges' walls can be on this machine, for this user.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SandboxStatus {
     #[serde(rename = "type")]

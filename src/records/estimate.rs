@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 /// panel-judge or panel-vote `--estimate --json`: the run's estimate, launching nothing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EstimateRecord {
     #[serde(rename = "type")]
@@ -19,7 +20,8 @@ pub struct EstimateRecord {
 }
 
 /// One judge's estimate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct JudgeEstimate {
     pub judge: String,

@@ -22,7 +22,8 @@ use crate::records::printable::inline;
 pub const MAX_LABELS: usize = 50_000_000;
 
 /// A label as written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum Label {
     #[serde(rename = "holds")]
     Holds,
@@ -57,7 +58,8 @@ impl Label {
 }
 
 /// One line of a labels file.
-#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GoldLabel {
     /// `gold`, when given.

@@ -6,14 +6,16 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 /// A flag and the numbers that raised it.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct Flag {
     pub flag: &'static str,
     pub evidence: String,
 }
 
 /// A canary's score as recorded.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CanaryScore {
     pub seen: u64,
@@ -26,7 +28,8 @@ pub struct CanaryScore {
 }
 
 /// `judge-stats`: one judge (seat × lens), or one seat's or family's judges together.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct JudgeStats {
     #[serde(rename = "type")]
@@ -85,7 +88,8 @@ pub struct JudgeStats {
 }
 
 /// A pairwise judge's position consistency and first-shown rate.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PositionStats {
     /// Panels where it answered in both orders, and those where its two answers agreed.
@@ -104,7 +108,8 @@ pub struct PositionStats {
 }
 
 /// `pair-agreement`: two judges that sat on the same panels.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PairAgreement {
     #[serde(rename = "type")]
@@ -130,7 +135,8 @@ pub struct PairAgreement {
 }
 
 /// Fleiss' kappa and Krippendorff's alpha of one lens's judges on the same panels.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LensKappa {
     pub lens: String,
@@ -146,7 +152,8 @@ pub struct LensKappa {
 }
 
 /// The smallest sub-panel of one panel shape whose outcome matched the full panel's.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SubPanel {
     /// The full panel's judges, and the panels with exactly these judges.
@@ -167,7 +174,8 @@ pub struct SubPanel {
 }
 
 /// `ledger-summary`: the history as a whole.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LedgerSummary {
     #[serde(rename = "type")]
@@ -179,7 +187,7 @@ pub struct LedgerSummary {
     pub judges: usize,
     /// The holds a panel needed (`--agree N`; absent: every judge, panel-tally's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[cfg_attr(feature = "schemas", schemars(range(min = 1)))]
     pub agree: Option<usize>,
     /// The panels' outcomes by panel-tally's rule at that threshold.
     pub pass: u64,
@@ -222,7 +230,8 @@ fn is_false(b: &bool) -> bool {
 
 /// `gold-agreement`: a judge's, seat's or lens's answers, or the panel's decisions, against
 /// gold labels (`--gold`).
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GoldAgreement {
     #[serde(rename = "type")]
@@ -260,7 +269,8 @@ pub struct GoldAgreement {
 }
 
 /// A decider compared with the gold labels, on the labelled panels of one set of judges.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Compared {
     /// Its judges (one: a single judge; all of the set: the panel).
@@ -278,7 +288,8 @@ pub struct Compared {
 /// The comparison PoLL made, on one set of judges' labelled panels: the panel against its
 /// best single judge and the best sub-panel of each smaller size (best by kappa, then
 /// accuracy).
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Comparison {
     pub labelled: u64,
@@ -288,7 +299,8 @@ pub struct Comparison {
 }
 
 /// The gate (`--require-kappa`, `--require-accuracy`) on the panel's figure.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GoldGate {
     /// `kappa` or `accuracy`.
@@ -307,7 +319,8 @@ pub struct GoldGate {
 
 /// The share of positives over the history's unlabelled panels, corrected for the panel's
 /// errors on the labelled ones (Rogan and Gladen).
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CorrectedShare {
     /// Unlabelled panels decided, and those that decided positive.
@@ -327,7 +340,8 @@ pub struct CorrectedShare {
 }
 
 /// `gold-summary`: the labels and the history together.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GoldSummary {
     #[serde(rename = "type")]
@@ -361,7 +375,8 @@ pub struct GoldReport {
 }
 
 /// What stopping panels once decided saved (`panel-judge --stop-when-decided`).
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct StoppedEarly {
     pub cancelled: u64,

@@ -139,7 +139,8 @@ pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
 }
 
 /// What a panel decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Decision {
     /// Enough yes answers: holds, pass, MERGE.
@@ -187,7 +188,8 @@ impl From<Decision> for ExitCode {
 }
 
 /// The two verdicts of the contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Holds,
@@ -204,19 +206,8 @@ impl Verdict {
 }
 
 /// How a judge's answer ended. Everything but `ok` is an abstention: no verdict, never a guess.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// A verdict that meets the contract.
@@ -283,7 +274,8 @@ impl Status {
 pub const OVER_BUDGET: &str = "not launched: over budget";
 
 /// Tokens and cost, where the harness reports them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -320,18 +312,8 @@ pub struct Usage {
 
 /// `--tier`: the service tier a judge's provider is asked for, where its login offers it (a
 /// row's login lists it in `tiers`); elsewhere a judge runs at the standard tier.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The provider's default.
@@ -408,7 +390,8 @@ impl Usage {
 }
 
 /// One judge's answer about one frozen candidate: `panel-judge`'s output, `panel-tally`'s input.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct VerdictRecord {
     #[serde(rename = "type")]

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::records::{Status, Usage};
 
 /// Which of the two answers a judge prefers, by the order the user gave them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum Preference {
     A,
     B,
@@ -34,7 +35,8 @@ impl Preference {
 }
 
 /// The order a judge was shown the two answers in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum Shown {
     /// A first, then B.
     AB,
@@ -69,7 +71,8 @@ impl Shown {
 }
 
 /// What a judge answered when shown the two in one order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct OrderAnswer {
     pub shown: Shown,
@@ -97,7 +100,8 @@ pub struct OrderAnswer {
 }
 
 /// One judge's preference between two answers to one question.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PairwiseRecord {
     #[serde(rename = "type")]
@@ -161,7 +165,8 @@ pub fn combined(orders: &[OrderAnswer]) -> Result<Preference, Status> {
 }
 
 /// One judge in a `preference` record.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PreferenceJudge {
     pub judge: String,
@@ -177,14 +182,16 @@ pub struct PreferenceJudge {
 }
 
 /// An order and the preference given in it.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct ShownAnswer {
     pub shown: Shown,
     pub verdict: Option<Preference>,
 }
 
 /// How many judges preferred each answer and how many gave none.
-#[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PreferenceCounts {
     pub judges: usize,
@@ -198,7 +205,8 @@ pub struct PreferenceCounts {
 }
 
 /// `panel-tally` over pairwise records: the panel's preference.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PreferenceTally {
     #[serde(rename = "type")]

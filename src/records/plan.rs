@@ -8,13 +8,15 @@ use serde::{Deserialize, Serialize};
 use crate::records::class::Class;
 
 /// Whether opus can be spawned now (the seed's headroom port, asked once).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct Headroom {
     pub opus: bool,
 }
 
 /// One planned reviewer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Member {
     /// `rp-<owner>-<repo>-<pr>-<head 8>-<shape>`: the same input always names the same member.
@@ -35,7 +37,8 @@ pub struct Member {
 }
 
 /// The `plan` record: the panel and what a later stage needs to run it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PanelPlan {
     #[serde(rename = "type")]

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::records::Usage;
 
 /// The two verdicts a reviewer can give.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum PrVerdict {
     #[serde(rename = "MERGE")]
     Merge,
@@ -25,9 +26,8 @@ impl PrVerdict {
 }
 
 /// What the fix-proof check said of the PR's tests (a `fix-proof/v1` line's verdict).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum FixProof {
     Ok,
@@ -54,7 +54,8 @@ impl FixProof {
 }
 
 /// A later round's answer to the earlier rounds' findings (its `Earlier findings:` checklist).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EarlierChecklist {
     #[serde(default)]
@@ -64,7 +65,8 @@ pub struct EarlierChecklist {
 }
 
 /// How a member ended; everything but `ok` is no verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum PrStatus {
     Ok,
@@ -123,7 +125,8 @@ impl PrStatus {
 }
 
 /// The CI-policy line of a MERGE.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CiPolicy {
     /// `unchanged` or `weakened`.
@@ -133,7 +136,8 @@ pub struct CiPolicy {
 }
 
 /// One finding of a FIX_FIRST: a reviewer's `- path:LINE — what` line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PrFinding {
     /// The cited file, when the finding cites `path:line`.
@@ -145,7 +149,8 @@ pub struct PrFinding {
 }
 
 /// A task a reviewer proposes beside its verdict (its `Follow-ups:` block).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FollowUp {
     pub title: String,
@@ -184,7 +189,8 @@ pub struct Link {
 }
 
 /// The `pr-verdict` record: how one plan member ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PrVerdictRecord {
     #[serde(rename = "type")]
@@ -209,7 +215,7 @@ pub struct PrVerdictRecord {
     pub head: String,
     /// MERGE or FIX_FIRST; any other value reads as none, a missing member (docs/rules.md).
     #[serde(default, deserialize_with = "verdict_or_none")]
-    #[schemars(with = "Option<PrVerdict>")]
+    #[cfg_attr(feature = "schemas", schemars(with = "Option<PrVerdict>"))]
     pub verdict: Option<PrVerdict>,
     pub status: PrStatus,
     /// Why there is no verdict, in one line.
@@ -266,7 +272,8 @@ pub struct PrVerdictRecord {
 }
 
 /// How a reviewer's correction was sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Correction {
     Resumed,
@@ -286,7 +293,8 @@ fn verdict_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PrVe
 }
 
 /// The panel's outcome, in Shepherd's words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum PrOutcome {
     #[serde(rename = "MERGE")]
     Merge,
@@ -319,7 +327,8 @@ impl PrOutcome {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PanelFinding {
     pub member: String,
@@ -332,7 +341,8 @@ pub struct PanelFinding {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PanelFollowUp {
     pub member: String,
@@ -342,7 +352,8 @@ pub struct PanelFollowUp {
 }
 
 /// A counted verdict's OWNER-BRIEF block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PanelOwnerBrief {
     pub member: String,
@@ -350,7 +361,8 @@ pub struct PanelOwnerBrief {
     pub text: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MemberResult {
     pub member: String,
@@ -368,7 +380,8 @@ pub struct MemberResult {
 }
 
 /// The `pr-panel` record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PanelVerdict {
     #[serde(rename = "type")]

@@ -9,19 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::records::{Status, Usage};
 
 /// How much a finding matters. The order is strength: `Block` is the strongest.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Severity {
     NiceToHave,
@@ -46,7 +35,8 @@ impl Severity {
 }
 
 /// A reviewer's decision on the work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ReviewDecision {
     Pass,
@@ -63,7 +53,8 @@ impl ReviewDecision {
 }
 
 /// One finding of one reviewer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     /// `<reviewer>/<n>`, e.g. `review-1/2`: unique within a panel.
@@ -107,7 +98,8 @@ pub fn reviewer_name(stage: &str, index: usize) -> String {
 
 /// One reviewer's review of one frozen candidate: `panel-judge --contract review`'s output,
 /// `panel-merge`'s input.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewRecord {
     /// Always `review`.

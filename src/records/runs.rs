@@ -2,7 +2,8 @@
 //! (`engine::runs` reads the folders).
 
 /// What one run folder holds, as `panel-tally --runs` shows it (a `run-folder` record).
-#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, serde::Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RunFolder {
     #[serde(rename = "type")]

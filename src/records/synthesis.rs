@@ -73,7 +73,8 @@ pub const APPLY_TYPES: &[&str] = &["reviewer", "finding", "merge", "vote"];
 pub const OUTPUT_TYPES: &[&str] = &["vote", "synthesis", "panel", "decision", "route"];
 
 /// A voter's answer on one finding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum VoteKind {
     #[serde(rename = "agree")]
     Agree,
@@ -110,7 +111,8 @@ impl VoteKind {
 
 /// One voter on one finding it was shown. `vote` is null when the voter's seat failed or sent
 /// no readable reply: `status` and `cause` say why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct VoteRecord {
     pub reviewer: String,
@@ -137,7 +139,8 @@ pub struct VoteRecord {
 }
 
 /// A vote as the synthesis shows it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct FindingVote {
     pub reviewer: String,
@@ -148,7 +151,8 @@ pub struct FindingVote {
 }
 
 /// What the votes did to a finding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum FindingResult {
     #[serde(rename = "kept")]
     Kept,
@@ -172,7 +176,8 @@ impl FindingResult {
 }
 
 /// The finding as the synthesis carries it: the merged finding (with the winning fix) and its votes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SynthesisFinding {
     #[serde(flatten)]
@@ -185,7 +190,8 @@ pub struct SynthesisFinding {
 }
 
 /// One entry per merged finding.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SynthesisEntry {
     pub result: FindingResult,
@@ -198,7 +204,8 @@ pub struct SynthesisEntry {
 }
 
 /// The panel's outcome.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PanelRecord {
     /// `pass`, `fail`, or `no-decision` when missing reviews kept it from its threshold.
@@ -235,7 +242,8 @@ pub struct PanelRecord {
 }
 
 /// The judge's decision on one finding left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum JudgeCall {
     Act,
@@ -251,7 +259,8 @@ impl JudgeCall {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DecisionRecord {
     /// The merged finding's id.
@@ -272,7 +281,8 @@ pub struct DecisionRecord {
 }
 
 /// Where the work goes next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RouteKind {
     /// Back to the writer with findings.
@@ -291,7 +301,8 @@ impl RouteKind {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RouteRecord {
     /// `again`, `pass`, or null when missing answers leave it undecided.
@@ -324,7 +335,8 @@ impl RouteRecord {
 }
 
 /// review ended.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Reviewer {
     pub name: String,
@@ -370,7 +382,8 @@ impl Reviewer {
 }
 
 /// One finding after the merge: one per problem, crediting every reviewer who raised it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MergedFinding {
     /// `F1`, `F2`, … in the order of the first source.
@@ -409,7 +422,8 @@ pub struct SourceFinding {
 }
 
 /// How the merge went: the last record `panel-merge` writes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct MergeRecord {
     /// `code`, `seat`, or `none` when there was nothing to merge.
@@ -436,7 +450,8 @@ pub struct MergeRecord {
 
 /// How the findings were grouped, as the merge record says. A record read back with any other
 /// word is refused: nothing downstream could tell what such a merge did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MergeHow {
     /// By the code's own signals.

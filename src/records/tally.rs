@@ -6,9 +6,6 @@
 //!
 //! Doc comments here are schema descriptions: a new one changes `schemas/`.
 
-use std::collections::BTreeMap;
-
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::records::review::{Finding, Severity};
@@ -16,7 +13,8 @@ use crate::records::synthesis::{DecisionRecord, FindingResult, RouteKind, Synthe
 use crate::records::{Decision, Status, Usage, Verdict};
 
 /// A judge who gave no verdict, and why.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct Abstention<'a> {
     pub judge: &'a str,
     pub status: Status,
@@ -24,7 +22,8 @@ pub struct Abstention<'a> {
 }
 
 /// One panel counted: the `tally` record.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Tally<'a> {
     #[serde(rename = "type")]
@@ -46,10 +45,16 @@ pub struct Tally<'a> {
     /// In the order the seed script's glob lists their files.
     pub judges: Vec<JudgeRow<'a>>,
     #[serde(serialize_with = "counts_map")]
-    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
+    #[cfg_attr(
+        feature = "schemas",
+        schemars(with = "std::collections::BTreeMap<String, Counts>")
+    )]
     pub by_lens: Vec<(&'a str, Counts)>,
     #[serde(serialize_with = "counts_map")]
-    #[schemars(with = "std::collections::BTreeMap<String, Counts>")]
+    #[cfg_attr(
+        feature = "schemas",
+        schemars(with = "std::collections::BTreeMap<String, Counts>")
+    )]
     pub by_family: Vec<(&'a str, Counts)>,
     pub abstentions: Vec<Abstention<'a>>,
     pub runs: Vec<&'a str>,
@@ -79,10 +84,14 @@ fn counts_map<S: serde::Serializer>(groups: &[(&str, Counts)], s: S) -> Result<S
 /// One judge's answer, its text as `T`: borrowed from a record ([`JudgeRow`]), or kept as
 /// pieces of a panel's one buffer while the panel counts. The one shape of a verdict from the
 /// record read to the tally written.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
-#[schemars(
-    rename = "JudgeRow",
-    description = "One judge's answer as a tally reports it."
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schemas",
+    schemars(
+        rename = "JudgeRow",
+        description = "One judge's answer as a tally reports it."
+    )
 )]
 pub struct JudgeOf<T> {
     pub judge: T,
@@ -123,7 +132,8 @@ impl<T: Copy> JudgeOf<T> {
 }
 
 /// A canary's answer as a tally reports it: `canary` is the verdict it is known to deserve.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct CanaryRow<'a> {
     pub judge: &'a str,
     pub seat: &'a str,
@@ -134,7 +144,8 @@ pub struct CanaryRow<'a> {
 }
 
 /// Holds, breaks and abstentions of a group of judges.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct Counts {
     pub judges: usize,
     pub holds: usize,
@@ -143,7 +154,8 @@ pub struct Counts {
 }
 
 /// The panel's verdicts taken together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Consensus {
     /// Every judge answered, and all the same way.
@@ -165,7 +177,8 @@ impl Consensus {
 }
 
 /// The threshold panel over review records (`panel-tally` reading reviews).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ThresholdTally<'a> {
     #[serde(rename = "type")]
@@ -189,32 +202,39 @@ pub struct ThresholdTally<'a> {
     // A list, not a map keyed by `Severity`: the writer's order (strongest first) is not
     // `Severity`'s `Ord`.
     #[serde(serialize_with = "as_map")]
-    #[schemars(with = "BTreeMap<Severity, usize>")]
+    #[cfg_attr(
+        feature = "schemas",
+        schemars(with = "std::collections::BTreeMap<Severity, usize>")
+    )]
     pub severity_counts: Vec<(Severity, usize)>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum ThresholdPanel {
     #[serde(rename = "threshold")]
     Threshold,
 }
 
 /// A reviewer that returned no decision.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct EngineError<'a> {
     pub kind: EngineErrorKind,
     pub name: &'a str,
     pub reason: &'a str,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum EngineErrorKind {
     #[serde(rename = "engine-error")]
     EngineError,
 }
 
 /// The synthesised panel (`panel-tally` reading panel-vote's output).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SynthesisTally<'a> {
     #[serde(rename = "type")]
@@ -250,13 +270,15 @@ pub struct SynthesisTally<'a> {
     pub judge: Vec<&'a DecisionRecord>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub enum SynthesisPanel {
     #[serde(rename = "synthesis")]
     Synthesis,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum SynthesisStatus {
     Pass,
@@ -285,7 +307,8 @@ impl From<Decision> for SynthesisStatus {
     }
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct WriterFinding<'a> {
     pub id: &'a str,
@@ -298,7 +321,8 @@ pub struct WriterFinding<'a> {
     pub judge: Option<&'a str>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct SkippedFinding<'a> {
     pub id: &'a str,
     pub severity: Severity,
@@ -307,7 +331,8 @@ pub struct SkippedFinding<'a> {
     pub judge: &'a str,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct SplitFinding<'a> {
     pub id: &'a str,
     pub result: FindingResult,
@@ -321,7 +346,8 @@ fn as_map<S: serde::Serializer>(counts: &[(Severity, usize)], s: S) -> Result<S:
 }
 
 /// How many panels of a stream passed, failed, or could not decide.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct Totals {
     pub panels: usize,
     pub passed: usize,
@@ -354,7 +380,8 @@ impl Totals {
 }
 
 /// The closing record of `--each --json`.
-#[derive(Serialize, schemars::JsonSchema)]
+#[derive(Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 pub struct Summary<'a> {
     #[serde(rename = "type")]
     pub kind: &'a str,

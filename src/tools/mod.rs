@@ -14,8 +14,11 @@ pub mod judge;
 pub mod launch_args;
 pub mod merge;
 pub mod pr_classify;
+#[cfg(feature = "schemas")]
 pub mod schemas;
 pub mod scripts;
+#[cfg(feature = "schemas")]
+pub mod suite_page;
 pub mod tally;
 pub mod vote;
 

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 /// One kind of login, in the row's list in the CLI's own order of precedence: the first one
 /// the user has is the one used, and only it reaches a judge.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Login {
     /// What `--doctor` calls it: `pro-max`, `chatgpt`, `google`, `api-key`, …
@@ -109,7 +110,8 @@ pub struct Login {
 }
 
 /// How a CLI sends a login's credential, and where to.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Credential {
     /// The request header that carries it (`authorization`, `x-api-key`).
@@ -124,7 +126,8 @@ pub struct Credential {
 
 /// One model endpoint: a base URL, and the methods and paths under it the CLI's model
 /// requests use.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelEndpoint {
     /// `https://host[:port][/path]`: the CLI's own address for it.
@@ -139,7 +142,8 @@ pub struct ModelEndpoint {
 }
 
 /// A value in a file of the user's that chooses a login.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Prefer {
     /// `~/…` or `${VAR:-default}/…`: a JSON file.
@@ -151,7 +155,8 @@ pub struct Prefer {
 }
 
 /// How an OAuth login is refreshed, and where its tokens sit in the user's store.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Refresh {
     /// The token endpoint, `https://…`.
@@ -192,9 +197,8 @@ pub struct Refresh {
     pub judge: JudgeRefresh,
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum JudgeRefresh {
     #[default]
@@ -204,9 +208,8 @@ pub enum JudgeRefresh {
     StandIn,
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Body {
     #[default]
@@ -215,9 +218,8 @@ pub enum Body {
 }
 
 /// How a moment is written in a store.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum TimeAs {
     /// Milliseconds since the epoch.
@@ -231,7 +233,8 @@ pub enum TimeAs {
 
 /// A CLI's lock: a folder made with `mkdir` (proper-lockfile's, stale after `stale` seconds
 /// without an update) or a file held with `flock`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Lock {
     /// `~/…` or `${VAR:-default}/…`; `{real}` in it is replaced by the real path of the folder
@@ -248,9 +251,8 @@ fn default_stale() -> u64 {
     60
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum LockKind {
     #[default]

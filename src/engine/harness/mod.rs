@@ -15,7 +15,8 @@ pub use login::Login;
 pub use seat::{Seat, find_on_path};
 
 /// One harness: how to run a command line tool as a sealed judge and read its answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Harness {
     pub name: String,
@@ -116,7 +117,8 @@ pub struct Harness {
 
 /// A row's measured overhead: the bytes of its first model request for a one-lens judge on
 /// the seed's example, and how many model requests the judge made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Overhead {
     pub request_bytes: u64,
@@ -126,7 +128,8 @@ pub struct Overhead {
 /// A pull-request reviewer must read the code: it runs in the checkout with the tool's read
 /// tools, and without tools that write or run commands wherever the tool allows that. Its
 /// answer is text (the last message), and its event stream shows the calls it made.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReviewerMode {
     pub argv: Vec<Arg>,
@@ -154,9 +157,8 @@ pub struct ReviewerMode {
     pub notes: Option<String>,
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum HarnessKind {
     #[default]
@@ -164,9 +166,8 @@ pub enum HarnessKind {
     Replay,
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum PromptVia {
     /// In argv, where `{prompt}` stands (or as a file named by `{prompt_file}`).
@@ -176,9 +177,8 @@ pub enum PromptVia {
     Stdin,
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum AnswerAt {
     #[default]
@@ -194,7 +194,8 @@ pub enum AnswerAt {
 ///   `endpoint`).
 /// - `["--model", "{model}"]`: present only when every placeholder in it has a value.
 /// - `{"whenEnv": "NAME", "args": [...]}`: present only when the user's environment sets NAME.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Arg {
     Text(String),
@@ -248,7 +249,8 @@ impl<'de> Deserialize<'de> for Arg {
 }
 
 /// A file of the user's configuration carried into the judge's private HOME.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Carried {
     /// In the user's HOME: `~/…`, or `${VAR:-default}/…`.
@@ -261,7 +263,8 @@ pub struct Carried {
     pub keep: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ErrorRule {
     pub status: Status,

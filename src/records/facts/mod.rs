@@ -18,7 +18,8 @@ pub const MAX_INPUT: usize = 1 << 30;
 
 /// One changed file. Counts are absent when unknown; a binary file (`-\t-` in numstat) has
 /// none and is marked `binary`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ChangedFile {
     pub path: String,
@@ -92,7 +93,8 @@ impl ChangedFile {
 }
 
 /// PrFacts (docs/rules.md): everything classification reads.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemas", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PrFacts {
     #[serde(default)]
