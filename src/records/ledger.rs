@@ -395,7 +395,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// Everything the ledger reports.
-pub struct Report {
+pub struct LedgerReport {
     pub judges: Vec<JudgeStats>,
     pub seats: Vec<JudgeStats>,
     pub families: Vec<JudgeStats>,

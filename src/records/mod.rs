@@ -131,7 +131,7 @@ pub fn for_each_in<T: DeserializeOwned>(
 }
 
 /// Writes one record as a compact JSON line.
-pub fn write<W: Write, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
+pub fn write<W: Write + ?Sized, T: Serialize>(out: &mut W, rec: &T) -> Result<()> {
     // Keep an I/O error an I/O error, so a closed pipe is still seen as one.
     serde_json::to_writer(&mut *out, rec).map_err(std::io::Error::from)?;
     out.write_all(b"\n")?;

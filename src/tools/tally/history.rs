@@ -26,7 +26,7 @@ use crate::tools::tally::batch::Batch;
 use crate::tools::tally::count::short_seal;
 use crate::tools::tally::ledger::read;
 use crate::tools::tally::reader;
-use crate::tools::tally::report::{Format, Sink};
+use crate::tools::tally::report::{Format, Report, Sink};
 use crate::tools::tally::select::{self, Filters, Select};
 
 fn format_time(t: i64) -> String {
@@ -184,13 +184,9 @@ pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -
         match report(p, format, agree) {
             Ok(text) => {
                 if shown > 0 {
-                    out.write_all(match format {
-                        Format::Text => b"\n",
-                        Format::Markdown => b"\n---\n\n",
-                        Format::Json => b"",
-                    })?;
+                    out.write_all(format.between().as_bytes())?;
                 }
-                out.write_all(&header(p, format))?;
+                Header(p).write(format, &mut out)?;
                 out.write_all(&text)?;
                 shown += 1;
             }
@@ -205,24 +201,32 @@ pub fn run(f: &Filters, format: Format, agree: Option<usize>, now: SystemTime) -
     Ok(ExitCode::SUCCESS)
 }
 
-/// The line before a panel's report: its time, candidate and run folder.
-fn header(p: &HistoryPanel, format: Format) -> Vec<u8> {
-    let time = p.time.map_or("time unknown".into(), format_time);
-    let seal = short_seal(&p.candidate);
-    match format {
-        Format::Json => Vec::new(),
-        Format::Text => format!(
-            "== {time} candidate {} run {}\n",
-            inline(&seal),
-            inline(&p.run)
-        )
-        .into_bytes(),
-        Format::Markdown => format!(
-            "#### {time}, candidate {}, run {}\n\n",
-            md(&seal),
-            md(&p.run)
-        )
-        .into_bytes(),
+/// The line before a panel's report: its time, candidate and run folder (none in JSON, whose
+/// records carry them).
+struct Header<'a>(&'a HistoryPanel);
+
+impl Header<'_> {
+    fn time_and_seal(&self) -> (String, String) {
+        let time = self.0.time.map_or("time unknown".into(), format_time);
+        (time, short_seal(&self.0.candidate).to_string())
+    }
+}
+
+impl Report for Header<'_> {
+    fn write_json(&self, _: &mut dyn Write) -> Result<()> {
+        Ok(())
+    }
+
+    fn write_text(&self, out: &mut dyn Write) -> Result<()> {
+        let (time, seal) = self.time_and_seal();
+        let (seal, run) = (inline(&seal), inline(&self.0.run));
+        Ok(writeln!(out, "== {time} candidate {seal} run {run}")?)
+    }
+
+    fn write_markdown(&self, out: &mut dyn Write) -> Result<()> {
+        let (time, seal) = self.time_and_seal();
+        let (seal, run) = (md(&seal), md(&self.0.run));
+        Ok(write!(out, "#### {time}, candidate {seal}, run {run}\n\n")?)
     }
 }
 

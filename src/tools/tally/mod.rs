@@ -37,7 +37,7 @@ use crate::records::{self, synthesis as stream};
 use crate::rules::decision::{self, Inconsistent};
 use crate::tools::docs::ToolDoc;
 use batch::Batch;
-use report::{Format, Sink};
+use report::{Format, Report, Sink};
 
 /// Count the verdicts of a panel in code: unanimous, split or abstained.
 ///
@@ -388,11 +388,7 @@ fn threshold_panel(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
     })?;
     let outcome = reviews::threshold(&reviews, args.agree)?;
     let mut out = crate::engine::output::stdout();
-    match args.format() {
-        Format::Json => records::write(&mut out, &outcome.record())?,
-        Format::Markdown => out.write_all(outcome.markdown().as_bytes())?,
-        Format::Text => out.write_all(shown(&outcome.text()).as_bytes())?,
-    }
+    outcome.write(args.format(), &mut out)?;
     out.flush()?;
     Ok(outcome.status.into())
 }
@@ -410,11 +406,7 @@ fn synthesis(args: &Args, inputs: Vec<Source>) -> Result<ExitCode> {
         Some(View::Skips) => shown(&report.skips),
         Some(View::Decisions) => report.decisions.as_str().into(),
         None => {
-            match args.format() {
-                Format::Json => records::write(&mut out, &report.json)?,
-                Format::Markdown => out.write_all(report.markdown.as_bytes())?,
-                Format::Text => out.write_all(shown(&report.text).as_bytes())?,
-            }
+            report.write(args.format(), &mut out)?;
             out.flush()?;
             return Ok(report.decision.into());
         }

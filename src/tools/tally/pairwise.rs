@@ -22,8 +22,8 @@ use crate::records::printable::{inline, markdown as md, markdown_name as name, s
 use crate::records::{Decision, Status, exit_status};
 use crate::rules::decision::{self, Inconsistent};
 use crate::tools::tally::markdown::{details, mark, table};
-use crate::tools::tally::report::Format;
 use crate::tools::tally::report::{CAUSE_WIDTH, cut};
+use crate::tools::tally::report::{Format, Report};
 
 /// How the records are counted.
 pub struct PairwiseRules {
@@ -310,16 +310,26 @@ pub fn markdown(t: &PreferenceTally) -> String {
     out
 }
 
+impl Report for PreferenceTally {
+    fn write_json(&self, out: &mut dyn Write) -> Result<()> {
+        crate::records::write(out, self)
+    }
+
+    fn write_text(&self, out: &mut dyn Write) -> Result<()> {
+        Ok(out.write_all(text(self).as_bytes())?)
+    }
+
+    fn write_markdown(&self, out: &mut dyn Write) -> Result<()> {
+        Ok(out.write_all(markdown(self).as_bytes())?)
+    }
+}
+
 /// `panel-tally` over pairwise records: prints the report and exits 0 with a preference, 3
 /// without one.
 pub fn run(inputs: Vec<Source>, format: Format, rules: &PairwiseRules) -> Result<ExitCode> {
     let t = count(read(inputs, rules.last_wins)?, rules)?;
     let mut out = crate::engine::output::stdout();
-    match format {
-        Format::Json => crate::records::write(&mut out, &t)?,
-        Format::Markdown => out.write_all(markdown(&t).as_bytes())?,
-        Format::Text => out.write_all(text(&t).as_bytes())?,
-    }
+    t.write(format, &mut out)?;
     out.flush()?;
     Ok(ExitCode::from(if t.decided {
         exit_status::PASS

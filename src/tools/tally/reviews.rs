@@ -1,15 +1,31 @@
 //! The threshold panel over review records, reported ([`crate::rules::threshold`] counts it).
 
 use std::fmt::Write as _;
+use std::io::Write;
 
 use serde_json::Value;
 
-use crate::records::printable::markdown as md;
+use crate::records::printable::{markdown as md, shown};
 use crate::records::review::Severity;
 use crate::records::tally::{EngineError, EngineErrorKind, ThresholdPanel, ThresholdTally};
 use crate::rules::decision::Decision;
 pub use crate::rules::threshold::{ThresholdOutcome, threshold};
 use crate::tools::tally::markdown::{details, mark, table};
+use crate::tools::tally::report::Report;
+
+impl Report for ThresholdOutcome {
+    fn write_json(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        crate::records::write(out, &self.record())
+    }
+
+    fn write_text(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(out.write_all(shown(&self.text()).as_bytes())?)
+    }
+
+    fn write_markdown(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        Ok(out.write_all(self.markdown().as_bytes())?)
+    }
+}
 
 impl ThresholdOutcome {
     /// The report for people.

@@ -19,7 +19,7 @@ pub fn run(format: Option<Format>, keep: Option<u32>) -> Result<ExitCode> {
     let table = match format {
         None | Some(Format::Text) => true,
         Some(Format::Json) => false,
-        Some(Format::Markdown) => bail!("--runs: the run folders are listed as text or JSON"),
+        Some(_) => bail!("--runs: the run folders are listed as text or JSON"),
     };
     let place = RunsHome::here();
     if let RunsHome::Temp(tmp) = &place {

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::records::ledger::{Flag, LedgerSummary, Report};
+use crate::records::ledger::{Flag, LedgerReport, LedgerSummary};
 use crate::records::printable::{markdown as md, markdown_name as name};
 use crate::tools::tally::ledger::figure;
 use crate::tools::tally::markdown::{details, table};
@@ -19,7 +19,7 @@ fn flag_names(flags: &[Flag]) -> String {
 
 /// `panel-tally --ledger --format markdown`: what the history says of the panel (no decision:
 /// the ledger decides nothing), a table of judges, the pairs' agreement, each flag's evidence.
-pub fn ledger(r: &Report) -> String {
+pub fn ledger(r: &LedgerReport) -> String {
     let mut out = String::new();
     head(&mut out, &r.summary);
     judges(&mut out, r);
@@ -74,7 +74,7 @@ fn head(out: &mut String, s: &LedgerSummary) {
 }
 
 /// The table of judges, one row each.
-fn judges(out: &mut String, r: &Report) {
+fn judges(out: &mut String, r: &LedgerReport) {
     let rows: Vec<Vec<String>> = r
         .judges
         .iter()
@@ -107,7 +107,7 @@ fn judges(out: &mut String, r: &Report) {
 }
 
 /// Each pair of judges' agreement and kappa, folded.
-fn pairs(out: &mut String, r: &Report) {
+fn pairs(out: &mut String, r: &LedgerReport) {
     let pairs: Vec<String> = r
         .pairs
         .iter()
@@ -130,7 +130,7 @@ fn pairs(out: &mut String, r: &Report) {
 }
 
 /// Each flag's evidence, the judges' then the pairs', folded.
-fn flag_evidence(out: &mut String, r: &Report) {
+fn flag_evidence(out: &mut String, r: &LedgerReport) {
     let evidence: Vec<String> = r
         .judges
         .iter()

@@ -30,8 +30,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::records::input::Source;
 pub use crate::records::ledger::{
-    CanaryScore, Flag, JudgeStats, LedgerSummary, LensKappa, PairAgreement, PositionStats, Report,
-    StoppedEarly, SubPanel,
+    CanaryScore, Flag, JudgeStats, LedgerReport, LedgerSummary, LensKappa, PairAgreement,
+    PositionStats, StoppedEarly, SubPanel,
 };
 use crate::records::view::LEDGER;
 use crate::stats::agreement::{cohen_kappa, wilson};
@@ -40,6 +40,7 @@ use crate::stats::thresholds::{
     ABSTAINS, CONTRARIAN, MIN_PANELS, POSITION_BIAS, REDUNDANT_KAPPA, RUBBER_STAMP, SUB_PANEL_MATCH,
 };
 use crate::tools::tally::report::Format;
+use crate::tools::tally::report::Report;
 use count::{CanaryCounts, Ledger, Position, STATUSES, Shape, Stats};
 use gold_report::Require;
 
@@ -368,7 +369,7 @@ fn judge_records(l: &Ledger, replicates: u32) -> Vec<JudgeStats> {
 
 /// Turns the counts into the report's records, with intervals from `replicates` bootstrap
 /// replicates.
-pub fn report(l: &Ledger, replicates: u32) -> Report {
+pub fn report(l: &Ledger, replicates: u32) -> LedgerReport {
     let pairwise = l.pairwise == Some(true);
     let judges = judge_records(l, replicates);
     let rollup = |scope: &'static str, key: &dyn Fn(&count::LedgerJudge) -> &str| {
@@ -448,7 +449,7 @@ pub fn report(l: &Ledger, replicates: u32) -> Report {
         stopped_early: stopped_early(l),
         pairwise,
     };
-    Report {
+    LedgerReport {
         judges,
         seats,
         families,
@@ -558,47 +559,65 @@ pub fn run(
     if let Some(path) = svg_path {
         write_svg(path, &svg::render(&report))?;
     }
-    let stdout = io::stdout();
-    let paint = text::colour(stdout.is_terminal());
+    let shown = Shown {
+        report: &report,
+        replicates,
+        paint: text::colour(io::stdout().is_terminal()),
+    };
     let mut out = BufWriter::new(crate::engine::output::stdout());
-    if format == Format::Markdown {
-        out.write_all(markdown::ledger(&report).as_bytes())?;
-        if let Some(g) = &report.gold {
-            out.write_all(gold_report::markdown(g).as_bytes())?;
+    shown.write(format, &mut out)?;
+    out.flush()?;
+    let gate = report.gold.as_ref().and_then(|g| g.summary.gate.as_ref());
+    Ok(ExitCode::from(gate.map_or(0, gold_report::gate_status)))
+}
+
+/// The ledger as shown: its report, with the gold labels' where they were given.
+struct Shown<'a> {
+    report: &'a LedgerReport,
+    replicates: u32,
+    /// Colour on a terminal.
+    paint: bool,
+}
+
+impl Report for Shown<'_> {
+    fn write_json(&self, out: &mut dyn Write) -> Result<()> {
+        let r = self.report;
+        for j in r.judges.iter().chain(&r.seats).chain(&r.families) {
+            crate::records::write(out, j)?;
         }
-    } else if format == Format::Json {
-        for r in report
-            .judges
-            .iter()
-            .chain(&report.seats)
-            .chain(&report.families)
-        {
-            crate::records::write(&mut out, r)?;
+        for p in &r.pairs {
+            crate::records::write(out, p)?;
         }
-        for p in &report.pairs {
-            crate::records::write(&mut out, p)?;
-        }
-        crate::records::write(&mut out, &report.summary)?;
-        if let Some(g) = &report.gold {
+        crate::records::write(out, &r.summary)?;
+        if let Some(g) = &r.gold {
             for a in std::iter::once(&g.panel)
                 .chain(&g.judges)
                 .chain(&g.seats)
                 .chain(&g.lenses)
             {
-                crate::records::write(&mut out, a)?;
+                crate::records::write(out, a)?;
             }
-            crate::records::write(&mut out, &g.summary)?;
+            crate::records::write(out, &g.summary)?;
         }
-    } else {
-        out.write_all(text::render(&report, paint).as_bytes())?;
-        if let Some(g) = &report.gold {
-            out.write_all(b"\n")?;
-            out.write_all(gold_report::text(g, replicates).as_bytes())?;
-        }
+        Ok(())
     }
-    out.flush()?;
-    let gate = report.gold.as_ref().and_then(|g| g.summary.gate.as_ref());
-    Ok(ExitCode::from(gate.map_or(0, gold_report::gate_status)))
+
+    fn write_text(&self, out: &mut dyn Write) -> Result<()> {
+        out.write_all(text::render(self.report, self.paint).as_bytes())?;
+        if let Some(g) = &self.report.gold {
+            out.write_all(b"\n")?;
+            out.write_all(gold_report::text(g, self.replicates).as_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn write_markdown(&self, out: &mut dyn Write) -> Result<()> {
+        out.write_all(markdown::ledger(self.report).as_bytes())?;
+        if let Some(g) = &self.report.gold {
+            out.write_all(gold_report::markdown(g).as_bytes())?;
+        }
+        Ok(())
+    }
 }
 
 /// Writes the picture: 0600 when new, never through a symbolic link.

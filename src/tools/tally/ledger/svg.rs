@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::records::ledger::Report;
+use crate::records::ledger::LedgerReport;
 
 /// `text` as XML character data or an attribute value.
 pub fn xml(text: &str) -> String {
@@ -41,7 +41,7 @@ const CELL: usize = 28;
 const LABEL: usize = 260;
 const BAR: usize = 300;
 
-pub fn render(r: &Report) -> String {
+pub fn render(r: &LedgerReport) -> String {
     let n = r.judges.len();
     let top = 60;
     let map_h = n * CELL;
@@ -57,7 +57,7 @@ pub fn render(r: &Report) -> String {
 }
 
 /// The picture's frame and title: the panels read, Fleiss' kappa and Krippendorff's alpha.
-fn header(s: &mut String, r: &Report, width: usize, height: usize) {
+fn header(s: &mut String, r: &LedgerReport, width: usize, height: usize) {
     let _ = writeln!(
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
@@ -80,7 +80,7 @@ fn header(s: &mut String, r: &Report, width: usize, height: usize) {
 }
 
 /// The heat map of pairwise kappa from `top` down, each judge numbered along both edges.
-fn heat_map(s: &mut String, r: &Report, top: usize) {
+fn heat_map(s: &mut String, r: &LedgerReport, top: usize) {
     for (i, j) in r.judges.iter().enumerate() {
         let y = top + i * CELL;
         let _ = writeln!(
@@ -117,7 +117,7 @@ fn heat_map(s: &mut String, r: &Report, top: usize) {
 }
 
 /// A bar per judge from `bars_top` down: its holds, breaks and abstentions, its panels and flags.
-fn bars(s: &mut String, r: &Report, bars_top: usize) {
+fn bars(s: &mut String, r: &LedgerReport, bars_top: usize) {
     let (yes, no) = match r.summary.pairwise {
         true => ("A", "B"),
         false => ("holds", "breaks"),

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::records::ledger::{JudgeStats, LedgerSummary, Report, StoppedEarly};
+use crate::records::ledger::{JudgeStats, LedgerReport, LedgerSummary, StoppedEarly};
 use crate::records::printable::inline;
 use crate::tools::tally::ledger::figure;
 
@@ -66,7 +66,7 @@ fn pct(x: Option<f64>) -> String {
 }
 
 /// Each pairwise judge's and seat's answers against the order it was shown them in.
-fn position(out: &mut String, r: &Report) {
+fn position(out: &mut String, r: &LedgerReport) {
     let rows: Vec<&JudgeStats> = r
         .judges
         .iter()
@@ -206,7 +206,7 @@ fn stopped_early(out: &mut String, e: &StoppedEarly, agree: Option<usize>, pairw
 
 /// The report's head: what was read, the outcomes, what stopping early saved, and the judges,
 /// seats and families (for pairwise records, their answers against the order shown too).
-fn head(out: &mut String, r: &Report) {
+fn head(out: &mut String, r: &LedgerReport) {
     let s = &r.summary;
     let _ = writeln!(
         out,
@@ -264,7 +264,7 @@ fn head(out: &mut String, r: &Report) {
 }
 
 /// The report as text; `paint` draws the heat map in ANSI colour.
-pub fn render(r: &Report, paint: bool) -> String {
+pub fn render(r: &LedgerReport, paint: bool) -> String {
     let mut out = String::new();
     head(&mut out, r);
     canaries(&mut out, r);
@@ -276,7 +276,7 @@ pub fn render(r: &Report, paint: bool) -> String {
 }
 
 /// Each canary seat's hits on the known answers.
-fn canaries(out: &mut String, r: &Report) {
+fn canaries(out: &mut String, r: &LedgerReport) {
     let canaries: Vec<&JudgeStats> = r.seats.iter().filter(|x| x.canary.is_some()).collect();
     if !canaries.is_empty() {
         let _ = writeln!(out, "Canaries (known answers, not counted in panels)");
@@ -330,7 +330,7 @@ fn agreement(out: &mut String, s: &LedgerSummary) {
 }
 
 /// The flags raised on pairs of judges, then on judges alone.
-fn flags(out: &mut String, r: &Report) {
+fn flags(out: &mut String, r: &LedgerReport) {
     let _ = writeln!(out, "Flags");
     let mut any = false;
     for p in &r.pairs {
@@ -398,7 +398,7 @@ fn smaller_panels(out: &mut String, s: &LedgerSummary) {
     }
 }
 
-fn heat_map(out: &mut String, r: &Report, paint: bool) {
+fn heat_map(out: &mut String, r: &LedgerReport, paint: bool) {
     let n = r.judges.len();
     let _ = writeln!(
         out,

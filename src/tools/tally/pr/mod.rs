@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use crate::engine::checkout;
 use crate::records::pr::{PanelVerdict, PrVerdictRecord, VERDICT_TYPE};
 use crate::rules::pr::aggregate;
-use crate::tools::tally::report::Format;
+use crate::tools::tally::report::{Format, Report};
 use crate::tools::tally::wording::{cancelled_line, g10_bar};
 
 /// What `panel-tally --pr` is given.
@@ -74,13 +74,23 @@ pub fn tally(input: &TallyInput) -> Result<ExitCode> {
     };
     let v = aggregate::aggregate(&plan, &records, proof, &cites);
     let mut out = crate::engine::output::stdout();
-    match input.format {
-        Format::Json => crate::records::write(&mut out, &v)?,
-        Format::Markdown => out.write_all(markdown::pr(&v).as_bytes())?,
-        Format::Text => out.write_all(crate::records::printable::shown(&text(&v)).as_bytes())?,
-    }
+    v.write(input.format, &mut out)?;
     out.flush()?;
     Ok(v.verdict.decision().into())
+}
+
+impl Report for PanelVerdict {
+    fn write_json(&self, out: &mut dyn Write) -> Result<()> {
+        crate::records::write(out, self)
+    }
+
+    fn write_text(&self, out: &mut dyn Write) -> Result<()> {
+        Ok(out.write_all(crate::records::printable::shown(&text(self)).as_bytes())?)
+    }
+
+    fn write_markdown(&self, out: &mut dyn Write) -> Result<()> {
+        Ok(out.write_all(markdown::pr(self).as_bytes())?)
+    }
 }
 
 /// The verdict for a person: the outcome, each member, the findings and the follow-ups.

@@ -27,6 +27,37 @@ pub enum Format {
     Markdown,
 }
 
+impl Format {
+    /// What stands between two reports of one stream (many panels, a history's panels).
+    pub fn between(self) -> &'static str {
+        match self {
+            Format::Text => "\n",
+            Format::Json => "",
+            Format::Markdown => "\n---\n\n",
+        }
+    }
+}
+
+/// A report of panel-tally, in each form `--format` names: the one place a form is chosen.
+/// A new form is a method here and its arm in [`Report::write`] (and [`Format::between`]);
+/// then each report renders it, or takes a default the method gives from its other forms.
+pub trait Report {
+    /// Its records, one compact JSON line each.
+    fn write_json(&self, out: &mut dyn Write) -> Result<()>;
+    /// Its text for people, control characters escaped (a record's text is hostile).
+    fn write_text(&self, out: &mut dyn Write) -> Result<()>;
+    /// GitHub Markdown, record text escaped.
+    fn write_markdown(&self, out: &mut dyn Write) -> Result<()>;
+
+    fn write(&self, format: Format, out: &mut dyn Write) -> Result<()> {
+        match format {
+            Format::Json => self.write_json(out),
+            Format::Text => self.write_text(out),
+            Format::Markdown => self.write_markdown(out),
+        }
+    }
+}
+
 /// One judge's line, as `printf '%-12s %-10s %s\n'` pads it: by bytes, never cut.
 /// A name or reason with a newline or an escape sequence in it is shown escaped: no field
 /// starts a line of its own or redraws the line (a deliberate difference from the script).
@@ -269,13 +300,13 @@ impl<W: Write> Sink<W> {
             }
             Format::Markdown => {
                 if self.totals.panels > 0 {
-                    self.held.push_str("\n---\n\n");
+                    self.held.push_str(self.format.between());
                 }
                 self.held.push_str(&markdown::verdicts(t));
             }
             Format::Text => {
                 if self.totals.panels > 0 {
-                    writeln!(self.out)?;
+                    self.out.write_all(self.format.between().as_bytes())?;
                 }
                 match self.seed {
                     true => write_seed_report(&mut self.out, t)?,

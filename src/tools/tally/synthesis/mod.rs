@@ -39,6 +39,20 @@ pub struct SynthesisReport {
     pub decisions: String,
 }
 
+impl crate::tools::tally::report::Report for SynthesisReport {
+    fn write_json(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        crate::records::write(out, &self.json)
+    }
+
+    fn write_text(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        Ok(out.write_all(crate::records::printable::shown(&self.text).as_bytes())?)
+    }
+
+    fn write_markdown(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        Ok(out.write_all(self.markdown.as_bytes())?)
+    }
+}
+
 /// One panel-vote stream, read: its records by kind.
 struct Stream<'a> {
     entries: Vec<&'a SynthesisEntry>,
