@@ -450,3 +450,69 @@ pub fn ask_each<C: Contract>(
         .map(|d| d.unwrap_or_else(no_reply))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contracts::verdict::{Miss, VerdictContract};
+    use crate::records::Verdict;
+    use serde_json::json;
+
+    fn object(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    fn answered(answer: Value) -> Done {
+        Done {
+            answer: Some(object(answer)),
+            status: Status::Ok,
+            cause: None,
+            ..Done::abstained(Status::Ok, "")
+        }
+    }
+
+    #[test]
+    fn the_door_reads_an_answer_once_into_the_contracts_type() {
+        let done = answered(json!({"verdict": "breaks", "reason": "r", "confidence": 0.5}));
+        let done = done.checked(&VerdictContract);
+        let answer = done.answer.expect("a typed answer");
+        assert_eq!(
+            (answer.verdict, answer.reason.as_str()),
+            (Verdict::Breaks, "r")
+        );
+        assert_eq!((done.status, done.refused), (Status::Ok, None));
+    }
+
+    /// An asker that skipped its gate (a fake, a bug) cannot slip an answer past the door: it
+    /// is unreadable, its miss typed and its cause the contract's words.
+    #[test]
+    fn an_answer_that_missed_the_contract_is_unreadable_at_the_door() {
+        let done = answered(json!({"verdict": "maybe", "reason": "unsure"}));
+        let done = done.checked(&VerdictContract);
+        assert!(done.answer.is_none());
+        assert_eq!(done.status, Status::Unreadable);
+        let miss = done.refused.expect("the typed miss");
+        assert_eq!(
+            (miss.said().as_deref(), miss.reason()),
+            (Some("maybe"), Some("unsure"))
+        );
+        assert_eq!(done.cause.as_deref(), Some(miss.to_string().as_str()));
+    }
+
+    /// What the judge said when its answer missed (kept inside the call as the object read)
+    /// comes out as the typed miss; how the call ended is kept as it was.
+    #[test]
+    fn the_object_that_missed_comes_out_as_the_typed_miss() {
+        let mut done: Done = Done::abstained(Status::Unreadable, "no verdict");
+        done.refused = Some(object(json!({"verdict": 7})));
+        let done = done.checked(&VerdictContract);
+        assert_eq!(done.refused, Some(Miss::Word(json!(7), None)));
+        assert_eq!(
+            (done.status, done.cause.as_deref()),
+            (Status::Unreadable, Some("no verdict"))
+        );
+        let none: Done = Done::unasked(Status::NotFound, "no such seat");
+        let none = none.checked(&VerdictContract);
+        assert_eq!((none.answer, none.refused, none.attempts), (None, None, 0));
+    }
+}
