@@ -12,7 +12,6 @@
 mod command;
 mod dial;
 pub mod https;
-mod kept;
 mod keychain;
 mod lock;
 mod missing;
@@ -34,7 +33,6 @@ use serde_json::Value;
 use crate::engine::harness::login::{JudgeRefresh, Login};
 use crate::engine::harness::{Harness, expand_user_path};
 use crate::engine::sandbox::egress::Endpoint;
-use kept::Store;
 use refresh::{expiry, fresh, live_of, read_live};
 use store::Stored;
 
@@ -84,6 +82,44 @@ impl std::fmt::Display for LoginPlace {
             LoginPlace::Command(c) => write!(f, "`{c}`"),
             LoginPlace::Keychain(service) => write!(f, "the Keychain's \"{service}\""),
         }
+    }
+}
+
+/// A refresh reads a login's JSON, asks whether it can be written back, and writes it back,
+/// the same way for each place that keeps JSON: a file, or a Keychain item holding the same.
+impl LoginPlace {
+    /// The login's JSON as it is now.
+    fn read(&self, user: &User) -> Result<Stored> {
+        match self {
+            LoginPlace::File(path) => Stored::read(path),
+            LoginPlace::Keychain(service) => keychain::Item::of(service, user)?
+                .read(user)?
+                .ok_or_else(|| anyhow!("it is no longer in the Keychain")),
+            LoginPlace::Env(_) | LoginPlace::Command(_) => Err(self.no_json()),
+        }
+    }
+
+    /// Whether the JSON, as `now`, can be written back as it is found: asked before a
+    /// refresh spends a token that only the written answer replaces.
+    fn replaceable(&self, now: &Stored, user: &User) -> Result<()> {
+        match self {
+            LoginPlace::File(path) => store::replaceable(path),
+            LoginPlace::Keychain(service) => keychain::Item::of(service, user)?.writable(&now.text),
+            LoginPlace::Env(_) | LoginPlace::Command(_) => Err(self.no_json()),
+        }
+    }
+
+    /// Writes `text` as the whole of the login's JSON.
+    fn replace(&self, text: &str, user: &User) -> Result<()> {
+        match self {
+            LoginPlace::File(path) => store::replace(path, text),
+            LoginPlace::Keychain(service) => keychain::Item::of(service, user)?.write(text, user),
+            LoginPlace::Env(_) | LoginPlace::Command(_) => Err(self.no_json()),
+        }
+    }
+
+    fn no_json(&self) -> anyhow::Error {
+        anyhow!("a login in {self} is not kept as JSON")
     }
 }
 
@@ -294,15 +330,11 @@ impl Broker {
                 let t = words(login, user).and_then(|w| self.command(&w, user));
                 Ok(token(Some(t.ok_or_else(|| anyhow!("{c} gave no token"))?)))
             }
-            LoginPlace::File(path) => {
-                let kept = Store::File(path);
-                fresh(login, &kept, read_live(login, &kept)?, user, until)
-            }
+            LoginPlace::File(_) => fresh(login, place, read_live(login, place, user)?, user, until),
             LoginPlace::Keychain(service) => {
                 let found = self.item(service, user).map_err(|e| anyhow!(e))?;
                 let found = found.ok_or_else(|| anyhow!("it is no longer in the Keychain"))?;
-                let kept = Store::Keychain(keychain::Item::of(service, user)?, user);
-                fresh(login, &kept, live_of(login, found), user, until)
+                fresh(login, place, live_of(login, found), user, until)
             }
         }
     }
@@ -599,6 +631,43 @@ mod tests {
         apply(r, &json!({"access_token": "a2"}), &mut v, now).unwrap();
         assert_eq!(v["claudeAiOauth"]["refreshToken"], "r1");
         assert_eq!(v["claudeAiOauth"]["accessToken"], "a2");
+    }
+
+    /// A file's JSON is read, checked and written back whole; a variable's or a command's
+    /// login keeps no JSON, and says so rather than being refreshed.
+    #[test]
+    fn only_a_place_that_keeps_json_is_read_and_written_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("creds.json");
+        std::fs::write(&path, r#"{"a": 1}"#).unwrap();
+        let env = |_: &str| None;
+        let user = User {
+            env: &env,
+            home: dir.path(),
+            keychain: false,
+        };
+        let file = LoginPlace::File(path.clone());
+        let now = file.read(&user).unwrap();
+        file.replaceable(&now, &user).unwrap();
+        file.replace(r#"{"a": 2}"#, &user).unwrap();
+        assert_eq!(file.read(&user).unwrap().value, json!({"a": 2}));
+        for (place, said) in [
+            (
+                LoginPlace::Env("X".into()),
+                "a login in $X is not kept as JSON",
+            ),
+            (
+                LoginPlace::Command("gh auth token".into()),
+                "a login in `gh auth token` is not kept as JSON",
+            ),
+        ] {
+            assert_eq!(place.read(&user).unwrap_err().to_string(), said);
+            assert_eq!(
+                place.replaceable(&now, &user).unwrap_err().to_string(),
+                said
+            );
+            assert_eq!(place.replace("{}", &user).unwrap_err().to_string(), said);
+        }
     }
 
     /// "a judge gets … a live access token … never the refresh token. Where a CLI insists on

@@ -1,7 +1,7 @@
 //! A login's refresh, outside every wall: under the CLI's own lock, the store read again once
 //! the lock is held, the refresh token spent once, and the answer written back in the CLI's own
 //! format only where the store still holds the token spent. A store is a file or a Keychain
-//! item ([`Store`]); the rules are the same for each.
+//! item ([`LoginPlace`]); the rules are the same for each.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -9,16 +9,15 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
-use super::kept::Store;
 use super::store::{self, Stored};
-use super::{Live, STAND_IN, User, dial, https, lock, needs_refresh};
+use super::{Live, LoginPlace, STAND_IN, User, dial, https, lock, needs_refresh};
 use crate::engine::harness::login::{Body, LockKind, Login, Refresh, TimeAs};
 
 /// The store `kept` as it is now, and when its access token expires.
-pub(super) fn read_live(login: &Login, kept: &Store) -> Result<Live> {
+pub(super) fn read_live(login: &Login, kept: &LoginPlace, user: &User) -> Result<Live> {
     let stored = match (kept, login.refresh.is_some() || login.token.is_some()) {
-        (Store::File(path), false) => Stored::read_any(path)?,
-        _ => kept.read()?,
+        (LoginPlace::File(path), false) => Stored::read_any(path)?,
+        _ => kept.read(user)?,
     };
     Ok(live_of(login, stored))
 }
@@ -38,7 +37,7 @@ pub(super) fn live_of(login: &Login, stored: Stored) -> Live {
 /// may run until `until`.
 pub(super) fn fresh(
     login: &Login,
-    kept: &Store,
+    kept: &LoginPlace,
     live: Live,
     user: &User,
     until: SystemTime,
@@ -70,14 +69,14 @@ pub(super) fn expiry(r: &Refresh, stored: &Stored) -> Option<SystemTime> {
 fn refreshed(
     login: &Login,
     r: &Refresh,
-    kept: &Store,
+    kept: &LoginPlace,
     found: &Stored,
     user: &User,
     until: SystemTime,
 ) -> Result<Live> {
     // Only the answer written back holds the token that replaces the one spent: where it
     // cannot be written as the store is found, nothing is spent (nor locked).
-    kept.replaceable(found)
+    kept.replaceable(found, user)
         .map_err(|e| anyhow!("not refreshed: {e:#}"))?;
     let stop: &dyn Fn() -> bool = &dial::stopping;
     let _held = match r.lock.is_empty() {
@@ -102,7 +101,7 @@ fn refreshed(
             })
             .collect::<Result<Vec<_>>>()?,
     };
-    let now = read_live(login, kept)?;
+    let now = read_live(login, kept, user)?;
     if !needs_refresh(login, now.expires, until) {
         return Ok(now);
     }
@@ -113,10 +112,10 @@ fn refreshed(
         .ok_or_else(|| anyhow!("it holds no refresh token"))?
         .to_string();
     let answer = ask(r, &spent, user)?;
-    let again = kept.read()?;
+    let again = kept.read(user)?;
     if again.string(&r.refresh_token) != Some(spent.as_str()) {
         // The user's own CLI refreshed it meanwhile: theirs is the newer one.
-        return read_live(login, kept);
+        return read_live(login, kept, user);
     }
     // The answer goes into the store as it is now: what else in it changed meanwhile stays.
     let mut value = again.value.clone();
@@ -130,7 +129,7 @@ fn refreshed(
         );
     }
     // Written whole (a file renamed over, a Keychain item read back): what it holds now.
-    kept.replace(&new.text)?;
+    kept.replace(&new.text, user)?;
     Ok(live_of(login, new))
 }
 
