@@ -559,7 +559,7 @@ pub fn run(
     if let Some(path) = svg_path {
         write_svg(path, &svg::render(&report))?;
     }
-    let shown = Shown {
+    let shown = LedgerShown {
         report: &report,
         replicates,
         paint: text::colour(io::stdout().is_terminal()),
@@ -572,14 +572,14 @@ pub fn run(
 }
 
 /// The ledger as shown: its report, with the gold labels' where they were given.
-struct Shown<'a> {
+struct LedgerShown<'a> {
     report: &'a LedgerReport,
     replicates: u32,
     /// Colour on a terminal.
     paint: bool,
 }
 
-impl Report for Shown<'_> {
+impl Report for LedgerShown<'_> {
     fn write_json(&self, out: &mut dyn Write) -> Result<()> {
         let r = self.report;
         for j in r.judges.iter().chain(&r.seats).chain(&r.families) {
