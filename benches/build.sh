@@ -4,7 +4,10 @@
 # kept, as after a first `cargo fetch`), timed wall-clock. BASELINE=REV builds that revision
 # the same way first, so the two figures come from one machine in one sitting.
 # Usage: benches/build.sh [REV, default HEAD]      (BASELINE=REV to time another beside it)
-# Prints one line a build: the revision, its wall seconds, and its binaries' total size. KEEP=1
+# ROUNDS=N builds them N times, alternating (this machine's speed drifts by half between
+# sittings: compare within one, and trust the CPU seconds more than the wall's).
+# Prints one line a build: the revision, its wall seconds, its user and system CPU seconds,
+# and its binaries' total size. KEEP=1
 # keeps the clones and their target folders (named on stderr), for the other benches to run
 # each build: CARGO_TARGET_DIR=DIR/target benches/tally.sh, from DIR/src.
 set -euo pipefail
@@ -22,18 +25,17 @@ build() { # REV NAME
 	git clone -q . "$dir/src"
 	git -C "$dir/src" checkout -q "$1"
 	(cd "$dir/src" && cargo fetch --locked -q)
-	local start end
-	start=$(date +%s.%N)
-	(cd "$dir/src" && CARGO_TARGET_DIR=$dir/target cargo install --locked --quiet --path . \
-		--root "$dir/root" 2>"$dir/err") || {
+	(cd "$dir/src" && CARGO_TARGET_DIR=$dir/target /usr/bin/time -f '%e %U %S' -o "$dir/time" \
+		cargo install --locked --quiet --path . --root "$dir/root" 2>"$dir/err") || {
 		echo "build.sh: $1 did not build: $(tail -n 1 "$dir/err")" >&2
 		exit 1
 	}
-	end=$(date +%s.%N)
-	printf '%-12s %6.1f s  %s bytes\n' "$(git rev-parse --short "$1")" \
-		"$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" \
-		"$(cat "$dir"/root/bin/* | wc -c)"
+	read -r wall user sys <"$dir/time"
+	printf '%-12s %6.1f s  CPU %6.1f s user %5.1f s sys  %s bytes\n' "$(git rev-parse --short "$1")" \
+		"$wall" "$user" "$sys" "$(cat "$dir"/root/bin/* | wc -c)"
 }
 
-[ -z "${BASELINE:-}" ] || build "$BASELINE" baseline
-build "$rev" build
+for round in $(seq "${ROUNDS:-1}"); do
+	[ -z "${BASELINE:-}" ] || build "$BASELINE" "baseline-$round"
+	build "$rev" "build-$round"
+done
