@@ -39,6 +39,7 @@ pub trait PanelKind {
     fn judges(&self, flags: &LensFlags, seats: &[Seat]) -> Result<Vec<Judge>>;
     /// Why two of the judges are one opinion counted twice, if they are.
     fn clash(&self, judges: &[Judge]) -> Option<String>;
+    /// Its contract: the schema for harnesses that take one, the check at the call's door.
     fn contract(&self) -> Self::Contract;
     fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> Split;
     /// The record of one judge's end; a canary judge's (`canary`: the verdict its candidate is
