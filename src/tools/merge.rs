@@ -17,7 +17,7 @@ use anyhow::{Result, bail};
 use clap::{CommandFactory, Parser};
 
 use crate::contracts::grouping::{self, grouping_prompt};
-use crate::engine::call::{Asker, Question, ask_each};
+use crate::engine::call::{Asker, Question, ask_one};
 use crate::records::Usage;
 use crate::records::review::{self, ReviewRecord};
 use crate::records::synthesis::{Group, SourceFinding};
@@ -176,8 +176,7 @@ fn ask_seat(
         cancel: None,
     };
     let contract = grouping::GroupingContract { ids };
-    let mut ended = ask_each(asker, &[(question, contract)], vec![None], |_, _| {});
-    let done = ended.pop().expect("one end per question");
+    let done = ask_one(asker, question, contract);
     let groups = done.answer.ok_or_else(|| {
         format!(
             "the merging seat {seat} sent no grouping ({}){}",

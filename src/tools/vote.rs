@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::contracts::Contract;
 use crate::contracts::decisions::{DecisionContract, check_decisions, judge_prompt};
 use crate::contracts::votes::{CheckedVote, VoteContract, vote_prompt};
-use crate::engine::call::{Asker, Done, Question, ask_each};
+use crate::engine::call::{Asker, Done, Question, ask_each, ask_one};
 use crate::engine::call::{Cancel, Pace};
 use crate::records::Status;
 use crate::records::synthesis::{
@@ -427,8 +427,7 @@ pub fn ask_judge(
                         cancel: None,
                     };
                     let contract = DecisionContract { n };
-                    let mut ended = ask_each(asker, &[(question, contract)], vec![None], |_, _| {});
-                    let reply = ended.pop().expect("one end per question");
+                    let reply = ask_one(asker, question, contract);
                     usage = reply.usage;
                     match reply.answer {
                         Some(decisions) => Ok(decisions),

@@ -415,6 +415,16 @@ impl Done {
     }
 }
 
+/// Asks one question under its contract, as [`ask_each`] asks many.
+pub fn ask_one<C: Contract>(
+    asker: &dyn Asker,
+    question: Question,
+    contract: C,
+) -> Done<C::Answer, C::Miss> {
+    let mut ended = ask_each(asker, &[(question, contract)], vec![None], |_, _| {});
+    ended.pop().expect("one end a question")
+}
+
 /// Asks every question at once on the fan-out ([`crate::engine::call::fanout::gated`]), each under
 /// its contract and held until its gate opens; `each` sees each call's end as it comes in (in the
 /// order they end), on this thread. They come back in the order of the questions, each with its

@@ -43,7 +43,7 @@ pub(in crate::engine) mod warm;
 pub use answer::failure_words;
 pub use ask::{
     Asker, Check, Done, Job, KeptFolder, LaunchOptions, Prompt, Question, Session, Tier, ask_each,
-    walls_of,
+    ask_one, walls_of,
 };
 pub use attempt::give;
 pub use cancel::{Cancel, Pace};

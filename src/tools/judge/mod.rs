@@ -411,6 +411,7 @@ fn ask_judges<K: Kind>(
         size: judges.len(),
         run: &run_dir,
         sandbox: launcher.sandbox(),
+        canary: None,
     };
     // Canaries first, always; then the panel's judges in the order they are to be asked.
     let order: Vec<usize> = (judges.len()..jobs.len())
@@ -566,7 +567,7 @@ impl<K: Kind> Asked<'_, K> {
         match i.checked_sub(self.judges.len()) {
             None => {
                 let judge = &self.judges[i];
-                (judge, self.kind.record(judge, panel, done, None))
+                (judge, self.kind.record(judge, panel, done))
             }
             Some(c) => {
                 let (n, judge) = &self.canary_judges[c];
@@ -574,12 +575,10 @@ impl<K: Kind> Asked<'_, K> {
                 let own = panel_kind::RunFacts {
                     seal: &canary.candidate.seal,
                     name: None,
+                    canary: Some(canary.expected),
                     ..*panel
                 };
-                (
-                    judge,
-                    self.kind.record(judge, &own, done, Some(canary.expected)),
-                )
+                (judge, self.kind.record(judge, &own, done))
             }
         }
     }

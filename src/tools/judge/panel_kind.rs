@@ -23,6 +23,8 @@ pub struct RunFacts<'a> {
     pub run: &'a Path,
     /// What its judges run under.
     pub sandbox: &'a str,
+    /// A canary's record: the verdict its candidate (`seal`) is known to deserve.
+    pub canary: Option<Verdict>,
 }
 
 /// How one judge's call ended, its answer read by its panel's contract.
@@ -42,15 +44,8 @@ pub trait PanelKind {
     /// Its contract: the schema for harnesses that take one, the check at the call's door.
     fn contract(&self) -> Self::Contract;
     fn prompt(&self, judge: &Judge, candidate: &str, brief: Option<&str>, nonce: &str) -> Split;
-    /// The record of one judge's end; a canary judge's (`canary`: the verdict its candidate is
-    /// known to deserve) is about the canary's candidate, `panel.seal`.
-    fn record(
-        &self,
-        judge: &Judge,
-        panel: &RunFacts,
-        done: Judged<Self>,
-        canary: Option<Verdict>,
-    ) -> Recorded;
+    /// The record of one judge's end (a canary's, when `panel.canary` says so).
+    fn record(&self, judge: &Judge, panel: &RunFacts, done: Judged<Self>) -> Recorded;
     /// The words of its yes and no answers, as a cancelled judge's cause says them.
     fn words(&self) -> crate::rules::decision::Words;
     /// What the records are called: the run folder's ledger and the closing line.
@@ -79,16 +74,8 @@ impl PanelKind for Verdicts {
         verdict::verdict_prompt(&judge.lens, candidate, nonce)
     }
 
-    fn record(
-        &self,
-        judge: &Judge,
-        panel: &RunFacts,
-        done: Judged<Self>,
-        canary: Option<Verdict>,
-    ) -> Recorded {
-        let mut rec = verdict_record(judge, panel, done);
-        rec.canary = canary.map(|v| v.as_str().to_string());
-        Recorded::verdict(&rec)
+    fn record(&self, judge: &Judge, panel: &RunFacts, done: Judged<Self>) -> Recorded {
+        Recorded::verdict(&verdict_record(judge, panel, done))
     }
 
     fn words(&self) -> crate::rules::decision::Words {
@@ -149,13 +136,7 @@ impl PanelKind for Reviews {
     }
 
     /// `--canary` is for verdicts, refused beside `--contract review`.
-    fn record(
-        &self,
-        judge: &Judge,
-        panel: &RunFacts,
-        done: Judged<Self>,
-        _: Option<Verdict>,
-    ) -> Recorded {
+    fn record(&self, judge: &Judge, panel: &RunFacts, done: Judged<Self>) -> Recorded {
         let rec = review_record(judge, &self.stage, panel, done);
         Recorded {
             line: line(&rec),
@@ -274,6 +255,6 @@ fn verdict_record(judge: &Judge, panel: &RunFacts, done: Judged<Verdicts>) -> Ve
         panel_size: panel.size,
         run: panel.run.display().to_string(),
         sandbox: Some(walls),
-        canary: None,
+        canary: panel.canary.map(|v| v.as_str().to_string()),
     }
 }
