@@ -179,7 +179,7 @@ const PR_CLASSIFY_INTRO: &str = "Size a pull request and plan its review panel. 
     past securitySliceLines counted lines when the kind is a security kind or a non-generated \
     guard path is touched. Globs match the whole path; * and ? stay inside one segment, a ** \
     segment spans any number of them, and a leading ./ is dropped. ? matches one byte, and [abc], \
-    [!abc], {a,b} and \\ escapes are those of ripgrep's globset.\n\n";
+    [!abc], {a,b} and \\ escapes are as in ripgrep's globs.\n\n";
 
 /// pr-classify's: its rules and its default table and policy, as they are.
 pub fn pr_classify() -> String {
