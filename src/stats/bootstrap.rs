@@ -48,6 +48,18 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// Uniform on `0..n` (`n` > 0; the modulo's bias is no matter for the tests' inputs).
+    #[cfg(test)]
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// One of `xs` (not empty), uniformly.
+    #[cfg(test)]
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+
     /// Uniform on [0, 1), 53 bits.
     pub fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)

@@ -176,6 +176,7 @@ pub fn json_str_eq(raw: &[u8], lit: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::bootstrap::Rng;
 
     fn needle_of(code: &str) -> Option<String> {
         Sieve::of(code)
@@ -267,23 +268,9 @@ mod tests {
         all
     }
 
-    /// A small generator, the same lines every run.
-    struct XorShift(u64);
-    impl XorShift {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-            xs[self.below(xs.len())]
-        }
-    }
-
     /// A random JSON value written out, from the words the rows' filters test for (some of
     /// them escaped), or sometimes a broken one.
-    fn value(rng: &mut XorShift, depth: usize, out: &mut String) {
+    fn value(rng: &mut Rng, depth: usize, out: &mut String) {
         const KEYS: &[&str] = &[
             "type",
             r"t\u0079pe",
@@ -387,7 +374,7 @@ mod tests {
     /// would: random lines through each row's filters, against every line read whole.
     #[test]
     fn the_sieve_is_sound() {
-        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::for_figure("the sieve");
         let mut found = [0; 3];
         for f in row_filters() {
             for _ in 0..40 {

@@ -628,6 +628,7 @@ impl GlobSets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::bootstrap::Rng;
 
     fn m(pattern: &str, path: &str) -> bool {
         let one = GlobSets::new(&[&[pattern]]).unwrap();
@@ -776,9 +777,9 @@ mod tests {
         // paths make a new one at nearly every byte until the budget is spent, and matching
         // goes on.
         let table = GlobSets::new(&[&[format!("*a{}", "?".repeat(39))]]).unwrap();
-        let mut rng = Rng(7);
+        let mut rng = Rng::for_figure("a dfa too big");
         for _ in 0..24 {
-            let path: String = (0..4096).map(|_| ["a", "b"][rng.below(2)]).collect();
+            let path: String = (0..4096).map(|_| rng.pick(&["a", "b"])).collect();
             let want = path.as_bytes()[path.len() - 40] == b'a';
             assert_eq!(table.mask(&path) == 1, want);
         }
@@ -801,18 +802,6 @@ mod tests {
             .build()
             .ok()?;
         Some((set, glob.compile_matcher()))
-    }
-
-    /// A tiny xorshift: the same pairs on every run, with no dependency.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
     }
 
     /// Pattern pieces, each with paths it may stand for (or not quite, to miss too).
@@ -867,15 +856,13 @@ mod tests {
 
     #[test]
     fn agrees_with_globset() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::for_figure("globset");
         let (mut pairs, mut matched, mut refused) = (0, 0, 0);
         for _ in 0..2_200 {
-            let pieces: Vec<_> = (0..1 + rng.below(6))
-                .map(|_| PIECES[rng.below(PIECES.len())])
-                .collect();
+            let pieces: Vec<_> = (0..1 + rng.below(6)).map(|_| rng.pick(PIECES)).collect();
             let mut pattern: String = pieces.iter().map(|p| p.0).collect();
             if rng.below(8) == 0 {
-                pattern.insert_str(0, BAD[rng.below(BAD.len())]);
+                pattern.insert_str(0, rng.pick(BAD));
             }
             let ours = GlobSets::new(&[&[pattern.as_str()]]);
             let Some((set, regex)) = globset(&pattern) else {
@@ -886,11 +873,9 @@ mod tests {
             let ours = ours.unwrap_or_else(|e| panic!("we refuse {pattern:?}: {e}"));
             for i in 0..10 {
                 let path: String = if i < 6 {
-                    pieces.iter().map(|p| p.1[rng.below(p.1.len())]).collect()
+                    pieces.iter().map(|p| rng.pick(p.1)).collect()
                 } else {
-                    (0..rng.below(9))
-                        .map(|_| PATH[rng.below(PATH.len())])
-                        .collect()
+                    (0..rng.below(9)).map(|_| rng.pick(PATH)).collect()
                 };
                 // globset's set declines a name `..` to its fast paths; its regex does not.
                 let theirs = if path == ".." || path.ends_with("/..") {
