@@ -297,7 +297,7 @@ enum Node {
 }
 
 /// All the patterns of all the sets, and the classes of bytes no node tells apart.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct Nfa {
     nodes: Vec<Node>,
     /// Where each pattern starts.
@@ -545,23 +545,13 @@ fn basename(tokens: &[Token]) -> Option<String> {
 
 /// Up to 64 sets of globs tested together: [`GlobSets::mask`] answers, for one path, which
 /// sets match it, as bits, in one pass over the path.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct GlobSets {
     /// The sets each `**/name` glob's name is in, as bits.
     basenames: HashMap<String, u64>,
     nfa: Nfa,
     /// Built as paths are matched; behind a lock so that matching takes `&self`.
     dfa: Mutex<Dfa>,
-}
-
-impl Clone for GlobSets {
-    fn clone(&self) -> GlobSets {
-        GlobSets {
-            basenames: self.basenames.clone(),
-            nfa: self.nfa.clone(),
-            dfa: Mutex::default(),
-        }
-    }
 }
 
 /// Parses one pattern, normalised; an empty one is refused, and an error names the pattern.
